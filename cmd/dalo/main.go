@@ -1,0 +1,139 @@
+// Command dalo validates, reviews, approves, installs and dispatches
+// Portable Agent Packages.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// A command is one dalo command: its usage, its help text and what it runs.
+type command struct {
+	name  string // "plugin validate"
+	usage string // "[--json] [--source-id ID] SOURCE"
+	short string
+	doc   string
+	flags func(*pflag.FlagSet)
+	run   func(*env, *pflag.FlagSet) int
+}
+
+// env is what a command talks to.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	json           bool // the global --json
+}
+
+// Exit codes of every command, as the draft fixes them for validate.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+var commands []*command
+
+func register(c *command) { commands = append(commands, c) }
+
+func main() {
+	os.Exit(run(os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
+}
+
+const mainDoc = `dalo validates, reviews and runs Portable Agent Packages.
+
+Usage:
+  dalo [--json] <command> [flags] [arguments]
+
+Commands:
+%s
+Run 'dalo <command> --help' for a command's flags and examples.
+`
+
+func run(args []string, e *env) int {
+	global := pflag.NewFlagSet("dalo", pflag.ContinueOnError)
+	global.SetInterspersed(false)
+	global.SetOutput(io.Discard)
+	global.BoolVar(&e.json, "json", false, "print JSON instead of text")
+	help := global.BoolP("help", "h", false, "show help")
+	if err := global.Parse(args); err != nil {
+		fmt.Fprintf(e.stderr, "dalo: %v\n\n", err)
+		fmt.Fprint(e.stderr, mainUsage())
+		return exitUsage
+	}
+	rest := global.Args()
+	if *help || len(rest) == 0 {
+		if *help {
+			fmt.Fprint(e.stdout, mainUsage())
+			return exitOK
+		}
+		fmt.Fprint(e.stderr, mainUsage())
+		return exitUsage
+	}
+	c, rest := lookup(rest)
+	if c == nil {
+		fmt.Fprintf(e.stderr, "dalo: unknown command %q\n\n", strings.Join(args, " "))
+		fmt.Fprint(e.stderr, mainUsage())
+		return exitUsage
+	}
+	fs := pflag.NewFlagSet("dalo "+c.name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	fs.BoolVar(&e.json, "json", e.json, "print JSON instead of text")
+	if c.flags != nil {
+		c.flags(fs)
+	}
+	fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprint(e.stdout, commandUsage(c, fs))
+			return exitOK
+		}
+		fmt.Fprintf(e.stderr, "dalo %s: %v\n\n", c.name, err)
+		fmt.Fprint(e.stderr, commandUsage(c, fs))
+		return exitUsage
+	}
+	if h, _ := fs.GetBool("help"); h {
+		fmt.Fprint(e.stdout, commandUsage(c, fs))
+		return exitOK
+	}
+	return c.run(e, fs)
+}
+
+// lookup finds the longest command name that prefixes args.
+func lookup(args []string) (*command, []string) {
+	var best *command
+	n := 0
+	for _, c := range commands {
+		words := strings.Fields(c.name)
+		if len(words) <= len(args) && len(words) > n && strings.Join(args[:len(words)], " ") == c.name {
+			best, n = c, len(words)
+		}
+	}
+	return best, args[n:]
+}
+
+func mainUsage() string {
+	cs := append([]*command(nil), commands...)
+	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "  %-22s %s\n", c.name, c.short)
+	}
+	return fmt.Sprintf(mainDoc, b.String())
+}
+
+func commandUsage(c *command, fs *pflag.FlagSet) string {
+	return fmt.Sprintf("Usage: dalo %s %s\n\n%s\nFlags:\n%s", c.name, c.usage, c.doc, fs.FlagUsages())
+}
+
+// usageError reports a bad invocation of c and returns exitUsage.
+func usageError(e *env, c string, format string, args ...any) int {
+	fmt.Fprintf(e.stderr, "dalo %s: %s\nRun 'dalo %s --help' for usage.\n", c, fmt.Sprintf(format, args...), c)
+	return exitUsage
+}

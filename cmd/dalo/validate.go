@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"dalo/engine"
+)
+
+const validateDoc = `Validate checks an author source without a store: it discovers every
+plugins/<name>/PLUGIN.toml, checks each package against PLUGIN.toml schema 1,
+tool descriptor 1 and hook descriptor 1, resolves references within the source
+and reads the front matter of the skills and agents they name. It never runs a
+tool, grants trust or changes a harness configuration.
+
+It prints one line per diagnostic (file:line:column: severity code field:
+message), a summary, and a grid of hooks by provider. --json prints report
+schema 1 instead.
+
+Exit status: 0 valid; 1 invalid, no package found, or a required reference
+unresolved; 2 bad usage or a missing source directory.
+
+Examples:
+  dalo plugin validate examples/packages/source
+  dalo --json plugin validate --source-id company ./source
+  dalo vet --provider claude@2.1.233 ./source
+`
+
+func init() {
+	for _, name := range []string{"plugin validate", "vet"} {
+		register(&command{
+			name:  name,
+			usage: "[--json] [--source-id ID] [--provider NAME@VERSION]... SOURCE",
+			short: "validate an author source",
+			doc:   validateDoc,
+			flags: func(fs *pflag.FlagSet) {
+				fs.String("source-id", engine.DefaultSourceID, "source identity for explicit same-source references")
+				fs.StringArray("provider", nil, "report hook support for this provider@version (repeatable; a bare name means its newest version)")
+			},
+			run: runValidate(name),
+		})
+	}
+}
+
+func runValidate(name string) func(*env, *pflag.FlagSet) int {
+	return func(e *env, fs *pflag.FlagSet) int {
+		if fs.NArg() != 1 {
+			return usageError(e, name, "want exactly one SOURCE directory, got %d arguments", fs.NArg())
+		}
+		id, _ := fs.GetString("source-id")
+		provs, _ := fs.GetStringArray("provider")
+		keys, err := engine.ResolveProviders(provs)
+		if err != nil {
+			return usageError(e, name, "%v", err)
+		}
+		rep, err := engine.Validate(fs.Arg(0), engine.Options{SourceID: id, Providers: keys})
+		if errors.Is(err, engine.ErrNoSource) {
+			return usageError(e, name, "%v", err)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "dalo %s: %v\n", name, err)
+			return exitUsage
+		}
+		if e.json {
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(rep)
+		} else {
+			printReport(e.stdout, rep)
+		}
+		if !rep.Valid {
+			return exitFail
+		}
+		return exitOK
+	}
+}
+
+func printReport(w io.Writer, rep *engine.Report) {
+	errs, warns := 0, 0
+	for _, d := range rep.Diagnostics {
+		fmt.Fprintln(w, d.String())
+		if d.Severity == engine.Error {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	printGrid(w, rep)
+	verdict := "valid"
+	if !rep.Valid {
+		verdict = "invalid"
+	}
+	fmt.Fprintf(w, "%s: %s, %s, %s, %s\n", rep.Source.Path, plural(len(rep.Packages), "package"), plural(errs, "error"), plural(warns, "warning"), verdict)
+}
+
+// printGrid prints hooks by provider: one row per hook, one column per
+// provider version, each cell supported, omitted or unsupported.
+func printGrid(w io.Writer, rep *engine.Report) {
+	provs := make([]string, 0, len(rep.Capabilities))
+	for k := range rep.Capabilities {
+		provs = append(provs, k)
+	}
+	sort.Strings(provs)
+	if len(provs) == 0 {
+		return
+	}
+	type row struct{ hook string }
+	cells := map[string]map[string]engine.HookCapability{}
+	var hooks []string
+	for _, p := range provs {
+		for _, c := range rep.Capabilities[p] {
+			k := c.Package + "/" + c.Hook
+			if cells[k] == nil {
+				cells[k] = map[string]engine.HookCapability{}
+				hooks = append(hooks, k)
+			}
+			cells[k][p] = c
+		}
+	}
+	if len(hooks) == 0 {
+		return
+	}
+	sort.Strings(hooks)
+	width := len("hook")
+	for _, h := range hooks {
+		width = max(width, len(h))
+	}
+	fmt.Fprintf(w, "\n%-*s", width, "hook")
+	for _, p := range provs {
+		fmt.Fprintf(w, "  %-16s", p)
+	}
+	fmt.Fprintln(w)
+	var notes []string
+	for _, h := range hooks {
+		fmt.Fprintf(w, "%-*s", width, h)
+		for _, p := range provs {
+			c := cells[h][p]
+			cell := c.Status
+			if c.BlocksActivation {
+				cell += " (blocks)"
+			}
+			fmt.Fprintf(w, "  %-16s", cell)
+			if c.Reason != "" {
+				notes = append(notes, fmt.Sprintf("  %s on %s: %s", h, p, c.Reason))
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, strings.Join(notes, "\n"))
+	}
+	fmt.Fprintln(w)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,63 @@
+// Package cue holds the rules of Portable Agent Packages as CUE definitions:
+// the PLUGIN.toml schema 1 shape, tool and hook descriptor 1, the hook
+// combination table, the binding field types, result kinds per effect, the
+// failure-policy rules, the limits and the provider table schema. They are
+// embedded in the binary; Go code asks them instead of restating them.
+package cue
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/parser"
+)
+
+//go:embed *.cue
+var files embed.FS
+
+// Load compiles the embedded definitions in ctx and checks that the tables
+// agree with each other, so a broken table fails at start-up, not later on
+// some user's manifest.
+func Load(ctx *cue.Context) (cue.Value, error) {
+	return LoadFS(ctx, files)
+}
+
+// LoadFS is Load over another set of files; tests use it to prove that a
+// broken table is refused.
+func LoadFS(ctx *cue.Context, fsys fs.FS) (cue.Value, error) {
+	names, err := fs.Glob(fsys, "*.cue")
+	if err != nil {
+		return cue.Value{}, err
+	}
+	sort.Strings(names)
+	inst := build.NewContext().NewInstance("dalo/cue", nil)
+	for _, name := range names {
+		src, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return cue.Value{}, err
+		}
+		f, err := parser.ParseFile(name, src, parser.ParseComments)
+		if err != nil {
+			return cue.Value{}, fmt.Errorf("rules: %w", err)
+		}
+		if err := inst.AddSyntax(f); err != nil {
+			return cue.Value{}, fmt.Errorf("rules: %s: %w", name, err)
+		}
+	}
+	v := ctx.BuildInstance(inst)
+	if err := v.Err(); err != nil {
+		return cue.Value{}, fmt.Errorf("rules: %w", err)
+	}
+	if err := v.Validate(); err != nil {
+		return cue.Value{}, fmt.Errorf("rules: %w", err)
+	}
+	tables := v.LookupPath(cue.ParsePath("#Tables"))
+	if err := tables.Validate(cue.Concrete(true)); err != nil {
+		return cue.Value{}, fmt.Errorf("rules: tables disagree: %w", err)
+	}
+	return v, nil
+}

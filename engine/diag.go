@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Severity says whether a diagnostic makes a package invalid.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+)
+
+// A Diagnostic is one finding about a source. Codes are stable and listed in
+// docs/diagnostics.md. File is relative to the source root with forward
+// slashes; Line and Column are 1-based (columns count bytes) and zero only
+// when the finding is about a file or directory as a whole.
+type Diagnostic struct {
+	Severity Severity `json:"severity"`
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+	File     string   `json:"file"`
+	Line     int      `json:"line"`
+	Column   int      `json:"column"`
+	Field    string   `json:"field"`
+}
+
+// String formats d the way the human report prints it:
+// plugins/x/PLUGIN.toml:14:11: error E031 hook[0].effect: message
+func (d Diagnostic) String() string {
+	loc := d.File
+	if d.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
+	}
+	if loc == "" {
+		loc = "."
+	}
+	if d.Field != "" {
+		return fmt.Sprintf("%s: %s %s %s: %s", loc, d.Severity, d.Code, d.Field, d.Message)
+	}
+	return fmt.Sprintf("%s: %s %s: %s", loc, d.Severity, d.Code, d.Message)
+}
+
+// Pos is a position in a file.
+type Pos struct {
+	Line, Column int
+}
+
+func sortDiagnostics(ds []Diagnostic) {
+	slices.SortStableFunc(ds, func(a, b Diagnostic) int {
+		return cmp.Or(
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Column, b.Column),
+			cmp.Compare(a.Code, b.Code),
+			cmp.Compare(a.Message, b.Message),
+		)
+	})
+}
+
+// diagList collects diagnostics about one file.
+type diagList struct {
+	file  string
+	diags []Diagnostic
+}
+
+func (l *diagList) add(sev Severity, code string, pos Pos, field, format string, args ...any) {
+	l.diags = append(l.diags, Diagnostic{
+		Severity: sev,
+		Code:     code,
+		Message:  fmt.Sprintf(format, args...),
+		File:     l.file,
+		Line:     pos.Line,
+		Column:   pos.Column,
+		Field:    field,
+	})
+}
+
+func (l *diagList) errorf(code string, pos Pos, field, format string, args ...any) {
+	l.add(Error, code, pos, field, format, args...)
+}
+
+func (l *diagList) warnf(code string, pos Pos, field, format string, args ...any) {
+	l.add(Warning, code, pos, field, format, args...)
+}
+
+func (l *diagList) hasErrors() bool {
+	for _, d := range l.diags {
+		if d.Severity == Error {
+			return true
+		}
+	}
+	return false
+}

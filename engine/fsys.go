@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// readBounded reads the regular file at name, at most limit bytes. It never
+// follows a symlink in the last component and never blocks on a FIFO: the
+// file is opened without following and without blocking, then checked to be
+// regular. tooBig reports a file longer than limit; the rest is not read.
+func readBounded(name string, limit int64) (data []byte, tooBig bool, err error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, false, errSymlink
+		}
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("not a regular file (%s)", describeMode(fi.Mode()))
+	}
+	data, err = io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(len(data)) > limit {
+		return nil, true, nil
+	}
+	return data, false, nil
+}
+
+var errSymlink = errors.New("is a symlink")
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "not a regular file"
+}
+
+// localPath checks that p names a path inside a directory: relative, with
+// forward slashes, no empty, "." or ".." component and no backslash. It
+// returns why not, or "".
+func localPath(p string) string {
+	switch {
+	case p == "":
+		return "is empty"
+	case strings.HasPrefix(p, "/"):
+		return "is absolute"
+	case strings.ContainsRune(p, '\\'):
+		return "contains a backslash; use forward slashes"
+	case strings.ContainsRune(p, 0):
+		return "contains a NUL byte"
+	}
+	for _, c := range strings.Split(p, "/") {
+		switch c {
+		case "..":
+			return "escapes the package with .."
+		case ".", "":
+			return "is not a clean path (it has an empty or . component)"
+		}
+	}
+	return ""
+}
+
+// lstatInside checks every component of rel under root without following
+// symlinks: each directory on the way must be a real directory and the last
+// component a regular file. It returns the file's info or why not.
+func lstatInside(root, rel string) (fs.FileInfo, string) {
+	parts := strings.Split(rel, "/")
+	cur := root
+	for i, c := range parts {
+		cur = filepath.Join(cur, c)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Sprintf("%s does not exist", path.Join(parts[:i+1]...))
+			}
+			return nil, fmt.Sprintf("%s cannot be read: %v", path.Join(parts[:i+1]...), unwrapPathError(err))
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Sprintf("%s is a symlink; paths cannot rely on symlinks", path.Join(parts[:i+1]...))
+		}
+		if i < len(parts)-1 {
+			if !fi.IsDir() {
+				return nil, fmt.Sprintf("%s is not a directory", path.Join(parts[:i+1]...))
+			}
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Sprintf("%s is %s, not a regular file", rel, describeMode(fi.Mode()))
+		}
+		return fi, ""
+	}
+	return nil, "is empty"
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// treeStats walks a package or skill directory without following symlinks
+// and enforces the entry, depth and size limits. It stops at the first
+// limit broken, so that a hostile tree costs at most the entry limit.
+type treeStats struct {
+	entries int
+	bytes   int64
+}
+
+func walkTree(root, rel string, lim *Limits, l *diagList) treeStats {
+	var st treeStats
+	var walk func(dir, relDir string, depth int) bool
+	walk = func(dir, relDir string, depth int) bool {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			l.errorf("E070", Pos{}, "", "directory %s cannot be read: %v", relDir, unwrapPathError(err))
+			return false
+		}
+		for _, e := range ents {
+			st.entries++
+			name := path.Join(relDir, e.Name())
+			if st.entries > lim.PackageEntries {
+				l.errorf("E066", Pos{}, "", "%s has more than %d entries", rel, lim.PackageEntries)
+				return false
+			}
+			switch t := e.Type(); {
+			case t&fs.ModeSymlink != 0:
+				l.warnf("W064", Pos{}, "", "%s is a symlink; it is not followed and cannot be staged", name)
+			case t.IsDir():
+				if depth+1 > lim.DirectoryDepth {
+					l.errorf("E067", Pos{}, "", "%s is nested deeper than %d directories", name, lim.DirectoryDepth)
+					return false
+				}
+				if !walk(filepath.Join(dir, e.Name()), name, depth+1) {
+					return false
+				}
+			case t.IsRegular():
+				fi, err := e.Info()
+				if err != nil {
+					l.errorf("E070", Pos{}, "", "%s cannot be read: %v", name, unwrapPathError(err))
+					continue
+				}
+				if fi.Size() > lim.FileBytes {
+					l.errorf("E068", Pos{}, "", "%s is %d bytes, more than the %d-byte file limit", name, fi.Size(), lim.FileBytes)
+				}
+				st.bytes += fi.Size()
+				if st.bytes > lim.PackageBytes {
+					l.errorf("E069", Pos{}, "", "%s holds more than %d bytes", rel, lim.PackageBytes)
+					return false
+				}
+			default:
+				l.warnf("W065", Pos{}, "", "%s is %s; it is ignored and cannot be staged", name, describeMode(t))
+			}
+		}
+		return true
+	}
+	walk(filepath.Join(root, filepath.FromSlash(rel)), rel, 0)
+	return st
+}

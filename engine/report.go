@@ -1,0 +1,93 @@
+package engine
+
+// Report is validation report schema 1 (DECISIONS §5).
+type Report struct {
+	Schema        int                         `json:"schema"`
+	Valid         bool                        `json:"valid"`
+	Source        SourceInfo                  `json:"source"`
+	Packages      []PackageReport             `json:"packages"`
+	References    []Reference                 `json:"references"`
+	Capabilities  map[string][]HookCapability `json:"provider_hook_capabilities"`
+	Authorization string                      `json:"authorization"`
+	Diagnostics   []Diagnostic                `json:"diagnostics"`
+}
+
+type SourceInfo struct {
+	Path string `json:"path"`
+	ID   string `json:"id"`
+}
+
+type PackageReport struct {
+	Name    string         `json:"name"`
+	ID      string         `json:"id,omitempty"`
+	Path    string         `json:"path"`
+	Valid   bool           `json:"valid"`
+	Members []MemberReport `json:"members"`
+	Tools   []ToolReport   `json:"tools"`
+	Hooks   []HookReport   `json:"hooks"`
+}
+
+type MemberReport struct {
+	Ref         string    `json:"ref"`
+	Requirement string    `json:"requirement"`
+	Fallback    *Fallback `json:"fallback,omitempty"`
+}
+
+type ToolReport struct {
+	ID           string `json:"id"`
+	Runtime      string `json:"runtime"`
+	Entry        string `json:"entry"`
+	Availability string `json:"availability"`
+}
+
+type HookReport struct {
+	ID            string `json:"id"`
+	Tool          string `json:"tool"`
+	Subject       string `json:"subject"`
+	Phase         string `json:"phase"`
+	Effect        string `json:"effect"`
+	Requirement   string `json:"requirement"`
+	FailurePolicy string `json:"failure_policy"`
+}
+
+// Resolution of a reference.
+const (
+	Resolved    = "resolved"
+	Unresolved  = "unresolved"
+	OutOfSource = "out_of_source"
+	InvalidRef  = "invalid"
+)
+
+type Reference struct {
+	Package     string `json:"package"`
+	Field       string `json:"field"`
+	Ref         string `json:"ref"`
+	Requirement string `json:"requirement"`
+	Resolution  string `json:"resolution"`
+	Target      string `json:"target,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+// HookCapability is what one provider version does with one hook.
+type HookCapability struct {
+	Package     string `json:"package"`
+	Hook        string `json:"hook"`
+	Requirement string `json:"requirement"`
+	Status      string `json:"status"` // supported, unsupported, omitted
+	NativeEvent string `json:"native_event,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	// BlocksActivation is true for a required hook the provider cannot
+	// honour: the package cannot be activated on that target.
+	BlocksActivation bool `json:"blocks_activation,omitempty"`
+}
+
+// Errors counts the error diagnostics of r.
+func (r *Report) Errors() int {
+	n := 0
+	for _, d := range r.Diagnostics {
+		if d.Severity == Error {
+			n++
+		}
+	}
+	return n
+}

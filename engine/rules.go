@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+
+	defs "dalo/cue"
+)
+
+// Limits are the reference limits, read from #Limits in the CUE definitions.
+type Limits struct {
+	ManifestBytes       int   `json:"manifest_bytes"`
+	StringBytes         int   `json:"string_bytes"`
+	ArrayEntries        int   `json:"array_entries"`
+	TOMLNesting         int   `json:"toml_nesting"`
+	PackageEntries      int   `json:"package_entries"`
+	DirectoryDepth      int   `json:"directory_depth"`
+	FileBytes           int64 `json:"file_bytes"`
+	PackageBytes        int64 `json:"package_bytes"`
+	MatcherToolNames    int   `json:"matcher_tool_names"`
+	Bindings            int   `json:"bindings"`
+	ResponseBytes       int   `json:"response_bytes"`
+	ResultTextBytes     int   `json:"result_text_bytes"`
+	RewrittenInputBytes int   `json:"rewritten_input_bytes"`
+	IDChars             int   `json:"id_chars"`
+	TimeoutMinMS        int   `json:"timeout_min_ms"`
+	TimeoutMaxMS        int   `json:"timeout_max_ms"`
+	FrontMatterBytes    int   `json:"front_matter_bytes"`
+	SkillNameChars      int   `json:"skill_name_chars"`
+	SkillDescChars      int   `json:"skill_description_chars"`
+	SkillCompatChars    int   `json:"skill_compatibility_chars"`
+}
+
+// Rules is the compiled CUE definitions in one cue.Context. A cue.Context is
+// not shared between goroutines here: each worker compiles its own Rules,
+// which costs a few milliseconds, and the answers of the finite rule tables
+// are shared through ruleMemo.
+type Rules struct {
+	ctx      *cue.Context
+	root     cue.Value
+	manifest cue.Value
+	hookDef  cue.Value
+	bindDef  cue.Value
+	refDef   cue.Value
+	skillDef cue.Value
+	agentDef cue.Value
+	Limits   Limits
+	fields   map[string]map[string]fieldDef // struct definition path → fields
+	memo     *ruleMemo
+}
+
+type fieldDef struct {
+	v        cue.Value
+	required bool
+}
+
+// ruleMemo remembers the violations the rule definitions returned for each
+// distinct question. The questions take enumerated values only, so it stays
+// small.
+type ruleMemo struct {
+	mu sync.Mutex
+	m  map[string][]violation
+}
+
+type violation struct {
+	Code    string `json:"code"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+var sharedMemo = &ruleMemo{m: make(map[string][]violation)}
+
+// LoadRules compiles the embedded definitions.
+func LoadRules() (*Rules, error) {
+	ctx := cuecontext.New()
+	root, err := defs.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := &Rules{
+		ctx:      ctx,
+		root:     root,
+		manifest: root.LookupPath(cue.ParsePath("#Manifest")),
+		hookDef:  root.LookupPath(cue.ParsePath("#HookRules")),
+		bindDef:  root.LookupPath(cue.ParsePath("#BindingRules")),
+		refDef:   root.LookupPath(cue.ParsePath("#RefRules")),
+		skillDef: root.LookupPath(cue.ParsePath("#SkillFrontMatter")),
+		agentDef: root.LookupPath(cue.ParsePath("#AgentFrontMatter")),
+		fields:   make(map[string]map[string]fieldDef),
+		memo:     sharedMemo,
+	}
+	if err := root.LookupPath(cue.ParsePath("#Limits")).Decode(&r.Limits); err != nil {
+		return nil, fmt.Errorf("rules: #Limits: %w", err)
+	}
+	return r, nil
+}
+
+// ask fills def with the question q, reads its violations and remembers
+// the answer under key.
+func (r *Rules) ask(def cue.Value, key string, q map[string]any) []violation {
+	r.memo.mu.Lock()
+	vs, ok := r.memo.m[key]
+	r.memo.mu.Unlock()
+	if ok {
+		return vs
+	}
+	v := def
+	for k, x := range q {
+		v = v.FillPath(cue.MakePath(cue.Str(k)), x)
+	}
+	out := v.LookupPath(cue.ParsePath("violations"))
+	if err := out.Decode(&vs); err != nil {
+		// The questions are built from values #Manifest admitted, so a
+		// failure here is a broken rule, not a broken manifest; say so
+		// instead of passing the manifest.
+		vs = []violation{{Code: "E099", Message: fmt.Sprintf("internal error in rule %s: %v", key, err)}}
+	}
+	r.memo.mu.Lock()
+	r.memo.m[key] = vs
+	r.memo.mu.Unlock()
+	return vs
+}

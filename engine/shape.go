@@ -1,0 +1,253 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/errors"
+)
+
+// checkShape unifies the manifest with #Manifest. Most manifests pass in one
+// evaluation; only a failing one is walked field by field, so that each
+// mistake is reported once, at its own key or value, with a message that
+// says what was expected.
+func (r *Rules) checkShape(m *manifest, l *diagList) bool {
+	data := r.ctx.Encode(cueData(m.data))
+	err := r.manifest.Unify(data).Validate(cue.Concrete(true), cue.Final())
+	if err == nil {
+		return true
+	}
+	before := len(l.diags)
+	r.walkStruct(r.manifest, "#Manifest", m.data, "", m, l)
+	if len(l.diags) == before {
+		// The walk found nothing CUE did: report CUE's own findings rather
+		// than pass a manifest CUE refused.
+		seen := map[string]bool{}
+		for _, e := range errors.Errors(err) {
+			path := cuePath(e.Path())
+			if seen[path] {
+				continue
+			}
+			seen[path] = true
+			format, args := e.Msg()
+			l.errorf("E023", m.at(path), path, "invalid value: %s", fmt.Sprintf(format, args...))
+		}
+	}
+	return false
+}
+
+// cuePath writes CUE's path selectors as a field path: hook[0].effect.
+func cuePath(sels []string) string {
+	var b strings.Builder
+	for _, s := range sels {
+		if s != "" && s[0] >= '0' && s[0] <= '9' {
+			fmt.Fprintf(&b, "[%s]", s)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// structFields lists the fields of a struct definition, cached by name.
+func (r *Rules) structFields(def cue.Value, name string) map[string]fieldDef {
+	if fs, ok := r.fields[name]; ok {
+		return fs
+	}
+	fs := make(map[string]fieldDef)
+	it, err := def.Fields(cue.Optional(true))
+	if err == nil {
+		for it.Next() {
+			sel := it.Selector()
+			fs[sel.Unquoted()] = fieldDef{v: it.Value(), required: sel.ConstraintType() == cue.RequiredConstraint}
+		}
+	}
+	r.fields[name] = fs
+	return fs
+}
+
+func (r *Rules) walkStruct(def cue.Value, name string, data map[string]any, path string, m *manifest, l *diagList) {
+	fields := r.structFields(def, name)
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fp := joinPath(path, k)
+		fd, ok := fields[k]
+		if !ok {
+			if def.Allows(cue.Str(k)) {
+				continue // an open struct: inert data such as providers
+			}
+			l.errorf("E020", m.keyAt(fp), fp, "unknown field %s; %s takes %s", quoteKey(k), describeContainer(path), knownFields(fields))
+			continue
+		}
+		r.walkValue(fd.v, name+"."+k, data[k], fp, m, l)
+	}
+	var missing []string
+	for k, fd := range fields {
+		if _, ok := data[k]; !ok && fd.required {
+			missing = append(missing, k)
+		}
+	}
+	sort.Strings(missing)
+	for _, k := range missing {
+		l.errorf("E021", m.at(path), joinPath(path, k), "missing required field %s in %s", k, describeContainer(path))
+	}
+}
+
+func (r *Rules) walkValue(def cue.Value, name string, v any, path string, m *manifest, l *diagList) {
+	switch v := v.(type) {
+	case map[string]any:
+		if def.IncompleteKind()&cue.StructKind != 0 {
+			r.walkStruct(def, name, v, path, m, l)
+			return
+		}
+	case []any:
+		if def.IncompleteKind()&cue.ListKind != 0 {
+			elem := def.LookupPath(cue.MakePath(cue.AnyIndex))
+			before := len(l.diags)
+			for i, x := range v {
+				r.walkValue(elem, name+"[]", x, indexPath(path, i), m, l)
+			}
+			if len(l.diags) == before {
+				// Elements are fine; the list itself may break a constraint
+				// such as its number of entries.
+				if err := def.Unify(r.ctx.Encode(cueData(v))).Validate(cue.Concrete(true)); err != nil {
+					l.errorf("E023", m.at(path), path, "%s", listMessage(def, len(v), err))
+				}
+			}
+			return
+		}
+	}
+	got := r.ctx.Encode(cueData(v))
+	if def.IncompleteKind()&got.Kind() == 0 {
+		l.errorf(fieldCode(def, "E022"), m.at(path), path, "%s must be %s, not %s %s", lastKey(path), expectation(def), article(kindOf(v)), kindOf(v))
+		return
+	}
+	if err := def.Unify(got).Validate(cue.Concrete(true)); err != nil {
+		l.errorf(fieldCode(def, "E023"), m.at(path), path, "invalid %s %s: expected %s", lastKey(path), shortValue(v), expectation(def))
+	}
+}
+
+func fieldCode(def cue.Value, code string) string {
+	if a := def.Attribute("code"); a.Err() == nil && a.Contents() != "" {
+		return a.Contents()
+	}
+	return code
+}
+
+// expectation says in words what def admits: its @expect attribute, the
+// list of values of a disjunction, or its kind.
+func expectation(def cue.Value) string {
+	if a := def.Attribute("expect"); a.Err() == nil && a.Contents() != "" {
+		return a.Contents()
+	}
+	if vals := literals(def); len(vals) > 0 {
+		if len(vals) == 1 {
+			return vals[0]
+		}
+		return "one of " + strings.Join(vals, ", ")
+	}
+	k := def.IncompleteKind()
+	switch {
+	case k == cue.StringKind:
+		return "a string"
+	case k == cue.IntKind:
+		return "an integer"
+	case k == cue.BoolKind:
+		return "a boolean"
+	case k == cue.ListKind:
+		return "an array"
+	case k == cue.StructKind:
+		return "a table"
+	}
+	return k.String()
+}
+
+// literals returns the concrete alternatives of a disjunction of literals.
+func literals(def cue.Value) []string {
+	op, args := def.Expr()
+	if op != cue.OrOp {
+		if def.IsConcrete() && def.Kind()&(cue.StringKind|cue.IntKind|cue.BoolKind) != 0 {
+			return []string{fmt.Sprint(def)}
+		}
+		return nil
+	}
+	var out []string
+	for _, a := range args {
+		if !a.IsConcrete() {
+			return nil
+		}
+		s, err := a.String()
+		if err != nil {
+			out = append(out, fmt.Sprint(a))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func listMessage(def cue.Value, n int, err error) string {
+	format, args := errors.Errors(err)[0].Msg()
+	return fmt.Sprintf("array of %d entries refused: %s", n, fmt.Sprintf(format, args...))
+}
+
+func lastKey(path string) string {
+	for strings.HasSuffix(path, "]") {
+		path = path[:strings.LastIndexByte(path, '[')]
+	}
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+func describeContainer(path string) string {
+	if path == "" {
+		return "the manifest"
+	}
+	return path
+}
+
+func knownFields(fields map[string]fieldDef) string {
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func quoteKey(k string) string {
+	if isBareKey(k) {
+		return k
+	}
+	return fmt.Sprintf("%q", k)
+}
+
+func article(kind string) string {
+	switch kind[0] {
+	case 'a', 'e', 'i', 'o', 'u':
+		return "an"
+	}
+	return "a"
+}
+
+func shortValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		if len(v) > 60 {
+			v = v[:57] + "..."
+		}
+		return fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprint(v)
+}

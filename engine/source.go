@@ -1,0 +1,498 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// DefaultSourceID is the source identity validate uses unless told another.
+const DefaultSourceID = "validation"
+
+// ErrNoSource is returned when the source directory does not exist; the
+// command line reports it as a usage error (exit 2).
+var ErrNoSource = errors.New("source directory not found")
+
+// Options configure Validate.
+type Options struct {
+	// SourceID is the identity of the source, for explicit same-source
+	// references such as skill:company:review.
+	SourceID string
+	// Providers limits provider_hook_capabilities to these provider@version
+	// keys; empty means every known provider version.
+	Providers []string
+	// Registry resolves references to other sources: source id → root
+	// directory. Validation passes none: it never consults the user's
+	// registry, so such references stay out_of_source.
+	Registry map[string]string
+}
+
+// A Package is one discovered package after its own checks.
+type Package struct {
+	Name     string
+	Dir      string // relative to the source root: plugins/<name>
+	File     string // plugins/<name>/PLUGIN.toml
+	Manifest *Manifest
+	doc      *manifest
+	diags    diagList
+}
+
+// Source is a validated source: its packages and the report.
+type Source struct {
+	Root     string
+	ID       string
+	Packages []*Package
+	Report   *Report
+}
+
+// Validate validates the author source at root without a store.
+func Validate(root string, opts Options) (*Report, error) {
+	s, err := Load(root, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.Report, nil
+}
+
+// Load validates the source at root and keeps the decoded packages, for
+// review, approval and installation.
+func Load(root string, opts Options) (*Source, error) {
+	if opts.SourceID == "" {
+		opts.SourceID = DefaultSourceID
+	}
+	fi, err := os.Stat(root)
+	if err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %s", ErrNoSource, root)
+	}
+	rules, err := LoadRules()
+	if err != nil {
+		return nil, err
+	}
+	s := &Source{Root: root, ID: opts.SourceID}
+	top := &diagList{}
+	names := discover(root, top)
+	s.Packages = make([]*Package, len(names))
+	for i, n := range names {
+		dir := "plugins/" + n
+		s.Packages[i] = &Package{Name: n, Dir: dir, File: dir + "/PLUGIN.toml", diags: diagList{file: dir + "/PLUGIN.toml"}}
+	}
+	checkPackages(root, opts.SourceID, s.Packages, rules)
+
+	v := &sourceCheck{root: root, id: opts.SourceID, rules: rules, registry: opts.Registry, pkgs: s.Packages, byName: map[string]*Package{}, files: map[string]*diagList{}}
+	for _, p := range s.Packages {
+		v.byName[p.Name] = p
+	}
+	v.uniqueIDs()
+	v.references()
+	v.cycles()
+
+	rep := &Report{
+		Schema:        1,
+		Source:        SourceInfo{Path: root, ID: opts.SourceID},
+		Authorization: "not evaluated",
+		Packages:      []PackageReport{},
+		References:    v.refs,
+		Capabilities:  map[string][]HookCapability{},
+		Diagnostics:   []Diagnostic{},
+	}
+	if rep.References == nil {
+		rep.References = []Reference{}
+	}
+	rep.Diagnostics = append(rep.Diagnostics, top.diags...)
+	for _, p := range s.Packages {
+		rep.Diagnostics = append(rep.Diagnostics, p.diags.diags...)
+	}
+	for _, f := range sortedKeys(v.files) {
+		rep.Diagnostics = append(rep.Diagnostics, v.files[f].diags...)
+	}
+	sortDiagnostics(rep.Diagnostics)
+	for _, p := range s.Packages {
+		rep.Packages = append(rep.Packages, v.packageReport(p))
+	}
+	if len(s.Packages) == 0 {
+		rep.Diagnostics = append(rep.Diagnostics, Diagnostic{Severity: Error, Code: "E001", File: "plugins", Message: "no package found: a source exposes packages only at plugins/<name>/PLUGIN.toml"})
+	}
+	caps, err := ProviderCapabilities(s.Packages, opts.Providers)
+	if err != nil {
+		return nil, err
+	}
+	rep.Capabilities = caps
+	rep.Valid = len(s.Packages) > 0 && rep.Errors() == 0
+	s.Report = rep
+	return s, nil
+}
+
+// discover lists the package directories of plugins/, not recursively.
+func discover(root string, l *diagList) []string {
+	dir := filepath.Join(root, "plugins")
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		l.errorf("E003", Pos{}, "", "plugins is a symlink; packages cannot rely on symlinks")
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		l.errorf("E005", Pos{}, "", "plugins cannot be read: %v", unwrapPathError(err))
+		return nil
+	}
+	var names []string
+	for _, e := range ents {
+		rel := "plugins/" + e.Name()
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			l.file = rel
+			l.errorf("E003", Pos{}, "", "%s is a symlink; a package directory cannot rely on symlinks", rel)
+		case e.IsDir():
+			mf := filepath.Join(dir, e.Name(), "PLUGIN.toml")
+			if _, err := os.Lstat(mf); errors.Is(err, fs.ErrNotExist) {
+				l.file = rel
+				l.warnf("W002", Pos{}, "", "%s has no PLUGIN.toml; it is not a package", rel)
+				continue
+			}
+			names = append(names, e.Name())
+		}
+	}
+	l.file = ""
+	return names
+}
+
+// checkPackages runs each package's own checks on a pool of workers, each
+// with its own compiled rules.
+func checkPackages(root, sourceID string, pkgs []*Package, first *Rules) {
+	workers := min(runtime.GOMAXPROCS(0), len(pkgs))
+	if workers <= 1 {
+		for _, p := range pkgs {
+			checkPackage(root, sourceID, p, first)
+		}
+		return
+	}
+	next := make(chan *Package)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		rules := first
+		if w > 0 {
+			var err error
+			if rules, err = LoadRules(); err != nil {
+				rules = first // cannot happen: first loaded the same files
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				checkPackage(root, sourceID, p, rules)
+			}
+		}()
+	}
+	for _, p := range pkgs {
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+}
+
+func checkPackage(root, sourceID string, p *Package, r *Rules) {
+	l := &p.diags
+	lim := &r.Limits
+	src, tooBig, err := readBounded(filepath.Join(root, filepath.FromSlash(p.File)), int64(lim.ManifestBytes))
+	switch {
+	case errors.Is(err, errSymlink):
+		l.errorf("E004", Pos{}, "", "PLUGIN.toml is a symlink; a manifest cannot rely on symlinks")
+		return
+	case err != nil:
+		l.errorf("E005", Pos{}, "", "PLUGIN.toml cannot be read: %v", unwrapPathError(err))
+		return
+	case tooBig:
+		l.errorf("E006", Pos{}, "", "PLUGIN.toml is larger than %d bytes", lim.ManifestBytes)
+		return
+	}
+	doc := decodeManifest(src, lim, l)
+	if doc == nil {
+		return
+	}
+	p.doc = doc
+	walkTree(root, p.Dir, lim, l)
+	if !r.checkShape(doc, l) {
+		return
+	}
+	var m Manifest
+	if err := toml.Unmarshal(src, &m); err != nil {
+		l.errorf("E008", Pos{1, 1}, "", "%v", err) // shape passed, so this is a bug
+		return
+	}
+	p.Manifest = &m
+	if m.Plugin.Name != p.Name {
+		l.errorf("E027", doc.at("plugin.name"), "plugin.name", "plugin.name %s must equal its directory name %s", m.Plugin.Name, p.Name)
+	}
+	c := pkgCheck{root: root, sourceID: sourceID, p: p, m: &m, doc: doc, r: r, l: l}
+	c.tools()
+	c.hooks()
+	c.refs()
+}
+
+type pkgCheck struct {
+	root, sourceID string
+	p              *Package
+	m              *Manifest
+	doc            *manifest
+	r              *Rules
+	l              *diagList
+}
+
+func (c *pkgCheck) report(vs []violation, prefix string) {
+	for _, v := range vs {
+		path := prefix
+		if v.Field != "" {
+			path = prefix + "." + v.Field
+		}
+		sev := Error
+		if strings.HasPrefix(v.Code, "W") {
+			sev = Warning
+		}
+		c.l.add(sev, v.Code, c.doc.at(path), path, "%s", v.Message)
+	}
+}
+
+var wholeInput = regexp.MustCompile(`^\$\{input\.([A-Za-z_][A-Za-z0-9_]*)\}$`)
+
+func (c *pkgCheck) tools() {
+	seen := map[string]int{}
+	for i, t := range c.m.Tools {
+		at := indexPath("tool", i)
+		if _, dup := seen[t.ID]; dup {
+			c.l.errorf("E058", c.doc.at(at+".id"), at+".id", "duplicate tool id %s (first at tool[%d])", t.ID, seen[t.ID])
+		} else {
+			seen[t.ID] = i
+		}
+		inputs := map[string]int{}
+		for n, in := range t.Inputs {
+			if first, dup := inputs[in.Name]; dup {
+				f := fmt.Sprintf("%s.inputs[%d].name", at, n)
+				c.l.errorf("E044", c.doc.at(f), f, "duplicate input name %s (first at inputs[%d])", in.Name, first)
+				continue
+			}
+			inputs[in.Name] = n
+		}
+		for n, a := range t.Argv {
+			if !strings.Contains(a, "${") {
+				continue
+			}
+			f := fmt.Sprintf("%s.argv[%d]", at, n)
+			m := wholeInput.FindStringSubmatch(a)
+			switch {
+			case m == nil:
+				c.l.errorf("E042", c.doc.at(f), f, "only a whole argument ${input.NAME} may interpolate; %q embeds or malforms a substitution", a)
+			case !hasKey(inputs, m[1]):
+				c.l.errorf("E043", c.doc.at(f), f, "argv interpolates undeclared input %s", m[1])
+			}
+		}
+		c.toolFile(at+".entry", t.Entry, t.Runtime == "executable")
+		files := map[string]int{}
+		for n, f := range t.Files {
+			fp := fmt.Sprintf("%s.files[%d]", at, n)
+			switch first, dup := files[f]; {
+			case f == t.Entry:
+				c.l.errorf("E045", c.doc.at(fp), fp, "the entry %s is included automatically and must not be repeated in files", f)
+			case dup:
+				c.l.errorf("E046", c.doc.at(fp), fp, "duplicate file %s (first at files[%d])", f, first)
+			default:
+				files[f] = n
+				c.toolFile(fp, f, false)
+			}
+		}
+	}
+}
+
+// toolFile checks that rel names a regular file inside the package, reached
+// without symlinks, executable when it must be.
+func (c *pkgCheck) toolFile(field, rel string, executable bool) {
+	if why := localPath(rel); why != "" {
+		c.l.errorf("E060", c.doc.at(field), field, "path %q %s", rel, why)
+		return
+	}
+	fi, why := lstatInside(filepath.Join(c.root, filepath.FromSlash(c.p.Dir)), rel)
+	if why != "" {
+		code := "E061"
+		if strings.Contains(why, "symlink") {
+			code = "E062"
+		}
+		c.l.errorf(code, c.doc.at(field), field, "%s", why)
+		return
+	}
+	if fi.Size() > c.r.Limits.FileBytes {
+		c.l.errorf("E068", c.doc.at(field), field, "%s is %d bytes, more than the %d-byte file limit", rel, fi.Size(), c.r.Limits.FileBytes)
+	}
+	if executable && fi.Mode().Perm()&0o100 == 0 {
+		c.l.errorf("E063", c.doc.at(field), field, "runtime executable needs %s to have its executable bit set (chmod +x)", rel)
+	}
+}
+
+func (c *pkgCheck) hooks() {
+	tools := map[string]*Tool{}
+	for i := range c.m.Tools {
+		if _, ok := tools[c.m.Tools[i].ID]; !ok {
+			tools[c.m.Tools[i].ID] = &c.m.Tools[i]
+		}
+	}
+	seen := map[string]int{}
+	for i, h := range c.m.Hooks {
+		at := indexPath("hook", i)
+		if first, dup := seen[h.ID]; dup {
+			c.l.errorf("E058", c.doc.at(at+".id"), at+".id", "duplicate hook id %s (first at hook[%d])", h.ID, first)
+		} else {
+			seen[h.ID] = i
+		}
+		key := fmt.Sprintf("hook|%s|%s|%s|%s|%s|%t|%t", h.Subject, h.Phase, h.Effect, h.FailurePolicy, h.Requirement, h.Fallback != "", h.Matcher != nil)
+		c.report(c.r.ask(c.r.hookDef, key, map[string]any{
+			"subject": h.Subject, "phase": h.Phase, "effect": h.Effect,
+			"failure_policy": h.FailurePolicy, "requirement": h.Requirement,
+			"has_fallback": h.Fallback != "", "has_matcher": h.Matcher != nil,
+		}), at)
+		t := tools[h.Tool]
+		if t == nil {
+			c.l.errorf("E036", c.doc.at(at+".tool"), at+".tool", "no tool %s in this package; tools: %s", h.Tool, toolIDs(c.m.Tools))
+			continue
+		}
+		types := map[string]string{}
+		for _, in := range t.Inputs {
+			if _, ok := types[in.Name]; !ok {
+				types[in.Name] = in.Type
+			}
+		}
+		bound := map[string]int{}
+		for n, b := range h.Bindings {
+			bt := fmt.Sprintf("%s.bindings[%d]", at, n)
+			typ, ok := types[b.Input]
+			if !ok {
+				c.l.errorf("E038", c.doc.at(bt+".input"), bt+".input", "tool %s declares no input %s", h.Tool, b.Input)
+			}
+			if first, dup := bound[b.Input]; dup {
+				c.l.errorf("E040", c.doc.at(bt+".input"), bt+".input", "input %s is already bound by bindings[%d]", b.Input, first)
+				continue
+			}
+			bound[b.Input] = n
+			if !ok {
+				typ = "string" // still check the field itself
+			}
+			vs := c.r.ask(c.r.bindDef, fmt.Sprintf("bind|%s|%s|%s|%s", h.Subject, h.Phase, b.Field, typ), map[string]any{
+				"subject": h.Subject, "phase": h.Phase, "field": b.Field, "input_type": typ,
+			})
+			if !ok {
+				vs = dropCode(vs, "E039")
+			}
+			c.report(vs, bt)
+		}
+		for _, in := range t.Inputs {
+			if _, ok := bound[in.Name]; !ok && in.IsRequired() {
+				f := at + ".bindings"
+				if h.Bindings == nil {
+					f = at + ".tool"
+				}
+				c.l.errorf("E041", c.doc.at(f), f, "required input %s of tool %s has no binding", in.Name, h.Tool)
+			}
+		}
+	}
+}
+
+func dropCode(vs []violation, code string) []violation {
+	var out []violation
+	for _, v := range vs {
+		if v.Code != code {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func toolIDs(ts []Tool) string {
+	if len(ts) == 0 {
+		return "none"
+	}
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// refs checks members and requires against #RefRules, duplicates and the
+// fallback closure; resolution happens once the whole source is known.
+func (c *pkgCheck) refs() {
+	required := map[string]bool{}
+	for _, mb := range c.m.Plugin.Members {
+		if mb.Requirement == "required" {
+			required[c.norm(mb.Ref)] = true
+		}
+	}
+	seen := map[string]int{}
+	for n, mb := range c.m.Plugin.Members {
+		at := fmt.Sprintf("plugin.members[%d]", n)
+		ref := ParseRef(mb.Ref)
+		fbKind := ""
+		if mb.Fallback != nil {
+			fbKind = ParseRef(mb.Fallback.Skill).Kind
+		}
+		c.report(c.r.ask(c.r.refDef, fmt.Sprintf("ref|members|%s|%s|%t|%s", ref.Kind, mb.Requirement, mb.Fallback != nil, fbKind), map[string]any{
+			"position": "members", "kind": ref.Kind, "requirement": mb.Requirement,
+			"has_fallback": mb.Fallback != nil, "fallback_kind": fbKind,
+		}), at)
+		norm := c.norm(mb.Ref)
+		if first, dup := seen[norm]; dup {
+			c.l.errorf("E057", c.doc.at(at+".ref"), at+".ref", "duplicate member reference %s (first at plugin.members[%d])", mb.Ref, first)
+		} else {
+			seen[norm] = n
+		}
+		if mb.Fallback != nil && ref.Kind == "agent" && fbKind == "skill" && !required[c.norm(mb.Fallback.Skill)] {
+			c.l.errorf("E055", c.doc.at(at+".fallback.skill"), at+".fallback.skill", "fallback skill %s must also be a required member", mb.Fallback.Skill)
+		}
+	}
+	seen = map[string]int{}
+	for n, rq := range c.m.Plugin.Requires {
+		at := fmt.Sprintf("plugin.requires[%d]", n)
+		ref := ParseRef(rq.Ref)
+		c.report(c.r.ask(c.r.refDef, fmt.Sprintf("ref|requires|%s|%s|false|", ref.Kind, rq.Requirement), map[string]any{
+			"position": "requires", "kind": ref.Kind, "requirement": rq.Requirement, "has_fallback": false,
+		}), at)
+		norm := c.norm(rq.Ref)
+		if first, dup := seen[norm]; dup {
+			c.l.errorf("E057", c.doc.at(at+".ref"), at+".ref", "duplicate required reference %s (first at plugin.requires[%d])", rq.Ref, first)
+		} else {
+			seen[norm] = n
+		}
+	}
+}
+
+// norm writes kind:<this source>:selector as kind:selector.
+func (c *pkgCheck) norm(ref string) string {
+	r := ParseRef(ref)
+	if r.Source == c.sourceID {
+		return r.Kind + ":" + r.Selector
+	}
+	return ref
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

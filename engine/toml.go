@@ -1,0 +1,324 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// A manifest is a decoded PLUGIN.toml with the position of every key and
+// value, so that a finding about a field path can name its line and column.
+type manifest struct {
+	data  map[string]any
+	spans map[string]span // field path (hook[0].effect) → positions
+	lines []int           // byte offset of the start of each line
+}
+
+// A span holds where a field's key and its value start. For an element of
+// an array of tables, key is its [[header]].
+type span struct {
+	key, value Pos
+}
+
+// at returns the position for a finding about path: its value if it has
+// one, else its key, else the nearest enclosing field that has a position.
+func (m *manifest) at(path string) Pos {
+	for {
+		if s, ok := m.spans[path]; ok {
+			if s.value.Line > 0 {
+				return s.value
+			}
+			if s.key.Line > 0 {
+				return s.key
+			}
+		}
+		if path == "" {
+			return Pos{1, 1}
+		}
+		path = parentPath(path)
+	}
+}
+
+// keyAt returns the position of path's key (for unknown or duplicate keys).
+func (m *manifest) keyAt(path string) Pos {
+	if s, ok := m.spans[path]; ok && s.key.Line > 0 {
+		return s.key
+	}
+	return m.at(path)
+}
+
+func parentPath(path string) string {
+	i := strings.LastIndexAny(path, ".[")
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
+}
+
+func joinPath(parent, key string) string {
+	if !isBareKey(key) {
+		key = strconv.Quote(key)
+	}
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+func indexPath(parent string, i int) string {
+	return parent + "[" + strconv.Itoa(i) + "]"
+}
+
+func isBareKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *manifest) pos(offset int) Pos {
+	line := sort.Search(len(m.lines), func(i int) bool { return m.lines[i] > offset })
+	return Pos{Line: line, Column: offset - m.lines[line-1] + 1}
+}
+
+// decodeManifest decodes src, reporting into l. It returns nil when the
+// manifest cannot be decoded or breaks a limit of the reader (UTF-8, TOML
+// syntax, duplicate keys, nesting, string and array sizes): the later stages
+// would only repeat the same mistake.
+func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
+	m := &manifest{spans: make(map[string]span), lines: []int{0}}
+	for i, b := range src {
+		if b == '\n' {
+			m.lines = append(m.lines, i+1)
+		}
+	}
+	if !utf8.Valid(src) {
+		off := 0
+		for off < len(src) {
+			r, n := utf8.DecodeRune(src[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		l.errorf("E007", m.pos(off), "", "invalid UTF-8 (byte 0x%02x): a manifest is UTF-8 TOML", src[off])
+		return nil
+	}
+	var data map[string]any
+	if err := toml.Unmarshal(src, &data); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			msg := strings.TrimPrefix(de.Error(), "toml: ")
+			code := "E008"
+			if strings.Contains(msg, "already") || strings.Contains(msg, "duplicate") {
+				code = "E009"
+			}
+			l.errorf(code, Pos{row, col}, strings.Join(de.Key(), "."), "%s", msg)
+		} else {
+			l.errorf("E008", Pos{1, 1}, "", "%s", strings.TrimPrefix(err.Error(), "toml: "))
+		}
+		return nil
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	m.data = data
+	w := walker{m: m, lim: lim, l: l, arrays: make(map[string]int)}
+	if !w.walk(src) {
+		return nil
+	}
+	return m
+}
+
+// walker indexes positions from go-toml's parser and enforces the limits a
+// reader must enforce before anything else looks at the data.
+type walker struct {
+	m      *manifest
+	lim    *Limits
+	l      *diagList
+	arrays map[string]int // array-of-tables path → elements so far
+	failed bool
+}
+
+func (w *walker) walk(src []byte) bool {
+	var p unstable.Parser
+	p.Reset(src)
+	table := ""
+	depth := 0
+	for p.NextExpression() && !w.failed {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			keys := e.Key()
+			path, last, n := w.resolveHeader(&keys, e.Kind == unstable.ArrayTable)
+			table, depth = path, n
+			sp := w.m.spans[path]
+			sp.key = w.m.pos(int(last.Raw.Offset))
+			w.m.spans[path] = sp
+			if depth > w.lim.TOMLNesting {
+				w.l.errorf("E014", sp.key, path, "nesting deeper than %d levels", w.lim.TOMLNesting)
+				w.failed = true
+			}
+		case unstable.KeyValue:
+			w.keyValue(e, table, depth)
+		}
+	}
+	if err := p.Error(); err != nil {
+		// Unmarshal accepted the document, so this should not happen; report
+		// rather than trust an index built from half a parse.
+		w.l.errorf("E008", Pos{1, 1}, "", "%v", err)
+		return false
+	}
+	return !w.failed
+}
+
+// resolveHeader turns the keys of a [table] or [[array]] header into a field
+// path, indexing into arrays of tables declared so far.
+func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) (path string, last *unstable.Node, depth int) {
+	var parts []*unstable.Node
+	for keys.Next() {
+		parts = append(parts, keys.Node())
+	}
+	for i, k := range parts {
+		path = joinPath(path, string(k.Data))
+		depth++
+		if i == len(parts)-1 && isArray {
+			n := w.arrays[path]
+			w.arrays[path] = n + 1
+			if n == 0 {
+				w.m.spans[path] = span{key: w.m.pos(int(k.Raw.Offset))}
+			}
+			path = indexPath(path, n)
+			depth++
+		} else if n, ok := w.arrays[path]; ok {
+			path = indexPath(path, n-1)
+			depth++
+		}
+	}
+	return path, parts[len(parts)-1], depth
+}
+
+func (w *walker) keyValue(e *unstable.Node, table string, depth int) {
+	keys := e.Key()
+	path := table
+	var last *unstable.Node
+	for keys.Next() {
+		last = keys.Node()
+		path = joinPath(path, string(last.Data))
+		depth++
+		if _, ok := w.m.spans[path]; !ok {
+			w.m.spans[path] = span{key: w.m.pos(int(last.Raw.Offset))}
+		}
+	}
+	sp := w.m.spans[path]
+	sp.key = w.m.pos(int(last.Raw.Offset))
+	w.m.spans[path] = sp
+	w.value(e.Value(), path, depth)
+}
+
+func (w *walker) value(v *unstable.Node, path string, depth int) {
+	if w.failed {
+		return
+	}
+	pos := w.m.pos(int(v.Raw.Offset))
+	sp := w.m.spans[path]
+	sp.value = pos
+	w.m.spans[path] = sp
+	if depth > w.lim.TOMLNesting {
+		w.l.errorf("E014", pos, path, "nesting deeper than %d levels", w.lim.TOMLNesting)
+		w.failed = true
+		return
+	}
+	switch v.Kind {
+	case unstable.String:
+		if len(v.Data) > w.lim.StringBytes {
+			w.l.errorf("E015", pos, path, "string of %d bytes is longer than %d bytes", len(v.Data), w.lim.StringBytes)
+			w.failed = true
+		}
+	case unstable.Array:
+		n := 0
+		it := v.Children()
+		for it.Next() {
+			c := it.Node()
+			if c.Kind == unstable.Comment {
+				continue
+			}
+			if n == w.lim.ArrayEntries {
+				w.l.errorf("E016", pos, path, "array has more than %d entries", w.lim.ArrayEntries)
+				w.failed = true
+				return
+			}
+			cp := indexPath(path, n)
+			w.m.spans[cp] = span{}
+			w.value(c, cp, depth+1)
+			n++
+		}
+	case unstable.InlineTable:
+		it := v.Children()
+		for it.Next() {
+			kv := it.Node()
+			if kv.Kind != unstable.KeyValue {
+				continue
+			}
+			w.keyValue(kv, path, depth)
+		}
+	}
+}
+
+// kindOf names the TOML type of a decoded value for messages.
+func kindOf(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case int64:
+		return "integer"
+	case float64:
+		return "float"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "table"
+	case time.Time, toml.LocalDate, toml.LocalTime, toml.LocalDateTime:
+		return "datetime"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// cueData copies decoded TOML into values cue.Context.Encode takes. A
+// datetime has no CUE counterpart; it becomes a table no definition admits,
+// so that it can never pass for the string it would encode as.
+func cueData(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = cueData(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = cueData(x)
+		}
+		return out
+	case time.Time, toml.LocalDate, toml.LocalTime, toml.LocalDateTime:
+		return map[string]any{"datetime": fmt.Sprint(v)}
+	}
+	return v
+}
