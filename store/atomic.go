@@ -1,0 +1,98 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// WriteFile replaces name with data atomically: it writes a temporary file
+// in the same directory, syncs it, renames it over name and syncs the
+// directory, so that a reader or a crash sees the old bytes or the new ones,
+// never half of either. perm applies to a new file; an existing file keeps
+// its mode.
+func WriteFile(name string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(name)
+	if fi, err := os.Stat(name); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".dalo-tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	ok = true
+	return SyncDir(dir)
+}
+
+// SyncDir makes a rename or removal in dir durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// A Lock is an advisory lock on a file, held by one writer at a time.
+// Readers do not take it: every file they read is replaced atomically.
+type Lock struct {
+	f *os.File
+}
+
+// LockFile takes the exclusive advisory lock on name, creating it if
+// needed, and waits for a holder to release it.
+func LockFile(name string) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Unlock releases the lock.
+func (l *Lock) Unlock() error {
+	defer l.f.Close()
+	return syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+}
