@@ -1,0 +1,89 @@
+package cue
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"cuelang.org/go/cue/cuecontext"
+)
+
+func TestLoad(t *testing.T) {
+	if _, err := Load(cuecontext.New()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBrokenTablesFail proves that the tables check themselves: each edit
+// breaks one table in a way that would otherwise pass silently, and loading
+// must refuse it.
+func TestBrokenTablesFail(t *testing.T) {
+	tests := []struct {
+		name, file, old, new string
+	}{
+		{"row admits an unknown effect", "hooks.cue",
+			`start: {effects: {observe: true, add_context: true}, fields: {}}`,
+			`start: {effects: {observe: true, add_context: true, teleport: true}, fields: {}}`},
+		{"row binds an unknown field", "hooks.cue",
+			`end: {effects: {observe: true}, fields: {"session.end_reason": true}}`,
+			`end: {effects: {observe: true}, fields: {"session.end_reason": true, "session.mood": true}}`},
+		{"field with an unknown type", "hooks.cue",
+			`"prompt.text":                "string"`,
+			`"prompt.text":                "text"`},
+		{"result kinds without abstain", "hooks.cue",
+			`observe: {observe: true, abstain: true}`,
+			`observe: {observe: true}`},
+		{"unknown result kind", "hooks.cue",
+			`gate: {allow: true, deny: true, abstain: true}`,
+			`gate: {allow: true, deny: true, abstain: true, maybe: true}`},
+		{"effect without report", "hooks.cue",
+			`observe: {report: true}`,
+			`observe: {fail_open: true}`},
+		{"unknown failure policy", "hooks.cue",
+			`replace_output: {report: true}`,
+			`replace_output: {report: true, fail_quietly: true}`},
+		{"common field unknown", "hooks.cue",
+			`"actor.id":        true`,
+			`"actor.name":      true`},
+		{"unknown subject", "hooks.cue",
+			`prompt: before: {`,
+			`message: before: {`},
+		{"unknown phase", "hooks.cue",
+			`workflow: stop: {`,
+			`workflow: halt: {`},
+		{"syntax error", "limits.cue",
+			`manifest_bytes:`,
+			`manifest_bytes`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := copyFS(t)
+			src := string(fsys[tt.file].Data)
+			if !strings.Contains(src, tt.old) {
+				t.Fatalf("%s does not contain %q", tt.file, tt.old)
+			}
+			fsys[tt.file].Data = []byte(strings.Replace(src, tt.old, tt.new, 1))
+			if _, err := LoadFS(cuecontext.New(), fsys); err == nil {
+				t.Fatalf("LoadFS accepted the broken table")
+			}
+		})
+	}
+}
+
+func copyFS(t *testing.T) fstest.MapFS {
+	t.Helper()
+	out := fstest.MapFS{}
+	names, err := fs.Glob(files, "*.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		b, err := fs.ReadFile(files, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[n] = &fstest.MapFile{Data: b}
+	}
+	return out
+}
