@@ -1,13 +1,140 @@
 package engine
 
+import (
+	"fmt"
+	"strings"
+
+	"dalo/providers"
+)
+
 // ProviderCapabilities says, per provider@version and per hook, whether the
-// provider supports it.
-func ProviderCapabilities(pkgs []*Package, providers []string) (map[string][]HookCapability, error) {
-	return map[string][]HookCapability{}, nil
+// provider supports it: supported, unsupported (with the reason) or omitted
+// (an optional hook with fallback omit). A required hook a provider cannot
+// honour blocks activation on that target; that never changes the
+// package's validity. keys are provider@version keys from ResolveProviders;
+// none means every known version.
+//
+// It also adds the provider findings to each package's diagnostics: a
+// matcher tool name a selected provider does not know (W101) and a timeout
+// the provider cuts short (W102).
+func ProviderCapabilities(pkgs []*Package, keys []string) (map[string][]HookCapability, error) {
+	ts, err := providers.Load()
+	if err != nil {
+		return nil, err
+	}
+	return CapabilitiesWith(ts, pkgs, keys)
+}
+
+// CapabilitiesWith is ProviderCapabilities over the given tables; tests use
+// it with fixture tables loaded through providers.LoadFS.
+func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map[string][]HookCapability, error) {
+	tables, err := selectTables(ts, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]HookCapability, len(tables))
+	for _, t := range tables {
+		out[t.Key()] = []HookCapability{}
+	}
+	for _, p := range pkgs {
+		if p.Manifest == nil {
+			continue // its shape failed: there is no hook to speak of
+		}
+		for i, h := range p.Manifest.Hooks {
+			at := indexPath("hook", i)
+			q := providers.Question{
+				Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
+				FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
+				Requirement: h.Requirement, HasFallback: h.Fallback != "",
+			}
+			for _, t := range tables {
+				c, err := ts.Capability(t, q)
+				if err != nil {
+					return nil, fmt.Errorf("%s %s: %w", p.File, at, err)
+				}
+				out[t.Key()] = append(out[t.Key()], HookCapability{
+					Package:          p.Name,
+					Hook:             h.ID,
+					Requirement:      h.Requirement,
+					Status:           c.Status,
+					NativeEvent:      c.NativeEvent,
+					Reason:           c.Reason,
+					BlocksActivation: c.BlocksActivation,
+				})
+				if c.Status == providers.Supported {
+					p.checkTimeout(t, at, h, c.NativeEvent)
+				}
+			}
+			p.checkMatcher(tables, at, h)
+		}
+	}
+	return out, nil
+}
+
+// checkMatcher warns about matcher tool names a selected provider does not
+// know: names are native, not a universal taxonomy, so a name one harness
+// knows may match nothing on another.
+func (p *Package) checkMatcher(tables []*providers.Table, at string, h Hook) {
+	if h.Matcher == nil || h.Subject != "tool_call" || p.doc == nil {
+		return
+	}
+	for n, name := range h.Matcher.ToolNames {
+		f := fmt.Sprintf("%s.matcher.tool_names[%d]", at, n)
+		for _, t := range tables {
+			if !t.KnowsTool(name) {
+				p.diags.warnf("W101", p.doc.at(f), f, "%s has no native tool %s, so this name matches nothing there; its tools: %s", t.Key(), name, strings.Join(t.ToolNames(), ", "))
+			}
+		}
+	}
+}
+
+// checkTimeout warns when the provider cuts the hook's timeout.
+func (p *Package) checkTimeout(t *providers.Table, at string, h Hook, event string) {
+	max, ok := t.TimeoutClampMS(event)
+	if !ok || h.TimeoutMS <= max || p.doc == nil {
+		return
+	}
+	f := at + ".timeout_ms"
+	p.diags.warnf("W102", p.doc.at(f), f, "%s cuts %s hook timeouts to %d ms; this hook asks for %d ms", t.Key(), event, max, h.TimeoutMS)
+}
+
+func selectTables(ts *providers.Tables, keys []string) ([]*providers.Table, error) {
+	if len(keys) == 0 {
+		return ts.All(), nil
+	}
+	var out []*providers.Table
+	seen := map[string]bool{}
+	for _, k := range keys {
+		t, err := ts.Resolve(k)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[t.Key()] {
+			seen[t.Key()] = true
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
 // ResolveProviders turns NAME or NAME@VERSION arguments into known
-// provider@version keys.
+// provider@version keys: a bare name means its newest known version, a
+// version must be known exactly. The error lists the known versions.
 func ResolveProviders(args []string) ([]string, error) {
-	return args, nil
+	if len(args) == 0 {
+		return nil, nil
+	}
+	ts, err := providers.Load()
+	if err != nil {
+		return nil, err
+	}
+	tables, err := selectTables(ts, args)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(tables))
+	for i, t := range tables {
+		keys[i] = t.Key()
+	}
+	return keys, nil
 }

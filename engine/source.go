@@ -94,6 +94,12 @@ func Load(root string, opts Options) (*Source, error) {
 	v.uniqueIDs()
 	v.references()
 	v.cycles()
+	// Provider capabilities come before the diagnostics are gathered: an
+	// unknown matcher tool name is a warning on its package.
+	caps, err := ProviderCapabilities(s.Packages, opts.Providers)
+	if err != nil {
+		return nil, err
+	}
 
 	rep := &Report{
 		Schema:        1,
@@ -118,12 +124,10 @@ func Load(root string, opts Options) (*Source, error) {
 	for _, p := range s.Packages {
 		rep.Packages = append(rep.Packages, v.packageReport(p))
 	}
-	if len(s.Packages) == 0 {
+	// No package is its own finding only when discovery did not already
+	// say why (a symlinked or unreadable plugins/ or package directory).
+	if len(s.Packages) == 0 && !top.hasErrors() {
 		rep.Diagnostics = append(rep.Diagnostics, Diagnostic{Severity: Error, Code: "E001", File: "plugins", Message: "no package found: a source exposes packages only at plugins/<name>/PLUGIN.toml"})
-	}
-	caps, err := ProviderCapabilities(s.Packages, opts.Providers)
-	if err != nil {
-		return nil, err
 	}
 	rep.Capabilities = caps
 	rep.Valid = len(s.Packages) > 0 && rep.Errors() == 0
@@ -139,12 +143,16 @@ func discover(root string, l *diagList) []string {
 		return nil
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
+		l.file = "plugins"
 		l.errorf("E003", Pos{}, "", "plugins is a symlink; packages cannot rely on symlinks")
+		l.file = ""
 		return nil
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
+		l.file = "plugins"
 		l.errorf("E005", Pos{}, "", "plugins cannot be read: %v", unwrapPathError(err))
+		l.file = ""
 		return nil
 	}
 	var names []string
@@ -328,15 +336,32 @@ func (c *pkgCheck) toolFile(field, rel string, executable bool) {
 		if strings.Contains(why, "symlink") {
 			code = "E062"
 		}
+		c.dropWalkWarning(c.p.Dir + "/" + rel)
 		c.l.errorf(code, c.doc.at(field), field, "%s", why)
 		return
 	}
 	if fi.Size() > c.r.Limits.FileBytes {
+		c.dropWalkWarning(c.p.Dir + "/" + rel)
 		c.l.errorf("E068", c.doc.at(field), field, "%s is %d bytes, more than the %d-byte file limit", rel, fi.Size(), c.r.Limits.FileBytes)
 	}
 	if executable && fi.Mode().Perm()&0o100 == 0 {
 		c.l.errorf("E063", c.doc.at(field), field, "runtime executable needs %s to have its executable bit set (chmod +x)", rel)
 	}
+}
+
+// dropWalkWarning removes what the walk said about a symlink or a special
+// file on the way to path (W064, W065), or about its size (E068): the
+// diagnostic at the tool's field says it with a position, and one mistake
+// is one diagnostic.
+func (c *pkgCheck) dropWalkWarning(path string) {
+	out := c.l.diags[:0]
+	for _, d := range c.l.diags {
+		if (d.Code == "W064" || d.Code == "W065" || d.Code == "E068") && (d.File == path || strings.HasPrefix(path, d.File+"/")) {
+			continue
+		}
+		out = append(out, d)
+	}
+	c.l.diags = out
 }
 
 func (c *pkgCheck) hooks() {

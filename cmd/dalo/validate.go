@@ -100,17 +100,14 @@ func printReport(w io.Writer, rep *engine.Report) {
 }
 
 // printGrid prints hooks by provider: one row per hook, one column per
-// provider version, each cell supported, omitted or unsupported.
+// provider version, each cell supported, omitted or unsupported ("blocks"
+// when a required hook cannot be activated there), then the reasons.
 func printGrid(w io.Writer, rep *engine.Report) {
 	provs := make([]string, 0, len(rep.Capabilities))
 	for k := range rep.Capabilities {
 		provs = append(provs, k)
 	}
 	sort.Strings(provs)
-	if len(provs) == 0 {
-		return
-	}
-	type row struct{ hook string }
 	cells := map[string]map[string]engine.HookCapability{}
 	var hooks []string
 	for _, p := range provs {
@@ -127,30 +124,44 @@ func printGrid(w io.Writer, rep *engine.Report) {
 		return
 	}
 	sort.Strings(hooks)
+	cell := func(c engine.HookCapability) string {
+		if c.BlocksActivation {
+			return c.Status + " (blocks activation)"
+		}
+		return c.Status
+	}
 	width := len("hook")
 	for _, h := range hooks {
 		width = max(width, len(h))
 	}
-	fmt.Fprintf(w, "\n%-*s", width, "hook")
-	for _, p := range provs {
-		fmt.Fprintf(w, "  %-16s", p)
+	widths := make([]int, len(provs))
+	for i, p := range provs {
+		widths[i] = len(p)
+		for _, h := range hooks {
+			widths[i] = max(widths[i], len(cell(cells[h][p])))
+		}
+	}
+	line := func(first string, rest []string) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%-*s", width, first)
+		for i, r := range rest {
+			fmt.Fprintf(&b, "  %-*s", widths[i], r)
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 	fmt.Fprintln(w)
+	line("hook", provs)
 	var notes []string
 	for _, h := range hooks {
-		fmt.Fprintf(w, "%-*s", width, h)
-		for _, p := range provs {
+		row := make([]string, len(provs))
+		for i, p := range provs {
 			c := cells[h][p]
-			cell := c.Status
-			if c.BlocksActivation {
-				cell += " (blocks)"
-			}
-			fmt.Fprintf(w, "  %-16s", cell)
+			row[i] = cell(c)
 			if c.Reason != "" {
 				notes = append(notes, fmt.Sprintf("  %s on %s: %s", h, p, c.Reason))
 			}
 		}
-		fmt.Fprintln(w)
+		line(h, row)
 	}
 	if len(notes) > 0 {
 		fmt.Fprintln(w, strings.Join(notes, "\n"))

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"dalo/providers"
+)
+
+const providersDoc = `Providers lists the harness versions dalo knows: one provider table per
+exact version, each with recorded evidence. A version that is not listed is
+unknown; dalo never infers that a nearby version behaves the same.
+
+--json prints a JSON array of {name, version, key, harness, newest}.
+
+Examples:
+  dalo providers
+  dalo --json providers
+`
+
+const providersShowDoc = `Show prints one provider table: where the harness reads its configuration,
+hooks, instructions, skills and agents; how hook timeouts are written; the
+native tool names a matcher may use; and, for every admitted hook row,
+effect, failure policy and error visibility, whether this version supports
+it, with the native event and output dalo uses, or why not.
+
+A bare NAME means its newest known version. --json prints the whole table.
+
+Examples:
+  dalo providers show claude@2.1.233
+  dalo providers show codex
+  dalo --json providers show codex@0.147.0
+`
+
+func init() {
+	register(&command{
+		name:  "providers",
+		usage: "[--json]",
+		short: "list the known harness versions",
+		doc:   providersDoc,
+		run:   runProviders,
+	})
+	register(&command{
+		name:  "providers show",
+		usage: "[--json] NAME[@VERSION]",
+		short: "print a harness version's capability table",
+		doc:   providersShowDoc,
+		run:   runProvidersShow,
+	})
+}
+
+type providerEntry struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Key     string `json:"key"`
+	Harness string `json:"harness"`
+	Newest  bool   `json:"newest"`
+}
+
+func runProviders(e *env, fs *pflag.FlagSet) int {
+	if fs.NArg() != 0 {
+		return usageError(e, "providers", "unexpected argument %q (did you mean 'dalo providers show %s'?)", fs.Arg(0), fs.Arg(0))
+	}
+	ts, err := providers.Load()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "dalo providers: %v\n", err)
+		return exitFail
+	}
+	entries := []providerEntry{}
+	for _, t := range ts.All() {
+		newest, _ := ts.Newest(t.Name)
+		entries = append(entries, providerEntry{Name: t.Name, Version: t.Version, Key: t.Key(), Harness: t.Harness, Newest: newest == t})
+	}
+	if e.json {
+		return writeJSON(e, entries)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tHARNESS\tNEWEST")
+	for _, p := range entries {
+		newest := ""
+		if p.Newest {
+			newest = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Key, p.Harness, newest)
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func runProvidersShow(e *env, fs *pflag.FlagSet) int {
+	if fs.NArg() != 1 {
+		return usageError(e, "providers show", "want exactly one NAME[@VERSION], got %d arguments", fs.NArg())
+	}
+	ts, err := providers.Load()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "dalo providers show: %v\n", err)
+		return exitFail
+	}
+	t, err := ts.Resolve(fs.Arg(0))
+	if err != nil {
+		return usageError(e, "providers show", "%v", err)
+	}
+	if e.json {
+		return writeJSON(e, t)
+	}
+	printTable(e.stdout, t)
+	return exitOK
+}
+
+func writeJSON(e *env, v any) int {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(e.stderr, "dalo: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// rowOrder is the order a user meets the rows in a session; rows a later
+// draft adds follow, sorted.
+var rowOrder = []string{"session/start", "prompt/before", "tool_call/before", "tool_call/after", "tool_call/failure", "workflow/stop", "session/end"}
+
+func sortedRows(t *providers.Table) []string {
+	var rows []string
+	for s, phases := range t.Rows {
+		for p := range phases {
+			rows = append(rows, s+"/"+p)
+		}
+	}
+	rank := func(r string) int {
+		for i, o := range rowOrder {
+			if o == r {
+				return i
+			}
+		}
+		return len(rowOrder)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if a, b := rank(rows[i]), rank(rows[j]); a != b {
+			return a < b
+		}
+		return rows[i] < rows[j]
+	})
+	return rows
+}
+
+func printTable(w io.Writer, t *providers.Table) {
+	fmt.Fprintf(w, "%s: %s\n\n", t.Key(), t.Harness)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	c := t.Config
+	fmt.Fprintf(tw, "install\t%s\n", t.Install)
+	fmt.Fprintf(tw, "config home\t$%s (default ~/%s)\n", c.Home.Env, c.Home.Default)
+	fmt.Fprintf(tw, "hooks\t%s\n", t.Display(c.Hooks))
+	fmt.Fprintf(tw, "instructions\t%s\n", t.Display(c.Instructions))
+	for _, l := range c.Skills {
+		fmt.Fprintf(tw, "skills\t%s\n", t.Display(l))
+	}
+	if c.Agents.Location != nil {
+		fmt.Fprintf(tw, "agents\t%s\n", t.Display(*c.Agents.Location))
+	} else {
+		fmt.Fprintf(tw, "agents\tunsupported: %s\n", c.Agents.Reason)
+	}
+	trust := "not required: " + c.Trust.How
+	if c.Trust.Required {
+		trust = "required: " + c.Trust.How
+	}
+	fmt.Fprintf(tw, "trust\t%s\n", trust)
+	timeout := fmt.Sprintf("%s, native field %s", t.Timeout.Unit, t.Timeout.Field)
+	for _, ev := range sortedNames(t.Timeout.Clamps) {
+		timeout += fmt.Sprintf("; %s cut to %d ms", ev, t.Timeout.Clamps[ev].MaxMS)
+	}
+	fmt.Fprintf(tw, "timeouts\t%s\n", timeout)
+	fmt.Fprintf(tw, "matcher tools\t%s\n", strings.Join(t.ToolNames(), ", "))
+	tw.Flush()
+
+	rows := sortedRows(t)
+	fmt.Fprintln(w, "\nEffects:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ROW\tEFFECT\tSTATUS\tNATIVE")
+	for _, name := range rows {
+		s, p, _ := strings.Cut(name, "/")
+		r := t.Rows[s][p]
+		if r.Status != providers.Supported {
+			fmt.Fprintf(tw, "  %s\t*\t%s\t%s\n", name, r.Status, r.Reason)
+			continue
+		}
+		for _, en := range sortedNames(r.Effects) {
+			ef := r.Effects[en]
+			if ef.Status != providers.Supported {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, en, ef.Status, ef.Reason)
+				continue
+			}
+			var outs []string
+			for _, k := range sortedNames(ef.Outputs) {
+				outs = append(outs, k+" → "+summarize(ef.Outputs[k]))
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s: %s\n", name, en, ef.Status, r.NativeEvent, strings.Join(outs, "; "))
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nFailures:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ROW\tPOLICY\tVISIBILITY\tSTATUS\tNATIVE")
+	for _, name := range rows {
+		s, p, _ := strings.Cut(name, "/")
+		r := t.Rows[s][p]
+		if r.Status != providers.Supported {
+			fmt.Fprintf(tw, "  %s\t*\t*\t%s\t%s\n", name, r.Status, r.Reason)
+			continue
+		}
+		for _, pol := range sortedNames(r.Failures) {
+			for _, vis := range sortedNames(r.Failures[pol]) {
+				d := r.Failures[pol][vis]
+				what := d.Reason
+				if d.Status == providers.Supported && d.Output != nil {
+					what = summarize(*d.Output)
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", name, pol, vis, d.Status, what)
+			}
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nEvidence for each claim: dalo --json providers show %s\n", t.Key())
+}
+
+// summarize writes a native output as its fields: hookSpecificOutput.additionalContext=$context.
+func summarize(o providers.NativeOutput) string {
+	var parts []string
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for _, k := range sortedNames(m) {
+			if k == "hookEventName" {
+				continue // always the event itself
+			}
+			switch v := m[k].(type) {
+			case map[string]any:
+				walk(prefix+k+".", v)
+			case string:
+				if strings.HasPrefix(v, "$") {
+					parts = append(parts, prefix+k+"="+v)
+				} else {
+					parts = append(parts, fmt.Sprintf("%s%s=%q", prefix, k, v))
+				}
+			default:
+				parts = append(parts, fmt.Sprintf("%s%s=%v", prefix, k, v))
+			}
+		}
+	}
+	walk("", o.Stdout)
+	if o.Stderr != "" {
+		parts = append(parts, "stderr="+o.Stderr)
+	}
+	if o.Exit != 0 {
+		parts = append(parts, fmt.Sprintf("exit %d", o.Exit))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, " ")
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

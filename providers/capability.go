@@ -1,0 +1,53 @@
+package providers
+
+import (
+	"fmt"
+
+	"cuelang.org/go/cue"
+)
+
+// A Question is what #Capability needs to know about a hook.
+type Question struct {
+	Subject         string `json:"subject"`
+	Phase           string `json:"phase"`
+	Effect          string `json:"effect"`
+	FailurePolicy   string `json:"failure_policy"`
+	ErrorVisibility string `json:"error_visibility"`
+	Requirement     string `json:"requirement"`
+	HasFallback     bool   `json:"has_fallback"`
+}
+
+// A Capability is #Capability's answer: what one harness version does with
+// one hook.
+type Capability struct {
+	Status           string `json:"status"` // supported, unsupported, omitted
+	NativeEvent      string `json:"native_event"`
+	Reason           string `json:"reason"`
+	BlocksActivation bool   `json:"blocks_activation"`
+}
+
+// Capability asks #Capability (cue/provider.cue) about q on t. The domain
+// is finite (a few hundred questions per table), so each answer is
+// computed once and remembered; Go never restates the rule.
+func (ts *Tables) Capability(t *Table, q Question) (Capability, error) {
+	key := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%t", t.Key(), q.Subject, q.Phase, q.Effect, q.FailurePolicy, q.ErrorVisibility, q.Requirement, q.HasFallback)
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if c, ok := ts.memo[key]; ok {
+		return c, nil
+	}
+	v := ts.capDef.FillPath(cue.MakePath(cue.Str("table")), t.value)
+	for k, x := range map[string]any{
+		"subject": q.Subject, "phase": q.Phase, "effect": q.Effect,
+		"failure_policy": q.FailurePolicy, "error_visibility": q.ErrorVisibility,
+		"requirement": q.Requirement, "has_fallback": q.HasFallback,
+	} {
+		v = v.FillPath(cue.MakePath(cue.Str(k)), x)
+	}
+	var c Capability
+	if err := v.Decode(&c); err != nil {
+		return Capability{}, fmt.Errorf("capability of %s on %s/%s/%s: %w", t.Key(), q.Subject, q.Phase, q.Effect, err)
+	}
+	ts.memo[key] = c
+	return c, nil
+}

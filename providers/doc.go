@@ -1,0 +1,33 @@
+// Package providers holds the provider tables: one CUE file per harness
+// version (claude/2.1.233.cue, codex/0.147.0.cue), each checked against
+// #Provider of package dalo/cue when loaded. A table says which native event
+// serves each hook row, which native output renders each portable result
+// kind, how failures reach the user and the model, which native tool names
+// a matcher may use, how timeouts are written and clamped, where the
+// harness reads its configuration, hooks, instructions, skills and agents,
+// and the evidence for each claim.
+//
+// Adding a harness version is adding a CUE file and its evidence: no Go
+// changes. Lookup is exact: claude@2.1.234 is unknown until its table
+// exists.
+//
+// The API, for the validator, the store and the dispatcher:
+//
+//	Load() (*Tables, error)                   the embedded tables, loaded once
+//	LoadFS(fs.FS) (*Tables, error)            tables from another tree (tests)
+//	(*Tables).Lookup(name, version)           exact lookup
+//	(*Tables).Newest(name)                    newest known version of a harness
+//	(*Tables).Resolve("claude" | "claude@2.1.233")
+//	(*Tables).Capability(table, Question)     #Capability's answer for a hook
+//	(*Table).NativeEvent(subject, phase)      the native event of a row
+//	(*Table).RowOf(nativeEvent)               the row a native event serves
+//	(*Table).Output(subject, phase, effect, kind)       native output of a result
+//	(*Table).FailureOutput(subject, phase, policy, vis) native output of a failure
+//	(NativeOutput).Render(values)             stdout, stderr and exit status
+//	(*Table).ConfigHome, Path, SkillDirs, AgentDir      where the harness reads
+//	(*Table).KnowsTool, ToolNames             native tool names for matchers
+//	(*Table).NativeTimeout, TimeoutClampMS    timeouts in the native unit
+//
+// Functions that resolve paths take getenv (os.Getenv, or a test's
+// environment) rather than reading the process environment themselves.
+package providers

@@ -1,0 +1,395 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+)
+
+// A Table is one harness version's provider table, decoded from its CUE
+// file after #Provider accepted it. Field names follow the CUE schema.
+type Table struct {
+	Name          string                 `json:"name"`
+	Version       string                 `json:"version"`
+	Harness       string                 `json:"harness"`
+	Install       string                 `json:"install"`
+	VersionOutput Claim                  `json:"version_output"`
+	Config        Config                 `json:"config"`
+	Timeout       Timeout                `json:"timeout"`
+	Tools         map[string]Claim       `json:"tools"`
+	ToolPatterns  map[string]ToolPattern `json:"tool_patterns,omitempty"`
+	Events        map[string]Event       `json:"events"`
+	// Rows is subject → phase → row, for every admitted combination.
+	Rows map[string]map[string]Row `json:"rows"`
+
+	// File is the table's path below the tables directory.
+	File  string    `json:"-"`
+	value cue.Value // the table unified with #Provider
+}
+
+// A Claim is a fact with its evidence.
+type Claim struct {
+	Text     string   `json:"text,omitempty"`
+	Evidence []string `json:"evidence"`
+}
+
+type Config struct {
+	Home         Home       `json:"home"`
+	Hooks        Location   `json:"hooks"`
+	Instructions Location   `json:"instructions"`
+	Skills       []Location `json:"skills"`
+	Agents       Agents     `json:"agents"`
+	Trust        Trust      `json:"trust"`
+}
+
+// Home is the harness's configuration home: Env moves it; without Env it
+// is Default below the user's home directory.
+type Home struct {
+	Env      string   `json:"env"`
+	Default  string   `json:"default"`
+	Evidence []string `json:"evidence"`
+}
+
+// A Location is a file or directory the harness reads, relative to Root:
+// "home" (the user's home directory) or "config_home" (Config.Home).
+type Location struct {
+	Root     string   `json:"root"`
+	Path     string   `json:"path"`
+	Layout   string   `json:"layout,omitempty"`
+	Evidence []string `json:"evidence"`
+}
+
+// Agents says whether the harness has subagents and where it reads them.
+type Agents struct {
+	Status   string    `json:"status"`
+	Location *Location `json:"location,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	Evidence []string  `json:"evidence"`
+}
+
+type Trust struct {
+	Required bool     `json:"required"`
+	How      string   `json:"how"`
+	Evidence []string `json:"evidence"`
+}
+
+// Timeout is how the native config expresses a hook timeout.
+type Timeout struct {
+	Unit   string           `json:"unit"`  // seconds or milliseconds
+	Field  string           `json:"field"` // the native config field
+	Clamps map[string]Clamp `json:"clamps,omitempty"`
+}
+
+// A Clamp is a harness's own maximum timeout for a native event.
+type Clamp struct {
+	MaxMS    int      `json:"max_ms"`
+	Evidence []string `json:"evidence"`
+}
+
+type ToolPattern struct {
+	Regexp   string   `json:"regexp"`
+	Evidence []string `json:"evidence"`
+}
+
+// An Event is a native event the table uses.
+type Event struct {
+	OutputIgnored bool     `json:"output_ignored"`
+	ToolMatcher   bool     `json:"tool_matcher"`
+	Evidence      []string `json:"evidence"`
+}
+
+// Status of a row, an effect or a failure delivery.
+const (
+	Supported   = "supported"
+	Unsupported = "unsupported"
+	Omitted     = "omitted" // of a hook: optional, fallback omit, unsupported
+)
+
+// A Row is one admitted (subject, phase) on this harness version.
+type Row struct {
+	Status      string                         `json:"status"`
+	Reason      string                         `json:"reason,omitempty"`
+	NativeEvent string                         `json:"native_event,omitempty"`
+	Effects     map[string]Effect              `json:"effects,omitempty"`
+	Failures    map[string]map[string]Delivery `json:"failures,omitempty"` // policy → visibility
+	Evidence    []string                       `json:"evidence"`
+}
+
+// An Effect on a row: supported with the native output of each portable
+// result kind, or unsupported with a reason.
+type Effect struct {
+	Status   string                  `json:"status"`
+	Reason   string                  `json:"reason,omitempty"`
+	Note     string                  `json:"note,omitempty"`
+	Outputs  map[string]NativeOutput `json:"outputs,omitempty"`
+	Evidence []string                `json:"evidence"`
+}
+
+// A Delivery is how a hook failure reaches its audience.
+type Delivery struct {
+	Status   string        `json:"status"`
+	Reason   string        `json:"reason,omitempty"`
+	Note     string        `json:"note,omitempty"`
+	Output   *NativeOutput `json:"output,omitempty"`
+	Evidence []string      `json:"evidence"`
+}
+
+// A NativeOutput is what the dispatcher prints and how it exits. Stdout is
+// a template (see Render); nil means print nothing.
+type NativeOutput struct {
+	Stdout   map[string]any `json:"stdout,omitempty"`
+	Stderr   string         `json:"stderr,omitempty"`
+	Exit     int            `json:"exit"`
+	Evidence []string       `json:"evidence"`
+}
+
+// Key is name@version.
+func (t *Table) Key() string { return t.Name + "@" + t.Version }
+
+// Row returns the row of (subject, phase); ok is false for a combination
+// draft 0.1 does not admit.
+func (t *Table) Row(subject, phase string) (Row, bool) {
+	r, ok := t.Rows[subject][phase]
+	return r, ok
+}
+
+// NativeEvent returns the native event of (subject, phase), or false when
+// this version does not support the row.
+func (t *Table) NativeEvent(subject, phase string) (string, bool) {
+	r, ok := t.Row(subject, phase)
+	if !ok || r.Status != Supported {
+		return "", false
+	}
+	return r.NativeEvent, true
+}
+
+// RowOf returns the (subject, phase) a native event serves.
+func (t *Table) RowOf(event string) (subject, phase string, ok bool) {
+	for s, phases := range t.Rows {
+		for p, r := range phases {
+			if r.Status == Supported && r.NativeEvent == event {
+				return s, p, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// Output returns the native output for a portable result kind of an effect
+// on (subject, phase), or false when this version does not support it.
+func (t *Table) Output(subject, phase, effect, kind string) (NativeOutput, bool) {
+	r, ok := t.Row(subject, phase)
+	if !ok || r.Status != Supported {
+		return NativeOutput{}, false
+	}
+	e, ok := r.Effects[effect]
+	if !ok || e.Status != Supported {
+		return NativeOutput{}, false
+	}
+	o, ok := e.Outputs[kind]
+	return o, ok
+}
+
+// FailureOutput returns how a failure under policy reaches visibility's
+// audience on (subject, phase), or false when this version cannot do it.
+func (t *Table) FailureOutput(subject, phase, policy, visibility string) (NativeOutput, bool) {
+	r, ok := t.Row(subject, phase)
+	if !ok || r.Status != Supported {
+		return NativeOutput{}, false
+	}
+	d, ok := r.Failures[policy][visibility]
+	if !ok || d.Status != Supported || d.Output == nil {
+		return NativeOutput{}, false
+	}
+	return *d.Output, true
+}
+
+// KnowsTool says whether name is a native tool name a matcher may use.
+func (t *Table) KnowsTool(name string) bool {
+	if _, ok := t.Tools[name]; ok {
+		return true
+	}
+	for _, p := range t.ToolPatterns {
+		if re, err := regexp.Compile(p.Regexp); err == nil && re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolNames lists the native tool names and tool-name families, sorted.
+func (t *Table) ToolNames() []string {
+	names := make([]string, 0, len(t.Tools)+len(t.ToolPatterns))
+	for n := range t.Tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	pats := make([]string, 0, len(t.ToolPatterns))
+	for n := range t.ToolPatterns {
+		pats = append(pats, n)
+	}
+	sort.Strings(pats)
+	return append(names, pats...)
+}
+
+// TimeoutClampMS returns the harness's maximum timeout for a native event.
+func (t *Table) TimeoutClampMS(event string) (int, bool) {
+	c, ok := t.Timeout.Clamps[event]
+	return c.MaxMS, ok
+}
+
+// NativeTimeout converts a timeout in milliseconds to the native unit,
+// rounding up so that a handler never gets less than it declared.
+func (t *Table) NativeTimeout(ms int) int {
+	if t.Timeout.Unit == "seconds" {
+		return (ms + 999) / 1000
+	}
+	return ms
+}
+
+// ConfigHome returns the configuration home: $Env if set, else Default
+// under $HOME. getenv is os.Getenv or a test's environment.
+func (t *Table) ConfigHome(getenv func(string) string) (string, error) {
+	if d := getenv(t.Config.Home.Env); d != "" {
+		return d, nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", fmt.Errorf("%s: neither %s nor HOME is set", t.Key(), t.Config.Home.Env)
+	}
+	return filepath.Join(home, filepath.FromSlash(t.Config.Home.Default)), nil
+}
+
+// Path resolves a location of this table to a path on this machine.
+func (t *Table) Path(l Location, getenv func(string) string) (string, error) {
+	var root string
+	switch l.Root {
+	case "home":
+		if root = getenv("HOME"); root == "" {
+			return "", fmt.Errorf("%s: HOME is not set", t.Key())
+		}
+	default:
+		var err error
+		if root, err = t.ConfigHome(getenv); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(root, filepath.FromSlash(l.Path)), nil
+}
+
+// Display writes a location as a user reads it: $CLAUDE_CONFIG_DIR/skills/<name>/SKILL.md.
+func (t *Table) Display(l Location) string {
+	root := "~"
+	if l.Root == "config_home" {
+		root = "$" + t.Config.Home.Env
+	}
+	s := root + "/" + l.Path
+	if l.Layout != "" {
+		s += "/" + l.Layout
+	}
+	return s
+}
+
+// SkillDirs returns the directories the harness reads skills from
+// (<dir>/<name>/SKILL.md), the first being where dalo installs.
+func (t *Table) SkillDirs(getenv func(string) string) ([]string, error) {
+	var dirs []string
+	for _, l := range t.Config.Skills {
+		d, err := t.Path(l, getenv)
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs, nil
+}
+
+// AgentDir returns the directory the harness reads subagents from
+// (<dir>/<name>.md); ok is false when the harness has no subagents.
+func (t *Table) AgentDir(getenv func(string) string) (dir string, ok bool, err error) {
+	if t.Config.Agents.Status != Supported || t.Config.Agents.Location == nil {
+		return "", false, nil
+	}
+	d, err := t.Path(*t.Config.Agents.Location, getenv)
+	return d, err == nil, err
+}
+
+// Placeholders are the values a NativeOutput template may take.
+var Placeholders = []string{"$context", "$reason", "$input", "$output", "$diagnostic", "$generic"}
+
+// Render fills the template: every string that is exactly a placeholder is
+// replaced by vals[placeholder]. It returns the stdout bytes (nil when the
+// output prints nothing), the stderr text and the exit status. A
+// placeholder without a value is an error: the dispatcher must never print
+// a half-rendered answer.
+func (o NativeOutput) Render(vals map[string]any) (stdout []byte, stderr string, exit int, err error) {
+	fill := func(s string) (any, error) {
+		if !strings.HasPrefix(s, "$") {
+			return s, nil
+		}
+		if !slices.Contains(Placeholders, s) {
+			return nil, fmt.Errorf("unknown placeholder %s", s)
+		}
+		v, ok := vals[s]
+		if !ok {
+			return nil, fmt.Errorf("no value for %s", s)
+		}
+		return v, nil
+	}
+	var walk func(any) (any, error)
+	walk = func(x any) (any, error) {
+		switch x := x.(type) {
+		case string:
+			return fill(x)
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, v := range x {
+				w, err := walk(v)
+				if err != nil {
+					return nil, err
+				}
+				out[k] = w
+			}
+			return out, nil
+		case []any:
+			out := make([]any, len(x))
+			for i, v := range x {
+				w, err := walk(v)
+				if err != nil {
+					return nil, err
+				}
+				out[i] = w
+			}
+			return out, nil
+		}
+		return x, nil
+	}
+	if o.Stdout != nil {
+		filled, err := walk(o.Stdout)
+		if err != nil {
+			return nil, "", 0, err
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(filled); err != nil {
+			return nil, "", 0, err
+		}
+		stdout = b.Bytes()
+	}
+	if o.Stderr != "" {
+		s, err := fill(o.Stderr)
+		if err != nil {
+			return nil, "", 0, err
+		}
+		stderr = fmt.Sprint(s)
+	}
+	return stdout, stderr, o.Exit, nil
+}

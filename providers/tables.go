@@ -1,0 +1,207 @@
+package providers
+
+import (
+	"cmp"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
+
+	defs "dalo/cue"
+)
+
+// The tables, one per harness version. A new harness version is a new file
+// here and nothing else; a new harness also needs its adapter.
+//
+//go:embed claude/*.cue codex/*.cue
+var embedded embed.FS
+
+// Tables is every loaded provider table, with the compiled rules that
+// decide a hook's capability on a table.
+type Tables struct {
+	byKey  map[string]*Table
+	all    []*Table // by name, then version, oldest first
+	capDef cue.Value
+
+	mu   sync.Mutex
+	memo map[string]Capability
+}
+
+var loadEmbedded = sync.OnceValues(func() (*Tables, error) { return LoadFS(embedded) })
+
+// Load returns the tables embedded in the binary. They are loaded once per
+// process; a broken table is an error naming its file.
+func Load() (*Tables, error) { return loadEmbedded() }
+
+// LoadFS loads the tables <name>/<version>.cue found in fsys. It compiles
+// the rules of package dalo/cue, compiles each table in the same context,
+// unifies it with #Provider and validates it concretely. The name and
+// version in the path must equal those in the table. Tests use it to load
+// fixture versions through the same path as the embedded ones.
+func LoadFS(fsys fs.FS) (*Tables, error) {
+	ctx := cuecontext.New()
+	root, err := defs.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	provDef := root.LookupPath(cue.ParsePath("#Provider"))
+	ts := &Tables{
+		byKey:  map[string]*Table{},
+		capDef: root.LookupPath(cue.ParsePath("#Capability")),
+		memo:   map[string]Capability{},
+	}
+	if err := provDef.Err(); err != nil {
+		return nil, fmt.Errorf("provider tables: #Provider: %w", err)
+	}
+	names, err := fs.Glob(fsys, "*/*.cue")
+	if err != nil {
+		return nil, err
+	}
+	for _, file := range names {
+		t, err := loadTable(ctx, provDef, fsys, file)
+		if err != nil {
+			return nil, err
+		}
+		ts.byKey[t.Key()] = t
+		ts.all = append(ts.all, t)
+	}
+	if len(ts.all) == 0 {
+		return nil, fmt.Errorf("provider tables: no <name>/<version>.cue file found")
+	}
+	slices.SortFunc(ts.all, func(a, b *Table) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), CompareVersions(a.Version, b.Version))
+	})
+	return ts, nil
+}
+
+func loadTable(ctx *cue.Context, provDef cue.Value, fsys fs.FS, file string) (*Table, error) {
+	name := path.Dir(file)
+	version := strings.TrimSuffix(path.Base(file), ".cue")
+	src, err := fs.ReadFile(fsys, file)
+	if err != nil {
+		return nil, fmt.Errorf("provider table %s: %w", file, err)
+	}
+	f, err := parser.ParseFile(file, src, parser.ParseComments)
+	if err != nil {
+		return nil, fmt.Errorf("provider table %s: %s", file, details(file, err))
+	}
+	data := ctx.BuildFile(f)
+	if err := data.Err(); err != nil {
+		return nil, fmt.Errorf("provider table %s: %s", file, details(file, err))
+	}
+	v := provDef.Unify(data)
+	if err := v.Validate(cue.Concrete(true), cue.Final()); err != nil {
+		return nil, fmt.Errorf("provider table %s does not satisfy #Provider:\n%s", file, details(file, err))
+	}
+	t := &Table{value: v, File: file}
+	if err := v.Decode(t); err != nil {
+		return nil, fmt.Errorf("provider table %s: %w", file, err)
+	}
+	if t.Name != name || t.Version != version {
+		return nil, fmt.Errorf("provider table %s says %s@%s; its path says %s@%s", file, t.Name, t.Version, name, version)
+	}
+	return t, nil
+}
+
+// details writes every error of err, one per line, each with its
+// positions in file (the table at fault) or, when it has none there, in the
+// rules.
+func details(file string, err error) string {
+	var b strings.Builder
+	for _, e := range cueerrors.Errors(err) {
+		b.WriteString("    ")
+		b.WriteString(strings.TrimPrefix(strings.TrimSpace(e.Error()), "#Provider."))
+		var here, there []string
+		for _, p := range cueerrors.Positions(e) {
+			switch {
+			case !p.IsValid():
+			case p.Filename() == file:
+				here = append(here, p.String())
+			default:
+				there = append(there, p.String())
+			}
+		}
+		if len(here) == 0 && len(there) > 0 {
+			here = there[:1]
+		}
+		for _, p := range here {
+			fmt.Fprintf(&b, "\n        %s", p)
+		}
+		b.WriteByte('\n')
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// All returns every table, by name and then version, oldest first.
+func (ts *Tables) All() []*Table { return slices.Clone(ts.all) }
+
+// Keys returns the name@version of every table, in the order of All.
+func (ts *Tables) Keys() []string {
+	keys := make([]string, len(ts.all))
+	for i, t := range ts.all {
+		keys[i] = t.Key()
+	}
+	return keys
+}
+
+// Lookup returns the table of exactly name@version. A version nobody added
+// is unknown: compatibility is never inferred from a nearby version.
+func (ts *Tables) Lookup(name, version string) (*Table, bool) {
+	t, ok := ts.byKey[name+"@"+version]
+	return t, ok
+}
+
+// Newest returns the newest known version of name.
+func (ts *Tables) Newest(name string) (*Table, bool) {
+	var newest *Table
+	for _, t := range ts.all {
+		if t.Name == name {
+			newest = t
+		}
+	}
+	return newest, newest != nil
+}
+
+// Resolve turns NAME@VERSION, or a bare NAME meaning its newest version,
+// into a table. The error lists the known versions.
+func (ts *Tables) Resolve(arg string) (*Table, error) {
+	name, version, exact := strings.Cut(arg, "@")
+	var t *Table
+	var ok bool
+	if exact {
+		t, ok = ts.Lookup(name, version)
+	} else {
+		t, ok = ts.Newest(name)
+	}
+	if !ok {
+		return nil, fmt.Errorf("unknown provider %s; known: %s", arg, strings.Join(ts.Keys(), ", "))
+	}
+	return t, nil
+}
+
+// CompareVersions orders dotted numeric versions (2.1.233 < 2.1.1000).
+func CompareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(as), len(bs)); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if c := cmp.Compare(x, y); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a, b)
+}

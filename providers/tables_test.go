@@ -1,0 +1,329 @@
+package providers
+
+import (
+	"io/fs"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func TestEmbeddedTablesLoad(t *testing.T) {
+	ts, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(ts.Keys(), " "), "claude@2.1.233 codex@0.147.0"; got != want {
+		t.Fatalf("keys = %s, want %s", got, want)
+	}
+	for _, tc := range []struct {
+		name, version, nativeEvent string
+		subject, phase             string
+	}{
+		{"claude", "2.1.233", "PostToolUseFailure", "tool_call", "failure"},
+		{"claude", "2.1.233", "SessionEnd", "session", "end"},
+		{"codex", "0.147.0", "UserPromptSubmit", "prompt", "before"},
+		{"codex", "0.147.0", "", "tool_call", "failure"},
+	} {
+		tb, ok := ts.Lookup(tc.name, tc.version)
+		if !ok {
+			t.Fatalf("%s@%s not found", tc.name, tc.version)
+		}
+		ev, ok := tb.NativeEvent(tc.subject, tc.phase)
+		if ev != tc.nativeEvent || ok != (tc.nativeEvent != "") {
+			t.Errorf("%s %s/%s: native event %q %t, want %q", tb.Key(), tc.subject, tc.phase, ev, ok, tc.nativeEvent)
+		}
+		if ok {
+			s, p, _ := tb.RowOf(ev)
+			if s != tc.subject || p != tc.phase {
+				t.Errorf("%s RowOf(%s) = %s/%s", tb.Key(), ev, s, p)
+			}
+		}
+	}
+}
+
+// Lookup is exact: a version nobody added is unknown, however close.
+func TestLookupIsExact(t *testing.T) {
+	ts := mustLoad(t)
+	for _, tc := range []struct{ arg, want, err string }{
+		{"claude", "claude@2.1.233", ""},
+		{"claude@2.1.233", "claude@2.1.233", ""},
+		{"codex", "codex@0.147.0", ""},
+		{"claude@2.1.234", "", "unknown provider claude@2.1.234; known: claude@2.1.233, codex@0.147.0"},
+		{"claude@2.1", "", "unknown provider claude@2.1;"},
+		{"gemini", "", "unknown provider gemini;"},
+	} {
+		tb, err := ts.Resolve(tc.arg)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Resolve(%s) = %v, want error %q", tc.arg, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("Resolve(%s): %v", tc.arg, err)
+		case tb.Key() != tc.want:
+			t.Errorf("Resolve(%s) = %s, want %s", tc.arg, tb.Key(), tc.want)
+		}
+	}
+}
+
+func TestNewestOrdersVersionsNumerically(t *testing.T) {
+	src, err := fs.ReadFile(embedded, "codex/0.147.0.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{
+		"codex/0.147.0.cue": {Data: src},
+		"codex/0.99.0.cue":  {Data: []byte(strings.Replace(string(src), `version: "0.147.0"`, `version: "0.99.0"`, 1))},
+	}
+	ts, err := LoadFS(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := ts.Newest("codex"); n.Version != "0.147.0" {
+		t.Errorf("newest codex = %s, want 0.147.0", n.Version)
+	}
+}
+
+// A broken table fails loading with an error naming its file and saying
+// what is wrong.
+func TestBrokenTableFails(t *testing.T) {
+	src := readEmbedded(t, "claude/2.1.233.cue")
+	for _, tc := range []struct {
+		name, file, old, new string
+		want                 []string
+	}{
+		{"unknown field", "claude/2.1.233.cue", `harness: "Claude Code"`, "harness: \"Claude Code\"\nbogus: 1",
+			[]string{"claude/2.1.233.cue", "bogus: field not allowed"}},
+		{"effect missing", "claude/2.1.233.cue", "\t\t\t\treplace_output: {\n", "\t\t\t\t_gone: {\n",
+			[]string{"claude/2.1.233.cue", "rows.tool_call.after.effects.replace_output", "required"}},
+		{"result kind missing", "claude/2.1.233.cue", "outputs: {continue_workflow: _continue, abstain: _nothing}", "outputs: {continue_workflow: _continue}",
+			[]string{"claude/2.1.233.cue", "outputs.abstain", "required"}},
+		{"unknown native event", "claude/2.1.233.cue", `native_event: "Stop"`, `native_event: "Stopp"`,
+			[]string{"claude/2.1.233.cue", "rows.workflow.stop.event: undefined field: Stopp"}},
+		{"unsupported without reason", "claude/2.1.233.cue", `reason: "Claude Code sends nothing`, `note: "Claude Code sends nothing`,
+			[]string{"claude/2.1.233.cue", "rows.session.end.failures.report.model_and_user"}},
+		{"evidence without a kind", "claude/2.1.233.cue", `evidence: ["run: providers/testdata/README.md finding 25"]`, `evidence: ["finding 25"]`,
+			[]string{"claude/2.1.233.cue", "version_output.evidence.0", "out of bound"}},
+		{"clamp on an unknown event", "claude/2.1.233.cue", "clamps: {}", `clamps: Foo: {max_ms: 1, evidence: ["doc: x"]}`,
+			[]string{"claude/2.1.233.cue", "clamps.Foo: field not allowed"}},
+		{"syntax error", "claude/2.1.233.cue", `name:    "claude"`, `name:    "claude`,
+			[]string{"claude/2.1.233.cue"}},
+		{"path and name disagree", "claude/2.1.234.cue", "", "",
+			[]string{"claude/2.1.234.cue says claude@2.1.233; its path says claude@2.1.234"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := strings.Replace(src, tc.old, tc.new, 1)
+			if tc.old != "" && s == src {
+				t.Fatalf("mutation %q did not apply", tc.old)
+			}
+			_, err := LoadFS(fstest.MapFS{tc.file: {Data: []byte(s)}})
+			if err == nil {
+				t.Fatal("broken table loaded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not say %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// Every evidence reference to a recording or a finding points at something
+// that exists: a claim cannot cite evidence nobody recorded.
+func TestEvidenceExists(t *testing.T) {
+	ts := mustLoad(t)
+	readme, err := os.ReadFile("testdata/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	finding := regexp.MustCompile(`^run: providers/testdata/README\.md finding (\d+)$`)
+	for _, tb := range ts.All() {
+		var refs []string
+		collectEvidence(tb.value.LookupPath(cueRoot), &refs)
+		if len(refs) < 50 {
+			t.Fatalf("%s: only %d evidence references found; the walk is broken", tb.Key(), len(refs))
+		}
+		for _, ev := range refs {
+			switch {
+			case strings.HasPrefix(ev, "recording: "):
+				p := strings.TrimPrefix(strings.TrimPrefix(ev, "recording: "), "providers/")
+				if !strings.Contains(p, "/"+tb.Name+"/"+tb.Version+"/") {
+					t.Errorf("%s cites another version's recording: %s", tb.Key(), ev)
+				}
+				if _, err := os.Stat(p); err != nil {
+					t.Errorf("%s: %v", tb.Key(), err)
+				}
+			case strings.HasPrefix(ev, "run: "):
+				m := finding.FindStringSubmatch(ev)
+				if m == nil {
+					t.Errorf("%s: run evidence %q is not 'run: providers/testdata/README.md finding N'", tb.Key(), ev)
+					continue
+				}
+				n, _ := strconv.Atoi(m[1])
+				if !regexp.MustCompile(`(?m)^` + strconv.Itoa(n) + `\. `).Match(readme) {
+					t.Errorf("%s: %s: no such finding in testdata/README.md", tb.Key(), ev)
+				}
+			}
+		}
+	}
+}
+
+// Every native output renders with the placeholders of draft 0.1, and the
+// limits the draft names are where a dispatcher will look for them.
+func TestOutputs(t *testing.T) {
+	ts := mustLoad(t)
+	vals := map[string]any{}
+	for _, p := range Placeholders {
+		vals[p] = p[1:]
+	}
+	vals["$input"] = map[string]any{"command": "echo reviewed"}
+	for _, tb := range ts.All() {
+		for s, phases := range tb.Rows {
+			for p, r := range phases {
+				for e, ef := range r.Effects {
+					for k, o := range ef.Outputs {
+						if _, _, _, err := o.Render(vals); err != nil {
+							t.Errorf("%s %s/%s %s %s: %v", tb.Key(), s, p, e, k, err)
+						}
+					}
+				}
+				for pol, vs := range r.Failures {
+					for vis := range vs {
+						if o, ok := tb.FailureOutput(s, p, pol, vis); ok {
+							if _, _, _, err := o.Render(vals); err != nil {
+								t.Errorf("%s %s/%s %s %s: %v", tb.Key(), s, p, pol, vis, err)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+
+	claude, _ := ts.Lookup("claude", "2.1.233")
+	codex, _ := ts.Lookup("codex", "0.147.0")
+	render := func(tb *Table, s, p, e, k string) string {
+		t.Helper()
+		o, ok := tb.Output(s, p, e, k)
+		if !ok {
+			return "unsupported"
+		}
+		out, _, _, err := o.Render(vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for _, tc := range []struct {
+		tb               *Table
+		s, p, e, k, want string
+	}{
+		{claude, "tool_call", "before", "rewrite_input", "rewrite_input", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"echo reviewed"}}}`},
+		{codex, "tool_call", "before", "rewrite_input", "rewrite_input", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"echo reviewed"}}}`},
+		{claude, "tool_call", "before", "gate", "allow", ``},
+		{codex, "tool_call", "before", "gate", "allow", ``},
+		{claude, "tool_call", "after", "replace_output", "replace_output", `{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"output"}}`},
+		{codex, "tool_call", "after", "replace_output", "replace_output", `unsupported`},
+		{claude, "tool_call", "failure", "add_context", "add_context", `{"hookSpecificOutput":{"additionalContext":"context","hookEventName":"PostToolUseFailure"}}`},
+		{codex, "tool_call", "failure", "add_context", "add_context", `unsupported`},
+		{codex, "workflow", "stop", "continue_workflow", "continue_workflow", `{"decision":"block","reason":"reason"}`},
+	} {
+		if got := render(tc.tb, tc.s, tc.p, tc.e, tc.k); got != tc.want {
+			t.Errorf("%s %s/%s %s %s:\n got %s\nwant %s", tc.tb.Key(), tc.s, tc.p, tc.e, tc.k, got, tc.want)
+		}
+	}
+	// A user-only failure after SessionEnd exits nonzero: the event
+	// ignores ordinary output.
+	o, ok := codex.FailureOutput("session", "end", "report", "user")
+	if _, stderr, exit, _ := o.Render(vals); !ok || exit == 0 || stderr != "diagnostic" {
+		t.Errorf("codex SessionEnd user failure: exit %d stderr %q", exit, stderr)
+	}
+	if _, ok := claude.FailureOutput("session", "end", "report", "model_and_user"); ok {
+		t.Error("claude SessionEnd model_and_user failure is supported")
+	}
+	if ms, ok := codex.TimeoutClampMS("SessionEnd"); !ok || ms != 3000 {
+		t.Errorf("codex SessionEnd clamp = %d %t, want 3000", ms, ok)
+	}
+	if _, ok := claude.TimeoutClampMS("SessionEnd"); ok {
+		t.Error("claude clamps SessionEnd")
+	}
+	if got := claude.NativeTimeout(1500); got != 2 {
+		t.Errorf("claude NativeTimeout(1500) = %d, want 2 (seconds, rounded up)", got)
+	}
+	for _, tc := range []struct {
+		tb    *Table
+		tool  string
+		known bool
+	}{
+		{claude, "Bash", true}, {claude, "Edit", true}, {claude, "apply_patch", false},
+		{claude, "mcp__github__create_issue", true},
+		{codex, "Bash", true}, {codex, "apply_patch", true}, {codex, "Edit", false},
+	} {
+		if got := tc.tb.KnowsTool(tc.tool); got != tc.known {
+			t.Errorf("%s KnowsTool(%s) = %t", tc.tb.Key(), tc.tool, got)
+		}
+	}
+}
+
+func TestLocations(t *testing.T) {
+	ts := mustLoad(t)
+	claude, _ := ts.Lookup("claude", "2.1.233")
+	codex, _ := ts.Lookup("codex", "0.147.0")
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	for _, tc := range []struct {
+		tb     *Table
+		getenv func(string) string
+		skills string
+		agents string
+		hooks  string
+	}{
+		{claude, env("HOME", "/h"), "/h/.claude/skills", "/h/.claude/agents", "/h/.claude/settings.json"},
+		{claude, env("HOME", "/h", "CLAUDE_CONFIG_DIR", "/c"), "/c/skills", "/c/agents", "/c/settings.json"},
+		{codex, env("HOME", "/h"), "/h/.agents/skills /h/.codex/skills", "", "/h/.codex/hooks.json"},
+		{codex, env("HOME", "/h", "CODEX_HOME", "/x"), "/h/.agents/skills /x/skills", "", "/x/hooks.json"},
+	} {
+		dirs, err := tc.tb.SkillDirs(tc.getenv)
+		if err != nil || strings.Join(dirs, " ") != tc.skills {
+			t.Errorf("%s skills = %v %v, want %s", tc.tb.Key(), dirs, err, tc.skills)
+		}
+		agents, ok, err := tc.tb.AgentDir(tc.getenv)
+		if err != nil || agents != tc.agents || ok != (tc.agents != "") {
+			t.Errorf("%s agents = %q %t %v, want %q", tc.tb.Key(), agents, ok, err, tc.agents)
+		}
+		hooks, err := tc.tb.Path(tc.tb.Config.Hooks, tc.getenv)
+		if err != nil || hooks != tc.hooks {
+			t.Errorf("%s hooks = %q %v, want %s", tc.tb.Key(), hooks, err, tc.hooks)
+		}
+	}
+	if _, err := claude.ConfigHome(env()); err == nil {
+		t.Error("ConfigHome without HOME or CLAUDE_CONFIG_DIR succeeded")
+	}
+}
+
+func mustLoad(t *testing.T) *Tables {
+	t.Helper()
+	ts, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func readEmbedded(t *testing.T, name string) string {
+	t.Helper()
+	b, err := fs.ReadFile(embedded, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
