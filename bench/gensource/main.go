@@ -1,0 +1,34 @@
+// Command gensource writes a synthetic author source for benchmarks:
+//
+//	go run ./bench/gensource -packages 1000 -out DIR
+//	go run ./bench/gensource -packages 0 -big 1040000 -out DIR
+//
+// See package dalo/bench/sourcegen for what the packages hold.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"dalo/bench/sourcegen"
+)
+
+func main() {
+	n := flag.Int("packages", 1000, "number of packages")
+	big := flag.Int("big", 0, "also write package big with a manifest of about this many bytes")
+	out := flag.String("out", "", "directory to create (must not exist)")
+	flag.Parse()
+	if *out == "" || flag.NArg() != 0 {
+		fmt.Fprintln(os.Stderr, "usage: gensource [-packages N] [-big BYTES] -out DIR")
+		os.Exit(2)
+	}
+	if _, err := os.Stat(*out); err == nil {
+		fmt.Fprintf(os.Stderr, "gensource: %s already exists\n", *out)
+		os.Exit(2)
+	}
+	if err := sourcegen.Write(*out, *n, *big); err != nil {
+		fmt.Fprintf(os.Stderr, "gensource: %v\n", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"path/filepath"
+	"testing"
+
+	"dalo/bench/sourcegen"
+)
+
+// The benchmarks measure Validate on synthetic sources from
+// dalo/bench/sourcegen; bench/validate.sh measures the same sources through
+// the dalo binary, process start to exit, with its peak memory.
+//
+//	go test ./engine -run '^$' -bench . -benchmem -cpuprofile cpu.out
+
+func benchSource(b *testing.B, packages, bigBytes int) string {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "source")
+	if err := sourcegen.Write(dir, packages, bigBytes); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+func benchValidate(b *testing.B, dir string, packages int) {
+	b.ReportAllocs()
+	for b.Loop() {
+		rep, err := Validate(dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !rep.Valid || len(rep.Packages) != packages {
+			b.Fatalf("want %d valid packages, got valid=%t with %d packages: %v", packages, rep.Valid, len(rep.Packages), rep.Diagnostics)
+		}
+	}
+}
+
+func BenchmarkValidate(b *testing.B) {
+	b.Run("packages=1", func(b *testing.B) {
+		benchValidate(b, benchSource(b, 1, 0), 1)
+	})
+	b.Run("packages=1000", func(b *testing.B) {
+		benchValidate(b, benchSource(b, 1000, 0), 1000)
+	})
+	b.Run("manifest=1MiB", func(b *testing.B) {
+		benchValidate(b, benchSource(b, 0, 1040000), 1)
+	})
+}
+
+// BenchmarkLoadRules is the fixed cost every process and every worker pays.
+func BenchmarkLoadRules(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := LoadRules(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeManifest is the TOML stage alone on a manifest near the
+// 1 MiB limit: go-toml/v2 plus the position index, which must stay linear.
+func BenchmarkDecodeManifest(b *testing.B) {
+	dir := benchSource(b, 0, 1040000)
+	src, _, err := readBounded(filepath.Join(dir, "plugins", "big", "PLUGIN.toml"), 1<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := LoadRules()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var l diagList
+		if decodeManifest(src, &r.Limits, &l) == nil {
+			b.Fatal(l.diags)
+		}
+	}
+}
