@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"dalo/dispatch"
+	"dalo/providers/claude"
+	"dalo/providers/codex"
+	"dalo/store"
+)
+
+const hookDispatchDoc = `Hook dispatch is what a harness's hook configuration calls, one entry per
+native event. It reads the event's native JSON on stdin, runs every
+installed and approved hook of that provider and event (from the dispatch
+plan in $DALO_HOME/plans/<provider>.json), and answers the harness in its
+native hook output format.
+
+Before each run it re-checks both grants and every staged file; a revoked
+grant or a changed byte is a failure under the hook's failure policy. Each
+handler runs with its declared argv, the staged tool root as cwd, only its
+declared environment variables, the native JSON on stdin and a hard
+timeout. node and python3 are found on dalo's own PATH.
+
+DALO_HOME defaults to $XDG_DATA_HOME/dalo, else ~/.local/share/dalo.
+See docs/dispatch.md for the policies and how results compose.
+
+Exit status: 0 with the native answer on stdout (possibly empty); 1 when
+the plan cannot be read, or a failure must reach the user on SessionEnd
+(whose output harnesses ignore), with the diagnostic on stderr; 2 bad usage.
+
+Examples:
+  dalo hook dispatch --provider claude --event PreToolUse < payload.json
+  dalo hook dispatch --provider codex --event Stop
+`
+
+// adapters are the harnesses dispatch can answer.
+var adapters = map[string]dispatch.Adapter{
+	"claude": claude.Adapter{},
+	"codex":  codex.Adapter{},
+}
+
+func init() {
+	register(&command{
+		name:  "hook dispatch",
+		usage: "--provider claude|codex --event NATIVE_EVENT",
+		short: "run the approved hooks of a harness event",
+		doc:   hookDispatchDoc,
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("provider", "", "the harness: claude or codex")
+			fs.String("event", "", "the native event name: PreToolUse, Stop, ...")
+		},
+		run: runHookDispatch,
+	})
+}
+
+func runHookDispatch(e *env, fs *pflag.FlagSet) int {
+	const name = "hook dispatch"
+	provider, _ := fs.GetString("provider")
+	event, _ := fs.GetString("event")
+	a, ok := adapters[provider]
+	switch {
+	case fs.NArg() != 0:
+		return usageError(e, name, "unexpected arguments: %q", fs.Args())
+	case !ok:
+		return usageError(e, name, "--provider must be claude or codex, not %q", provider)
+	case event == "":
+		return usageError(e, name, "--event is required")
+	}
+	home, err := store.Home()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "dalo %s: %v\n", name, err)
+		return exitFail
+	}
+	req := dispatch.Request{Home: home, Provider: provider, Event: event, Getenv: os.LookupEnv}
+	req.Payload, err = io.ReadAll(io.LimitReader(e.stdin, dispatch.MaxPayload+1))
+	switch {
+	case err != nil:
+		req.PayloadErr = fmt.Errorf("reading the native payload: %v", err)
+	case len(req.Payload) > dispatch.MaxPayload:
+		req.PayloadErr = fmt.Errorf("the native payload is over %d bytes", dispatch.MaxPayload)
+		req.Payload = nil
+	}
+	out := dispatch.Dispatch(req, a)
+	e.stdout.Write(out.Stdout)
+	e.stderr.Write(out.Stderr)
+	return out.Exit
+}

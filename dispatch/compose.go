@@ -1,0 +1,252 @@
+package dispatch
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"dalo/store/plan"
+)
+
+// A Note is a text a hook (its Source: "package/hook", or "dalo" for the
+// dispatcher itself) contributes to the model-facing side of an outcome.
+type Note struct {
+	Source string
+	Text   string
+	// Failure marks a model_and_user failure diagnostic: the user already
+	// has it, so an event that cannot reach the model may drop it.
+	Failure bool
+}
+
+// An Outcome is the composition of every hook run on one native event, in
+// stable hook-identity order. It is portable: an Adapter renders it.
+type Outcome struct {
+	Context []Note // model-visible context: add_context results and model_and_user diagnostics
+	Deny    []Note // non-empty: the pre-action gate denies (prompt or tool call); the reasons
+	// Continue non-empty: another workflow pass is requested, with these reasons.
+	Continue      []Note
+	UpdatedInput  json.RawMessage // the one agreed rewrite of the tool input, compact JSON
+	UpdatedOutput json.RawMessage // the one agreed replacement of the tool output
+	User          []string        // diagnostics for the user channel only, never for the model
+}
+
+// Empty reports whether o asks the harness for nothing at all.
+func (o *Outcome) Empty() bool {
+	return len(o.Context) == 0 && len(o.Deny) == 0 && len(o.Continue) == 0 &&
+		o.UpdatedInput == nil && o.UpdatedOutput == nil && len(o.User) == 0
+}
+
+// JoinNotes renders notes as model-facing text, each named by its source.
+func JoinNotes(notes []Note) string {
+	var b strings.Builder
+	for i, n := range notes {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "[%s] %s", n.Source, n.Text)
+	}
+	return b.String()
+}
+
+// Results returns the notes that are not failure diagnostics.
+func Results(notes []Note) []Note {
+	var r []Note
+	for _, n := range notes {
+		if !n.Failure {
+			r = append(r, n)
+		}
+	}
+	return r
+}
+
+// JoinUser renders the user messages as one bounded text.
+func JoinUser(msgs []string) string {
+	return bound(strings.Join(msgs, "\n"), maxUserText)
+}
+
+// Bounds of what the user channel carries.
+const (
+	maxUserText   = 16 << 10
+	maxUserStderr = 2 << 10
+)
+
+// A run is what happened to one hook: a result, or a failure.
+type run struct {
+	hook    *plan.PlannedHook
+	result  *Result
+	failure string // non-empty: the hook failed; a diagnostic without handler stderr
+	stderr  string // the handler's stderr (bounded), shown to the user with a failure only
+}
+
+func source(h *plan.PlannedHook) string { return h.Package + "/" + h.Hook }
+
+// compose applies each failed hook's policy and composes the results in the
+// order of runs (stable hook-identity order). The rules:
+//
+//   - report and fail_open leave the action unchanged; the diagnostic goes
+//     to the user, and with model_and_user also to the model as context.
+//   - fail_closed denies a pre-action gate (prompt/before, tool_call/before)
+//     or asks for another workflow pass (workflow/stop), with the diagnostic
+//     as the model-facing reason under model_and_user, and a generic reason
+//     naming the hook under user. On a Stop that was already continued
+//     (workflow.already_continued), a failure does not ask for yet another
+//     pass: a broken handler would otherwise loop the agent forever; the
+//     user is told.
+//   - Contexts are all kept, each named by its hook.
+//   - Any deny denies the action. Allows beside it lose, and the user is
+//     told which hooks allowed and which denied; rewrites beside it are not
+//     applied, and the user is told.
+//   - Rewrites that agree (equal JSON) apply once. Different rewrites deny
+//     the call: running the original input could be exactly what one of the
+//     rewriting hooks exists to prevent, and picking one rewrite would
+//     silently overrule the other. Model and user see the conflict.
+//   - Replacements that agree apply once. Different replacements leave the
+//     real output unchanged (a post-action hook cannot undo the action) and
+//     the user sees the conflict.
+//   - Continue requests all apply, reasons joined; allow, observe and abstain
+//     ask for nothing.
+func compose(runs []run, fields Fields) *Outcome {
+	o := &Outcome{}
+	var allows, denies []string
+	var rewrites, replaces []Note // Text holds the JSON
+	for _, r := range runs {
+		h, src := r.hook, source(r.hook)
+		if r.failure != "" {
+			applyFailure(o, h, r, fields)
+			if isGate(h) && h.FailurePolicy == "fail_closed" {
+				denies = append(denies, src)
+			}
+			continue
+		}
+		switch r.result.Kind {
+		case "add_context":
+			o.Context = append(o.Context, Note{Source: src, Text: r.result.Text})
+		case "deny":
+			o.Deny = append(o.Deny, Note{Source: src, Text: r.result.Text})
+			denies = append(denies, src)
+		case "allow":
+			allows = append(allows, src)
+		case "rewrite_input":
+			rewrites = append(rewrites, Note{Source: src, Text: string(r.result.JSON)})
+		case "replace_output":
+			replaces = append(replaces, Note{Source: src, Text: string(r.result.JSON)})
+		case "continue_workflow":
+			o.Continue = append(o.Continue, Note{Source: src, Text: r.result.Text})
+		}
+	}
+	if len(o.Deny) > 0 {
+		if len(allows) > 0 {
+			o.User = append(o.User, fmt.Sprintf("dalo: conflicting hook results: %s allowed, %s denied; the action is denied (deny wins over allow)",
+				strings.Join(allows, ", "), strings.Join(denies, ", ")))
+		}
+		if len(rewrites) > 0 {
+			o.User = append(o.User, fmt.Sprintf("dalo: the input rewrite of %s was not applied: the action is denied by %s",
+				strings.Join(sources(rewrites), ", "), strings.Join(denies, ", ")))
+		}
+		return o
+	}
+	if len(rewrites) > 0 {
+		if agree(rewrites) {
+			o.UpdatedInput = json.RawMessage(rewrites[0].Text)
+		} else {
+			names := strings.Join(sources(rewrites), ", ")
+			o.Deny = append(o.Deny, Note{Source: "dalo", Text: "Hooks " + names + " rewrote this tool input differently; the call was blocked rather than run with either rewrite or the original."})
+			o.User = append(o.User, "dalo: conflicting input rewrites by "+names+"; the tool call is denied")
+		}
+	}
+	if len(replaces) > 0 {
+		if agree(replaces) {
+			o.UpdatedOutput = json.RawMessage(replaces[0].Text)
+		} else {
+			o.User = append(o.User, "dalo: conflicting output replacements by "+strings.Join(sources(replaces), ", ")+"; the tool output is left unchanged")
+		}
+	}
+	return o
+}
+
+// applyFailure applies the failure policy of h.
+func applyFailure(o *Outcome, h *plan.PlannedHook, r run, fields Fields) {
+	src := source(h)
+	user := fmt.Sprintf("dalo: hook %s failed (%s): %s", src, h.FailurePolicy, r.failure)
+	if s := cleanStderr(r.stderr); s != "" {
+		user += "\n  stderr: " + strings.ReplaceAll(s, "\n", "\n  ")
+	}
+	o.User = append(o.User, user)
+	model := "This hook failed; the details were shown to the user."
+	if h.ErrorVisibility == "model_and_user" {
+		model = "This hook failed: " + r.failure + "."
+	}
+	if h.FailurePolicy == "fail_closed" {
+		switch {
+		case isGate(h):
+			o.Deny = append(o.Deny, Note{Source: src, Text: model + " The action was blocked (fail_closed)."})
+			return
+		case h.Subject == "workflow" && h.Phase == "stop":
+			if again, _ := fields["workflow.already_continued"].(bool); again {
+				o.User = append(o.User, "dalo: hook "+src+" is fail_closed, but this stop was already continued once; not asking for another pass")
+				return
+			}
+			o.Continue = append(o.Continue, Note{Source: src, Text: model + " Another pass was requested (fail_closed)."})
+			return
+		}
+	}
+	if h.ErrorVisibility == "model_and_user" {
+		o.Context = append(o.Context, Note{Source: src, Text: model, Failure: true})
+	}
+}
+
+// isGate reports whether h acts before an action it could deny.
+func isGate(h *plan.PlannedHook) bool {
+	return h.Phase == "before" && (h.Subject == "prompt" || h.Subject == "tool_call")
+}
+
+func sources(ns []Note) []string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = n.Source
+	}
+	return s
+}
+
+// agree reports whether every JSON value of ns is the same, whatever the
+// order of object keys.
+func agree(ns []Note) bool {
+	first := canonical(ns[0].Text)
+	for _, n := range ns[1:] {
+		if !bytes.Equal(canonical(n.Text), first) {
+			return false
+		}
+	}
+	return true
+}
+
+func canonical(s string) []byte {
+	var v any
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return []byte(s)
+	}
+	b, _ := json.Marshal(v) // sorts object keys
+	return b
+}
+
+func cleanStderr(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\x00", "")
+	return bound(strings.TrimSpace(s), maxUserStderr)
+}
+
+// bound cuts s to at most max bytes, on a rune boundary, marking the cut.
+func bound(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const mark = " …(truncated)"
+	cut := max - len(mark)
+	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + mark
+}

@@ -1,0 +1,139 @@
+package dispatch
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// MaxPayload bounds the native JSON read from the harness on stdin.
+const MaxPayload = 64 << 20
+
+// maxParallel bounds how many handlers of one event run at once.
+const maxParallel = 8
+
+// An Adapter speaks one harness's native hook protocol.
+type Adapter interface {
+	// Fields reads the portable fields of a native payload of event.
+	Fields(event string, payload []byte) (Fields, error)
+	// Render turns an outcome into what the harness reads from the
+	// dispatcher: stdout, stderr and the exit status.
+	Render(event string, o *Outcome) Native
+}
+
+// Native is the dispatcher's answer to the harness.
+type Native struct {
+	Stdout []byte
+	Stderr []byte
+	Exit   int
+}
+
+// A Request is one native event to dispatch.
+type Request struct {
+	Home     string // $DALO_HOME
+	Provider string // claude, codex
+	Event    string // the native event name
+	Payload  []byte // the raw native JSON, as read from stdin
+	// PayloadErr, when set, says the payload could not be read whole (too
+	// large, read error): every matching hook fails with it.
+	PayloadErr error
+	Getenv     func(string) (string, bool) // the environment handlers may inherit from
+}
+
+// Dispatch runs every installed, approved hook of the request's event and
+// answers natively through a.
+//
+// A plan that cannot be read (damaged, or of another schema) fails the whole
+// dispatch with exit status 1 and a diagnostic on stderr: both harnesses
+// treat that as a non-blocking error. Failing closed here would add no
+// safety, since whoever can damage the plan can also delete it; install
+// writes it atomically, so a reader never sees half of one.
+func Dispatch(req Request, a Adapter) Native {
+	hooks, err := LoadHooks(req.Home, req.Provider, req.Event)
+	if err != nil {
+		return Native{Stderr: []byte("dalo hook dispatch: " + err.Error() + "\n"), Exit: 1}
+	}
+	if len(hooks) == 0 {
+		return a.Render(req.Event, &Outcome{})
+	}
+	var fields Fields
+	fieldErr := req.PayloadErr
+	if fieldErr == nil {
+		fields, fieldErr = a.Fields(req.Event, req.Payload)
+	}
+	sort.SliceStable(hooks, func(i, j int) bool {
+		if hooks[i].Package != hooks[j].Package {
+			return hooks[i].Package < hooks[j].Package
+		}
+		return hooks[i].Hook < hooks[j].Hook
+	})
+	var runs []run
+	for i := range hooks {
+		h := &hooks[i]
+		r := run{hook: h}
+		if fieldErr != nil {
+			r.failure = fieldErr.Error()
+		} else if len(h.ToolNames) > 0 {
+			name, ok := fields.String("tool.name")
+			if !ok {
+				r.failure = "missing runtime binding: the native payload has no tool.name for the matcher"
+			} else if !contains(h.ToolNames, name) {
+				continue
+			}
+		}
+		runs = append(runs, r)
+	}
+	if len(runs) == 0 {
+		return a.Render(req.Event, &Outcome{})
+	}
+	// Every handler sees the same native payload and its own process, cwd
+	// and environment; results compose in hook order whatever the order of
+	// completion, so running them concurrently changes no outcome.
+	sem := make(chan struct{}, maxParallel)
+	var wg sync.WaitGroup
+	for i := range runs {
+		if runs[i].failure != "" {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(r *run) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			runHook(req, fields, r)
+		}(&runs[i])
+	}
+	wg.Wait()
+	return a.Render(req.Event, compose(runs, fields))
+}
+
+// runHook re-checks trust, runs the handler and parses its result.
+func runHook(req Request, fields Fields, r *run) {
+	h := r.hook
+	if err := checkTrust(req.Home, h); err != nil {
+		r.failure = "not run: " + err.Error()
+		return
+	}
+	if h.TimeoutMS < 100 || h.TimeoutMS > 120000 {
+		r.failure = fmt.Sprintf("not run: timeout_ms %d is outside 100..120000", h.TimeoutMS)
+		return
+	}
+	c, err := newCommand(h, fields, req.Getenv)
+	if err != nil {
+		r.failure = "not run: " + err.Error()
+		return
+	}
+	e := c.run(req.Payload, time.Duration(h.TimeoutMS)*time.Millisecond)
+	r.stderr = e.stderr
+	if e.err != nil {
+		r.failure = e.err.Error()
+		return
+	}
+	res, err := ParseResult(e.stdout, h.ResultKinds)
+	if err != nil {
+		r.failure = "malformed result: " + err.Error()
+		return
+	}
+	r.result = res
+}

@@ -1,0 +1,479 @@
+package dispatch_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"dalo/dispatch"
+	"dalo/dispatch/dispatchtest"
+	"dalo/providers/claude"
+	"dalo/providers/codex"
+	"dalo/store/plan"
+)
+
+var (
+	adapters = map[string]dispatch.Adapter{"claude": claude.Adapter{}, "codex": codex.Adapter{}}
+	versions = map[string]string{"claude": "2.1.233", "codex": "0.147.0"}
+)
+
+// recorded returns a recorded native payload, decoded so that a test can
+// change it, and its raw bytes.
+func recorded(t *testing.T, provider, file string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "providers", "testdata", "recordings", provider, versions[provider], file+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func getenv(name string) (string, bool) { return os.LookupEnv(name) }
+
+// dispatchEvent installs hooks for event in a fresh store, lets change
+// damage it, and dispatches payload.
+func dispatchEvent(t *testing.T, provider, event string, payload []byte, hooks []dispatchtest.Hook, change func(home string, p *plan.Plan)) dispatch.Native {
+	t.Helper()
+	home := t.TempDir()
+	p, err := dispatchtest.Install(home, provider, map[string][]dispatchtest.Hook{event: hooks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if change != nil {
+		change(home, p)
+	}
+	return dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: event, Payload: payload, Getenv: getenv}, adapters[provider])
+}
+
+// native decodes a native answer on stdout.
+type native struct {
+	Decision           string `json:"decision"`
+	Reason             string `json:"reason"`
+	SystemMessage      string `json:"systemMessage"`
+	HookSpecificOutput struct {
+		HookEventName            string          `json:"hookEventName"`
+		AdditionalContext        string          `json:"additionalContext"`
+		PermissionDecision       string          `json:"permissionDecision"`
+		PermissionDecisionReason string          `json:"permissionDecisionReason"`
+		UpdatedInput             json.RawMessage `json:"updatedInput"`
+		UpdatedToolOutput        json.RawMessage `json:"updatedToolOutput"`
+	} `json:"hookSpecificOutput"`
+}
+
+func decode(t *testing.T, out dispatch.Native) native {
+	t.Helper()
+	var n native
+	if len(out.Stdout) > 0 {
+		if err := json.Unmarshal(out.Stdout, &n); err != nil {
+			t.Fatalf("stdout is not JSON: %v\n%s", err, out.Stdout)
+		}
+	}
+	return n
+}
+
+const stderrMarker = "SECRET-STDERR"
+
+// TestFailures runs every failure path under every policy and visibility,
+// on both providers, as a PreToolUse gate.
+func TestFailures(t *testing.T) {
+	failures := []struct {
+		name    string
+		script  string
+		timeout int
+		change  func(home string, p *plan.Plan)
+		payload func(map[string]any)
+		diag    string // in the diagnostic
+		stderr  bool   // the handler wrote stderrMarker
+	}{
+		{name: "timeout", script: "#!/bin/sh\nexec sleep 10\n", timeout: 200, diag: "timed out after 200 ms"},
+		{name: "crash", script: "#!/bin/sh\necho " + stderrMarker + " >&2\nexit 3\n", diag: "exited with status 3", stderr: true},
+		{name: "signal", script: "#!/bin/sh\necho " + stderrMarker + " >&2\nkill -9 $$\n", diag: "killed by signal", stderr: true},
+		{name: "huge-output", script: "#!/bin/sh\nexec yes\n", diag: "more than 4194304 bytes"},
+		{name: "invalid-json", script: "#!/bin/sh\nprintf '{\"kind\":'\n", diag: "malformed result: result is not JSON"},
+		{name: "two-objects", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}{\"kind\":\"allow\"}'\n", diag: "data after its JSON object"},
+		{name: "wrong-kind", script: "#!/bin/sh\nprintf '{\"kind\":\"add_context\",\"context\":\"x\"}'\n", diag: "does not match the declared effect"},
+		{name: "nul", script: "#!/bin/sh\nprintf '{\"kind\":\"deny\",\"reason\":\"a\\\\u0000b\"}'\n", diag: "contains a NUL"},
+		{name: "revoked-grant", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n", diag: "is revoked", change: func(home string, p *plan.Plan) {
+			os.Remove(filepath.Join(home, "grants", p.Events["PreToolUse"][0].HookGrant.ID+".json"))
+		}},
+		{name: "regranted", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n", diag: "changed since install", change: func(home string, p *plan.Plan) {
+			g := p.Events["PreToolUse"][0].ToolGrant
+			g.Digest = "other"
+			dispatchtest.WriteGrant(home, g)
+		}},
+		{name: "changed-staged-file", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n", diag: "staged file changed", change: func(home string, p *plan.Plan) {
+			tool := p.Events["PreToolUse"][0].Tool
+			f, _ := os.OpenFile(filepath.Join(tool.Root, tool.Entry), os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString("# changed\n")
+			f.Close()
+		}},
+		{name: "missing-binding", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n", diag: "missing runtime binding: the native payload has no transcript.path", payload: func(m map[string]any) {
+			m["transcript_path"] = nil
+		}},
+	}
+	for _, provider := range []string{"claude", "codex"} {
+		for _, f := range failures {
+			for _, policy := range []string{"report", "fail_open", "fail_closed"} {
+				for _, vis := range []string{"user", "model_and_user"} {
+					t.Run(strings.Join([]string{provider, f.name, policy, vis}, "/"), func(t *testing.T) {
+						t.Parallel()
+						m := recorded(t, provider, "PreToolUse")
+						if f.payload != nil {
+							f.payload(m)
+						}
+						h := dispatchtest.Hook{
+							ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate",
+							Policy: policy, Visibility: vis, TimeoutMS: f.timeout, Script: f.script,
+							Env:      []string{"PATH"},
+							Argv:     []string{"${input.transcript}"},
+							Inputs:   []plan.PlannedInput{{Name: "transcript", Type: "path", Required: true}},
+							Bindings: []plan.PlannedBinding{{Input: "transcript", Field: "transcript.path", Type: "path"}},
+						}
+						out := dispatchEvent(t, provider, "PreToolUse", mustJSON(m), []dispatchtest.Hook{h}, f.change)
+						if out.Exit != 0 || len(out.Stderr) != 0 {
+							t.Fatalf("exit %d, stderr %q", out.Exit, out.Stderr)
+						}
+						n := decode(t, out)
+						if !strings.Contains(n.SystemMessage, f.diag) || !strings.Contains(n.SystemMessage, "test:pkg/gate") {
+							t.Errorf("systemMessage %q does not name the hook and %q", n.SystemMessage, f.diag)
+						}
+						if f.stderr && !strings.Contains(n.SystemMessage, stderrMarker) {
+							t.Errorf("systemMessage %q lacks the handler's stderr", n.SystemMessage)
+						}
+						hso := n.HookSpecificOutput
+						model := hso.AdditionalContext + hso.PermissionDecisionReason + n.Reason
+						if strings.Contains(model, stderrMarker) {
+							t.Errorf("handler stderr reached the model: %q", model)
+						}
+						if policy == "fail_closed" {
+							if hso.PermissionDecision != "deny" {
+								t.Fatalf("fail_closed: permissionDecision %q, want deny\n%s", hso.PermissionDecision, out.Stdout)
+							}
+							if got := strings.Contains(hso.PermissionDecisionReason, f.diag); got != (vis == "model_and_user") {
+								t.Errorf("%s: reason %q (diagnostic shown: %v)", vis, hso.PermissionDecisionReason, got)
+							}
+							if vis == "user" && !strings.Contains(hso.PermissionDecisionReason, "details were shown to the user") {
+								t.Errorf("user: reason %q is not the generic explanation", hso.PermissionDecisionReason)
+							}
+							return
+						}
+						if hso.PermissionDecision != "" || hso.UpdatedInput != nil {
+							t.Errorf("%s left the action changed: %s", policy, out.Stdout)
+						}
+						if got := strings.Contains(hso.AdditionalContext, f.diag); got != (vis == "model_and_user") {
+							t.Errorf("%s: additionalContext %q", vis, hso.AdditionalContext)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestTimeoutKillsGroup checks that a timeout kills what the handler
+// started, not only the handler.
+func TestTimeoutKillsGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	h := dispatchtest.Hook{
+		ID: "slow", Subject: "tool_call", Phase: "before", Effect: "gate", TimeoutMS: 300, Env: []string{"PATH"},
+		Script: "#!/bin/sh\nsleep 30 &\necho $! > " + pidFile + "\nwait\n",
+	}
+	start := time.Now()
+	out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("dispatch took %v with a 300 ms timeout", d)
+	}
+	if n := decode(t, out); !strings.Contains(n.SystemMessage, "timed out") {
+		t.Fatalf("systemMessage %q", n.SystemMessage)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	time.Sleep(50 * time.Millisecond)
+	if err := syscall.Kill(pid, 0); err == nil {
+		// A zombie of an exited process would still be signalable; check its state.
+		stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if !strings.Contains(string(stat), ") Z ") {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("the handler's child %d survived the timeout", pid)
+		}
+	}
+}
+
+// TestStopFailClosed checks that fail_closed asks for another pass, but
+// not once the stop was already continued.
+func TestStopFailClosed(t *testing.T) {
+	for _, provider := range []string{"claude", "codex"} {
+		h := dispatchtest.Hook{ID: "check", Subject: "workflow", Phase: "stop", Effect: "continue_workflow",
+			Policy: "fail_closed", Script: "#!/bin/sh\nexit 1\n"}
+		n := decode(t, dispatchEvent(t, provider, "Stop", mustJSON(recorded(t, provider, "Stop")), []dispatchtest.Hook{h}, nil))
+		if n.Decision != "block" || !strings.Contains(n.Reason, "[test:pkg/check] This hook failed") || strings.Contains(n.Reason, "status 1") {
+			t.Errorf("%s Stop: decision %q reason %q", provider, n.Decision, n.Reason)
+		}
+		n = decode(t, dispatchEvent(t, provider, "Stop", mustJSON(recorded(t, provider, "Stop.continued")), []dispatchtest.Hook{h}, nil))
+		if n.Decision != "" || !strings.Contains(n.SystemMessage, "already continued") {
+			t.Errorf("%s continued Stop: decision %q, systemMessage %q", provider, n.Decision, n.SystemMessage)
+		}
+	}
+}
+
+// TestSessionEnd checks that a failure on session end reaches the user
+// through a nonzero exit, and that success says nothing.
+func TestSessionEnd(t *testing.T) {
+	for _, provider := range []string{"claude", "codex"} {
+		payload := mustJSON(recorded(t, provider, "SessionEnd"))
+		for _, vis := range []string{"user", "model_and_user"} {
+			h := dispatchtest.Hook{ID: "bye", Subject: "session", Phase: "end", Effect: "observe", Visibility: vis,
+				Script: "#!/bin/sh\necho boom >&2\nexit 4\n"}
+			out := dispatchEvent(t, provider, "SessionEnd", payload, []dispatchtest.Hook{h}, nil)
+			if out.Exit != 1 || len(out.Stdout) != 0 || !strings.Contains(string(out.Stderr), "exited with status 4") || !strings.Contains(string(out.Stderr), "boom") {
+				t.Errorf("%s %s: exit %d stdout %q stderr %q", provider, vis, out.Exit, out.Stdout, out.Stderr)
+			}
+		}
+		h := dispatchtest.Hook{ID: "bye", Subject: "session", Phase: "end", Effect: "observe",
+			Script: "#!/bin/sh\nprintf '{\"kind\":\"observe\"}'\n"}
+		out := dispatchEvent(t, provider, "SessionEnd", payload, []dispatchtest.Hook{h}, nil)
+		if out.Exit != 0 || len(out.Stdout)+len(out.Stderr) != 0 {
+			t.Errorf("%s observe: exit %d stdout %q stderr %q", provider, out.Exit, out.Stdout, out.Stderr)
+		}
+	}
+}
+
+// TestProcessContract checks argv, input substitution, cwd, environment
+// and stdin of a handler.
+func TestProcessContract(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("DALO_TEST_DECLARED", "declared-value")
+	t.Setenv("DALO_TEST_UNDECLARED", "leak")
+	for _, provider := range []string{"claude", "codex"} {
+		payload := mustJSON(recorded(t, provider, "Stop.continued"))
+		script := "#!/bin/sh\n" +
+			"printf '%s\\n' \"$@\" > " + dir + "/args\n" +
+			"pwd > " + dir + "/cwd\n" +
+			"env > " + dir + "/env\n" +
+			"cat > " + dir + "/stdin\n" +
+			"printf '{\"kind\":\"abstain\"}'\n"
+		h := dispatchtest.Hook{
+			ID: "probe", Subject: "workflow", Phase: "stop", Effect: "continue_workflow", Script: script,
+			Env:  []string{"PATH", "DALO_TEST_DECLARED", "DALO_TEST_NOT_SET"},
+			Argv: []string{"--again", "${input.again}", "${input.optional}", "${input.session}", "literal ${input.again}"},
+			Inputs: []plan.PlannedInput{
+				{Name: "again", Type: "boolean", Required: true},
+				{Name: "optional", Type: "string", Required: false},
+				{Name: "session", Type: "string", Required: true},
+			},
+			Bindings: []plan.PlannedBinding{
+				{Input: "again", Field: "workflow.already_continued", Type: "boolean"},
+				{Input: "session", Field: "session.id", Type: "string"},
+			},
+		}
+		home := t.TempDir()
+		p, err := dispatchtest.Install(home, provider, map[string][]dispatchtest.Hook{"Stop": {h}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: "Stop", Payload: payload, Getenv: getenv}, adapters[provider])
+		if out.Exit != 0 || len(out.Stdout) != 0 {
+			t.Fatalf("%s: exit %d stdout %s", provider, out.Exit, out.Stdout)
+		}
+		read := func(name string) string {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(data)
+		}
+		wantArgs := "--again\ntrue\n00000000-0000-0000-0000-000000000000\nliteral ${input.again}\n"
+		if got := read("args"); got != wantArgs {
+			t.Errorf("%s argv:\n%s\nwant (the unbound optional input dropped):\n%s", provider, got, wantArgs)
+		}
+		if got := strings.TrimSpace(read("cwd")); got != p.Events["Stop"][0].Tool.Root {
+			t.Errorf("%s cwd %s, want the staged root", provider, got)
+		}
+		env := read("env")
+		if !strings.Contains(env, "DALO_TEST_DECLARED=declared-value") || strings.Contains(env, "DALO_TEST_UNDECLARED") || strings.Contains(env, "DALO_TEST_NOT_SET") || strings.Contains(env, "DALO_HOME") {
+			t.Errorf("%s environment:\n%s", provider, env)
+		}
+		if got := read("stdin"); got != string(payload) {
+			t.Errorf("%s stdin is not the raw payload: %q", provider, got)
+		}
+	}
+}
+
+// TestInterpreters runs a node and a python handler, found on dalo's PATH.
+func TestInterpreters(t *testing.T) {
+	for _, c := range []struct{ runtime, bin, script string }{
+		{"node", "node", `process.stdout.write(JSON.stringify({kind: "add_context", context: "from node " + process.argv[2]}));`},
+		{"python", "python3", "import json, sys\nprint(json.dumps({'kind': 'add_context', 'context': 'from python ' + sys.argv[1]}))\n"},
+	} {
+		if _, err := exec.LookPath(c.bin); err != nil {
+			t.Logf("skipping %s: %v", c.runtime, err)
+			continue
+		}
+		h := dispatchtest.Hook{ID: c.runtime, Subject: "prompt", Phase: "before", Effect: "add_context", Runtime: c.runtime,
+			Script: c.script, Argv: []string{"${input.cwd}"}, Env: []string{"HOME"},
+			Inputs:   []plan.PlannedInput{{Name: "cwd", Type: "path", Required: true}},
+			Bindings: []plan.PlannedBinding{{Input: "cwd", Field: "session.cwd", Type: "path"}}}
+		n := decode(t, dispatchEvent(t, "codex", "UserPromptSubmit", mustJSON(recorded(t, "codex", "UserPromptSubmit")), []dispatchtest.Hook{h}, nil))
+		want := "[test:pkg/" + c.runtime + "] from " + c.runtime + " /tmp/work"
+		if n.HookSpecificOutput.AdditionalContext != want {
+			t.Errorf("%s: additionalContext %q, want %q (systemMessage %q)", c.runtime, n.HookSpecificOutput.AdditionalContext, want, n.SystemMessage)
+		}
+	}
+}
+
+func result(v string) string { return "#!/bin/sh\nprintf '%s' '" + v + "'\n" }
+
+// TestCompose checks hook order, concurrency and every conflict rule.
+func TestCompose(t *testing.T) {
+	gate := func(pkg, id, out string) dispatchtest.Hook {
+		return dispatchtest.Hook{Package: pkg, ID: id, Subject: "tool_call", Phase: "before", Effect: "gate", Script: result(out)}
+	}
+	rewrite := func(pkg, id, out string) dispatchtest.Hook {
+		h := gate(pkg, id, out)
+		h.Effect = "rewrite_input"
+		return h
+	}
+	ctx := func(pkg, id, text string) dispatchtest.Hook {
+		h := gate(pkg, id, `{"kind":"add_context","context":"`+text+`"}`)
+		h.Effect = "add_context"
+		return h
+	}
+	for _, provider := range []string{"claude", "codex"} {
+		pre := mustJSON(recorded(t, provider, "PreToolUse"))
+
+		n := decode(t, dispatchEvent(t, provider, "PreToolUse", pre, []dispatchtest.Hook{
+			ctx("s:b", "x", "third"), ctx("s:a", "y", "second"), ctx("s:a", "b", "first"),
+		}, nil))
+		if want := "[s:a/b] first\n\n[s:a/y] second\n\n[s:b/x] third"; n.HookSpecificOutput.AdditionalContext != want {
+			t.Errorf("%s contexts:\n%s\nwant\n%s", provider, n.HookSpecificOutput.AdditionalContext, want)
+		}
+
+		n = decode(t, dispatchEvent(t, provider, "PreToolUse", pre, []dispatchtest.Hook{
+			gate("s:a", "ok", `{"kind":"allow"}`), gate("s:b", "no", `{"kind":"deny","reason":"Policy failed."}`),
+		}, nil))
+		if n.HookSpecificOutput.PermissionDecision != "deny" || n.HookSpecificOutput.PermissionDecisionReason != "[s:b/no] Policy failed." ||
+			!strings.Contains(n.SystemMessage, "s:a/ok allowed, s:b/no denied") {
+			t.Errorf("%s deny and allow: %+v", provider, n)
+		}
+
+		n = decode(t, dispatchEvent(t, provider, "PreToolUse", pre, []dispatchtest.Hook{
+			rewrite("s:a", "r1", `{"kind":"rewrite_input","input":{"command":"echo one"}}`),
+			rewrite("s:b", "r2", `{"kind":"rewrite_input","input":{"command":"echo two"}}`),
+		}, nil))
+		if n.HookSpecificOutput.PermissionDecision != "deny" || n.HookSpecificOutput.UpdatedInput != nil ||
+			!strings.Contains(n.SystemMessage, "conflicting input rewrites by s:a/r1, s:b/r2") {
+			t.Errorf("%s two rewrites: %+v", provider, n)
+		}
+
+		n = decode(t, dispatchEvent(t, provider, "PreToolUse", pre, []dispatchtest.Hook{
+			rewrite("s:a", "r1", `{"kind":"rewrite_input","input":{"command":"echo one","timeout":1}}`),
+			rewrite("s:b", "r2", `{"kind":"rewrite_input","input":{"timeout":1,"command":"echo one"}}`),
+		}, nil))
+		if string(n.HookSpecificOutput.UpdatedInput) != `{"command":"echo one","timeout":1}` || n.SystemMessage != "" {
+			t.Errorf("%s agreeing rewrites: %+v", provider, n)
+		}
+
+		n = decode(t, dispatchEvent(t, provider, "PreToolUse", pre, []dispatchtest.Hook{
+			rewrite("s:a", "r1", `{"kind":"rewrite_input","input":{"command":"echo one"}}`),
+			gate("s:b", "no", `{"kind":"deny","reason":"No."}`),
+		}, nil))
+		if n.HookSpecificOutput.PermissionDecision != "deny" || n.HookSpecificOutput.UpdatedInput != nil ||
+			!strings.Contains(n.SystemMessage, "rewrite of s:a/r1 was not applied") {
+			t.Errorf("%s rewrite and deny: %+v", provider, n)
+		}
+
+		// Matchers: exact native names; empty means every call.
+		only := func(id string, names ...string) dispatchtest.Hook {
+			h := ctx("s:m", id, id)
+			h.ToolNames = names
+			return h
+		}
+		n = decode(t, dispatchEvent(t, provider, "PreToolUse", pre, []dispatchtest.Hook{
+			only("all"), only("bash", "Bash"), only("edit", "Edit", "Write"), only("lower", "bash"),
+		}, nil))
+		if want := "[s:m/all] all\n\n[s:m/bash] bash"; n.HookSpecificOutput.AdditionalContext != want {
+			t.Errorf("%s matchers: %q, want %q", provider, n.HookSpecificOutput.AdditionalContext, want)
+		}
+	}
+
+	// Different replacements leave the output unchanged (Claude only offers them).
+	post := mustJSON(recorded(t, "claude", "PostToolUse"))
+	repl := func(id, out string) dispatchtest.Hook {
+		return dispatchtest.Hook{Package: "s:a", ID: id, Subject: "tool_call", Phase: "after", Effect: "replace_output", Script: result(out)}
+	}
+	n := decode(t, dispatchEvent(t, "claude", "PostToolUse", post, []dispatchtest.Hook{
+		repl("one", `{"kind":"replace_output","output":{"stdout":"a","stderr":"","interrupted":false,"isImage":false}}`),
+		repl("two", `{"kind":"replace_output","output":{"stdout":"b","stderr":"","interrupted":false,"isImage":false}}`),
+	}, nil))
+	if n.HookSpecificOutput.UpdatedToolOutput != nil || !strings.Contains(n.SystemMessage, "conflicting output replacements by s:a/one, s:a/two") {
+		t.Errorf("two replacements: %+v", n)
+	}
+}
+
+// TestParallel checks that hooks of one event run concurrently.
+func TestParallel(t *testing.T) {
+	var hooks []dispatchtest.Hook
+	for _, id := range []string{"a", "b", "c", "d"} {
+		hooks = append(hooks, dispatchtest.Hook{ID: id, Subject: "prompt", Phase: "before", Effect: "add_context", Env: []string{"PATH"},
+			Script: "#!/bin/sh\nsleep 0.4\nprintf '{\"kind\":\"add_context\",\"context\":\"" + id + "\"}'\n"})
+	}
+	start := time.Now()
+	n := decode(t, dispatchEvent(t, "claude", "UserPromptSubmit", mustJSON(recorded(t, "claude", "UserPromptSubmit")), hooks, nil))
+	if d := time.Since(start); d > 1200*time.Millisecond {
+		t.Errorf("4 hooks of 0.4 s took %v", d)
+	}
+	if want := "[test:pkg/a] a\n\n[test:pkg/b] b\n\n[test:pkg/c] c\n\n[test:pkg/d] d"; n.HookSpecificOutput.AdditionalContext != want {
+		t.Errorf("contexts %q", n.HookSpecificOutput.AdditionalContext)
+	}
+}
+
+// TestPlan checks what dispatch does without hooks and with a bad plan.
+func TestPlan(t *testing.T) {
+	home := t.TempDir()
+	req := dispatch.Request{Home: home, Provider: "claude", Event: "PreToolUse", Payload: []byte(`{}`), Getenv: getenv}
+	if out := dispatch.Dispatch(req, claude.Adapter{}); out.Exit != 0 || len(out.Stdout)+len(out.Stderr) != 0 {
+		t.Errorf("no plan: %+v", out)
+	}
+	os.MkdirAll(filepath.Join(home, "plans"), 0o755)
+	os.WriteFile(filepath.Join(home, "plans", "claude.json"), []byte(`{"schema":1,"provider":"claude","events":{"PreToolUse":[`), 0o644)
+	if out := dispatch.Dispatch(req, claude.Adapter{}); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch plan") {
+		t.Errorf("damaged plan: exit %d stderr %q", out.Exit, out.Stderr)
+	}
+	os.WriteFile(filepath.Join(home, "plans", "claude.json"), []byte(`{"schema":2,"provider":"claude","events":{}}`), 0o644)
+	if out := dispatch.Dispatch(req, claude.Adapter{}); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 2") {
+		t.Errorf("schema 2: exit %d stderr %q", out.Exit, out.Stderr)
+	}
+}
+
+// TestPayloadErrors checks that an unreadable payload fails every hook
+// under its policy.
+func TestPayloadErrors(t *testing.T) {
+	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed", Script: result(`{"kind":"allow"}`)}
+	for _, payload := range []string{`not json`, `null`, `[1]`} {
+		n := decode(t, dispatchEvent(t, "codex", "PreToolUse", []byte(payload), []dispatchtest.Hook{h}, nil))
+		if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, "native payload is not a JSON object") {
+			t.Errorf("payload %s: %+v", payload, n)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+// Package dispatchtest installs hooks into a scratch dalo store the way
+// install does (staged tool bytes, grant files, the dispatch plan), so that
+// tests and benchmarks of dispatch can run real handlers without the
+// review and install machinery.
+package dispatchtest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"dalo/store/plan"
+)
+
+// A Hook is one hook to install, with its tool's entry script.
+type Hook struct {
+	Package string // default "test:pkg"
+	ID      string
+	Subject string
+	Phase   string
+	Effect  string
+	// Policy and Visibility default to report and user; TimeoutMS to 5000.
+	Policy     string
+	Visibility string
+	TimeoutMS  int
+	ToolNames  []string
+
+	Runtime  string // default executable
+	Entry    string // default "handler" ("handler.mjs", "handler.py" for node, python)
+	Script   string // the entry's content
+	Argv     []string
+	Env      []string
+	Inputs   []plan.PlannedInput
+	Bindings []plan.PlannedBinding
+}
+
+// resultKinds is the draft's table of result kinds by effect (abstain is
+// always admitted), as install copies it into each planned hook.
+var resultKinds = map[string][]string{
+	"observe":           {"observe", "abstain"},
+	"add_context":       {"add_context", "abstain"},
+	"gate":              {"allow", "deny", "abstain"},
+	"rewrite_input":     {"rewrite_input", "abstain"},
+	"replace_output":    {"replace_output", "abstain"},
+	"continue_workflow": {"continue_workflow", "abstain"},
+}
+
+// Install stages every hook's tool under home/staged, writes a grant file
+// for its tool and for itself under home/grants, and writes the plan of
+// provider to home/plans/<provider>.json, replacing any plan there.
+func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error) {
+	p := &plan.Plan{Schema: plan.Schema, Provider: provider, Version: "test", Events: map[string][]plan.PlannedHook{}}
+	for event, hooks := range events {
+		for _, h := range hooks {
+			ph, err := stage(home, provider, h)
+			if err != nil {
+				return nil, err
+			}
+			p.Events[event] = append(p.Events[event], *ph)
+		}
+		hs := p.Events[event]
+		sort.SliceStable(hs, func(i, j int) bool {
+			if hs[i].Package != hs[j].Package {
+				return hs[i].Package < hs[j].Package
+			}
+			return hs[i].Hook < hs[j].Hook
+		})
+	}
+	return p, WritePlan(home, p)
+}
+
+// WritePlan writes p as home/plans/<provider>.json.
+func WritePlan(home string, p *plan.Plan) error {
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(home, "plans"), 0o755); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(home, "plans", p.Provider+".json"), data, 0o644)
+}
+
+func stage(home, provider string, h Hook) (*plan.PlannedHook, error) {
+	if h.Package == "" {
+		h.Package = "test:pkg"
+	}
+	if h.Policy == "" {
+		h.Policy = "report"
+	}
+	if h.Visibility == "" {
+		h.Visibility = "user"
+	}
+	if h.TimeoutMS == 0 {
+		h.TimeoutMS = 5000
+	}
+	if h.Runtime == "" {
+		h.Runtime = "executable"
+	}
+	if h.Entry == "" {
+		h.Entry = map[string]string{"executable": "handler", "node": "handler.mjs", "python": "handler.py"}[h.Runtime]
+	}
+	sum := sha256.Sum256([]byte(h.Script))
+	digest := hex.EncodeToString(sum[:])
+	id := fmt.Sprintf("%x", sha256.Sum256([]byte(h.Package+"\x00"+h.ID)))[:16]
+	root := filepath.Join(home, "staged", id)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(root, h.Entry), []byte(h.Script), 0o755); err != nil {
+		return nil, err
+	}
+	ph := &plan.PlannedHook{
+		Package: h.Package, Hook: h.ID, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
+		Requirement: "required", ToolNames: h.ToolNames, TimeoutMS: h.TimeoutMS,
+		FailurePolicy: h.Policy, ErrorVisibility: h.Visibility, Bindings: h.Bindings,
+		ResultKinds: resultKinds[h.Effect],
+		ToolGrant:   plan.GrantRef{ID: provider + "-tool-" + id, Digest: "tool-" + digest},
+		HookGrant:   plan.GrantRef{ID: provider + "-hook-" + id, Digest: "hook-" + digest},
+		Tool: plan.PlannedTool{
+			ID: h.ID, Root: root, Runtime: h.Runtime, Entry: h.Entry, Argv: h.Argv,
+			Env: h.Env, Inputs: h.Inputs, Files: map[string]string{h.Entry: digest},
+		},
+	}
+	for _, g := range []plan.GrantRef{ph.ToolGrant, ph.HookGrant} {
+		if err := WriteGrant(home, g); err != nil {
+			return nil, err
+		}
+	}
+	return ph, nil
+}
+
+// WriteGrant writes the grant file of g, as approval does.
+func WriteGrant(home string, g plan.GrantRef) error {
+	if err := os.MkdirAll(filepath.Join(home, "grants"), 0o755); err != nil {
+		return err
+	}
+	data, _ := json.Marshal(map[string]any{"schema": 1, "id": g.ID, "digest": g.Digest})
+	return writeFile(filepath.Join(home, "grants", g.ID+".json"), data, 0o644)
+}
+
+// writeFile replaces name by data through a rename, so that a dispatch
+// running meanwhile (a benchmark, a parallel test) never reads half a file.
+// Scratch stores need no fsync.
+func writeFile(name string, data []byte, perm os.FileMode) error {
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, data, perm); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}

@@ -1,0 +1,146 @@
+package dispatch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of a handler's response, as the draft fixes them.
+const (
+	MaxResponse     = 4 << 20  // stdout of one handler
+	MaxText         = 16 << 10 // context and reason
+	MaxRewriteInput = 1 << 20  // a rewritten tool input, compact JSON
+)
+
+// A Result is one handler's validated portable result.
+type Result struct {
+	Kind string          // observe, abstain, add_context, allow, deny, rewrite_input, replace_output, continue_workflow
+	Text string          // context (add_context) or reason (deny, continue_workflow)
+	JSON json.RawMessage // input (rewrite_input) or output (replace_output), compact
+}
+
+// resultKeys is the one field beside kind that each result kind carries.
+var resultKeys = map[string]string{
+	"observe":           "",
+	"abstain":           "",
+	"allow":             "",
+	"add_context":       "context",
+	"deny":              "reason",
+	"continue_workflow": "reason",
+	"rewrite_input":     "input",
+	"replace_output":    "output",
+}
+
+// ParseResult checks that out is exactly one JSON object of the draft's
+// result shapes, with no unknown or duplicate key and nothing after it, and
+// that its kind is one of kinds (abstain is always admitted).
+func ParseResult(out []byte, kinds []string) (*Result, error) {
+	if !utf8.Valid(out) {
+		return nil, errors.New("result is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("no result: stdout is empty")
+		}
+		return nil, fmt.Errorf("result is not JSON: %v", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("result is not a JSON object: starts with %v", tok)
+	}
+	fields := map[string]json.RawMessage{}
+	var order []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("result is not JSON: %v", err)
+		}
+		key := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("result is not JSON: %v", err)
+		}
+		if _, dup := fields[key]; dup {
+			return nil, fmt.Errorf("result has key %q twice", key)
+		}
+		fields[key] = v
+		order = append(order, key)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("result is not JSON: %v", err)
+	}
+	if rest := bytes.TrimSpace(out[dec.InputOffset():]); len(rest) > 0 {
+		return nil, errors.New("result has data after its JSON object (only one object is allowed)")
+	}
+	rawKind, ok := fields["kind"]
+	if !ok {
+		return nil, errors.New("result has no kind")
+	}
+	var kind string
+	if err := json.Unmarshal(rawKind, &kind); err != nil {
+		return nil, errors.New("result kind is not a string")
+	}
+	extra, known := resultKeys[kind]
+	if !known {
+		return nil, fmt.Errorf("result kind %q is unknown", kind)
+	}
+	for _, k := range order {
+		if k != "kind" && k != extra {
+			return nil, fmt.Errorf("result of kind %s has unknown key %q", kind, k)
+		}
+	}
+	if kind != "abstain" && !contains(kinds, kind) {
+		return nil, fmt.Errorf("result kind %s does not match the declared effect (admitted: %s)", kind, strings.Join(append(append([]string(nil), kinds...), "abstain"), ", "))
+	}
+	r := &Result{Kind: kind}
+	if extra == "" {
+		return r, nil
+	}
+	raw, ok := fields[extra]
+	if !ok {
+		return nil, fmt.Errorf("result of kind %s has no %s", kind, extra)
+	}
+	switch extra {
+	case "context", "reason":
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("result %s is not a string", extra)
+		}
+		if err := checkText(extra, s); err != nil {
+			return nil, err
+		}
+		r.Text = s
+	case "input", "output":
+		if raw[0] != '{' {
+			return nil, fmt.Errorf("result %s is not a JSON object", extra)
+		}
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return nil, fmt.Errorf("result %s: %v", extra, err)
+		}
+		if extra == "input" && b.Len() > MaxRewriteInput {
+			return nil, fmt.Errorf("result input is %d bytes, over the %d-byte limit of a rewritten input", b.Len(), MaxRewriteInput)
+		}
+		r.JSON = b.Bytes()
+	}
+	return r, nil
+}
+
+func checkText(name, s string) error {
+	switch {
+	case len(s) > MaxText:
+		return fmt.Errorf("result %s is %d bytes, over the %d-byte limit", name, len(s), MaxText)
+	case strings.IndexByte(s, 0) >= 0:
+		return fmt.Errorf("result %s contains a NUL character", name)
+	case strings.TrimSpace(s) == "":
+		return fmt.Errorf("result %s is empty", name)
+	}
+	return nil
+}

@@ -1,0 +1,297 @@
+package dispatch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"dalo/store/plan"
+)
+
+// maxStderr is how much of a handler's stderr is kept for the user; the
+// rest is read and dropped so that the handler never blocks on it.
+const maxStderr = 4 << 10
+
+// Interpreters of the node and python runtimes. They are looked up with
+// exec.LookPath on the dispatcher's own PATH at dispatch time (the PATH the
+// harness gave dalo), not on the handler's environment: PATH reaches the
+// handler only if its tool declares it in env.
+var interpreters = map[string]string{
+	"node":   "node",
+	"python": "python3",
+}
+
+// A command is one handler invocation, ready to start.
+type command struct {
+	path string   // the program: the interpreter, or the staged entry
+	args []string // argv[1:]
+	dir  string   // the staged tool root
+	env  []string // only the declared names the dispatcher has
+}
+
+// newCommand builds the invocation of h's tool for an event with fields f:
+//
+//   - runtime node or python: the interpreter, the staged entry, then argv;
+//     runtime executable: the staged entry, then argv;
+//   - an argument that is exactly ${input.NAME} is replaced by the value of
+//     the input, bound from an event field (booleans as "true"/"false");
+//     an optional input without a binding drops that argument, since an
+//     empty string would be a value the handler cannot tell from a real
+//     one; a bound field the payload lacks is a missing runtime binding
+//     and an error, for required and optional inputs alike;
+//   - the environment holds only the names the tool declares, with the
+//     dispatcher's values; a declared name the dispatcher lacks is unset.
+func newCommand(h *plan.PlannedHook, f Fields, getenv func(string) (string, bool)) (*command, error) {
+	t := &h.Tool
+	c := &command{dir: t.Root}
+	entry := filepath.Join(t.Root, t.Entry)
+	switch t.Runtime {
+	case "executable":
+		c.path = entry
+	case "node", "python":
+		p, err := exec.LookPath(interpreters[t.Runtime])
+		if err != nil {
+			return nil, fmt.Errorf("runtime %s: %s not found on dalo's PATH", t.Runtime, interpreters[t.Runtime])
+		}
+		c.path = p
+		c.args = append(c.args, entry)
+	default:
+		return nil, fmt.Errorf("unknown runtime %q", t.Runtime)
+	}
+	values := map[string]string{}
+	for _, b := range h.Bindings {
+		v, ok := f[b.Field]
+		if !ok {
+			return nil, fmt.Errorf("missing runtime binding: the native payload has no %s for input %s", b.Field, b.Input)
+		}
+		switch v := v.(type) {
+		case bool:
+			values[b.Input] = strconv.FormatBool(v)
+		case string:
+			values[b.Input] = v
+		}
+	}
+	for _, a := range t.Argv {
+		name, ok := inputRef(a)
+		if !ok {
+			c.args = append(c.args, a)
+			continue
+		}
+		if v, ok := values[name]; ok {
+			c.args = append(c.args, v)
+			continue
+		}
+		in := findInput(t.Inputs, name)
+		switch {
+		case in == nil:
+			return nil, fmt.Errorf("argv names undeclared input %s", name)
+		case in.Required:
+			return nil, fmt.Errorf("required input %s has no binding", name)
+		}
+		// An unbound optional input: its argument is dropped.
+	}
+	for _, name := range t.Env {
+		if v, ok := getenv(name); ok {
+			c.env = append(c.env, name+"="+v)
+		}
+	}
+	if c.env == nil {
+		c.env = []string{} // not nil: exec would pass dalo's whole environment
+	}
+	return c, nil
+}
+
+// inputRef reports whether a is exactly ${input.NAME}.
+func inputRef(a string) (string, bool) {
+	if !strings.HasPrefix(a, "${input.") || !strings.HasSuffix(a, "}") {
+		return "", false
+	}
+	return a[len("${input.") : len(a)-1], true
+}
+
+func findInput(ins []plan.PlannedInput, name string) *plan.PlannedInput {
+	for i := range ins {
+		if ins[i].Name == name {
+			return &ins[i]
+		}
+	}
+	return nil
+}
+
+// An exit is how a handler run ended.
+type exit struct {
+	stdout []byte
+	stderr string // at most maxStderr bytes, for the user only
+	err    error  // nil: exit status 0 within the limits
+}
+
+// run starts c in its own process group with payload on stdin and waits at
+// most timeout. On timeout, or once stdout passes MaxResponse, it kills the
+// whole group (kill(-pgid, SIGKILL)). When the handler exits, processes it
+// left behind in its group are killed too: a handler's work ends with its
+// event. Reads of stdout stop at the deadline even if a process that left
+// the group still holds the pipe.
+func (c *command) run(payload []byte, timeout time.Duration) exit {
+	deadline := time.Now().Add(timeout)
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return exit{err: fmt.Errorf("starting handler: %v", err)}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return exit{err: fmt.Errorf("starting handler: %v", err)}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return exit{err: fmt.Errorf("starting handler: %v", err)}
+	}
+	cmd := &exec.Cmd{
+		Path:        c.path,
+		Args:        append([]string{c.path}, c.args...),
+		Dir:         c.dir,
+		Env:         c.env,
+		Stdin:       inR,
+		Stdout:      outW,
+		Stderr:      errW,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		errR.Close()
+		return exit{err: fmt.Errorf("starting handler: %v", err)}
+	}
+	pgid := cmd.Process.Pid
+	killGroup := func() { syscall.Kill(-pgid, syscall.SIGKILL) }
+
+	go func() {
+		// A handler need not read its stdin; EPIPE here is not an error.
+		inW.Write(payload)
+		inW.Close()
+	}()
+	type read struct {
+		data []byte
+		over bool
+	}
+	outc := make(chan read, 1)
+	go func() {
+		data, over := readCapped(outR, MaxResponse, true)
+		outc <- read{data, over}
+	}()
+	errc := make(chan string, 1)
+	go func() {
+		data, _ := readCapped(errR, maxStderr, false)
+		errc <- string(data)
+	}()
+	waitc := make(chan error, 1)
+	go func() { waitc <- cmd.Wait() }()
+
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	var (
+		out      read
+		gotOut   bool
+		waitErr  error
+		exited   bool
+		timedOut bool
+	)
+	for !(exited && gotOut) && !timedOut {
+		select {
+		case out = <-outc:
+			gotOut = true
+			if out.over {
+				killGroup()
+				waitErr = <-waitc
+				exited = true
+			}
+		case waitErr = <-waitc:
+			exited = true
+			killGroup() // whatever the handler left in its group
+		case <-timer.C:
+			timedOut = true
+			killGroup()
+		}
+	}
+	if timedOut {
+		outR.Close() // a process outside the group may still hold the pipe
+		errR.Close()
+		if !exited {
+			<-waitc
+		}
+		if !gotOut {
+			<-outc
+		}
+	}
+	inW.Close()
+	var stderr string
+	select {
+	case stderr = <-errc:
+	case <-time.After(10 * time.Millisecond):
+		errR.Close()
+		stderr = <-errc
+	}
+	outR.Close()
+	errR.Close()
+	e := exit{stdout: out.data, stderr: stderr}
+	switch {
+	case out.over:
+		e.err = fmt.Errorf("handler wrote more than %d bytes to stdout and was killed", MaxResponse)
+	case timedOut:
+		e.err = fmt.Errorf("handler timed out after %d ms and was killed", timeout.Milliseconds())
+	case waitErr != nil:
+		var ee *exec.ExitError
+		if errors.As(waitErr, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				e.err = fmt.Errorf("handler was killed by signal %v", ws.Signal())
+			} else {
+				e.err = fmt.Errorf("handler exited with status %d", ee.ExitCode())
+			}
+		} else {
+			e.err = fmt.Errorf("handler: %v", waitErr)
+		}
+	}
+	return e
+}
+
+// readCapped reads r, keeping at most max bytes. With stop, it returns as
+// soon as r has more than max (over is then true) and the caller kills the
+// writer; without, it keeps reading and dropping to the end, so that the
+// writer never blocks on a full pipe.
+func readCapped(r io.Reader, max int, stop bool) (data []byte, over bool) {
+	buf := make([]byte, 0, 4096)
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(chunk)
+		if n > 0 {
+			if len(buf)+n > max {
+				buf = append(buf, chunk[:max-len(buf)]...)
+				over = true
+				if stop {
+					return buf, true
+				}
+			} else {
+				buf = append(buf, chunk[:n]...)
+			}
+		}
+		if err != nil {
+			return buf, over
+		}
+	}
+}
