@@ -26,28 +26,55 @@ type Capability struct {
 	BlocksActivation bool   `json:"blocks_activation"`
 }
 
-// Capability asks #Capability (cue/provider.cue) about q on t. The domain
-// is finite (a few hundred questions per table), so each answer is
-// computed once and remembered; Go never restates the rule.
+// Capability asks #Capability (cue/provider.cue) about q on t; Go never
+// restates the rule. The domain is finite (a few hundred questions per
+// table), so each answer is computed once and remembered. Tables from Load
+// start with every answer of the admitted domain, computed by Compile; a
+// question outside it (a hook whose combination draft 0.1 does not admit)
+// compiles the tables from CUE once and asks them.
 func (ts *Tables) Capability(t *Table, q Question) (Capability, error) {
-	key := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%t", t.Key(), q.Subject, q.Phase, q.Effect, q.FailurePolicy, q.ErrorVisibility, q.Requirement, q.HasFallback)
+	if ts.compiled != nil {
+		if c, ok := ts.compiled.answer(t, q); ok {
+			return c, nil
+		}
+	}
+	key := t.Key() + "|" + q.key()
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if c, ok := ts.memo[key]; ok {
 		return c, nil
 	}
-	v := ts.capDef.FillPath(cue.MakePath(cue.Str("table")), t.value)
-	for k, x := range map[string]any{
-		"subject": q.Subject, "phase": q.Phase, "effect": q.Effect,
-		"failure_policy": q.FailurePolicy, "error_visibility": q.ErrorVisibility,
-		"requirement": q.Requirement, "has_fallback": q.HasFallback,
-	} {
-		v = v.FillPath(cue.MakePath(cue.Str(k)), x)
-	}
 	var c Capability
-	if err := v.Decode(&c); err != nil {
-		return Capability{}, fmt.Errorf("capability of %s on %s/%s/%s: %w", t.Key(), q.Subject, q.Phase, q.Effect, err)
+	if ts.fromCUE != nil {
+		cts, err := ts.fromCUE()
+		if err != nil {
+			return Capability{}, err
+		}
+		ct, ok := cts.Lookup(t.Name, t.Version)
+		if !ok {
+			return Capability{}, fmt.Errorf("capability of %s: no such table in the CUE tables", t.Key())
+		}
+		if c, err = cts.Capability(ct, q); err != nil {
+			return Capability{}, err
+		}
+	} else {
+		v := ts.capDef.FillPath(cue.MakePath(cue.Str("table")), t.value)
+		for k, x := range map[string]any{
+			"subject": q.Subject, "phase": q.Phase, "effect": q.Effect,
+			"failure_policy": q.FailurePolicy, "error_visibility": q.ErrorVisibility,
+			"requirement": q.Requirement, "has_fallback": q.HasFallback,
+		} {
+			v = v.FillPath(cue.MakePath(cue.Str(k)), x)
+		}
+		if err := v.Decode(&c); err != nil {
+			return Capability{}, fmt.Errorf("capability of %s on %s/%s/%s: %w", t.Key(), q.Subject, q.Phase, q.Effect, err)
+		}
 	}
 	ts.memo[key] = c
 	return c, nil
+}
+
+// key is how a question is written in the memo.
+func (q Question) key() string {
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%s|%t", q.Subject, q.Phase, q.Effect, q.FailurePolicy, q.ErrorVisibility, q.Requirement, q.HasFallback)
 }

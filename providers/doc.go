@@ -7,14 +7,23 @@
 // harness reads its configuration, hooks, instructions, skills and agents,
 // and the evidence for each claim.
 //
-// Adding a harness version is adding a CUE file and its evidence: no Go
-// changes. Lookup is exact: claude@2.1.234 is unknown until its table
-// exists.
+// Adding a harness version is adding a CUE file and its evidence and
+// running go generate ./providers: no Go changes. Lookup is exact:
+// claude@2.1.234 is unknown until its table exists.
+//
+// The rules stay in CUE, but a command does not evaluate them for provider
+// tables: go generate compiles every table from CUE and writes
+// compiled.json, the decoded tables with #Capability's answer to every
+// question a valid hook can ask; Load decodes it in about a millisecond,
+// where compiling the tables costs tens. A test fails while compiled.json
+// is stale, and Load compiles from CUE whenever compiled.json does not
+// describe exactly the embedded table files.
 //
 // The API, for the validator, the store and the dispatcher:
 //
 //	Load() (*Tables, error)                   the embedded tables, loaded once
-//	LoadFS(fs.FS) (*Tables, error)            tables from another tree (tests)
+//	LoadFS(fs.FS) (*Tables, error)            tables compiled from CUE (tests)
+//	Compile() ([]byte, error)                 compiled.json, for go generate
 //	(*Tables).Lookup(name, version)           exact lookup
 //	(*Tables).Newest(name)                    newest known version of a harness
 //	(*Tables).Resolve("claude" | "claude@2.1.233")

@@ -25,33 +25,52 @@ import (
 //go:embed claude/*.cue codex/*.cue
 var embedded embed.FS
 
-// Tables is every loaded provider table, with the compiled rules that
-// decide a hook's capability on a table.
+// Tables is every loaded provider table, with the means to answer
+// #Capability on a table: the compiled rules (tables from LoadFS), or the
+// answers compiled ahead of time (tables from Load).
 type Tables struct {
 	byKey  map[string]*Table
 	all    []*Table // by name, then version, oldest first
 	capDef cue.Value
 
+	// compiled holds the answers Compile computed (tables from Load).
+	compiled *compiled
+	// fromCUE, for compiled tables, compiles the same tables from CUE; a
+	// question outside the compiled domain asks them (see Capability).
+	fromCUE func() (*Tables, error)
+
 	mu   sync.Mutex
 	memo map[string]Capability
 }
 
-var loadEmbedded = sync.OnceValues(func() (*Tables, error) { return LoadFS(embedded) })
+var loadEmbedded = sync.OnceValues(func() (*Tables, error) {
+	return loadCompiled(compiledJSON, embedded)
+})
 
-// Load returns the tables embedded in the binary. They are loaded once per
-// process; a broken table is an error naming its file.
+// Load returns the tables embedded in the binary, loaded once per process.
+// They come from compiled.json, which go generate writes from the CUE
+// tables and rules (see Compile), so that a command pays no CUE evaluation
+// for them; if compiled.json does not match the embedded tables, Load
+// compiles them from CUE instead. A broken table is an error naming its
+// file.
 func Load() (*Tables, error) { return loadEmbedded() }
 
 // LoadFS loads the tables <name>/<version>.cue found in fsys. It compiles
 // the rules of package dalo/cue, compiles each table in the same context,
 // unifies it with #Provider and validates it concretely. The name and
-// version in the path must equal those in the table. Tests use it to load
-// fixture versions through the same path as the embedded ones.
+// version in the path must equal those in the table. Compile and tests use
+// it: a fixture version loads through the same path as the embedded ones.
 func LoadFS(fsys fs.FS) (*Tables, error) {
+	ts, _, err := compileTables(fsys)
+	return ts, err
+}
+
+// compileTables is LoadFS, also returning the compiled rules.
+func compileTables(fsys fs.FS) (*Tables, cue.Value, error) {
 	ctx := cuecontext.New()
 	root, err := defs.Load(ctx)
 	if err != nil {
-		return nil, err
+		return nil, cue.Value{}, err
 	}
 	provDef := root.LookupPath(cue.ParsePath("#Provider"))
 	ts := &Tables{
@@ -60,27 +79,35 @@ func LoadFS(fsys fs.FS) (*Tables, error) {
 		memo:   map[string]Capability{},
 	}
 	if err := provDef.Err(); err != nil {
-		return nil, fmt.Errorf("provider tables: #Provider: %w", err)
+		return nil, cue.Value{}, fmt.Errorf("provider tables: #Provider: %w", err)
 	}
 	names, err := fs.Glob(fsys, "*/*.cue")
 	if err != nil {
-		return nil, err
+		return nil, cue.Value{}, err
 	}
 	for _, file := range names {
 		t, err := loadTable(ctx, provDef, fsys, file)
 		if err != nil {
-			return nil, err
+			return nil, cue.Value{}, err
 		}
-		ts.byKey[t.Key()] = t
-		ts.all = append(ts.all, t)
+		ts.add(t)
 	}
 	if len(ts.all) == 0 {
-		return nil, fmt.Errorf("provider tables: no <name>/<version>.cue file found")
+		return nil, cue.Value{}, fmt.Errorf("provider tables: no <name>/<version>.cue file found")
 	}
+	ts.sort()
+	return ts, root, nil
+}
+
+func (ts *Tables) add(t *Table) {
+	ts.byKey[t.Key()] = t
+	ts.all = append(ts.all, t)
+}
+
+func (ts *Tables) sort() {
 	slices.SortFunc(ts.all, func(a, b *Table) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), CompareVersions(a.Version, b.Version))
 	})
-	return ts, nil
 }
 
 func loadTable(ctx *cue.Context, provDef cue.Value, fsys fs.FS, file string) (*Table, error) {

@@ -1,0 +1,56 @@
+package providers
+
+import "testing"
+
+// BenchmarkLoadCompiled is what Load does once per process: decode
+// compiled.json and check it against the embedded tables.
+func BenchmarkLoadCompiled(b *testing.B) {
+	for b.Loop() {
+		if _, err := loadCompiled(compiledJSON, embedded); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadFS compiles the embedded tables from CUE, as Compile does
+// and as Load did before compiled.json.
+func BenchmarkLoadFS(b *testing.B) {
+	for b.Loop() {
+		if _, err := LoadFS(embedded); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var benchQuestion = Question{Subject: "tool_call", Phase: "before", Effect: "rewrite_input", FailurePolicy: "fail_closed", ErrorVisibility: "user", Requirement: "required"}
+
+// BenchmarkCapabilityCompiled asks one question of compiled tables.
+func BenchmarkCapabilityCompiled(b *testing.B) {
+	ts, err := loadCompiled(compiledJSON, embedded)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCapability(b, ts, false)
+}
+
+// BenchmarkCapabilityCUE asks one question nobody asked before of tables
+// compiled from CUE, on each iteration.
+func BenchmarkCapabilityCUE(b *testing.B) {
+	ts, err := LoadFS(embedded)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCapability(b, ts, true)
+}
+
+func benchCapability(b *testing.B, ts *Tables, forget bool) {
+	tb, _ := ts.Lookup("claude", "2.1.233")
+	for b.Loop() {
+		if forget {
+			ts.memo = map[string]Capability{}
+		}
+		if c, err := ts.Capability(tb, benchQuestion); err != nil || c.Status != Supported {
+			b.Fatal(c, err)
+		}
+	}
+}

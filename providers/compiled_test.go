@@ -1,0 +1,122 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// compiled.json is what Compile writes from the embedded tables and rules
+// today: a table or rule changed without refreshing it fails here.
+func TestCompiledIsCurrent(t *testing.T) {
+	want, err := Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(compiledJSON, want) {
+		t.Fatalf("providers/compiled.json is stale: a provider table or the rules changed since it was written.\nRefresh it with: %s", RefreshCommand)
+	}
+}
+
+// Load's tables, decoded from compiled.json, are LoadFS's tables: every
+// field the Go API exposes, and the same answer to every question.
+func TestCompiledMatchesCUE(t *testing.T) {
+	ts := mustLoad(t)
+	if ts.compiled == nil {
+		t.Fatal("Load did not use compiled.json")
+	}
+	cts, err := LoadFS(embedded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(ts.Keys(), " "), strings.Join(cts.Keys(), " "); got != want {
+		t.Fatalf("keys = %s, want %s", got, want)
+	}
+	for i, tb := range ts.All() {
+		ct := cts.All()[i]
+		got, _ := json.Marshal(tb)
+		want, _ := json.Marshal(ct)
+		if !bytes.Equal(got, want) || tb.File != ct.File {
+			t.Errorf("%s decoded from compiled.json differs from its CUE table", tb.Key())
+		}
+	}
+	for _, q := range []Question{
+		{"tool_call", "before", "rewrite_input", "fail_closed", "model_and_user", "required", false},
+		{"session", "end", "observe", "report", "model_and_user", "optional", true},
+		{"session", "end", "observe", "report", "model_and_user", "required", false},
+		{"workflow", "stop", "continue_workflow", "fail_open", "user", "optional", false},
+		{"tool_call", "after", "replace_output", "fail_closed", "user", "required", false},
+	} {
+		for _, tb := range ts.All() {
+			ct, _ := cts.Lookup(tb.Name, tb.Version)
+			got, err := ts.Capability(tb, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := cts.Capability(ct, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("%s %+v: compiled %+v, CUE %+v", tb.Key(), q, got, want)
+			}
+		}
+	}
+}
+
+// A question outside the compiled domain (a combination draft 0.1 does not
+// admit) is still #Capability's answer: the tables are compiled from CUE
+// to ask it.
+func TestCapabilityOutsideCompiledDomain(t *testing.T) {
+	ts := mustLoad(t)
+	claude, _ := ts.Lookup("claude", "2.1.233")
+	q := Question{"session", "stop", "gate", "report", "user", "required", false}
+	if _, ok := ts.compiled.answer(claude, q); ok {
+		t.Fatal("compiled.json answers a combination draft 0.1 does not admit")
+	}
+	c, err := ts.Capability(claude, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status != Unsupported || !c.BlocksActivation || c.Reason != "session/stop is not a hook row of draft 0.1" {
+		t.Errorf("capability = %+v", c)
+	}
+}
+
+// compiled.json describes exactly the tables it was compiled from: tables
+// it does not match (a version added without refreshing it) are compiled
+// from CUE, never answered from stale data.
+func TestCompiledMismatchCompilesCUE(t *testing.T) {
+	base := readEmbedded(t, "claude/2.1.233.cue")
+	codex := readEmbedded(t, "codex/0.147.0.cue")
+	for name, fsys := range map[string]fstest.MapFS{
+		"added": {
+			"claude/2.1.233.cue": {Data: []byte(base)},
+			"claude/2.1.300.cue": {Data: []byte(strings.Replace(base, `version: "2.1.233"`, `version: "2.1.300"`, 1))},
+			"codex/0.147.0.cue":  {Data: []byte(codex)},
+		},
+		"edited": {
+			"claude/2.1.233.cue": {Data: []byte(strings.Replace(base, `harness: "Claude Code"`, `harness: "Claude Code (edited)"`, 1))},
+			"codex/0.147.0.cue":  {Data: []byte(codex)},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts, err := loadCompiled(compiledJSON, fsys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ts.compiled != nil {
+				t.Fatal("stale compiled.json used")
+			}
+			n, _ := ts.Newest("claude")
+			if name == "added" && n.Version != "2.1.300" || name == "edited" && n.Harness != "Claude Code (edited)" {
+				t.Errorf("newest claude = %s %q", n.Key(), n.Harness)
+			}
+		})
+	}
+	if _, err := loadCompiled([]byte("{"), embedded); err == nil || !strings.Contains(err.Error(), RefreshCommand) {
+		t.Errorf("broken compiled.json: %v, want an error naming %s", err, RefreshCommand)
+	}
+}

@@ -1,0 +1,63 @@
+// Command gen writes providers/compiled.json: the provider tables compiled
+// from CUE, with every answer of #Capability on them, which the dalo binary
+// embeds so that no command evaluates CUE for provider tables. Run it as
+// go generate ./providers after changing a table or the rules.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"dalo/providers"
+)
+
+func main() {
+	b, err := providers.Compile()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "providers/gen: %v\n", err)
+		os.Exit(1)
+	}
+	if err := writeAtomic("compiled.json", b); err != nil {
+		fmt.Fprintf(os.Stderr, "providers/gen: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// writeAtomic replaces name with data: a temp file beside it, synced, then
+// renamed over it, then the directory synced.
+func writeAtomic(name string, data []byte) error {
+	dir := filepath.Dir(name)
+	f, err := os.CreateTemp(dir, ".compiled-*.json")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := os.Rename(f.Name(), name); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
+}
