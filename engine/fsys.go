@@ -127,6 +127,25 @@ func unwrapPathError(err error) error {
 	return err
 }
 
+// onFile reports into l's list but about file: the walk names the entry at
+// fault, not the manifest that owns the directory.
+type onFile struct {
+	l    *diagList
+	file string
+}
+
+func (l *diagList) at(file string) onFile { return onFile{l, file} }
+
+func (o onFile) errorf(code string, pos Pos, field, format string, args ...any) {
+	o.l.errorf(code, pos, field, format, args...)
+	o.l.diags[len(o.l.diags)-1].File = o.file
+}
+
+func (o onFile) warnf(code string, pos Pos, field, format string, args ...any) {
+	o.l.warnf(code, pos, field, format, args...)
+	o.l.diags[len(o.l.diags)-1].File = o.file
+}
+
 // treeStats walks a package or skill directory without following symlinks
 // and enforces the entry, depth and size limits. It stops at the first
 // limit broken, so that a hostile tree costs at most the entry limit.
@@ -141,22 +160,22 @@ func walkTree(root, rel string, lim *Limits, l *diagList) treeStats {
 	walk = func(dir, relDir string, depth int) bool {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
-			l.errorf("E070", Pos{}, "", "directory %s cannot be read: %v", relDir, unwrapPathError(err))
+			l.at(relDir).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", relDir, unwrapPathError(err))
 			return false
 		}
 		for _, e := range ents {
 			st.entries++
 			name := path.Join(relDir, e.Name())
 			if st.entries > lim.PackageEntries {
-				l.errorf("E066", Pos{}, "", "%s has more than %d entries", rel, lim.PackageEntries)
+				l.at(rel).errorf("E066", Pos{}, "", "%s has more than %d entries", rel, lim.PackageEntries)
 				return false
 			}
 			switch t := e.Type(); {
 			case t&fs.ModeSymlink != 0:
-				l.warnf("W064", Pos{}, "", "%s is a symlink; it is not followed and cannot be staged", name)
+				l.at(name).warnf("W064", Pos{}, "", "%s is a symlink; it is not followed and cannot be staged", name)
 			case t.IsDir():
 				if depth+1 > lim.DirectoryDepth {
-					l.errorf("E067", Pos{}, "", "%s is nested deeper than %d directories", name, lim.DirectoryDepth)
+					l.at(name).errorf("E067", Pos{}, "", "%s is nested deeper than %d directories", name, lim.DirectoryDepth)
 					return false
 				}
 				if !walk(filepath.Join(dir, e.Name()), name, depth+1) {
@@ -165,19 +184,22 @@ func walkTree(root, rel string, lim *Limits, l *diagList) treeStats {
 			case t.IsRegular():
 				fi, err := e.Info()
 				if err != nil {
-					l.errorf("E070", Pos{}, "", "%s cannot be read: %v", name, unwrapPathError(err))
+					l.at(name).errorf("E070", Pos{}, "", "%s cannot be read: %v", name, unwrapPathError(err))
 					continue
 				}
 				if fi.Size() > lim.FileBytes {
-					l.errorf("E068", Pos{}, "", "%s is %d bytes, more than the %d-byte file limit", name, fi.Size(), lim.FileBytes)
+					// Counting it towards the package limit too would
+					// report one mistake twice.
+					l.at(name).errorf("E068", Pos{}, "", "%s is %d bytes, more than the %d-byte file limit", name, fi.Size(), lim.FileBytes)
+					continue
 				}
 				st.bytes += fi.Size()
 				if st.bytes > lim.PackageBytes {
-					l.errorf("E069", Pos{}, "", "%s holds more than %d bytes", rel, lim.PackageBytes)
+					l.at(rel).errorf("E069", Pos{}, "", "%s holds more than %d bytes", rel, lim.PackageBytes)
 					return false
 				}
 			default:
-				l.warnf("W065", Pos{}, "", "%s is %s; it is ignored and cannot be staged", name, describeMode(t))
+				l.at(name).warnf("W065", Pos{}, "", "%s is %s; it is ignored and cannot be staged", name, describeMode(t))
 			}
 		}
 		return true

@@ -79,6 +79,12 @@ func (v *sourceCheck) reference(p *Package, field, ref, requirement string) {
 	if _, known := refDirs[r.Kind]; !known {
 		return // already an E050/E051 from #RefRules
 	}
+	if hasErrorAt(&p.diags, field) {
+		// Already refused where it stands (E050): resolving it would only
+		// add a second diagnostic about the same mistake.
+		v.refs = append(v.refs, Reference{Package: p.Name, Field: field, Ref: ref, Requirement: requirement, Resolution: InvalidRef, Reason: "not admitted at this position"})
+		return
+	}
 	t := v.resolve(r)
 	v.refs = append(v.refs, Reference{Package: p.Name, Field: field, Ref: ref, Requirement: requirement, Resolution: t.resolution, Target: t.path, Reason: t.reason})
 	if t.resolution == Resolved {
@@ -95,6 +101,15 @@ func (v *sourceCheck) reference(p *Package, field, ref, requirement string) {
 	default:
 		p.diags.warnf("W072", pos, field, "%s reference %s does not resolve (%s); it is visibly omitted", requirement, ref, t.reason)
 	}
+}
+
+func hasErrorAt(l *diagList, field string) bool {
+	for _, d := range l.diags {
+		if d.Severity == Error && d.Field == field {
+			return true
+		}
+	}
+	return false
 }
 
 // refDirs maps a reference kind to where its selector points in a source.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -147,6 +148,11 @@ func fieldCode(def cue.Value, code string) string {
 // list of values of a disjunction, or its kind.
 func expectation(def cue.Value) string {
 	if a := def.Attribute("expect"); a.Err() == nil && a.Contents() != "" {
+		// The attribute holds a quoted string: say what it means, not how
+		// it is written.
+		if s, err := a.String(0); err == nil {
+			return s
+		}
 		return a.Contents()
 	}
 	if vals := literals(def); len(vals) > 0 {
@@ -158,6 +164,9 @@ func expectation(def cue.Value) string {
 	k := def.IncompleteKind()
 	switch {
 	case k == cue.StringKind:
+		if re := pattern(def); re != "" {
+			return "a string matching " + re
+		}
 		return "a string"
 	case k == cue.IntKind:
 		return "an integer"
@@ -171,9 +180,37 @@ func expectation(def cue.Value) string {
 	return k.String()
 }
 
+// pattern returns the regular expression a string constraint requires, or
+// "" if it has none: a string refused without an @expect says what it must
+// match rather than only "a string".
+func pattern(def cue.Value) string {
+	op, args := def.Expr()
+	switch op {
+	case cue.RegexMatchOp:
+		if len(args) == 1 {
+			if s, err := args[0].String(); err == nil {
+				return s
+			}
+		}
+	case cue.AndOp:
+		for _, a := range args {
+			if re := pattern(a); re != "" {
+				return re
+			}
+		}
+	}
+	return ""
+}
+
 // literals returns the concrete alternatives of a disjunction of literals.
 func literals(def cue.Value) []string {
 	op, args := def.Expr()
+	if op == cue.SelectorOp {
+		// A named set such as #Subject: list the set it names.
+		if root, p := def.ReferencePath(); root.Exists() && len(p.Selectors()) > 0 {
+			return literals(root.LookupPath(p))
+		}
+	}
 	if op != cue.OrOp {
 		if def.IsConcrete() && def.Kind()&(cue.StringKind|cue.IntKind|cue.BoolKind) != 0 {
 			return []string{fmt.Sprint(def)}
@@ -195,9 +232,20 @@ func literals(def cue.Value) []string {
 	return out
 }
 
+var maxItems = regexp.MustCompile(`list\.MaxItems\((\d+)\)`)
+
+// listMessage explains why a list whose elements are fine was refused,
+// without repeating the whole list back.
 func listMessage(def cue.Value, n int, err error) string {
 	format, args := errors.Errors(err)[0].Msg()
-	return fmt.Sprintf("array of %d entries refused: %s", n, fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if m := maxItems.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("array has %d entries, more than the %s allowed", n, m[1])
+	}
+	if i := strings.Index(msg, "(does not satisfy"); i >= 0 {
+		msg = strings.Trim(msg[i:], "()")
+	}
+	return fmt.Sprintf("array of %d entries refused: %s", n, msg)
 }
 
 func lastKey(path string) string {

@@ -151,10 +151,12 @@ type walker struct {
 	lim    *Limits
 	l      *diagList
 	arrays map[string]int // array-of-tables path → elements so far
+	src    []byte
 	failed bool
 }
 
 func (w *walker) walk(src []byte) bool {
+	w.src = src
 	var p unstable.Parser
 	p.Reset(src)
 	table := ""
@@ -227,14 +229,61 @@ func (w *walker) keyValue(e *unstable.Node, table string, depth int) {
 	sp := w.m.spans[path]
 	sp.key = w.m.pos(int(last.Raw.Offset))
 	w.m.spans[path] = sp
-	w.value(e.Value(), path, depth)
+	// The value starts after the last key, '=' and blanks.
+	start := int(last.Raw.Offset + last.Raw.Length)
+	for start < len(w.src) && (w.src[start] == ' ' || w.src[start] == '\t' || w.src[start] == '=' || w.src[start] == '"' || w.src[start] == '\'') {
+		if w.src[start] == '=' {
+			start++
+			for start < len(w.src) && (w.src[start] == ' ' || w.src[start] == '\t') {
+				start++
+			}
+			break
+		}
+		start++
+	}
+	w.value(e.Value(), path, depth, start)
 }
 
-func (w *walker) value(v *unstable.Node, path string, depth int) {
+// offset returns where v starts in the source. go-toml gives arrays no
+// range: an array starts at the '[' before its first element, or, when it
+// is empty, where the caller says (-1 if it cannot tell).
+func (w *walker) offset(v *unstable.Node, start int) int {
+	if v.Kind != unstable.Array {
+		return int(v.Raw.Offset)
+	}
+	if start >= 0 && start < len(w.src) && w.src[start] == '[' {
+		return start
+	}
+	it := v.Children()
+	for it.Next() {
+		c := it.Node()
+		if c.Kind == unstable.Comment {
+			continue
+		}
+		o := w.offset(c, -1)
+		for o--; o >= 0; o-- {
+			switch w.src[o] {
+			case '[':
+				return o
+			case ' ', '\t', '\r', '\n':
+				continue
+			}
+			break
+		}
+		break
+	}
+	return start
+}
+
+func (w *walker) value(v *unstable.Node, path string, depth int, start int) {
 	if w.failed {
 		return
 	}
-	pos := w.m.pos(int(v.Raw.Offset))
+	off := w.offset(v, start)
+	if off < 0 {
+		off = 0
+	}
+	pos := w.m.pos(off)
 	sp := w.m.spans[path]
 	sp.value = pos
 	w.m.spans[path] = sp
@@ -264,7 +313,7 @@ func (w *walker) value(v *unstable.Node, path string, depth int) {
 			}
 			cp := indexPath(path, n)
 			w.m.spans[cp] = span{}
-			w.value(c, cp, depth+1)
+			w.value(c, cp, depth+1, -1)
 			n++
 		}
 	case unstable.InlineTable:

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"text/template"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -25,9 +30,21 @@ func TestMain(m *testing.M) {
 // standard commands, a script can use:
 //
 //	exits N PROGRAM [ARGS...]   run PROGRAM like exec and require exit status N
+//	genfile FILE BYTES [FILL]   grow FILE (created with its directories if
+//	                            missing) to exactly BYTES bytes by appending
+//	                            FILL repeated, or a sparse hole without FILL
+//	gentext OUT TEMPLATE        write OUT (and its directories) from the
+//	                            text/template file TEMPLATE, with
+//	                            {{repeat S N}} and {{range seq N}}
+//	gentree DIR N               create N empty files DIR/f1 ... DIR/fN
+//
+// and the condition [root] (running as root, when permissions do not stop
+// reads).
 //
 // '! exec' only says that a command failed, and the draft gives exit 1
-// (invalid) and exit 2 (bad usage) different meanings.
+// (invalid) and exit 2 (bad usage) different meanings. The generators make
+// the inputs of the limit cases (a 1 MiB manifest, 4096 entries, a 64 MiB
+// file) inside the script instead of committing them.
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "../../testdata/script",
@@ -35,7 +52,17 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": cmdExits,
+			"exits":       cmdExits,
+			"hookfixture": cmdHookfixture,
+			"genfile":     cmdGenfile,
+			"gentext":     cmdGentext,
+			"gentree":     cmdGentree,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }
@@ -59,5 +86,69 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+func cmdGenfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: genfile FILE BYTES [FILL]")
+	}
+	size, err := strconv.ParseInt(args[1], 10, 64)
+	if err != nil {
+		ts.Fatalf("genfile: %v", err)
+	}
+	name := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(name), 0o777))
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o666)
+	ts.Check(err)
+	defer f.Close()
+	fi, err := f.Stat()
+	ts.Check(err)
+	if fi.Size() > size {
+		ts.Fatalf("genfile: %s already has %d bytes", args[0], fi.Size())
+	}
+	if len(args) == 2 {
+		ts.Check(f.Truncate(size))
+		return
+	}
+	fill := bytes.Repeat([]byte(args[2]), int(size-fi.Size())/len(args[2])+1)
+	_, err = f.WriteAt(fill[:size-fi.Size()], fi.Size())
+	ts.Check(err)
+}
+
+func cmdGentext(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: gentext OUT TEMPLATE")
+	}
+	t, err := template.New(args[1]).Funcs(template.FuncMap{
+		"repeat": strings.Repeat,
+		"seq": func(n int) []int {
+			s := make([]int, n)
+			for i := range s {
+				s[i] = i + 1
+			}
+			return s
+		},
+	}).Parse(ts.ReadFile(args[1]))
+	ts.Check(err)
+	var b bytes.Buffer
+	ts.Check(t.Execute(&b, nil))
+	out := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(out), 0o777))
+	ts.Check(os.WriteFile(out, b.Bytes(), 0o666))
+}
+
+func cmdGentree(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: gentree DIR N")
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("gentree: %v", err)
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o777))
+	for i := 1; i <= n; i++ {
+		ts.Check(os.WriteFile(fmt.Sprintf("%s/f%d", dir, i), nil, 0o666))
 	}
 }

@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzManifest feeds arbitrary bytes as a PLUGIN.toml: validation must not
+// panic, and every diagnostic about the manifest must point inside it.
+func FuzzManifest(f *testing.F) {
+	f.Add([]byte(manifestA))
+	f.Add([]byte("schema_version = 1\n[plugin]\nname = \"a\"\ndescription = \"x\"\n[[hook]]\nbindings = [{ input = 1 }]\n"))
+	f.Add([]byte("a = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"))
+	f.Add([]byte("[plugin]\nname = \"a\"\nname = \"b\"\n"))
+	f.Add([]byte("x = \"\xff\"\n"))
+	f.Add([]byte("[[tool]]\nargv = [\n  [\n  \"b\"]]\n[providers.x]\n\"$schema\" = 1979-05-27\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		root := t.TempDir()
+		dir := filepath.Join(root, "plugins", "a")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "PLUGIN.toml"), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Validate(root, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Split(src, []byte("\n"))
+		for _, d := range rep.Diagnostics {
+			if d.File != "plugins/a/PLUGIN.toml" || d.Line == 0 {
+				continue
+			}
+			if d.Line < 1 || d.Line > len(lines) {
+				t.Fatalf("%s: line outside the %d lines of the manifest", d, len(lines))
+			}
+			if d.Column < 1 || d.Column > len(lines[d.Line-1])+1 {
+				t.Fatalf("%s: column outside line %d of %d bytes", d, d.Line, len(lines[d.Line-1]))
+			}
+		}
+	})
+}
