@@ -3,4 +3,23 @@
 // plans, the harness configuration entries dalo owns and the instruction
 // blocks it wrote. It is plain files under $DALO_HOME, written atomically
 // under an advisory lock, readable at any moment by concurrent dispatches.
+//
+// Layout of $DALO_HOME:
+//
+//	sources.json              the user's source registry
+//	grants/<grant-id>.json    the approval ledger, one Grant per file; revoke deletes
+//	staged/<sha256>/          content-addressed, read-only staged tool trees
+//	plans/<provider>.json     the dispatch Plan of one provider, written by install
+//	installs/<provider>.json  what install wrote for a provider: packages, their
+//	                          skills and agents, the harness entries dalo owns
+//	instructions.json         the instruction blocks enabled (see instructions.go)
+//	lock                      the advisory lock writers hold
+//
+// A writer takes the lock, then replaces whole files (temporary file, fsync,
+// rename, fsync of the directory) in an order that leaves every state a
+// reader can see whole: staged trees before the plan that names them, the
+// record of what dalo owns before it writes those files, the plan before the
+// harness entries that call it (and the reverse on removal). A writer killed
+// at any step leaves temporary files and unused staged trees that the next
+// writer removes when it takes the lock.
 package store

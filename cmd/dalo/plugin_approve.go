@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+
+	"dalo/store"
+)
+
+const pluginApproveDoc = `Plugin approve records your trust in tools and hooks of a package for one
+provider, in the approval ledger ($DALO_HOME/grants/<grant-id>.json). A tool
+grant binds the package, the sha256 of every tool file and the invocation
+contract (runtime, argv, env, cwd, inputs, capabilities); a hook grant binds
+its event binding (subject, phase, native event, matcher, bindings), its
+effect and failure handling, and its tool's grant. Any change to what a
+grant binds needs a new approval; install and dispatch check them.
+
+Approving a hook proposes its tool too. It shows what it would grant and
+asks for confirmation on a terminal; without a terminal it refuses unless
+--yes is given. Selecting, validating, reviewing and installing grant
+nothing.
+
+Exit status: 0 approved; 1 refused, invalid package or store error; 2 bad usage.
+
+Examples:
+  dalo plugin approve company:design-review --provider claude --all
+  dalo plugin approve company:design-review --provider codex --hook design-context --yes
+`
+
+func init() {
+	register(&command{
+		name: "plugin approve", usage: "SOURCE:NAME --provider P [--tool ID]... [--hook ID]... [--all] [--yes]",
+		short: "approve tools and hooks of a package", doc: pluginApproveDoc,
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("provider", "", "the provider the grants are for (NAME or NAME@VERSION)")
+			fs.StringArray("tool", nil, "approve this tool (repeatable)")
+			fs.StringArray("hook", nil, "approve this hook and its tool (repeatable)")
+			fs.Bool("all", false, "approve every tool and every hook the provider supports")
+			fs.Bool("yes", false, "do not ask for confirmation")
+		},
+		run: runPluginApprove,
+	})
+}
+
+func runPluginApprove(e *env, fs *pflag.FlagSet) int {
+	const cmd = "plugin approve"
+	if fs.NArg() != 1 {
+		return usageError(e, cmd, "want exactly one SOURCE:NAME, got %d arguments", fs.NArg())
+	}
+	if _, _, err := store.ParsePackageRef(fs.Arg(0)); err != nil {
+		return usageError(e, cmd, "%v", err)
+	}
+	provider, _ := fs.GetString("provider")
+	tools, _ := fs.GetStringArray("tool")
+	hooks, _ := fs.GetStringArray("hook")
+	all, _ := fs.GetBool("all")
+	yes, _ := fs.GetBool("yes")
+	if provider == "" {
+		return usageError(e, cmd, "--provider is required: grants are per provider")
+	}
+	if all && len(tools)+len(hooks) > 0 {
+		return usageError(e, cmd, "--all approves everything; do not combine it with --tool or --hook")
+	}
+	if !all && len(tools)+len(hooks) == 0 {
+		return usageError(e, cmd, "name what to approve: --tool ID, --hook ID or --all")
+	}
+	s, ok := openStore(e, cmd)
+	if !ok {
+		return exitFail
+	}
+	sel, err := s.Select(fs.Arg(0), provider)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	props, skipped, err := s.Propose(sel, tools, hooks, all)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	for _, sk := range skipped {
+		fmt.Fprintf(e.stdout, "skipped: %s\n", sk)
+	}
+	var fresh []store.Proposal
+	for _, p := range props {
+		if p.Exists {
+			fmt.Fprintf(e.stdout, "already approved: %s %s (grant %s)\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
+			continue
+		}
+		fresh = append(fresh, p)
+	}
+	if len(fresh) == 0 {
+		fmt.Fprintln(e.stdout, "nothing new to approve")
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "Approve for %s (%s):\n", sel.Table.Name, sel.Table.Key())
+	for _, p := range fresh {
+		fmt.Fprintf(e.stdout, "  %s\n", describeGrant(p.Grant))
+		if p.Why != "" {
+			fmt.Fprintf(e.stdout, "    (%s)\n", p.Why)
+		}
+	}
+	if !yes {
+		if !isTerminal(e.stdin) {
+			fmt.Fprintf(e.stderr, "dalo %s: refusing to approve without confirmation: standard input is not a terminal; review with 'dalo plugin review %s --provider %s' and pass --yes\n", cmd, sel.Identity, sel.Table.Name)
+			return exitFail
+		}
+		fmt.Fprintf(e.stdout, "Approve these %d grants? [y/N] ", len(fresh))
+		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(e.stdout, "nothing approved")
+			return exitFail
+		}
+	}
+	if err := s.Approve(fresh); err != nil {
+		return fail(e, cmd, err)
+	}
+	for _, p := range fresh {
+		fmt.Fprintf(e.stdout, "approved %s %s: grant %s\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
+	}
+	return exitOK
+}
+
+// isTerminal says whether r is a terminal a person can answer on; a
+// character device such as /dev/null is not.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlReadTermios)
+	return err == nil
+}
+
+// describeGrant says in one line what a grant covers.
+func describeGrant(g *store.Grant) string {
+	switch g.Kind {
+	case "tool":
+		var b store.ToolBinds
+		json.Unmarshal(g.Binds, &b)
+		var files []string
+		for _, f := range sortedFiles(b.Files) {
+			files = append(files, fmt.Sprintf("%s sha256 %s", f, b.Files[f].SHA256[:12]))
+		}
+		return fmt.Sprintf("tool %s of %s: %s %s %s, env %s, capabilities %s; files: %s", g.Item, g.Package, b.Runtime, b.Entry, jsonText(b.Argv), listOr(b.Env, "none"), listOr(b.Capabilities, "none"), strings.Join(files, ", "))
+	case "hook":
+		var b store.HookBinds
+		json.Unmarshal(g.Binds, &b)
+		return fmt.Sprintf("hook %s of %s: %s/%s %s on %s, runs tool %s, %s", g.Item, g.Package, b.Subject, b.Phase, b.Effect, b.NativeEvent, b.Tool, b.FailurePolicy)
+	}
+	return g.Kind + " " + g.Item
+}
+
+func sortedFiles(m map[string]store.FileDigest) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return out
+}

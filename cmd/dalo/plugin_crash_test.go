@@ -1,0 +1,258 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"dalo/store"
+)
+
+// The crash hook exists only in the test binary: production dalo has no
+// way to be told to die.
+func init() {
+	store.CrashHook = func(step string) {
+		if os.Getenv("DALO_TEST_CRASH_AT") == step {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+}
+
+// lifecycleFixture is the package the lifecycle scripts use.
+func lifecycleFixture(t *testing.T, dir string) {
+	t.Helper()
+	ar, err := txtar.ParseFile("../../testdata/script/lifecycle_claude.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ar.Files {
+		if !strings.HasPrefix(f.Name, "src/") && f.Name != "user-settings.json" {
+			continue
+		}
+		name := filepath.Join(dir, f.Name)
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(f.Name, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(name, f.Data, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(filepath.Join(dir, "home/.claude"), 0o755)
+	data, _ := os.ReadFile(filepath.Join(dir, "user-settings.json"))
+	os.WriteFile(filepath.Join(dir, "home/.claude/settings.json"), data, 0o644)
+}
+
+func daloEnv(dir string) []string {
+	return append(os.Environ(),
+		"HOME="+filepath.Join(dir, "home"),
+		"CLAUDE_CONFIG_DIR="+filepath.Join(dir, "home/.claude"),
+		"CODEX_HOME="+filepath.Join(dir, "home/.codex"),
+		"DALO_HOME="+filepath.Join(dir, "store"),
+	)
+}
+
+// dalo runs the dalo command (testscript.Main put it on PATH) in dir.
+func dalo(t *testing.T, dir, crashAt string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("dalo", args...)
+	cmd.Dir = dir
+	cmd.Env = daloEnv(dir)
+	if crashAt != "" {
+		cmd.Env = append(cmd.Env, "DALO_TEST_CRASH_AT="+crashAt)
+	}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func mustDalo(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := dalo(t, dir, "", args...)
+	if err != nil {
+		t.Fatalf("dalo %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// TestCrashAtEveryStep kills dalo with SIGKILL at each step of approve,
+// install, remove and revoke, then checks that what a dispatch reads is
+// whole and consistent, that running the command again completes it, and
+// that the lifecycle still ends with nothing of dalo's left and the user's
+// settings.json byte for byte.
+func TestCrashAtEveryStep(t *testing.T) {
+	const pkg = "company:review-kit"
+	approve := []string{"plugin", "approve", pkg, "--provider", "claude", "--all", "--yes"}
+	install := []string{"plugin", "install", pkg, "--provider", "claude"}
+	remove := []string{"plugin", "remove", pkg, "--provider", "claude"}
+	revoke := []string{"plugin", "revoke", pkg}
+	lifecycle := [][]string{approve, install, remove, revoke}
+	steps := []struct {
+		step string
+		at   int // index in lifecycle of the command that dies
+	}{
+		{"approve:first-grant", 0},
+		{"install:staging-built", 1},
+		{"install:staged", 1},
+		{"install:recorded", 1},
+		{"install:members", 1},
+		{"install:plan", 1},
+		{"install:config", 1},
+		{"remove:config", 2},
+		{"remove:plan", 2},
+		{"remove:members", 2},
+		{"remove:recorded", 2},
+		{"revoke:first-grant", 3},
+	}
+	for _, tc := range steps {
+		t.Run(tc.step, func(t *testing.T) {
+			dir := t.TempDir()
+			lifecycleFixture(t, dir)
+			mustDalo(t, dir, "source", "add", "company", "src")
+			for i, args := range lifecycle {
+				if i == tc.at {
+					out, err := dalo(t, dir, tc.step, args...)
+					var ee *exec.ExitError
+					if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+						t.Fatalf("dalo %s was not killed at %s: %v\n%s", strings.Join(args, " "), tc.step, err, out)
+					}
+					checkConsistent(t, dir)
+					if tc.step == "remove:recorded" {
+						// Killed after the removal was recorded: it is done.
+						if out, _ := dalo(t, dir, "", args...); !strings.Contains(out, "is not installed on claude") {
+							t.Fatalf("remove again: %s", out)
+						}
+						continue
+					}
+				}
+				mustDalo(t, dir, args...)
+				checkConsistent(t, dir)
+				if i == 1 {
+					if out, err := dalo(t, dir, "", "doctor"); err != nil {
+						t.Fatalf("doctor after a completed install: %v\n%s", err, out)
+					}
+				}
+			}
+			assertClean(t, dir)
+		})
+	}
+}
+
+// checkConsistent reads the store the way a dispatch does: every grant and
+// plan is whole, every planned hook's grants exist with the plan's digests
+// and its staged bytes verify, and the harness configuration is JSON that
+// still holds the user's settings.
+func checkConsistent(t *testing.T, dir string) {
+	t.Helper()
+	s, err := store.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Grants(); err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	if _, err := s.Installed("claude"); err != nil {
+		t.Fatalf("installs: %v", err)
+	}
+	if p, err := s.ReadPlan("claude"); err == nil {
+		for ev, hs := range p.Events {
+			for _, h := range hs {
+				if bad := store.VerifyStaged(h.Tool.Root, digests(h.Tool.Files)); len(bad) > 0 {
+					t.Errorf("plan %s %s: staged tool does not verify: %v", ev, h.Hook, bad)
+				}
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("plan: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "home/.claude/settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatalf("settings.json is not JSON: %v\n%s", err, data)
+	}
+	if cfg["model"] != "opus" || cfg["statusLine"] == nil {
+		t.Fatalf("settings.json lost the user's settings:\n%s", data)
+	}
+}
+
+func digests(files map[string]string) map[string]store.FileDigest {
+	out := map[string]store.FileDigest{}
+	for p, d := range files {
+		out[p] = store.FileDigest{SHA256: d}
+	}
+	return out
+}
+
+// assertClean checks that the finished lifecycle left nothing behind.
+func assertClean(t *testing.T, dir string) {
+	t.Helper()
+	got, _ := os.ReadFile(filepath.Join(dir, "home/.claude/settings.json"))
+	want, _ := os.ReadFile(filepath.Join(dir, "user-settings.json"))
+	if string(got) != string(want) {
+		t.Errorf("settings.json differs from the user's:\n%s", got)
+	}
+	var left []string
+	filepath.WalkDir(filepath.Join(dir, "store"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			if rel != "store/lock" && rel != "store/sources.json" {
+				left = append(left, rel)
+			}
+		}
+		return nil
+	})
+	for _, p := range []string{"home/.claude/skills", "home/.claude/agents"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+			left = append(left, p)
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestConcurrentWritersAndReaders runs approvals, revocations and installs
+// while other dalo processes read the ledger and plans: no reader ever sees
+// a half-written file and every writer succeeds.
+func TestConcurrentWritersAndReaders(t *testing.T) {
+	dir := t.TempDir()
+	lifecycleFixture(t, dir)
+	mustDalo(t, dir, "source", "add", "company", "src")
+	mustDalo(t, dir, "plugin", "approve", "company:review-kit", "--provider", "claude", "--all", "--yes")
+	mustDalo(t, dir, "plugin", "install", "company:review-kit", "--provider", "claude")
+	var wg sync.WaitGroup
+	errs := make(chan string, 100)
+	run := func(args ...string) {
+		defer wg.Done()
+		for i := 0; i < 3; i++ {
+			if out, err := dalo(t, dir, "", args...); err != nil {
+				errs <- strings.Join(args, " ") + ": " + err.Error() + "\n" + out
+			}
+		}
+	}
+	for i := 0; i < 2; i++ {
+		wg.Add(4)
+		go run("plugin", "approve", "company:review-kit", "--provider", "codex", "--all", "--yes")
+		go run("plugin", "install", "company:review-kit", "--provider", "claude")
+		go run("plugin", "status")
+		go run("doctor")
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}

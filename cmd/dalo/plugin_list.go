@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"dalo/engine"
+	"dalo/store"
+)
+
+const pluginListDoc = `Plugin list prints every package of every registered source, whether it
+is valid, and where it is installed. It writes nothing.
+
+Examples:
+  dalo plugin list
+  dalo --json plugin list
+`
+
+func init() {
+	register(&command{name: "plugin list", usage: "[--json]", short: "list the packages of registered sources", doc: pluginListDoc, run: runPluginList})
+}
+
+type listedPackage struct {
+	Package     string   `json:"package"`
+	ID          string   `json:"id,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Valid       bool     `json:"valid"`
+	Installed   []string `json:"installed"`
+}
+
+func runPluginList(e *env, fs *pflag.FlagSet) int {
+	if fs.NArg() != 0 {
+		return usageError(e, "plugin list", "takes no arguments")
+	}
+	s, ok := openStore(e, "plugin list")
+	if !ok {
+		return exitFail
+	}
+	srcs, err := s.Sources()
+	if err != nil {
+		return fail(e, "plugin list", err)
+	}
+	reg, err := s.Registry()
+	if err != nil {
+		return fail(e, "plugin list", err)
+	}
+	installed := map[string][]string{}
+	for _, p := range store.Providers() {
+		in, err := s.Installed(p)
+		if err != nil {
+			return fail(e, "plugin list", err)
+		}
+		for _, ip := range in.Packages {
+			installed[ip.Package] = append(installed[ip.Package], p)
+		}
+	}
+	out := []listedPackage{}
+	code := exitOK
+	for _, src := range srcs {
+		loaded, err := engine.Load(src.Path, engine.Options{SourceID: src.ID, Registry: reg})
+		if err != nil {
+			fmt.Fprintf(e.stderr, "dalo plugin list: source %s: %v\n", src.ID, err)
+			code = exitFail
+			continue
+		}
+		for i, p := range loaded.Packages {
+			lp := listedPackage{Package: src.ID + ":" + p.Name, Valid: loaded.Report.Packages[i].Valid, Installed: installed[src.ID+":"+p.Name]}
+			if p.Manifest != nil {
+				lp.ID, lp.Description = p.Manifest.Plugin.ID, p.Manifest.Plugin.Description
+			}
+			if lp.Installed == nil {
+				lp.Installed = []string{}
+			}
+			out = append(out, lp)
+		}
+	}
+	if e.json {
+		printJSON(e, out)
+		return code
+	}
+	if len(srcs) == 0 {
+		fmt.Fprintln(e.stdout, "no sources; add one with 'dalo source add ID PATH'")
+	}
+	for _, lp := range out {
+		state := "valid"
+		if !lp.Valid {
+			state = "invalid"
+		}
+		inst := ""
+		if len(lp.Installed) > 0 {
+			inst = "  installed on " + strings.Join(lp.Installed, ", ")
+		}
+		fmt.Fprintf(e.stdout, "%s  %s  %s%s\n", lp.Package, state, lp.Description, inst)
+	}
+	return code
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"dalo/providers"
+	"dalo/store"
+)
+
+const pluginRemoveDoc = `Plugin remove uninstalls a package from a harness: what it staged, the
+skills and agents dalo wrote for it (exactly those files; a file you changed
+is kept and listed), its place in the dispatch plan, and the dispatcher
+entries no installed package needs any more. Nothing else in the harness
+configuration changes. Grants stay in the ledger: revoke removes them.
+
+Examples:
+  dalo plugin remove company:design-review --provider claude
+`
+
+func init() {
+	register(&command{
+		name: "plugin remove", usage: "SOURCE:NAME --provider P",
+		short: "uninstall a package from a harness", doc: pluginRemoveDoc,
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("provider", "", "the harness to remove it from")
+		},
+		run: runPluginRemove,
+	})
+}
+
+func runPluginRemove(e *env, fs *pflag.FlagSet) int {
+	const cmd = "plugin remove"
+	if fs.NArg() != 1 {
+		return usageError(e, cmd, "want exactly one SOURCE:NAME, got %d arguments", fs.NArg())
+	}
+	if _, _, err := store.ParsePackageRef(fs.Arg(0)); err != nil {
+		return usageError(e, cmd, "%v", err)
+	}
+	provider, _ := fs.GetString("provider")
+	if provider == "" {
+		return usageError(e, cmd, "--provider is required")
+	}
+	ts, err := providers.Load()
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	t, err := ts.Resolve(provider)
+	if err != nil {
+		return usageError(e, cmd, "%v", err)
+	}
+	s, ok := openStore(e, cmd)
+	if !ok {
+		return exitFail
+	}
+	exe, err := executable()
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	res, err := s.Remove(t, fs.Arg(0), exe)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	fmt.Fprintf(e.stdout, "removed %s from %s\n", fs.Arg(0), t.Name)
+	for _, p := range res.Removed {
+		fmt.Fprintf(e.stdout, "  removed %s\n", p)
+	}
+	for _, p := range res.Kept {
+		fmt.Fprintf(e.stdout, "  kept %s\n", p)
+	}
+	if res.Diff != "" {
+		fmt.Fprintf(e.stdout, "  updated %s\n", res.Config)
+	}
+	return exitOK
+}

@@ -1,0 +1,225 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// A Proposal is a grant approve would write, with what the user reads
+// before confirming it.
+type Proposal struct {
+	Grant  *Grant
+	Why    string // "" or why it is proposed though not asked for
+	Exists bool   // the ledger already holds this exact grant
+}
+
+// Propose computes the grants that approving tools and hooks (or all of
+// them) of a valid package on the selected provider would write. A hook
+// needs its tool's grant too, so the tool is proposed with it. A hook the
+// provider does not support cannot be approved for it; with all it is
+// skipped and listed in skipped.
+func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props []Proposal, skipped []string, err error) {
+	if err := sel.Valid(); err != nil {
+		return nil, nil, err
+	}
+	m := sel.Pkg.Manifest
+	if all {
+		tools, hooks = nil, nil
+		for _, t := range m.Tools {
+			tools = append(tools, t.ID)
+		}
+		for _, h := range m.Hooks {
+			hooks = append(hooks, h.ID)
+		}
+	}
+	if len(tools)+len(hooks) == 0 && !all {
+		return nil, nil, fmt.Errorf("%s: nothing to approve: name --tool ID or --hook ID, or --all", sel.Identity)
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	toolGrants := map[string]*Grant{}
+	added := map[string]bool{}
+	toolGrant := func(id, why string) (*Grant, error) {
+		if g, ok := toolGrants[id]; ok {
+			return g, nil
+		}
+		t := sel.Tool(id)
+		if t == nil {
+			return nil, fmt.Errorf("%s has no tool %s; its tools: %s", sel.Identity, id, toolList(sel))
+		}
+		b, err := sel.ToolBinds(t)
+		if err != nil {
+			return nil, err
+		}
+		g, err := NewGrant("tool", sel.Table.Name, sel.Identity, id, b, now)
+		if err != nil {
+			return nil, err
+		}
+		toolGrants[id] = g
+		return g, nil
+	}
+	add := func(g *Grant, why string) error {
+		if added[g.ID] {
+			return nil
+		}
+		added[g.ID] = true
+		old, err := s.Grant(g.ID)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		props = append(props, Proposal{Grant: g, Why: why, Exists: old != nil && old.Digest == g.Digest})
+		return nil
+	}
+	for _, id := range tools {
+		g, err := toolGrant(id, "")
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := add(g, ""); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, id := range hooks {
+		h := sel.Hook(id)
+		if h == nil {
+			return nil, nil, fmt.Errorf("%s has no hook %s; its hooks: %s", sel.Identity, id, hookList(sel))
+		}
+		c := sel.Caps[id]
+		if c.Status != "supported" {
+			why := fmt.Sprintf("hook %s is %s on %s: %s", id, orUnknown(c.Status), sel.Table.Key(), c.Reason)
+			if all {
+				skipped = append(skipped, why)
+				continue
+			}
+			return nil, nil, errors.New(why)
+		}
+		tg, err := toolGrant(h.Tool, "")
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := add(tg, "hook "+id+" runs it"); err != nil {
+			return nil, nil, err
+		}
+		b, err := sel.HookBinds(h, tg.Digest)
+		if err != nil {
+			return nil, nil, err
+		}
+		g, err := NewGrant("hook", sel.Table.Name, sel.Identity, id, b, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := add(g, ""); err != nil {
+			return nil, nil, err
+		}
+	}
+	sort.SliceStable(props, func(i, j int) bool { return props[i].Grant.Kind > props[j].Grant.Kind }) // tools first
+	return props, skipped, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func toolList(sel *Selection) string {
+	var ids []string
+	for _, t := range sel.Pkg.Manifest.Tools {
+		ids = append(ids, t.ID)
+	}
+	if ids == nil {
+		return "none"
+	}
+	return fmt.Sprint(ids)
+}
+
+func hookList(sel *Selection) string {
+	var ids []string
+	for _, h := range sel.Pkg.Manifest.Hooks {
+		ids = append(ids, h.ID)
+	}
+	if ids == nil {
+		return "none"
+	}
+	return fmt.Sprint(ids)
+}
+
+// Approve writes the proposed grants to the ledger.
+func (s *Store) Approve(props []Proposal) error {
+	l, err := s.Lock()
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	var gs []*Grant
+	for _, p := range props {
+		if !p.Exists {
+			gs = append(gs, p.Grant)
+		}
+	}
+	return s.PutGrants(gs)
+}
+
+// Revoke deletes the grants of package ref (SOURCE:NAME): the tools and
+// hooks named, or all of them. Dispatch stops honouring them at its next
+// run, whatever the harness configuration still says.
+func (s *Store) Revoke(ref string, tools, hooks []string) ([]*Grant, error) {
+	if _, _, err := ParsePackageRef(ref); err != nil {
+		return nil, err
+	}
+	l, err := s.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	// Match on the file names, so that a corrupt grant can be revoked too.
+	ents, err := os.ReadDir(s.path("grants"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading the ledger: %w", err)
+	}
+	want := map[string]bool{}
+	for _, t := range tools {
+		want["tool+"+t] = true
+	}
+	for _, h := range hooks {
+		want["hook+"+h] = true
+	}
+	var out []*Grant
+	var ids []string
+	matched := map[string]bool{}
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		parts := strings.Split(id, "+")
+		if !ok || isTemp(e.Name()) || len(parts) != 5 || parts[1]+":"+parts[2] != ref {
+			continue
+		}
+		k := parts[3] + "+" + parts[4]
+		if len(want) > 0 && !want[k] {
+			continue
+		}
+		matched[k] = true
+		g, err := s.Grant(id)
+		if err != nil {
+			g = &Grant{ID: id, Provider: parts[0], Package: ref, Kind: parts[3], Item: parts[4]} // corrupt: revoke it all the same
+		}
+		out = append(out, g)
+		ids = append(ids, id)
+	}
+	for k := range want {
+		if !matched[k] {
+			return nil, fmt.Errorf("%s has no grant for %s %s", ref, kindOf(k), itemOf(k))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s has no grants", ref)
+	}
+	return out, s.DeleteGrants(ids)
+}
+
+func kindOf(k string) string { a, _, _ := strings.Cut(k, "+"); return a }
+func itemOf(k string) string { _, b, _ := strings.Cut(k, "+"); return b }

@@ -1,0 +1,207 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"dalo/providers"
+)
+
+// A Finding is one thing doctor checked.
+type Finding struct {
+	Status  string `json:"status"` // ok, problem, unverified
+	Subject string `json:"subject"`
+	Message string `json:"message"`
+}
+
+// Doctor checks, without writing, that the store, the staged digests, the
+// dispatch plans and the harness entries agree. It reads like a dispatch
+// does and takes no lock.
+func (s *Store) Doctor() []Finding {
+	var out []Finding
+	add := func(status, subject, format string, args ...any) {
+		out = append(out, Finding{status, subject, fmt.Sprintf(format, args...)})
+	}
+	if fi, err := os.Stat(s.Dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			add("ok", s.Dir, "no store yet: nothing registered, approved or installed")
+			return out
+		}
+		add("problem", s.Dir, "%v", err)
+		return out
+	} else if !fi.IsDir() {
+		add("problem", s.Dir, "not a directory")
+		return out
+	}
+	srcs, err := s.Sources()
+	if err != nil {
+		add("problem", s.path("sources.json"), "%v", err)
+	} else {
+		for _, x := range srcs {
+			if fi, err := os.Stat(x.Path); err != nil || !fi.IsDir() {
+				add("problem", "source "+x.ID, "%s is not a readable directory", x.Path)
+			} else {
+				add("ok", "source "+x.ID, "%s", x.Path)
+			}
+		}
+	}
+	// The ledger, file by file, so that one corrupt grant does not hide
+	// the others.
+	grants := map[string]*Grant{}
+	if ents, err := os.ReadDir(s.path("grants")); err == nil {
+		for _, e := range ents {
+			if isTemp(e.Name()) || !strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			g, err := s.Grant(strings.TrimSuffix(e.Name(), ".json"))
+			if err != nil {
+				add("problem", "ledger", "%v", err)
+				continue
+			}
+			grants[g.ID] = g
+		}
+		add("ok", "ledger", "%d grants", len(grants))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		add("problem", "ledger", "%v", err)
+	}
+	ts, err := providers.Load()
+	if err != nil {
+		add("problem", "providers", "%v", err)
+		return out
+	}
+	used := map[string]bool{}
+	for _, name := range Providers() {
+		in, err := s.Installed(name)
+		if err != nil {
+			add("problem", name, "%v", err)
+			continue
+		}
+		for _, ip := range in.Packages {
+			for _, d := range ip.Staged {
+				used[d] = true
+			}
+		}
+		if len(in.Packages) == 0 && len(in.Harness.Entries) == 0 {
+			continue
+		}
+		t, err := ts.Resolve(name)
+		if err != nil {
+			add("problem", name, "%v", err)
+			continue
+		}
+		out = append(out, s.doctorProvider(t, in, grants)...)
+	}
+	if ents, err := os.ReadDir(s.path("staged")); err == nil {
+		for _, e := range ents {
+			if !used[e.Name()] {
+				add("problem", "staged "+e.Name(), "no installed package uses it; the next install or remove deletes it")
+			}
+		}
+	}
+	return out
+}
+
+func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[string]*Grant) []Finding {
+	var out []Finding
+	add := func(status, subject, format string, args ...any) {
+		out = append(out, Finding{status, subject, fmt.Sprintf(format, args...)})
+	}
+	name := t.Name
+	want := planOf(in)
+	plan, err := s.ReadPlan(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && len(want.Events) == 0:
+	case err != nil:
+		add("problem", name+" plan", "%v", err)
+	default:
+		a, _ := Canonical(plan)
+		b, _ := Canonical(want)
+		if string(a) != string(b) {
+			add("problem", name+" plan", "%s does not match what is installed; run 'dalo plugin install' again", s.planPath(name))
+		} else {
+			add("ok", name+" plan", "%d native events", len(plan.Events))
+		}
+	}
+	for _, ip := range in.Packages {
+		subj := name + " " + ip.Package
+		for _, h := range ip.Hooks {
+			for _, ref := range []GrantRef{h.Hook.ToolGrant, h.Hook.HookGrant} {
+				g := grants[ref.ID]
+				switch {
+				case g == nil:
+					add("problem", subj, "hook %s will not run: grant %s was revoked; approve it again or remove the package", h.Hook.Hook, ref.ID)
+				case g.Digest != ref.Digest:
+					add("problem", subj, "hook %s will not run: grant %s changed since install; install again", h.Hook.Hook, ref.ID)
+				}
+			}
+			if bad := VerifyStaged(h.Hook.Tool.Root, toDigests(h.Hook.Tool.Files)); len(bad) > 0 {
+				add("problem", subj, "staged tool %s differs from its approved bytes: %s", h.Hook.Tool.ID, strings.Join(bad, ", "))
+			}
+		}
+		for _, c := range changedOwned(&ip) {
+			add("problem", subj, "%s", c)
+		}
+		for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+			if _, err := os.Lstat(o.Path); err != nil {
+				add("problem", subj, "%s is missing; install again", o.Path)
+			}
+		}
+		add("ok", subj, "installed: %d hooks, %d skills, %d agents", len(ip.Hooks), len(ip.Skills), len(ip.Agents))
+	}
+	// The harness entries.
+	file := in.Harness.File
+	if file == "" {
+		file, _ = ConfigFile(t)
+	}
+	doc, err := readConfig(file)
+	if err != nil {
+		add("problem", file, "%v", err)
+		return out
+	}
+	var owned []found
+	if doc != nil {
+		if _, _, owned, err = scanConfig(file, doc, name); err != nil {
+			add("problem", file, "%v", err)
+			return out
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range owned {
+		rec, ok := in.Harness.Entries[f.event]
+		switch {
+		case !ok:
+			add("problem", file, "dalo entry for %s is not in the store: no installed package needs it; remove it by hand", f.event)
+		case !sameEntry(doc[f.val.start:f.val.end], rec):
+			add("problem", file, "dalo entry for %s was changed since dalo wrote it", f.event)
+		default:
+			add("ok", file, "dalo entry for %s present", f.event)
+		}
+		seen[f.event] = true
+	}
+	events := make([]string, 0, len(want.Events))
+	for ev := range want.Events {
+		events = append(events, ev)
+	}
+	sort.Strings(events)
+	for _, ev := range events {
+		if !seen[ev] {
+			add("problem", file, "dalo entry for %s is missing; run 'dalo plugin install' again", ev)
+		}
+	}
+	if t.Config.Trust.Required && len(owned) > 0 {
+		add("unverified", file, "%s runs only hooks the user trusted; whether dalo's entries are trusted cannot be verified (%s keeps no trust record dalo can read): check its /hooks review", t.Harness, t.Key())
+	}
+	return out
+}
+
+func toDigests(files map[string]string) map[string]FileDigest {
+	out := make(map[string]FileDigest, len(files))
+	for p, d := range files {
+		out[p] = FileDigest{SHA256: d}
+	}
+	return out
+}

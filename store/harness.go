@@ -1,0 +1,359 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"dalo/providers"
+)
+
+// A HarnessEntry is one dispatcher entry of a harness configuration: the
+// shape both harnesses read, {"matcher": "*", "hooks": [{"type": "command",
+// "command": "...", "timeout": 10}]}. The command is what makes it dalo's:
+// `<dalo> hook dispatch --provider P --event E`.
+type HarnessEntry struct {
+	Matcher string        `json:"matcher,omitempty"`
+	Hooks   []HarnessHook `json:"hooks"`
+}
+
+type HarnessHook struct {
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout"`
+}
+
+// HarnessState records what dalo wrote into one harness configuration file,
+// so that it removes exactly that and notices when the user changed it.
+type HarnessState struct {
+	File         string                  `json:"file"`
+	CreatedFile  bool                    `json:"created_file,omitempty"`
+	CreatedHooks bool                    `json:"created_hooks,omitempty"`
+	Entries      map[string]HarnessEntry `json:"entries"`        // native event → entry as written
+	Created      map[string]bool         `json:"created_events"` // events whose key dalo added
+	// Interior is the text that was between the brackets of an empty
+	// container before dalo added to it ("." the document, "hooks", or an
+	// event), so that removing dalo's entry restores it byte for byte.
+	Interior map[string]string `json:"interior,omitempty"`
+}
+
+// dispatchSuffix is the end of the command of dalo's entry for an event.
+func dispatchSuffix(provider, event string) string {
+	return " hook dispatch --provider " + provider + " --event " + event
+}
+
+// DispatchCommand is the command line of the entry for event.
+func DispatchCommand(exe, provider, event string) string {
+	return shellQuote(exe) + dispatchSuffix(provider, event)
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ownedEvent says which event a configuration entry is dalo's entry for, if
+// any: an object whose hooks hold one command ending in the dispatch
+// suffix of provider.
+func ownedEvent(doc []byte, entry *jvalue, provider string) (string, bool) {
+	if entry.kind != '{' {
+		return "", false
+	}
+	hs := entry.member("hooks")
+	if hs == nil || hs.val.kind != '[' {
+		return "", false
+	}
+	for _, h := range hs.val.elems {
+		if h.kind != '{' {
+			continue
+		}
+		c := h.member("command")
+		if c == nil || c.val.kind != '"' {
+			continue
+		}
+		pre := " hook dispatch --provider " + provider + " --event "
+		if i := strings.LastIndex(c.val.str, pre); i >= 0 {
+			ev := c.val.str[i+len(pre):]
+			if ev != "" && !strings.ContainsAny(ev, " \t'\"") {
+				return ev, true
+			}
+		}
+	}
+	return "", false
+}
+
+// A ConfigError is a harness configuration dalo cannot edit safely.
+type ConfigError struct {
+	File string
+	Msg  string
+}
+
+func (e *ConfigError) Error() string { return e.File + ": " + e.Msg }
+
+// found is one of dalo's entries in a document.
+type found struct {
+	event    string
+	arr      *jvalue // the event's array
+	index    int
+	val      *jvalue
+	memberOf *jvalue // the hooks object
+}
+
+// scanConfig scans doc and finds dalo's entries in it.
+func scanConfig(file string, doc []byte, provider string) (top, hooks *jvalue, owned []found, err error) {
+	top, err = scanJSON(doc)
+	if err != nil {
+		return nil, nil, nil, &ConfigError{file, err.Error()}
+	}
+	if top.kind != '{' {
+		return nil, nil, nil, &ConfigError{file, "the top level is not a JSON object"}
+	}
+	m := top.member("hooks")
+	if m == nil {
+		return top, nil, nil, nil
+	}
+	if m.val.kind != '{' {
+		l, c := position(doc, m.val.start)
+		return nil, nil, nil, &ConfigError{file, fmt.Sprintf("%d:%d: hooks is not a JSON object", l, c)}
+	}
+	hooks = m.val
+	for _, ev := range hooks.members {
+		if ev.val.kind != '[' {
+			continue
+		}
+		for i, e := range ev.val.elems {
+			if got, ok := ownedEvent(doc, e, provider); ok {
+				if got != ev.key {
+					l, c := position(doc, e.start)
+					return nil, nil, nil, &ConfigError{file, fmt.Sprintf("%d:%d: dalo's entry for %s is under hooks.%s; move or delete it", l, c, got, ev.key)}
+				}
+				owned = append(owned, found{event: ev.key, arr: ev.val, index: i, val: e, memberOf: hooks})
+			}
+		}
+	}
+	return top, hooks, owned, nil
+}
+
+// sameEntry says whether the entry text in doc means entry.
+func sameEntry(text []byte, e HarnessEntry) bool {
+	var a, b any
+	if json.Unmarshal(text, &a) != nil {
+		return false
+	}
+	json.Unmarshal(mustJSON(e), &b)
+	return reflect.DeepEqual(a, b)
+}
+
+// EditConfig computes the configuration text that holds exactly the
+// entries want (native event → entry) of dalo's for provider, from doc
+// (nil: the file does not exist) and what dalo wrote before (st). It
+// refuses when one of dalo's entries was changed since dalo wrote it. It
+// returns nil bytes when the file should be deleted (dalo created it and
+// nothing else is left in it).
+func EditConfig(file string, doc []byte, provider string, st HarnessState, want map[string]HarnessEntry) ([]byte, HarnessState, error) {
+	if st.Entries == nil {
+		st.Entries = map[string]HarnessEntry{}
+	}
+	if st.Created == nil {
+		st.Created = map[string]bool{}
+	}
+	if st.Interior == nil {
+		st.Interior = map[string]string{}
+	}
+	st.File = file
+	if doc == nil {
+		if len(want) == 0 {
+			return nil, HarnessState{File: file}, nil
+		}
+		doc = []byte("{\n}\n")
+		st = HarnessState{File: file, CreatedFile: true, Entries: map[string]HarnessEntry{}, Created: map[string]bool{}, Interior: map[string]string{}}
+	}
+	// Every entry of dalo's in the file must be what dalo wrote.
+	_, _, owned, err := scanConfig(file, doc, provider)
+	if err != nil {
+		return nil, st, err
+	}
+	for _, f := range owned {
+		rec, ok := st.Entries[f.event]
+		if !ok || !sameEntry(doc[f.val.start:f.val.end], rec) {
+			if w, ok := want[f.event]; ok && sameEntry(doc[f.val.start:f.val.end], w) {
+				continue // what dalo would write anyway
+			}
+			l, c := position(doc, f.val.start)
+			return nil, st, &ConfigError{file, fmt.Sprintf("%d:%d: dalo's %s entry was changed since dalo wrote it; restore it or delete it, then run dalo again", l, c, f.event)}
+		}
+	}
+	events := make([]string, 0, len(want))
+	for ev := range want {
+		events = append(events, ev)
+	}
+	sort.Strings(events)
+	// One edit at a time, each on a fresh scan: edits never overlap.
+	edit := func(sp splice) { doc = applySplices(doc, []splice{sp}) }
+	for {
+		top, hooks, owned, err := scanConfig(file, doc, provider)
+		if err != nil {
+			return nil, st, err
+		}
+		// Remove what is no longer wanted, and duplicates.
+		done := false
+		seen := map[string]bool{}
+		for _, f := range owned {
+			w, wanted := want[f.event]
+			if wanted && !seen[f.event] {
+				seen[f.event] = true
+				if !sameEntry(doc[f.val.start:f.val.end], w) {
+					l := containerLayout(doc, f.arr)
+					ind, own := lineIndent(doc, f.val.start)
+					if !own {
+						ind = l.child
+					}
+					text := render(w, ind, unitOf(l, doc), true)
+					if !l.multiline {
+						text = inline(doc, w)
+					}
+					edit(splice{f.val.start, f.val.end, text})
+					done = true
+					break
+				}
+				continue
+			}
+			if len(f.arr.elems) == 1 && st.Created[f.event] {
+				i := memberIndex(f.memberOf, f.event)
+				edit(removeChild(f.memberOf, i, takeInterior(st, "hooks")))
+				delete(st.Created, f.event)
+			} else {
+				edit(removeChild(f.arr, f.index, takeInterior(st, f.event)))
+			}
+			done = true
+			break
+		}
+		if done {
+			continue
+		}
+		// Add what is missing.
+		for _, ev := range events {
+			if seen[ev] {
+				continue
+			}
+			w := want[ev]
+			switch {
+			case hooks == nil:
+				keepInterior(st, ".", doc, top)
+				edit(insertMember(doc, top, "hooks", map[string][]HarnessEntry{ev: {w}}))
+				st.CreatedHooks = true
+				st.Created[ev] = true
+			case hooks.member(ev) == nil:
+				keepInterior(st, "hooks", doc, hooks)
+				edit(insertMember(doc, hooks, ev, []HarnessEntry{w}))
+				st.Created[ev] = true
+			default:
+				arr := hooks.member(ev).val
+				if arr.kind != '[' {
+					l, c := position(doc, arr.start)
+					return nil, st, &ConfigError{file, fmt.Sprintf("%d:%d: hooks.%s is not a JSON array", l, c, ev)}
+				}
+				keepInterior(st, ev, doc, arr)
+				edit(appendElem(doc, arr, w))
+			}
+			done = true
+			break
+		}
+		if done {
+			continue
+		}
+		// Tidy what dalo created and no longer needs.
+		if hooks != nil && len(hooks.members) == 0 && st.CreatedHooks && len(want) == 0 {
+			edit(removeChild(top, memberIndex(top, "hooks"), takeInterior(st, ".")))
+			st.CreatedHooks = false
+			continue
+		}
+		if st.CreatedFile && len(want) == 0 && len(top.members) == 0 {
+			return nil, HarnessState{File: file}, nil
+		}
+		break
+	}
+	st.Entries = map[string]HarnessEntry{}
+	for ev, w := range want {
+		st.Entries[ev] = w
+	}
+	return doc, st, nil
+}
+
+// keepInterior remembers what is inside container c when it is empty.
+func keepInterior(st HarnessState, key string, doc []byte, c *jvalue) {
+	if len(c.members) == 0 && len(c.elems) == 0 {
+		st.Interior[key] = string(doc[c.start+1 : c.end-1])
+	}
+}
+
+func takeInterior(st HarnessState, key string) string {
+	in := st.Interior[key]
+	delete(st.Interior, key)
+	return in
+}
+
+func memberIndex(obj *jvalue, key string) int {
+	for i, m := range obj.members {
+		if m.key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// ConfigFile resolves the harness hooks configuration of table t, through
+// a symlink (a dotfile manager's link stays a link).
+func ConfigFile(t *providers.Table) (string, error) {
+	p, err := t.Path(t.Config.Hooks, os.Getenv)
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r, nil
+	}
+	return p, nil
+}
+
+// readConfig reads a harness configuration; nil when it does not exist.
+func readConfig(file string) ([]byte, error) {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// writeConfig replaces file with data (or deletes it when data is nil),
+// unless the file changed since it was read as old: the user may be
+// editing it at this moment, and their edit wins.
+func writeConfig(file string, old, data []byte) error {
+	now, err := readConfig(file)
+	if err != nil {
+		return err
+	}
+	if string(now) != string(old) || (now == nil) != (old == nil) {
+		return &ConfigError{file, "changed while dalo was editing it; run dalo again"}
+	}
+	if data == nil {
+		if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return SyncDir(filepath.Dir(file))
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return fmt.Errorf("writing %s: %w", file, err)
+	}
+	return WriteFile(file, data, 0o600)
+}

@@ -1,0 +1,107 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Home is the store directory: $DALO_HOME, else $XDG_DATA_HOME/dalo, else
+// ~/.local/share/dalo.
+func Home() (string, error) {
+	if d := os.Getenv("DALO_HOME"); d != "" {
+		return filepath.Abs(d)
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Abs(filepath.Join(d, "dalo"))
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("locating the store: %w (set DALO_HOME)", err)
+	}
+	return filepath.Join(h, ".local", "share", "dalo"), nil
+}
+
+// A Store is the state under one directory. Its methods that change state
+// take the store's advisory lock; the ones that only read do not, since
+// every file is replaced atomically.
+type Store struct {
+	Dir string
+}
+
+// Open returns the store at dir. It creates nothing: a store that does not
+// exist yet reads as empty and is created by its first write. A path that
+// exists but is not a directory is an error naming it.
+func Open(dir string) (*Store, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("store %s: %w", dir, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("store %s: not a directory", dir)
+	}
+	return &Store{Dir: dir}, nil
+}
+
+func (s *Store) path(elem ...string) string {
+	return filepath.Join(append([]string{s.Dir}, elem...)...)
+}
+
+// Lock takes the store's writer lock, creating the store if needed, and
+// removes what a writer killed half way left behind: temporary files and
+// directories are never part of the state.
+func (s *Store) Lock() (*Lock, error) {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating store %s: %w", s.Dir, err)
+	}
+	l, err := LockFile(s.path("lock"))
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{s.Dir, s.path("grants"), s.path("plans"), s.path("installs"), s.path("staged")} {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if isTemp(e.Name()) {
+				removeTree(filepath.Join(d, e.Name()))
+			}
+		}
+	}
+	// Staged trees no installed package uses (a run killed between
+	// recording a removal and unstaging leaves them) go too.
+	s.gcStaged()
+	return l, nil
+}
+
+// isTemp says whether name is a temporary file of WriteFile or of staging.
+func isTemp(name string) bool {
+	return strings.Contains(name, ".dalo-tmp-")
+}
+
+// removeTree removes a tree that staging made read-only.
+func removeTree(dir string) error {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// CrashHook, when set, is called at each named step of a state change. Only
+// the crash test sets it (in a _test.go file of the command), to kill the
+// process there and prove that every step leaves the store consistent.
+var CrashHook func(step string)
+
+func step(name string) {
+	if CrashHook != nil {
+		CrashHook(name)
+	}
+}

@@ -1,0 +1,537 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"dalo/engine"
+)
+
+// An InstallResult says what install did or, for a dry run, would do.
+type InstallResult struct {
+	Provider  string
+	Config    string   // the harness configuration file
+	Diff      string   // unified diff of Config; "" when unchanged
+	Hooks     []string // "hook-id on Event"
+	Staged    []string // staged tool roots
+	Skills    []string // skill directories written
+	Agents    []string // agent files written
+	Fallbacks []string
+	Omitted   []string
+	Notes     []string
+}
+
+// A BlockedError lists why a package cannot be installed on a target.
+type BlockedError struct {
+	Package, Provider string
+	Reasons           []string
+}
+
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("cannot install %s on %s:\n  %s", e.Package, e.Provider, strings.Join(e.Reasons, "\n  "))
+}
+
+// member is a skill or agent install would write.
+type member struct {
+	ref, src, dest string
+	dir            bool
+}
+
+// Install installs the selected package on its provider: it stages the
+// exact approved tool bytes, writes the package's skills and agents where
+// the harness reads them, rewrites the provider's dispatch plan and the
+// dispatcher entries of the harness configuration. It refuses, writing
+// nothing, when a required part is missing, blocked, unapproved or
+// unsupported, or when tool bytes differ from their grant. exe is the
+// dalo executable the entries call. With dryRun it computes everything
+// and writes nothing.
+func (s *Store) Install(sel *Selection, exe string, dryRun bool) (*InstallResult, error) {
+	if err := sel.Valid(); err != nil {
+		return nil, err
+	}
+	if !dryRun {
+		l, err := s.Lock()
+		if err != nil {
+			return nil, err
+		}
+		defer l.Unlock()
+	}
+	t := sel.Table
+	res := &InstallResult{Provider: t.Key()}
+	pkg := sel.Identity.String()
+	in, err := s.Installed(t.Name)
+	if err != nil {
+		return nil, err
+	}
+	prev := in.Find(pkg)
+	ip := InstalledPackage{Package: pkg, Source: sel.Identity.Source, Hooks: []InstalledHook{}, Staged: []string{}, Skills: []OwnedTree{}, Agents: []OwnedTree{}, Omitted: []string{}, Fallbacks: []string{}}
+	var blocks []string
+	omit := func(requirement, what string) {
+		if requirement == "required" {
+			blocks = append(blocks, what)
+		} else {
+			ip.Omitted = append(ip.Omitted, what)
+		}
+	}
+
+	// Hooks: supported, approved, unchanged since approval.
+	type stage struct{ files map[string]FileDigest }
+	stages := map[string]stage{} // tool id → its approved files
+	m := sel.Pkg.Manifest
+	for i := range m.Hooks {
+		h := &m.Hooks[i]
+		c := sel.Caps[h.ID]
+		if c.Status != "supported" {
+			omit(h.Requirement, fmt.Sprintf("hook %s is %s on %s: %s", h.ID, orUnknown(c.Status), t.Key(), c.Reason))
+			continue
+		}
+		tool := sel.Tool(h.Tool)
+		tg, err := s.Grant(GrantID(t.Name, sel.Identity, "tool", h.Tool))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		hg, err := s.Grant(GrantID(t.Name, sel.Identity, "hook", h.ID))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		if tg == nil || hg == nil {
+			what := "hook " + h.ID
+			if tg == nil {
+				what = fmt.Sprintf("hook %s (its tool %s)", h.ID, h.Tool)
+			}
+			omit(h.Requirement, fmt.Sprintf("%s is not approved for %s: run 'dalo plugin review %s --provider %s', then 'dalo plugin approve %s --provider %s --hook %s'", what, t.Name, pkg, t.Name, pkg, t.Name, h.ID))
+			continue
+		}
+		tb, err := sel.ToolBinds(tool)
+		if err != nil {
+			return nil, err
+		}
+		td, _ := Digest(tb)
+		if td != tg.Digest {
+			var approved ToolBinds
+			if err := jsonUnmarshal(tg.Binds, &approved); err != nil {
+				return nil, fmt.Errorf("%s is corrupt: %v", s.grantPath(tg.ID), err)
+			}
+			changed := ChangedFiles(approved.Files, tb.Files)
+			why := fmt.Sprintf("tool %s changed since it was approved", h.Tool)
+			if len(changed) > 0 {
+				why += "; files changed:\n    " + strings.Join(changed, "\n    ")
+			} else {
+				why += " (its invocation contract differs)"
+			}
+			why += fmt.Sprintf("\n  review it with 'dalo plugin review %s --provider %s' and approve it again with 'dalo plugin approve %s --provider %s --tool %s'", pkg, t.Name, pkg, t.Name, h.Tool)
+			return nil, &BlockedError{pkg, t.Key(), []string{why}}
+		}
+		hb, err := sel.HookBinds(h, td)
+		if err != nil {
+			return nil, err
+		}
+		if hd, _ := Digest(hb); hd != hg.Digest {
+			return nil, &BlockedError{pkg, t.Key(), []string{fmt.Sprintf("hook %s changed since it was approved (its event binding, effect or tool differs)\n  review it with 'dalo plugin review %s --provider %s' and approve it again with 'dalo plugin approve %s --provider %s --hook %s'", h.ID, pkg, t.Name, pkg, t.Name, h.ID)}}
+		}
+		stages[h.Tool] = stage{tb.Files}
+		ip.Hooks = append(ip.Hooks, InstalledHook{Event: c.NativeEvent, Hook: PlannedHook{
+			Package: pkg, Hook: h.ID, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
+			Requirement: h.Requirement, ToolNames: hb.Matcher, TimeoutMS: h.TimeoutMS,
+			FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility, Bindings: hb.Bindings,
+			ToolGrant: GrantRef{ID: tg.ID, Digest: tg.Digest}, HookGrant: GrantRef{ID: hg.ID, Digest: hg.Digest},
+			Tool: PlannedTool{ID: tool.ID, Runtime: tool.Runtime, Entry: tool.Entry, Argv: tb.Argv, Env: tool.Env, Inputs: tb.Inputs, Files: hexFiles(tb.Files)},
+		}})
+		res.Hooks = append(res.Hooks, h.ID+" on "+c.NativeEvent)
+	}
+	if len(ip.Hooks) > 0 {
+		kinds, err := ResultKinds()
+		if err != nil {
+			return nil, err
+		}
+		for i := range ip.Hooks {
+			ip.Hooks[i].Hook.ResultKinds = kinds[ip.Hooks[i].Hook.Effect]
+		}
+	}
+
+	// Members.
+	skillsDirs, err := t.SkillDirs(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	agentDir, hasAgents, err := t.AgentDir(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	owned := ownedPaths(in, pkg)
+	var members []member
+	refs := map[string]engine.Reference{}
+	for _, r := range sel.References() {
+		refs[r.Field] = r
+	}
+	for n, mb := range m.Plugin.Members {
+		ref := engine.ParseRef(mb.Ref)
+		r := refs[fmt.Sprintf("plugin.members[%d].ref", n)]
+		if ref.Kind == "instruction" {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s (%s) is not written by install; enable it with 'dalo instruction'", mb.Ref, mb.Requirement))
+			continue
+		}
+		if r.Resolution != engine.Resolved {
+			omit(mb.Requirement, fmt.Sprintf("%s does not resolve: %s", mb.Ref, r.Reason))
+			continue
+		}
+		src, err := sel.MemberPath(r)
+		if err != nil {
+			omit(mb.Requirement, err.Error())
+			continue
+		}
+		switch ref.Kind {
+		case "skill":
+			members = append(members, member{ref: mb.Ref, src: filepath.Dir(src), dest: filepath.Join(skillsDirs[0], ref.Selector), dir: true})
+		case "agent":
+			if hasAgents {
+				members = append(members, member{ref: mb.Ref, src: src, dest: filepath.Join(agentDir, ref.Selector+".md")})
+				continue
+			}
+			if mb.Fallback != nil {
+				fb := fmt.Sprintf("%s: %s has no subagents; its inline fallback %s is installed instead, without the agent's isolation or permissions", mb.Ref, t.Key(), mb.Fallback.Skill)
+				ip.Fallbacks = append(ip.Fallbacks, fb)
+				continue
+			}
+			omit(mb.Requirement, fmt.Sprintf("%s cannot be installed: %s, and it has no inline fallback", mb.Ref, t.Config.Agents.Reason))
+		}
+	}
+	for _, mb := range members {
+		if _, err := os.Lstat(mb.dest); err == nil {
+			switch o, ok := owned[mb.dest]; {
+			case !ok:
+				blocks = append(blocks, fmt.Sprintf("%s: %s already exists and is not dalo's; rename or remove it, dalo never overwrites it", mb.ref, mb.dest))
+			case o != pkg:
+				blocks = append(blocks, fmt.Sprintf("%s: %s is installed by %s", mb.ref, mb.dest, o))
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			blocks = append(blocks, fmt.Sprintf("%s: %v", mb.ref, err))
+		}
+	}
+	// Required packages must be installed on this provider first.
+	for _, rq := range m.Plugin.Requires {
+		ref := engine.ParseRef(rq.Ref)
+		src := ref.Source
+		if src == "" {
+			src = sel.Identity.Source
+		}
+		if in.Find(src+":"+ref.Selector) == nil {
+			msg := fmt.Sprintf("%s (%s) is not installed on %s; install %s:%s first", rq.Ref, rq.Requirement, t.Name, src, ref.Selector)
+			if rq.Requirement == "required" {
+				blocks = append(blocks, msg)
+			} else {
+				res.Notes = append(res.Notes, msg)
+			}
+		}
+	}
+	if prev != nil {
+		for _, k := range changedOwned(prev) {
+			blocks = append(blocks, k+"; move it away, dalo never overwrites it")
+		}
+	}
+	if len(blocks) > 0 {
+		return nil, &BlockedError{pkg, t.Key(), blocks}
+	}
+	res.Omitted = ip.Omitted
+	res.Fallbacks = ip.Fallbacks
+
+	// The new state, and the harness configuration it needs.
+	next := *in
+	next.Packages = append([]InstalledPackage(nil), in.Packages...)
+	next.Version = t.Version
+	for _, st := range stages {
+		ip.Staged = append(ip.Staged, TreeDigest(st.files))
+	}
+	sort.Strings(ip.Staged)
+	for i := range ip.Hooks {
+		ip.Hooks[i].Hook.Tool.Root = s.StagedDir(TreeDigest(stages[ip.Hooks[i].Hook.Tool.ID].files))
+	}
+	if i := next.find(pkg); i >= 0 {
+		next.Packages[i] = ip
+	} else {
+		next.Packages = append(next.Packages, ip)
+	}
+	cfg, err := ConfigFile(t)
+	if err != nil {
+		return nil, err
+	}
+	res.Config = cfg
+	old, err := readConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st := in.Harness
+	if st.File != "" && st.File != cfg {
+		return nil, &ConfigError{cfg, fmt.Sprintf("dalo's entries are in %s; run 'dalo plugin remove' there first", st.File)}
+	}
+	newCfg, newSt, err := EditConfig(cfg, old, t.Name, st, wantEntries(t, &next, exe))
+	if err != nil {
+		return nil, err
+	}
+	res.Diff = UnifiedDiff(cfg, old, newCfg)
+	for _, mb := range members {
+		if mb.dir {
+			res.Skills = append(res.Skills, mb.dest)
+		} else {
+			res.Agents = append(res.Agents, mb.dest)
+		}
+	}
+	for _, d := range ip.Staged {
+		res.Staged = append(res.Staged, s.StagedDir(d))
+	}
+	if t.Config.Trust.Required && len(newSt.Entries) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s runs only hooks you trusted: open it and trust dalo's entries in its /hooks review, again whenever an entry changes; until then they do not run. dalo cannot verify that trust", t.Harness))
+	}
+	if dryRun {
+		return res, nil
+	}
+
+	// Write: staged trees, the record (it owns what follows before it is
+	// written), members, the plan, the harness configuration.
+	for _, tool := range sortedKeys(stages) {
+		if _, err := s.Stage(sel.PkgDir(), stages[tool].files); err != nil {
+			return nil, err
+		}
+	}
+	step("install:staged")
+	var written []OwnedTree
+	for _, mb := range members {
+		ot := OwnedTree{Ref: mb.ref, Path: mb.dest, CreatedDir: missingAbove(mb.dest)}
+		if prev != nil && ot.CreatedDir == "" {
+			for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
+				if o.Path == mb.dest {
+					ot.CreatedDir = o.CreatedDir // a reinstall: dalo still created it
+				}
+			}
+		}
+		ot.Files, err = listFiles(mb.src, mb.dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", mb.ref, err)
+		}
+		written = append(written, ot)
+		if mb.dir {
+			ip.Skills = append(ip.Skills, ot)
+		} else {
+			ip.Agents = append(ip.Agents, ot)
+		}
+	}
+	next.Packages[next.find(pkg)] = ip
+	// Until the configuration is written, the record keeps the entries
+	// dalo wrote before (or will write): a crash in between leaves entries
+	// dalo still recognises as its own.
+	next.Harness = mergeState(st, newSt)
+	if err := s.putInstalled(&next); err != nil {
+		return nil, err
+	}
+	step("install:recorded")
+	// Members dalo wrote before with the same bytes stay as they are, so
+	// that readers never miss them; the others are replaced.
+	same := map[string]bool{}
+	if prev != nil {
+		stale := InstalledPackage{Package: prev.Package}
+		for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
+			keep := false
+			for _, w := range written {
+				if w.Path == o.Path && reflect.DeepEqual(w.Files, o.Files) {
+					if _, err := os.Lstat(o.Path); err == nil {
+						keep = true
+					}
+				}
+			}
+			if keep {
+				same[o.Path] = true
+			} else {
+				stale.Skills = append(stale.Skills, o)
+			}
+		}
+		if kept := removeOwnedKept(&stale); len(kept) > 0 {
+			return nil, fmt.Errorf("%s: kept files changed since dalo wrote them:\n  %s", pkg, strings.Join(kept, "\n  "))
+		}
+	}
+	for i, mb := range members {
+		if same[mb.dest] {
+			continue
+		}
+		if err := writeMember(mb, written[i]); err != nil {
+			return nil, err
+		}
+	}
+	step("install:members")
+	if err := s.putPlan(&next); err != nil {
+		return nil, err
+	}
+	step("install:plan")
+	if err := writeConfig(cfg, old, newCfg); err != nil {
+		return nil, err
+	}
+	step("install:config")
+	next.Harness = newSt
+	if err := s.putInstalled(&next); err != nil {
+		return nil, err
+	}
+	if err := s.gcStaged(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// mergeState is a harness state that recognises the entries of both.
+func mergeState(a, b HarnessState) HarnessState {
+	out := b
+	out.CreatedFile = a.CreatedFile || b.CreatedFile
+	out.CreatedHooks = a.CreatedHooks || b.CreatedHooks
+	out.Entries = map[string]HarnessEntry{}
+	out.Created = map[string]bool{}
+	out.Interior = map[string]string{}
+	for _, st := range []HarnessState{a, b} {
+		for k, v := range st.Interior {
+			out.Interior[k] = v
+		}
+		for k, v := range st.Entries {
+			out.Entries[k] = v
+		}
+		for k, v := range st.Created {
+			out.Created[k] = out.Created[k] || v
+		}
+	}
+	return out
+}
+
+func hexFiles(files map[string]FileDigest) map[string]string {
+	out := make(map[string]string, len(files))
+	for p, d := range files {
+		out[p] = d.SHA256
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// ownedPaths maps every member path dalo wrote on this provider to the
+// package that owns it.
+func ownedPaths(in *Installed, _ string) map[string]string {
+	out := map[string]string{}
+	for _, ip := range in.Packages {
+		for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+			out[o.Path] = ip.Package
+		}
+	}
+	return out
+}
+
+// listFiles digests a skill directory (every regular file under it) or an
+// agent file ("" → digest).
+func listFiles(src string, dir bool) (map[string]string, error) {
+	out := map[string]string{}
+	if !dir {
+		d, err := HashFile(src)
+		if err != nil {
+			return nil, err
+		}
+		out[""] = d.SHA256
+		return out, nil
+	}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symlink", p)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(src, p)
+		fd, err := HashFile(p)
+		if err != nil {
+			return err
+		}
+		out[filepath.ToSlash(rel)] = fd.SHA256
+		return nil
+	})
+	return out, err
+}
+
+// writeMember copies a skill directory or an agent file to its place,
+// atomically: the directory is built under a temporary name and renamed.
+func writeMember(mb member, ot OwnedTree) error {
+	if err := os.MkdirAll(filepath.Dir(mb.dest), 0o755); err != nil {
+		return fmt.Errorf("installing %s: %w", mb.ref, err)
+	}
+	if !mb.dir {
+		data, err := os.ReadFile(mb.src)
+		if err != nil {
+			return fmt.Errorf("installing %s: %w", mb.ref, err)
+		}
+		if err := checkDigest(data, ot.Files[""]); err != nil {
+			return fmt.Errorf("installing %s: %s %w", mb.ref, mb.src, err)
+		}
+		return WriteFile(mb.dest, data, 0o644)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(mb.dest), "."+filepath.Base(mb.dest)+".dalo-tmp-")
+	if err != nil {
+		return fmt.Errorf("installing %s: %w", mb.ref, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	for _, rel := range sortedKeys(ot.Files) {
+		data, err := os.ReadFile(filepath.Join(mb.src, filepath.FromSlash(rel)))
+		if err != nil {
+			return fmt.Errorf("installing %s: %w", mb.ref, err)
+		}
+		if err := checkDigest(data, ot.Files[rel]); err != nil {
+			return fmt.Errorf("installing %s: %s %w", mb.ref, rel, err)
+		}
+		dst := filepath.Join(tmp, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, mb.dest); err != nil {
+		return fmt.Errorf("installing %s: %w", mb.ref, err)
+	}
+	ok = true
+	return SyncDir(filepath.Dir(mb.dest))
+}
+
+// missingAbove is the outermost directory above path that does not exist.
+func missingAbove(path string) string {
+	out := ""
+	for d := filepath.Dir(path); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		out = d
+	}
+	return out
+}
+
+func checkDigest(data []byte, want string) error {
+	if got := sha256Hex(data); got != want {
+		return fmt.Errorf("changed while it was installed; run dalo again")
+	}
+	return nil
+}

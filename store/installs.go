@@ -1,0 +1,226 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+
+	"dalo/providers"
+)
+
+// Installed is what dalo installed for one provider: the packages, what
+// each owns, and the dispatcher entries written into the harness
+// configuration. installs/<provider>.json.
+type Installed struct {
+	Schema   int                `json:"schema"`
+	Provider string             `json:"provider"`
+	Version  string             `json:"version"`
+	Packages []InstalledPackage `json:"packages"`
+	Harness  HarnessState       `json:"harness"`
+}
+
+// An InstalledPackage is one package installed on a provider.
+type InstalledPackage struct {
+	Package   string          `json:"package"` // source:name
+	Source    string          `json:"source"`
+	Hooks     []InstalledHook `json:"hooks"`
+	Staged    []string        `json:"staged"` // tree digests under staged/
+	Skills    []OwnedTree     `json:"skills"`
+	Agents    []OwnedTree     `json:"agents"`
+	Omitted   []string        `json:"omitted"`   // visible omissions
+	Fallbacks []string        `json:"fallbacks"` // agents replaced by their inline fallback skill
+}
+
+// An InstalledHook is a planned hook and the native event it runs on.
+type InstalledHook struct {
+	Event string      `json:"event"`
+	Hook  PlannedHook `json:"hook"`
+}
+
+// An OwnedTree is a skill directory or an agent file dalo wrote into a
+// harness location: exactly the files listed, with their digests.
+type OwnedTree struct {
+	Ref   string            `json:"ref"`
+	Path  string            `json:"path"`  // the skill directory or the agent file
+	Files map[string]string `json:"files"` // relative path ("" for an agent file) → sha256
+	// CreatedDir is the outermost directory above Path that dalo created
+	// for it (such as ~/.agents); remove takes it away again once empty.
+	CreatedDir string `json:"created_dir,omitempty"`
+}
+
+// Providers lists the provider names of the known tables.
+func Providers() []string {
+	ts, err := providers.Load()
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range ts.All() {
+		if !seen[t.Name] {
+			seen[t.Name] = true
+			out = append(out, t.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *Store) installsPath(provider string) string {
+	return s.path("installs", provider+".json")
+}
+
+// Installed reads what is installed for provider; empty when nothing is.
+func (s *Store) Installed(provider string) (*Installed, error) {
+	in := &Installed{Schema: 1, Provider: provider}
+	err := readJSON(s.installsPath(provider), in)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Installed{Schema: 1, Provider: provider}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *Installed) find(pkg string) int {
+	for i, p := range in.Packages {
+		if p.Package == pkg {
+			return i
+		}
+	}
+	return -1
+}
+
+// Find returns the installed package pkg, or nil.
+func (in *Installed) Find(pkg string) *InstalledPackage {
+	if i := in.find(pkg); i >= 0 {
+		return &in.Packages[i]
+	}
+	return nil
+}
+
+func (s *Store) putInstalled(in *Installed) error {
+	if len(in.Packages) == 0 && len(in.Harness.Entries) == 0 {
+		err := os.Remove(s.installsPath(in.Provider))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %s: %w", s.installsPath(in.Provider), err)
+		}
+		return nil
+	}
+	sort.Slice(in.Packages, func(i, j int) bool { return in.Packages[i].Package < in.Packages[j].Package })
+	return writeJSON(s.installsPath(in.Provider), in)
+}
+
+func (s *Store) planPath(provider string) string {
+	return s.path("plans", provider+".json")
+}
+
+// ReadPlan reads the dispatch plan of provider.
+func (s *Store) ReadPlan(provider string) (*Plan, error) {
+	var p Plan
+	if err := readJSON(s.planPath(provider), &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// planOf is the dispatch plan of everything installed: every hook by
+// native event, in stable hook-identity order (package, then hook id).
+func planOf(in *Installed) *Plan {
+	p := &Plan{Schema: PlanSchema, Provider: in.Provider, Version: in.Version, Events: map[string][]PlannedHook{}}
+	for _, ip := range in.Packages {
+		for _, h := range ip.Hooks {
+			p.Events[h.Event] = append(p.Events[h.Event], h.Hook)
+		}
+	}
+	for _, hs := range p.Events {
+		sort.SliceStable(hs, func(i, j int) bool {
+			if hs[i].Package != hs[j].Package {
+				return hs[i].Package < hs[j].Package
+			}
+			return hs[i].Hook < hs[j].Hook
+		})
+	}
+	return p
+}
+
+func (s *Store) putPlan(in *Installed) error {
+	p := planOf(in)
+	if len(p.Events) == 0 {
+		err := os.Remove(s.planPath(in.Provider))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %s: %w", s.planPath(in.Provider), err)
+		}
+		return nil
+	}
+	return writeJSON(s.planPath(in.Provider), p)
+}
+
+// wantEntries is the dispatcher entry of every native event in use.
+func wantEntries(t *providers.Table, in *Installed, exe string) map[string]HarnessEntry {
+	sum := map[string]int{}
+	for _, ip := range in.Packages {
+		for _, h := range ip.Hooks {
+			sum[h.Event] += h.Hook.TimeoutMS
+		}
+	}
+	out := map[string]HarnessEntry{}
+	for ev, ms := range sum {
+		e := HarnessEntry{Hooks: []HarnessHook{{
+			Type: "command", Command: DispatchCommand(exe, t.Name, ev),
+			// The hooks of an event run one after another; the dispatcher
+			// needs a little more than their sum to report a timeout.
+			Timeout: t.NativeTimeout(ms + dispatchSlackMS),
+		}}}
+		if max, ok := t.TimeoutClampMS(ev); ok {
+			// The harness cuts it anyway, and warns when it does.
+			e.Hooks[0].Timeout = min(e.Hooks[0].Timeout, t.NativeTimeout(max))
+		}
+		if t.Events[ev].ToolMatcher {
+			e.Matcher = "*"
+		}
+		out[ev] = e
+	}
+	return out
+}
+
+// dispatchSlackMS is the time the dispatcher itself may take beyond its
+// handlers' timeouts.
+const dispatchSlackMS = 5000
+
+// gcStaged removes staged trees that no installed package of any provider
+// uses: what remove, reinstall or an interrupted run left behind.
+func (s *Store) gcStaged() error {
+	used := map[string]bool{}
+	for _, p := range Providers() {
+		in, err := s.Installed(p)
+		if err != nil {
+			return err
+		}
+		for _, ip := range in.Packages {
+			for _, d := range ip.Staged {
+				used[d] = true
+			}
+		}
+	}
+	ents, err := os.ReadDir(s.path("staged"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var drop []string
+	for _, e := range ents {
+		if !used[e.Name()] && !isTemp(e.Name()) {
+			drop = append(drop, e.Name())
+		}
+	}
+	if len(drop) == 0 {
+		return nil
+	}
+	return s.unstage(drop)
+}

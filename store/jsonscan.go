@@ -1,0 +1,507 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// The harness configuration files belong to the user. dalo edits them as
+// text: it scans the JSON into values with byte offsets and splices its own
+// entries in or out, so that every key, order, comment-free formatting
+// choice and byte of the user's survives. It never re-marshals the user's
+// document.
+
+// A jvalue is one JSON value of a scanned document and where it is.
+type jvalue struct {
+	kind       byte // '{', '[', '"', '0' (number), 'l' (true, false, null)
+	start, end int  // the value is doc[start:end]
+	members    []jmember
+	elems      []*jvalue
+	str        string // a string's decoded text
+}
+
+type jmember struct {
+	keyStart int
+	key      string
+	val      *jvalue
+}
+
+func (v *jvalue) member(key string) *jmember {
+	for i := range v.members {
+		if v.members[i].key == key {
+			return &v.members[i]
+		}
+	}
+	return nil
+}
+
+// A SyntaxError is a position in a document that is not valid JSON.
+type SyntaxError struct {
+	Line, Column int
+	Msg          string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%d:%d: not valid JSON: %s", e.Line, e.Column, e.Msg)
+}
+
+type scanner struct {
+	doc   []byte
+	pos   int
+	depth int
+}
+
+const maxJSONDepth = 512
+
+// scanJSON scans a whole document: one value with optional whitespace.
+func scanJSON(doc []byte) (*jvalue, error) {
+	if !utf8.Valid(doc) {
+		return nil, &SyntaxError{1, 1, "not UTF-8"}
+	}
+	s := &scanner{doc: doc}
+	s.space()
+	v, err := s.value()
+	if err != nil {
+		return nil, err
+	}
+	s.space()
+	if s.pos != len(doc) {
+		return nil, s.errorf("unexpected %q after the top-level value", s.doc[s.pos])
+	}
+	return v, nil
+}
+
+func (s *scanner) errorf(format string, args ...any) error {
+	line, col := position(s.doc, s.pos)
+	return &SyntaxError{line, col, fmt.Sprintf(format, args...)}
+}
+
+// position gives the 1-based line and byte column of offset off.
+func position(doc []byte, off int) (int, int) {
+	off = min(off, len(doc))
+	line := 1 + bytes.Count(doc[:off], []byte("\n"))
+	col := off + 1
+	if i := bytes.LastIndexByte(doc[:off], '\n'); i >= 0 {
+		col = off - i
+	}
+	return line, col
+}
+
+func (s *scanner) space() {
+	for s.pos < len(s.doc) {
+		switch s.doc[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) value() (*jvalue, error) {
+	if s.pos >= len(s.doc) {
+		return nil, s.errorf("unexpected end of input")
+	}
+	switch c := s.doc[s.pos]; {
+	case c == '{':
+		return s.object()
+	case c == '[':
+		return s.array()
+	case c == '"':
+		start := s.pos
+		str, err := s.string()
+		if err != nil {
+			return nil, err
+		}
+		return &jvalue{kind: '"', start: start, end: s.pos, str: str}, nil
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
+	default:
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(s.doc[s.pos:], []byte(lit)) {
+				v := &jvalue{kind: 'l', start: s.pos, end: s.pos + len(lit)}
+				s.pos += len(lit)
+				return v, nil
+			}
+		}
+		return nil, s.errorf("unexpected %q", c)
+	}
+}
+
+func (s *scanner) nest() error {
+	s.depth++
+	if s.depth > maxJSONDepth {
+		return s.errorf("nested more than %d levels", maxJSONDepth)
+	}
+	return nil
+}
+
+func (s *scanner) object() (*jvalue, error) {
+	if err := s.nest(); err != nil {
+		return nil, err
+	}
+	defer func() { s.depth-- }()
+	v := &jvalue{kind: '{', start: s.pos}
+	s.pos++
+	s.space()
+	if s.pos < len(s.doc) && s.doc[s.pos] == '}' {
+		s.pos++
+		v.end = s.pos
+		return v, nil
+	}
+	for {
+		s.space()
+		if s.pos >= len(s.doc) || s.doc[s.pos] != '"' {
+			return nil, s.errorf("expected a string key")
+		}
+		ks := s.pos
+		key, err := s.string()
+		if err != nil {
+			return nil, err
+		}
+		s.space()
+		if s.pos >= len(s.doc) || s.doc[s.pos] != ':' {
+			return nil, s.errorf("expected ':' after key %q", key)
+		}
+		s.pos++
+		s.space()
+		val, err := s.value()
+		if err != nil {
+			return nil, err
+		}
+		v.members = append(v.members, jmember{keyStart: ks, key: key, val: val})
+		s.space()
+		if s.pos >= len(s.doc) {
+			return nil, s.errorf("unexpected end of input in an object")
+		}
+		switch s.doc[s.pos] {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			v.end = s.pos
+			return v, nil
+		default:
+			return nil, s.errorf("expected ',' or '}' in an object, found %q", s.doc[s.pos])
+		}
+	}
+}
+
+func (s *scanner) array() (*jvalue, error) {
+	if err := s.nest(); err != nil {
+		return nil, err
+	}
+	defer func() { s.depth-- }()
+	v := &jvalue{kind: '[', start: s.pos}
+	s.pos++
+	s.space()
+	if s.pos < len(s.doc) && s.doc[s.pos] == ']' {
+		s.pos++
+		v.end = s.pos
+		return v, nil
+	}
+	for {
+		s.space()
+		e, err := s.value()
+		if err != nil {
+			return nil, err
+		}
+		v.elems = append(v.elems, e)
+		s.space()
+		if s.pos >= len(s.doc) {
+			return nil, s.errorf("unexpected end of input in an array")
+		}
+		switch s.doc[s.pos] {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			v.end = s.pos
+			return v, nil
+		default:
+			return nil, s.errorf("expected ',' or ']' in an array, found %q", s.doc[s.pos])
+		}
+	}
+}
+
+func (s *scanner) string() (string, error) {
+	start := s.pos
+	s.pos++ // the opening quote
+	for s.pos < len(s.doc) {
+		switch c := s.doc[s.pos]; {
+		case c == '"':
+			s.pos++
+			var out string
+			if err := json.Unmarshal(s.doc[start:s.pos], &out); err != nil {
+				s.pos = start
+				return "", s.errorf("invalid string")
+			}
+			return out, nil
+		case c == '\\':
+			if s.pos+1 >= len(s.doc) {
+				return "", s.errorf("unterminated string")
+			}
+			switch s.doc[s.pos+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.pos += 2
+			case 'u':
+				if s.pos+6 > len(s.doc) || !isHex4(s.doc[s.pos+2:s.pos+6]) {
+					return "", s.errorf("invalid \\u escape")
+				}
+				s.pos += 6
+			default:
+				return "", s.errorf("invalid escape \\%c", s.doc[s.pos+1])
+			}
+		case c < 0x20:
+			return "", s.errorf("control character in a string")
+		default:
+			s.pos++
+		}
+	}
+	s.pos = start
+	return "", s.errorf("unterminated string")
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *scanner) number() (*jvalue, error) {
+	start := s.pos
+	if s.doc[s.pos] == '-' {
+		s.pos++
+	}
+	digits := func() int {
+		n := 0
+		for s.pos < len(s.doc) && s.doc[s.pos] >= '0' && s.doc[s.pos] <= '9' {
+			s.pos++
+			n++
+		}
+		return n
+	}
+	if s.pos < len(s.doc) && s.doc[s.pos] == '0' {
+		s.pos++
+	} else if digits() == 0 {
+		return nil, s.errorf("invalid number")
+	}
+	if s.pos < len(s.doc) && s.doc[s.pos] == '.' {
+		s.pos++
+		if digits() == 0 {
+			return nil, s.errorf("invalid number")
+		}
+	}
+	if s.pos < len(s.doc) && (s.doc[s.pos] == 'e' || s.doc[s.pos] == 'E') {
+		s.pos++
+		if s.pos < len(s.doc) && (s.doc[s.pos] == '+' || s.doc[s.pos] == '-') {
+			s.pos++
+		}
+		if digits() == 0 {
+			return nil, s.errorf("invalid number")
+		}
+	}
+	return &jvalue{kind: '0', start: start, end: s.pos}, nil
+}
+
+// A splice replaces doc[start:end] with text.
+type splice struct {
+	start, end int
+	text       string
+}
+
+func applySplices(doc []byte, ss []splice) []byte {
+	// Later splices first, so offsets stay valid; the splices never overlap.
+	for i := 1; i < len(ss); i++ {
+		for j := i; j > 0 && ss[j].start > ss[j-1].start; j-- {
+			ss[j], ss[j-1] = ss[j-1], ss[j]
+		}
+	}
+	out := append([]byte(nil), doc...)
+	for _, sp := range ss {
+		out = append(out[:sp.start], append([]byte(sp.text), out[sp.end:]...)...)
+	}
+	return out
+}
+
+// lineIndent is the whitespace that starts the line holding offset off, and
+// whether only whitespace precedes off on that line.
+func lineIndent(doc []byte, off int) (string, bool) {
+	ls := bytes.LastIndexByte(doc[:off], '\n') + 1
+	pre := doc[ls:off]
+	trimmed := bytes.TrimLeft(pre, " \t")
+	return string(pre[:len(pre)-len(trimmed)]), len(trimmed) == 0
+}
+
+// docUnit guesses the document's indentation unit from its first indented
+// line; two spaces when it has none.
+func docUnit(doc []byte) string {
+	for _, line := range bytes.Split(doc, []byte("\n"))[1:] {
+		t := bytes.TrimLeft(line, " \t")
+		if len(t) > 0 && len(t) < len(line) {
+			return string(line[:len(line)-len(t)])
+		}
+	}
+	return "  "
+}
+
+// layout says how to write new children into a container: on their own
+// lines (with the indent of a child and of the closing bracket) or inline.
+type layout struct {
+	multiline     bool
+	child, close_ string
+}
+
+func containerLayout(doc []byte, c *jvalue) layout {
+	closeIndent, _ := lineIndent(doc, c.start)
+	var first int = -1
+	if len(c.members) > 0 {
+		first = c.members[0].keyStart
+	} else if len(c.elems) > 0 {
+		first = c.elems[0].start
+	}
+	if first < 0 {
+		if !bytes.Contains(bytes.TrimRight(doc, " \t\r\n"), []byte("\n")) {
+			return layout{} // a one-line document stays on one line
+		}
+		return layout{multiline: true, child: closeIndent + docUnit(doc), close_: closeIndent}
+	}
+	ind, own := lineIndent(doc, first)
+	if !own {
+		return layout{}
+	}
+	if ci, ownClose := lineIndent(doc, c.end-1); ownClose {
+		closeIndent = ci
+	}
+	return layout{multiline: true, child: ind, close_: closeIndent}
+}
+
+// render marshals v for a place whose lines start with indent.
+func render(v any, indent, unit string, multiline bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if multiline {
+		enc.SetIndent(indent, unit)
+	}
+	enc.Encode(v)
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out
+}
+
+// inline renders v on one line in the style of doc: with a space after
+// ':' and ',' unless the document writes its JSON without them.
+func inline(doc []byte, v any) string {
+	out := render(v, "", "", false)
+	if bytes.Contains(doc, []byte(`": `)) || !bytes.Contains(doc, []byte(`":`)) {
+		out = spaced(out)
+	}
+	return out
+}
+
+// spaced puts a space after the ':' and ',' of compact JSON outside
+// strings, the way people write one-line JSON.
+func spaced(s string) string {
+	var b strings.Builder
+	in, esc := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		b.WriteByte(c)
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ':' || c == ','):
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+func unitOf(l layout, doc []byte) string {
+	if l.multiline && strings.HasPrefix(l.child, l.close_) && len(l.child) > len(l.close_) {
+		return l.child[len(l.close_):]
+	}
+	return docUnit(doc)
+}
+
+// insertMember adds "key": v at the end of object obj.
+func insertMember(doc []byte, obj *jvalue, key string, v any) splice {
+	l := containerLayout(doc, obj)
+	unit := unitOf(l, doc)
+	sep := ": "
+	val := render(v, l.child, unit, true)
+	if !l.multiline {
+		val = inline(doc, v)
+		if !bytes.Contains(doc, []byte(`": `)) && bytes.Contains(doc, []byte(`":`)) {
+			sep = ":"
+		}
+	}
+	kv := render(key, "", "", false) + sep + val
+	return insertChild(doc, obj, len(obj.members) == 0, kv, l)
+}
+
+// appendElem adds v at the end of array arr.
+func appendElem(doc []byte, arr *jvalue, v any) splice {
+	l := containerLayout(doc, arr)
+	unit := unitOf(l, doc)
+	val := render(v, l.child, unit, true)
+	if !l.multiline {
+		val = inline(doc, v)
+	}
+	return insertChild(doc, arr, len(arr.elems) == 0, val, l)
+}
+
+func insertChild(doc []byte, c *jvalue, empty bool, text string, l layout) splice {
+	if empty {
+		if l.multiline {
+			return splice{c.start + 1, c.end - 1, "\n" + l.child + text + "\n" + l.close_}
+		}
+		return splice{c.start + 1, c.end - 1, text}
+	}
+	var lastEnd int
+	if c.kind == '{' {
+		lastEnd = c.members[len(c.members)-1].val.end
+	} else {
+		lastEnd = c.elems[len(c.elems)-1].end
+	}
+	if l.multiline {
+		return splice{lastEnd, lastEnd, ",\n" + l.child + text}
+	}
+	if !bytes.Contains(doc, []byte(", ")) && !bytes.Contains(doc, []byte(`": `)) {
+		return splice{lastEnd, lastEnd, "," + text}
+	}
+	return splice{lastEnd, lastEnd, ", " + text}
+}
+
+// removeChild removes child i of container c (an element, or a member from
+// its key), with the separator that went with it. Removing the last child
+// leaves interior between the brackets: what was there before a child was
+// added, when known.
+func removeChild(c *jvalue, i int, interior string) splice {
+	n := len(c.elems)
+	start := func(k int) int { return c.elems[k].start }
+	end := func(k int) int { return c.elems[k].end }
+	if c.kind == '{' {
+		n = len(c.members)
+		start = func(k int) int { return c.members[k].keyStart }
+		end = func(k int) int { return c.members[k].val.end }
+	}
+	switch {
+	case n == 1:
+		return splice{c.start + 1, c.end - 1, interior}
+	case i < n-1:
+		return splice{start(i), start(i + 1), ""}
+	default:
+		return splice{end(i - 1), end(i), ""}
+	}
+}

@@ -1,0 +1,164 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"dalo/providers"
+)
+
+// A RemoveResult says what remove took away, and what it kept because the
+// user changed it.
+type RemoveResult struct {
+	Config  string
+	Diff    string
+	Removed []string
+	Kept    []string
+}
+
+// Remove uninstalls package pkg (SOURCE:NAME) from the provider of table t:
+// its dispatcher entries once no installed package needs them, its place
+// in the plan, the skills and agents dalo wrote for it (exactly those
+// files) and its staged trees once nothing uses them. It does not need the
+// source: what to remove is in the store. Grants stay (revoke removes them).
+func (s *Store) Remove(t *providers.Table, pkg, exe string) (*RemoveResult, error) {
+	if _, _, err := ParsePackageRef(pkg); err != nil {
+		return nil, err
+	}
+	l, err := s.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	in, err := s.Installed(t.Name)
+	if err != nil {
+		return nil, err
+	}
+	i := in.find(pkg)
+	if i < 0 {
+		return nil, fmt.Errorf("%s is not installed on %s", pkg, t.Name)
+	}
+	ip := in.Packages[i]
+	next := *in
+	next.Packages = append(append([]InstalledPackage(nil), in.Packages[:i]...), in.Packages[i+1:]...)
+	res := &RemoveResult{}
+	cfg := in.Harness.File
+	if cfg == "" {
+		if cfg, err = ConfigFile(t); err != nil {
+			return nil, err
+		}
+	}
+	res.Config = cfg
+	old, err := readConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Keep the command of entries still in use as it is: another dalo
+	// executable may have written them.
+	want := wantEntries(t, &next, exe)
+	for ev, e := range want {
+		if w, ok := in.Harness.Entries[ev]; ok && len(w.Hooks) == 1 && len(e.Hooks) == 1 {
+			e.Hooks[0].Command = w.Hooks[0].Command
+			want[ev] = e
+		}
+	}
+	newCfg, newSt, err := EditConfig(cfg, old, t.Name, in.Harness, want)
+	if err != nil {
+		return nil, err
+	}
+	res.Diff = UnifiedDiff(cfg, old, newCfg)
+	if old != nil || newCfg != nil {
+		if err := writeConfig(cfg, old, newCfg); err != nil {
+			return nil, err
+		}
+	}
+	step("remove:config")
+	next.Harness = newSt
+	if err := s.putPlan(&next); err != nil {
+		return nil, err
+	}
+	step("remove:plan")
+	kept := removeOwnedKept(&ip)
+	res.Kept = kept
+	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+		res.Removed = append(res.Removed, o.Path)
+	}
+	step("remove:members")
+	if err := s.putInstalled(&next); err != nil {
+		return nil, err
+	}
+	step("remove:recorded")
+	if err := s.gcStaged(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// changedOwned lists the files dalo wrote for ip that the user changed.
+func changedOwned(ip *InstalledPackage) []string {
+	var out []string
+	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+		for _, rel := range sortedKeys(o.Files) {
+			p := o.Path
+			if rel != "" {
+				p = filepath.Join(o.Path, filepath.FromSlash(rel))
+			}
+			fd, err := HashFile(p)
+			if err == nil && fd.SHA256 != o.Files[rel] || err != nil && !errors.Is(err, fs.ErrNotExist) {
+				out = append(out, p+" changed since dalo wrote it")
+			}
+		}
+	}
+	return out
+}
+
+// removeOwnedKept removes exactly the files dalo wrote that still have the
+// digest dalo wrote, then the directories that became empty; it returns
+// what it kept.
+func removeOwnedKept(ip *InstalledPackage) []string {
+	var kept []string
+	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+		var dirs []string
+		for _, rel := range sortedKeys(o.Files) {
+			p := o.Path
+			if rel != "" {
+				p = filepath.Join(o.Path, filepath.FromSlash(rel))
+				for d := filepath.Dir(p); d != o.Path && strings.HasPrefix(d, o.Path); d = filepath.Dir(d) {
+					dirs = append(dirs, d)
+				}
+			}
+			fd, err := HashFile(p)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+			case err != nil || fd.SHA256 != o.Files[rel]:
+				kept = append(kept, p+" (changed since dalo wrote it)")
+			default:
+				os.Remove(p)
+			}
+		}
+		if _, dir := o.Files[""]; !dir {
+			sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+			for _, d := range append(dirs, o.Path) {
+				if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					if ents, _ := os.ReadDir(d); len(ents) > 0 && d == o.Path {
+						kept = append(kept, d+" (holds files dalo did not write)")
+					}
+				}
+			}
+		}
+		if o.CreatedDir != "" {
+			for d := filepath.Dir(o.Path); strings.HasPrefix(d, o.CreatedDir); d = filepath.Dir(d) {
+				if os.Remove(d) != nil {
+					break
+				}
+			}
+		}
+		SyncDir(filepath.Dir(o.Path))
+	}
+	return kept
+}

@@ -1,0 +1,182 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+)
+
+// A Source is a registered source: an identity the user chose and the
+// directory it names. The registry is the user's alone: a package cannot add
+// or trust a source by naming it.
+type Source struct {
+	ID   string `json:"id"`
+	Path string `json:"path"`
+}
+
+type sourcesFile struct {
+	Schema  int      `json:"schema"`
+	Sources []Source `json:"sources"`
+}
+
+// A source id is a reference atom (no ':', '#', '/', '\') and a safe file
+// name part.
+var sourceID = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+
+// ValidSourceID reports why id cannot name a source, or "".
+func ValidSourceID(id string) string {
+	if len(id) > 128 || !sourceID.MatchString(id) {
+		return "a source id is letters, digits, '.', '_' or '-', starting and ending with a letter or digit, at most 128 characters"
+	}
+	return ""
+}
+
+// Sources lists the registry, sorted by id.
+func (s *Store) Sources() ([]Source, error) {
+	var f sourcesFile
+	if err := readJSON(s.path("sources.json"), &f); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return f.Sources, nil
+}
+
+// Registry is the registry as engine.Options.Registry wants it.
+func (s *Store) Registry() (map[string]string, error) {
+	srcs, err := s.Sources()
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(srcs))
+	for _, x := range srcs {
+		m[x.ID] = x.Path
+	}
+	return m, nil
+}
+
+// LookupSource returns the registered source id.
+func (s *Store) LookupSource(id string) (Source, error) {
+	srcs, err := s.Sources()
+	if err != nil {
+		return Source{}, err
+	}
+	for _, x := range srcs {
+		if x.ID == id {
+			return x, nil
+		}
+	}
+	return Source{}, fmt.Errorf("no source %s in the registry (%s); add it with 'dalo source add %s PATH'", id, s.path("sources.json"), id)
+}
+
+// AddSource registers dir under id.
+func (s *Store) AddSource(id, dir string) (Source, error) {
+	if why := ValidSourceID(id); why != "" {
+		return Source{}, fmt.Errorf("source id %q: %s", id, why)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Source{}, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return Source{}, fmt.Errorf("source %s: %w", id, err)
+	}
+	if !fi.IsDir() {
+		return Source{}, fmt.Errorf("source %s: %s is not a directory", id, abs)
+	}
+	l, err := s.Lock()
+	if err != nil {
+		return Source{}, err
+	}
+	defer l.Unlock()
+	srcs, err := s.Sources()
+	if err != nil {
+		return Source{}, err
+	}
+	for _, x := range srcs {
+		if x.ID == id {
+			return Source{}, fmt.Errorf("source %s is already registered as %s; remove it first", id, x.Path)
+		}
+	}
+	src := Source{ID: id, Path: abs}
+	srcs = append(srcs, src)
+	sort.Slice(srcs, func(i, j int) bool { return srcs[i].ID < srcs[j].ID })
+	return src, writeJSON(s.path("sources.json"), sourcesFile{Schema: 1, Sources: srcs})
+}
+
+// RemoveSource unregisters id. It refuses while grants or installations
+// of its packages exist: they would name a source that no longer resolves.
+func (s *Store) RemoveSource(id string) error {
+	l, err := s.Lock()
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	srcs, err := s.Sources()
+	if err != nil {
+		return err
+	}
+	i := -1
+	for n, x := range srcs {
+		if x.ID == id {
+			i = n
+		}
+	}
+	if i < 0 {
+		return fmt.Errorf("no source %s in the registry", id)
+	}
+	grants, err := s.Grants()
+	if err != nil {
+		return err
+	}
+	for _, g := range grants {
+		if g.Source == id {
+			return fmt.Errorf("source %s still has grants (%s); revoke them first with 'dalo plugin revoke %s'", id, g.ID, g.Package)
+		}
+	}
+	for _, p := range Providers() {
+		in, err := s.Installed(p)
+		if err != nil {
+			return err
+		}
+		for _, ip := range in.Packages {
+			if ip.Source == id {
+				return fmt.Errorf("source %s still has %s installed on %s; remove it first with 'dalo plugin remove %s --provider %s'", id, ip.Package, p, ip.Package, p)
+			}
+		}
+	}
+	srcs = append(srcs[:i], srcs[i+1:]...)
+	return writeJSON(s.path("sources.json"), sourcesFile{Schema: 1, Sources: srcs})
+}
+
+// readJSON decodes the JSON file name into v; a file that does not decode
+// is an error naming it (a corrupt store is never read as empty).
+func readJSON(name string, v any) error {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s is corrupt: %v", name, err)
+	}
+	return nil
+}
+
+// writeJSON writes v as indented JSON to name, atomically.
+func writeJSON(name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return WriteFile(name, append(data, '\n'), 0o600)
+}

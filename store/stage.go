@@ -1,0 +1,238 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// HashFile reads a regular file without following a symlink and returns its
+// digest. Validation has already bounded the package's files.
+func HashFile(name string) (FileDigest, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return FileDigest{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return FileDigest{}, fmt.Errorf("%s is not a regular file", name)
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return FileDigest{}, fmt.Errorf("reading %s: %w", name, err)
+	}
+	return FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n, Executable: fi.Mode().Perm()&0o100 != 0}, nil
+}
+
+// HashFiles digests the files rel (slash-separated, relative to root).
+func HashFiles(root string, rel []string) (map[string]FileDigest, error) {
+	out := make(map[string]FileDigest, len(rel))
+	for _, r := range rel {
+		d, err := HashFile(filepath.Join(root, filepath.FromSlash(r)))
+		if err != nil {
+			return nil, err
+		}
+		out[r] = d
+	}
+	return out, nil
+}
+
+// TreeDigest is the content address of a set of files: the digest of their
+// canonical listing.
+func TreeDigest(files map[string]FileDigest) string {
+	d, _ := Digest(files)
+	return d
+}
+
+// ChangedFiles lists the files whose digest differs between two listings,
+// with what happened to each, sorted.
+func ChangedFiles(approved, now map[string]FileDigest) []string {
+	var out []string
+	for p, a := range approved {
+		n, ok := now[p]
+		switch {
+		case !ok:
+			out = append(out, p+" (removed)")
+		case n.SHA256 != a.SHA256:
+			out = append(out, fmt.Sprintf("%s (sha256 %s, approved %s)", p, short(n.SHA256), short(a.SHA256)))
+		case n.Executable != a.Executable:
+			out = append(out, p+" (executable bit changed)")
+		}
+	}
+	for p := range now {
+		if _, ok := approved[p]; !ok {
+			out = append(out, p+" (added)")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// StagedDir is the staged directory of a tree digest.
+func (s *Store) StagedDir(digest string) string { return s.path("staged", digest) }
+
+// Stage copies the files of root that files lists into the read-only,
+// content-addressed directory staged/<digest>/ and returns it. Each copy is
+// checked against files as it is written, so what is staged is exactly
+// what was approved even if the source changes meanwhile. The directory
+// appears whole or not at all: it is built under a temporary name and
+// renamed.
+func (s *Store) Stage(root string, files map[string]FileDigest) (string, error) {
+	digest := TreeDigest(files)
+	final := s.StagedDir(digest)
+	if _, err := os.Stat(final); err == nil {
+		if bad := VerifyStaged(final, files); len(bad) == 0 {
+			return final, nil
+		}
+		// A staged tree was altered behind dalo's back: stage it again.
+		if err := removeTree(final); err != nil {
+			return "", fmt.Errorf("restaging %s: %w", final, err)
+		}
+	}
+	if err := os.MkdirAll(s.path("staged"), 0o700); err != nil {
+		return "", fmt.Errorf("staging: %w", err)
+	}
+	tmp, err := os.MkdirTemp(s.path("staged"), ".dalo-tmp-")
+	if err != nil {
+		return "", fmt.Errorf("staging: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			removeTree(tmp)
+		}
+	}()
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if err := copyChecked(filepath.Join(root, filepath.FromSlash(p)), filepath.Join(tmp, filepath.FromSlash(p)), files[p]); err != nil {
+			return "", fmt.Errorf("staging %s: %w", p, err)
+		}
+	}
+	// Directories read-only, deepest first, then the root.
+	var dirs []string
+	filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := syncPath(dirs[i]); err != nil {
+			return "", err
+		}
+		if err := os.Chmod(dirs[i], 0o555); err != nil {
+			return "", fmt.Errorf("staging: %w", err)
+		}
+	}
+	step("install:staging-built")
+	if err := os.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("staging %s: %w", final, err)
+	}
+	ok = true
+	if err := SyncDir(s.path("staged")); err != nil {
+		return "", err
+	}
+	return final, nil
+}
+
+func syncPath(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("syncing %s: %w", p, err)
+	}
+	return nil
+}
+
+// copyChecked copies src to dst, read-only, and fails unless the bytes
+// copied have the digest want.
+func copyChecked(src, dst string, want FileDigest) error {
+	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	mode := os.FileMode(0o444)
+	if want.Executable {
+		mode = 0o555
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want.SHA256 || n != want.Size {
+		return fmt.Errorf("%s changed while it was staged: sha256 %s, approved %s; review and approve it again", src, short(got), short(want.SHA256))
+	}
+	return os.Chmod(dst, mode)
+}
+
+// VerifyStaged lists the files of a staged tree that are missing or no
+// longer have their digest.
+func VerifyStaged(dir string, files map[string]FileDigest) []string {
+	var bad []string
+	for p, want := range files {
+		got, err := HashFile(filepath.Join(dir, filepath.FromSlash(p)))
+		switch {
+		case err != nil:
+			bad = append(bad, p+" (missing)")
+		case got.SHA256 != want.SHA256:
+			bad = append(bad, p+" (digest differs)")
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// unstage removes staged trees no longer referenced.
+func (s *Store) unstage(digests []string) error {
+	for _, d := range digests {
+		if strings.ContainsAny(d, `/\.`) || d == "" {
+			continue
+		}
+		if err := removeTree(s.StagedDir(d)); err != nil {
+			return fmt.Errorf("unstaging %s: %w", s.StagedDir(d), err)
+		}
+	}
+	return SyncDir(s.path("staged"))
+}
