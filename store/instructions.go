@@ -1,0 +1,442 @@
+package store
+
+// Standing instructions live in files the user owns (CLAUDE.md, AGENTS.md,
+// a project file). dalo writes each enabled instruction there as one block
+// between two marker lines and never touches a byte outside its blocks:
+//
+//	<!-- dalo:begin instruction:design-context source=company package=company:design-review sha256=HEX -->
+//	...the instruction, in the file's line endings...
+//	<!-- dalo:end instruction:design-context source=company -->
+//
+// sha256 is the digest of the body exactly as written (the bytes between
+// the two marker lines), so a block the user edited is told apart from one
+// dalo wrote and is never overwritten or removed silently.
+//
+// The file alone says which blocks are dalo's; $DALO_HOME/instructions.json
+// records what was enabled where (for list), and the two facts about a file
+// that its bytes cannot tell: whether dalo created it, and whether dalo
+// ended the user's last line because it had no final newline. With both,
+// disabling every block restores the file to its exact bytes before enable.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+const (
+	beginPrefix = "<!-- dalo:begin "
+	endPrefix   = "<!-- dalo:end "
+	markerClose = " -->"
+	utf8BOM     = "\xef\xbb\xbf"
+)
+
+// markerAtom is what a source id or an instruction selector must be to
+// appear in a marker: the reference grammar admits spaces and "-->", which
+// would make a marker ambiguous.
+var (
+	markerAtom    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	markerPackage = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	markerDigest  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// An InstructionID names an instruction asset: instructions/<Selector>.md of
+// the source registered as Source. It is the identity of a block: a file
+// holds at most one block per InstructionID.
+type InstructionID struct {
+	Source   string `json:"source"`
+	Selector string `json:"instruction"`
+}
+
+func (id InstructionID) String() string {
+	return "instruction:" + id.Selector + " (source " + id.Source + ")"
+}
+
+func (id InstructionID) check() error {
+	if !markerAtom.MatchString(id.Source) {
+		return fmt.Errorf("source id %q cannot appear in a marker: it must match %s", id.Source, markerAtom)
+	}
+	if !markerAtom.MatchString(id.Selector) {
+		return fmt.Errorf("instruction selector %q cannot appear in a marker: it must match %s", id.Selector, markerAtom)
+	}
+	return nil
+}
+
+// An Instruction is what enable writes: the instruction's identity, the
+// package it was enabled through (SOURCE:NAME) and its Markdown.
+type Instruction struct {
+	ID      InstructionID
+	Package string
+	Content []byte
+}
+
+// A Block is one dalo block found in a file.
+type Block struct {
+	ID      InstructionID
+	Package string
+	Digest  string // from the begin marker
+	Line    int    // of the begin marker, 1-based
+	Start   int    // byte offset of the begin marker line
+	End     int    // byte offset just past the end marker line and its line ending
+	Body    []byte // between the marker lines, as found
+}
+
+// Edited reports whether the body differs from what dalo wrote.
+func (b *Block) Edited() bool { return bodyDigest(b.Body) != b.Digest }
+
+// A MarkerError is a dalo marker line that does not parse or does not pair.
+type MarkerError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *MarkerError) Error() string {
+	return fmt.Sprintf("%s:%d: %s; dalo writes nothing until the marker is fixed or removed by hand", e.File, e.Line, e.Msg)
+}
+
+// A ConflictError is a block the user edited since dalo wrote it.
+type ConflictError struct {
+	File  string
+	Block *Block
+	Op    string // enable, disable
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s:%d: the block of %s was edited since dalo wrote it (its body no longer has sha256 %s); dalo will not %s it silently: merge the edit into the source, or use --force to let dalo take the block over", e.File, e.Block.Line, e.Block.ID, e.Block.Digest, conflictVerb(e.Op))
+}
+
+func conflictVerb(op string) string {
+	if op == "disable" {
+		return "remove"
+	}
+	return "overwrite"
+}
+
+// ErrNotEnabled is returned when a file has no block for an instruction.
+var ErrNotEnabled = errors.New("not enabled")
+
+// A textLine is one line of a file with its line ending, if any.
+type textLine struct {
+	off  int
+	text []byte // without the line ending
+	eol  []byte // "\n", "\r\n" or nothing at the end of the file
+}
+
+func splitTextLines(data []byte, off int) []textLine {
+	var ls []textLine
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var l textLine
+		if i < 0 {
+			l = textLine{off: off, text: data}
+			data = nil
+		} else {
+			text, eol := data[:i], data[i:i+1]
+			if len(text) > 0 && text[len(text)-1] == '\r' {
+				text, eol = data[:i-1], data[i-1:i+1]
+			}
+			l = textLine{off: off, text: text, eol: eol}
+			data = data[i+1:]
+		}
+		off += len(l.text) + len(l.eol)
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// fileLineEnding is the style of the file: that of its first line, LF for a
+// file without any.
+func fileLineEnding(content []byte) string {
+	i := bytes.IndexByte(content, '\n')
+	if i > 0 && content[i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// ParseBlocks finds every dalo block in data, the contents of the file
+// named name. A line is a marker only when it starts the line with
+// "<!-- dalo:begin " or "<!-- dalo:end "; any other line, including other
+// tools' markers and dalo markers quoted inside a line, is user text.
+func ParseBlocks(name string, data []byte) ([]*Block, error) {
+	var (
+		blocks    []*Block
+		open      *Block
+		bodyStart int
+		seen      = map[InstructionID]int{}
+	)
+	base := 0
+	if bytes.HasPrefix(data, []byte(utf8BOM)) {
+		base = len(utf8BOM)
+	}
+	for n, l := range splitTextLines(data[base:], base) {
+		num := n + 1
+		s := string(l.text)
+		switch {
+		case strings.HasPrefix(s, beginPrefix):
+			id, pkg, sum, err := parseBegin(s)
+			if err != nil {
+				return nil, &MarkerError{name, num, err.Error()}
+			}
+			if open != nil {
+				return nil, &MarkerError{name, num, fmt.Sprintf("begin marker inside the block of %s opened at line %d", open.ID, open.Line)}
+			}
+			if first, dup := seen[id]; dup {
+				return nil, &MarkerError{name, num, fmt.Sprintf("a second block of %s (the first begins at line %d)", id, first)}
+			}
+			seen[id] = num
+			open = &Block{ID: id, Package: pkg, Digest: sum, Line: num, Start: l.off}
+			bodyStart = l.off + len(l.text) + len(l.eol)
+		case strings.HasPrefix(s, endPrefix):
+			id, err := parseEnd(s)
+			if err != nil {
+				return nil, &MarkerError{name, num, err.Error()}
+			}
+			if open == nil {
+				return nil, &MarkerError{name, num, fmt.Sprintf("end marker of %s without a begin marker", id)}
+			}
+			if id != open.ID {
+				return nil, &MarkerError{name, num, fmt.Sprintf("end marker of %s closes the block of %s opened at line %d", id, open.ID, open.Line)}
+			}
+			open.Body = data[bodyStart:l.off]
+			open.End = l.off + len(l.text) + len(l.eol)
+			blocks = append(blocks, open)
+			open = nil
+		}
+	}
+	if open != nil {
+		return nil, &MarkerError{name, open.Line, fmt.Sprintf("the block of %s has no end marker", open.ID)}
+	}
+	return blocks, nil
+}
+
+func parseBegin(s string) (InstructionID, string, string, error) {
+	var id InstructionID
+	fields, err := markerFields(s, beginPrefix)
+	if err != nil {
+		return id, "", "", err
+	}
+	if len(fields) != 4 {
+		return id, "", "", fmt.Errorf("malformed begin marker: want %sinstruction:SELECTOR source=ID package=SOURCE:NAME sha256=HEX%s", beginPrefix, markerClose)
+	}
+	id, err = markerID(fields[0], fields[1])
+	if err != nil {
+		return id, "", "", err
+	}
+	pkg, ok := strings.CutPrefix(fields[2], "package=")
+	if !ok || !markerPackage.MatchString(pkg) {
+		return id, "", "", fmt.Errorf("malformed begin marker: %q is not package=SOURCE:NAME", fields[2])
+	}
+	sum, ok := strings.CutPrefix(fields[3], "sha256=")
+	if !ok || !markerDigest.MatchString(sum) {
+		return id, "", "", fmt.Errorf("malformed begin marker: %q is not sha256= and 64 lowercase hex digits", fields[3])
+	}
+	return id, pkg, sum, nil
+}
+
+func parseEnd(s string) (InstructionID, error) {
+	fields, err := markerFields(s, endPrefix)
+	if err != nil {
+		return InstructionID{}, err
+	}
+	if len(fields) != 2 {
+		return InstructionID{}, fmt.Errorf("malformed end marker: want %sinstruction:SELECTOR source=ID%s", endPrefix, markerClose)
+	}
+	return markerID(fields[0], fields[1])
+}
+
+func markerFields(s, prefix string) ([]string, error) {
+	kind := strings.TrimSpace(strings.TrimPrefix(prefix, "<!-- dalo:"))
+	mid, ok := strings.CutSuffix(strings.TrimPrefix(s, prefix), markerClose)
+	if !ok {
+		return nil, fmt.Errorf("malformed %s marker: it must end the line with %q", kind, strings.TrimSpace(markerClose))
+	}
+	return strings.Split(mid, " "), nil
+}
+
+func markerID(ref, src string) (InstructionID, error) {
+	sel, ok := strings.CutPrefix(ref, "instruction:")
+	if !ok || !markerAtom.MatchString(sel) {
+		return InstructionID{}, fmt.Errorf("malformed marker: %q is not instruction:SELECTOR", ref)
+	}
+	id, ok := strings.CutPrefix(src, "source=")
+	if !ok || !markerAtom.MatchString(id) {
+		return InstructionID{}, fmt.Errorf("malformed marker: %q is not source=ID", src)
+	}
+	return InstructionID{Source: id, Selector: sel}, nil
+}
+
+func bodyDigest(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// instructionBody is the instruction as written into a file with line ending eol:
+// without a byte order mark, every line ending eol, the last one included.
+func instructionBody(name string, content []byte, eol string) ([]byte, error) {
+	content = bytes.TrimPrefix(content, []byte(utf8BOM))
+	s := strings.ReplaceAll(string(content), "\r\n", "\n")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	for n, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, beginPrefix) || strings.HasPrefix(l, endPrefix) {
+			return nil, fmt.Errorf("%s:%d: an instruction cannot contain a dalo marker line", name, n+1)
+		}
+	}
+	if eol != "\n" {
+		s = strings.ReplaceAll(s, "\n", eol)
+	}
+	return []byte(s), nil
+}
+
+// blockText is a whole block: begin marker, body, end marker.
+func blockText(in Instruction, b []byte, eol string) []byte {
+	var w bytes.Buffer
+	fmt.Fprintf(&w, "%sinstruction:%s source=%s package=%s sha256=%s%s%s", beginPrefix, in.ID.Selector, in.ID.Source, in.Package, bodyDigest(b), markerClose, eol)
+	w.Write(b)
+	fmt.Fprintf(&w, "%sinstruction:%s source=%s%s%s", endPrefix, in.ID.Selector, in.ID.Source, markerClose, eol)
+	return w.Bytes()
+}
+
+// Actions an edit can take.
+const (
+	ActionAdd       = "add"       // a new block
+	ActionUnchanged = "unchanged" // the same block is already there
+	ActionUpdate    = "update"    // an unedited block with other content or package is replaced
+	ActionTakeOver  = "take over" // an edited block is replaced (--force)
+	ActionRemove    = "remove"    // a block is removed
+)
+
+// An Edit is the result of enabling or disabling one block in a file's
+// contents. Nothing is written: Before and After are bytes.
+type Edit struct {
+	Action       string
+	Before       []byte
+	After        []byte
+	Block        []byte // the block as written (enable) or as removed (disable)
+	NewlineAdded bool   // enable ended the user's last line
+}
+
+// EnableBlock returns data, the contents of the file named name, with the
+// block of in. A new block goes after everything else, separated from any
+// text before it by one blank line, in the file's line-ending style, after
+// its byte order mark if it has one; if the last line had no line ending,
+// it gets one (Edit.NewlineAdded). A block already there with the same
+// body and package is left alone; an unedited one is replaced in place; an
+// edited one is a *ConflictError unless force.
+func EnableBlock(name string, data []byte, in Instruction, force bool) (*Edit, error) {
+	if err := in.ID.check(); err != nil {
+		return nil, err
+	}
+	if !markerPackage.MatchString(in.Package) {
+		return nil, fmt.Errorf("package %q cannot appear in a marker: it must be SOURCE:NAME matching %s", in.Package, markerPackage)
+	}
+	blocks, err := ParseBlocks(name, data)
+	if err != nil {
+		return nil, err
+	}
+	content := bytes.TrimPrefix(data, []byte(utf8BOM))
+	eol := fileLineEnding(content)
+	b, err := instructionBody(in.Package+" "+in.ID.String(), in.Content, eol)
+	if err != nil {
+		return nil, err
+	}
+	text := blockText(in, b, eol)
+	e := &Edit{Before: data, Block: text}
+	for _, old := range blocks {
+		if old.ID != in.ID {
+			continue
+		}
+		switch {
+		case old.Edited() && !force:
+			return nil, &ConflictError{File: name, Block: old, Op: "enable"}
+		case old.Edited():
+			e.Action = ActionTakeOver
+		case bytes.Equal(data[old.Start:old.End], text):
+			e.Action = ActionUnchanged
+			e.After = data
+			return e, nil
+		default:
+			e.Action = ActionUpdate
+		}
+		e.After = joinBytes(data[:old.Start], text, data[old.End:])
+		return e, nil
+	}
+	e.Action = ActionAdd
+	var sep []byte
+	if len(content) > 0 {
+		if content[len(content)-1] != '\n' {
+			sep = append(sep, eol...)
+			e.NewlineAdded = true
+		}
+		sep = append(sep, eol...)
+	}
+	e.After = joinBytes(data, sep, text)
+	return e, nil
+}
+
+// DisableBlock returns data without the block of id, and without the blank
+// line that separated it: the one before it, or else the one after it.
+// newlineAdded says that enabling ended the user's last line; once no dalo
+// block is left, that line ending goes too. An edited block is a
+// *ConflictError unless force; a missing one wraps ErrNotEnabled.
+func DisableBlock(name string, data []byte, id InstructionID, force, newlineAdded bool) (*Edit, error) {
+	blocks, err := ParseBlocks(name, data)
+	if err != nil {
+		return nil, err
+	}
+	var old *Block
+	for _, b := range blocks {
+		if b.ID == id {
+			old = b
+		}
+	}
+	if old == nil {
+		return nil, fmt.Errorf("%s: %s: %w there", name, id, ErrNotEnabled)
+	}
+	if old.Edited() && !force {
+		return nil, &ConflictError{File: name, Block: old, Op: "disable"}
+	}
+	start, end := old.Start, old.End
+	base := 0
+	if bytes.HasPrefix(data, []byte(utf8BOM)) {
+		base = len(utf8BOM)
+	}
+	before := splitTextLines(data[base:start], base)
+	after := splitTextLines(data[end:], end)
+	switch {
+	case len(before) > 0 && len(before[len(before)-1].text) == 0:
+		start = before[len(before)-1].off
+	case len(after) > 0 && len(after[0].text) == 0 && len(after[0].eol) > 0:
+		end += len(after[0].eol)
+	}
+	out := joinBytes(data[:start], data[end:])
+	if newlineAdded && len(blocks) == 1 {
+		content := out[base:]
+		switch {
+		case bytes.HasSuffix(content, []byte("\r\n")):
+			out = out[:len(out)-2]
+		case bytes.HasSuffix(content, []byte("\n")):
+			out = out[:len(out)-1]
+		}
+	}
+	return &Edit{Action: ActionRemove, Before: data, After: out, Block: data[old.Start:old.End]}, nil
+}
+
+func joinBytes(parts ...[]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]byte, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
