@@ -1,0 +1,18 @@
+// Package live proves the provider tables against the real harnesses: for
+// each harness version dalo ships a table for (Claude Code 2.1.233, Codex
+// 0.147.0), its tests run the whole user lifecycle through the real dalo
+// binary (validate, source add, approve, install) and then a real headless
+// harness session against a fake model server on loopback
+// (dalo/internal/fakemodel). The harness calls `dalo hook dispatch` from the
+// configuration install wrote; the handlers are small shell scripts of an
+// author source; each test checks the effect in what the harness did (a
+// file a command touched, or did not) or sent to the model next.
+//
+// The package holds tests only. They need the harnesses installed, which
+// .ci/harnesses does:
+//
+//	DALO_HARNESS_DIR=$(.ci/harnesses) go test ./internal/live/
+//
+// Without DALO_HARNESS_DIR the tests skip, unless CI=true, where they fail:
+// a CI run that silently skipped them would prove nothing.
+package live

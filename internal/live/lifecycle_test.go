@@ -1,0 +1,304 @@
+//go:build unix
+
+package live
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"dalo/internal/fakemodel"
+)
+
+var providers = []string{"claude", "codex"}
+
+// TestSession installs the package and runs a session with no tool call:
+// session start observe with bound inputs, prompt context reaching the
+// model, a continued workflow stopped by workflow.already_continued, and a
+// session end observe.
+func TestSession(t *testing.T) {
+	t.Parallel()
+	harness(t, "claude") // skip once, not per case
+	for _, p := range providers {
+		t.Run(p, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, p, fakemodel.Script{fakemodel.Say("Nothing to run.")})
+			w.install()
+			const agentProbe = "LIVE-CODEX-AGENT-PROBE-0c1d"
+			if p == "codex" {
+				// Where an agents directory would be, were Codex to read one.
+				w.writeFile(filepath.Join(w.home, ".codex", "agents", "probe.md"),
+					"---\nname: probe\ndescription: "+agentProbe+" agent\n---\nYou are a probe.\n")
+			}
+			s := w.run("Say something short.")
+
+			// Members: the skill and the enabled instruction reach the
+			// model; the agent on Claude. Codex has no subagents: dalo
+			// installs the agent's inline fallback skill (the same skill).
+			for _, m := range []string{markSkill, markInstruction} {
+				if !w.server.Contains(m) {
+					w.failf(s, "member marker %s did not reach the model", m)
+				}
+			}
+			switch p {
+			case "claude":
+				if !w.server.Contains(markAgent) {
+					w.failf(s, "agent member: its description %s did not reach the model", markAgent)
+				}
+			case "codex":
+				// The table's SessionEnd clamp (3 s): the end hook asks for
+				// 10 s, install writes at most what Codex allows, so Codex
+				// has nothing to clamp.
+				if strings.Contains(s.stderr, "clamping SessionEnd hook timeout") {
+					w.failf(s, "codex clamped the SessionEnd timeout install wrote")
+				}
+				if w.server.Contains(markAgent) || w.server.Contains(agentProbe) {
+					w.failf(s, "codex: an agent description reached the model (dalo's = %v, $CODEX_HOME/agents probe = %v)",
+						w.server.Contains(markAgent), w.server.Contains(agentProbe))
+				}
+			}
+
+			// session/start observe: the handler ran with its bound inputs.
+			argv := strings.Split(strings.TrimSuffix(w.output("start.argv"), "\n"), "\n")
+			var payload struct {
+				SessionID string `json:"session_id"`
+				Cwd       string `json:"cwd"`
+			}
+			if err := json.Unmarshal([]byte(w.output("start.stdin")), &payload); err != nil {
+				w.failf(s, "session start handler: stdin is not the native payload: %v", err)
+			}
+			if len(argv) != 2 || !samePath(argv[0], w.work) || argv[1] == "" || argv[1] != payload.SessionID {
+				w.failf(s, "session start handler argv = %q, want [%s <session id %q>]", argv, w.work, payload.SessionID)
+			}
+
+			// prompt/before add_context reached the model.
+			if !w.server.Contains(markPromptContext) {
+				w.failf(s, "prompt add_context %q did not reach the model", markPromptContext)
+			}
+
+			// workflow/stop continue_workflow: one more pass, then the
+			// handler saw workflow.already_continued = true and abstained.
+			if got := w.output("stop.argv"); got != "false\ntrue\n" {
+				w.failf(s, "stop handler argv per run = %q, want \"false\\ntrue\\n\" (continue once, then stop)", got)
+			}
+			if !w.server.Contains(markContinue) {
+				w.failf(s, "continue_workflow reason %q did not reach the model", markContinue)
+			}
+
+			// session/end observe with its bound input.
+			if got := strings.TrimSpace(w.output("end.argv")); got == "" {
+				w.failf(s, "session end handler did not run with its bound session.end_reason")
+			} else {
+				t.Logf("session end reason: %q", got)
+			}
+		})
+	}
+}
+
+// TestToolCalls installs the package and runs a session whose model calls
+// the shell once per case: a rewrite, a deny, a crashing fail_closed gate, a
+// crashing fail_open gate, an output to replace and a failing command.
+func TestToolCalls(t *testing.T) {
+	t.Parallel()
+	harness(t, "claude") // skip once, not per case
+	for _, p := range providers {
+		t.Run(p, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, p, fakemodel.Script{
+				fakemodel.Run("touch original"),
+				fakemodel.Run("touch denied"),
+				fakemodel.Run("touch crash-closed"),
+				fakemodel.Run("touch crash-open"),
+				fakemodel.Run("echo orig$((40+2))out"),
+				fakemodel.Run("exit 7"),
+				fakemodel.Say("All done."),
+			})
+			installed := w.install()
+			s := w.run("Run the commands you are given.")
+
+			// rewrite_input: the rewritten command ran, the original did not.
+			if w.exists("original") || !w.exists("rewritten") {
+				w.failf(s, "rewrite_input: original ran = %v, rewritten ran = %v; want false, true", w.exists("original"), w.exists("rewritten"))
+			}
+
+			// gate deny: the command did not run and the reason reached the model.
+			if w.exists("denied") {
+				w.failf(s, "gate deny: the denied command ran")
+			}
+			if !w.server.Contains(markDenyReason) {
+				w.failf(s, "gate deny: reason %q did not reach the model", markDenyReason)
+			}
+
+			// fail_closed gate whose handler crashes: the tool is blocked,
+			// the model reads the generic reason, never the handler's stderr.
+			if w.exists("crash-closed") {
+				w.failf(s, "fail_closed gate crashed, yet the command ran")
+			}
+			if !w.server.Contains("This hook failed; the details were shown to the user. The action was blocked (fail_closed).") {
+				w.failf(s, "fail_closed gate crashed: the generic reason did not reach the model")
+			}
+			if w.server.Contains(markClosedStderr) {
+				w.failf(s, "fail_closed gate crashed: its stderr reached the model")
+			}
+
+			// fail_open gate whose handler crashes: the tool runs.
+			if !w.exists("crash-open") {
+				w.failf(s, "fail_open gate crashed, and the command did not run")
+			}
+			if w.server.Contains(markOpenStderr) {
+				w.failf(s, "fail_open gate crashed: its stderr reached the model")
+			}
+
+			// The user channel (systemMessage): not asserted, since neither
+			// headless mode is known to print it; logged for the tables.
+			for _, m := range []string{markClosedStderr, markOpenStderr} {
+				t.Logf("user channel: handler stderr %s in harness stdout = %v, stderr = %v, files under home %q",
+					m, strings.Contains(s.stdout, m), strings.Contains(s.stderr, m), w.homeFiles(m))
+			}
+
+			switch p {
+			case "claude":
+				// replace_output: the model saw the replacement only.
+				if !w.server.Contains(markReplaced) || w.server.Contains("orig42out") {
+					w.failf(s, "replace_output: replacement reached the model = %v, real output reached the model = %v; want true, false",
+						w.server.Contains(markReplaced), w.server.Contains("orig42out"))
+				}
+				// tool_call/failure add_context reached the model.
+				if !w.server.Contains(markFailureContext) {
+					w.failf(s, "failure add_context %q did not reach the model", markFailureContext)
+				}
+			case "codex":
+				// Not offered on Codex 0.147.0: install omits both optional
+				// hooks, visibly, and the model sees the real output.
+				for _, h := range []string{"replace", "failure-context"} {
+					if !regexp.MustCompile(`(?m)^  omitted: hook ` + regexp.QuoteMeta(h) + ` `).MatchString(installed) {
+						t.Errorf("install on codex did not say hook %s is omitted:\n%s", h, installed)
+					}
+				}
+				if !w.server.Contains("orig42out") || w.server.Contains(markReplaced) || w.server.Contains(markFailureContext) {
+					w.failf(s, "codex: real output reached the model = %v, replacement = %v, failure context = %v; want true, false, false",
+						w.server.Contains("orig42out"), w.server.Contains(markReplaced), w.server.Contains(markFailureContext))
+				}
+			}
+		})
+	}
+}
+
+// samePath reports whether a and b name the same directory, whatever
+// symbolic links the harness resolved.
+func samePath(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+// TestPromptGate runs a session per prompt gate outcome: a deny, and a
+// fail_closed crash. Either way the prompt must never reach the model.
+func TestPromptGate(t *testing.T) {
+	t.Parallel()
+	harness(t, "claude") // skip once, not per case
+	for _, p := range providers {
+		for _, c := range []struct{ name, prompt, mark string }{
+			{"deny", "Please handle the forbidden-prompt now.", markPromptDeny},
+			{"crash_fail_closed", "Please handle the crash-prompt now.", markPromptStderr},
+		} {
+			t.Run(p+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch ran"), fakemodel.Say("Done.")})
+				w.install()
+				s, err := w.runExit(c.prompt)
+				t.Logf("%s exit: %v", p, err)
+				word := strings.Fields(c.prompt)[3] // forbidden-prompt, crash-prompt
+				if w.server.Contains(word) || w.exists("ran") {
+					w.failf(s, "blocked prompt: reached the model = %v, the model's command ran = %v; want false, false",
+						w.server.Contains(word), w.exists("ran"))
+				}
+				if w.server.Contains(c.mark) {
+					w.failf(s, "blocked prompt: %s reached the model", c.mark)
+				}
+				// Claude prints the block reason in its result.
+				if p == "claude" && c.name == "deny" && !strings.Contains(s.stdout, markPromptDeny) {
+					w.failf(s, "denied prompt: the reason %s is not in Claude's result", markPromptDeny)
+				}
+				// Where the user reads why: logged for the tables.
+				t.Logf("user channel: %s in harness stdout = %v, stderr = %v, files under home %q", c.mark,
+					strings.Contains(s.stdout, c.mark), strings.Contains(s.stderr, c.mark), w.homeFiles(c.mark))
+				// The session still ends through dalo's session end hook.
+				if strings.TrimSpace(w.output("end.argv")) == "" {
+					w.failf(s, "session end handler did not run after a blocked prompt")
+				}
+			})
+		}
+	}
+}
+
+// TestFailClosedStop runs a session whose fail_closed stop hook crashes and
+// whose session end hook (policy report) crashes: the harness takes exactly
+// one more pass with the generic reason, then ends normally.
+func TestFailClosedStop(t *testing.T) {
+	t.Parallel()
+	harness(t, "claude")
+	for _, p := range providers {
+		t.Run(p, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, p, fakemodel.Script{fakemodel.Say("Nothing to run.")})
+			w.install()
+			w.writeFile(filepath.Join(w.work, "crash-stop"), "")
+			w.writeFile(filepath.Join(w.work, "crash-end"), "")
+			s := w.run("Say something short.")
+			var posts int
+			for _, q := range w.server.Requests() {
+				if q.Method == "POST" {
+					posts++
+				}
+			}
+			if posts != 2 {
+				w.failf(s, "model requests = %d, want 2: the first turn and the one pass the stop hooks asked for", posts)
+			}
+			if !w.server.Contains("This hook failed; the details were shown to the user. Another pass was requested (fail_closed).") {
+				w.failf(s, "crashed fail_closed stop hook: the generic reason did not reach the model")
+			}
+			if w.server.Contains(markStopStderr) {
+				w.failf(s, "crashed fail_closed stop hook: its stderr reached the model")
+			}
+			if got := w.output("stop.argv"); got != "false\ntrue\n" {
+				w.failf(s, "stop handler argv per run = %q, want \"false\\ntrue\\n\"", got)
+			}
+			if strings.TrimSpace(w.output("end.argv")) == "" {
+				w.failf(s, "the other session end hook did not run beside the crashing one")
+			}
+			// A failing session end hook under report: dispatch exits 1 with
+			// the diagnostic on stderr, which Claude Code passes on to the
+			// user's stderr. (Codex 0.147.0 exec prints it nowhere: logged.)
+			if p == "claude" && !strings.Contains(s.stderr, markEndStderr) {
+				w.failf(s, "crashed session end hook: its diagnostic (with %s) is not on Claude's stderr", markEndStderr)
+			}
+			for _, m := range []string{markStopStderr, markEndStderr} {
+				t.Logf("user channel: %s in harness stdout = %v, stderr = %v, files under home %q", m,
+					strings.Contains(s.stdout, m), strings.Contains(s.stderr, m), w.homeFiles(m))
+			}
+		})
+	}
+}
+
+// TestCodexTrust runs Codex as a user who installed the package but has not
+// trusted dalo's entries in Codex's /hooks review: no handler runs, and the
+// session ends normally.
+func TestCodexTrust(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "codex", fakemodel.Script{fakemodel.Run("touch denied"), fakemodel.Say("Done.")})
+	w.untrusted = true
+	installed := w.install()
+	if !strings.Contains(installed, "/hooks review") {
+		t.Errorf("install on codex did not tell the user to trust the entries in /hooks:\n%s", installed)
+	}
+	s := w.run("Run the commands you are given.")
+	if w.output("start.argv") != "" || w.output("stop.argv") != "" || w.server.Contains(markPromptContext) {
+		w.failf(s, "untrusted entries: a dalo handler ran")
+	}
+	if !w.exists("denied") {
+		w.failf(s, "untrusted entries: the command the gate would deny did not run, so something gated it")
+	}
+}

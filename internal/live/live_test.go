@@ -1,0 +1,332 @@
+//go:build unix
+
+package live
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"dalo/internal/fakemodel"
+)
+
+// The harness versions the provider tables are for. A live run of another
+// version would prove nothing about these tables.
+var harnessVersions = map[string]string{
+	"claude": "2.1.233 (Claude Code)",
+	"codex":  "codex-cli 0.147.0",
+}
+
+const skipMsg = "live harness tests need Claude Code 2.1.233 and Codex 0.147.0; " +
+	"enable them with DALO_HARNESS_DIR=$(.ci/harnesses) go test ./internal/live/ " +
+	"(DALO_HARNESS_DIR is a folder holding node_modules/.bin/{claude,codex})"
+
+// Bounds: a session normally takes a few seconds; a dalo command well under one.
+const (
+	sessionTimeout = 2 * time.Minute
+	daloTimeout    = 30 * time.Second
+)
+
+// daloBin is the dalo binary built by TestMain, or "" when the harnesses are
+// not available (the tests then skip or fail before using it).
+var daloBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if os.Getenv("DALO_HARNESS_DIR") != "" {
+		dir, err := os.MkdirTemp("", "dalo-live-bin-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		daloBin = filepath.Join(dir, "dalo")
+		// The real binary, as a harness will run it; "dalo/cmd/dalo" is the
+		// import path, so the build does not depend on the test's cwd.
+		out, err := exec.Command("go", "build", "-o", daloBin, "dalo/cmd/dalo").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "building dalo: %v\n%s", err, out)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+var (
+	versionOnce sync.Once
+	versionErr  error
+)
+
+// harness returns the path of the named harness's binary. It skips the
+// test when DALO_HARNESS_DIR is unset, unless CI=true, and fails it when the
+// installed harness is not the version of the table under test.
+func harness(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("DALO_HARNESS_DIR")
+	if dir == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but DALO_HARNESS_DIR is unset: " + skipMsg)
+		}
+		t.Skip(skipMsg)
+	}
+	versionOnce.Do(func() {
+		var errs []string
+		for h, want := range harnessVersions {
+			bin := filepath.Join(dir, "node_modules", ".bin", h)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			out, err := exec.CommandContext(ctx, bin, "--version").Output()
+			cancel()
+			if got := strings.TrimSpace(string(out)); err != nil || got != want {
+				errs = append(errs, fmt.Sprintf("%s --version: got %q (err %v), want %q", bin, got, err, want))
+			}
+		}
+		if errs != nil {
+			versionErr = fmt.Errorf("%s\ninstall the baseline versions with .ci/harnesses", strings.Join(errs, "\n"))
+		}
+	})
+	if versionErr != nil {
+		t.Fatal(versionErr)
+	}
+	return filepath.Join(dir, "node_modules", ".bin", name)
+}
+
+// A world is one user's machine: a home, config homes for both harnesses, a
+// dalo store, a project dir and a folder where handlers write what they
+// saw, all under one temp dir.
+type world struct {
+	t        *testing.T
+	provider string
+	root     string
+	home     string
+	work     string // the project: the harness's cwd, where commands run
+	out      string // $LIVE_OUT
+	store    string // $DALO_HOME
+	server   *fakemodel.Server
+	env      []string
+	// untrusted runs Codex as a user who has not trusted dalo's entries.
+	untrusted bool
+}
+
+func newWorld(t *testing.T, provider string, script fakemodel.Script) *world {
+	t.Helper()
+	harness(t, provider) // skip or fail before making anything
+	root := t.TempDir()
+	w := &world{
+		t: t, provider: provider, root: root,
+		home:  filepath.Join(root, "home"),
+		work:  filepath.Join(root, "work"),
+		out:   filepath.Join(root, "out"),
+		store: filepath.Join(root, "store"),
+	}
+	for _, d := range []string{w.home, w.work, w.out} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.env = []string{
+		"HOME=" + w.home,
+		"PATH=" + os.Getenv("PATH"),
+		"LANG=C.UTF-8",
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(w.home, ".claude"),
+		"CODEX_HOME=" + filepath.Join(w.home, ".codex"),
+		"DALO_HOME=" + w.store,
+		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(w.home, ".local", "share"),
+		"XDG_STATE_HOME=" + filepath.Join(w.home, ".local", "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache"),
+		"LIVE_OUT=" + w.out,
+	}
+	switch provider {
+	case "claude":
+		w.server = fakemodel.NewAnthropic(script)
+		w.env = append(w.env,
+			"ANTHROPIC_BASE_URL="+w.server.URL,
+			"ANTHROPIC_API_KEY=sk-ant-fake",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+			"DISABLE_AUTOUPDATER=1")
+	case "codex":
+		w.server = fakemodel.NewOpenAI(script)
+		w.env = append(w.env, "OPENAI_API_KEY=sk-fake")
+		// The user's own Codex configuration: the fake provider.
+		w.writeFile(filepath.Join(w.home, ".codex", "config.toml"), fmt.Sprintf(`model = "gpt-5"
+model_provider = "fake"
+
+[model_providers.fake]
+name = "fake"
+base_url = "%s/v1"
+wire_api = "responses"
+`, w.server.URL))
+	default:
+		t.Fatalf("unknown provider %q", provider)
+	}
+	t.Cleanup(w.server.Close)
+	return w
+}
+
+func (w *world) writeFile(path, content string) {
+	w.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// dalo runs the dalo binary in the world and fails the test unless it
+// exits 0. It returns stdout.
+func (w *world) dalo(args ...string) string {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), daloTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, daloBin, args...)
+	cmd.Dir = w.root
+	cmd.Env = w.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		w.t.Fatalf("dalo %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// install runs the user's lifecycle: validate the author source, register
+// it, approve every hook and tool the provider supports, install, enable
+// the recommended standing instruction for the provider. It returns
+// install's stdout.
+func (w *world) install() string {
+	w.t.Helper()
+	src := filepath.Join(w.root, "src")
+	writeSource(w.t, src)
+	w.dalo("plugin", "validate", "--provider", w.provider, src)
+	w.dalo("source", "add", srcID, src)
+	ref := srcID + ":" + pkgName
+	w.dalo("plugin", "approve", ref, "--provider", w.provider, "--all", "--yes")
+	out := w.dalo("plugin", "install", ref, "--provider", w.provider)
+	w.dalo("instruction", "enable", ref, "instruction:live-context", "--target", w.provider)
+	w.dalo("doctor") // the entries and the store agree before the harness runs
+	return out
+}
+
+// A session is the result of one headless harness run.
+type session struct {
+	stdout, stderr string
+	elapsed        time.Duration
+}
+
+// run runs one headless session of the world's harness with prompt in the
+// project dir and fails the test unless the harness exits 0.
+func (w *world) run(prompt string) session {
+	w.t.Helper()
+	s, err := w.runExit(prompt)
+	if err != nil {
+		w.t.Fatalf("%s %q: %v\nstdout:\n%s\nstderr:\n%s", w.provider, prompt, err, clip(s.stdout), clip(s.stderr))
+	}
+	return s
+}
+
+// runExit is run for a session that may end in failure, which it returns;
+// it fails the test only on a timeout.
+func (w *world) runExit(prompt string) (session, error) {
+	w.t.Helper()
+	var args []string
+	switch w.provider {
+	case "claude":
+		args = []string{"-p", prompt, "--allowedTools", "Bash", "--output-format", "json"}
+	case "codex":
+		// Codex runs only hooks the user trusted in its /hooks review, and
+		// that trust is the user's act, not dalo's: install does not (and
+		// must not) forge it. A test run stands in for the user with the
+		// flag Codex offers for exactly this.
+		args = []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}
+		if !w.untrusted {
+			args = append(args, "--dangerously-bypass-hook-trust")
+		}
+		args = append(args, prompt)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, harness(w.t, w.provider), args...)
+	cmd.Dir = w.work
+	cmd.Env = w.env
+	// Its own process group, so that a timeout kills the harness and
+	// everything it started (hooks, shells), and a bounded wait for pipes
+	// held open by a stray grandchild.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run() // stdin is /dev/null: Codex waits for more input otherwise
+	s := session{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	var reqs []string
+	for _, q := range w.server.Requests() {
+		reqs = append(reqs, q.Method+" "+q.Path)
+	}
+	w.t.Logf("%s session (%v): %d model requests %v", w.provider, s.elapsed.Round(time.Millisecond), len(reqs), reqs)
+	if ctx.Err() != nil {
+		w.t.Fatalf("%s %q: no end within %v: %v\nstdout:\n%s\nstderr:\n%s", w.provider, prompt, sessionTimeout, err, clip(s.stdout), clip(s.stderr))
+	}
+	return s, err
+}
+
+// failf reports a failed check with what the harness printed, which is
+// where its own account of the hooks is.
+func (w *world) failf(s session, format string, args ...any) {
+	w.t.Helper()
+	w.t.Errorf(format+"\nharness stdout:\n%s\nharness stderr:\n%s", append(args, clip(s.stdout), clip(s.stderr))...)
+}
+
+// exists reports whether the project dir holds name.
+func (w *world) exists(name string) bool {
+	_, err := os.Stat(filepath.Join(w.work, name))
+	return err == nil
+}
+
+// output returns the file a handler wrote in $LIVE_OUT, or "" if none.
+func (w *world) output(name string) string {
+	b, err := os.ReadFile(filepath.Join(w.out, name))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// homeFiles returns the files under the world's home that hold mark: where
+// a harness keeps what it showed the user (Claude's transcripts, Codex's
+// rollouts), for messages headless mode does not print.
+func (w *world) homeFiles(mark string) []string {
+	var found []string
+	filepath.WalkDir(w.home, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(mark)) {
+			rel, _ := filepath.Rel(w.home, path)
+			found = append(found, rel)
+		}
+		return nil
+	})
+	return found
+}
+
+func clip(s string) string {
+	const max = 6000
+	if len(s) > max {
+		return s[:max] + "\n...[clipped]"
+	}
+	return s
+}
