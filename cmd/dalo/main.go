@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -42,7 +43,22 @@ var commands []*command
 func register(c *command) { commands = append(commands, c) }
 
 func main() {
+	tuneGC()
 	os.Exit(run(os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
+}
+
+// tuneGC lets the heap grow four times before collecting, under a soft
+// limit of 120 MiB. A dalo process lives for milliseconds to about a
+// second; collecting at the default pace cost a third of its CPU in
+// bench/validate.sh (one package: 33 -> 22 ms; 1,000 packages: 1.38 ->
+// 1.01 s at 133 MB peak RSS). GOGC and GOMEMLIMIT, when set, still win.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(120 << 20)
+	}
 }
 
 const mainDoc = `dalo validates, reviews and runs Portable Agent Packages.
