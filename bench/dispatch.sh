@@ -3,26 +3,61 @@
 # side by side, with 10, 100 and 1000 installed packages (5 hooks each; a
 # Bash PreToolUse runs exactly one of them). Run from the repository root:
 #
-#	sh bench/dispatch.sh [RUNS]
+#	sh bench/dispatch.sh [RUNS [BASELINE]]
 #
 # Prints, per store size, the median and 90th percentile wall time and the
-# largest RSS of RUNS runs (default 200) of each, and the plan's size.
+# largest RSS of RUNS runs (default 200) of each, and how many plan bytes
+# one dispatch reads. BASELINE, if given, is another checkout of dalo (for
+# example `git worktree add /tmp/old HEAD` made before a change): its dalo
+# is built and measured in the same run, on a store its own dispatchgen
+# wrote, so that before and after are read side by side.
 set -eu
 runs=${1:-200}
+base=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/dalo" ./cmd/dalo
 go build -o "$tmp/dispatchgen" ./bench/dispatchgen
+if [ -n "$base" ]; then
+	(cd "$base" && go build -o "$tmp/dalo-base" ./cmd/dalo && go build -o "$tmp/dispatchgen-base" ./bench/dispatchgen)
+fi
 payload=providers/testdata/recordings/claude/2.1.233/PreToolUse.json
+
+# planBytes prints what one Bash PreToolUse dispatch reads of the plan of
+# home: the index files of the event and of its tool, or else the whole
+# plan of the provider (a store of plan schema 1).
+planBytes() {
+	if [ -L "$1/plans/claude.d/current" ]; then
+		gen="$1/plans/claude.d/$(readlink "$1/plans/claude.d/current")"
+		cat "$gen/PreToolUse.json" "$gen/PreToolUse/Bash.json" 2>/dev/null | wc -c
+	else
+		wc -c <"$1/plans/claude.json"
+	fi
+}
+
+# check makes sure the plan answers as the handler does (no native allow
+# on Claude) before it is measured.
+check() {
+	out=$(DALO_HOME="$2" "$1" hook dispatch --provider claude --event PreToolUse <"$payload")
+	[ -z "$out" ] || { echo "unexpected dispatch output: $out" >&2; exit 1; }
+}
+
 for n in 10 100 1000; do
 	home="$tmp/home-$n"
 	entry=$("$tmp/dispatchgen" gen -home "$home" -packages "$n" -payload "$payload")
-	# The plan must answer as the handler does (no native allow on Claude).
-	out=$(DALO_HOME="$home" "$tmp/dalo" hook dispatch --provider claude --event PreToolUse <"$payload")
-	[ -z "$out" ] || { echo "unexpected dispatch output: $out" >&2; exit 1; }
-	echo "== $n packages, $((n * 5)) hooks, plan $(wc -c <"$home/plans/claude.json") bytes"
+	check "$tmp/dalo" "$home"
+	echo "== $n packages, $((n * 5)) hooks"
 	printf 'direct handler:  '
 	(cd "$(dirname "$entry")" && env -i "$tmp/dispatchgen" measure -n "$runs" -stdin "$OLDPWD/$payload" -- "$entry")
+	if [ -n "$base" ]; then
+		bhome="$tmp/base-home-$n"
+		"$tmp/dispatchgen-base" gen -home "$bhome" -packages "$n" -payload "$payload" >/dev/null
+		check "$tmp/dalo-base" "$bhome"
+		printf 'baseline dalo:   '
+		DALO_HOME="$bhome" "$tmp/dispatchgen" measure -n "$runs" -stdin "$payload" -- "$tmp/dalo-base" hook dispatch --provider claude --event PreToolUse
+		echo "                 reads $(planBytes "$bhome") plan bytes"
+	fi
 	printf 'dalo dispatch:   '
 	DALO_HOME="$home" "$tmp/dispatchgen" measure -n "$runs" -stdin "$payload" -- "$tmp/dalo" hook dispatch --provider claude --event PreToolUse
+	echo "                 reads $(planBytes "$home") plan bytes"
 done

@@ -20,7 +20,7 @@ type Note struct {
 }
 
 // An Outcome is the composition of every hook run on one native event, in
-// stable hook-identity order. It is portable: an Adapter renders it.
+// stable hook-identity order. It is portable: [Render] writes it natively.
 type Outcome struct {
 	Context []Note // model-visible context: add_context results and model_and_user diagnostics
 	Deny    []Note // non-empty: the pre-action gate denies (prompt or tool call); the reasons

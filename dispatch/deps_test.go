@@ -6,14 +6,15 @@ import (
 	"testing"
 )
 
-// TestHotPathDeps keeps the dispatch path free of CUE and of the
-// validator: it runs on every tool call and must start fast.
+// TestHotPathDeps keeps the dispatch path free of CUE, of the validator,
+// of the store and of the provider tables: it runs on every tool call and
+// must start fast, so it reads the native protocol from the plan.
 func TestHotPathDeps(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
 	}
-	out, err := exec.Command(goTool, "list", "-deps", "dalo/dispatch", "dalo/providers/claude", "dalo/providers/codex").CombinedOutput()
+	out, err := exec.Command(goTool, "list", "-deps", "dalo/dispatch").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}

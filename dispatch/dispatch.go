@@ -2,9 +2,11 @@ package dispatch
 
 import (
 	"fmt"
-	"sort"
+	"path/filepath"
 	"sync"
 	"time"
+
+	"dalo/store/plan"
 )
 
 // MaxPayload bounds the native JSON read from the harness on stdin.
@@ -12,15 +14,6 @@ const MaxPayload = 64 << 20
 
 // maxParallel bounds how many handlers of one event run at once.
 const maxParallel = 8
-
-// An Adapter speaks one harness's native hook protocol.
-type Adapter interface {
-	// Fields reads the portable fields of a native payload of event.
-	Fields(event string, payload []byte) (Fields, error)
-	// Render turns an outcome into what the harness reads from the
-	// dispatcher: stdout, stderr and the exit status.
-	Render(event string, o *Outcome) Native
-}
 
 // Native is the dispatcher's answer to the harness.
 type Native struct {
@@ -42,32 +35,52 @@ type Request struct {
 }
 
 // Dispatch runs every installed, approved hook of the request's event and
-// answers natively through a.
+// answers natively, as the event's native protocol in the plan says.
+//
+// It reads only the plan index files of its event: the event's own and,
+// on a tool event, the bucket of the payload's tool name (see
+// plan.Load), so its cost does not grow with the number of installed
+// packages whose hooks cannot run here.
 //
 // A plan that cannot be read (damaged, or of another schema) fails the whole
 // dispatch with exit status 1 and a diagnostic on stderr: both harnesses
 // treat that as a non-blocking error. Failing closed here would add no
 // safety, since whoever can damage the plan can also delete it; install
 // writes it atomically, so a reader never sees half of one.
-func Dispatch(req Request, a Adapter) Native {
-	hooks, err := LoadHooks(req.Home, req.Provider, req.Event)
+func Dispatch(req Request) Native {
+	var (
+		fields   Fields
+		fieldErr error
+		readFor  *plan.Native // the protocol fields were read with
+	)
+	extract := func(n *plan.Native) {
+		readFor = n
+		fields, fieldErr = nil, req.PayloadErr
+		if fieldErr == nil {
+			fields, fieldErr = ExtractFields(req.Payload, n)
+		}
+	}
+	// On a tool event the payload's tool name picks the bucket to read; a
+	// payload without one (or unreadable) reads every bucket, so that each
+	// hook with a matcher fails under its policy.
+	ef, err := plan.Load(filepath.Join(req.Home, "plans"), req.Provider, req.Event, func(n *plan.Native) (string, bool) {
+		extract(n)
+		if fieldErr != nil {
+			return "", true
+		}
+		name, ok := fields.String("tool.name")
+		return name, !ok
+	})
 	if err != nil {
 		return Native{Stderr: []byte("dalo hook dispatch: " + err.Error() + "\n"), Exit: 1}
 	}
-	if len(hooks) == 0 {
-		return a.Render(req.Event, &Outcome{})
+	if ef == nil || len(ef.Hooks) == 0 {
+		return Native{}
 	}
-	var fields Fields
-	fieldErr := req.PayloadErr
-	if fieldErr == nil {
-		fields, fieldErr = a.Fields(req.Event, req.Payload)
+	if readFor != &ef.Native {
+		extract(&ef.Native) // no bucket was picked, or a retry replaced the generation
 	}
-	sort.SliceStable(hooks, func(i, j int) bool {
-		if hooks[i].Package != hooks[j].Package {
-			return hooks[i].Package < hooks[j].Package
-		}
-		return hooks[i].Hook < hooks[j].Hook
-	})
+	hooks := ef.Hooks
 	var runs []run
 	for i := range hooks {
 		h := &hooks[i]
@@ -85,7 +98,7 @@ func Dispatch(req Request, a Adapter) Native {
 		runs = append(runs, r)
 	}
 	if len(runs) == 0 {
-		return a.Render(req.Event, &Outcome{})
+		return Native{}
 	}
 	// Every handler sees the same native payload and its own process, cwd
 	// and environment; results compose in hook order whatever the order of
@@ -105,7 +118,7 @@ func Dispatch(req Request, a Adapter) Native {
 		}(&runs[i])
 	}
 	wg.Wait()
-	return a.Render(req.Event, compose(runs, fields))
+	return Render(&ef.Native, compose(runs, fields))
 }
 
 // runHook re-checks trust, runs the handler and parses its result.

@@ -13,15 +13,10 @@ import (
 
 	"dalo/dispatch"
 	"dalo/dispatch/dispatchtest"
-	"dalo/providers/claude"
-	"dalo/providers/codex"
 	"dalo/store/plan"
 )
 
-var (
-	adapters = map[string]dispatch.Adapter{"claude": claude.Adapter{}, "codex": codex.Adapter{}}
-	versions = map[string]string{"claude": "2.1.233", "codex": "0.147.0"}
-)
+var versions = map[string]string{"claude": "2.1.233", "codex": "0.147.0"}
 
 // recorded returns a recorded native payload, decoded so that a test can
 // change it, and its raw bytes.
@@ -60,7 +55,7 @@ func dispatchEvent(t *testing.T, provider, event string, payload []byte, hooks [
 	if change != nil {
 		change(home, p)
 	}
-	return dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: event, Payload: payload, Getenv: getenv}, adapters[provider])
+	return dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: event, Payload: payload, Getenv: getenv})
 }
 
 // native decodes a native answer on stdout.
@@ -292,7 +287,7 @@ func TestProcessContract(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: "Stop", Payload: payload, Getenv: getenv}, adapters[provider])
+		out := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: "Stop", Payload: payload, Getenv: getenv})
 		if out.Exit != 0 || len(out.Stdout) != 0 {
 			t.Fatalf("%s: exit %d stdout %s", provider, out.Exit, out.Stdout)
 		}
@@ -451,17 +446,39 @@ func TestParallel(t *testing.T) {
 func TestPlan(t *testing.T) {
 	home := t.TempDir()
 	req := dispatch.Request{Home: home, Provider: "claude", Event: "PreToolUse", Payload: []byte(`{}`), Getenv: getenv}
-	if out := dispatch.Dispatch(req, claude.Adapter{}); out.Exit != 0 || len(out.Stdout)+len(out.Stderr) != 0 {
+	if out := dispatch.Dispatch(req); out.Exit != 0 || len(out.Stdout)+len(out.Stderr) != 0 {
 		t.Errorf("no plan: %+v", out)
 	}
+	// A plan of schema 1 (no index) is refused, not read as "nothing".
 	os.MkdirAll(filepath.Join(home, "plans"), 0o755)
 	os.WriteFile(filepath.Join(home, "plans", "claude.json"), []byte(`{"schema":1,"provider":"claude","events":{"PreToolUse":[`), 0o644)
-	if out := dispatch.Dispatch(req, claude.Adapter{}); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch plan") {
+	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch plan") {
 		t.Errorf("damaged plan: exit %d stderr %q", out.Exit, out.Stderr)
 	}
-	os.WriteFile(filepath.Join(home, "plans", "claude.json"), []byte(`{"schema":2,"provider":"claude","events":{}}`), 0o644)
-	if out := dispatch.Dispatch(req, claude.Adapter{}); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 2") {
-		t.Errorf("schema 2: exit %d stderr %q", out.Exit, out.Stderr)
+	os.WriteFile(filepath.Join(home, "plans", "claude.json"), []byte(`{"schema":1,"provider":"claude","events":{}}`), 0o644)
+	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 1, this dalo reads 2") {
+		t.Errorf("schema 1: exit %d stderr %q", out.Exit, out.Stderr)
+	}
+	os.Remove(filepath.Join(home, "plans", "claude.json"))
+
+	// An index file of another schema, or damaged, is an error too.
+	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Script: result(`{"kind":"allow"}`)}
+	if _, err := dispatchtest.Install(home, "claude", map[string][]dispatchtest.Hook{"PreToolUse": {h}}); err != nil {
+		t.Fatal(err)
+	}
+	gen, err := os.Readlink(filepath.Join(home, "plans", "claude.d", "current"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(home, "plans", "claude.d", gen, "PreToolUse.json")
+	data, _ := os.ReadFile(name)
+	os.WriteFile(name, []byte(strings.Replace(string(data), `"schema":2`, `"schema":3`, 1)), 0o644)
+	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 3, this dalo reads 2") {
+		t.Errorf("index schema 3: exit %d stderr %q", out.Exit, out.Stderr)
+	}
+	os.WriteFile(name, data[:len(data)/2], 0o644)
+	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch index "+name) {
+		t.Errorf("damaged index: exit %d stderr %q", out.Exit, out.Stderr)
 	}
 }
 

@@ -2,12 +2,13 @@
 // event and composes their portable results into one outcome. It is the
 // hot path behind `dalo hook dispatch`: the harness calls it on every
 // session start, prompt, tool call and stop, so it reads only the dispatch
-// plan JSON written by install (package store's Plan), never a manifest,
-// and never evaluates CUE.
+// plan index written by install (package dalo/store/plan), never a
+// manifest, never a provider table, and never evaluates CUE.
 //
 // It holds:
 //
-//   - the plan lookup ($DALO_HOME/plans/<provider>.json, see [Home]);
+//   - the plan lookup: only the index files of the event and of the
+//     payload's tool name (see plan.Load);
 //   - the trust re-check made before every run: both grants still in the
 //     ledger with the digests the plan names, every staged byte unchanged;
 //   - the process contract: declared argv with whole-argument input
@@ -16,10 +17,10 @@
 //     the handler's whole process group, bounded stdout and stderr;
 //   - the strict parser of the single portable JSON result;
 //   - the failure policies and the composition of several hooks in stable
-//     hook-identity order into an [Outcome].
-//
-// What a harness sends and accepts natively is not here: an [Adapter] per
-// harness (packages dalo/providers/claude and dalo/providers/codex) turns
-// the native payload into portable [Fields] and an [Outcome] into the
-// native output and exit status.
+//     hook-identity order into an [Outcome];
+//   - one generic payload reader ([ExtractFields]) and renderer ([Render]),
+//     driven by the event's native protocol ([plan.Native]) that install
+//     copied from the provider table: which native key holds each portable
+//     field, and how each part of an outcome is written natively. No
+//     harness is named in this package.
 package dispatch

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"encoding/json"
 	"fmt"
+
+	"dalo/store/plan"
 )
 
 // Fields are the portable event fields of one native payload, by name
@@ -18,20 +20,11 @@ func (f Fields) String(name string) (string, bool) {
 	return s, ok
 }
 
-// A Source says where a harness keeps one portable field in its native
-// payload.
-type Source struct {
-	Field  string   // portable name: session.id
-	Key    string   // top-level native key: session_id
-	Type   string   // string, path or boolean
-	Events []string // native events it is read on; nil: every event
-}
-
 // ExtractFields reads the portable fields of payload, a native JSON object,
-// as table says. agentKey names the native key whose presence marks a
-// subagent: actor.kind is then "subagent" and actor.id its value, else both
-// are "main".
-func ExtractFields(event string, payload []byte, table []Source, agentKey string) (Fields, error) {
+// where the event's native protocol n says they are. actor.kind is
+// "subagent" and actor.id the value of n.ActorKey when the payload has it
+// as a non-empty string; else both are "main".
+func ExtractFields(payload []byte, n *plan.Native) (Fields, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &obj); err != nil {
 		return nil, fmt.Errorf("native payload is not a JSON object: %v", err)
@@ -39,11 +32,8 @@ func ExtractFields(event string, payload []byte, table []Source, agentKey string
 	if obj == nil {
 		return nil, fmt.Errorf("native payload is not a JSON object: null")
 	}
-	f := make(Fields, len(table)+2)
-	for _, s := range table {
-		if s.Events != nil && !contains(s.Events, event) {
-			continue
-		}
+	f := make(Fields, len(n.Fields)+2)
+	for _, s := range n.Fields {
 		raw, ok := obj[s.Key]
 		if !ok {
 			continue
@@ -62,7 +52,7 @@ func ExtractFields(event string, payload []byte, table []Source, agentKey string
 		}
 	}
 	f["actor.kind"], f["actor.id"] = "main", "main"
-	if raw, ok := obj[agentKey]; ok && agentKey != "" {
+	if raw, ok := obj[n.ActorKey]; ok && n.ActorKey != "" {
 		var id *string
 		if json.Unmarshal(raw, &id) == nil && id != nil && *id != "" {
 			f["actor.kind"], f["actor.id"] = "subagent", *id

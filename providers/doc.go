@@ -5,7 +5,12 @@
 // kind, how failures reach the user and the model, which native tool names
 // a matcher may use, how timeouts are written and clamped, where the
 // harness reads its configuration, hooks, instructions, skills and agents,
-// and the evidence for each claim.
+// and, per native event, the native protocol dispatch speaks: where the
+// payload holds each portable field and how each part of a composed
+// outcome is written (payload, channels, undelivered) — with the evidence
+// for each claim. Install copies that protocol into the dispatch plan
+// (DispatchNative), so that dispatch renders from the table without
+// loading it.
 //
 // Adding a harness version is adding a CUE file and its evidence and
 // running go generate ./providers: no Go changes. Lookup is exact:
@@ -33,6 +38,7 @@
 //	(*Table).Output(subject, phase, effect, kind)       native output of a result
 //	(*Table).FailureOutput(subject, phase, policy, vis) native output of a failure
 //	(NativeOutput).Render(values)             stdout, stderr and exit status
+//	(*Table).DispatchNative(nativeEvent)      the event's protocol, for the plan
 //	(*Table).ConfigHome, Path, SkillDirs, AgentDir      where the harness reads
 //	(*Table).KnowsTool, ToolNames             native tool names for matchers
 //	(*Table).NativeTimeout, TimeoutClampMS    timeouts in the native unit

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+
+	"dalo/store/plan"
 )
 
 // A Table is one harness version's provider table, decoded from its CUE
@@ -26,6 +29,9 @@ type Table struct {
 	Tools         map[string]Claim       `json:"tools"`
 	ToolPatterns  map[string]ToolPattern `json:"tool_patterns,omitempty"`
 	Events        map[string]Event       `json:"events"`
+	// Undelivered is what the user reads when an outcome holds a part an
+	// event has no channel for, by part ($event, $context placeholders).
+	Undelivered map[string]string `json:"undelivered"`
 	// Rows is subject → phase → row, for every admitted combination.
 	Rows map[string]map[string]Row `json:"rows"`
 
@@ -98,11 +104,29 @@ type ToolPattern struct {
 	Evidence []string `json:"evidence"`
 }
 
-// An Event is a native event the table uses.
+// An Event is a native event the table uses, with its native protocol:
+// where its payload holds the portable fields, and the channels its output
+// offers for each part of a composed outcome (plan.Part* names).
 type Event struct {
-	OutputIgnored bool     `json:"output_ignored"`
-	ToolMatcher   bool     `json:"tool_matcher"`
-	Evidence      []string `json:"evidence"`
+	OutputIgnored bool                    `json:"output_ignored"`
+	ToolMatcher   bool                    `json:"tool_matcher"`
+	Evidence      []string                `json:"evidence"`
+	Payload       Payload                 `json:"payload"`
+	Channels      map[string]NativeOutput `json:"channels"`
+	Undelivered   map[string]string       `json:"undelivered,omitempty"`
+}
+
+// Payload says where a native payload holds each portable field.
+type Payload struct {
+	Fields map[string]PayloadField `json:"fields"`
+	Actor  *PayloadField           `json:"actor,omitempty"` // the key marking a subagent
+}
+
+// A PayloadField is the top-level native key of a portable field.
+type PayloadField struct {
+	Key      string   `json:"key"`
+	Type     string   `json:"type,omitempty"`
+	Evidence []string `json:"evidence"`
 }
 
 // Status of a row, an effect or a failure delivery.
@@ -209,6 +233,44 @@ func (t *Table) FailureOutput(subject, phase, policy, visibility string) (Native
 		return NativeOutput{}, false
 	}
 	return *d.Output, true
+}
+
+// DispatchNative returns the native protocol of event as the dispatch
+// plan carries it: install copies it there, so that dispatch renders a
+// harness's answers from this table without loading it.
+func (t *Table) DispatchNative(event string) (plan.Native, error) {
+	e, ok := t.Events[event]
+	if !ok {
+		return plan.Native{}, fmt.Errorf("%s: no native event %s", t.Key(), event)
+	}
+	n := plan.Native{Harness: t.Harness, Event: event, Channels: map[string]plan.Output{}}
+	for _, f := range slices.Sorted(maps.Keys(e.Payload.Fields)) {
+		pf := e.Payload.Fields[f]
+		n.Fields = append(n.Fields, plan.Field{Field: f, Key: pf.Key, Type: pf.Type})
+	}
+	if e.Payload.Actor != nil {
+		n.ActorKey = e.Payload.Actor.Key
+	}
+	for part, o := range e.Channels {
+		n.Channels[part] = plan.Output{Stdout: o.Stdout, Stderr: o.Stderr, Exit: o.Exit}
+	}
+	for _, part := range []string{plan.PartContext, plan.PartDeny, plan.PartContinue, plan.PartRewriteInput, plan.PartReplaceOutput} {
+		if _, ok := n.Channels[part]; ok {
+			continue
+		}
+		msg, ok := e.Undelivered[part]
+		if !ok {
+			msg, ok = t.Undelivered[part]
+		}
+		if !ok {
+			return plan.Native{}, fmt.Errorf("%s: event %s has no channel and no undelivered message for %s", t.Key(), event, part)
+		}
+		if n.Undelivered == nil {
+			n.Undelivered = map[string]string{}
+		}
+		n.Undelivered[part] = strings.ReplaceAll(msg, "$event", event)
+	}
+	return n, nil
 }
 
 // KnowsTool says whether name is a native tool name a matcher may use.
@@ -322,7 +384,7 @@ func (t *Table) AgentDir(getenv func(string) string) (dir string, ok bool, err e
 }
 
 // Placeholders are the values a NativeOutput template may take.
-var Placeholders = []string{"$context", "$reason", "$input", "$output", "$diagnostic", "$generic"}
+var Placeholders = []string{"$context", "$reason", "$input", "$output", "$diagnostic", "$generic", "$user"}
 
 // Render fills the template: every string that is exactly a placeholder is
 // replaced by vals[placeholder]. It returns the stdout bytes (nil when the
@@ -385,11 +447,24 @@ func (o NativeOutput) Render(vals map[string]any) (stdout []byte, stderr string,
 		stdout = b.Bytes()
 	}
 	if o.Stderr != "" {
-		s, err := fill(o.Stderr)
-		if err != nil {
-			return nil, "", 0, err
+		// In stderr, a text, placeholders stand anywhere.
+		var pairs []string
+		rest := o.Stderr
+		for _, p := range Placeholders {
+			if !strings.Contains(o.Stderr, p) {
+				continue
+			}
+			v, ok := vals[p]
+			if !ok {
+				return nil, "", 0, fmt.Errorf("no value for %s", p)
+			}
+			pairs = append(pairs, p, fmt.Sprint(v))
+			rest = strings.ReplaceAll(rest, p, "")
 		}
-		stderr = fmt.Sprint(s)
+		if strings.Contains(rest, "$") {
+			return nil, "", 0, fmt.Errorf("unknown placeholder in stderr %q", o.Stderr)
+		}
+		stderr = strings.NewReplacer(pairs...).Replace(o.Stderr)
 	}
 	return stdout, stderr, o.Exit, nil
 }

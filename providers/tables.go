@@ -19,10 +19,12 @@ import (
 	defs "dalo/cue"
 )
 
-// The tables, one per harness version. A new harness version is a new file
-// here and nothing else; a new harness also needs its adapter.
+// The tables, one per harness version, in a directory per harness. A new
+// harness version is a new file here and nothing else; so is a new harness
+// (a new directory), since the table also carries the harness's native
+// protocol that dispatch renders (see (*Table).DispatchNative).
 //
-//go:embed claude/*.cue codex/*.cue
+//go:embed */*.cue
 var embedded embed.FS
 
 // Tables is every loaded provider table, with the means to answer

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"dalo/providers"
+	"dalo/store/plan"
 )
 
 // A Finding is one thing doctor checked.
@@ -111,9 +112,11 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 		out = append(out, Finding{status, subject, fmt.Sprintf(format, args...)})
 	}
 	name := t.Name
-	want := planOf(in)
+	want, werr := planOf(t, in)
 	plan, err := s.ReadPlan(name)
 	switch {
+	case werr != nil:
+		add("problem", name+" plan", "%v", werr)
 	case errors.Is(err, fs.ErrNotExist) && len(want.Events) == 0:
 	case err != nil:
 		add("problem", name+" plan", "%v", err)
@@ -125,6 +128,9 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 		} else {
 			add("ok", name+" plan", "%d native events", len(plan.Events))
 		}
+	}
+	if werr == nil {
+		out = append(out, s.doctorIndex(name, want)...)
 	}
 	for _, ip := range in.Packages {
 		subj := name + " " + ip.Package
@@ -204,4 +210,39 @@ func toDigests(files map[string]string) map[string]FileDigest {
 		out[p] = FileDigest{SHA256: d}
 	}
 	return out
+}
+
+// doctorIndex checks that the dispatch index, what dispatch actually reads,
+// holds for every event exactly the hooks and native protocol of want.
+func (s *Store) doctorIndex(name string, want *Plan) []Finding {
+	subj := name + " dispatch index"
+	var bad []string
+	for _, ev := range sortedKeys(want.Events) {
+		ef, err := plan.Load(s.path("plans"), name, ev, func(*plan.Native) (string, bool) { return "", true })
+		if err != nil {
+			return []Finding{{"problem", subj, err.Error()}}
+		}
+		if ef == nil {
+			bad = append(bad, ev+" is missing")
+			continue
+		}
+		a, _ := Canonical(struct {
+			N plan.Native
+			H []PlannedHook
+		}{ef.Native, ef.Hooks})
+		b, _ := Canonical(struct {
+			N plan.Native
+			H []PlannedHook
+		}{want.Natives[ev], want.Events[ev]})
+		if string(a) != string(b) {
+			bad = append(bad, ev+" differs")
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		return []Finding{{"problem", subj, strings.Join(bad, ", ") + "; run 'dalo plugin install' again"}}
+	case len(want.Events) == 0:
+		return nil
+	}
+	return []Finding{{"ok", subj, fmt.Sprintf("%d native events", len(want.Events))}}
 }

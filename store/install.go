@@ -363,7 +363,7 @@ func (s *Store) Install(sel *Selection, exe string, dryRun bool) (*InstallResult
 		}
 	}
 	step("install:members")
-	if err := s.putPlan(&next); err != nil {
+	if err := s.putPlan(t, &next, "install:plan-generation"); err != nil {
 		return nil, err
 	}
 	step("install:plan")

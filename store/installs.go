@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"dalo/providers"
+	"dalo/store/plan"
 )
 
 // Installed is what dalo installed for one provider: the packages, what
@@ -128,33 +129,57 @@ func (s *Store) ReadPlan(provider string) (*Plan, error) {
 }
 
 // planOf is the dispatch plan of everything installed: every hook by
-// native event, in stable hook-identity order (package, then hook id).
-func planOf(in *Installed) *Plan {
-	p := &Plan{Schema: PlanSchema, Provider: in.Provider, Version: in.Version, Events: map[string][]PlannedHook{}}
+// native event, in stable hook-identity order (package, then hook id), and
+// the native protocol of each of those events from t, the table of the
+// installed version.
+func planOf(t *providers.Table, in *Installed) (*Plan, error) {
+	p := &Plan{Schema: PlanSchema, Provider: in.Provider, Version: in.Version, Events: map[string][]PlannedHook{}, Natives: map[string]plan.Native{}}
 	for _, ip := range in.Packages {
 		for _, h := range ip.Hooks {
 			p.Events[h.Event] = append(p.Events[h.Event], h.Hook)
 		}
 	}
-	for _, hs := range p.Events {
+	for ev, hs := range p.Events {
 		sort.SliceStable(hs, func(i, j int) bool {
 			if hs[i].Package != hs[j].Package {
 				return hs[i].Package < hs[j].Package
 			}
 			return hs[i].Hook < hs[j].Hook
 		})
+		n, err := t.DispatchNative(ev)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
+		}
+		p.Natives[ev] = n
 	}
-	return p
+	return p, nil
 }
 
-func (s *Store) putPlan(in *Installed) error {
-	p := planOf(in)
+// putPlan writes the dispatch plan of in: the index dispatch reads (a new
+// generation made current at once, see plan.WriteIndex), then the whole
+// plan beside it. With nothing installed it removes both, the whole plan
+// first, so that an interrupted removal leaves dispatch the previous
+// generation, whole. stepName names the crash-test step between writing
+// the new generation and making it current (or, removing, between the
+// whole plan and the index).
+func (s *Store) putPlan(t *providers.Table, in *Installed, stepName string) error {
+	p, err := planOf(t, in)
+	if err != nil {
+		return err
+	}
 	if len(p.Events) == 0 {
 		err := os.Remove(s.planPath(in.Provider))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing %s: %w", s.planPath(in.Provider), err)
 		}
-		return nil
+		step(stepName)
+		return plan.RemoveIndex(s.path("plans"), in.Provider)
+	}
+	if err := os.MkdirAll(s.path("plans"), 0o755); err != nil {
+		return fmt.Errorf("writing dispatch plan: %w", err)
+	}
+	if err := plan.WriteIndex(s.path("plans"), p, func() { step(stepName) }); err != nil {
+		return err
 	}
 	return writeJSON(s.planPath(in.Provider), p)
 }

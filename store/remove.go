@@ -79,7 +79,7 @@ func (s *Store) Remove(t *providers.Table, pkg, exe string) (*RemoveResult, erro
 	}
 	step("remove:config")
 	next.Harness = newSt
-	if err := s.putPlan(&next); err != nil {
+	if err := s.putPlan(t, &next, "remove:plan-generation"); err != nil {
 		return nil, err
 	}
 	step("remove:plan")

@@ -4,20 +4,21 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 
 	"github.com/spf13/pflag"
 
 	"dalo/dispatch"
-	"dalo/providers/claude"
-	"dalo/providers/codex"
 	"dalo/store"
 )
 
 const hookDispatchDoc = `Hook dispatch is what a harness's hook configuration calls, one entry per
 native event. It reads the event's native JSON on stdin, runs every
 installed and approved hook of that provider and event (from the dispatch
-plan in $DALO_HOME/plans/<provider>.json), and answers the harness in its
-native hook output format.
+plan install wrote under $DALO_HOME/plans/<provider>.d: only the files of
+this event and tool name), and answers the harness in its native hook
+output format, as the provider table copied into the plan describes it.
+A provider nothing is installed for answers nothing.
 
 Before each run it re-checks both grants and every staged file; a revoked
 grant or a changed byte is a failure under the hook's failure policy. Each
@@ -37,11 +38,10 @@ Examples:
   dalo hook dispatch --provider codex --event Stop
 `
 
-// adapters are the harnesses dispatch can answer.
-var adapters = map[string]dispatch.Adapter{
-	"claude": claude.Adapter{},
-	"codex":  codex.Adapter{},
-}
+// providerName is the form of a provider name (cue/manifest.cue #Name).
+// Dispatch checks the form only: which providers exist is the tables'
+// business, and loading them is what the hot path must not do.
+var providerName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 func init() {
 	register(&command{
@@ -61,12 +61,11 @@ func runHookDispatch(e *env, fs *pflag.FlagSet) int {
 	const name = "hook dispatch"
 	provider, _ := fs.GetString("provider")
 	event, _ := fs.GetString("event")
-	a, ok := adapters[provider]
 	switch {
 	case fs.NArg() != 0:
 		return usageError(e, name, "unexpected arguments: %q", fs.Args())
-	case !ok:
-		return usageError(e, name, "--provider must be claude or codex, not %q", provider)
+	case !providerName.MatchString(provider):
+		return usageError(e, name, "--provider must be a provider name such as claude or codex, not %q", provider)
 	case event == "":
 		return usageError(e, name, "--event is required")
 	}
@@ -84,7 +83,7 @@ func runHookDispatch(e *env, fs *pflag.FlagSet) int {
 		req.PayloadErr = fmt.Errorf("the native payload is over %d bytes", dispatch.MaxPayload)
 		req.Payload = nil
 	}
-	out := dispatch.Dispatch(req, a)
+	out := dispatch.Dispatch(req)
 	e.stdout.Write(out.Stdout)
 	e.stderr.Write(out.Stderr)
 	return out.Exit

@@ -9,15 +9,18 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"dalo/providers"
 	"dalo/store/plan"
 )
 
 // cmdHookfixture prepares the inputs of the dispatch_*.txtar scripts:
 //
 //	hookfixture plan SRC                    install SRC, a dispatch plan whose tool
-//	                                        roots are relative to $WORK and whose
-//	                                        empty file digests are to be computed,
-//	                                        as $DALO_HOME/plans/<provider>.json
+//	                                        roots are relative to $WORK, whose
+//	                                        empty file digests are to be computed
+//	                                        and whose native protocols come from
+//	                                        the provider table of its version, as
+//	                                        the dispatch index under $DALO_HOME/plans
 //	hookfixture payload PROVIDER FILE OUT   copy a recorded native payload
 //	                                        (providers/testdata/recordings) to OUT
 func cmdHookfixture(ts *testscript.TestScript, neg bool, args []string) {
@@ -42,11 +45,21 @@ func cmdHookfixture(ts *testscript.TestScript, neg bool, args []string) {
 				}
 			}
 		}
-		data, err := json.MarshalIndent(&p, "", "  ")
+		tables, err := providers.Load()
 		ts.Check(err)
+		tb, ok := tables.Lookup(p.Provider, p.Version)
+		if !ok {
+			ts.Fatalf("no provider table %s@%s", p.Provider, p.Version)
+		}
+		p.Natives = map[string]plan.Native{}
+		for ev := range p.Events {
+			n, err := tb.DispatchNative(ev)
+			ts.Check(err)
+			p.Natives[ev] = n
+		}
 		dir := filepath.Join(ts.Getenv("DALO_HOME"), "plans")
 		ts.Check(os.MkdirAll(dir, 0o755))
-		ts.Check(os.WriteFile(filepath.Join(dir, p.Provider+".json"), data, 0o644))
+		ts.Check(plan.WriteIndex(dir, &p, nil))
 	case args[0] == "payload" && len(args) == 4:
 		versions := map[string]string{"claude": "2.1.233", "codex": "0.147.0"}
 		data, err := os.ReadFile(filepath.Join("..", "..", "providers", "testdata", "recordings", args[1], versions[args[1]], args[2]+".json"))

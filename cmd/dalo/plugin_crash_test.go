@@ -14,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"dalo/store"
+	"dalo/store/plan"
 )
 
 // The crash hook exists only in the test binary: production dalo has no
@@ -106,9 +107,11 @@ func TestCrashAtEveryStep(t *testing.T) {
 		{"install:staged", 1},
 		{"install:recorded", 1},
 		{"install:members", 1},
+		{"install:plan-generation", 1},
 		{"install:plan", 1},
 		{"install:config", 1},
 		{"remove:config", 2},
+		{"remove:plan-generation", 2},
 		{"remove:plan", 2},
 		{"remove:members", 2},
 		{"remove:recorded", 2},
@@ -174,6 +177,23 @@ func checkConsistent(t *testing.T, dir string) {
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("plan: %v", err)
+	}
+	// What dispatch reads: every event of the current index generation
+	// loads whole, of the current schema, its hooks' staged bytes verify.
+	plans := filepath.Join(dir, "store", "plans")
+	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"} {
+		ef, err := plan.Load(plans, "claude", ev, func(*plan.Native) (string, bool) { return "", true })
+		if err != nil {
+			t.Fatalf("dispatch index %s: %v", ev, err)
+		}
+		if ef == nil {
+			continue
+		}
+		for _, h := range ef.Hooks {
+			if bad := store.VerifyStaged(h.Tool.Root, digests(h.Tool.Files)); len(bad) > 0 {
+				t.Errorf("dispatch index %s %s: staged tool does not verify: %v", ev, h.Hook, bad)
+			}
+		}
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "home/.claude/settings.json"))
 	if err != nil {

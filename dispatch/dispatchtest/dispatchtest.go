@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"dalo/providers"
 	"dalo/store/plan"
 )
 
@@ -51,10 +52,25 @@ var resultKinds = map[string][]string{
 
 // Install stages every hook's tool under home/staged, writes a grant file
 // for its tool and for itself under home/grants, and writes the plan of
-// provider to home/plans/<provider>.json, replacing any plan there.
+// provider (its dispatch index under home/plans, replacing any there),
+// with the native protocol of each event from the newest provider table
+// of that name, as install copies it.
 func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error) {
-	p := &plan.Plan{Schema: plan.Schema, Provider: provider, Version: "test", Events: map[string][]plan.PlannedHook{}}
+	ts, err := providers.Load()
+	if err != nil {
+		return nil, err
+	}
+	t, ok := ts.Newest(provider)
+	if !ok {
+		return nil, fmt.Errorf("no provider table %s", provider)
+	}
+	p := &plan.Plan{Schema: plan.Schema, Provider: provider, Version: t.Version, Events: map[string][]plan.PlannedHook{}, Natives: map[string]plan.Native{}}
 	for event, hooks := range events {
+		n, err := t.DispatchNative(event)
+		if err != nil {
+			return nil, err
+		}
+		p.Natives[event] = n
 		for _, h := range hooks {
 			ph, err := stage(home, provider, h)
 			if err != nil {
@@ -73,16 +89,14 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 	return p, WritePlan(home, p)
 }
 
-// WritePlan writes p as home/plans/<provider>.json.
+// WritePlan makes p the current dispatch index of its provider under
+// home/plans.
 func WritePlan(home string, p *plan.Plan) error {
-	data, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
+	dir := filepath.Join(home, "plans")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(home, "plans"), 0o755); err != nil {
-		return err
-	}
-	return writeFile(filepath.Join(home, "plans", p.Provider+".json"), data, 0o644)
+	return plan.WriteIndex(dir, p, nil)
 }
 
 func stage(home, provider string, h Hook) (*plan.PlannedHook, error) {

@@ -35,12 +35,13 @@ var results = map[string]string{
 	"continue_workflow": `{"kind":"continue_workflow","reason":"Run the remaining checks."}`,
 }
 
-// Golden dispatches, for every row, one real handler per result kind of
+// Golden dispatches, through the plan of the newest provider table of
+// provider (see Install), for every row, one real handler per result kind of
 // every supported effect, and one failing handler per admitted policy and
 // visibility, with the recorded payload on stdin, and compares the native
 // answer with goldenDir/<Payload>.<case>.txtar. With update it rewrites
 // the files. check, if not nil, is called on every answer.
-func Golden(t *testing.T, a dispatch.Adapter, provider, recordings, goldenDir string, rows []Row, update bool, check func(t *testing.T, event string, out dispatch.Native)) {
+func Golden(t *testing.T, provider, recordings, goldenDir string, rows []Row, update bool, check func(t *testing.T, event string, out dispatch.Native)) {
 	for _, row := range rows {
 		payload, err := os.ReadFile(filepath.Join(recordings, row.Payload+".json"))
 		if err != nil {
@@ -82,7 +83,7 @@ func Golden(t *testing.T, a dispatch.Adapter, provider, recordings, goldenDir st
 				if _, err := Install(home, provider, map[string][]Hook{row.Event: {h}}); err != nil {
 					t.Fatal(err)
 				}
-				out := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: row.Event, Payload: payload, Getenv: os.LookupEnv}, a)
+				out := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: row.Event, Payload: payload, Getenv: os.LookupEnv})
 				if check != nil {
 					check(t, row.Event, out)
 				}

@@ -3,15 +3,18 @@
 // dispatch reads it on every harness event). It is a leaf package, imported
 // by both, so that the dispatch hot path links no CUE and no validator.
 //
-// A plan holds everything dispatch needs, so that the hot path parses one small JSON file
-// and never evaluates CUE or reads a manifest.
+// A plan holds everything dispatch needs: the hooks, and for every native
+// event the harness's native protocol copied from the provider table (see
+// [Native]), so that the hot path never evaluates CUE, never loads a
+// provider table and never reads a manifest.
 //
 // Layout of the store ($DALO_HOME):
 //
 //	sources.json              the user's source registry
 //	grants/<grant-id>.json    the approval ledger, one Grant per file; revoke deletes
 //	staged/<sha256>/          content-addressed, read-only staged tool trees
-//	plans/<provider>.json     the dispatch Plan of one provider, written by install
+//	plans/<provider>.json     the whole dispatch Plan of one provider, for doctor and people
+//	plans/<provider>.d/       what dispatch reads: see [WriteIndex]
 //	lock                      the advisory lock writers hold
 //
 // Dispatch re-checks, before every handler run, that both grants of the hook
@@ -19,8 +22,9 @@
 // still has its digest.
 package plan
 
-// Schema is the version of the plan format.
-const Schema = 1
+// Schema is the version of the plan format. 2 added the native protocol
+// of each event (Natives) and the per-event index dispatch reads.
+const Schema = 2
 
 // A Plan is every installed, approved hook of one provider, by native event.
 type Plan struct {
@@ -28,6 +32,59 @@ type Plan struct {
 	Provider string                   `json:"provider"` // claude, codex
 	Version  string                   `json:"version"`  // the provider table used: 2.1.233
 	Events   map[string][]PlannedHook `json:"events"`   // native event → hooks, in stable hook-identity order
+	// Natives is the native protocol of every event in Events, copied
+	// from the provider table at install.
+	Natives map[string]Native `json:"natives"`
+}
+
+// Parts of a composed outcome, as a provider table names them: each is
+// rendered through the event's channel of that name, or, when the event
+// has none, reported to the user with the event's Undelivered message.
+const (
+	PartContext       = "context"        // model-visible context, $context
+	PartDeny          = "deny"           // the pre-action gate denies, $reason
+	PartContinue      = "continue"       // another workflow pass, $reason
+	PartRewriteInput  = "rewrite_input"  // the rewritten tool input, $input
+	PartReplaceOutput = "replace_output" // the replaced tool output, $output
+	PartUser          = "user"           // messages for the user only, $user
+)
+
+// A Native is how one harness version speaks on one native event: where
+// the portable fields are in its payload, and how each part of a composed
+// outcome is rendered. Install copies it from the provider table.
+type Native struct {
+	// Harness and Event name the native event in messages: Claude Code,
+	// PreToolUse.
+	Harness string `json:"harness"`
+	Event   string `json:"event"`
+	// Fields says where each portable field is in the native payload.
+	Fields []Field `json:"fields"`
+	// ActorKey, when set, names the top-level key whose non-empty string
+	// value marks a subagent: actor.kind is then "subagent" and actor.id
+	// the value; otherwise both are "main".
+	ActorKey string `json:"actor_key,omitempty"`
+	// Channels renders each part the event can carry (Part* names).
+	Channels map[string]Output `json:"channels"`
+	// Undelivered is what the user reads when an outcome holds a part the
+	// event has no channel for; $context stands for the hook context.
+	Undelivered map[string]string `json:"undelivered,omitempty"`
+}
+
+// A Field is one portable field read from a top-level native key.
+type Field struct {
+	Field string `json:"field"` // portable name: session.id
+	Key   string `json:"key"`   // native key: session_id
+	Type  string `json:"type"`  // string, path or boolean
+}
+
+// An Output is a native output template: in Stdout, a JSON object, a
+// string that is exactly a placeholder ($context, $reason, $input, $output,
+// $user) is replaced by its value; in Stderr every placeholder is. Exit is
+// the dispatcher's exit status when the output is used.
+type Output struct {
+	Stdout map[string]any `json:"stdout,omitempty"`
+	Stderr string         `json:"stderr,omitempty"`
+	Exit   int            `json:"exit,omitempty"`
 }
 
 // A PlannedHook is one hook with its tool, as approved and staged.

@@ -1,0 +1,418 @@
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The index is what dispatch reads: the plan split so that one dispatch
+// reads only the hooks that can run for its event and tool, whatever the
+// number of installed packages. Under plans/<provider>.d/:
+//
+//	current                     symlink to the generation in use: g-<id>
+//	g-<id>/<Event>.json         an EventFile: the event's Native, its hooks
+//	                            without a tool matcher, the tools with a bucket
+//	g-<id>/<Event>/<tool>.json  a bucket: the hooks whose matcher names tool
+//	                            (tool escaped as a path segment)
+//
+// A generation is written whole under a temporary name, synced, renamed
+// into place, and only then made current by renaming a new symlink over
+// current: a reader resolves current once and reads one generation, old or
+// new, never a mix. Writers (holding the store lock) remove the other
+// generations after the swap; a reader whose generation vanished under it
+// notices (current moved on) and starts again.
+
+// An EventFile is the index entry of one native event.
+type EventFile struct {
+	Schema   int    `json:"schema"`
+	Provider string `json:"provider"`
+	Version  string `json:"version"`
+	Event    string `json:"event"`
+	Native   Native `json:"native"`
+	// Hooks are the event's hooks without a tool matcher, in stable
+	// hook-identity order.
+	Hooks []PlannedHook `json:"hooks"`
+	// Tools are the native tool names some hook's matcher names: each has
+	// a bucket file.
+	Tools []string `json:"tools,omitempty"`
+}
+
+// A Bucket holds the hooks of one event whose matcher names one tool.
+type Bucket struct {
+	Schema int           `json:"schema"`
+	Tool   string        `json:"tool"`
+	Hooks  []PlannedHook `json:"hooks"`
+}
+
+// IndexDir is the index directory of provider below plansDir.
+func IndexDir(plansDir, provider string) string {
+	return filepath.Join(plansDir, provider+".d")
+}
+
+// tempMark marks names a writer killed half way leaves behind; the store
+// removes them (see store.isTemp).
+const tempMark = ".dalo-tmp-"
+
+// WriteIndex makes the index of p current under plansDir, durably, and
+// removes every other generation. With no events it removes the index.
+// step, if not nil, is called once the new generation is in place and
+// before it becomes current (a crash test kills the writer there). The
+// caller holds the store lock.
+func WriteIndex(plansDir string, p *Plan, step func()) error {
+	dir := IndexDir(plansDir, p.Provider)
+	if len(p.Events) == 0 {
+		return RemoveIndex(plansDir, p.Provider)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("writing dispatch index: %w", err)
+	}
+	gen := fmt.Sprintf("g-%d-%d", time.Now().UnixNano(), os.Getpid())
+	tmp := filepath.Join(dir, "."+gen+tempMark)
+	if err := writeGeneration(tmp, p); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, gen)); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("writing dispatch index: %w", err)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	if step != nil {
+		step()
+	}
+	link := filepath.Join(dir, "."+"current"+tempMark+gen)
+	if err := os.Symlink(gen, link); err != nil {
+		return fmt.Errorf("writing dispatch index: %w", err)
+	}
+	if err := os.Rename(link, filepath.Join(dir, "current")); err != nil {
+		os.Remove(link)
+		return fmt.Errorf("writing dispatch index: %w", err)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	return removeStale(dir, gen)
+}
+
+// RemoveIndex removes the index of provider: first the pointer, so that
+// readers see nothing installed, then the generations.
+func RemoveIndex(plansDir, provider string) error {
+	dir := IndexDir(plansDir, provider)
+	if err := os.Remove(filepath.Join(dir, "current")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing dispatch index: %w", err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing dispatch index: %w", err)
+	}
+	return syncDir(plansDir)
+}
+
+// removeStale removes every generation of dir but keep, and what killed
+// writers left.
+func removeStale(dir, keep string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("cleaning dispatch index: %w", err)
+	}
+	for _, e := range ents {
+		if e.Name() == keep || e.Name() == "current" {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("cleaning dispatch index: %w", err)
+		}
+	}
+	return nil
+}
+
+func writeGeneration(dir string, p *Plan) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("writing dispatch index: %w", err)
+	}
+	events := make([]string, 0, len(p.Events))
+	for ev := range p.Events {
+		events = append(events, ev)
+	}
+	sort.Strings(events)
+	for _, ev := range events {
+		if !validEvent(ev) {
+			return fmt.Errorf("writing dispatch index: native event %q is not a name", ev)
+		}
+		n, ok := p.Natives[ev]
+		if !ok {
+			return fmt.Errorf("writing dispatch index: event %s has no native protocol in the plan", ev)
+		}
+		ef := EventFile{Schema: Schema, Provider: p.Provider, Version: p.Version, Event: ev, Native: n, Hooks: []PlannedHook{}}
+		buckets := map[string][]PlannedHook{}
+		for _, h := range p.Events[ev] {
+			if len(h.ToolNames) == 0 {
+				ef.Hooks = append(ef.Hooks, h)
+				continue
+			}
+			for _, t := range h.ToolNames {
+				buckets[t] = append(buckets[t], h)
+			}
+		}
+		for t := range buckets {
+			ef.Tools = append(ef.Tools, t)
+		}
+		sort.Strings(ef.Tools)
+		if len(ef.Tools) > 0 {
+			sub := filepath.Join(dir, ev)
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				return fmt.Errorf("writing dispatch index: %w", err)
+			}
+			for _, t := range ef.Tools {
+				if err := writeSynced(filepath.Join(sub, toolFile(t)), Bucket{Schema: Schema, Tool: t, Hooks: buckets[t]}); err != nil {
+					return err
+				}
+			}
+			if err := syncDir(sub); err != nil {
+				return err
+			}
+		}
+		if err := writeSynced(filepath.Join(dir, ev+".json"), ef); err != nil {
+			return err
+		}
+	}
+	return syncDir(dir)
+}
+
+func validEvent(ev string) bool {
+	if ev == "" {
+		return false
+	}
+	for _, r := range ev {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// toolFile is the bucket file name of a native tool name.
+func toolFile(tool string) string {
+	s := url.PathEscape(tool)
+	if strings.HasPrefix(s, ".") {
+		s = "%2E" + s[1:]
+	}
+	return s + ".json"
+}
+
+func writeSynced(name string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// maxIndexFile bounds the read of one index file.
+const maxIndexFile = 256 << 20
+
+// errMoved says the generation a reader resolved was replaced under it.
+var errMoved = errors.New("the dispatch index changed while it was read")
+
+// Load reads the index of provider under plansDir for event, from one
+// generation: the event's file and, if the event has tool buckets, the
+// ones pick chooses once it saw the event's Native: the bucket of tool, or
+// with all every bucket (when the tool name is unknown, so that every hook
+// with a matcher can fail). Hooks come back in stable hook-identity order,
+// each once. No index, or no file for the event, means no hooks: a nil
+// EventFile and no error.
+//
+// An index of another schema, or a legacy plans/<provider>.json without an
+// index, is an error: dispatch must not guess at a format it does not read.
+func Load(plansDir, provider, event string, pick func(n *Native) (tool string, all bool)) (*EventFile, error) {
+	if !validEvent(event) {
+		return nil, nil
+	}
+	for try := 0; ; try++ {
+		ef, err := load(plansDir, provider, event, pick)
+		if errors.Is(err, errMoved) && try < 10 {
+			continue
+		}
+		return ef, err
+	}
+}
+
+func load(plansDir, provider, event string, pick func(n *Native) (string, bool)) (*EventFile, error) {
+	dir := IndexDir(plansDir, provider)
+	gen, err := os.Readlink(filepath.Join(dir, "current"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, legacy(plansDir, provider)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading dispatch index: %w", err)
+	}
+	if !strings.HasPrefix(gen, "g-") || strings.ContainsRune(gen, '/') {
+		return nil, fmt.Errorf("reading dispatch index %s: current points to %q, not a generation", dir, gen)
+	}
+	moved := func() bool {
+		now, err := os.Readlink(filepath.Join(dir, "current"))
+		return err != nil || now != gen
+	}
+	name := filepath.Join(dir, gen, event+".json")
+	var ef EventFile
+	if err := readIndexFile(name, &ef); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if moved() {
+				return nil, errMoved
+			}
+			if _, err := os.Stat(filepath.Join(dir, gen)); err != nil {
+				return nil, errMoved
+			}
+			return nil, nil
+		}
+		return nil, err
+	}
+	if ef.Schema != Schema {
+		return nil, fmt.Errorf("reading dispatch index %s: schema %d, this dalo reads %d; run 'dalo plugin install' again", name, ef.Schema, Schema)
+	}
+	if ef.Provider != provider || ef.Event != event {
+		return nil, fmt.Errorf("reading dispatch index %s: it is for %s %s", name, ef.Provider, ef.Event)
+	}
+	if len(ef.Tools) == 0 {
+		return &ef, nil
+	}
+	tool, all := pick(&ef.Native)
+	var tools []string
+	switch {
+	case all:
+		tools = ef.Tools
+	case sort.SearchStrings(ef.Tools, tool) < len(ef.Tools) && ef.Tools[sort.SearchStrings(ef.Tools, tool)] == tool:
+		tools = []string{tool}
+	}
+	seen := map[[2]string]bool{}
+	for _, h := range ef.Hooks {
+		seen[[2]string{h.Package, h.Hook}] = true
+	}
+	for _, t := range tools {
+		bname := filepath.Join(dir, gen, event, toolFile(t))
+		var b Bucket
+		if err := readIndexFile(bname, &b); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, errMoved // listed, so its generation was removed
+			}
+			return nil, err
+		}
+		if b.Schema != Schema || b.Tool != t {
+			return nil, fmt.Errorf("reading dispatch index %s: schema %d for tool %q, want schema %d for %q", bname, b.Schema, b.Tool, Schema, t)
+		}
+		for _, h := range b.Hooks {
+			k := [2]string{h.Package, h.Hook}
+			if !seen[k] {
+				seen[k] = true
+				ef.Hooks = append(ef.Hooks, h)
+			}
+		}
+	}
+	if moved() {
+		// Both files were whole, but a writer may have replaced the
+		// generation between them: read again rather than mix.
+		return nil, errMoved
+	}
+	sort.SliceStable(ef.Hooks, func(i, j int) bool {
+		if ef.Hooks[i].Package != ef.Hooks[j].Package {
+			return ef.Hooks[i].Package < ef.Hooks[j].Package
+		}
+		return ef.Hooks[i].Hook < ef.Hooks[j].Hook
+	})
+	return &ef, nil
+}
+
+// legacy reports a plans/<provider>.json with no index beside it: a store
+// written by a dalo of another plan schema.
+func legacy(plansDir, provider string) error {
+	name := filepath.Join(plansDir, provider+".json")
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading dispatch plan: %w", err)
+	}
+	var p struct {
+		Schema int `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return fmt.Errorf("reading dispatch plan %s: %v", name, err)
+	}
+	if p.Schema != Schema {
+		return fmt.Errorf("reading dispatch plan %s: schema %d, this dalo reads %d; run 'dalo plugin install' again", name, p.Schema, Schema)
+	}
+	return fmt.Errorf("reading dispatch plan %s: it has no index %s; run 'dalo plugin install' again", name, IndexDir(plansDir, provider))
+}
+
+func readIndexFile(name string, v any) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("reading dispatch index: %w", err)
+	}
+	if fi.Size() > maxIndexFile {
+		return fmt.Errorf("reading dispatch index %s: over %d bytes", name, maxIndexFile)
+	}
+	data := make([]byte, fi.Size())
+	if _, err := readFull(f, data); err != nil {
+		return fmt.Errorf("reading dispatch index %s: %w", name, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("reading dispatch index %s: %v", name, err)
+	}
+	return nil
+}
+
+func readFull(f *os.File, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := f.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}

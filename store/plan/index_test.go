@@ -1,0 +1,139 @@
+package plan
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func hook(pkg, id string, tools ...string) PlannedHook {
+	return PlannedHook{Package: pkg, Hook: id, ToolNames: tools}
+}
+
+func ids(ef *EventFile) string {
+	if ef == nil {
+		return "<none>"
+	}
+	var s []string
+	for _, h := range ef.Hooks {
+		s = append(s, h.Package+"/"+h.Hook)
+	}
+	return strings.Join(s, " ")
+}
+
+func testPlan(version string, hooks ...PlannedHook) *Plan {
+	return &Plan{Schema: Schema, Provider: "claude", Version: version,
+		Events:  map[string][]PlannedHook{"PreToolUse": hooks, "Stop": {hook("a", "stop")}},
+		Natives: map[string]Native{"PreToolUse": {Event: "PreToolUse"}, "Stop": {Event: "Stop"}}}
+}
+
+// A dispatch reads the hooks without a matcher and the bucket of its tool
+// only; with an unknown tool name, every bucket.
+func TestLoadBuckets(t *testing.T) {
+	dir := t.TempDir()
+	p := testPlan("1", hook("a", "any"), hook("b", "bash", "Bash"), hook("c", "edit", "Edit"),
+		hook("d", "both", "Edit", "Bash"), hook("e", "mcp", "mcp__srv__t/x", ".hidden"))
+	if err := WriteIndex(dir, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		event, tool string
+		all         bool
+		want        string
+	}{
+		{"PreToolUse", "Bash", false, "a/any b/bash d/both"},
+		{"PreToolUse", "Edit", false, "a/any c/edit d/both"},
+		{"PreToolUse", "Read", false, "a/any"},
+		{"PreToolUse", "mcp__srv__t/x", false, "a/any e/mcp"},
+		{"PreToolUse", ".hidden", false, "a/any e/mcp"},
+		{"PreToolUse", "", true, "a/any b/bash c/edit d/both e/mcp"},
+		{"Stop", "", false, "a/stop"},
+		{"PostToolUse", "Bash", false, "<none>"},
+		{"../claude", "", false, "<none>"},
+	} {
+		ef, err := Load(dir, "claude", tc.event, func(*Native) (string, bool) { return tc.tool, tc.all })
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.event, tc.tool, err)
+		}
+		if got := ids(ef); got != tc.want {
+			t.Errorf("%s %q: hooks %s, want %s", tc.event, tc.tool, got, tc.want)
+		}
+	}
+	if err := WriteIndex(dir, &Plan{Provider: "claude"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(IndexDir(dir, "claude")); !os.IsNotExist(err) {
+		t.Errorf("an empty plan left the index: %v", err)
+	}
+	if ef, err := Load(dir, "claude", "Stop", nil); ef != nil || err != nil {
+		t.Errorf("removed index: %v %v", ids(ef), err)
+	}
+}
+
+// Readers running while generations are replaced always see one whole
+// generation: every hook they read, from the event file and the bucket
+// alike, belongs to the generation the event file names; and each writer
+// leaves exactly one generation behind.
+func TestLoadNeverMixes(t *testing.T) {
+	dir := t.TempDir()
+	gen := func(i int) *Plan {
+		v := fmt.Sprint(i)
+		return testPlan(v, hook("a", "any-"+v), hook("b", "bash-"+v, "Bash"))
+	}
+	if err := WriteIndex(dir, gen(0), nil); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan string, 8)
+	for r := 0; r < 4; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ef, err := Load(dir, "claude", "PreToolUse", func(*Native) (string, bool) { return "Bash", false })
+				if err != nil || ef == nil {
+					errs <- fmt.Sprintf("load: %v %v", ef, err)
+					return
+				}
+				want := "a/any-" + ef.Version + " b/bash-" + ef.Version
+				if got := ids(ef); got != want {
+					errs <- "mixed generations: " + got + ", want " + want
+					return
+				}
+			}
+		}()
+	}
+	for i := 1; i <= 200; i++ {
+		if err := WriteIndex(dir, gen(i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	ents, _ := os.ReadDir(IndexDir(dir, "claude"))
+	if len(ents) != 2 {
+		t.Errorf("index holds %d entries, want current and one generation", len(ents))
+	}
+}
+
+// A store of another schema is refused, not read as "nothing installed".
+func TestLoadOtherSchema(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "claude.json"), []byte(`{"schema": 1, "events": {}}`), 0o644)
+	if _, err := Load(dir, "claude", "Stop", nil); err == nil || !strings.Contains(err.Error(), "schema 1, this dalo reads 2") {
+		t.Errorf("legacy plan: %v", err)
+	}
+}
