@@ -9,7 +9,11 @@
 //	sources.json              the user's source registry
 //	grants/<grant-id>.json    the approval ledger, one Grant per file; revoke deletes
 //	staged/<sha256>/          content-addressed, read-only staged tool trees
-//	plans/<provider>.json     the dispatch Plan of one provider, written by install
+//	plans/<provider>.json     the dispatch Plan of one provider, written by install,
+//	                          read by doctor and people
+//	plans/<provider>.d/current  a symlink to the generation dispatch reads: one file
+//	                          per native event and one per exact tool name, swapped
+//	                          in whole (see package store/plan)
 //	installs/<provider>.json  what install wrote for a provider: packages, their
 //	                          skills and agents, the harness entries dalo owns
 //	instructions.json         the instruction blocks enabled (see instructions.go)

@@ -196,8 +196,9 @@ func wantEntries(t *providers.Table, in *Installed, exe string) map[string]Harne
 	for ev, ms := range sum {
 		e := HarnessEntry{Hooks: []HarnessHook{{
 			Type: "command", Command: DispatchCommand(exe, t.Name, ev),
-			// The hooks of an event run one after another; the dispatcher
-			// needs a little more than their sum to report a timeout.
+			// The hooks of an event run concurrently, but only so many at
+			// once (dispatch's maxParallel), so their sum bounds the worst
+			// case; the dispatcher needs a little more to report a timeout.
 			Timeout: t.NativeTimeout(ms + dispatchSlackMS),
 		}}}
 		if max, ok := t.TimeoutClampMS(ev); ok {
