@@ -1,7 +1,9 @@
 // Command gen writes providers/compiled.json: the provider tables compiled
 // from CUE, with every answer of #Capability on them, which the dalo binary
-// embeds so that no command evaluates CUE for provider tables. Run it as
-// go generate ./providers after changing a table or the rules.
+// embeds so that no command evaluates CUE for provider tables; and
+// providers/EVIDENCE.md, what each claim of each table rests on, for a
+// reviewer. Run it as go generate ./providers after changing a table or the
+// rules.
 package main
 
 import (
@@ -13,14 +15,21 @@ import (
 )
 
 func main() {
-	b, err := providers.Compile()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "providers/gen: %v\n", err)
-		os.Exit(1)
-	}
-	if err := writeAtomic("compiled.json", b); err != nil {
-		fmt.Fprintf(os.Stderr, "providers/gen: %v\n", err)
-		os.Exit(1)
+	for _, out := range []struct {
+		name string
+		make func() ([]byte, error)
+	}{
+		{"compiled.json", providers.Compile},
+		{"EVIDENCE.md", providers.EvidenceReport},
+	} {
+		b, err := out.make()
+		if err == nil {
+			err = writeAtomic(out.name, b)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "providers/gen: %v\n", err)
+			os.Exit(1)
+		}
 	}
 }
 
@@ -28,7 +37,7 @@ func main() {
 // renamed over it, then the directory synced.
 func writeAtomic(name string, data []byte) error {
 	dir := filepath.Dir(name)
-	f, err := os.CreateTemp(dir, ".compiled-*.json")
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+"-*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
