@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -205,7 +206,9 @@ func (v *sourceCheck) frontMatter(rel string, l *diagList) ([]byte, int, bool) {
 		return nil, 0, false
 	}
 	buf := make([]byte, limit+8)
-	n, _ := readFull(f, buf)
+	// A short read is the whole file: only a read error would matter,
+	// and a file that cannot be read has no front matter to find.
+	n, _ := io.ReadFull(f, buf)
 	buf = buf[:n]
 	buf = bytes.TrimPrefix(buf, []byte("\xef\xbb\xbf"))
 	if !bytes.HasPrefix(buf, []byte("---\n")) && !bytes.HasPrefix(buf, []byte("---\r\n")) {
@@ -235,18 +238,6 @@ func (v *sourceCheck) frontMatter(rel string, l *diagList) ([]byte, int, bool) {
 		return nil, 0, false
 	}
 	return rest[:end], 2, true
-}
-
-func readFull(f *os.File, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := f.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 func (v *sourceCheck) checkFrontMatter(def cue.Value, kind, name, rel string, src []byte, line int, l *diagList) {

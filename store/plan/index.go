@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -396,23 +397,11 @@ func readIndexFile(name string, v any) error {
 		return fmt.Errorf("reading dispatch index %s: over %d bytes", name, maxIndexFile)
 	}
 	data := make([]byte, fi.Size())
-	if _, err := readFull(f, data); err != nil {
+	if _, err := io.ReadFull(f, data); err != nil {
 		return fmt.Errorf("reading dispatch index %s: %w", name, err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("reading dispatch index %s: %v", name, err)
 	}
 	return nil
-}
-
-func readFull(f *os.File, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := f.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
