@@ -52,6 +52,9 @@ type Source struct {
 	ID       string
 	Packages []*Package
 	Report   *Report
+	// Limits are the reference limits the source was checked against;
+	// install applies the same ones to what it copies.
+	Limits Limits
 }
 
 // Validate validates the author source at root without a store.
@@ -77,7 +80,7 @@ func Load(root string, opts Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{Root: root, ID: opts.SourceID}
+	s := &Source{Root: root, ID: opts.SourceID, Limits: rules.Limits}
 	top := &diagList{}
 	names := discover(root, top)
 	s.Packages = make([]*Package, len(names))

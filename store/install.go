@@ -310,7 +310,7 @@ func (s *Store) Install(sel *Selection, exe string, dryRun bool) (*InstallResult
 				}
 			}
 		}
-		ot.Files, err = listFiles(mb.src, mb.dir)
+		ot.Files, err = listFiles(mb.src, mb.dir, &sel.Loaded.Limits)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", mb.ref, err)
 		}
@@ -433,8 +433,11 @@ func ownedPaths(in *Installed, _ string) map[string]string {
 }
 
 // listFiles digests a skill directory (every regular file under it) or an
-// agent file ("" → digest).
-func listFiles(src string, dir bool) (map[string]string, error) {
+// agent file ("" → digest). A skill of another registered source was never
+// walked by validation, so the package limits apply here too; symlinks and
+// special files are skipped, as validation warns (W064, W065), since they
+// cannot be copied as the reviewed bytes.
+func listFiles(src string, dir bool, lim *engine.Limits) (map[string]string, error) {
 	out := map[string]string{}
 	if !dir {
 		d, err := HashFile(src)
@@ -444,20 +447,36 @@ func listFiles(src string, dir bool) (map[string]string, error) {
 		out[""] = d.SHA256
 		return out, nil
 	}
+	entries, total := 0, int64(0)
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s is a symlink", p)
-		}
-		if d.IsDir() {
+		if p == src {
 			return nil
 		}
 		rel, _ := filepath.Rel(src, p)
+		if entries++; entries > lim.PackageEntries {
+			return fmt.Errorf("%s has more than %d entries", src, lim.PackageEntries)
+		}
+		if d.IsDir() {
+			if strings.Count(filepath.ToSlash(rel), "/")+1 > lim.DirectoryDepth {
+				return fmt.Errorf("%s is nested deeper than %d directories", p, lim.DirectoryDepth)
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
 		fd, err := HashFile(p)
 		if err != nil {
 			return err
+		}
+		if fd.Size > lim.FileBytes {
+			return fmt.Errorf("%s is %d bytes, more than the %d-byte file limit", p, fd.Size, lim.FileBytes)
+		}
+		if total += fd.Size; total > lim.PackageBytes {
+			return fmt.Errorf("%s holds more than %d bytes", src, lim.PackageBytes)
 		}
 		out[filepath.ToSlash(rel)] = fd.SHA256
 		return nil
