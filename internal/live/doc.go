@@ -4,9 +4,10 @@
 // binary (validate, source add, approve, install) and then a real headless
 // harness session against a fake model server on loopback
 // (dalo/internal/fakemodel). The harness calls `dalo hook dispatch` from the
-// configuration install wrote; the handlers are small shell scripts of an
-// author source; each test checks the effect in what the harness did (a
-// file a command touched, or did not) or sent to the model next.
+// configuration install wrote; the handlers are small shell scripts (and
+// one node script) of two author sources, the live kit and the probe kit;
+// each test checks the effect in what the harness did (a file a command or
+// handler touched, or did not) or sent to the model next.
 //
 // The package holds tests only. They need the harnesses installed, which
 // .ci/harnesses does:

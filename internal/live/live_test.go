@@ -117,9 +117,17 @@ type world struct {
 	env      []string
 	// untrusted runs Codex as a user who has not trusted dalo's entries.
 	untrusted bool
+	// allowedTools is Claude's --allowedTools; "Bash" when empty.
+	allowedTools string
 }
 
 func newWorld(t *testing.T, provider string, script fakemodel.Script) *world {
+	t.Helper()
+	return newWorldFor(t, provider, func(*world) fakemodel.Script { return script })
+}
+
+// newWorldFor is newWorld for a script that names the world's paths.
+func newWorldFor(t *testing.T, provider string, script func(*world) fakemodel.Script) *world {
 	t.Helper()
 	harness(t, provider) // skip or fail before making anything
 	root := t.TempDir()
@@ -150,14 +158,14 @@ func newWorld(t *testing.T, provider string, script fakemodel.Script) *world {
 	}
 	switch provider {
 	case "claude":
-		w.server = fakemodel.NewAnthropic(script)
+		w.server = fakemodel.NewAnthropic(script(w))
 		w.env = append(w.env,
 			"ANTHROPIC_BASE_URL="+w.server.URL,
 			"ANTHROPIC_API_KEY=sk-ant-fake",
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 			"DISABLE_AUTOUPDATER=1")
 	case "codex":
-		w.server = fakemodel.NewOpenAI(script)
+		w.server = fakemodel.NewOpenAI(script(w))
 		w.env = append(w.env, "OPENAI_API_KEY=sk-fake")
 		// The user's own Codex configuration: the fake provider.
 		w.writeFile(filepath.Join(w.home, ".codex", "config.toml"), fmt.Sprintf(`model = "gpt-5"
@@ -208,16 +216,24 @@ func (w *world) dalo(args ...string) string {
 // install's stdout.
 func (w *world) install() string {
 	w.t.Helper()
-	src := filepath.Join(w.root, "src")
-	writeSource(w.t, src)
-	w.dalo("plugin", "validate", "--provider", w.provider, src)
-	w.dalo("source", "add", srcID, src)
-	ref := srcID + ":" + pkgName
-	w.dalo("plugin", "approve", ref, "--provider", w.provider, "--all", "--yes")
-	out := w.dalo("plugin", "install", ref, "--provider", w.provider)
-	w.dalo("instruction", "enable", ref, "instruction:live-context", "--target", w.provider)
+	out := w.installSource(srcID, pkgName, sourceFiles)
+	w.dalo("instruction", "enable", srcID+":"+pkgName, "instruction:live-context", "--target", w.provider)
 	w.dalo("doctor") // the entries and the store agree before the harness runs
 	return out
+}
+
+// installSource writes the author source files as source id, registers
+// it, approves every hook and tool of package pkg the provider supports and
+// installs it. It returns install's stdout.
+func (w *world) installSource(id, pkg string, files map[string]string) string {
+	w.t.Helper()
+	src := filepath.Join(w.root, "src-"+id)
+	writeSource(w.t, src, files)
+	w.dalo("plugin", "validate", "--provider", w.provider, src)
+	w.dalo("source", "add", id, src)
+	ref := id + ":" + pkg
+	w.dalo("plugin", "approve", ref, "--provider", w.provider, "--all", "--yes")
+	return w.dalo("plugin", "install", ref, "--provider", w.provider)
 }
 
 // A session is the result of one headless harness run.
@@ -244,7 +260,11 @@ func (w *world) runExit(prompt string) (session, error) {
 	var args []string
 	switch w.provider {
 	case "claude":
-		args = []string{"-p", prompt, "--allowedTools", "Bash", "--output-format", "json"}
+		tools := w.allowedTools
+		if tools == "" {
+			tools = "Bash"
+		}
+		args = []string{"-p", prompt, "--allowedTools", tools, "--output-format", "json"}
 	case "codex":
 		// Codex runs only hooks the user trusted in its /hooks review, and
 		// that trust is the user's act, not dalo's: install does not (and

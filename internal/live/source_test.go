@@ -490,10 +490,10 @@ echo '{"kind":"observe"}'
 `,
 }
 
-// writeSource writes the author source under dir.
-func writeSource(t *testing.T, dir string) {
+// writeSource writes the author source files under dir.
+func writeSource(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for name, content := range sourceFiles {
+	for name, content := range files {
 		path := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
