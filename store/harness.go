@@ -32,8 +32,11 @@ type HarnessHook struct {
 // HarnessState records what dalo wrote into one harness configuration file,
 // so that it removes exactly that and notices when the user changed it.
 type HarnessState struct {
-	File         string                  `json:"file"`
-	CreatedFile  bool                    `json:"created_file,omitempty"`
+	File        string `json:"file"`
+	CreatedFile bool   `json:"created_file,omitempty"`
+	// CreatedDir is the outermost directory above File that dalo created
+	// with it; removing the file removes those directories too, if empty.
+	CreatedDir   string                  `json:"created_dir,omitempty"`
 	CreatedHooks bool                    `json:"created_hooks,omitempty"`
 	Entries      map[string]HarnessEntry `json:"entries"`        // native event → entry as written
 	Created      map[string]bool         `json:"created_events"` // events whose key dalo added

@@ -322,6 +322,9 @@ func (s *Store) Install(sel *Selection, exe string, dryRun bool) (*InstallResult
 		}
 	}
 	next.Packages[next.find(pkg)] = ip
+	if old == nil && newSt.CreatedDir == "" {
+		newSt.CreatedDir = missingAbove(cfg) // recorded before it is created
+	}
 	// Until the configuration is written, the record keeps the entries
 	// dalo wrote before (or will write): a crash in between leaves entries
 	// dalo still recognises as its own.
@@ -386,6 +389,9 @@ func mergeState(a, b HarnessState) HarnessState {
 	out := b
 	out.CreatedFile = a.CreatedFile || b.CreatedFile
 	out.CreatedHooks = a.CreatedHooks || b.CreatedHooks
+	if out.CreatedDir == "" {
+		out.CreatedDir = a.CreatedDir
+	}
 	out.Entries = map[string]HarnessEntry{}
 	out.Created = map[string]bool{}
 	out.Interior = map[string]string{}

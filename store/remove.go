@@ -77,6 +77,9 @@ func (s *Store) Remove(t *providers.Table, pkg, exe string) (*RemoveResult, erro
 			return nil, err
 		}
 	}
+	if newCfg == nil && in.Harness.CreatedDir != "" {
+		removeEmptyDirs(filepath.Dir(cfg), in.Harness.CreatedDir)
+	}
 	step("remove:config")
 	next.Harness = newSt
 	if err := s.putPlan(t, &next, "remove:plan-generation"); err != nil {
@@ -152,13 +155,21 @@ func removeOwnedKept(ip *InstalledPackage) []string {
 			}
 		}
 		if o.CreatedDir != "" {
-			for d := filepath.Dir(o.Path); strings.HasPrefix(d, o.CreatedDir); d = filepath.Dir(d) {
-				if os.Remove(d) != nil {
-					break
-				}
-			}
+			removeEmptyDirs(filepath.Dir(o.Path), o.CreatedDir)
 		}
 		SyncDir(filepath.Dir(o.Path))
 	}
 	return kept
+}
+
+// removeEmptyDirs removes dir and its parents up to and including top, as
+// long as they are empty: dalo created them, and anything the user put in
+// them since keeps them.
+func removeEmptyDirs(dir, top string) {
+	for d := dir; d == top || strings.HasPrefix(d, top+string(filepath.Separator)); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			return
+		}
+		SyncDir(filepath.Dir(d))
+	}
 }
