@@ -195,7 +195,7 @@ func (s *Store) Install(sel *Selection, exe string, dryRun bool) (*InstallResult
 				continue
 			}
 			if mb.Fallback != nil {
-				fb := fmt.Sprintf("%s: %s has no subagents; its inline fallback %s is installed instead, without the agent's isolation or permissions", mb.Ref, t.Key(), mb.Fallback.Skill)
+				fb := fmt.Sprintf("%s: %s cannot take it as an agent; its inline fallback %s is installed instead, without the agent's isolation or permissions", mb.Ref, t.Key(), mb.Fallback.Skill)
 				ip.Fallbacks = append(ip.Fallbacks, fb)
 				continue
 			}

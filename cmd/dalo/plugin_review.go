@@ -255,12 +255,12 @@ func memberTarget(t *providers.Table, ref engine.Ref, mb engine.Member) string {
 			return "installed as a subagent to " + strings.Replace(t.Display(*t.Config.Agents.Location), "<name>", ref.Selector, 1)
 		}
 		if mb.Fallback != nil {
-			return "no subagents; its inline fallback " + mb.Fallback.Skill + " is installed instead, without the agent's isolation or permissions"
+			return "cannot be installed as an agent; its inline fallback " + mb.Fallback.Skill + " is installed instead, without the agent's isolation or permissions"
 		}
 		if mb.Requirement == "required" {
-			return "no subagents and no fallback: blocks installation"
+			return "cannot be installed as an agent and has no fallback: blocks installation"
 		}
-		return "no subagents and no fallback: omitted"
+		return "cannot be installed as an agent and has no fallback: omitted"
 	case "instruction":
 		return "not written by install; 'dalo instruction' can enable it in " + t.Display(t.Config.Instructions) + " or a project file you choose"
 	}

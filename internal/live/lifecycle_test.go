@@ -35,8 +35,9 @@ func TestSession(t *testing.T) {
 			s := w.run("Say something short.")
 
 			// Members: the skill and the enabled instruction reach the
-			// model; the agent on Claude. Codex has no subagents: dalo
-			// installs the agent's inline fallback skill (the same skill).
+			// model; the agent on Claude. Codex reads no agent file dalo
+			// could install: dalo installs the agent's inline fallback
+			// skill (the same skill).
 			for _, m := range []string{markSkill, markInstruction} {
 				if !w.server.Contains(m) {
 					w.failf(s, "member marker %s did not reach the model", m)
