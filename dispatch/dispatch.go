@@ -114,22 +114,26 @@ func Dispatch(req Request) Native {
 		go func(r *run) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			runHook(req, fields, r)
+			runHook(req, fields, ef.Limits, r)
 		}(&runs[i])
 	}
 	wg.Wait()
 	return Render(&ef.Native, compose(runs, fields))
 }
 
-// runHook re-checks trust, runs the handler and parses its result.
-func runHook(req Request, fields Fields, r *run) {
+// runHook re-checks trust, runs the handler and parses its result, within
+// lim, the limits of the event's index.
+func runHook(req Request, fields Fields, lim plan.Limits, r *run) {
 	h := r.hook
 	if err := checkTrust(req.Home, h); err != nil {
 		r.failure = "not run: " + err.Error()
 		return
 	}
-	if h.TimeoutMS < 100 || h.TimeoutMS > 120000 {
-		r.failure = fmt.Sprintf("not run: timeout_ms %d is outside 100..120000", h.TimeoutMS)
+	// Validation holds timeout_ms to #Limits before install plans it; a
+	// plan without a positive timeout is damaged, and a handler is never
+	// run without a deadline.
+	if h.TimeoutMS <= 0 {
+		r.failure = fmt.Sprintf("not run: the plan gives timeout_ms %d; run 'dalo plugin install' again", h.TimeoutMS)
 		return
 	}
 	c, err := newCommand(h, fields, req.Getenv)
@@ -137,13 +141,13 @@ func runHook(req Request, fields Fields, r *run) {
 		r.failure = "not run: " + err.Error()
 		return
 	}
-	e := c.run(req.Payload, time.Duration(h.TimeoutMS)*time.Millisecond)
+	e := c.run(req.Payload, time.Duration(h.TimeoutMS)*time.Millisecond, lim.ResponseBytes)
 	r.stderr = e.stderr
 	if e.err != nil {
 		r.failure = e.err.Error()
 		return
 	}
-	res, err := ParseResult(e.stdout, h.ResultKinds)
+	res, err := ParseResult(e.stdout, h.ResultKinds, lim)
 	if err != nil {
 		r.failure = "malformed result: " + err.Error()
 		return

@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"dalo/dispatch"
 	"dalo/dispatch/dispatchtest"
+	"dalo/store"
 	"dalo/store/plan"
 )
 
@@ -89,6 +91,10 @@ const stderrMarker = "SECRET-STDERR"
 // TestFailures runs every failure path under every policy and visibility,
 // on both providers, as a PreToolUse gate.
 func TestFailures(t *testing.T) {
+	lim, err := store.Limits()
+	if err != nil {
+		t.Fatal(err)
+	}
 	failures := []struct {
 		name    string
 		script  string
@@ -101,7 +107,13 @@ func TestFailures(t *testing.T) {
 		{name: "timeout", script: "#!/bin/sh\nexec sleep 10\n", timeout: 200, diag: "timed out after 200 ms"},
 		{name: "crash", script: "#!/bin/sh\necho " + stderrMarker + " >&2\nexit 3\n", diag: "exited with status 3", stderr: true},
 		{name: "signal", script: "#!/bin/sh\necho " + stderrMarker + " >&2\nkill -9 $$\n", diag: "killed by signal", stderr: true},
-		{name: "huge-output", script: "#!/bin/sh\nexec yes\n", diag: "more than 4194304 bytes"},
+		{name: "huge-output", script: "#!/bin/sh\nexec yes\n", diag: fmt.Sprintf("handler wrote more than %d bytes to stdout and was killed", lim.ResponseBytes)},
+		{name: "plan-response-limit", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n", diag: "handler wrote more than 8 bytes to stdout and was killed", change: func(home string, p *plan.Plan) {
+			p.Limits.ResponseBytes = 8
+			if err := dispatchtest.WritePlan(home, p); err != nil {
+				panic(err)
+			}
+		}},
 		{name: "invalid-json", script: "#!/bin/sh\nprintf '{\"kind\":'\n", diag: "malformed result: result is not JSON"},
 		{name: "two-objects", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}{\"kind\":\"allow\"}'\n", diag: "data after its JSON object"},
 		{name: "wrong-kind", script: "#!/bin/sh\nprintf '{\"kind\":\"add_context\",\"context\":\"x\"}'\n", diag: "does not match the declared effect"},
@@ -456,7 +468,7 @@ func TestPlan(t *testing.T) {
 		t.Errorf("damaged plan: exit %d stderr %q", out.Exit, out.Stderr)
 	}
 	os.WriteFile(filepath.Join(home, "plans", "claude.json"), []byte(`{"schema":1,"provider":"claude","events":{}}`), 0o644)
-	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 1, this dalo reads 2") {
+	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 1, this dalo reads 3; run 'dalo plugin install' again") {
 		t.Errorf("schema 1: exit %d stderr %q", out.Exit, out.Stderr)
 	}
 	os.Remove(filepath.Join(home, "plans", "claude.json"))
@@ -472,9 +484,34 @@ func TestPlan(t *testing.T) {
 	}
 	name := filepath.Join(home, "plans", "claude.d", gen, "PreToolUse.json")
 	data, _ := os.ReadFile(name)
-	os.WriteFile(name, []byte(strings.Replace(string(data), `"schema":2`, `"schema":3`, 1)), 0o644)
-	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 3, this dalo reads 2") {
-		t.Errorf("index schema 3: exit %d stderr %q", out.Exit, out.Stderr)
+	os.WriteFile(name, []byte(strings.Replace(string(data), `"schema":3`, `"schema":2`, 1)), 0o644)
+	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 2, this dalo reads 3; run 'dalo plugin install' again") {
+		t.Errorf("index schema 2: exit %d stderr %q", out.Exit, out.Stderr)
+	}
+	// An index of this schema without its limits is refused, never read
+	// as "no limit".
+	var ef map[string]any
+	if err := json.Unmarshal(data, &ef); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		limits any
+		want   string
+	}{
+		{nil, "limits.response_bytes is 0"},
+		{map[string]int{"response_bytes": 4194304, "result_text_bytes": 0, "rewritten_input_bytes": 1048576}, "limits.result_text_bytes is 0"},
+		{map[string]int{"response_bytes": 4194304, "result_text_bytes": 16384}, "limits.rewritten_input_bytes is 0"},
+	} {
+		if tt.limits == nil {
+			delete(ef, "limits")
+		} else {
+			ef["limits"] = tt.limits
+		}
+		b, _ := json.Marshal(ef)
+		os.WriteFile(name, b, 0o644)
+		if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch index "+name+": "+tt.want+", not a positive byte count; run 'dalo plugin install' again") {
+			t.Errorf("limits %v: exit %d stderr %q", tt.limits, out.Exit, out.Stderr)
+		}
 	}
 	os.WriteFile(name, data[:len(data)/2], 0o644)
 	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch index "+name) {

@@ -8,13 +8,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
-)
 
-// Limits of a handler's response, as the draft fixes them.
-const (
-	MaxResponse     = 4 << 20  // stdout of one handler
-	MaxText         = 16 << 10 // context and reason
-	MaxRewriteInput = 1 << 20  // a rewritten tool input, compact JSON
+	"dalo/store/plan"
 )
 
 // A Result is one handler's validated portable result.
@@ -38,8 +33,9 @@ var resultKeys = map[string]string{
 
 // ParseResult checks that out is exactly one JSON object of the draft's
 // result shapes, with no unknown or duplicate key and nothing after it, and
-// that its kind is one of kinds (abstain is always admitted).
-func ParseResult(out []byte, kinds []string) (*Result, error) {
+// that its kind is one of kinds (abstain is always admitted) and its text
+// or rewritten input within lim, the plan's limits.
+func ParseResult(out []byte, kinds []string, lim plan.Limits) (*Result, error) {
 	if !utf8.Valid(out) {
 		return nil, errors.New("result is not valid UTF-8")
 	}
@@ -113,7 +109,7 @@ func ParseResult(out []byte, kinds []string) (*Result, error) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("result %s is not a string", extra)
 		}
-		if err := checkText(extra, s); err != nil {
+		if err := checkText(extra, s, lim.ResultTextBytes); err != nil {
 			return nil, err
 		}
 		r.Text = s
@@ -125,18 +121,18 @@ func ParseResult(out []byte, kinds []string) (*Result, error) {
 		if err := json.Compact(&b, raw); err != nil {
 			return nil, fmt.Errorf("result %s: %v", extra, err)
 		}
-		if extra == "input" && b.Len() > MaxRewriteInput {
-			return nil, fmt.Errorf("result input is %d bytes, over the %d-byte limit of a rewritten input", b.Len(), MaxRewriteInput)
+		if extra == "input" && b.Len() > lim.RewrittenInputBytes {
+			return nil, fmt.Errorf("result input is %d bytes, over the %d-byte limit of a rewritten input", b.Len(), lim.RewrittenInputBytes)
 		}
 		r.JSON = b.Bytes()
 	}
 	return r, nil
 }
 
-func checkText(name, s string) error {
+func checkText(name, s string, max int) error {
 	switch {
-	case len(s) > MaxText:
-		return fmt.Errorf("result %s is %d bytes, over the %d-byte limit", name, len(s), MaxText)
+	case len(s) > max:
+		return fmt.Errorf("result %s is %d bytes, over the %d-byte limit", name, len(s), max)
 	case strings.IndexByte(s, 0) >= 0:
 		return fmt.Errorf("result %s contains a NUL character", name)
 	case strings.TrimSpace(s) == "":

@@ -133,12 +133,12 @@ type exit struct {
 }
 
 // run starts c in its own process group with payload on stdin and waits at
-// most timeout. On timeout, or once stdout passes MaxResponse, it kills the
-// whole group (kill(-pgid, SIGKILL)). When the handler exits, processes it
-// left behind in its group are killed too: a handler's work ends with its
-// event. Reads of stdout stop at the deadline even if a process that left
-// the group still holds the pipe.
-func (c *command) run(payload []byte, timeout time.Duration) exit {
+// most timeout. On timeout, or once stdout passes maxResponse bytes (the
+// plan's limit), it kills the whole group (kill(-pgid, SIGKILL)). When
+// the handler exits, processes it left behind in its group are killed too:
+// a handler's work ends with its event. Reads of stdout stop at the
+// deadline even if a process that left the group still holds the pipe.
+func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) exit {
 	deadline := time.Now().Add(timeout)
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -192,7 +192,7 @@ func (c *command) run(payload []byte, timeout time.Duration) exit {
 	}
 	outc := make(chan read, 1)
 	go func() {
-		data, over := readCapped(outR, MaxResponse, true)
+		data, over := readCapped(outR, maxResponse, true)
 		outc <- read{data, over}
 	}()
 	errc := make(chan string, 1)
@@ -216,7 +216,9 @@ func (c *command) run(payload []byte, timeout time.Duration) exit {
 		select {
 		case out = <-outc:
 			gotOut = true
-			if out.over {
+			if out.over && !exited {
+				// The handler may have exited first: its wait
+				// status is then already read.
 				killGroup()
 				waitErr = <-waitc
 				exited = true
@@ -252,7 +254,7 @@ func (c *command) run(payload []byte, timeout time.Duration) exit {
 	e := exit{stdout: out.data, stderr: stderr}
 	switch {
 	case out.over:
-		e.err = fmt.Errorf("handler wrote more than %d bytes to stdout and was killed", MaxResponse)
+		e.err = fmt.Errorf("handler wrote more than %d bytes to stdout and was killed", maxResponse)
 	case timedOut:
 		e.err = fmt.Errorf("handler timed out after %d ms and was killed", timeout.Milliseconds())
 	case waitErr != nil:

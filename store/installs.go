@@ -131,9 +131,13 @@ func (s *Store) ReadPlan(provider string) (*Plan, error) {
 // planOf is the dispatch plan of everything installed: every hook by
 // native event, in stable hook-identity order (package, then hook id), and
 // the native protocol of each of those events from t, the table of the
-// installed version.
+// installed version, and the response limits from the rules.
 func planOf(t *providers.Table, in *Installed) (*Plan, error) {
-	p := &Plan{Schema: PlanSchema, Provider: in.Provider, Version: in.Version, Events: map[string][]PlannedHook{}, Natives: map[string]plan.Native{}}
+	lim, err := Limits()
+	if err != nil {
+		return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
+	}
+	p := &Plan{Schema: PlanSchema, Provider: in.Provider, Version: in.Version, Events: map[string][]PlannedHook{}, Natives: map[string]plan.Native{}, Limits: lim}
 	for _, ip := range in.Packages {
 		for _, h := range ip.Hooks {
 			p.Events[h.Event] = append(p.Events[h.Event], h.Hook)

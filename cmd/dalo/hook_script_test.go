@@ -10,6 +10,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"dalo/providers"
+	"dalo/store"
 	"dalo/store/plan"
 )
 
@@ -19,8 +20,9 @@ import (
 //	                                        roots are relative to $WORK, whose
 //	                                        empty file digests are to be computed
 //	                                        and whose native protocols come from
-//	                                        the provider table of its version, as
-//	                                        the dispatch index under $DALO_HOME/plans
+//	                                        the provider table of its version (its
+//	                                        limits from the rules), as the
+//	                                        dispatch index under $DALO_HOME/plans
 //	hookfixture payload PROVIDER FILE OUT   copy a recorded native payload
 //	                                        (providers/testdata/recordings) to OUT
 func cmdHookfixture(ts *testscript.TestScript, neg bool, args []string) {
@@ -51,6 +53,9 @@ func cmdHookfixture(ts *testscript.TestScript, neg bool, args []string) {
 		if !ok {
 			ts.Fatalf("no provider table %s@%s", p.Provider, p.Version)
 		}
+		lim, err := store.Limits()
+		ts.Check(err)
+		p.Limits = lim
 		p.Natives = map[string]plan.Native{}
 		for ev := range p.Events {
 			n, err := tb.DispatchNative(ev)

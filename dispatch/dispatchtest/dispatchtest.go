@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	"dalo/providers"
+	"dalo/store"
 	"dalo/store/plan"
 )
 
@@ -39,24 +40,22 @@ type Hook struct {
 	Bindings []plan.PlannedBinding
 }
 
-// resultKinds is the draft's table of result kinds by effect (abstain is
-// always admitted), as install copies it into each planned hook.
-var resultKinds = map[string][]string{
-	"observe":           {"observe", "abstain"},
-	"add_context":       {"add_context", "abstain"},
-	"gate":              {"allow", "deny", "abstain"},
-	"rewrite_input":     {"rewrite_input", "abstain"},
-	"replace_output":    {"replace_output", "abstain"},
-	"continue_workflow": {"continue_workflow", "abstain"},
-}
-
 // Install stages every hook's tool under home/staged, writes a grant file
 // for its tool and for itself under home/grants, and writes the plan of
 // provider (its dispatch index under home/plans, replacing any there),
 // with the native protocol of each event from the newest provider table
-// of that name, as install copies it.
+// of that name, and the result kinds and response limits from the rules,
+// as install copies them.
 func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error) {
 	ts, err := providers.Load()
+	if err != nil {
+		return nil, err
+	}
+	kinds, err := store.ResultKinds()
+	if err != nil {
+		return nil, err
+	}
+	lim, err := store.Limits()
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +63,7 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 	if !ok {
 		return nil, fmt.Errorf("no provider table %s", provider)
 	}
-	p := &plan.Plan{Schema: plan.Schema, Provider: provider, Version: t.Version, Events: map[string][]plan.PlannedHook{}, Natives: map[string]plan.Native{}}
+	p := &plan.Plan{Schema: plan.Schema, Provider: provider, Version: t.Version, Events: map[string][]plan.PlannedHook{}, Natives: map[string]plan.Native{}, Limits: lim}
 	for event, hooks := range events {
 		n, err := t.DispatchNative(event)
 		if err != nil {
@@ -72,7 +71,7 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 		}
 		p.Natives[event] = n
 		for _, h := range hooks {
-			ph, err := stage(home, provider, h)
+			ph, err := stage(home, provider, h, kinds[h.Effect])
 			if err != nil {
 				return nil, err
 			}
@@ -99,7 +98,7 @@ func WritePlan(home string, p *plan.Plan) error {
 	return plan.WriteIndex(dir, p, nil)
 }
 
-func stage(home, provider string, h Hook) (*plan.PlannedHook, error) {
+func stage(home, provider string, h Hook, kinds []string) (*plan.PlannedHook, error) {
 	if h.Package == "" {
 		h.Package = "test:pkg"
 	}
@@ -132,7 +131,7 @@ func stage(home, provider string, h Hook) (*plan.PlannedHook, error) {
 		Package: h.Package, Hook: h.ID, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
 		Requirement: "required", ToolNames: h.ToolNames, TimeoutMS: h.TimeoutMS,
 		FailurePolicy: h.Policy, ErrorVisibility: h.Visibility, Bindings: h.Bindings,
-		ResultKinds: resultKinds[h.Effect],
+		ResultKinds: kinds,
 		ToolGrant:   plan.GrantRef{ID: provider + "-tool-" + id, Digest: "tool-" + digest},
 		HookGrant:   plan.GrantRef{ID: provider + "-hook-" + id, Digest: "hook-" + digest},
 		Tool: plan.PlannedTool{

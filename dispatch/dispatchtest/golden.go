@@ -11,6 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"dalo/dispatch"
+	"dalo/store"
 )
 
 // A Row is one native event of a harness with the hook row it serves and
@@ -42,6 +43,10 @@ var results = map[string]string{
 // answer with goldenDir/<Payload>.<case>.txtar. With update it rewrites
 // the files. check, if not nil, is called on every answer.
 func Golden(t *testing.T, provider, recordings, goldenDir string, rows []Row, update bool, check func(t *testing.T, event string, out dispatch.Native)) {
+	resultKinds, err := store.ResultKinds()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, row := range rows {
 		payload, err := os.ReadFile(filepath.Join(recordings, row.Payload+".json"))
 		if err != nil {

@@ -39,6 +39,8 @@ type EventFile struct {
 	Version  string `json:"version"`
 	Event    string `json:"event"`
 	Native   Native `json:"native"`
+	// Limits bound the response of each of the event's handlers.
+	Limits Limits `json:"limits"`
 	// Hooks are the event's hooks without a tool matcher, in stable
 	// hook-identity order.
 	Hooks []PlannedHook `json:"hooks"`
@@ -72,6 +74,9 @@ func WriteIndex(plansDir string, p *Plan, step func()) error {
 	dir := IndexDir(plansDir, p.Provider)
 	if len(p.Events) == 0 {
 		return RemoveIndex(plansDir, p.Provider)
+	}
+	if err := p.Limits.Check(); err != nil {
+		return fmt.Errorf("writing dispatch index of %s: %w", p.Provider, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("writing dispatch index: %w", err)
@@ -154,7 +159,7 @@ func writeGeneration(dir string, p *Plan) error {
 		if !ok {
 			return fmt.Errorf("writing dispatch index: event %s has no native protocol in the plan", ev)
 		}
-		ef := EventFile{Schema: Schema, Provider: p.Provider, Version: p.Version, Event: ev, Native: n, Hooks: []PlannedHook{}}
+		ef := EventFile{Schema: Schema, Provider: p.Provider, Version: p.Version, Event: ev, Native: n, Limits: p.Limits, Hooks: []PlannedHook{}}
 		buckets := map[string][]PlannedHook{}
 		for _, h := range p.Events[ev] {
 			if len(h.ToolNames) == 0 {
@@ -260,8 +265,9 @@ var errMoved = errors.New("the dispatch index changed while it was read")
 // each once. No index, or no file for the event, means no hooks: a nil
 // EventFile and no error.
 //
-// An index of another schema, or a legacy plans/<provider>.json without an
-// index, is an error: dispatch must not guess at a format it does not read.
+// An index of another schema, one without its limits, or a legacy
+// plans/<provider>.json without an index, is an error: dispatch must not
+// guess at a format it does not read.
 func Load(plansDir, provider, event string, pick func(n *Native) (tool string, all bool)) (*EventFile, error) {
 	if !validEvent(event) {
 		return nil, nil
@@ -310,6 +316,9 @@ func load(plansDir, provider, event string, pick func(n *Native) (string, bool))
 	}
 	if ef.Provider != provider || ef.Event != event {
 		return nil, fmt.Errorf("reading dispatch index %s: it is for %s %s", name, ef.Provider, ef.Event)
+	}
+	if err := ef.Limits.Check(); err != nil {
+		return nil, fmt.Errorf("reading dispatch index %s: %v; run 'dalo plugin install' again", name, err)
 	}
 	if len(ef.Tools) == 0 {
 		return &ef, nil

@@ -27,8 +27,13 @@ func ids(ef *EventFile) string {
 func testPlan(version string, hooks ...PlannedHook) *Plan {
 	return &Plan{Schema: Schema, Provider: "claude", Version: version,
 		Events:  map[string][]PlannedHook{"PreToolUse": hooks, "Stop": {hook("a", "stop")}},
-		Natives: map[string]Native{"PreToolUse": {Event: "PreToolUse"}, "Stop": {Event: "Stop"}}}
+		Natives: map[string]Native{"PreToolUse": {Event: "PreToolUse"}, "Stop": {Event: "Stop"}},
+		Limits:  testLimits}
 }
+
+// testLimits are limits of the format's tests, not the rules' numbers
+// (package store reads those from #Limits).
+var testLimits = Limits{ResponseBytes: 300, ResultTextBytes: 20, RewrittenInputBytes: 100}
 
 // A dispatch reads the hooks without a matcher and the bucket of its tool
 // only; with an unknown tool name, every bucket.
@@ -60,6 +65,9 @@ func TestLoadBuckets(t *testing.T) {
 		}
 		if got := ids(ef); got != tc.want {
 			t.Errorf("%s %q: hooks %s, want %s", tc.event, tc.tool, got, tc.want)
+		}
+		if ef != nil && ef.Limits != testLimits {
+			t.Errorf("%s %q: limits %+v, want %+v", tc.event, tc.tool, ef.Limits, testLimits)
 		}
 	}
 	if err := WriteIndex(dir, &Plan{Provider: "claude"}, nil); err != nil {
@@ -133,7 +141,41 @@ func TestLoadNeverMixes(t *testing.T) {
 func TestLoadOtherSchema(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "claude.json"), []byte(`{"schema": 1, "events": {}}`), 0o644)
-	if _, err := Load(dir, "claude", "Stop", nil); err == nil || !strings.Contains(err.Error(), "schema 1, this dalo reads 2") {
+	if _, err := Load(dir, "claude", "Stop", nil); err == nil || !strings.Contains(err.Error(), "schema 1, this dalo reads 3; run 'dalo plugin install' again") {
 		t.Errorf("legacy plan: %v", err)
+	}
+}
+
+// Limits that are missing or not positive are refused on write and on
+// read: zero would mean "nothing is admitted", and must never be read as
+// "no limit".
+func TestLimitsRequired(t *testing.T) {
+	dir := t.TempDir()
+	for _, lim := range []Limits{{}, {ResponseBytes: 1, ResultTextBytes: 1}, {ResponseBytes: -1, ResultTextBytes: 1, RewrittenInputBytes: 1}} {
+		p := testPlan("1")
+		p.Limits = lim
+		if err := WriteIndex(dir, p, nil); err == nil || !strings.Contains(err.Error(), "not a positive byte count") {
+			t.Errorf("limits %+v: WriteIndex error %v", lim, err)
+		}
+	}
+	if err := WriteIndex(dir, testPlan("1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	gen, err := os.Readlink(filepath.Join(IndexDir(dir, "claude"), "current"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(IndexDir(dir, "claude"), gen, "Stop.json")
+	for _, tc := range []struct{ file, want string }{
+		{`{"schema":3,"provider":"claude","event":"Stop","hooks":[]}`, "limits.response_bytes is 0, not a positive byte count; run 'dalo plugin install' again"},
+		{`{"schema":3,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":0},"hooks":[]}`, "limits.rewritten_input_bytes is 0"},
+	} {
+		if err := os.WriteFile(name, []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(dir, "claude", "Stop", nil)
+		if err == nil || !strings.Contains(err.Error(), "reading dispatch index "+name+": "+tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.file, err, tc.want)
+		}
 	}
 }

@@ -22,9 +22,12 @@
 // still has its digest.
 package plan
 
+import "fmt"
+
 // Schema is the version of the plan format. 2 added the native protocol
-// of each event (Natives) and the per-event index dispatch reads.
-const Schema = 2
+// of each event (Natives) and the per-event index dispatch reads; 3 the
+// response limits (Limits).
+const Schema = 3
 
 // A Plan is every installed, approved hook of one provider, by native event.
 type Plan struct {
@@ -35,6 +38,37 @@ type Plan struct {
 	// Natives is the native protocol of every event in Events, copied
 	// from the provider table at install.
 	Natives map[string]Native `json:"natives"`
+	// Limits bound every handler's response, copied from the rules at
+	// install.
+	Limits Limits `json:"limits"`
+}
+
+// Limits are the draft's limits of a handler's response, copied from the
+// rules (#Limits) at install so that dispatch enforces the numbers the
+// rules hold without evaluating CUE. Each counts bytes.
+type Limits struct {
+	ResponseBytes       int `json:"response_bytes"`        // stdout of one handler
+	ResultTextBytes     int `json:"result_text_bytes"`     // a result's context or reason
+	RewrittenInputBytes int `json:"rewritten_input_bytes"` // a rewritten tool input, compact JSON
+}
+
+// Check reports a limit that is missing or not positive: zero would read
+// as "nothing is admitted", not as "no limit", so a plan without its
+// limits is refused rather than misread.
+func (l Limits) Check() error {
+	for _, f := range []struct {
+		name string
+		n    int
+	}{
+		{"response_bytes", l.ResponseBytes},
+		{"result_text_bytes", l.ResultTextBytes},
+		{"rewritten_input_bytes", l.RewrittenInputBytes},
+	} {
+		if f.n <= 0 {
+			return fmt.Errorf("limits.%s is %d, not a positive byte count", f.name, f.n)
+		}
+	}
+	return nil
 }
 
 // Parts of a composed outcome, as a provider table names them: each is
