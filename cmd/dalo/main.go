@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"dalo/store"
 )
 
 // A command is one dalo command: its usage, its help text and what it runs.
@@ -152,4 +154,18 @@ func commandUsage(c *command, fs *pflag.FlagSet) string {
 func usageError(e *env, c string, format string, args ...any) int {
 	fmt.Fprintf(e.stderr, "dalo %s: %s\nRun 'dalo %s --help' for usage.\n", c, fmt.Sprintf(format, args...), c)
 	return exitUsage
+}
+
+// packageArg checks that cmd got exactly one argument, a SOURCE:NAME
+// package reference, and reports the usage error when not.
+func packageArg(e *env, cmd string, fs *pflag.FlagSet) bool {
+	if fs.NArg() != 1 {
+		usageError(e, cmd, "want exactly one SOURCE:NAME, got %d arguments", fs.NArg())
+		return false
+	}
+	if _, _, err := store.ParsePackageRef(fs.Arg(0)); err != nil {
+		usageError(e, cmd, "%v", err)
+		return false
+	}
+	return true
 }

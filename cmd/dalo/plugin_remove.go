@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/providers"
-	"dalo/store"
 )
 
 const pluginRemoveDoc = `Plugin remove uninstalls a package from a harness: what it staged, the
@@ -32,11 +31,8 @@ func init() {
 
 func runPluginRemove(e *env, fs *pflag.FlagSet) int {
 	const cmd = "plugin remove"
-	if fs.NArg() != 1 {
-		return usageError(e, cmd, "want exactly one SOURCE:NAME, got %d arguments", fs.NArg())
-	}
-	if _, _, err := store.ParsePackageRef(fs.Arg(0)); err != nil {
-		return usageError(e, cmd, "%v", err)
+	if !packageArg(e, cmd, fs) {
+		return exitUsage
 	}
 	provider, _ := fs.GetString("provider")
 	if provider == "" {

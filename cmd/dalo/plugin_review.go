@@ -46,11 +46,8 @@ func init() {
 
 func runPluginReview(e *env, fs *pflag.FlagSet) int {
 	const cmd = "plugin review"
-	if fs.NArg() != 1 {
-		return usageError(e, cmd, "want exactly one SOURCE:NAME, got %d arguments", fs.NArg())
-	}
-	if _, _, err := store.ParsePackageRef(fs.Arg(0)); err != nil {
-		return usageError(e, cmd, "%v", err)
+	if !packageArg(e, cmd, fs) {
+		return exitUsage
 	}
 	provider, _ := fs.GetString("provider")
 	s, ok := openStore(e, cmd)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
-
-	"dalo/store"
 )
 
 const pluginRevokeDoc = `Plugin revoke removes grants of a package from the ledger: the tools and
@@ -33,11 +31,8 @@ func init() {
 
 func runPluginRevoke(e *env, fs *pflag.FlagSet) int {
 	const cmd = "plugin revoke"
-	if fs.NArg() != 1 {
-		return usageError(e, cmd, "want exactly one SOURCE:NAME, got %d arguments", fs.NArg())
-	}
-	if _, _, err := store.ParsePackageRef(fs.Arg(0)); err != nil {
-		return usageError(e, cmd, "%v", err)
+	if !packageArg(e, cmd, fs) {
+		return exitUsage
 	}
 	tools, _ := fs.GetStringArray("tool")
 	hooks, _ := fs.GetStringArray("hook")
