@@ -7,7 +7,12 @@
 // configuration install wrote; the handlers are small shell scripts (and
 // one node script) of two author sources, the live kit and the probe kit;
 // each test checks the effect in what the harness did (a file a command or
-// handler touched, or did not) or sent to the model next.
+// handler touched, or did not), sent to the model next, or showed the user:
+// Claude Code run with --output-format stream-json --verbose shows a hook's
+// systemMessage as a system record of subtype "informational" (the same
+// record its transcript keeps as a hook_system_message attachment), and a
+// SessionEnd failure on its stderr. Codex 0.147.0 exec shows neither, not
+// even with --json.
 //
 // The package holds tests only. They need the harnesses installed, which
 // .ci/harnesses does:

@@ -116,6 +116,7 @@ func TestToolCalls(t *testing.T) {
 				fakemodel.Run("exit 7"),
 				fakemodel.Say("All done."),
 			})
+			w.streamJSON = p == "claude"
 			installed := w.install()
 			s := w.run("Run the commands you are given.")
 
@@ -152,11 +153,24 @@ func TestToolCalls(t *testing.T) {
 				w.failf(s, "fail_open gate crashed: its stderr reached the model")
 			}
 
-			// The user channel (systemMessage): not asserted, since neither
-			// headless mode is known to print it; logged for the tables.
-			for _, m := range []string{markClosedStderr, markOpenStderr} {
-				t.Logf("user channel: handler stderr %s in harness stdout = %v, stderr = %v, files under home %q",
-					m, strings.Contains(s.stdout, m), strings.Contains(s.stderr, m), w.homeFiles(m))
+			// The user channel (systemMessage): Claude's stream shows the
+			// user each diagnostic with the handler's stderr. Codex 0.147.0
+			// exec prints it nowhere, not even with --json: logged.
+			for _, c := range []struct{ hook, policy, mark string }{
+				{"guard", "fail_closed", markClosedStderr},
+				{"lenient", "fail_open", markOpenStderr},
+			} {
+				if p == "codex" {
+					t.Logf("user channel: handler stderr %s in harness stdout = %v, stderr = %v, files under home %q",
+						c.mark, strings.Contains(s.stdout, c.mark), strings.Contains(s.stderr, c.mark), w.homeFiles(c.mark))
+					continue
+				}
+				diag := "dalo: hook " + srcID + ":" + pkgName + "/" + c.hook + " failed (" + c.policy + "): handler exited with status 3"
+				if m, ok := shown(w.userMessages(s), "PreToolUse:Bash says: "+diag, "PreToolUse:Bash says:   stderr: "+c.mark); !ok {
+					w.failf(s, "%s gate crashed: the user was not shown %q with its stderr %s", c.policy, diag, c.mark)
+				} else {
+					t.Logf("user channel, %s: %q", c.policy, m.text)
+				}
 			}
 
 			switch p {
@@ -208,6 +222,7 @@ func TestPromptGate(t *testing.T) {
 			t.Run(p+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
 				w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch ran"), fakemodel.Say("Done.")})
+				w.streamJSON = p == "claude"
 				w.install()
 				s, err := w.runExit(c.prompt)
 				t.Logf("%s exit: %v", p, err)
@@ -223,9 +238,32 @@ func TestPromptGate(t *testing.T) {
 				if p == "claude" && c.name == "deny" && !strings.Contains(s.stdout, markPromptDeny) {
 					w.failf(s, "denied prompt: the reason %s is not in Claude's result", markPromptDeny)
 				}
-				// Where the user reads why: logged for the tables.
-				t.Logf("user channel: %s in harness stdout = %v, stderr = %v, files under home %q", c.mark,
-					strings.Contains(s.stdout, c.mark), strings.Contains(s.stderr, c.mark), w.homeFiles(c.mark))
+				// Where the user reads why. Claude shows the user the block
+				// reason, as a warning: the handler's deny reason, or on a
+				// crash the generic reason the model would get. The
+				// systemMessage dispatch adds beside "decision":"block" (the
+				// diagnostic, with the handler's stderr) Claude Code 2.1.233
+				// shows nowhere: not in the stream, not in the transcript,
+				// not on stderr. Asserted, since it contradicts the table's
+				// promise that the user gets the details.
+				if p == "claude" {
+					reason := markPromptDeny
+					if c.name == "crash_fail_closed" {
+						reason = "[" + srcID + ":" + pkgName + "/prompt-gate] This hook failed; the details were shown to the user. The action was blocked (fail_closed)."
+					}
+					if m, ok := shown(w.userMessages(s), "UserPromptSubmit operation blocked by hook:", reason); !ok || m.level != "warning" {
+						w.failf(s, "blocked prompt: the user was not shown the block reason %q as a warning (found %v: %+v)", reason, ok, m)
+					}
+					if c.name == "crash_fail_closed" {
+						if strings.Contains(s.stdout, c.mark) || strings.Contains(s.stderr, c.mark) || len(w.homeFiles(c.mark)) > 0 {
+							w.failf(s, "crashed prompt gate: its stderr %s was shown after all (stream %v, stderr %v, files %q): Claude now shows a blocking prompt hook's systemMessage; update the table's evidence",
+								c.mark, strings.Contains(s.stdout, c.mark), strings.Contains(s.stderr, c.mark), w.homeFiles(c.mark))
+						}
+					}
+				} else {
+					t.Logf("user channel: %s in harness stdout = %v, stderr = %v, files under home %q", c.mark,
+						strings.Contains(s.stdout, c.mark), strings.Contains(s.stderr, c.mark), w.homeFiles(c.mark))
+				}
 				// The session still ends through dalo's session end hook.
 				if strings.TrimSpace(w.output("end.argv")) == "" {
 					w.failf(s, "session end handler did not run after a blocked prompt")
@@ -245,6 +283,7 @@ func TestFailClosedStop(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, p, fakemodel.Script{fakemodel.Say("Nothing to run.")})
+			w.streamJSON = p == "claude"
 			w.install()
 			w.writeFile(filepath.Join(w.work, "crash-stop"), "")
 			w.writeFile(filepath.Join(w.work, "crash-end"), "")
@@ -275,6 +314,16 @@ func TestFailClosedStop(t *testing.T) {
 			// user's stderr. (Codex 0.147.0 exec prints it nowhere: logged.)
 			if p == "claude" && !strings.Contains(s.stderr, markEndStderr) {
 				w.failf(s, "crashed session end hook: its diagnostic (with %s) is not on Claude's stderr", markEndStderr)
+			}
+			// The crashed fail_closed stop hook's diagnostic: Claude's
+			// stream shows it the user. (Codex 0.147.0: logged.)
+			if p == "claude" {
+				diag := "dalo: hook " + srcID + ":" + pkgName + "/strict-stop failed (fail_closed): handler exited with status 3"
+				if m, ok := shown(w.userMessages(s), "Stop says: "+diag, "Stop says:   stderr: "+markStopStderr); !ok {
+					w.failf(s, "crashed fail_closed stop hook: the user was not shown %q with its stderr %s (shown: %+v)", diag, markStopStderr, w.userMessages(s))
+				} else {
+					t.Logf("user channel, stop: %q", m.text)
+				}
 			}
 			for _, m := range []string{markStopStderr, markEndStderr} {
 				t.Logf("user channel: %s in harness stdout = %v, stderr = %v, files under home %q", m,

@@ -5,6 +5,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -119,6 +120,9 @@ type world struct {
 	untrusted bool
 	// allowedTools is Claude's --allowedTools; "Bash" when empty.
 	allowedTools string
+	// streamJSON runs Claude with --output-format stream-json --verbose,
+	// whose system messages are what Claude shows the user (userMessages).
+	streamJSON bool
 }
 
 func newWorld(t *testing.T, provider string, script fakemodel.Script) *world {
@@ -265,6 +269,9 @@ func (w *world) runExit(prompt string) (session, error) {
 			tools = "Bash"
 		}
 		args = []string{"-p", prompt, "--allowedTools", tools, "--output-format", "json"}
+		if w.streamJSON {
+			args = append(args[:len(args)-1], "stream-json", "--verbose")
+		}
 	case "codex":
 		// Codex runs only hooks the user trusted in its /hooks review, and
 		// that trust is the user's act, not dalo's: install does not (and
@@ -349,4 +356,44 @@ func clip(s string) string {
 		return s[:max] + "\n...[clipped]"
 	}
 	return s
+}
+
+// userMessages returns the system messages of a Claude session run with
+// streamJSON: the records {"type":"system","subtype":"informational"} of
+// its stream, which are what Claude Code shows the user of a headless run
+// (a hook's systemMessage as "<event>:<matcher> says: <line>" per line, a
+// blocked prompt's reason). Each is returned with its level.
+func (w *world) userMessages(s session) []userMessage {
+	w.t.Helper()
+	if !w.streamJSON {
+		w.t.Fatal("userMessages needs a session run with streamJSON")
+	}
+	var msgs []userMessage
+	for _, line := range strings.Split(s.stdout, "\n") {
+		var rec struct {
+			Type, Subtype, Content, Level string
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Type != "system" || rec.Subtype != "informational" {
+			continue
+		}
+		msgs = append(msgs, userMessage{text: rec.Content, level: rec.Level})
+	}
+	return msgs
+}
+
+// A userMessage is one message Claude Code showed the user.
+type userMessage struct{ text, level string }
+
+// shown returns the first message holding every one of parts, or false.
+func shown(msgs []userMessage, parts ...string) (userMessage, bool) {
+next:
+	for _, m := range msgs {
+		for _, p := range parts {
+			if !strings.Contains(m.text, p) {
+				continue next
+			}
+		}
+		return m, true
+	}
+	return userMessage{}, false
 }

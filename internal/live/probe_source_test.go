@@ -21,6 +21,7 @@ const (
 	markNodeContext  = "PROBE-NODE-CONTEXT-80f1"
 	markFileDeny     = "PROBE-FILE-DENY-4c6e"
 	markProbeStderr  = "PROBE-HANDLER-STDERR-9a0d"
+	markUserStderr   = "PROBE-USER-STDERR-e3f5"
 )
 
 // probeHooks is the probe kit's hooks, each with a tool of the same id:
@@ -64,6 +65,7 @@ var probeHooks = []struct {
 // The exit status of each failing probe handler.
 var probeExit = map[string]int{
 	"start-report": 15, "prompt-report": 14, "pre-open": 11, "pre-closed": 12, "post-report": 13, "stop-closed": 16,
+	"pre-context": 17, "post-context": 18, "prompt-observe": 19,
 }
 
 // probeHandlers is each handler's body after "#!/bin/sh".
@@ -74,6 +76,9 @@ if [ -e "$1/crash-start" ]; then echo '` + markProbeStderr + `' >&2; exit 15; fi
 echo '{"kind":"observe"}'`,
 	"prompt-observe": `printf '%s\n' "$@" > "$LIVE_OUT/prompt.argv"
 cat > "$LIVE_OUT/prompt.stdin"
+case "$1" in
+*prompt-user-crash*) echo '` + markUserStderr + `' >&2; exit 19 ;;
+esac
 echo '{"kind":"observe"}'`,
 	"prompt-report": `in=$(cat)
 case "$in" in
@@ -83,6 +88,7 @@ echo '{"kind":"observe"}'`,
 	"pre-context": `in=$(cat)
 case "$in" in
 *pre-ctx*) echo '{"kind":"add_context","context":"` + markPreContext + `"}' ;;
+*pre-user-crash*) echo '` + markUserStderr + `' >&2; exit 17 ;;
 *) echo '{"kind":"abstain"}' ;;
 esac`,
 	"pre-open": `in=$(cat)
@@ -113,6 +119,7 @@ echo '{"kind":"observe"}'`,
 	"post-context": `in=$(cat)
 case "$in" in
 *post-ctx-out*) echo '{"kind":"add_context","context":"` + markPostContext + `"}' ;;
+*post-user-crash*) echo '` + markUserStderr + `' >&2; exit 18 ;;
 *) echo '{"kind":"abstain"}' ;;
 esac`,
 	"post-report": `in=$(cat)

@@ -1,0 +1,214 @@
+//go:build unix
+
+package live
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"dalo/internal/fakemodel"
+)
+
+// TestProbeUserChannel runs a Claude session, its stream read as the user
+// reads it (streamJSON), in which three probe hooks with policy report and
+// error_visibility = "user" fail: a prompt observer, a before and an after
+// tool call context hook. Each action goes on; the user is shown each
+// diagnostic with the handler's stderr, as "<event>:<matcher> says:"
+// lines; the model reads neither.
+func TestProbeUserChannel(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "claude", fakemodel.Script{
+		fakemodel.Run("touch pre-user-crash"),
+		fakemodel.Run("touch post-user-crash"),
+		fakemodel.Say("Done."),
+	})
+	w.streamJSON = true
+	w.installSource(probeID, probePkg, probeFiles())
+	s := w.run("Run the probe commands, prompt-user-crash.")
+
+	msgs := w.userMessages(s)
+	for _, c := range []struct{ hook, says string }{
+		{"prompt-observe", "UserPromptSubmit says: "},
+		{"pre-context", "PreToolUse:Bash says: "},
+		{"post-context", "PostToolUse:Bash says: "},
+	} {
+		diag := "dalo: hook " + probeID + ":" + probePkg + "/" + c.hook + " failed (report): handler exited with status "
+		m, ok := shown(msgs, c.says+diag, c.says+"  stderr: "+markUserStderr)
+		if !ok {
+			w.failf(s, "%s, report, user: the user was not shown %q... with its stderr (shown: %+v)", c.hook, c.says+diag, msgs)
+			continue
+		}
+		if !strings.Contains(m.text, diag+strconv.Itoa(probeExit[c.hook])) {
+			w.failf(s, "%s: the user was shown %q, want the failure with status %d", c.hook, m.text, probeExit[c.hook])
+		}
+		if w.server.Contains("/" + c.hook + "] This hook failed") {
+			w.failf(s, "%s, user: a diagnostic reached the model", c.hook)
+		}
+	}
+	if w.server.Contains(markUserStderr) {
+		w.failf(s, "a handler's stderr reached the model")
+	}
+	// report leaves each action unchanged.
+	if !w.server.Contains("prompt-user-crash") || !w.exists("pre-user-crash") || !w.exists("post-user-crash") {
+		w.failf(s, "report: prompt reached the model = %v, commands ran = %v, %v; want true, true, true",
+			w.server.Contains("prompt-user-crash"), w.exists("pre-user-crash"), w.exists("post-user-crash"))
+	}
+}
+
+// The Claude tools kit: one fail_closed gate per file tool, its matcher
+// naming exactly that tool, bound to tool.name. Each gate records the name
+// it was given; the Edit gate denies an edit of a file named edit-denied.
+const (
+	toolsID      = "tools"
+	toolsPkg     = "tools-kit"
+	markEditDeny = "TOOLS-EDIT-DENY-71d2"
+)
+
+var claudeFileTools = []string{"Read", "Edit", "Glob", "Grep"}
+
+func toolsFiles() map[string]string {
+	dir := "plugins/" + toolsPkg + "/"
+	files := map[string]string{}
+	var b strings.Builder
+	b.WriteString(`schema_version = 1
+
+[plugin]
+name = "` + toolsPkg + `"
+description = "One gate per Claude file tool."
+id = "dalo.tools-kit"
+`)
+	for _, tool := range claudeFileTools {
+		id := strings.ToLower(tool) + "-gate"
+		body := `echo "$1" >> "$LIVE_OUT/` + id + `.argv"
+in=$(cat)
+`
+		if tool == "Edit" {
+			body += `case "$in" in
+*edit-denied*) echo '{"kind":"deny","reason":"` + markEditDeny + `"}'; exit 0 ;;
+esac
+`
+		}
+		files[dir+id+".sh"] = "#!/bin/sh\n" + body + "echo '{\"kind\":\"abstain\"}'\n"
+		b.WriteString(`
+[[tool]]
+schema_version = 1
+id = "` + id + `"
+entry = "` + id + `.sh"
+runtime = "executable"
+argv = ["${input.tool}"]
+cwd = "tool_root"
+availability = "required"
+env = ["PATH", "LIVE_OUT"]
+capabilities = ["filesystem_write"]
+
+[[tool.inputs]]
+name = "tool"
+type = "string"
+
+[[hook]]
+schema_version = 1
+id = "` + id + `"
+tool = "` + id + `"
+subject = "tool_call"
+phase = "before"
+effect = "gate"
+requirement = "required"
+timeout_ms = 5000
+failure_policy = "fail_closed"
+retry = "never"
+error_visibility = "user"
+blocking_scope = "matched_event"
+matcher = { tool_names = ["` + tool + `"] }
+bindings = [{ input = "tool", field = "tool.name" }]
+`)
+	}
+	files[dir+"PLUGIN.toml"] = b.String()
+	return files
+}
+
+// TestProbeClaudeTools runs a Claude session whose model calls Read, Edit,
+// Glob and Grep: the gate whose matcher names each tool runs on exactly
+// that tool's calls, with the bound tool.name equal to it; the Edit gate's
+// deny keeps one edit from changing its file (the model reads the reason),
+// while the other edit changes its file.
+func TestProbeClaudeTools(t *testing.T) {
+	t.Parallel()
+	harness(t, "claude")
+	w := newWorldFor(t, "claude", func(w *world) fakemodel.Script {
+		denied, edited := filepath.Join(w.work, "edit-denied.txt"), filepath.Join(w.work, "edited.txt")
+		return fakemodel.Script{
+			{Tool: "Read", Input: map[string]any{"file_path": denied}},
+			{Tool: "Read", Input: map[string]any{"file_path": edited}},
+			{Tool: "Edit", Input: map[string]any{"file_path": denied, "old_string": "old text", "new_string": "new text"}},
+			{Tool: "Edit", Input: map[string]any{"file_path": edited, "old_string": "old text", "new_string": "new text"}},
+			{Tool: "Glob", Input: map[string]any{"pattern": "*.txt"}},
+			{Tool: "Grep", Input: map[string]any{"pattern": "needle", "path": w.work}},
+			fakemodel.Say("Done."),
+		}
+	})
+	w.allowedTools = strings.Join(claudeFileTools, ",")
+	w.writeFile(filepath.Join(w.work, "edit-denied.txt"), "old text\n")
+	w.writeFile(filepath.Join(w.work, "edited.txt"), "old text\nneedle\n")
+	w.installSource(toolsID, toolsPkg, toolsFiles())
+	s := w.run("Use the file tools you are given.")
+
+	for _, tool := range claudeFileTools {
+		want := tool + "\n"
+		if tool == "Read" || tool == "Edit" {
+			want += want // two calls each
+		}
+		if got := w.output(strings.ToLower(tool) + "-gate.argv"); got != want {
+			w.failf(s, "%s gate runs (bound tool.name) = %q, want %q", tool, got, want)
+		}
+	}
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(w.work, name))
+		return string(b)
+	}
+	if got := read("edit-denied.txt"); got != "old text\n" {
+		w.failf(s, "Edit gate deny: the denied edit changed the file to %q", got)
+	}
+	if got := read("edited.txt"); got != "new text\nneedle\n" {
+		w.failf(s, "Edit gate abstain: the allowed edit left the file %q, want it edited", got)
+	}
+	if !w.server.Contains(markEditDeny) {
+		w.failf(s, "Edit gate: the deny reason %s did not reach the model", markEditDeny)
+	}
+	// The tools acted: Read returned the file, Glob and Grep found files.
+	for _, c := range []struct {
+		n          int
+		what, want string
+	}{
+		{1, "Read", "needle"},
+		{4, "Glob", "edit-denied.txt"},
+		{5, "Grep", "edited.txt"},
+	} {
+		if got := toolResult(w.server, callID("claude", c.n)); !strings.Contains(got, c.want) {
+			w.failf(s, "%s: its result %q does not hold %q", c.what, got, c.want)
+		}
+	}
+}
+
+// toolResult returns the content of the tool_result block answering call
+// id in the last Messages request that holds one, as JSON text, or "".
+func toolResult(srv *fakemodel.Server, id string) string {
+	var found string
+	for _, q := range srv.Requests() {
+		msgs, _ := q.JSON["messages"].([]any)
+		for _, m := range msgs {
+			m, _ := m.(map[string]any)
+			content, _ := m["content"].([]any)
+			for _, c := range content {
+				if c, _ := c.(map[string]any); c["type"] == "tool_result" && c["tool_use_id"] == id {
+					b, _ := json.Marshal(c["content"])
+					found = string(b)
+				}
+			}
+		}
+	}
+	return found
+}
