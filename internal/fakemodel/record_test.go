@@ -20,9 +20,10 @@ import (
 // providers/testdata/recordings. It needs the harnesses installed, so it
 // runs only on request:
 //
-//	mkdir -p /tmp/harness && cd /tmp/harness &&
-//	  npm install @anthropic-ai/claude-code@2.1.233 @openai/codex@0.147.0
-//	DALO_RECORD=1 DALO_HARNESS_DIR=/tmp/harness go test -run Record -v ./internal/fakemodel/
+//	DALO_RECORD=1 DALO_HARNESS_DIR=$(.ci/harnesses) go test -run Record -v ./internal/fakemodel/
+//
+// .ci/harnesses installs the exact harness versions outside the module and
+// prints where.
 //
 // Besides the recordings, the driver checks the harness behaviours the
 // provider tables rely on and logs each finding as "FINDING: ...".
