@@ -17,6 +17,11 @@ type Note struct {
 	// Failure marks a model_and_user failure diagnostic: the user already
 	// has it, so an event that cannot reach the model may drop it.
 	Failure bool
+	// UserText is the note as the user reads it, when it differs from
+	// Text: a failure's detailed diagnostic (naming the hook, with the
+	// handler's stderr). A channel that reaches the user alone (a deny
+	// channel with UserOnly) carries it instead of Text.
+	UserText string
 }
 
 // An Outcome is the composition of every hook run on one native event, in
@@ -47,6 +52,23 @@ func JoinNotes(notes []Note) string {
 		fmt.Fprintf(&b, "[%s] %s", n.Source, n.Text)
 	}
 	return b.String()
+}
+
+// JoinUserNotes renders notes for a channel only the user reads: each
+// note's UserText where it has one, else the note as JoinNotes has it.
+func JoinUserNotes(notes []Note) string {
+	var b strings.Builder
+	for i, n := range notes {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		if n.UserText != "" {
+			b.WriteString(n.UserText)
+			continue
+		}
+		fmt.Fprintf(&b, "[%s] %s", n.Source, n.Text)
+	}
+	return bound(b.String(), maxUserText)
 }
 
 // Results returns the notes that are not failure diagnostics.
@@ -89,7 +111,9 @@ func source(h *plan.PlannedHook) string { return h.Package + "/" + h.Hook }
 //   - fail_closed denies a pre-action gate (prompt/before, tool_call/before)
 //     or asks for another workflow pass (workflow/stop), with the diagnostic
 //     as the model-facing reason under model_and_user, and a generic reason
-//     naming the hook under user. On a Stop that was already continued
+//     naming the hook under user; where the deny reason reaches the user
+//     alone (the table's user_only), it is the user's diagnostic instead
+//     (see Render). On a Stop that was already continued
 //     (workflow.already_continued), a failure does not ask for yet another
 //     pass: a broken handler would otherwise loop the agent forever; the
 //     user is told.
@@ -180,7 +204,7 @@ func applyFailure(o *Outcome, h *plan.PlannedHook, r run, fields Fields) {
 	if h.FailurePolicy == "fail_closed" {
 		switch {
 		case isGate(h):
-			o.Deny = append(o.Deny, Note{Source: src, Text: model + " The action was blocked (fail_closed)."})
+			o.Deny = append(o.Deny, Note{Source: src, Text: model + " The action was blocked (fail_closed).", UserText: user})
 			return
 		case h.Subject == "workflow" && h.Phase == "stop":
 			if again, _ := fields["workflow.already_continued"].(bool); again {

@@ -438,6 +438,44 @@ func TestCompose(t *testing.T) {
 	}
 }
 
+// TestUserOnlyDenyReason: where the table marks the deny channel user_only
+// (Claude's UserPromptSubmit: the block reason reaches the user, never the
+// model), a fail_closed failure's reason is its user diagnostic, with the
+// handler's stderr, beside a handler's own deny reason; where the reason
+// reaches the model (Codex's UserPromptSubmit as far as any run shows, and
+// PreToolUse on both) it stays the generic text, without stderr.
+func TestUserOnlyDenyReason(t *testing.T) {
+	hook := func(pkg, id, subject, script string) dispatchtest.Hook {
+		return dispatchtest.Hook{Package: pkg, ID: id, Subject: subject, Phase: "before", Effect: "gate",
+			Policy: "fail_closed", Visibility: "user", Script: script}
+	}
+	crash := "#!/bin/sh\necho " + stderrMarker + " >&2\nexit 3\n"
+	diag := "dalo: hook s:b/crash failed (fail_closed): handler exited with status 3\n  stderr: " + stderrMarker
+	generic := "[s:b/crash] This hook failed; the details were shown to the user. The action was blocked (fail_closed)."
+	for _, c := range []struct {
+		provider, event, subject, want string
+	}{
+		{"claude", "UserPromptSubmit", "prompt", "[s:a/no] No.\n\n" + diag},
+		{"codex", "UserPromptSubmit", "prompt", "[s:a/no] No.\n\n" + generic},
+		{"claude", "PreToolUse", "tool_call", "[s:a/no] No.\n\n" + generic},
+		{"codex", "PreToolUse", "tool_call", "[s:a/no] No.\n\n" + generic},
+	} {
+		n := decode(t, dispatchEvent(t, c.provider, c.event, mustJSON(recorded(t, c.provider, c.event)), []dispatchtest.Hook{
+			hook("s:a", "no", c.subject, result(`{"kind":"deny","reason":"No."}`)), hook("s:b", "crash", c.subject, crash),
+		}, nil))
+		reason := n.Reason
+		if c.event == "PreToolUse" {
+			reason = n.HookSpecificOutput.PermissionDecisionReason
+		}
+		if reason != c.want {
+			t.Errorf("%s %s deny reason:\n%s\nwant\n%s", c.provider, c.event, reason, c.want)
+		}
+		if n.SystemMessage != diag {
+			t.Errorf("%s %s user channel: %q, want %q", c.provider, c.event, n.SystemMessage, diag)
+		}
+	}
+}
+
 // TestParallel checks that hooks of one event run concurrently: each
 // handler waits until all four have started, which only happens when they
 // run at the same time; run one after another, the first gives up and fails.

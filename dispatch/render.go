@@ -15,10 +15,12 @@ import (
 // rewrite_input, replace_output, is rendered through the event's channel of
 // that name; a part the event has no channel for is reported to the user
 // with the event's undelivered message instead (context that only repeats
-// a failure diagnostic is dropped: the user already has it). Last, the
-// user messages go through the user channel. The stdout templates of the
-// channels used merge into one JSON object; stderr texts are joined; the
-// exit status is the largest.
+// a failure diagnostic is dropped: the user already has it). A deny
+// channel the table marks user_only (the harness shows its reason to the
+// user, never to the model) carries each failure's user diagnostic instead
+// of the model-facing text. Last, the user messages go through the user
+// channel. The stdout templates of the channels used merge into one JSON
+// object; stderr texts are joined; the exit status is the largest.
 //
 // Nothing in here knows a harness: which native key holds what, and
 // which event carries which part, is plan data.
@@ -34,8 +36,17 @@ func Render(n *plan.Native, o *Outcome) Native {
 			}
 		}
 	}
-	if len(o.Deny) > 0 && !r.use(plan.PartDeny, "$reason", JoinNotes(o.Deny)) {
-		r.lost(plan.PartDeny, "")
+	if len(o.Deny) > 0 {
+		// A reason the harness shows the user alone is the user's
+		// channel there: each failure in it reads as the user's
+		// diagnostic, not as the generic text meant for a model.
+		reason := JoinNotes(o.Deny)
+		if n.Channels[plan.PartDeny].UserOnly {
+			reason = JoinUserNotes(o.Deny)
+		}
+		if !r.use(plan.PartDeny, "$reason", reason) {
+			r.lost(plan.PartDeny, "")
+		}
 	}
 	if len(o.Continue) > 0 && !r.use(plan.PartContinue, "$reason", JoinNotes(o.Continue)) {
 		r.lost(plan.PartContinue, "")

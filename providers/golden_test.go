@@ -44,7 +44,8 @@ var goldenRows = map[string][]dispatchtest.Row{
 // provider table puts in the plan, through the recorded payloads: one
 // golden native answer per event and result kind, and per failure policy
 // (<name>/testdata/golden). The files were made by the per-harness Go
-// adapters the tables replaced, and are unchanged since.
+// adapters the tables replaced, and have changed since only where a table's
+// protocol did (Claude's UserPromptSubmit block reason, user_only).
 func TestGolden(t *testing.T) {
 	ts, err := providers.Load()
 	if err != nil {

@@ -97,7 +97,9 @@ func TestOutputsAreChannels(t *testing.T) {
 						oc := &dispatch.Outcome{User: []string{diag}}
 						switch {
 						case pol == "fail_closed" && gate:
-							oc.Deny = note(model, false)
+							// A deny reason the user alone reads carries
+							// the user's diagnostic (user_only).
+							oc.Deny = []dispatch.Note{{Source: src, Text: model, UserText: diag}}
 						case pol == "fail_closed" && stop:
 							oc.Continue = note(model, false)
 						case vis == "model_and_user":

@@ -108,12 +108,12 @@ type ToolPattern struct {
 // where its payload holds the portable fields, and the channels its output
 // offers for each part of a composed outcome (plan.Part* names).
 type Event struct {
-	OutputIgnored bool                    `json:"output_ignored"`
-	ToolMatcher   bool                    `json:"tool_matcher"`
-	Evidence      []string                `json:"evidence"`
-	Payload       Payload                 `json:"payload"`
-	Channels      map[string]NativeOutput `json:"channels"`
-	Undelivered   map[string]string       `json:"undelivered,omitempty"`
+	OutputIgnored bool               `json:"output_ignored"`
+	ToolMatcher   bool               `json:"tool_matcher"`
+	Evidence      []string           `json:"evidence"`
+	Payload       Payload            `json:"payload"`
+	Channels      map[string]Channel `json:"channels"`
+	Undelivered   map[string]string  `json:"undelivered,omitempty"`
 }
 
 // Payload says where a native payload holds each portable field.
@@ -172,6 +172,21 @@ type NativeOutput struct {
 	Stderr   string         `json:"stderr,omitempty"`
 	Exit     int            `json:"exit"`
 	Evidence []string       `json:"evidence"`
+}
+
+// A Channel is how an event carries one part of a composed outcome, or
+// the user's messages (#Channel, #DenyChannel in cue/provider.cue).
+type Channel struct {
+	NativeOutput
+	// UserOnly, on a deny channel only, says with its evidence that the
+	// harness shows the reason to the user and never sends it to the
+	// model: a failure that denies puts its detailed diagnostic there.
+	UserOnly *UserOnly `json:"user_only,omitempty"`
+}
+
+// UserOnly is the claim that a deny reason reaches the user alone.
+type UserOnly struct {
+	Evidence []string `json:"evidence"`
 }
 
 // Key is name@version.
@@ -252,7 +267,7 @@ func (t *Table) DispatchNative(event string) (plan.Native, error) {
 		n.ActorKey = e.Payload.Actor.Key
 	}
 	for part, o := range e.Channels {
-		n.Channels[part] = plan.Output{Stdout: o.Stdout, Stderr: o.Stderr, Exit: o.Exit}
+		n.Channels[part] = plan.Output{Stdout: o.Stdout, Stderr: o.Stderr, Exit: o.Exit, UserOnly: o.UserOnly != nil}
 	}
 	for _, part := range []string{plan.PartContext, plan.PartDeny, plan.PartContinue, plan.PartRewriteInput, plan.PartReplaceOutput} {
 		if _, ok := n.Channels[part]; ok {

@@ -119,6 +119,11 @@ type Output struct {
 	Stdout map[string]any `json:"stdout,omitempty"`
 	Stderr string         `json:"stderr,omitempty"`
 	Exit   int            `json:"exit,omitempty"`
+	// UserOnly, on the deny channel, says the harness shows the reason to
+	// the user and never to the model, so that a failure's reason there is
+	// its detailed diagnostic, as the user reads it, not the generic
+	// explanation meant for a model (the table's user_only).
+	UserOnly bool `json:"user_only,omitempty"`
 }
 
 // A PlannedHook is one hook with its tool, as approved and staged.
