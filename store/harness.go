@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,10 +24,65 @@ type HarnessEntry struct {
 	Hooks   []HarnessHook `json:"hooks"`
 }
 
+// A HarnessHook is the command of an entry. Its timeout is written under
+// the key the provider table names (timeout.field), so that a harness
+// whose key differs needs a table, not Go: the JSON is
+// {"type": ..., "command": ..., TimeoutField: Timeout}, in that order, and
+// reading it back takes the one other member as the timeout.
 type HarnessHook struct {
-	Type    string `json:"type"`
-	Command string `json:"command"`
-	Timeout int    `json:"timeout"`
+	Type         string
+	Command      string
+	Timeout      int    // in the table's unit
+	TimeoutField string // the native key of Timeout
+}
+
+func (h HarnessHook) MarshalJSON() ([]byte, error) {
+	if h.TimeoutField == "" || h.TimeoutField == "type" || h.TimeoutField == "command" {
+		return nil, fmt.Errorf("harness hook %q: timeout field %q", h.Command, h.TimeoutField)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as the rest of the entry is written
+	b.WriteString(`{"type":`)
+	enc.Encode(h.Type)
+	b.WriteString(`,"command":`)
+	enc.Encode(h.Command)
+	b.WriteString(",")
+	enc.Encode(h.TimeoutField)
+	b.WriteString(":")
+	enc.Encode(h.Timeout)
+	b.WriteString("}")
+	return b.Bytes(), nil
+}
+
+func (h *HarnessHook) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	*h = HarnessHook{}
+	for k, v := range m {
+		var err error
+		switch k {
+		case "type":
+			err = json.Unmarshal(v, &h.Type)
+		case "command":
+			err = json.Unmarshal(v, &h.Command)
+		default:
+			if h.TimeoutField != "" {
+				return fmt.Errorf("harness hook: members %s and %s; want one timeout", h.TimeoutField, k)
+			}
+			h.TimeoutField = k
+			err = json.Unmarshal(v, &h.Timeout)
+		}
+		if err != nil {
+			return fmt.Errorf("harness hook %s: %w", k, err)
+		}
+	}
+	if h.TimeoutField == "" {
+		return errors.New("harness hook: no timeout")
+	}
+	return nil
 }
 
 // HarnessState records what dalo wrote into one harness configuration file,
@@ -326,16 +382,11 @@ func ConfigFile(t *providers.Table) (string, error) {
 	return p, nil
 }
 
-// readConfig reads a harness configuration; nil when it does not exist.
+// readConfig reads a harness configuration with readUserFile; nil when it
+// does not exist.
 func readConfig(file string) ([]byte, error) {
-	data, err := os.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return data, nil
+	data, _, err := readUserFile(file, "", nil)
+	return data, err
 }
 
 // writeConfig replaces file with data (or deletes it when data is nil),

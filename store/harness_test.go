@@ -1,12 +1,17 @@
 package store
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func entry(cmd string, timeout int, matcher string) HarnessEntry {
-	return HarnessEntry{Matcher: matcher, Hooks: []HarnessHook{{Type: "command", Command: cmd, Timeout: timeout}}}
+	return HarnessEntry{Matcher: matcher, Hooks: []HarnessHook{{Type: "command", Command: cmd, Timeout: timeout, TimeoutField: "timeout"}}}
 }
 
 const dispatchPre = "/bin/dalo hook dispatch --provider claude --event PreToolUse"
@@ -136,5 +141,100 @@ func TestUnifiedDiff(t *testing.T) {
 	want = "--- /dev/null\n+++ b/f\n@@ -0,0 +1 @@\n+x\n"
 	if got := UnifiedDiff("f", nil, []byte("x\n")); got != want {
 		t.Errorf("created:\n%s", got)
+	}
+}
+
+// TestReadConfig reads harness configurations the way dalo must not trip
+// over: missing, empty, a FIFO (no blocking), a directory, a dangling
+// symlink (replacing it would replace the link) and a file too large to
+// read; every error names the file.
+func TestReadConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		build   func(t *testing.T, p string)
+		want    []byte
+		wantErr string
+	}{
+		{"missing", func(t *testing.T, p string) {}, nil, ""},
+		{"empty", func(t *testing.T, p string) { os.WriteFile(p, nil, 0o600) }, []byte{}, ""},
+		{"settings", func(t *testing.T, p string) { os.WriteFile(p, []byte("{}\n"), 0o600) }, []byte("{}\n"), ""},
+		{"fifo", func(t *testing.T, p string) {
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Skip("no FIFOs here:", err)
+			}
+		}, nil, "is a FIFO, not a regular file"},
+		{"directory", func(t *testing.T, p string) { os.Mkdir(p, 0o700) }, nil, "is a directory, not a file"},
+		{"dangling symlink", func(t *testing.T, p string) { os.Symlink("elsewhere.json", p) }, nil, "is a symlink to elsewhere.json"},
+		{"too large", func(t *testing.T, p string) {
+			f, _ := os.Create(p)
+			f.Truncate(maxUserFileBytes + 1)
+			f.Close()
+		}, nil, "more than the 67108864 dalo reads"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "settings.json")
+			tt.build(t, p)
+			done := make(chan struct{})
+			var got []byte
+			var err error
+			go func() { got, err = readConfig(p); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("readConfig(%s) blocked", p)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.HasPrefix(err.Error(), p) {
+					t.Fatalf("err = %v, want %q naming %s", err, tt.wantErr, p)
+				}
+				return
+			}
+			if err != nil || string(got) != string(tt.want) || (got == nil) != (tt.want == nil) {
+				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestTimeoutField writes the timeout under the key the provider table
+// names, keeps it through the store's record, and removes the entry again.
+func TestTimeoutField(t *testing.T) {
+	e := entry(dispatchPre, 7, "*")
+	e.Hooks[0].TimeoutField = "timeout_sec"
+	want := map[string]HarnessEntry{"PreToolUse": e}
+	doc := []byte("{\n  \"model\": \"opus\"\n}\n")
+	added, st, err := EditConfig("settings.json", doc, "claude", HarnessState{}, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(added), "\"command\": \"/bin/dalo hook dispatch --provider claude --event PreToolUse\",\n            \"timeout_sec\": 7\n") || strings.Contains(string(added), `"timeout"`) {
+		t.Fatalf("added:\n%s", added)
+	}
+	// The record round-trips through JSON as the store keeps it.
+	var back HarnessState
+	if err := jsonUnmarshal(mustJSON(st), &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Entries["PreToolUse"].Hooks[0]; got != e.Hooks[0] {
+		t.Fatalf("record read back as %+v, want %+v", got, e.Hooks[0])
+	}
+	removed, _, err := EditConfig("settings.json", added, "claude", back, nil)
+	if err != nil || string(removed) != string(doc) {
+		t.Fatalf("removed: %q %v", removed, err)
+	}
+	// An entry whose timeout is under another key is not what dalo wrote.
+	edited := []byte(strings.Replace(string(added), `"timeout_sec"`, `"timeout"`, 1))
+	if _, _, err := EditConfig("settings.json", edited, "claude", back, want); err == nil || !strings.Contains(err.Error(), "was changed since dalo wrote it") {
+		t.Fatalf("edited entry: %v", err)
+	}
+	for _, bad := range []string{`{"type":"command","command":"x"}`, `{"type":"command","command":"x","timeout":1,"timeout_sec":1}`} {
+		var h HarnessHook
+		if err := json.Unmarshal([]byte(bad), &h); err == nil {
+			t.Errorf("%s read as %+v", bad, h)
+		}
+	}
+	if _, err := json.Marshal(HarnessHook{Type: "command", Command: "x"}); err == nil {
+		t.Error("a hook without a timeout field marshals")
 	}
 }

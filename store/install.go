@@ -301,6 +301,7 @@ func (s *Store) Install(sel *Selection, exe string, dryRun bool) (*InstallResult
 	}
 	step("install:staged")
 	var written []OwnedTree
+	var contents []map[string]FileDigest // of written, what writeMember copies
 	for _, mb := range members {
 		ot := OwnedTree{Ref: mb.ref, Path: mb.dest, CreatedDir: missingAbove(mb.dest)}
 		if prev != nil && ot.CreatedDir == "" {
@@ -310,11 +311,13 @@ func (s *Store) Install(sel *Selection, exe string, dryRun bool) (*InstallResult
 				}
 			}
 		}
-		ot.Files, err = listFiles(mb.src, mb.dir, &sel.Loaded.Limits)
+		files, err := listFiles(mb.src, mb.dir, &sel.Loaded.Limits)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", mb.ref, err)
 		}
+		ot.Files = hexFiles(files)
 		written = append(written, ot)
+		contents = append(contents, files)
 		if mb.dir {
 			ip.Skills = append(ip.Skills, ot)
 		} else {
@@ -361,7 +364,7 @@ func (s *Store) Install(sel *Selection, exe string, dryRun bool) (*InstallResult
 		if same[mb.dest] {
 			continue
 		}
-		if err := writeMember(mb, written[i]); err != nil {
+		if err := writeMember(mb, contents[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -439,18 +442,18 @@ func ownedPaths(in *Installed, _ string) map[string]string {
 }
 
 // listFiles digests a skill directory (every regular file under it) or an
-// agent file ("" → digest). A skill of another registered source was never
+// agent file ("" → its digest). A skill of another registered source was never
 // walked by validation, so the package limits apply here too; symlinks and
 // special files are skipped, as validation warns (W064, W065), since they
 // cannot be copied as the reviewed bytes.
-func listFiles(src string, dir bool, lim *engine.Limits) (map[string]string, error) {
-	out := map[string]string{}
+func listFiles(src string, dir bool, lim *engine.Limits) (map[string]FileDigest, error) {
+	out := map[string]FileDigest{}
 	if !dir {
 		d, err := HashFile(src)
 		if err != nil {
 			return nil, err
 		}
-		out[""] = d.SHA256
+		out[""] = d
 		return out, nil
 	}
 	entries, total := 0, int64(0)
@@ -484,7 +487,7 @@ func listFiles(src string, dir bool, lim *engine.Limits) (map[string]string, err
 		if total += fd.Size; total > lim.PackageBytes {
 			return fmt.Errorf("%s holds more than %d bytes", src, lim.PackageBytes)
 		}
-		out[filepath.ToSlash(rel)] = fd.SHA256
+		out[filepath.ToSlash(rel)] = fd
 		return nil
 	})
 	return out, err
@@ -492,17 +495,17 @@ func listFiles(src string, dir bool, lim *engine.Limits) (map[string]string, err
 
 // writeMember copies a skill directory or an agent file to its place,
 // atomically: the directory is built under a temporary name and renamed.
-func writeMember(mb member, ot OwnedTree) error {
+// files are the digests listFiles took ("" for an agent file); each source
+// file is read as readChecked does, so one swapped since (for a FIFO, a
+// symlink, a larger file) fails with an error naming it.
+func writeMember(mb member, files map[string]FileDigest) error {
 	if err := os.MkdirAll(filepath.Dir(mb.dest), 0o755); err != nil {
 		return fmt.Errorf("installing %s: %w", mb.ref, err)
 	}
 	if !mb.dir {
-		data, err := os.ReadFile(mb.src)
+		data, err := readChecked(mb.src, files[""])
 		if err != nil {
 			return fmt.Errorf("installing %s: %w", mb.ref, err)
-		}
-		if err := checkDigest(data, ot.Files[""]); err != nil {
-			return fmt.Errorf("installing %s: %s %w", mb.ref, mb.src, err)
 		}
 		return WriteFile(mb.dest, data, 0o644)
 	}
@@ -516,13 +519,10 @@ func writeMember(mb member, ot OwnedTree) error {
 			os.RemoveAll(tmp)
 		}
 	}()
-	for _, rel := range sortedKeys(ot.Files) {
-		data, err := os.ReadFile(filepath.Join(mb.src, filepath.FromSlash(rel)))
+	for _, rel := range sortedKeys(files) {
+		data, err := readChecked(filepath.Join(mb.src, filepath.FromSlash(rel)), files[rel])
 		if err != nil {
 			return fmt.Errorf("installing %s: %w", mb.ref, err)
-		}
-		if err := checkDigest(data, ot.Files[rel]); err != nil {
-			return fmt.Errorf("installing %s: %s %w", mb.ref, rel, err)
 		}
 		dst := filepath.Join(tmp, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -552,11 +552,4 @@ func missingAbove(path string) string {
 		out = d
 	}
 	return out
-}
-
-func checkDigest(data []byte, want string) error {
-	if got := sha256Hex(data); got != want {
-		return fmt.Errorf("changed while it was installed; run dalo again")
-	}
-	return nil
 }

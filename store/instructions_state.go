@@ -8,78 +8,84 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"syscall"
+
+	"dalo/providers"
 )
 
 // Instruction targets. The consumer, not the package, chooses where an
-// instruction applies: claude and codex are the user's global files, any
-// other target an explicit (project) file.
+// instruction applies: a harness name (claude, codex: a provider table) is
+// that harness's user-wide file, any other target an explicit (project)
+// file.
 const (
-	TargetClaude  = "claude"
-	TargetCodex   = "codex"
 	TargetProject = "project"
 
 	ScopeGlobal  = "global"
 	ScopeProject = "project"
 )
 
-// maxTargetBytes bounds how much of a target file dalo reads.
-const maxTargetBytes = 64 << 20
+// maxUserFileBytes bounds how much of a user's file (an instruction target,
+// a harness configuration) dalo reads.
+const maxUserFileBytes = 64 << 20
 
 // A Target is a file instructions are written into.
 type Target struct {
-	Name  string `json:"target"` // claude, codex or project
+	Name  string `json:"target"` // a harness name (claude, codex) or project
 	File  string `json:"file"`   // absolute
 	Scope string `json:"scope"`  // global or project
 }
 
-// GlobalTarget is the file of the claude or codex alias: the harness's
-// user-wide instruction file in its configuration directory.
+// GlobalTarget is the file of a harness's alias: the user-wide instruction
+// file the newest table of the harness names (config.instructions), so
+// that --target claude means what the table says, resolved as the harness
+// resolves it ($CLAUDE_CONFIG_DIR/CLAUDE.md, else under $HOME).
 func GlobalTarget(name string) (Target, error) {
-	var env, dir, file string
-	switch name {
-	case TargetClaude:
-		env, dir, file = "CLAUDE_CONFIG_DIR", ".claude", "CLAUDE.md"
-	case TargetCodex:
-		env, dir, file = "CODEX_HOME", ".codex", "AGENTS.md"
-	default:
-		return Target{}, fmt.Errorf("no global target %q", name)
+	ts, err := providers.Load()
+	if err != nil {
+		return Target{}, err
 	}
-	base := os.Getenv(env)
-	if base == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return Target{}, fmt.Errorf("locating the %s target: %w (set %s)", name, err, env)
-		}
-		base = filepath.Join(h, dir)
+	t, ok := ts.Newest(name)
+	if !ok {
+		return Target{}, fmt.Errorf("no global target %q; known: %s", name, strings.Join(Providers(), ", "))
 	}
-	abs, err := filepath.Abs(filepath.Join(base, file))
+	p, err := t.Path(t.Config.Instructions, os.Getenv)
+	if err != nil {
+		return Target{}, fmt.Errorf("locating the %s target: %w", name, err)
+	}
+	abs, err := filepath.Abs(p)
 	if err != nil {
 		return Target{}, fmt.Errorf("locating the %s target: %w", name, err)
 	}
 	return Target{Name: name, File: abs, Scope: ScopeGlobal}, nil
 }
 
-// ResolveTarget reads --target: claude, codex, or the path of a project
+// ResolveTarget reads --target: a harness name, or the path of a project
 // file. A path must look like one (contain a separator or end in .md), so
 // that a misspelt alias is not taken for a file in the current directory.
 // A path that names a global file is refused: its scope would be ambiguous.
 func ResolveTarget(spec string) (Target, error) {
-	switch spec {
-	case "":
-		return Target{}, errors.New("no target: say --target claude, --target codex or --target PATH")
-	case TargetClaude, TargetCodex:
+	names := Providers()
+	if spec == "" {
+		var says []string
+		for _, n := range names {
+			says = append(says, "--target "+n)
+		}
+		return Target{}, fmt.Errorf("no target: say %s or --target PATH", strings.Join(says, ", "))
+	}
+	if slices.Contains(names, spec) {
 		return GlobalTarget(spec)
 	}
-	if !filepath.IsAbs(spec) && !bytes.ContainsAny([]byte(spec), string(filepath.Separator)+"/") && filepath.Ext(spec) != ".md" {
-		return Target{}, fmt.Errorf("unknown target %q: want claude, codex or the path of a file (./%s)", spec, spec)
+	if !filepath.IsAbs(spec) && !strings.ContainsAny(spec, string(filepath.Separator)+"/") && filepath.Ext(spec) != ".md" {
+		return Target{}, fmt.Errorf("unknown target %q: want %s or the path of a file (./%s)", spec, strings.Join(names, ", "), spec)
 	}
 	abs, err := filepath.Abs(spec)
 	if err != nil {
 		return Target{}, fmt.Errorf("target %s: %w", spec, err)
 	}
-	for _, g := range []string{TargetClaude, TargetCodex} {
+	for _, g := range names {
 		gt, err := GlobalTarget(g)
 		if err != nil {
 			continue
@@ -100,55 +106,87 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
-// ReadTarget reads a target file. A file that does not exist reads as
-// empty (exists false) if its directory does. A symlink, a directory or
-// another non-regular file, a file with several hard links or without the
-// owner's write permission is an error naming it: replacing it atomically
-// would break the link or override the user's choice.
+// ReadTarget reads a target file with readUserFile. A file that does not
+// exist reads as empty (exists false) if its directory does. A file with
+// several hard links or without the owner's write permission is also an
+// error naming it: replacing it atomically would split the links or
+// override the user's choice.
 func ReadTarget(name string) (data []byte, exists bool, err error) {
-	fi, err := os.Lstat(name)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, exists, err = readUserFile(name, ": name the file itself with --target PATH", func(fi fs.FileInfo) error {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			return fmt.Errorf("%s has %d hard links; replacing it atomically would split them", name, st.Nlink)
+		}
+		if fi.Mode().Perm()&0o200 == 0 {
+			return fmt.Errorf("%s is read-only (mode %v); dalo does not override that", name, fi.Mode().Perm())
+		}
+		return nil
+	})
+	if err == nil && !exists {
 		dir := filepath.Dir(name)
-		di, err := os.Stat(dir)
-		if err != nil || !di.IsDir() {
+		if di, err := os.Stat(dir); err != nil || !di.IsDir() {
 			return nil, false, fmt.Errorf("%s does not exist and cannot be created: its directory %s does not exist", name, dir)
 		}
-		return nil, false, nil
 	}
-	if err != nil {
-		return nil, false, fmt.Errorf("reading %s: %w", name, unwrapPath(err))
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		dest, _ := os.Readlink(name)
-		return nil, false, fmt.Errorf("%s is a symlink to %s; dalo replaces a target file atomically and would replace the link: name the file itself with --target PATH", name, dest)
-	}
-	if !fi.Mode().IsRegular() {
-		what := "not a regular file"
-		if fi.IsDir() {
-			what = "a directory, not a file"
-		}
-		return nil, false, fmt.Errorf("%s is %s", name, what)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-		return nil, false, fmt.Errorf("%s has %d hard links; replacing it atomically would split them", name, st.Nlink)
-	}
-	if fi.Mode().Perm()&0o200 == 0 {
-		return nil, false, fmt.Errorf("%s is read-only (mode %v); dalo does not override that", name, fi.Mode().Perm())
-	}
-	if fi.Size() > maxTargetBytes {
-		return nil, false, fmt.Errorf("%s is %d bytes, more than the %d dalo reads", name, fi.Size(), maxTargetBytes)
-	}
+	return data, exists, err
+}
+
+// readUserFile reads a file of the user's that dalo edits by replacing it
+// atomically: an instruction target or a harness configuration. A file
+// that does not exist reads as nil (exists false). A symlink (replacing
+// the file would replace the link; hint follows the error), a directory or
+// another non-regular file, or a file of more than maxUserFileBytes is an
+// error naming it. The file is opened without following a symlink and
+// without blocking on a FIFO, its type checked on the open file, and at
+// most maxUserFileBytes+1 bytes are read, so that a file swapped meanwhile
+// can neither block dalo nor make it read without bound. check, if not
+// nil, vets the open file before it is read.
+func readUserFile(name, hint string, check func(fs.FileInfo) error) (data []byte, exists bool, err error) {
 	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, nil
+	case errors.Is(err, syscall.ELOOP):
+		dest, _ := os.Readlink(name)
+		return nil, false, fmt.Errorf("%s is a symlink to %s; dalo replaces the file atomically and would replace the link%s", name, dest, hint)
+	case err != nil:
 		return nil, false, fmt.Errorf("reading %s: %w", name, unwrapPath(err))
 	}
 	defer f.Close()
-	data, err = io.ReadAll(io.LimitReader(f, maxTargetBytes+1))
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, false, fmt.Errorf("reading %s: %w", name, unwrapPath(err))
 	}
-	if len(data) > maxTargetBytes {
-		return nil, false, fmt.Errorf("%s is more than the %d bytes dalo reads", name, maxTargetBytes)
+	if !fi.Mode().IsRegular() {
+		what := "not a regular file"
+		switch t := fi.Mode().Type(); {
+		case fi.IsDir():
+			what = "a directory, not a file"
+		case t&fs.ModeNamedPipe != 0:
+			what = "a FIFO, not a regular file"
+		case t&(fs.ModeDevice|fs.ModeCharDevice) != 0:
+			what = "a device, not a regular file"
+		case t&fs.ModeSocket != 0:
+			what = "a socket, not a regular file"
+		}
+		return nil, false, fmt.Errorf("%s is %s", name, what)
+	}
+	if check != nil {
+		if err := check(fi); err != nil {
+			return nil, false, err
+		}
+	}
+	if fi.Size() > maxUserFileBytes {
+		return nil, false, fmt.Errorf("%s is %d bytes, more than the %d dalo reads", name, fi.Size(), maxUserFileBytes)
+	}
+	data, err = io.ReadAll(io.LimitReader(f, maxUserFileBytes+1))
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s: %w", name, unwrapPath(err))
+	}
+	if len(data) > maxUserFileBytes {
+		return nil, false, fmt.Errorf("%s is more than the %d bytes dalo reads", name, maxUserFileBytes)
+	}
+	if data == nil {
+		data = []byte{}
 	}
 	return data, true, nil
 }

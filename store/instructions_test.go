@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dalo/providers"
 )
 
 var (
@@ -443,5 +445,52 @@ func TestNothingLostOnError(t *testing.T) {
 		if strings.Contains(e.Name(), "dalo-tmp") {
 			t.Errorf("temporary file left: %s", e.Name())
 		}
+	}
+}
+
+// TestGlobalTargetFromTables resolves every harness name as its newest
+// provider table says (config.instructions under config.home), so that
+// --target NAME means what the table says.
+func TestGlobalTargetFromTables(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	ts, err := providers.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := Providers()
+	if len(names) == 0 {
+		t.Fatal("no provider tables")
+	}
+	for _, name := range names {
+		pt, _ := ts.Newest(name)
+		t.Setenv(pt.Config.Home.Env, "")
+		want, err := pt.Path(pt.Config.Instructions, os.Getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ResolveTarget(name)
+		if err != nil || got.File != want || got.Scope != ScopeGlobal || got.Name != name {
+			t.Errorf("%s: %+v %v, want %s", name, got, err, want)
+		}
+		if !strings.HasPrefix(got.File, home+string(filepath.Separator)) {
+			t.Errorf("%s: %s is not under $HOME %s", name, got.File, home)
+		}
+		t.Setenv(pt.Config.Home.Env, filepath.Join(home, "moved-"+name))
+		moved, _ := pt.Path(pt.Config.Instructions, os.Getenv)
+		if got, _ := ResolveTarget(name); got.File != moved || moved == want && pt.Config.Instructions.Root == "config_home" {
+			t.Errorf("%s with $%s: %s, want %s", name, pt.Config.Home.Env, got.File, moved)
+		}
+	}
+	t.Setenv("HOME", "")
+	for _, name := range names {
+		pt, _ := ts.Newest(name)
+		t.Setenv(pt.Config.Home.Env, "")
+		if _, err := GlobalTarget(name); err == nil || !strings.Contains(err.Error(), "HOME") {
+			t.Errorf("%s without HOME: %v", name, err)
+		}
+	}
+	if _, err := GlobalTarget("nosuch"); err == nil || !strings.Contains(err.Error(), strings.Join(names, ", ")) {
+		t.Errorf("unknown harness: %v", err)
 	}
 }

@@ -127,6 +127,7 @@ func removeOwnedKept(ip *InstalledPackage) []string {
 	var kept []string
 	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
 		var dirs []string
+		failed := false // a file dalo wrote could not be removed
 		for _, rel := range sortedKeys(o.Files) {
 			p := o.Path
 			if rel != "" {
@@ -141,14 +142,18 @@ func removeOwnedKept(ip *InstalledPackage) []string {
 			case err != nil || fd.SHA256 != o.Files[rel]:
 				kept = append(kept, p+" (changed since dalo wrote it)")
 			default:
-				os.Remove(p)
+				if err := removeFile(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					kept = append(kept, fmt.Sprintf("%s (could not be removed: %v)", p, unwrapPath(err)))
+					failed = true
+				}
 			}
 		}
-		if _, dir := o.Files[""]; !dir {
+		// An agent is one file (its only key is ""); a skill is a directory.
+		if _, single := o.Files[""]; !single {
 			sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
 			for _, d := range append(dirs, o.Path) {
 				if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					if ents, _ := os.ReadDir(d); len(ents) > 0 && d == o.Path {
+					if ents, _ := os.ReadDir(d); len(ents) > 0 && d == o.Path && !failed {
 						kept = append(kept, d+" (holds files dalo did not write)")
 					}
 				}
@@ -161,6 +166,10 @@ func removeOwnedKept(ip *InstalledPackage) []string {
 	}
 	return kept
 }
+
+// removeFile removes a file dalo wrote; a test replaces it to make a
+// removal fail, which permissions cannot do for root.
+var removeFile = os.Remove
 
 // removeEmptyDirs removes dir and its parents up to and including top, as
 // long as they are empty: dalo created them, and anything the user put in

@@ -171,10 +171,55 @@ func syncPath(p string) error {
 	return nil
 }
 
+// openRegular opens name for reading without following a symlink and
+// without blocking on a FIFO, and fails unless what it opened is a regular
+// file: the check is on the open file, so a swap after it cannot matter.
+func openRegular(name string) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symlink, not a regular file", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file (%v)", name, fi.Mode().Type())
+	}
+	return f, nil
+}
+
+// readChecked reads the regular file name and fails unless its bytes have
+// the digest want. It reads at most one byte more than want.Size: a file
+// replaced after it was digested (by a FIFO, a symlink to a device, a
+// larger file) can neither block dalo nor make it read without bound while
+// it holds the store lock.
+func readChecked(name string, want FileDigest) ([]byte, error) {
+	f, err := openRegular(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, want.Size+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if int64(len(data)) != want.Size || sha256Hex(data) != want.SHA256 {
+		return nil, fmt.Errorf("%s changed since it was digested; run dalo again", name)
+	}
+	return data, nil
+}
+
 // copyChecked copies src to dst, read-only, and fails unless the bytes
-// copied have the digest want.
+// copied have the digest want. Like readChecked it copies at most one byte
+// more than the approved size.
 func copyChecked(src, dst string, want FileDigest) error {
-	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	in, err := openRegular(src)
 	if err != nil {
 		return err
 	}
@@ -191,7 +236,7 @@ func copyChecked(src, dst string, want FileDigest) error {
 		return err
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), in)
+	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(in, want.Size+1))
 	if err == nil {
 		err = out.Sync()
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/providers"
 	"dalo/store"
 )
 
@@ -288,14 +289,17 @@ func runInstructionDisable(e *env, fs *pflag.FlagSet) int {
 
 // printTarget says where an instruction applies, before anything is written.
 func printTarget(w io.Writer, t store.Target) {
-	switch t.Name {
-	case store.TargetClaude:
-		fmt.Fprintf(w, "target: %s (claude, global: every Claude Code session of this user)\n", t.File)
-	case store.TargetCodex:
-		fmt.Fprintf(w, "target: %s (codex, global: every Codex session of this user)\n", t.File)
-	default:
+	if t.Scope != store.ScopeGlobal {
 		fmt.Fprintf(w, "target: %s (project file: only sessions that read this file)\n", t.File)
+		return
 	}
+	harness := t.Name
+	if ts, err := providers.Load(); err == nil {
+		if pt, ok := ts.Newest(t.Name); ok {
+			harness = pt.Harness
+		}
+	}
+	fmt.Fprintf(w, "target: %s (%s, global: every %s session of this user)\n", t.File, t.Name, harness)
 }
 
 // showEdit prints the block, or with --dry-run the exact diff.
