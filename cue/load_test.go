@@ -52,6 +52,16 @@ func TestBrokenTablesFail(t *testing.T) {
 		{"unknown phase", "hooks.cue",
 			`workflow: stop: {`,
 			`workflow: halt: {`},
+		{"reference kind without a layout", "layout.cue",
+			`	agent: {dir: "agents", suffix: ".md"}`,
+			``},
+		{"layout of an unknown kind", "layout.cue",
+			`	agent: {dir: "agents", suffix: ".md"}`,
+			`	agent: {dir: "agents", suffix: ".md"}
+	prompt: {dir: "prompts", suffix: ".md"}`},
+		{"layout dir is not one path component", "layout.cue",
+			`{dir: "agents", suffix: ".md"}`,
+			`{dir: "agents/x", suffix: ".md"}`},
 		{"syntax error", "limits.cue",
 			`manifest_bytes:`,
 			`manifest_bytes`},
@@ -64,9 +74,11 @@ func TestBrokenTablesFail(t *testing.T) {
 				t.Fatalf("%s does not contain %q", tt.file, tt.old)
 			}
 			fsys[tt.file].Data = []byte(strings.Replace(src, tt.old, tt.new, 1))
-			if _, err := LoadFS(cuecontext.New(), fsys); err == nil {
+			_, err := LoadFS(cuecontext.New(), fsys)
+			if err == nil {
 				t.Fatalf("LoadFS accepted the broken table")
 			}
+			t.Logf("refused: %v", err)
 		})
 	}
 }

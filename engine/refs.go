@@ -77,7 +77,7 @@ func (v *sourceCheck) references() {
 
 func (v *sourceCheck) reference(p *Package, field, ref, requirement string) {
 	r := ParseRef(ref)
-	if _, known := refDirs[r.Kind]; !known {
+	if _, known := v.rules.Layout[r.Kind]; !known {
 		return // already an E050/E051 from #RefRules
 	}
 	if hasErrorAt(&p.diags, field) {
@@ -113,14 +113,6 @@ func hasErrorAt(l *diagList, field string) bool {
 	return false
 }
 
-// refDirs maps a reference kind to where its selector points in a source.
-var refDirs = map[string]struct{ dir, suffix string }{
-	"skill":       {"skills", "/SKILL.md"},
-	"instruction": {"instructions", ".md"},
-	"agent":       {"agents", ".md"},
-	"plugin":      {"plugins", "/PLUGIN.toml"},
-}
-
 func (v *sourceCheck) resolve(r Ref) target {
 	src := r.Source
 	if src == "" {
@@ -146,11 +138,10 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 	if r.Selector == "." || r.Selector == ".." {
 		return target{resolution: InvalidRef, reason: "selector " + r.Selector + " is not a safe single path component"}
 	}
-	d := refDirs[r.Kind]
-	rel := d.dir + "/" + r.Selector + d.suffix
+	rel := v.rules.Layout.Path(r.Kind, r.Selector)
 	if r.Kind == "plugin" && src == v.id {
 		if _, ok := v.byName[r.Selector]; !ok {
-			return target{resolution: Unresolved, reason: "no package plugins/" + r.Selector}
+			return target{resolution: Unresolved, reason: "no package " + v.rules.Layout.Dir("plugin", r.Selector)}
 		}
 		return target{resolution: Resolved, path: rel, root: root}
 	}
@@ -173,7 +164,7 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 // Agent Skills front matter.
 func (v *sourceCheck) skill(name, rel string) {
 	l := v.fileDiags(rel)
-	walkTree(v.root, "skills/"+name, &v.rules.Limits, l)
+	walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l)
 	fm, off, ok := v.frontMatter(rel, l)
 	if !ok {
 		return
@@ -369,7 +360,7 @@ func (v *sourceCheck) packageReport(p *Package) PackageReport {
 		// A required member whose own file is invalid blocks the package.
 		if mb.Requirement == "required" {
 			r := ParseRef(mb.Ref)
-			if _, known := refDirs[r.Kind]; known {
+			if _, known := v.rules.Layout[r.Kind]; known {
 				if t := v.resolve(r); t.resolution == Resolved {
 					if l, ok := v.files[t.path]; ok && l.hasErrors() {
 						pr.Valid = false

@@ -48,8 +48,12 @@ type Rules struct {
 	skillDef cue.Value
 	agentDef cue.Value
 	Limits   Limits
-	fields   map[string]map[string]fieldDef // struct definition path → fields
-	memo     *ruleMemo
+	// Layout is #SourceLayout: where references point in a source.
+	Layout       Layout
+	sourceIDDef  cue.Value
+	sourceIDRule string
+	fields       map[string]map[string]fieldDef // struct definition path → fields
+	memo         *ruleMemo
 }
 
 type fieldDef struct {
@@ -94,6 +98,13 @@ func LoadRules() (*Rules, error) {
 	}
 	if err := root.LookupPath(cue.ParsePath("#Limits")).Decode(&r.Limits); err != nil {
 		return nil, fmt.Errorf("rules: #Limits: %w", err)
+	}
+	if err := root.LookupPath(cue.ParsePath("#SourceLayout")).Decode(&r.Layout); err != nil {
+		return nil, fmt.Errorf("rules: #SourceLayout: %w", err)
+	}
+	r.sourceIDDef = root.LookupPath(cue.ParsePath("#SourceID"))
+	if err := root.LookupPath(cue.ParsePath("#SourceIDRule")).Decode(&r.sourceIDRule); err != nil {
+		return nil, fmt.Errorf("rules: #SourceIDRule: %w", err)
 	}
 	return r, nil
 }

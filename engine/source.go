@@ -55,6 +55,9 @@ type Source struct {
 	// Limits are the reference limits the source was checked against;
 	// install applies the same ones to what it copies.
 	Limits Limits
+	// Layout is where references point in the source (#SourceLayout);
+	// the store reads asset paths from it rather than restating them.
+	Layout Layout
 }
 
 // Validate validates the author source at root without a store.
@@ -72,21 +75,25 @@ func Load(root string, opts Options) (*Source, error) {
 	if opts.SourceID == "" {
 		opts.SourceID = DefaultSourceID
 	}
-	fi, err := os.Stat(root)
-	if err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%w: %s", ErrNoSource, root)
-	}
 	rules, err := LoadRules()
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{Root: root, ID: opts.SourceID, Limits: rules.Limits}
+	if err := rules.CheckSourceID(opts.SourceID); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(root)
+	if err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %s", ErrNoSource, root)
+	}
+	s := &Source{Root: root, ID: opts.SourceID, Limits: rules.Limits, Layout: rules.Layout}
 	top := &diagList{}
-	names := discover(root, top)
+	lay := rules.Layout
+	names := discover(root, lay, top)
 	s.Packages = make([]*Package, len(names))
 	for i, n := range names {
-		dir := "plugins/" + n
-		s.Packages[i] = &Package{Name: n, Dir: dir, File: dir + "/PLUGIN.toml", diags: diagList{file: dir + "/PLUGIN.toml"}}
+		file := lay.Path("plugin", n)
+		s.Packages[i] = &Package{Name: n, Dir: lay.Dir("plugin", n), File: file, diags: diagList{file: file}}
 	}
 	checkPackages(root, opts.SourceID, s.Packages, rules)
 
@@ -130,7 +137,7 @@ func Load(root string, opts Options) (*Source, error) {
 	// No package is its own finding only when discovery did not already
 	// say why (a symlinked or unreadable plugins/ or package directory).
 	if len(s.Packages) == 0 && !top.hasErrors() {
-		rep.Diagnostics = append(rep.Diagnostics, Diagnostic{Severity: Error, Code: "E001", File: "plugins", Message: "no package found: a source exposes packages only at plugins/<name>/PLUGIN.toml"})
+		rep.Diagnostics = append(rep.Diagnostics, Diagnostic{Severity: Error, Code: "E001", File: lay["plugin"].Dir, Message: "no package found: a source exposes packages only at " + lay.Path("plugin", "<name>")})
 	}
 	rep.Capabilities = caps
 	rep.Valid = len(s.Packages) > 0 && rep.Errors() == 0
@@ -138,38 +145,41 @@ func Load(root string, opts Options) (*Source, error) {
 	return s, nil
 }
 
-// discover lists the package directories of plugins/, not recursively.
-func discover(root string, l *diagList) []string {
-	dir := filepath.Join(root, "plugins")
+// discover lists the package directories of the plugin kind's directory
+// (plugins/), not recursively.
+func discover(root string, lay Layout, l *diagList) []string {
+	top := lay["plugin"].Dir
+	manifest := lay.File("plugin")
+	dir := filepath.Join(root, top)
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return nil
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		l.file = "plugins"
-		l.errorf("E003", Pos{}, "", "plugins is a symlink; packages cannot rely on symlinks")
+		l.file = top
+		l.errorf("E003", Pos{}, "", "%s is a symlink; packages cannot rely on symlinks", top)
 		l.file = ""
 		return nil
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		l.file = "plugins"
-		l.errorf("E005", Pos{}, "", "plugins cannot be read: %v", unwrapPathError(err))
+		l.file = top
+		l.errorf("E005", Pos{}, "", "%s cannot be read: %v", top, unwrapPathError(err))
 		l.file = ""
 		return nil
 	}
 	var names []string
 	for _, e := range ents {
-		rel := "plugins/" + e.Name()
+		rel := lay.Dir("plugin", e.Name())
 		switch {
 		case e.Type()&fs.ModeSymlink != 0:
 			l.file = rel
 			l.errorf("E003", Pos{}, "", "%s is a symlink; a package directory cannot rely on symlinks", rel)
 		case e.IsDir():
-			mf := filepath.Join(dir, e.Name(), "PLUGIN.toml")
+			mf := filepath.Join(dir, e.Name(), manifest)
 			if _, err := os.Lstat(mf); errors.Is(err, fs.ErrNotExist) {
 				l.file = rel
-				l.warnf("W002", Pos{}, "", "%s has no PLUGIN.toml; it is not a package", rel)
+				l.warnf("W002", Pos{}, "", "%s has no %s; it is not a package", rel, manifest)
 				continue
 			}
 			names = append(names, e.Name())
@@ -217,16 +227,17 @@ func checkPackages(root, sourceID string, pkgs []*Package, first *Rules) {
 func checkPackage(root, sourceID string, p *Package, r *Rules) {
 	l := &p.diags
 	lim := &r.Limits
+	name := r.Layout.File("plugin") // PLUGIN.toml
 	src, tooBig, err := readBounded(filepath.Join(root, filepath.FromSlash(p.File)), int64(lim.ManifestBytes))
 	switch {
 	case errors.Is(err, errSymlink):
-		l.errorf("E004", Pos{}, "", "PLUGIN.toml is a symlink; a manifest cannot rely on symlinks")
+		l.errorf("E004", Pos{}, "", "%s is a symlink; a manifest cannot rely on symlinks", name)
 		return
 	case err != nil:
-		l.errorf("E005", Pos{}, "", "PLUGIN.toml cannot be read: %v", unwrapPathError(err))
+		l.errorf("E005", Pos{}, "", "%s cannot be read: %v", name, unwrapPathError(err))
 		return
 	case tooBig:
-		l.errorf("E006", Pos{}, "", "PLUGIN.toml is larger than %d bytes", lim.ManifestBytes)
+		l.errorf("E006", Pos{}, "", "%s is larger than %d bytes", name, lim.ManifestBytes)
 		return
 	}
 	doc := decodeManifest(src, lim, l)

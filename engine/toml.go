@@ -119,18 +119,22 @@ func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
 	}
 	var data map[string]any
 	if err := toml.Unmarshal(src, &data); err != nil {
+		row, col := 1, 1
+		field := ""
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
-			row, col := de.Position()
-			msg := strings.TrimPrefix(de.Error(), "toml: ")
-			code := "E008"
-			if strings.Contains(msg, "already") || strings.Contains(msg, "duplicate") {
-				code = "E009"
-			}
-			l.errorf(code, Pos{row, col}, strings.Join(de.Key(), "."), "%s", msg)
-		} else {
-			l.errorf("E008", Pos{1, 1}, "", "%s", strings.TrimPrefix(err.Error(), "toml: "))
+			row, col = de.Position()
+			field = strings.Join(de.Key(), ".")
 		}
+		// Whether the document defines something twice is decided by our
+		// own walk, which knows every key's full path, not by the wording
+		// of go-toml's message. A duplicate after the place go-toml stopped
+		// is not what it refused.
+		if d := findDuplicate(src, m.lines); d != nil && d.pos.Line <= row {
+			l.errorf("E009", d.pos, d.path, "%s", d.message())
+			return nil
+		}
+		l.errorf("E008", Pos{row, col}, field, "%s", strings.TrimPrefix(err.Error(), "toml: "))
 		return nil
 	}
 	if data == nil {
@@ -145,14 +149,95 @@ func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
 }
 
 // walker indexes positions from go-toml's parser and enforces the limits a
-// reader must enforce before anything else looks at the data.
+// reader must enforce before anything else looks at the data. With lim nil
+// it only looks for the first duplicate definition (findDuplicate).
 type walker struct {
 	m      *manifest
 	lim    *Limits
 	l      *diagList
 	arrays map[string]int // array-of-tables path → elements so far
+	defs   map[string]definition
+	dup    *duplicate
 	src    []byte
 	failed bool
+}
+
+// A definition is how a field path was first defined, and where.
+type definition struct {
+	kind defKind
+	pos  Pos
+}
+
+type defKind uint8
+
+const (
+	defValue    defKind = iota + 1 // key = value (an inline table too)
+	defDotted                      // the table a in a.b = 1
+	defTable                       // [table]
+	defImplicit                    // the table a in [a.b]
+	defArray                       // [[array]]
+)
+
+// A duplicate is a field path defined a second time.
+type duplicate struct {
+	path       string
+	pos, first Pos
+	table      bool // the second definition is a [table] or [[array]] header
+}
+
+func (d *duplicate) message() string {
+	what := "key"
+	if d.table {
+		what = "table"
+	}
+	return fmt.Sprintf("%s %s is already defined at line %d, column %d", what, d.path, d.first.Line, d.first.Column)
+}
+
+// findDuplicate walks src, which go-toml refused, for the first field path
+// it defines twice. It ignores the limits and stops where the syntax breaks.
+func findDuplicate(src []byte, lines []int) *duplicate {
+	w := walker{m: &manifest{spans: make(map[string]span), lines: lines}, arrays: make(map[string]int)}
+	w.walk(src)
+	return w.dup
+}
+
+// define records that path is defined as k at pos, and reports whether
+// that is allowed: TOML lets a table a header or dotted key created on the
+// way be defined later, and an array of tables grow, but nothing else be
+// defined twice.
+func (w *walker) define(path string, k defKind, pos Pos) bool {
+	if w.lim != nil {
+		return true // go-toml decoded the document: nothing is defined twice
+	}
+	if w.defs == nil {
+		w.defs = make(map[string]definition)
+	}
+	old, ok := w.defs[path]
+	if !ok {
+		w.defs[path] = definition{k, pos}
+		return true
+	}
+	var clash bool
+	switch k {
+	case defValue:
+		clash = true
+	case defDotted:
+		clash = old.kind != defDotted && old.kind != defImplicit
+	case defTable:
+		clash = old.kind != defImplicit
+		if !clash {
+			w.defs[path] = definition{k, pos}
+		}
+	case defImplicit:
+		clash = old.kind == defValue
+	case defArray:
+		clash = old.kind != defArray
+	}
+	if clash && w.dup == nil {
+		w.dup = &duplicate{path: path, pos: pos, first: old.pos, table: k == defTable || k == defArray}
+		w.failed = true
+	}
+	return !clash
 }
 
 func (w *walker) walk(src []byte) bool {
@@ -171,7 +256,7 @@ func (w *walker) walk(src []byte) bool {
 			sp := w.m.spans[path]
 			sp.key = w.m.pos(int(last.Raw.Offset))
 			w.m.spans[path] = sp
-			if depth > w.lim.TOMLNesting {
+			if w.lim != nil && depth > w.lim.TOMLNesting {
 				w.l.errorf("E014", sp.key, path, "nesting deeper than %d levels", w.lim.TOMLNesting)
 				w.failed = true
 			}
@@ -179,7 +264,7 @@ func (w *walker) walk(src []byte) bool {
 			w.keyValue(e, table, depth)
 		}
 	}
-	if err := p.Error(); err != nil {
+	if err := p.Error(); err != nil && w.lim != nil {
 		// Unmarshal accepted the document, so this should not happen; report
 		// rather than trust an index built from half a parse.
 		w.l.errorf("E008", Pos{1, 1}, "", "%v", err)
@@ -198,15 +283,24 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) (path stri
 	for i, k := range parts {
 		path = joinPath(path, string(k.Data))
 		depth++
-		if i == len(parts)-1 && isArray {
+		pos := w.m.pos(int(k.Raw.Offset))
+		last := i == len(parts)-1
+		switch {
+		case last && isArray:
+			w.define(path, defArray, pos)
 			n := w.arrays[path]
 			w.arrays[path] = n + 1
 			if n == 0 {
-				w.m.spans[path] = span{key: w.m.pos(int(k.Raw.Offset))}
+				w.m.spans[path] = span{key: pos}
 			}
 			path = indexPath(path, n)
 			depth++
-		} else if n, ok := w.arrays[path]; ok {
+		case last:
+			w.define(path, defTable, pos)
+		default:
+			w.define(path, defImplicit, pos)
+		}
+		if n, ok := w.arrays[path]; ok && !(last && isArray) {
 			path = indexPath(path, n-1)
 			depth++
 		}
@@ -219,12 +313,18 @@ func (w *walker) keyValue(e *unstable.Node, table string, depth int) {
 	path := table
 	var last *unstable.Node
 	for keys.Next() {
+		if last != nil {
+			w.define(path, defDotted, w.m.pos(int(last.Raw.Offset)))
+		}
 		last = keys.Node()
 		path = joinPath(path, string(last.Data))
 		depth++
 		if _, ok := w.m.spans[path]; !ok {
 			w.m.spans[path] = span{key: w.m.pos(int(last.Raw.Offset))}
 		}
+	}
+	if !w.define(path, defValue, w.m.pos(int(last.Raw.Offset))) {
+		return
 	}
 	sp := w.m.spans[path]
 	sp.key = w.m.pos(int(last.Raw.Offset))
@@ -287,14 +387,14 @@ func (w *walker) value(v *unstable.Node, path string, depth int, start int) {
 	sp := w.m.spans[path]
 	sp.value = pos
 	w.m.spans[path] = sp
-	if depth > w.lim.TOMLNesting {
+	if w.lim != nil && depth > w.lim.TOMLNesting {
 		w.l.errorf("E014", pos, path, "nesting deeper than %d levels", w.lim.TOMLNesting)
 		w.failed = true
 		return
 	}
 	switch v.Kind {
 	case unstable.String:
-		if len(v.Data) > w.lim.StringBytes {
+		if w.lim != nil && len(v.Data) > w.lim.StringBytes {
 			w.l.errorf("E015", pos, path, "string of %d bytes is longer than %d bytes", len(v.Data), w.lim.StringBytes)
 			w.failed = true
 		}
@@ -306,7 +406,7 @@ func (w *walker) value(v *unstable.Node, path string, depth int, start int) {
 			if c.Kind == unstable.Comment {
 				continue
 			}
-			if n == w.lim.ArrayEntries {
+			if w.lim != nil && n == w.lim.ArrayEntries {
 				w.l.errorf("E016", pos, path, "array has more than %d entries", w.lim.ArrayEntries)
 				w.failed = true
 				return

@@ -7,8 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
+
+	"dalo/engine"
 )
 
 // A Source is a registered source: an identity the user chose and the
@@ -22,18 +23,6 @@ type Source struct {
 type sourcesFile struct {
 	Schema  int      `json:"schema"`
 	Sources []Source `json:"sources"`
-}
-
-// A source id is a reference atom (no ':', '#', '/', '\') and a safe file
-// name part.
-var sourceID = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
-
-// ValidSourceID reports why id cannot name a source, or "".
-func ValidSourceID(id string) string {
-	if len(id) > 128 || !sourceID.MatchString(id) {
-		return "a source id is letters, digits, '.', '_' or '-', starting and ending with a letter or digit, at most 128 characters"
-	}
-	return ""
 }
 
 // Sources lists the registry, sorted by id.
@@ -77,8 +66,10 @@ func (s *Store) LookupSource(id string) (Source, error) {
 
 // AddSource registers dir under id.
 func (s *Store) AddSource(id, dir string) (Source, error) {
-	if why := ValidSourceID(id); why != "" {
-		return Source{}, fmt.Errorf("source id %q: %s", id, why)
+	// The id is a reference atom and a part of the grant file names
+	// (GrantID): #SourceID says which ids are both.
+	if err := engine.CheckSourceID(id); err != nil {
+		return Source{}, err
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"dalo/engine"
 	"dalo/store"
 )
 
@@ -61,8 +62,8 @@ func runSourceAdd(e *env, fs *pflag.FlagSet) int {
 	if fs.NArg() != 2 {
 		return usageError(e, "source add", "want ID and PATH, got %d arguments", fs.NArg())
 	}
-	if why := store.ValidSourceID(fs.Arg(0)); why != "" {
-		return usageError(e, "source add", "source id %q: %s", fs.Arg(0), why)
+	if err := engine.CheckSourceID(fs.Arg(0)); err != nil {
+		return usageError(e, "source add", "%v", err)
 	}
 	s, ok := openStore(e, "source add")
 	if !ok {

@@ -23,8 +23,12 @@ It prints one line per diagnostic (file:line:column: severity code field:
 message), a summary, and a grid of hooks by provider. --json prints report
 schema 1 instead.
 
+--source-id must be a source id 'dalo source add' would accept: letters,
+digits, '.', '_' or '-', starting and ending with a letter or digit.
+
 Exit status: 0 valid; 1 invalid, no package found, or a required reference
-unresolved; 2 bad usage or a missing source directory.
+unresolved; 2 bad usage (an invalid --source-id among them) or a missing
+source directory.
 
 Examples:
   dalo plugin validate examples/packages/source
@@ -54,12 +58,22 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 			return usageError(e, name, "want exactly one SOURCE directory, got %d arguments", fs.NArg())
 		}
 		id, _ := fs.GetString("source-id")
+		// engine.Load reads an empty id as the default; one given on the
+		// command line is checked as written.
+		if fs.Changed("source-id") {
+			if err := engine.CheckSourceID(id); err != nil {
+				return usageError(e, name, "--source-id: %v", err)
+			}
+		}
 		provs, _ := fs.GetStringArray("provider")
 		keys, err := engine.ResolveProviders(provs)
 		if err != nil {
 			return usageError(e, name, "%v", err)
 		}
 		rep, err := engine.Validate(fs.Arg(0), engine.Options{SourceID: id, Providers: keys})
+		if errors.Is(err, engine.ErrSourceID) {
+			return usageError(e, name, "--source-id: %v", err)
+		}
 		if errors.Is(err, engine.ErrNoSource) {
 			return usageError(e, name, "%v", err)
 		}
