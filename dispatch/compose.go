@@ -107,9 +107,11 @@ func source(h *plan.PlannedHook) string { return h.Package + "/" + h.Hook }
 // order of runs (stable hook-identity order). The rules:
 //
 //   - report and fail_open leave the action unchanged; the diagnostic goes
-//     to the user, and with model_and_user also to the model as context.
-//   - fail_closed denies a pre-action gate (prompt/before, tool_call/before)
-//     or asks for another workflow pass (workflow/stop), with the diagnostic
+//     to the user, and with model_and_user also to the model as context,
+//     cut to the plan's result_text_bytes.
+//   - fail_closed does what the plan's rules (#FailClosed) say for the
+//     hook's effect: deny the action (gate, rewrite_input) or ask for
+//     another workflow pass (continue_workflow), with the diagnostic
 //     as the model-facing reason under model_and_user, and a generic reason
 //     naming the hook under user; where the deny reason reaches the user
 //     alone (the table's user_only), it is the user's diagnostic instead
@@ -130,15 +132,14 @@ func source(h *plan.PlannedHook) string { return h.Package + "/" + h.Hook }
 //     the user sees the conflict.
 //   - Continue requests all apply, reasons joined; allow, observe and abstain
 //     ask for nothing.
-func compose(runs []run, fields Fields) *Outcome {
+func compose(runs []run, fields Fields, lim plan.Limits, rules plan.Rules) *Outcome {
 	o := &Outcome{}
 	var allows, denies []string
 	var rewrites, replaces []Note // Text holds the JSON
 	for _, r := range runs {
 		h, src := r.hook, source(r.hook)
 		if r.failure != "" {
-			applyFailure(o, h, r, fields)
-			if isGate(h) && h.FailurePolicy == "fail_closed" {
+			if applyFailure(o, h, r, fields, lim, rules) == plan.FailDeny {
 				denies = append(denies, src)
 			}
 			continue
@@ -189,40 +190,42 @@ func compose(runs []run, fields Fields) *Outcome {
 	return o
 }
 
-// applyFailure applies the failure policy of h.
-func applyFailure(o *Outcome, h *plan.PlannedHook, r run, fields Fields) {
+// applyFailure applies the failure policy of h and returns what a
+// fail_closed failure did (plan.FailDeny, plan.FailContinue), or "". What a
+// fail_closed hook does comes from its effect (rules.FailClosed, the plan's
+// copy of #FailClosed). The diagnostic is cut to lim.ResultTextBytes, the
+// bound of any text a handler can put before the model: under
+// model_and_user it is model context.
+func applyFailure(o *Outcome, h *plan.PlannedHook, r run, fields Fields, lim plan.Limits, rules plan.Rules) string {
 	src := source(h)
-	user := fmt.Sprintf("dalo: hook %s failed (%s): %s", src, h.FailurePolicy, r.failure)
+	failure := bound(r.failure, lim.ResultTextBytes)
+	user := fmt.Sprintf("dalo: hook %s failed (%s): %s", src, h.FailurePolicy, failure)
 	if s := cleanStderr(r.stderr); s != "" {
 		user += "\n  stderr: " + strings.ReplaceAll(s, "\n", "\n  ")
 	}
 	o.User = append(o.User, user)
 	model := "This hook failed; the details were shown to the user."
 	if h.ErrorVisibility == "model_and_user" {
-		model = "This hook failed: " + r.failure + "."
+		model = "This hook failed: " + failure + "."
 	}
 	if h.FailurePolicy == "fail_closed" {
-		switch {
-		case isGate(h):
+		switch rules.FailClosed[h.Effect] {
+		case plan.FailDeny:
 			o.Deny = append(o.Deny, Note{Source: src, Text: model + " The action was blocked (fail_closed).", UserText: user})
-			return
-		case h.Subject == "workflow" && h.Phase == "stop":
+			return plan.FailDeny
+		case plan.FailContinue:
 			if again, _ := fields["workflow.already_continued"].(bool); again {
 				o.User = append(o.User, "dalo: hook "+src+" is fail_closed, but this stop was already continued once; not asking for another pass")
-				return
+				return ""
 			}
 			o.Continue = append(o.Continue, Note{Source: src, Text: model + " Another pass was requested (fail_closed)."})
-			return
+			return plan.FailContinue
 		}
 	}
 	if h.ErrorVisibility == "model_and_user" {
 		o.Context = append(o.Context, Note{Source: src, Text: model, Failure: true})
 	}
-}
-
-// isGate reports whether h acts before an action it could deny.
-func isGate(h *plan.PlannedHook) bool {
-	return h.Phase == "before" && (h.Subject == "prompt" || h.Subject == "tool_call")
+	return ""
 }
 
 func sources(ns []Note) []string {

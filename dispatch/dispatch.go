@@ -114,16 +114,16 @@ func Dispatch(req Request) Native {
 		go func(r *run) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			runHook(req, fields, ef.Limits, r)
+			runHook(req, fields, ef.Limits, ef.Rules, r)
 		}(&runs[i])
 	}
 	wg.Wait()
-	return Render(&ef.Native, compose(runs, fields))
+	return Render(&ef.Native, compose(runs, fields, ef.Limits, ef.Rules))
 }
 
 // runHook re-checks trust, runs the handler and parses its result, within
-// lim, the limits of the event's index.
-func runHook(req Request, fields Fields, lim plan.Limits, r *run) {
+// lim, the limits of the event's index, by its rules.
+func runHook(req Request, fields Fields, lim plan.Limits, rules plan.Rules, r *run) {
 	h := r.hook
 	if err := checkTrust(req.Home, h); err != nil {
 		r.failure = "not run: " + err.Error()
@@ -147,7 +147,7 @@ func runHook(req Request, fields Fields, lim plan.Limits, r *run) {
 		r.failure = e.err.Error()
 		return
 	}
-	res, err := ParseResult(e.stdout, h.ResultKinds, lim)
+	res, err := ParseResult(e.stdout, h.ResultKinds, rules.Results, lim)
 	if err != nil {
 		r.failure = "malformed result: " + err.Error()
 		return

@@ -205,11 +205,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 		ID: "slow", Subject: "tool_call", Phase: "before", Effect: "gate", TimeoutMS: 2000, Env: []string{"PATH"},
 		Script: "#!/bin/sh\nsleep 30 &\necho $! > " + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\nwait\n",
 	}
-	start := time.Now()
 	out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil)
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("dispatch took %v with a 2 s timeout", d)
-	}
 	if n := decode(t, out); !strings.Contains(n.SystemMessage, "timed out") {
 		t.Fatalf("systemMessage %q", n.SystemMessage)
 	}
@@ -444,11 +440,11 @@ func TestCompose(t *testing.T) {
 }
 
 // TestUserOnlyDenyReason: where the table marks the deny channel user_only
-// (Claude's UserPromptSubmit: the block reason reaches the user, never the
+// (UserPromptSubmit on both: the block reason reaches the user, never the
 // model), a fail_closed failure's reason is its user diagnostic, with the
 // handler's stderr, beside a handler's own deny reason; where the reason
-// reaches the model (Codex's UserPromptSubmit as far as any run shows, and
-// PreToolUse on both) it stays the generic text, without stderr.
+// reaches the model (PreToolUse on both) it stays the generic text,
+// without stderr.
 func TestUserOnlyDenyReason(t *testing.T) {
 	hook := func(pkg, id, subject, script string) dispatchtest.Hook {
 		return dispatchtest.Hook{Package: pkg, ID: id, Subject: subject, Phase: "before", Effect: "gate",
@@ -461,7 +457,7 @@ func TestUserOnlyDenyReason(t *testing.T) {
 		provider, event, subject, want string
 	}{
 		{"claude", "UserPromptSubmit", "prompt", "[s:a/no] No.\n\n" + diag},
-		{"codex", "UserPromptSubmit", "prompt", "[s:a/no] No.\n\n" + generic},
+		{"codex", "UserPromptSubmit", "prompt", "[s:a/no] No.\n\n" + diag},
 		{"claude", "PreToolUse", "tool_call", "[s:a/no] No.\n\n" + generic},
 		{"codex", "PreToolUse", "tool_call", "[s:a/no] No.\n\n" + generic},
 	} {
@@ -511,7 +507,7 @@ func TestPlan(t *testing.T) {
 		t.Errorf("damaged plan: exit %d stderr %q", out.Exit, out.Stderr)
 	}
 	os.WriteFile(filepath.Join(home, "plans", "claude.json"), []byte(`{"schema":1,"provider":"claude","events":{}}`), 0o644)
-	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 1, this dalo reads 3; run 'dalo plugin install' again") {
+	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 1, this dalo reads 4; run 'dalo plugin install' again") {
 		t.Errorf("schema 1: exit %d stderr %q", out.Exit, out.Stderr)
 	}
 	os.Remove(filepath.Join(home, "plans", "claude.json"))
@@ -527,9 +523,9 @@ func TestPlan(t *testing.T) {
 	}
 	name := filepath.Join(home, "plans", "claude.d", gen, "PreToolUse.json")
 	data, _ := os.ReadFile(name)
-	os.WriteFile(name, []byte(strings.Replace(string(data), `"schema":3`, `"schema":2`, 1)), 0o644)
-	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 2, this dalo reads 3; run 'dalo plugin install' again") {
-		t.Errorf("index schema 2: exit %d stderr %q", out.Exit, out.Stderr)
+	os.WriteFile(name, []byte(strings.Replace(string(data), `"schema":4`, `"schema":3`, 1)), 0o644)
+	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 3, this dalo reads 4; run 'dalo plugin install' again") {
+		t.Errorf("index schema 3: exit %d stderr %q", out.Exit, out.Stderr)
 	}
 	// An index of this schema without its limits is refused, never read
 	// as "no limit".
@@ -556,6 +552,14 @@ func TestPlan(t *testing.T) {
 			t.Errorf("limits %v: exit %d stderr %q", tt.limits, out.Exit, out.Stderr)
 		}
 	}
+	// Nor is one without the rules' tables.
+	json.Unmarshal(data, &ef)
+	delete(ef, "rules")
+	b, _ := json.Marshal(ef)
+	os.WriteFile(name, b, 0o644)
+	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch index "+name+": rules.results is empty; run 'dalo plugin install' again") {
+		t.Errorf("no rules: exit %d stderr %q", out.Exit, out.Stderr)
+	}
 	os.WriteFile(name, data[:len(data)/2], 0o644)
 	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch index "+name) {
 		t.Errorf("damaged index: exit %d stderr %q", out.Exit, out.Stderr)
@@ -571,5 +575,154 @@ func TestPayloadErrors(t *testing.T) {
 		if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, "native payload is not a JSON object") {
 			t.Errorf("payload %s: %+v", payload, n)
 		}
+	}
+}
+
+// TestFailureDiagnosticBounded checks that a malformed result cannot push
+// the handler's output into the model's context through its diagnostic:
+// under model_and_user the context holds at most a short quote of it.
+func TestFailureDiagnosticBounded(t *testing.T) {
+	lim, err := store.Limits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := "head -c 1048576 /dev/zero | tr '\\000' k\n"
+	for _, c := range []struct{ name, script string }{
+		{"kind", "#!/bin/sh\nprintf '{\"kind\":\"'\n" + huge + "printf '\"}'\n"},
+		{"key", "#!/bin/sh\nprintf '{\"kind\":\"allow\",\"'\n" + huge + "printf '\":1}'\n"},
+		{"string", "#!/bin/sh\nprintf '\"'\n" + huge + "printf '\"'\n"},
+		{"garbage", "#!/bin/sh\n" + huge},
+	} {
+		for _, policy := range []string{"report", "fail_closed"} {
+			h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: policy,
+				Visibility: "model_and_user", Env: []string{"PATH"}, Script: c.script}
+			out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil)
+			n := decode(t, out)
+			hso := n.HookSpecificOutput
+			model := hso.AdditionalContext + hso.PermissionDecisionReason
+			if !strings.Contains(model, "malformed result") {
+				t.Errorf("%s/%s: model text %.300q lacks the diagnostic", c.name, policy, model)
+			}
+			if len(model) > 512 || len(model) > lim.ResultTextBytes {
+				t.Errorf("%s/%s: %d bytes of model text: %.300q", c.name, policy, len(model), model)
+			}
+			if len(n.SystemMessage) > 16<<10 {
+				t.Errorf("%s/%s: %d bytes of user text", c.name, policy, len(n.SystemMessage))
+			}
+		}
+	}
+}
+
+// TestTrustSwappedFiles checks that a FIFO or a symlink swapped in for a
+// staged file or a grant file fails the hook at once, never blocking the
+// dispatch on a read.
+func TestTrustSwappedFiles(t *testing.T) {
+	swap := func(name string, fifo bool) {
+		os.Chmod(filepath.Dir(name), 0o755)
+		// Called on the dispatching goroutine: errors, not Fatal.
+		if err := os.Remove(name); err != nil {
+			t.Error(err)
+		}
+		var err error
+		if fifo {
+			err = syscall.Mkfifo(name, 0o644)
+		} else {
+			err = os.Symlink("/dev/zero", name)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		file func(home string, p *plan.Plan) string
+	}{
+		{"staged", func(home string, p *plan.Plan) string {
+			tool := p.Events["PreToolUse"][0].Tool
+			return filepath.Join(tool.Root, tool.Entry)
+		}},
+		{"grant", func(home string, p *plan.Plan) string {
+			return filepath.Join(home, "grants", p.Events["PreToolUse"][0].HookGrant.ID+".json")
+		}},
+	} {
+		for _, fifo := range []bool{true, false} {
+			h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed", Script: result(`{"kind":"allow"}`)}
+			done := make(chan dispatch.Native, 1)
+			go func() {
+				done <- dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, func(home string, p *plan.Plan) {
+					swap(c.file(home, p), fifo)
+				})
+			}()
+			select {
+			case out := <-done:
+				n := decode(t, out)
+				if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, "not run") {
+					t.Errorf("%s (fifo %v): %s", c.name, fifo, out.Stdout)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s (fifo %v): dispatch blocked", c.name, fifo)
+			}
+		}
+	}
+}
+
+// TestStderrDrain checks that stderr still arriving just after the handler
+// exits (here from a process that left its group, holding the pipe) is
+// kept, and that such a process cannot hold the dispatch: the drain is
+// bounded.
+func TestStderrDrain(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	// A wide drain and a late write well inside it: the old 10 ms cut-off
+	// loses LATE, the drain keeps it, and a loaded machine cannot turn
+	// one into the other. The handler exits only once the writer has left
+	// its process group (it wrote its pid after setsid), so the group kill
+	// cannot take the writer with it; the writer closes stderr after LATE,
+	// so the drain ends at end of file, not at its deadline.
+	defer dispatch.SetStderrDrain(10 * time.Second)()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Env: []string{"PATH"},
+		Script: "#!/bin/sh\necho EARLY >&2\nsetsid sh -c 'echo $$ > " + pidFile + "; sleep 0.3; echo LATE >&2; exec sleep 30 2>&-' >/dev/null </dev/null &\nwhile [ ! -s " + pidFile + " ]; do sleep 0.01; done\nexit 3\n"}
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	n := decode(t, dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil))
+	if !strings.Contains(n.SystemMessage, "exited with status 3") || !strings.Contains(n.SystemMessage, "EARLY") || !strings.Contains(n.SystemMessage, "LATE") {
+		t.Errorf("systemMessage %q", n.SystemMessage)
+	}
+}
+
+// TestPlanRulesDrive checks that the interpreter and what fail_closed does
+// come from the plan (copied from the rules at install), not from tables
+// of the dispatcher's own.
+func TestPlanRulesDrive(t *testing.T) {
+	payload := mustJSON(recorded(t, "claude", "PreToolUse"))
+	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed",
+		Runtime: "python", Script: "print('{\"kind\":\"allow\"}')\n"}
+	rewrite := func(f func(p *plan.Plan)) func(home string, p *plan.Plan) {
+		return func(home string, p *plan.Plan) {
+			f(p)
+			if err := dispatchtest.WritePlan(home, p); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	n := decode(t, dispatchEvent(t, "claude", "PreToolUse", payload, []dispatchtest.Hook{h}, rewrite(func(p *plan.Plan) {
+		p.Events["PreToolUse"][0].Tool.Interpreter = "dalo-no-such-interpreter"
+	})))
+	if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, "runtime python: dalo-no-such-interpreter not found on dalo's PATH") {
+		t.Errorf("interpreter: %+v", n)
+	}
+	n = decode(t, dispatchEvent(t, "claude", "PreToolUse", payload, []dispatchtest.Hook{h}, rewrite(func(p *plan.Plan) {
+		p.Events["PreToolUse"][0].Tool.Interpreter = "dalo-no-such-interpreter"
+		delete(p.Rules.FailClosed, "gate")
+	})))
+	if n.HookSpecificOutput.PermissionDecision != "" || !strings.Contains(n.SystemMessage, "not found on dalo's PATH") {
+		t.Errorf("fail_closed without a rule for gate: %+v", n)
 	}
 }

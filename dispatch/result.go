@@ -19,23 +19,12 @@ type Result struct {
 	JSON json.RawMessage // input (rewrite_input) or output (replace_output), compact
 }
 
-// resultKeys is the one field beside kind that each result kind carries.
-var resultKeys = map[string]string{
-	"observe":           "",
-	"abstain":           "",
-	"allow":             "",
-	"add_context":       "context",
-	"deny":              "reason",
-	"continue_workflow": "reason",
-	"rewrite_input":     "input",
-	"replace_output":    "output",
-}
-
 // ParseResult checks that out is exactly one JSON object of the draft's
 // result shapes, with no unknown or duplicate key and nothing after it, and
-// that its kind is one of kinds (abstain is always admitted) and its text
-// or rewritten input within lim, the plan's limits.
-func ParseResult(out []byte, kinds []string, lim plan.Limits) (*Result, error) {
+// that its kind is one of kinds (abstain is always admitted), its key the
+// one shapes (the plan's copy of #ResultShapes) gives the kind, and its
+// text or rewritten input within lim, the plan's limits.
+func ParseResult(out []byte, kinds []string, shapes map[string]plan.ResultShape, lim plan.Limits) (*Result, error) {
 	if !utf8.Valid(out) {
 		return nil, errors.New("result is not valid UTF-8")
 	}
@@ -49,7 +38,7 @@ func ParseResult(out []byte, kinds []string, lim plan.Limits) (*Result, error) {
 		return nil, fmt.Errorf("result is not JSON: %v", err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("result is not a JSON object: starts with %v", tok)
+		return nil, fmt.Errorf("result is not a JSON object: starts with %s", short(fmt.Sprint(tok)))
 	}
 	fields := map[string]json.RawMessage{}
 	var order []string
@@ -64,7 +53,7 @@ func ParseResult(out []byte, kinds []string, lim plan.Limits) (*Result, error) {
 			return nil, fmt.Errorf("result is not JSON: %v", err)
 		}
 		if _, dup := fields[key]; dup {
-			return nil, fmt.Errorf("result has key %q twice", key)
+			return nil, fmt.Errorf("result has key %s twice", short(key))
 		}
 		fields[key] = v
 		order = append(order, key)
@@ -83,13 +72,14 @@ func ParseResult(out []byte, kinds []string, lim plan.Limits) (*Result, error) {
 	if err := json.Unmarshal(rawKind, &kind); err != nil {
 		return nil, errors.New("result kind is not a string")
 	}
-	extra, known := resultKeys[kind]
+	shape, known := shapes[kind]
+	extra := shape.Key
 	if !known {
-		return nil, fmt.Errorf("result kind %q is unknown", kind)
+		return nil, fmt.Errorf("result kind %s is unknown", short(kind))
 	}
 	for _, k := range order {
 		if k != "kind" && k != extra {
-			return nil, fmt.Errorf("result of kind %s has unknown key %q", kind, k)
+			return nil, fmt.Errorf("result of kind %s has unknown key %s", kind, short(k))
 		}
 	}
 	if kind != "abstain" && !contains(kinds, kind) {
@@ -103,8 +93,8 @@ func ParseResult(out []byte, kinds []string, lim plan.Limits) (*Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("result of kind %s has no %s", kind, extra)
 	}
-	switch extra {
-	case "context", "reason":
+	switch shape.Type {
+	case plan.ShapeText:
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("result %s is not a string", extra)
@@ -113,7 +103,7 @@ func ParseResult(out []byte, kinds []string, lim plan.Limits) (*Result, error) {
 			return nil, err
 		}
 		r.Text = s
-	case "input", "output":
+	case plan.ShapeObject:
 		if raw[0] != '{' {
 			return nil, fmt.Errorf("result %s is not a JSON object", extra)
 		}
@@ -125,6 +115,8 @@ func ParseResult(out []byte, kinds []string, lim plan.Limits) (*Result, error) {
 			return nil, fmt.Errorf("result input is %d bytes, over the %d-byte limit of a rewritten input", b.Len(), lim.RewrittenInputBytes)
 		}
 		r.JSON = b.Bytes()
+	default:
+		return nil, fmt.Errorf("result %s has type %q in the plan; run 'dalo plugin install' again", extra, shape.Type)
 	}
 	return r, nil
 }
@@ -139,4 +131,19 @@ func checkText(name, s string, max int) error {
 		return fmt.Errorf("result %s is empty", name)
 	}
 	return nil
+}
+
+// maxQuoted is how many characters of a handler-provided token (a key, a
+// kind, the start of its stdout) a diagnostic quotes: the diagnostic may
+// reach the model (error_visibility model_and_user), and a handler must not
+// be able to push its whole response into the model's context through it.
+const maxQuoted = 64
+
+// short quotes at most maxQuoted characters of s, marking a cut.
+func short(s string) string {
+	q := fmt.Sprintf("%.*q", maxQuoted, s)
+	if utf8.RuneCountInString(s) > maxQuoted {
+		q += "…"
+	}
+	return q
 }

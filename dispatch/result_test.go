@@ -21,6 +21,16 @@ func rulesLimits(t *testing.T) plan.Limits {
 	return lim
 }
 
+// rulesOf returns the rules' tables as install copies them into the plan.
+func rulesOf(t *testing.T) plan.Rules {
+	t.Helper()
+	r, err := store.Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func TestParseResult(t *testing.T) {
 	lim := rulesLimits(t)
 	gate := []string{"allow", "deny", "abstain"}
@@ -62,7 +72,7 @@ func TestParseResult(t *testing.T) {
 		if len(name) > 60 {
 			name = name[:60]
 		}
-		r, err := ParseResult([]byte(tt.out), tt.kinds, lim)
+		r, err := ParseResult([]byte(tt.out), tt.kinds, rulesOf(t).Results, lim)
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", name, err)
@@ -89,12 +99,76 @@ func TestParseResultLimits(t *testing.T) {
 	}
 	kinds := []string{"deny", "add_context", "rewrite_input"}
 	for _, tt := range tests {
-		_, err := ParseResult([]byte(tt.out), kinds, lim)
+		_, err := ParseResult([]byte(tt.out), kinds, rulesOf(t).Results, lim)
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", tt.out, err)
 		case tt.err != "" && (err == nil || err.Error() != tt.err):
 			t.Errorf("%s: error %v, want %q", tt.out, err, tt.err)
+		}
+	}
+}
+
+// TestParseResultQuotesBounded checks that a diagnostic quotes at most a
+// short prefix of whatever the handler wrote: it may reach the model.
+func TestParseResultQuotesBounded(t *testing.T) {
+	lim := rulesLimits(t)
+	huge := strings.Repeat("k", 1<<20)
+	for _, out := range []string{
+		`{"kind":"` + huge + `"}`,
+		`{"kind":"allow","` + huge + `":1}`,
+		`{"` + huge + `":1,"` + huge + `":2}`,
+		`"` + huge + `"`,
+		`{"kind":"deny","reason":"` + huge + `"}`,
+		huge,
+	} {
+		_, err := ParseResult([]byte(out), []string{"allow", "deny"}, rulesOf(t).Results, lim)
+		if err == nil {
+			t.Fatalf("%.40s: no error", out)
+		}
+		if len(err.Error()) > 200 {
+			t.Errorf("%.40s: diagnostic of %d bytes: %.300s", out, len(err.Error()), err)
+		}
+	}
+	_, err := ParseResult([]byte(`{"kind":"`+huge+`"}`), nil, rulesOf(t).Results, lim)
+	if want := `result kind "` + strings.Repeat("k", maxQuoted) + `"… is unknown`; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// TestParseResultShapes checks that the shapes are the plan's, not a
+// table of the dispatcher's own.
+func TestParseResultShapes(t *testing.T) {
+	lim := rulesLimits(t)
+	shapes := map[string]plan.ResultShape{"allow": {Key: "why", Type: plan.ShapeText}, "deny": {}}
+	if r, err := ParseResult([]byte(`{"kind":"allow","why":"ok"}`), []string{"allow"}, shapes, lim); err != nil || r.Text != "ok" {
+		t.Errorf("allow with why: %+v, %v", r, err)
+	}
+	if _, err := ParseResult([]byte(`{"kind":"deny","reason":"no"}`), []string{"deny"}, shapes, lim); err == nil || !strings.Contains(err.Error(), `unknown key "reason"`) {
+		t.Errorf("deny with reason: error %v", err)
+	}
+	if _, err := ParseResult([]byte(`{"kind":"add_context","context":"x"}`), []string{"add_context"}, shapes, lim); err == nil || !strings.Contains(err.Error(), "is unknown") {
+		t.Errorf("kind without a shape: error %v", err)
+	}
+}
+
+// TestComposeBoundsFailure checks that a failure diagnostic reaches the
+// model cut to the plan's result_text_bytes, the cut marked.
+func TestComposeBoundsFailure(t *testing.T) {
+	lim := plan.Limits{ResponseBytes: 64, ResultTextBytes: 100, RewrittenInputBytes: 12}
+	for _, policy := range []string{"report", "fail_closed"} {
+		h := &plan.PlannedHook{Package: "p", Hook: "h", Effect: "gate", FailurePolicy: policy, ErrorVisibility: "model_and_user"}
+		o := compose([]run{{hook: h, failure: strings.Repeat("x", 1<<20)}}, nil, lim, rulesOf(t))
+		notes := o.Context
+		if policy == "fail_closed" {
+			notes = o.Deny
+		}
+		if len(notes) != 1 {
+			t.Fatalf("%s: outcome %+v", policy, o)
+		}
+		text := JoinNotes(notes)
+		if len(text) > 2*lim.ResultTextBytes || !strings.Contains(text, "(truncated)") {
+			t.Errorf("%s: %d bytes to the model: %q", policy, len(text), text)
 		}
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,14 +21,9 @@ import (
 // rest is read and dropped so that the handler never blocks on it.
 const maxStderr = 4 << 10
 
-// Interpreters of the node and python runtimes. They are looked up with
-// exec.LookPath on the dispatcher's own PATH at dispatch time (the PATH the
-// harness gave dalo), not on the handler's environment: PATH reaches the
-// handler only if its tool declares it in env.
-var interpreters = map[string]string{
-	"node":   "node",
-	"python": "python3",
-}
+// stderrDrain bounds how long the handler's stderr is still read once its
+// process group is dead.
+var stderrDrain = 250 * time.Millisecond // a variable so that a test can widen it
 
 // A command is one handler invocation, ready to start.
 type command struct {
@@ -38,8 +35,11 @@ type command struct {
 
 // newCommand builds the invocation of h's tool for an event with fields f:
 //
-//   - runtime node or python: the interpreter, the staged entry, then argv;
-//     runtime executable: the staged entry, then argv;
+//   - with an interpreter (the plan's, from #Runtimes): the interpreter,
+//     looked up on the dispatcher's own PATH (the PATH the harness gave
+//     dalo, not the handler's environment: PATH reaches the handler only
+//     if its tool declares it in env), the staged entry, then argv;
+//     without: the staged entry, then argv;
 //   - an argument that is exactly ${input.NAME} is replaced by the value of
 //     the input, bound from an event field (booleans as "true"/"false");
 //     an optional input without a binding drops that argument, since an
@@ -52,18 +52,15 @@ func newCommand(h *plan.PlannedHook, f Fields, getenv func(string) (string, bool
 	t := &h.Tool
 	c := &command{dir: t.Root}
 	entry := filepath.Join(t.Root, t.Entry)
-	switch t.Runtime {
-	case "executable":
+	if t.Interpreter == "" {
 		c.path = entry
-	case "node", "python":
-		p, err := exec.LookPath(interpreters[t.Runtime])
+	} else {
+		p, err := exec.LookPath(t.Interpreter)
 		if err != nil {
-			return nil, fmt.Errorf("runtime %s: %s not found on dalo's PATH", t.Runtime, interpreters[t.Runtime])
+			return nil, fmt.Errorf("runtime %s: %s not found on dalo's PATH", t.Runtime, t.Interpreter)
 		}
 		c.path = p
 		c.args = append(c.args, entry)
-	default:
-		return nil, fmt.Errorf("unknown runtime %q", t.Runtime)
 	}
 	values := map[string]string{}
 	for _, b := range h.Bindings {
@@ -125,6 +122,30 @@ func findInput(ins []plan.PlannedInput, name string) *plan.PlannedInput {
 	return nil
 }
 
+// live holds the process groups of the handlers running now, for
+// Interrupt; once stopped, no handler starts.
+var live struct {
+	sync.Mutex
+	groups  map[int]bool
+	stopped bool
+}
+
+// Interrupt kills the process group of every running handler and keeps any
+// other from starting. `dalo hook dispatch` calls it when it is told to
+// stop (SIGTERM, SIGINT, SIGHUP: a harness cutting an event short, such as
+// Codex's SessionEnd after 3 s while handler timeouts go to 120 s), so that
+// no handler outlives the dispatcher. A dispatcher killed outright
+// (SIGKILL) cannot: on Linux each handler then gets SIGKILL from the kernel
+// (Pdeathsig), though what it started in its group does not.
+func Interrupt() {
+	live.Lock()
+	defer live.Unlock()
+	live.stopped = true
+	for pgid := range live.groups {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
 // An exit is how a handler run ended.
 type exit struct {
 	stdout []byte
@@ -139,6 +160,11 @@ type exit struct {
 // a handler's work ends with its event. Reads of stdout stop at the
 // deadline even if a process that left the group still holds the pipe.
 func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) exit {
+	// Pdeathsig (see sysProcAttr) fires when the thread that started the
+	// handler exits, not the process: hold this thread until Wait, so that
+	// the runtime never retires it under a running handler.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	deadline := time.Now().Add(timeout)
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -166,9 +192,20 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 		Stdin:       inR,
 		Stdout:      outW,
 		Stderr:      errW,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: sysProcAttr(),
 	}
-	err = cmd.Start()
+	// Started and recorded under the lock: Interrupt either sees the
+	// group or has already stopped this start.
+	live.Lock()
+	if live.stopped {
+		err = errors.New("dispatch was interrupted")
+	} else if err = cmd.Start(); err == nil {
+		if live.groups == nil {
+			live.groups = map[int]bool{}
+		}
+		live.groups[cmd.Process.Pid] = true
+	}
+	live.Unlock()
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -180,6 +217,11 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 	}
 	pgid := cmd.Process.Pid
 	killGroup := func() { syscall.Kill(-pgid, syscall.SIGKILL) }
+	defer func() {
+		live.Lock()
+		delete(live.groups, pgid)
+		live.Unlock()
+	}()
 
 	go func() {
 		// A handler need not read its stdin; EPIPE here is not an error.
@@ -233,7 +275,6 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 	}
 	if timedOut {
 		outR.Close() // a process outside the group may still hold the pipe
-		errR.Close()
 		if !exited {
 			<-waitc
 		}
@@ -242,13 +283,12 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 		}
 	}
 	inW.Close()
-	var stderr string
-	select {
-	case stderr = <-errc:
-	case <-time.After(10 * time.Millisecond):
-		errR.Close()
-		stderr = <-errc
-	}
+	// The group is dead: what it wrote to stderr is in the pipe, and the
+	// read ends at EOF, unless a process that left the group still holds
+	// the pipe. A read deadline bounds the drain without dropping what is
+	// buffered, however late the reader runs.
+	errR.SetReadDeadline(time.Now().Add(stderrDrain))
+	stderr := <-errc
 	outR.Close()
 	errR.Close()
 	e := exit{stdout: out.data, stderr: stderr}

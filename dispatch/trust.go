@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"dalo/store/plan"
@@ -38,7 +37,7 @@ func checkGrant(home string, ref plan.GrantRef) error {
 		return fmt.Errorf("grant id %q is not a file name", ref.ID)
 	}
 	name := filepath.Join(home, "grants", ref.ID+".json")
-	f, err := os.Open(name)
+	f, _, err := plan.OpenRegular(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s is revoked (%s does not exist)", ref.ID, name)
 	}
@@ -76,22 +75,20 @@ func checkStaged(t *plan.PlannedTool) error {
 			return fmt.Errorf("staged file %q is outside the tool root", rel)
 		}
 		name := filepath.Join(t.Root, rel)
-		fi, err := os.Lstat(name)
+		f, size, err := plan.OpenRegular(name)
 		if err != nil {
 			return fmt.Errorf("staged file changed: %v", err)
 		}
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("staged file changed: %s is no longer a regular file", name)
-		}
-		f, err := os.Open(name)
-		if err != nil {
-			return fmt.Errorf("staged file changed: %v", err)
-		}
+		// Read no more than the size fstat gave: a file that grows while
+		// it is read is changed, and is never read without end.
 		h := sha256.New()
-		_, err = io.CopyBuffer(h, f, buf)
+		n, err := io.CopyBuffer(h, io.LimitReader(f, size+1), buf)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("staged file changed: reading %s: %v", name, err)
+		}
+		if n > size {
+			return fmt.Errorf("staged file changed: %s grew while it was read", name)
 		}
 		if got := hex.EncodeToString(h.Sum(nil)); got != want {
 			return fmt.Errorf("staged file changed: %s has sha256 %s, approved %s", name, got, want)

@@ -137,9 +137,24 @@ func planOf(t *providers.Table, in *Installed) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
 	}
-	p := &Plan{Schema: PlanSchema, Provider: in.Provider, Version: in.Version, Events: map[string][]PlannedHook{}, Natives: map[string]plan.Native{}, Limits: lim}
+	rules, err := Rules()
+	if err != nil {
+		return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
+	}
+	interp, err := Interpreters()
+	if err != nil {
+		return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
+	}
+	p := &Plan{Schema: PlanSchema, Provider: in.Provider, Version: in.Version, Events: map[string][]PlannedHook{}, Natives: map[string]plan.Native{}, Limits: lim, Rules: rules}
 	for _, ip := range in.Packages {
 		for _, h := range ip.Hooks {
+			// The interpreter comes from the rules each time the plan is
+			// written, so that a plan rebuilt from an older record has it.
+			x, ok := interp[h.Hook.Tool.Runtime]
+			if !ok {
+				return nil, fmt.Errorf("dispatch plan of %s: hook %s of %s: the rules have no runtime %q", in.Provider, h.Hook.Hook, h.Hook.Package, h.Hook.Tool.Runtime)
+			}
+			h.Hook.Tool.Interpreter = x
 			p.Events[h.Event] = append(p.Events[h.Event], h.Hook)
 		}
 	}
@@ -203,7 +218,7 @@ func wantEntries(t *providers.Table, in *Installed, exe string) map[string]Harne
 			// The hooks of an event run concurrently, but only so many at
 			// once (dispatch's maxParallel), so their sum bounds the worst
 			// case; the dispatcher needs a little more to report a timeout.
-			Timeout: t.NativeTimeout(ms + dispatchSlackMS),
+			Timeout: t.NativeTimeout(ms + dispatchSlackMS), TimeoutField: t.Timeout.Field,
 		}}}
 		if max, ok := t.TimeoutClampMS(ev); ok {
 			// The harness cuts it anyway, and warns when it does.

@@ -37,6 +37,26 @@ func Limits() (plan.Limits, error) {
 	return r.limits, nil
 }
 
+// Rules asks the rules for the tables dispatch applies to a handler's
+// answer and to its failure (#ResultShapes, #FailClosed), for the plan.
+func Rules() (plan.Rules, error) {
+	r, err := planRules()
+	if err != nil {
+		return plan.Rules{}, err
+	}
+	return r.rules, nil
+}
+
+// Interpreters asks the rules for the interpreter of each tool runtime
+// (#Runtimes; "" runs the entry itself), for the plan.
+func Interpreters() (map[string]string, error) {
+	r, err := planRules()
+	if err != nil {
+		return nil, err
+	}
+	return r.interpreters, nil
+}
+
 // planRules is what the plan copies from the rules, decoded once per
 // process from one load of them: a CUE value is not for concurrent use, so
 // nothing else keeps it.
@@ -64,12 +84,42 @@ var planRules = sync.OnceValues(func() (*rulesForPlan, error) {
 	if err := r.limits.Check(); err != nil {
 		return nil, fmt.Errorf("rules: #Limits: %w", err)
 	}
+	var shapes map[string]map[string]string
+	if err := v.LookupPath(cue.ParsePath("#ResultShapes")).Decode(&shapes); err != nil {
+		return nil, fmt.Errorf("rules: #ResultShapes: %w", err)
+	}
+	r.rules.Results = make(map[string]plan.ResultShape, len(shapes))
+	for kind, keys := range shapes {
+		var s plan.ResultShape
+		for k, typ := range keys { // at most one: #Tables checks it
+			s = plan.ResultShape{Key: k, Type: typ}
+		}
+		r.rules.Results[kind] = s
+	}
+	if err := v.LookupPath(cue.ParsePath("#FailClosed")).Decode(&r.rules.FailClosed); err != nil {
+		return nil, fmt.Errorf("rules: #FailClosed: %w", err)
+	}
+	if err := r.rules.Check(); err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
+	var runtimes map[string]struct {
+		Interpreter string `json:"interpreter"`
+	}
+	if err := v.LookupPath(cue.ParsePath("#Runtimes")).Decode(&runtimes); err != nil {
+		return nil, fmt.Errorf("rules: #Runtimes: %w", err)
+	}
+	r.interpreters = make(map[string]string, len(runtimes))
+	for rt, x := range runtimes {
+		r.interpreters[rt] = x.Interpreter
+	}
 	return r, nil
 })
 
 type rulesForPlan struct {
-	kinds  map[string][]string
-	limits plan.Limits
+	kinds        map[string][]string
+	limits       plan.Limits
+	rules        plan.Rules
+	interpreters map[string]string
 }
 
 func sha256Hex(data []byte) string {

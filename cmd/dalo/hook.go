@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"regexp"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -29,9 +31,14 @@ timeout. node and python3 are found on dalo's own PATH.
 DALO_HOME defaults to $XDG_DATA_HOME/dalo, else ~/.local/share/dalo.
 See docs/dispatch.md for the policies and how results compose.
 
+Stopped by SIGTERM, SIGINT or SIGHUP (a harness that stops waiting), it
+kills every running handler's process group and exits 1. Killed outright
+(SIGKILL), on Linux its handlers are killed by the kernel.
+
 Exit status: 0 with the native answer on stdout (possibly empty); 1 when
 the plan cannot be read, or a failure must reach the user on SessionEnd
-(whose output harnesses ignore), with the diagnostic on stderr; 2 bad usage.
+(whose output harnesses ignore), or it was stopped, with the diagnostic on
+stderr; 2 bad usage.
 
 Examples:
   dalo hook dispatch --provider claude --event PreToolUse < payload.json
@@ -74,6 +81,23 @@ func runHookDispatch(e *env, fs *pflag.FlagSet) int {
 		fmt.Fprintf(e.stderr, "dalo %s: %v\n", name, err)
 		return exitFail
 	}
+	// A harness that stops waiting for the event stops dalo (SIGTERM; a
+	// terminal's SIGINT or SIGHUP): every running handler is killed with
+	// it, since nothing would read its result.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case sig := <-sigs:
+			dispatch.Interrupt()
+			fmt.Fprintf(e.stderr, "dalo %s: stopped by %v; the running handlers were killed\n", name, sig)
+			os.Exit(exitFail)
+		case <-done:
+		}
+	}()
 	req := dispatch.Request{Home: home, Provider: provider, Event: event, Getenv: os.LookupEnv}
 	req.Payload, err = io.ReadAll(io.LimitReader(e.stdin, dispatch.MaxPayload+1))
 	switch {

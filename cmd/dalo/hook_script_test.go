@@ -21,7 +21,8 @@ import (
 //	                                        empty file digests are to be computed
 //	                                        and whose native protocols come from
 //	                                        the provider table of its version (its
-//	                                        limits from the rules), as the
+//	                                        limits, rules and interpreters from
+//	                                        the rules), as the
 //	                                        dispatch index under $DALO_HOME/plans
 //	hookfixture payload PROVIDER FILE OUT   copy a recorded native payload
 //	                                        (providers/testdata/recordings) to OUT
@@ -56,6 +57,15 @@ func cmdHookfixture(ts *testscript.TestScript, neg bool, args []string) {
 		lim, err := store.Limits()
 		ts.Check(err)
 		p.Limits = lim
+		p.Rules, err = store.Rules()
+		ts.Check(err)
+		interp, err := store.Interpreters()
+		ts.Check(err)
+		for _, hooks := range p.Events {
+			for i := range hooks {
+				hooks[i].Tool.Interpreter = interp[hooks[i].Tool.Runtime]
+			}
+		}
 		p.Natives = map[string]plan.Native{}
 		for ev := range p.Events {
 			n, err := tb.DispatchNative(ev)

@@ -44,8 +44,9 @@ type Hook struct {
 // for its tool and for itself under home/grants, and writes the plan of
 // provider (its dispatch index under home/plans, replacing any there),
 // with the native protocol of each event from the newest provider table
-// of that name, and the result kinds and response limits from the rules,
-// as install copies them.
+// of that name, and the result kinds, response limits, result shapes,
+// fail_closed actions and interpreters from the rules, as install copies
+// them.
 func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error) {
 	ts, err := providers.Load()
 	if err != nil {
@@ -59,11 +60,19 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 	if err != nil {
 		return nil, err
 	}
+	rules, err := store.Rules()
+	if err != nil {
+		return nil, err
+	}
+	interp, err := store.Interpreters()
+	if err != nil {
+		return nil, err
+	}
 	t, ok := ts.Newest(provider)
 	if !ok {
 		return nil, fmt.Errorf("no provider table %s", provider)
 	}
-	p := &plan.Plan{Schema: plan.Schema, Provider: provider, Version: t.Version, Events: map[string][]plan.PlannedHook{}, Natives: map[string]plan.Native{}, Limits: lim}
+	p := &plan.Plan{Schema: plan.Schema, Provider: provider, Version: t.Version, Events: map[string][]plan.PlannedHook{}, Natives: map[string]plan.Native{}, Limits: lim, Rules: rules}
 	for event, hooks := range events {
 		n, err := t.DispatchNative(event)
 		if err != nil {
@@ -75,6 +84,7 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 			if err != nil {
 				return nil, err
 			}
+			ph.Tool.Interpreter = interp[ph.Tool.Runtime]
 			p.Events[event] = append(p.Events[event], *ph)
 		}
 		hs := p.Events[event]

@@ -41,6 +41,8 @@ type EventFile struct {
 	Native   Native `json:"native"`
 	// Limits bound the response of each of the event's handlers.
 	Limits Limits `json:"limits"`
+	// Rules are the tables dispatch applies to results and failures.
+	Rules Rules `json:"rules"`
 	// Hooks are the event's hooks without a tool matcher, in stable
 	// hook-identity order.
 	Hooks []PlannedHook `json:"hooks"`
@@ -76,6 +78,9 @@ func WriteIndex(plansDir string, p *Plan, step func()) error {
 		return RemoveIndex(plansDir, p.Provider)
 	}
 	if err := p.Limits.Check(); err != nil {
+		return fmt.Errorf("writing dispatch index of %s: %w", p.Provider, err)
+	}
+	if err := p.Rules.Check(); err != nil {
 		return fmt.Errorf("writing dispatch index of %s: %w", p.Provider, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -159,7 +164,7 @@ func writeGeneration(dir string, p *Plan) error {
 		if !ok {
 			return fmt.Errorf("writing dispatch index: event %s has no native protocol in the plan", ev)
 		}
-		ef := EventFile{Schema: Schema, Provider: p.Provider, Version: p.Version, Event: ev, Native: n, Limits: p.Limits, Hooks: []PlannedHook{}}
+		ef := EventFile{Schema: Schema, Provider: p.Provider, Version: p.Version, Event: ev, Native: n, Limits: p.Limits, Rules: p.Rules, Hooks: []PlannedHook{}}
 		buckets := map[string][]PlannedHook{}
 		for _, h := range p.Events[ev] {
 			if len(h.ToolNames) == 0 {
@@ -318,6 +323,9 @@ func load(plansDir, provider, event string, pick func(n *Native) (string, bool))
 		return nil, fmt.Errorf("reading dispatch index %s: it is for %s %s", name, ef.Provider, ef.Event)
 	}
 	if err := ef.Limits.Check(); err != nil {
+		return nil, fmt.Errorf("reading dispatch index %s: %v; run 'dalo plugin install' again", name, err)
+	}
+	if err := ef.Rules.Check(); err != nil {
 		return nil, fmt.Errorf("reading dispatch index %s: %v; run 'dalo plugin install' again", name, err)
 	}
 	if len(ef.Tools) == 0 {

@@ -28,8 +28,11 @@ func testPlan(version string, hooks ...PlannedHook) *Plan {
 	return &Plan{Schema: Schema, Provider: "claude", Version: version,
 		Events:  map[string][]PlannedHook{"PreToolUse": hooks, "Stop": {hook("a", "stop")}},
 		Natives: map[string]Native{"PreToolUse": {Event: "PreToolUse"}, "Stop": {Event: "Stop"}},
-		Limits:  testLimits}
+		Limits:  testLimits, Rules: testRules}
 }
+
+// testRules are rules of the format's tests.
+var testRules = Rules{Results: map[string]ResultShape{"allow": {}, "deny": {Key: "reason", Type: ShapeText}}, FailClosed: map[string]string{"gate": FailDeny}}
 
 // testLimits are limits of the format's tests, not the rules' numbers
 // (package store reads those from #Limits).
@@ -141,7 +144,7 @@ func TestLoadNeverMixes(t *testing.T) {
 func TestLoadOtherSchema(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "claude.json"), []byte(`{"schema": 1, "events": {}}`), 0o644)
-	if _, err := Load(dir, "claude", "Stop", nil); err == nil || !strings.Contains(err.Error(), "schema 1, this dalo reads 3; run 'dalo plugin install' again") {
+	if _, err := Load(dir, "claude", "Stop", nil); err == nil || !strings.Contains(err.Error(), "schema 1, this dalo reads 4; run 'dalo plugin install' again") {
 		t.Errorf("legacy plan: %v", err)
 	}
 }
@@ -167,8 +170,11 @@ func TestLimitsRequired(t *testing.T) {
 	}
 	name := filepath.Join(IndexDir(dir, "claude"), gen, "Stop.json")
 	for _, tc := range []struct{ file, want string }{
-		{`{"schema":3,"provider":"claude","event":"Stop","hooks":[]}`, "limits.response_bytes is 0, not a positive byte count; run 'dalo plugin install' again"},
-		{`{"schema":3,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":0},"hooks":[]}`, "limits.rewritten_input_bytes is 0"},
+		{`{"schema":4,"provider":"claude","event":"Stop","hooks":[]}`, "limits.response_bytes is 0, not a positive byte count; run 'dalo plugin install' again"},
+		{`{"schema":4,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":0},"hooks":[]}`, "limits.rewritten_input_bytes is 0"},
+		{`{"schema":4,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"hooks":[]}`, "rules.results is empty"},
+		{`{"schema":4,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"rules":{"results":{"deny":{"key":"reason","type":"list"}}},"hooks":[]}`, `rules.results.deny has key "reason" of type "list"`},
+		{`{"schema":4,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"rules":{"results":{"allow":{}},"fail_closed":{"gate":"allow"}},"hooks":[]}`, `rules.fail_closed.gate is "allow", not deny or continue`},
 	} {
 		if err := os.WriteFile(name, []byte(tc.file), 0o644); err != nil {
 			t.Fatal(err)

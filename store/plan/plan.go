@@ -26,8 +26,9 @@ import "fmt"
 
 // Schema is the version of the plan format. 2 added the native protocol
 // of each event (Natives) and the per-event index dispatch reads; 3 the
-// response limits (Limits).
-const Schema = 3
+// response limits (Limits); 4 the result shapes and fail_closed actions
+// (Rules) and each tool's interpreter.
+const Schema = 4
 
 // A Plan is every installed, approved hook of one provider, by native event.
 type Plan struct {
@@ -41,6 +42,59 @@ type Plan struct {
 	// Limits bound every handler's response, copied from the rules at
 	// install.
 	Limits Limits `json:"limits"`
+	// Rules are the tables of the rules dispatch applies, copied from the
+	// rules at install.
+	Rules Rules `json:"rules"`
+}
+
+// Rules are the draft's tables dispatch applies to a handler's answer and
+// to its failure, copied from the rules (cue/hooks.cue) at install so that
+// dispatch reads them without evaluating CUE.
+type Rules struct {
+	// Results gives every result kind its shape (#ResultShapes).
+	Results map[string]ResultShape `json:"results"`
+	// FailClosed gives every effect that admits fail_closed what its
+	// failing fail_closed hook does (#FailClosed): FailDeny or
+	// FailContinue.
+	FailClosed map[string]string `json:"fail_closed"`
+}
+
+// What a failing fail_closed hook does, as #FailClosed names it.
+const (
+	FailDeny     = "deny"     // deny the action the hook gates
+	FailContinue = "continue" // ask for another workflow pass
+)
+
+// A ResultShape is the one key a result kind carries beside kind, and its
+// type; a kind without one has the zero ResultShape.
+type ResultShape struct {
+	Key  string `json:"key,omitempty"`  // context, reason, input, output
+	Type string `json:"type,omitempty"` // ShapeText or ShapeObject
+}
+
+// Types of a result key (#ResultShapes).
+const (
+	ShapeText   = "text"   // a string within result_text_bytes, without NUL, not blank
+	ShapeObject = "object" // a JSON object
+)
+
+// Check reports rules that are missing or name what dispatch cannot
+// apply: a plan without them is refused rather than misread.
+func (r Rules) Check() error {
+	if len(r.Results) == 0 {
+		return fmt.Errorf("rules.results is empty")
+	}
+	for kind, s := range r.Results {
+		if (s.Key == "") != (s.Type == "") || (s.Type != "" && s.Type != ShapeText && s.Type != ShapeObject) {
+			return fmt.Errorf("rules.results.%s has key %q of type %q", kind, s.Key, s.Type)
+		}
+	}
+	for effect, a := range r.FailClosed {
+		if a != FailDeny && a != FailContinue {
+			return fmt.Errorf("rules.fail_closed.%s is %q, not %s or %s", effect, a, FailDeny, FailContinue)
+		}
+	}
+	return nil
 }
 
 // Limits are the draft's limits of a handler's response, copied from the
@@ -160,14 +214,17 @@ type GrantRef struct {
 
 // A PlannedTool is the staged tool a hook runs.
 type PlannedTool struct {
-	ID      string            `json:"id"`
-	Root    string            `json:"root"` // absolute path of the staged, read-only tool root (the cwd)
-	Runtime string            `json:"runtime"`
-	Entry   string            `json:"entry"`
-	Argv    []string          `json:"argv"`
-	Env     []string          `json:"env,omitempty"`
-	Inputs  []PlannedInput    `json:"inputs,omitempty"`
-	Files   map[string]string `json:"files"` // path relative to Root → sha256 hex, entry included
+	ID      string `json:"id"`
+	Root    string `json:"root"` // absolute path of the staged, read-only tool root (the cwd)
+	Runtime string `json:"runtime"`
+	// Interpreter runs the entry, found on dalo's PATH; empty, the entry
+	// runs itself (#Runtimes, copied at install).
+	Interpreter string            `json:"interpreter,omitempty"`
+	Entry       string            `json:"entry"`
+	Argv        []string          `json:"argv"`
+	Env         []string          `json:"env,omitempty"`
+	Inputs      []PlannedInput    `json:"inputs,omitempty"`
+	Files       map[string]string `json:"files"` // path relative to Root → sha256 hex, entry included
 }
 
 // A PlannedInput is a declared tool input.

@@ -1,0 +1,40 @@
+package store
+
+import (
+	"reflect"
+	"testing"
+
+	"dalo/store/plan"
+)
+
+// TestRulesForPlan checks what install copies from the rules' tables into
+// the plan: the result shapes, what fail_closed does per effect, and the
+// interpreters.
+func TestRulesForPlan(t *testing.T) {
+	r, err := Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantShapes := map[string]plan.ResultShape{
+		"observe": {}, "abstain": {}, "allow": {},
+		"add_context":       {Key: "context", Type: plan.ShapeText},
+		"deny":              {Key: "reason", Type: plan.ShapeText},
+		"continue_workflow": {Key: "reason", Type: plan.ShapeText},
+		"rewrite_input":     {Key: "input", Type: plan.ShapeObject},
+		"replace_output":    {Key: "output", Type: plan.ShapeObject},
+	}
+	if !reflect.DeepEqual(r.Results, wantShapes) {
+		t.Errorf("results %v, want %v", r.Results, wantShapes)
+	}
+	wantFail := map[string]string{"gate": plan.FailDeny, "rewrite_input": plan.FailDeny, "continue_workflow": plan.FailContinue}
+	if !reflect.DeepEqual(r.FailClosed, wantFail) {
+		t.Errorf("fail_closed %v, want %v", r.FailClosed, wantFail)
+	}
+	in, err := Interpreters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"executable": "", "node": "node", "python": "python3"}; !reflect.DeepEqual(in, want) {
+		t.Errorf("interpreters %v, want %v", in, want)
+	}
+}
