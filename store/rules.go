@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -23,7 +25,11 @@ func ResultKinds() (map[string][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.kinds, nil
+	out := make(map[string][]string, len(r.kinds))
+	for k, v := range r.kinds {
+		out[k] = slices.Clone(v)
+	}
+	return out, nil
 }
 
 // Limits asks the rules for the limits of a handler's response (#Limits:
@@ -44,7 +50,9 @@ func Rules() (plan.Rules, error) {
 	if err != nil {
 		return plan.Rules{}, err
 	}
-	return r.rules, nil
+	// A copy: the answers are decoded once per process, and a caller that
+	// edits its plan must not change what the next caller reads.
+	return plan.Rules{Results: maps.Clone(r.rules.Results), FailClosed: maps.Clone(r.rules.FailClosed)}, nil
 }
 
 // Interpreters asks the rules for the interpreter of each tool runtime
@@ -54,7 +62,7 @@ func Interpreters() (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.interpreters, nil
+	return maps.Clone(r.interpreters), nil
 }
 
 // planRules is what the plan copies from the rules, decoded once per
