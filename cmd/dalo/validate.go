@@ -105,7 +105,7 @@ func printReport(w io.Writer, rep *engine.Report) {
 			warns++
 		}
 	}
-	printGrid(w, rep)
+	printGrid(w, rep, len(rep.Diagnostics) > 0)
 	verdict := "valid"
 	if !rep.Valid {
 		verdict = "invalid"
@@ -116,7 +116,8 @@ func printReport(w io.Writer, rep *engine.Report) {
 // printGrid prints hooks by provider: one row per hook, one column per
 // provider version, each cell supported, omitted or unsupported ("blocks"
 // when a required hook cannot be activated there), then the reasons.
-func printGrid(w io.Writer, rep *engine.Report) {
+// A blank line separates the grid from diagnostics above it, if any.
+func printGrid(w io.Writer, rep *engine.Report, below bool) {
 	provs := make([]string, 0, len(rep.Capabilities))
 	for k := range rep.Capabilities {
 		provs = append(provs, k)
@@ -163,7 +164,9 @@ func printGrid(w io.Writer, rep *engine.Report) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
-	fmt.Fprintln(w)
+	if below {
+		fmt.Fprintln(w)
+	}
 	line("hook", provs)
 	var notes []string
 	for _, h := range hooks {
