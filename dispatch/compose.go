@@ -119,7 +119,9 @@ func source(h *plan.PlannedHook) string { return h.Package + "/" + h.Hook }
 //     (workflow.already_continued), a failure does not ask for yet another
 //     pass: a broken handler would otherwise loop the agent forever; the
 //     user is told.
-//   - Contexts are all kept, each named by its hook.
+//   - Contexts are kept, each named by its hook, up to maxContext of the
+//     plan's limits joined; notes past it are dropped whole from the end,
+//     and the user is told which (see capContext).
 //   - Any deny denies the action. Allows beside it lose, and the user is
 //     told which hooks allowed and which denied; rewrites beside it are not
 //     applied, and the user is told.
@@ -169,6 +171,7 @@ func compose(runs []run, fields Fields, lim plan.Limits, rules plan.Rules) *Outc
 			o.User = append(o.User, fmt.Sprintf("dalo: the input rewrite of %s was not applied: the action is denied by %s",
 				strings.Join(sources(rewrites), ", "), strings.Join(denies, ", ")))
 		}
+		capContext(o, lim)
 		return o
 	}
 	if len(rewrites) > 0 {
@@ -187,7 +190,42 @@ func compose(runs []run, fields Fields, lim plan.Limits, rules plan.Rules) *Outc
 			o.User = append(o.User, "dalo: conflicting output replacements by "+strings.Join(sources(replaces), ", ")+"; the tool output is left unchanged")
 		}
 	}
+	capContext(o, lim)
 	return o
+}
+
+// contextNotes is how many full-size notes the joined model context holds.
+// The draft bounds each text a handler returns (16 KiB, the plan's
+// result_text_bytes) and wants diagnostics bounded, but a sum over however
+// many hooks match one event is not bounded. Four notes' worth (64 KiB
+// with the reference limits; the hooks' names and the separators count)
+// keeps every context of an ordinary composition while one event can no
+// longer flood the model.
+const contextNotes = 4
+
+// maxContext is the most bytes of joined model context (JoinNotes of
+// Outcome.Context, names and separators included) one event carries.
+func maxContext(lim plan.Limits) int { return contextNotes * lim.ResultTextBytes }
+
+// capContext keeps the notes of o.Context, in hook-identity order, while
+// their join fits maxContext, and drops the rest whole (a cut note would
+// read as the hook's complete context). The user is told which hooks'
+// context the model did not get, never silently.
+func capContext(o *Outcome, lim plan.Limits) {
+	max, size := maxContext(lim), 0
+	for i, n := range o.Context {
+		if i > 0 {
+			size += len("\n\n")
+		}
+		size += len("[") + len(n.Source) + len("] ") + len(n.Text)
+		if size > max {
+			dropped := sources(o.Context[i:])
+			o.Context = o.Context[:i]
+			o.User = append(o.User, fmt.Sprintf("dalo: the hooks' context exceeds %d bytes; the model did not get the context of %s",
+				max, strings.Join(dropped, ", ")))
+			return
+		}
+	}
 }
 
 // applyFailure applies the failure policy of h and returns what a

@@ -726,3 +726,34 @@ func TestPlanRulesDrive(t *testing.T) {
 		t.Errorf("fail_closed without a rule for gate: %+v", n)
 	}
 }
+
+// TestContextCapped: six hooks each returning context near the plan's
+// result_text_bytes. The model gets the first four whole, in hook-identity
+// order, within four times result_text_bytes; the user is told that the
+// context of the last two was dropped.
+func TestContextCapped(t *testing.T) {
+	lim, err := store.Limits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("c", lim.ResultTextBytes-100)
+	var hooks []dispatchtest.Hook
+	for _, id := range []string{"h6", "h5", "h4", "h3", "h2", "h1"} {
+		hooks = append(hooks, dispatchtest.Hook{Package: "s:a", ID: id, Subject: "tool_call", Phase: "before", Effect: "add_context",
+			Script: result(`{"kind":"add_context","context":"` + text + `"}`)})
+	}
+	for _, provider := range []string{"claude", "codex"} {
+		n := decode(t, dispatchEvent(t, provider, "PreToolUse", mustJSON(recorded(t, provider, "PreToolUse")), hooks, nil))
+		got := n.HookSpecificOutput.AdditionalContext
+		want := "[s:a/h1] " + text + "\n\n[s:a/h2] " + text + "\n\n[s:a/h3] " + text + "\n\n[s:a/h4] " + text
+		if got != want {
+			t.Errorf("%s: %d bytes of context, want the first four notes whole (%d bytes)", provider, len(got), len(want))
+		}
+		if len(got) > 4*lim.ResultTextBytes {
+			t.Errorf("%s: %d bytes of context, bound %d", provider, len(got), 4*lim.ResultTextBytes)
+		}
+		if !strings.Contains(n.SystemMessage, "the model did not get the context of s:a/h5, s:a/h6") {
+			t.Errorf("%s: user channel %q does not name the dropped hooks", provider, n.SystemMessage)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"dalo/engine"
 	"dalo/providers"
 	"dalo/store"
+	"dalo/store/plan"
 )
 
 const pluginReviewDoc = `Plugin review validates a package of a registered source and shows
@@ -24,18 +25,29 @@ with its subject, phase, effect, matcher, bindings, timeout, failure policy
 and its support on the provider; members and what they resolve to; and
 where instructions would apply. It writes nothing and grants nothing.
 
-Without --provider it shows hook support on every known provider version.
+Without --provider it shows hook support on every known provider version;
+approvals are shown only with --provider.
+
+--json prints the same review as one JSON object: package, valid,
+providers, tools (files with path, sha256 and size; runtime,
+runtime_version, argv, env, capabilities, platforms, cwd, inputs,
+approval), hooks (subject, phase, effect, matcher, bindings, timeout_ms,
+failure_policy, error_visibility, requirement, fallback, support per
+provider with status, native_event, reason and blocks_activation,
+approval), members and requires (resolution, and for members what install
+would do on each provider) and instructions (the instruction members).
 
 Exit status: 0 reviewed; 1 invalid package or store error; 2 bad usage.
 
 Examples:
   dalo plugin review company:design-review
   dalo plugin review company:design-review --provider codex
+  dalo --json plugin review company:design-review --provider claude
 `
 
 func init() {
 	register(&command{
-		name: "plugin review", usage: "SOURCE:NAME [--provider P]", short: "show what trusting a package means",
+		name: "plugin review", usage: "[--json] SOURCE:NAME [--provider P]", short: "show what trusting a package means",
 		doc: pluginReviewDoc,
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("provider", "", "show hook support and approvals on this provider (NAME or NAME@VERSION)")
@@ -71,26 +83,131 @@ func runPluginReview(e *env, fs *pflag.FlagSet) int {
 		}
 		tables = ts.All()
 	}
-	if err := printReview(e.stdout, s, sel, tables); err != nil {
+	r, err := buildReview(s, sel, tables)
+	if err != nil {
 		return fail(e, cmd, err)
 	}
+	if e.json {
+		return writeJSON(e, r)
+	}
+	r.writeText(e.stdout)
 	return exitOK
 }
 
-func printReview(w io.Writer, s *store.Store, sel *store.Selection, tables []*providers.Table) error {
+// review is everything plugin review shows. The text and the --json output
+// are both printed from it, so the two cannot say different things.
+type review struct {
+	Package      store.PackageIdentity `json:"package"`
+	Version      string                `json:"version,omitempty"`
+	Description  string                `json:"description"`
+	Source       string                `json:"source"`
+	Path         string                `json:"path"`
+	Valid        bool                  `json:"valid"`
+	Providers    []string              `json:"providers"`
+	Approvals    bool                  `json:"approvals_shown"` // only with --provider
+	Tools        []reviewTool          `json:"tools"`
+	Hooks        []reviewHook          `json:"hooks"`
+	Members      []reviewRef           `json:"members"`
+	Requires     []reviewRef           `json:"requires"`
+	Instructions []reviewRef           `json:"instructions"` // the members of kind instruction
+}
+
+type reviewTool struct {
+	ID             string              `json:"id"`
+	Availability   string              `json:"availability"`
+	Runtime        string              `json:"runtime"`
+	RuntimeVersion string              `json:"runtime_version"` // authored metadata, not checked
+	Entry          string              `json:"entry"`
+	Argv           []string            `json:"argv"`
+	Cwd            string              `json:"cwd"`
+	Env            []string            `json:"env"`
+	Capabilities   []string            `json:"capabilities"` // claims for review, not an OS sandbox
+	Platforms      []string            `json:"platforms"`
+	Inputs         []plan.PlannedInput `json:"inputs"`
+	Files          []reviewFile        `json:"files"`
+	Approval       *reviewApproval     `json:"approval,omitempty"`
+}
+
+type reviewFile struct {
+	Path       string `json:"path"`
+	SHA256     string `json:"sha256"`
+	Size       int64  `json:"size"`
+	Executable bool   `json:"executable"`
+}
+
+type reviewHook struct {
+	ID              string           `json:"id"`
+	Tool            string           `json:"tool"`
+	Subject         string           `json:"subject"`
+	Phase           string           `json:"phase"`
+	Effect          string           `json:"effect"`
+	Matcher         *engine.Matcher  `json:"matcher"` // null: the hook has no matcher
+	Bindings        []engine.Binding `json:"bindings"`
+	TimeoutMS       int              `json:"timeout_ms"`
+	FailurePolicy   string           `json:"failure_policy"`
+	ErrorVisibility string           `json:"error_visibility"`
+	Requirement     string           `json:"requirement"`
+	Fallback        string           `json:"fallback,omitempty"`
+	Support         []reviewSupport  `json:"support"`
+	Approval        *reviewApproval  `json:"approval,omitempty"`
+}
+
+// reviewSupport is what one provider version does with a hook.
+type reviewSupport struct {
+	Provider         string `json:"provider"`
+	Status           string `json:"status"`
+	NativeEvent      string `json:"native_event,omitempty"`
+	Reason           string `json:"reason,omitempty"`
+	BlocksActivation bool   `json:"blocks_activation"`
+}
+
+// reviewRef is a member or requirement and what it resolves to.
+type reviewRef struct {
+	Ref         string         `json:"ref"`
+	Kind        string         `json:"kind"`
+	Requirement string         `json:"requirement"`
+	Resolution  string         `json:"resolution"`
+	Target      string         `json:"target,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+	Install     []reviewTarget `json:"install,omitempty"` // members only
+}
+
+// reviewTarget is what install would do with a member on one provider.
+type reviewTarget struct {
+	Provider string `json:"provider"`
+	Action   string `json:"action"` // installed, subagent, fallback, blocks, omitted, instruction, none
+	Text     string `json:"text"`
+}
+
+// reviewApproval is the ledger's state for one grant.
+type reviewApproval struct {
+	State string `json:"state"` // approved, changed, not_approved, unknown
+	Grant string `json:"grant"`
+	Error string `json:"error,omitempty"`
+}
+
+// buildReview reads everything the review shows; it writes nothing.
+func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table) (*review, error) {
 	m := sel.Pkg.Manifest
 	p := m.Plugin
-	fmt.Fprintf(w, "package %s", sel.Identity)
-	if p.ID != "" {
-		fmt.Fprintf(w, " (id %s", p.ID)
-		if p.Version != "" {
-			fmt.Fprintf(w, ", version %s", p.Version)
-		}
-		fmt.Fprint(w, ")")
+	r := &review{
+		Package:      sel.Identity,
+		Version:      p.Version,
+		Description:  p.Description,
+		Source:       sel.Source.ID,
+		Path:         filepath.Join(sel.Source.Path, sel.Pkg.Dir),
+		Valid:        true,
+		Approvals:    sel.Table != nil,
+		Providers:    []string{},
+		Tools:        []reviewTool{},
+		Hooks:        []reviewHook{},
+		Members:      []reviewRef{},
+		Requires:     []reviewRef{},
+		Instructions: []reviewRef{},
 	}
-	fmt.Fprintf(w, "\n  %s\n  source %s: %s\n  valid: yes\n", p.Description, sel.Source.ID, filepath.Join(sel.Source.Path, sel.Pkg.Dir))
-	if sel.Table == nil {
-		fmt.Fprintln(w, "  approvals: name --provider to see them")
+	r.Package.ID = p.ID
+	for _, t := range tables {
+		r.Providers = append(r.Providers, t.Key())
 	}
 
 	toolDigests := map[string]string{}
@@ -98,10 +215,98 @@ func printReview(w io.Writer, s *store.Store, sel *store.Selection, tables []*pr
 		t := &m.Tools[i]
 		b, err := sel.ToolBinds(t)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		d, _ := store.Digest(b)
 		toolDigests[t.ID] = d
+		rt := reviewTool{
+			ID: t.ID, Availability: t.Availability, Runtime: t.Runtime, RuntimeVersion: t.RuntimeVersion,
+			Entry: t.Entry, Argv: nonNil(b.Argv), Cwd: t.Cwd, Env: sorted(t.Env),
+			Capabilities: sorted(t.Capabilities), Platforms: sorted(t.Platforms),
+			Inputs: b.Inputs, Files: []reviewFile{},
+		}
+		if rt.Inputs == nil {
+			rt.Inputs = []plan.PlannedInput{}
+		}
+		for _, f := range store.ToolFiles(t) {
+			fd := b.Files[f]
+			rt.Files = append(rt.Files, reviewFile{Path: f, SHA256: fd.SHA256, Size: fd.Size, Executable: fd.Executable})
+		}
+		if sel.Table != nil {
+			rt.Approval = approvalState(s, store.GrantID(sel.Table.Name, sel.Identity, "tool", t.ID), d)
+		}
+		r.Tools = append(r.Tools, rt)
+	}
+
+	for i := range m.Hooks {
+		h := &m.Hooks[i]
+		rh := reviewHook{
+			ID: h.ID, Tool: h.Tool, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
+			Matcher: h.Matcher, Bindings: h.Bindings, TimeoutMS: h.TimeoutMS,
+			FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
+			Requirement: h.Requirement, Fallback: h.Fallback, Support: []reviewSupport{},
+		}
+		if rh.Bindings == nil {
+			rh.Bindings = []engine.Binding{}
+		}
+		for _, t := range tables {
+			c := capOf(sel, t, h.ID)
+			rh.Support = append(rh.Support, reviewSupport{
+				Provider: t.Key(), Status: c.Status, NativeEvent: c.NativeEvent,
+				Reason: c.Reason, BlocksActivation: c.BlocksActivation,
+			})
+		}
+		if sel.Table != nil {
+			hb, err := sel.HookBinds(h, toolDigests[h.Tool])
+			if err != nil {
+				return nil, err
+			}
+			d, _ := store.Digest(hb)
+			rh.Approval = approvalState(s, store.GrantID(sel.Table.Name, sel.Identity, "hook", h.ID), d)
+		}
+		r.Hooks = append(r.Hooks, rh)
+	}
+
+	refs := sel.References()
+	for n, mb := range p.Members {
+		ref := engine.ParseRef(mb.Ref)
+		rr := refOf(refFor(refs, fmt.Sprintf("plugin.members[%d].ref", n)), mb.Ref, ref.Kind, mb.Requirement)
+		for _, t := range tables {
+			action, text := memberTarget(t, ref, mb)
+			rr.Install = append(rr.Install, reviewTarget{Provider: t.Key(), Action: action, Text: text})
+		}
+		r.Members = append(r.Members, rr)
+		if ref.Kind == "instruction" {
+			r.Instructions = append(r.Instructions, rr)
+		}
+	}
+	for n, rq := range p.Requires {
+		ref := engine.ParseRef(rq.Ref)
+		r.Requires = append(r.Requires, refOf(refFor(refs, fmt.Sprintf("plugin.requires[%d].ref", n)), rq.Ref, ref.Kind, rq.Requirement))
+	}
+	return r, nil
+}
+
+func refOf(r engine.Reference, ref, kind, requirement string) reviewRef {
+	return reviewRef{Ref: ref, Kind: kind, Requirement: requirement, Resolution: r.Resolution, Target: r.Target, Reason: r.Reason}
+}
+
+// writeText prints r for a person.
+func (r *review) writeText(w io.Writer) {
+	fmt.Fprintf(w, "package %s", r.Package)
+	if r.Package.ID != "" {
+		fmt.Fprintf(w, " (id %s", r.Package.ID)
+		if r.Version != "" {
+			fmt.Fprintf(w, ", version %s", r.Version)
+		}
+		fmt.Fprint(w, ")")
+	}
+	fmt.Fprintf(w, "\n  %s\n  source %s: %s\n  valid: yes\n", r.Description, r.Source, r.Path)
+	if !r.Approvals {
+		fmt.Fprintln(w, "  approvals: name --provider to see them")
+	}
+
+	for _, t := range r.Tools {
 		fmt.Fprintf(w, "\ntool %s (%s)\n", t.ID, t.Availability)
 		rt := t.Runtime
 		if t.RuntimeVersion != "" {
@@ -109,16 +314,16 @@ func printReview(w io.Writer, s *store.Store, sel *store.Selection, tables []*pr
 		}
 		fmt.Fprintf(w, "  runtime:      %s\n", rt)
 		fmt.Fprintf(w, "  entry:        %s\n", t.Entry)
-		fmt.Fprintf(w, "  argv:         %s\n", jsonText(b.Argv))
+		fmt.Fprintf(w, "  argv:         %s\n", jsonText(t.Argv))
 		fmt.Fprintf(w, "  cwd:          %s (the staged, read-only tool directory)\n", t.Cwd)
 		fmt.Fprintf(w, "  env:          %s\n", listOr(t.Env, "nothing passed through"))
 		fmt.Fprintf(w, "  capabilities: %s (claims for review, not an OS sandbox)\n", listOr(t.Capabilities, "none claimed"))
 		fmt.Fprintf(w, "  platforms:    %s\n", listOr(t.Platforms, "not declared"))
-		if len(b.Inputs) == 0 {
+		if len(t.Inputs) == 0 {
 			fmt.Fprintln(w, "  inputs:       none")
 		} else {
 			fmt.Fprintln(w, "  inputs:")
-			for _, in := range b.Inputs {
+			for _, in := range t.Inputs {
 				req := "optional"
 				if in.Required {
 					req = "required"
@@ -127,21 +332,19 @@ func printReview(w io.Writer, s *store.Store, sel *store.Selection, tables []*pr
 			}
 		}
 		fmt.Fprintln(w, "  files:")
-		for _, f := range store.ToolFiles(t) {
-			fd := b.Files[f]
+		for _, f := range t.Files {
 			x := ""
-			if fd.Executable {
+			if f.Executable {
 				x = " executable"
 			}
-			fmt.Fprintf(w, "    %s  sha256 %s  %d bytes%s\n", f, fd.SHA256, fd.Size, x)
+			fmt.Fprintf(w, "    %s  sha256 %s  %d bytes%s\n", f.Path, f.SHA256, f.Size, x)
 		}
-		if sel.Table != nil {
-			fmt.Fprintf(w, "  approval:     %s\n", approvalState(s, store.GrantID(sel.Table.Name, sel.Identity, "tool", t.ID), d))
+		if t.Approval != nil {
+			fmt.Fprintf(w, "  approval:     %s\n", t.Approval)
 		}
 	}
 
-	for i := range m.Hooks {
-		h := &m.Hooks[i]
+	for _, h := range r.Hooks {
 		req := h.Requirement
 		if h.Fallback != "" {
 			req += ", fallback " + h.Fallback
@@ -165,8 +368,7 @@ func printReview(w io.Writer, s *store.Store, sel *store.Selection, tables []*pr
 		}
 		fmt.Fprintf(w, "  timeout:         %d ms\n", h.TimeoutMS)
 		fmt.Fprintf(w, "  failure policy:  %s (errors visible to %s)\n", h.FailurePolicy, strings.ReplaceAll(h.ErrorVisibility, "_", " "))
-		for _, t := range tables {
-			c := capOf(sel, t, h.ID)
+		for _, c := range h.Support {
 			line := c.Status
 			if c.NativeEvent != "" {
 				line += ", native event " + c.NativeEvent
@@ -177,38 +379,28 @@ func printReview(w io.Writer, s *store.Store, sel *store.Selection, tables []*pr
 			if c.BlocksActivation {
 				line += " (blocks activation)"
 			}
-			fmt.Fprintf(w, "  on %s: %s\n", t.Key(), line)
+			fmt.Fprintf(w, "  on %s: %s\n", c.Provider, line)
 		}
-		if sel.Table != nil {
-			hb, err := sel.HookBinds(h, toolDigests[h.Tool])
-			if err != nil {
-				return err
-			}
-			d, _ := store.Digest(hb)
-			fmt.Fprintf(w, "  approval:        %s\n", approvalState(s, store.GrantID(sel.Table.Name, sel.Identity, "hook", h.ID), d))
+		if h.Approval != nil {
+			fmt.Fprintf(w, "  approval:        %s\n", h.Approval)
 		}
 	}
 
-	refs := sel.References()
-	if len(p.Members) > 0 {
+	if len(r.Members) > 0 {
 		fmt.Fprintln(w, "\nmembers")
 	}
-	for n, mb := range p.Members {
-		r := refFor(refs, fmt.Sprintf("plugin.members[%d].ref", n))
-		fmt.Fprintf(w, "  %s (%s): %s\n", mb.Ref, mb.Requirement, resolution(r))
-		ref := engine.ParseRef(mb.Ref)
-		for _, t := range tables {
-			fmt.Fprintf(w, "    on %s: %s\n", t.Key(), memberTarget(t, ref, mb))
+	for _, mb := range r.Members {
+		fmt.Fprintf(w, "  %s (%s): %s\n", mb.Ref, mb.Requirement, mb.resolution())
+		for _, t := range mb.Install {
+			fmt.Fprintf(w, "    on %s: %s\n", t.Provider, t.Text)
 		}
 	}
-	if len(p.Requires) > 0 {
+	if len(r.Requires) > 0 {
 		fmt.Fprintln(w, "\nrequires")
 	}
-	for n, rq := range p.Requires {
-		r := refFor(refs, fmt.Sprintf("plugin.requires[%d].ref", n))
-		fmt.Fprintf(w, "  %s (%s): %s\n", rq.Ref, rq.Requirement, resolution(r))
+	for _, rq := range r.Requires {
+		fmt.Fprintf(w, "  %s (%s): %s\n", rq.Ref, rq.Requirement, rq.resolution())
 	}
-	return nil
 }
 
 func capOf(sel *store.Selection, t *providers.Table, hook string) engine.HookCapability {
@@ -229,7 +421,7 @@ func refFor(refs []engine.Reference, field string) engine.Reference {
 	return engine.Reference{Resolution: engine.Unresolved}
 }
 
-func resolution(r engine.Reference) string {
+func (r reviewRef) resolution() string {
 	if r.Resolution == engine.Resolved {
 		return "resolves to " + r.Target
 	}
@@ -240,51 +432,77 @@ func resolution(r engine.Reference) string {
 	return s
 }
 
-// memberTarget says where install would put a member on t.
-func memberTarget(t *providers.Table, ref engine.Ref, mb engine.Member) string {
+// memberTarget says what install would do with a member on t: an action
+// word for --json and the sentence the text shows.
+func memberTarget(t *providers.Table, ref engine.Ref, mb engine.Member) (action, text string) {
 	switch ref.Kind {
 	case "skill":
 		if len(t.Config.Skills) > 0 {
-			return "installed to " + strings.Replace(t.Display(t.Config.Skills[0]), "<name>", ref.Selector, 1)
+			return "installed", "installed to " + strings.Replace(t.Display(t.Config.Skills[0]), "<name>", ref.Selector, 1)
 		}
 	case "agent":
 		if t.Config.Agents.Status == providers.Supported && t.Config.Agents.Location != nil {
-			return "installed as a subagent to " + strings.Replace(t.Display(*t.Config.Agents.Location), "<name>", ref.Selector, 1)
+			return "subagent", "installed as a subagent to " + strings.Replace(t.Display(*t.Config.Agents.Location), "<name>", ref.Selector, 1)
 		}
 		if mb.Fallback != nil {
-			return "cannot be installed as an agent; its inline fallback " + mb.Fallback.Skill + " is installed instead, without the agent's isolation or permissions"
+			return "fallback", "cannot be installed as an agent; its inline fallback " + mb.Fallback.Skill + " is installed instead, without the agent's isolation or permissions"
 		}
 		if mb.Requirement == "required" {
-			return "cannot be installed as an agent and has no fallback: blocks installation"
+			return "blocks", "cannot be installed as an agent and has no fallback: blocks installation"
 		}
-		return "cannot be installed as an agent and has no fallback: omitted"
+		return "omitted", "cannot be installed as an agent and has no fallback: omitted"
 	case "instruction":
-		return "not written by install; 'dalo instruction' can enable it in " + t.Display(t.Config.Instructions) + " or a project file you choose"
+		return "instruction", "not written by install; 'dalo instruction' can enable it in " + t.Display(t.Config.Instructions) + " or a project file you choose"
 	}
-	return "not installed"
+	return "none", "not installed"
 }
 
 // approvalState says whether the ledger holds grant id with digest d.
-func approvalState(s *store.Store, id, d string) string {
+func approvalState(s *store.Store, id, d string) *reviewApproval {
 	g, err := s.Grant(id)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "not approved"
+		return &reviewApproval{State: "not_approved", Grant: id}
 	case err != nil:
-		return "unknown: " + err.Error()
+		return &reviewApproval{State: "unknown", Grant: id, Error: err.Error()}
 	case g.Digest != d:
-		return "approved before, but it changed since: approve it again (grant " + id + ")"
+		return &reviewApproval{State: "changed", Grant: id}
 	}
-	return "approved (grant " + id + ")"
+	return &reviewApproval{State: "approved", Grant: id}
+}
+
+// String is the approval as the text review shows it.
+func (a *reviewApproval) String() string {
+	switch a.State {
+	case "not_approved":
+		return "not approved"
+	case "unknown":
+		return "unknown: " + a.Error
+	case "changed":
+		return "approved before, but it changed since: approve it again (grant " + a.Grant + ")"
+	}
+	return "approved (grant " + a.Grant + ")"
 }
 
 func listOr(xs []string, none string) string {
 	if len(xs) == 0 {
 		return none
 	}
-	ys := append([]string(nil), xs...)
+	return strings.Join(sorted(xs), ", ")
+}
+
+// sorted returns a sorted copy of xs, never nil, so JSON shows [].
+func sorted(xs []string) []string {
+	ys := append([]string{}, xs...)
 	sort.Strings(ys)
-	return strings.Join(ys, ", ")
+	return ys
+}
+
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
 }
 
 func jsonText(v any) string {
