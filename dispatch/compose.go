@@ -42,8 +42,8 @@ func (o *Outcome) Empty() bool {
 		o.UpdatedInput == nil && o.UpdatedOutput == nil && len(o.User) == 0
 }
 
-// JoinNotes renders notes as model-facing text, each named by its source.
-func JoinNotes(notes []Note) string {
+// joinNotes renders notes as model-facing text, each named by its source.
+func joinNotes(notes []Note) string {
 	var b strings.Builder
 	for i, n := range notes {
 		if i > 0 {
@@ -54,9 +54,9 @@ func JoinNotes(notes []Note) string {
 	return b.String()
 }
 
-// JoinUserNotes renders notes for a channel only the user reads: each
-// note's UserText where it has one, else the note as JoinNotes has it.
-func JoinUserNotes(notes []Note) string {
+// joinUserNotes renders notes for a channel only the user reads: each
+// note's UserText where it has one, else the note as joinNotes has it.
+func joinUserNotes(notes []Note) string {
 	var b strings.Builder
 	for i, n := range notes {
 		if i > 0 {
@@ -71,8 +71,8 @@ func JoinUserNotes(notes []Note) string {
 	return bound(b.String(), maxUserText)
 }
 
-// Results returns the notes that are not failure diagnostics.
-func Results(notes []Note) []Note {
+// results returns the notes that are not failure diagnostics.
+func results(notes []Note) []Note {
 	var r []Note
 	for _, n := range notes {
 		if !n.Failure {
@@ -82,8 +82,8 @@ func Results(notes []Note) []Note {
 	return r
 }
 
-// JoinUser renders the user messages as one bounded text.
-func JoinUser(msgs []string) string {
+// joinUser renders the user messages as one bounded text.
+func joinUser(msgs []string) string {
 	return bound(strings.Join(msgs, "\n"), maxUserText)
 }
 
@@ -203,7 +203,7 @@ func compose(runs []run, fields Fields, lim plan.Limits, rules plan.Rules) *Outc
 // longer flood the model.
 const contextNotes = 4
 
-// maxContext is the most bytes of joined model context (JoinNotes of
+// maxContext is the most bytes of joined model context (joinNotes of
 // Outcome.Context, names and separators included) one event carries.
 func maxContext(lim plan.Limits) int { return contextNotes * lim.ResultTextBytes }
 

@@ -35,10 +35,10 @@ func TestCapContext(t *testing.T) {
 		if got := strings.Join(sources(o.Context), " "); got != strings.Join(tt.kept, " ") {
 			t.Errorf("%s: kept %q, want %q", tt.name, got, tt.kept)
 		}
-		if n := len(JoinNotes(o.Context)); n > maxContext(lim) {
+		if n := len(joinNotes(o.Context)); n > maxContext(lim) {
 			t.Errorf("%s: %d bytes of context, bound %d", tt.name, n, maxContext(lim))
 		}
-		user := JoinUser(o.User)
+		user := joinUser(o.User)
 		switch {
 		case tt.dropped == "" && user != "":
 			t.Errorf("%s: user told %q", tt.name, user)

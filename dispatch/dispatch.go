@@ -57,7 +57,7 @@ func Dispatch(req Request) Native {
 		readFor = n
 		fields, fieldErr = nil, req.PayloadErr
 		if fieldErr == nil {
-			fields, fieldErr = ExtractFields(req.Payload, n)
+			fields, fieldErr = extractFields(req.Payload, n)
 		}
 	}
 	// On a tool event the payload's tool name picks the bucket to read; a
@@ -147,7 +147,7 @@ func runHook(req Request, fields Fields, lim plan.Limits, rules plan.Rules, r *r
 		r.failure = e.err.Error()
 		return
 	}
-	res, err := ParseResult(e.stdout, h.ResultKinds, rules.Results, lim)
+	res, err := parseResult(e.stdout, h.ResultKinds, rules.Results, lim)
 	if err != nil {
 		r.failure = "malformed result: " + err.Error()
 		return

@@ -18,7 +18,7 @@
 //   - the strict parser of the single portable JSON result;
 //   - the failure policies and the composition of several hooks in stable
 //     hook-identity order into an [Outcome];
-//   - one generic payload reader ([ExtractFields]) and renderer ([Render]),
+//   - one generic payload reader (extractFields) and renderer ([Render]),
 //     driven by the event's native protocol ([plan.Native]) that install
 //     copied from the provider table: which native key holds each portable
 //     field, and how each part of an outcome is written natively. No

@@ -20,11 +20,11 @@ func (f Fields) String(name string) (string, bool) {
 	return s, ok
 }
 
-// ExtractFields reads the portable fields of payload, a native JSON object,
+// extractFields reads the portable fields of payload, a native JSON object,
 // where the event's native protocol n says they are. actor.kind is
 // "subagent" and actor.id the value of n.ActorKey when the payload has it
 // as a non-empty string; else both are "main".
-func ExtractFields(payload []byte, n *plan.Native) (Fields, error) {
+func extractFields(payload []byte, n *plan.Native) (Fields, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &obj); err != nil {
 		return nil, fmt.Errorf("native payload is not a JSON object: %v", err)

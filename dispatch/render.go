@@ -30,9 +30,9 @@ func Render(n *plan.Native, o *Outcome) Native {
 	}
 	r := renderer{proto: n, user: append([]string(nil), o.User...)}
 	if len(o.Context) > 0 {
-		if !r.use(plan.PartContext, "$context", JoinNotes(o.Context)) {
-			if ctx := Results(o.Context); len(ctx) > 0 {
-				r.lost(plan.PartContext, JoinNotes(ctx))
+		if !r.use(plan.PartContext, "$context", joinNotes(o.Context)) {
+			if ctx := results(o.Context); len(ctx) > 0 {
+				r.lost(plan.PartContext, joinNotes(ctx))
 			}
 		}
 	}
@@ -40,15 +40,15 @@ func Render(n *plan.Native, o *Outcome) Native {
 		// A reason the harness shows the user alone is the user's
 		// channel there: each failure in it reads as the user's
 		// diagnostic, not as the generic text meant for a model.
-		reason := JoinNotes(o.Deny)
+		reason := joinNotes(o.Deny)
 		if n.Channels[plan.PartDeny].UserOnly {
-			reason = JoinUserNotes(o.Deny)
+			reason = joinUserNotes(o.Deny)
 		}
 		if !r.use(plan.PartDeny, "$reason", reason) {
 			r.lost(plan.PartDeny, "")
 		}
 	}
-	if len(o.Continue) > 0 && !r.use(plan.PartContinue, "$reason", JoinNotes(o.Continue)) {
+	if len(o.Continue) > 0 && !r.use(plan.PartContinue, "$reason", joinNotes(o.Continue)) {
 		r.lost(plan.PartContinue, "")
 	}
 	if o.UpdatedInput != nil && !r.use(plan.PartRewriteInput, "$input", o.UpdatedInput) {
@@ -57,10 +57,10 @@ func Render(n *plan.Native, o *Outcome) Native {
 	if o.UpdatedOutput != nil && !r.use(plan.PartReplaceOutput, "$output", o.UpdatedOutput) {
 		r.lost(plan.PartReplaceOutput, "")
 	}
-	if len(r.user) > 0 && !r.use(plan.PartUser, "$user", JoinUser(r.user)) {
+	if len(r.user) > 0 && !r.use(plan.PartUser, "$user", joinUser(r.user)) {
 		// A table always names a user channel; a plan without one is
 		// damaged, and the user must still learn what happened.
-		r.stderr = append(r.stderr, JoinUser(r.user)+"\n")
+		r.stderr = append(r.stderr, joinUser(r.user)+"\n")
 		r.exit = max(r.exit, 1)
 	}
 	return r.answer()

@@ -19,12 +19,12 @@ type Result struct {
 	JSON json.RawMessage // input (rewrite_input) or output (replace_output), compact
 }
 
-// ParseResult checks that out is exactly one JSON object of the draft's
+// parseResult checks that out is exactly one JSON object of the draft's
 // result shapes, with no unknown or duplicate key and nothing after it, and
 // that its kind is one of kinds (abstain is always admitted), its key the
 // one shapes (the plan's copy of #ResultShapes) gives the kind, and its
 // text or rewritten input within lim, the plan's limits.
-func ParseResult(out []byte, kinds []string, shapes map[string]plan.ResultShape, lim plan.Limits) (*Result, error) {
+func parseResult(out []byte, kinds []string, shapes map[string]plan.ResultShape, lim plan.Limits) (*Result, error) {
 	if !utf8.Valid(out) {
 		return nil, errors.New("result is not valid UTF-8")
 	}

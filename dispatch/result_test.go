@@ -72,7 +72,7 @@ func TestParseResult(t *testing.T) {
 		if len(name) > 60 {
 			name = name[:60]
 		}
-		r, err := ParseResult([]byte(tt.out), tt.kinds, rulesOf(t).Results, lim)
+		r, err := parseResult([]byte(tt.out), tt.kinds, rulesOf(t).Results, lim)
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", name, err)
@@ -99,7 +99,7 @@ func TestParseResultLimits(t *testing.T) {
 	}
 	kinds := []string{"deny", "add_context", "rewrite_input"}
 	for _, tt := range tests {
-		_, err := ParseResult([]byte(tt.out), kinds, rulesOf(t).Results, lim)
+		_, err := parseResult([]byte(tt.out), kinds, rulesOf(t).Results, lim)
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", tt.out, err)
@@ -122,7 +122,7 @@ func TestParseResultQuotesBounded(t *testing.T) {
 		`{"kind":"deny","reason":"` + huge + `"}`,
 		huge,
 	} {
-		_, err := ParseResult([]byte(out), []string{"allow", "deny"}, rulesOf(t).Results, lim)
+		_, err := parseResult([]byte(out), []string{"allow", "deny"}, rulesOf(t).Results, lim)
 		if err == nil {
 			t.Fatalf("%.40s: no error", out)
 		}
@@ -130,7 +130,7 @@ func TestParseResultQuotesBounded(t *testing.T) {
 			t.Errorf("%.40s: diagnostic of %d bytes: %.300s", out, len(err.Error()), err)
 		}
 	}
-	_, err := ParseResult([]byte(`{"kind":"`+huge+`"}`), nil, rulesOf(t).Results, lim)
+	_, err := parseResult([]byte(`{"kind":"`+huge+`"}`), nil, rulesOf(t).Results, lim)
 	if want := `result kind "` + strings.Repeat("k", maxQuoted) + `"… is unknown`; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
@@ -141,13 +141,13 @@ func TestParseResultQuotesBounded(t *testing.T) {
 func TestParseResultShapes(t *testing.T) {
 	lim := rulesLimits(t)
 	shapes := map[string]plan.ResultShape{"allow": {Key: "why", Type: plan.ShapeText}, "deny": {}}
-	if r, err := ParseResult([]byte(`{"kind":"allow","why":"ok"}`), []string{"allow"}, shapes, lim); err != nil || r.Text != "ok" {
+	if r, err := parseResult([]byte(`{"kind":"allow","why":"ok"}`), []string{"allow"}, shapes, lim); err != nil || r.Text != "ok" {
 		t.Errorf("allow with why: %+v, %v", r, err)
 	}
-	if _, err := ParseResult([]byte(`{"kind":"deny","reason":"no"}`), []string{"deny"}, shapes, lim); err == nil || !strings.Contains(err.Error(), `unknown key "reason"`) {
+	if _, err := parseResult([]byte(`{"kind":"deny","reason":"no"}`), []string{"deny"}, shapes, lim); err == nil || !strings.Contains(err.Error(), `unknown key "reason"`) {
 		t.Errorf("deny with reason: error %v", err)
 	}
-	if _, err := ParseResult([]byte(`{"kind":"add_context","context":"x"}`), []string{"add_context"}, shapes, lim); err == nil || !strings.Contains(err.Error(), "is unknown") {
+	if _, err := parseResult([]byte(`{"kind":"add_context","context":"x"}`), []string{"add_context"}, shapes, lim); err == nil || !strings.Contains(err.Error(), "is unknown") {
 		t.Errorf("kind without a shape: error %v", err)
 	}
 }
@@ -166,7 +166,7 @@ func TestComposeBoundsFailure(t *testing.T) {
 		if len(notes) != 1 {
 			t.Fatalf("%s: outcome %+v", policy, o)
 		}
-		text := JoinNotes(notes)
+		text := joinNotes(notes)
 		if len(text) > 2*lim.ResultTextBytes || !strings.Contains(text, "(truncated)") {
 			t.Errorf("%s: %d bytes to the model: %q", policy, len(text), text)
 		}

@@ -38,7 +38,8 @@ type command struct {
 //   - with an interpreter (the plan's, from #Runtimes): the interpreter,
 //     looked up on the dispatcher's own PATH (the PATH the harness gave
 //     dalo, not the handler's environment: PATH reaches the handler only
-//     if its tool declares it in env), the staged entry, then argv;
+//     if its tool declares it in env), its arguments from the plan (python3's
+//     -E -s), the staged entry, then argv;
 //     without: the staged entry, then argv;
 //   - an argument that is exactly ${input.NAME} is replaced by the value of
 //     the input, bound from an event field (booleans as "true"/"false");
@@ -60,7 +61,7 @@ func newCommand(h *plan.PlannedHook, f Fields, getenv func(string) (string, bool
 			return nil, fmt.Errorf("runtime %s: %s not found on dalo's PATH", t.Runtime, t.Interpreter)
 		}
 		c.path = p
-		c.args = append(c.args, entry)
+		c.args = append(append([]string(nil), t.InterpreterArgs...), entry)
 	}
 	values := map[string]string{}
 	for _, b := range h.Bindings {

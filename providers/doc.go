@@ -37,7 +37,6 @@
 //	(*Table).RowOf(nativeEvent)               the row a native event serves
 //	(*Table).Output(subject, phase, effect, kind)       native output of a result
 //	(*Table).FailureOutput(subject, phase, policy, vis) native output of a failure
-//	(NativeOutput).Render(values)             stdout, stderr and exit status
 //	(*Table).DispatchNative(nativeEvent)      the event's protocol, for the plan
 //	(*Table).ConfigHome, Path, SkillDirs, AgentDir      where the harness reads
 //	(*Table).KnowsTool, ToolNames             native tool names for matchers

@@ -113,7 +113,7 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 	}
 	name := t.Name
 	want, werr := planOf(t, in)
-	plan, err := s.ReadPlan(name)
+	have, err := s.ReadPlan(name)
 	switch {
 	case werr != nil:
 		add("problem", name+" plan", "%v", werr)
@@ -121,12 +121,12 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 	case err != nil:
 		add("problem", name+" plan", "%v", err)
 	default:
-		a, _ := Canonical(plan)
+		a, _ := Canonical(have)
 		b, _ := Canonical(want)
 		if string(a) != string(b) {
 			add("problem", name+" plan", "%s does not match what is installed; run 'dalo plugin install' again", s.planPath(name))
 		} else {
-			add("ok", name+" plan", "%d native events", len(plan.Events))
+			add("ok", name+" plan", "%d native events", len(have.Events))
 		}
 	}
 	if werr == nil {
@@ -135,7 +135,7 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 	for _, ip := range in.Packages {
 		subj := name + " " + ip.Package
 		for _, h := range ip.Hooks {
-			for _, ref := range []GrantRef{h.Hook.ToolGrant, h.Hook.HookGrant} {
+			for _, ref := range []plan.GrantRef{h.Hook.ToolGrant, h.Hook.HookGrant} {
 				g := grants[ref.ID]
 				switch {
 				case g == nil:
@@ -214,7 +214,7 @@ func toDigests(files map[string]string) map[string]FileDigest {
 
 // doctorIndex checks that the dispatch index, what dispatch actually reads,
 // holds for every event exactly the hooks and native protocol of want.
-func (s *Store) doctorIndex(name string, want *Plan) []Finding {
+func (s *Store) doctorIndex(name string, want *plan.Plan) []Finding {
 	subj := name + " dispatch index"
 	var bad []string
 	for _, ev := range sortedKeys(want.Events) {
@@ -228,11 +228,11 @@ func (s *Store) doctorIndex(name string, want *Plan) []Finding {
 		}
 		a, _ := Canonical(struct {
 			N plan.Native
-			H []PlannedHook
+			H []plan.PlannedHook
 		}{ef.Native, ef.Hooks})
 		b, _ := Canonical(struct {
 			N plan.Native
-			H []PlannedHook
+			H []plan.PlannedHook
 		}{want.Natives[ev], want.Events[ev]})
 		if string(a) != string(b) {
 			bad = append(bad, ev+" differs")

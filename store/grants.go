@@ -11,6 +11,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"dalo/store/plan"
 )
 
 // A Grant is one approval in the ledger: a tool or a hook of one package,
@@ -57,7 +59,7 @@ type ToolBinds struct {
 	Argv         []string              `json:"argv"`
 	Env          []string              `json:"env"`
 	Cwd          string                `json:"cwd"`
-	Inputs       []PlannedInput        `json:"inputs"`
+	Inputs       []plan.PlannedInput   `json:"inputs"`
 	Capabilities []string              `json:"capabilities"`
 	Platforms    []string              `json:"platforms"`
 	Files        map[string]FileDigest `json:"files"`
@@ -67,21 +69,21 @@ type ToolBinds struct {
 // (subject, phase, native event, matcher, bindings), the effect and how a
 // failure is handled, and the tool grant it runs.
 type HookBinds struct {
-	Package         PackageIdentity  `json:"package"`
-	Provider        string           `json:"provider"`
-	Hook            string           `json:"hook"`
-	Tool            string           `json:"tool"`
-	ToolDigest      string           `json:"tool_digest"`
-	Subject         string           `json:"subject"`
-	Phase           string           `json:"phase"`
-	NativeEvent     string           `json:"native_event"`
-	Effect          string           `json:"effect"`
-	Requirement     string           `json:"requirement"`
-	Matcher         []string         `json:"matcher"`
-	Bindings        []PlannedBinding `json:"bindings"`
-	TimeoutMS       int              `json:"timeout_ms"`
-	FailurePolicy   string           `json:"failure_policy"`
-	ErrorVisibility string           `json:"error_visibility"`
+	Package         PackageIdentity       `json:"package"`
+	Provider        string                `json:"provider"`
+	Hook            string                `json:"hook"`
+	Tool            string                `json:"tool"`
+	ToolDigest      string                `json:"tool_digest"`
+	Subject         string                `json:"subject"`
+	Phase           string                `json:"phase"`
+	NativeEvent     string                `json:"native_event"`
+	Effect          string                `json:"effect"`
+	Requirement     string                `json:"requirement"`
+	Matcher         []string              `json:"matcher"`
+	Bindings        []plan.PlannedBinding `json:"bindings"`
+	TimeoutMS       int                   `json:"timeout_ms"`
+	FailurePolicy   string                `json:"failure_policy"`
+	ErrorVisibility string                `json:"error_visibility"`
 }
 
 // Canonical is the canonical JSON of v: compact, fields in declaration
@@ -118,9 +120,12 @@ func NewGrant(kind, provider string, pkg PackageIdentity, item string, binds any
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(c)
+	d, err := Digest(binds)
+	if err != nil {
+		return nil, err
+	}
 	return &Grant{
-		Schema: 1, ID: GrantID(provider, pkg, kind, item), Digest: hex.EncodeToString(sum[:]),
+		Schema: 1, ID: GrantID(provider, pkg, kind, item), Digest: d,
 		Kind: kind, Provider: provider, Package: pkg.String(), Source: pkg.Source, Item: item,
 		ApprovedAt: now, Binds: c,
 	}, nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/store/plan"
 )
 
 // An InstallResult says what install did or, for a dry run, would do.
@@ -136,12 +137,12 @@ func (s *Store) Install(sel *Selection, exe string, dryRun bool) (*InstallResult
 			return nil, &BlockedError{pkg, t.Key(), []string{fmt.Sprintf("hook %s changed since it was approved (its event binding, effect or tool differs)\n  review it with 'dalo plugin review %s --provider %s' and approve it again with 'dalo plugin approve %s --provider %s --hook %s'", h.ID, pkg, t.Name, pkg, t.Name, h.ID)}}
 		}
 		stages[h.Tool] = stage{tb.Files}
-		ip.Hooks = append(ip.Hooks, InstalledHook{Event: c.NativeEvent, Hook: PlannedHook{
+		ip.Hooks = append(ip.Hooks, InstalledHook{Event: c.NativeEvent, Hook: plan.PlannedHook{
 			Package: pkg, Hook: h.ID, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
 			Requirement: h.Requirement, ToolNames: hb.Matcher, TimeoutMS: h.TimeoutMS,
 			FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility, Bindings: hb.Bindings,
-			ToolGrant: GrantRef{ID: tg.ID, Digest: tg.Digest}, HookGrant: GrantRef{ID: hg.ID, Digest: hg.Digest},
-			Tool: PlannedTool{ID: tool.ID, Runtime: tool.Runtime, Entry: tool.Entry, Argv: tb.Argv, Env: tool.Env, Inputs: tb.Inputs, Files: hexFiles(tb.Files)},
+			ToolGrant: plan.GrantRef{ID: tg.ID, Digest: tg.Digest}, HookGrant: plan.GrantRef{ID: hg.ID, Digest: hg.Digest},
+			Tool: plan.PlannedTool{ID: tool.ID, Runtime: tool.Runtime, Entry: tool.Entry, Argv: tb.Argv, Env: tool.Env, Inputs: tb.Inputs, Files: hexFiles(tb.Files)},
 		}})
 		res.Hooks = append(res.Hooks, h.ID+" on "+c.NativeEvent)
 	}

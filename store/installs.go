@@ -36,8 +36,8 @@ type InstalledPackage struct {
 
 // An InstalledHook is a planned hook and the native event it runs on.
 type InstalledHook struct {
-	Event string      `json:"event"`
-	Hook  PlannedHook `json:"hook"`
+	Event string           `json:"event"`
+	Hook  plan.PlannedHook `json:"hook"`
 }
 
 // An OwnedTree is a skill directory or an agent file dalo wrote into a
@@ -120,8 +120,8 @@ func (s *Store) planPath(provider string) string {
 }
 
 // ReadPlan reads the dispatch plan of provider.
-func (s *Store) ReadPlan(provider string) (*Plan, error) {
-	var p Plan
+func (s *Store) ReadPlan(provider string) (*plan.Plan, error) {
+	var p plan.Plan
 	if err := readJSON(s.planPath(provider), &p); err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func (s *Store) ReadPlan(provider string) (*Plan, error) {
 // native event, in stable hook-identity order (package, then hook id), and
 // the native protocol of each of those events from t, the table of the
 // installed version, and the response limits from the rules.
-func planOf(t *providers.Table, in *Installed) (*Plan, error) {
+func planOf(t *providers.Table, in *Installed) (*plan.Plan, error) {
 	lim, err := Limits()
 	if err != nil {
 		return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
@@ -141,20 +141,20 @@ func planOf(t *providers.Table, in *Installed) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
 	}
-	interp, err := Interpreters()
+	runtimes, err := Runtimes()
 	if err != nil {
 		return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
 	}
-	p := &Plan{Schema: PlanSchema, Provider: in.Provider, Version: in.Version, Events: map[string][]PlannedHook{}, Natives: map[string]plan.Native{}, Limits: lim, Rules: rules}
+	p := &plan.Plan{Schema: plan.Schema, Provider: in.Provider, Version: in.Version, Events: map[string][]plan.PlannedHook{}, Natives: map[string]plan.Native{}, Limits: lim, Rules: rules}
 	for _, ip := range in.Packages {
 		for _, h := range ip.Hooks {
 			// The interpreter comes from the rules each time the plan is
 			// written, so that a plan rebuilt from an older record has it.
-			x, ok := interp[h.Hook.Tool.Runtime]
+			x, ok := runtimes[h.Hook.Tool.Runtime]
 			if !ok {
 				return nil, fmt.Errorf("dispatch plan of %s: hook %s of %s: the rules have no runtime %q", in.Provider, h.Hook.Hook, h.Hook.Package, h.Hook.Tool.Runtime)
 			}
-			h.Hook.Tool.Interpreter = x
+			h.Hook.Tool.Interpreter, h.Hook.Tool.InterpreterArgs = x.Interpreter, x.Args
 			p.Events[h.Event] = append(p.Events[h.Event], h.Hook)
 		}
 	}

@@ -55,14 +55,25 @@ func Rules() (plan.Rules, error) {
 	return plan.Rules{Results: maps.Clone(r.rules.Results), FailClosed: maps.Clone(r.rules.FailClosed)}, nil
 }
 
-// Interpreters asks the rules for the interpreter of each tool runtime
-// (#Runtimes; "" runs the entry itself), for the plan.
-func Interpreters() (map[string]string, error) {
+// A Runtime is how dispatch runs the entry of a tool of one runtime
+// (#Runtimes): with Interpreter ("" runs the entry itself) and Args before
+// the entry.
+type Runtime struct {
+	Interpreter string   `json:"interpreter"`
+	Args        []string `json:"args,omitempty"`
+}
+
+// Runtimes asks the rules how each tool runtime runs, for the plan.
+func Runtimes() (map[string]Runtime, error) {
 	r, err := planRules()
 	if err != nil {
 		return nil, err
 	}
-	return maps.Clone(r.interpreters), nil
+	out := make(map[string]Runtime, len(r.runtimes))
+	for rt, x := range r.runtimes {
+		out[rt] = Runtime{Interpreter: x.Interpreter, Args: slices.Clone(x.Args)}
+	}
+	return out, nil
 }
 
 // planRules is what the plan copies from the rules, decoded once per
@@ -110,24 +121,17 @@ var planRules = sync.OnceValues(func() (*rulesForPlan, error) {
 	if err := r.rules.Check(); err != nil {
 		return nil, fmt.Errorf("rules: %w", err)
 	}
-	var runtimes map[string]struct {
-		Interpreter string `json:"interpreter"`
-	}
-	if err := v.LookupPath(cue.ParsePath("#Runtimes")).Decode(&runtimes); err != nil {
+	if err := v.LookupPath(cue.ParsePath("#Runtimes")).Decode(&r.runtimes); err != nil {
 		return nil, fmt.Errorf("rules: #Runtimes: %w", err)
-	}
-	r.interpreters = make(map[string]string, len(runtimes))
-	for rt, x := range runtimes {
-		r.interpreters[rt] = x.Interpreter
 	}
 	return r, nil
 })
 
 type rulesForPlan struct {
-	kinds        map[string][]string
-	limits       plan.Limits
-	rules        plan.Rules
-	interpreters map[string]string
+	kinds    map[string][]string
+	limits   plan.Limits
+	rules    plan.Rules
+	runtimes map[string]Runtime
 }
 
 func sha256Hex(data []byte) string {

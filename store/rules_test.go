@@ -30,11 +30,12 @@ func TestRulesForPlan(t *testing.T) {
 	if !reflect.DeepEqual(r.FailClosed, wantFail) {
 		t.Errorf("fail_closed %v, want %v", r.FailClosed, wantFail)
 	}
-	in, err := Interpreters()
+	rts, err := Runtimes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := map[string]string{"executable": "", "node": "node", "python": "python3"}; !reflect.DeepEqual(in, want) {
-		t.Errorf("interpreters %v, want %v", in, want)
+	want := map[string]Runtime{"executable": {}, "node": {Interpreter: "node"}, "python": {Interpreter: "python3", Args: []string{"-E", "-s"}}}
+	if !reflect.DeepEqual(rts, want) {
+		t.Errorf("runtimes %v, want %v", rts, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"dalo/engine"
 	"dalo/providers"
+	"dalo/store/plan"
 )
 
 // A Selection is one package of a registered source, validated with the
@@ -169,11 +170,11 @@ func (sel *Selection) ToolBinds(t *engine.Tool) (*ToolBinds, error) {
 	}
 	b := &ToolBinds{
 		Package: sel.Identity, Tool: t.ID, Runtime: t.Runtime, Entry: t.Entry,
-		Argv: nonNil(t.Argv), Env: nonNil(t.Env), Cwd: t.Cwd, Inputs: []PlannedInput{},
+		Argv: nonNil(t.Argv), Env: nonNil(t.Env), Cwd: t.Cwd, Inputs: []plan.PlannedInput{},
 		Capabilities: nonNil(t.Capabilities), Platforms: nonNil(t.Platforms), Files: files,
 	}
 	for _, in := range t.Inputs {
-		b.Inputs = append(b.Inputs, PlannedInput{Name: in.Name, Type: in.Type, Required: in.IsRequired()})
+		b.Inputs = append(b.Inputs, plan.PlannedInput{Name: in.Name, Type: in.Type, Required: in.IsRequired()})
 	}
 	return b, nil
 }
@@ -200,8 +201,8 @@ func (sel *Selection) HookBinds(h *engine.Hook, toolDigest string) (*HookBinds, 
 	return b, nil
 }
 
-func (sel *Selection) bindings(h *engine.Hook, t *engine.Tool) []PlannedBinding {
-	out := []PlannedBinding{}
+func (sel *Selection) bindings(h *engine.Hook, t *engine.Tool) []plan.PlannedBinding {
+	out := []plan.PlannedBinding{}
 	for _, b := range h.Bindings {
 		typ := ""
 		for _, in := range t.Inputs {
@@ -209,7 +210,7 @@ func (sel *Selection) bindings(h *engine.Hook, t *engine.Tool) []PlannedBinding 
 				typ = in.Type
 			}
 		}
-		out = append(out, PlannedBinding{Input: b.Input, Field: b.Field, Type: typ})
+		out = append(out, plan.PlannedBinding{Input: b.Input, Field: b.Field, Type: typ})
 	}
 	return out
 }

@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"regexp"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -45,10 +45,19 @@ Examples:
   dalo hook dispatch --provider codex --event Stop
 `
 
-// providerName is the form of a provider name (cue/manifest.cue #Name).
-// Dispatch checks the form only: which providers exist is the tables'
-// business, and loading them is what the hot path must not do.
-var providerName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+// maxComponent bounds a path component: NAME_MAX on common file systems.
+const maxComponent = 255
+
+// safeComponent says whether s can be one path component below the plans
+// directory as it is: not empty, not "." or "..", no separator or NUL, and
+// short enough for a file name. --provider and --event become such
+// components. Dispatch checks this much only: which providers and events
+// exist is the tables' business, and loading them (CUE) is what the hot
+// path must not do.
+func safeComponent(s string) bool {
+	return s != "" && s != "." && s != ".." && len(s) <= maxComponent &&
+		!strings.ContainsAny(s, "/\\\x00")
+}
 
 func init() {
 	register(&command{
@@ -71,10 +80,12 @@ func runHookDispatch(e *env, fs *pflag.FlagSet) int {
 	switch {
 	case fs.NArg() != 0:
 		return usageError(e, name, "unexpected arguments: %q", fs.Args())
-	case !providerName.MatchString(provider):
+	case !safeComponent(provider):
 		return usageError(e, name, "--provider must be a provider name such as claude or codex, not %q", provider)
 	case event == "":
 		return usageError(e, name, "--event is required")
+	case !safeComponent(event):
+		return usageError(e, name, "--event must be a native event name such as PreToolUse, not %q", event)
 	}
 	home, err := store.Home()
 	if err != nil {

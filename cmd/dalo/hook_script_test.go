@@ -59,11 +59,12 @@ func cmdHookfixture(ts *testscript.TestScript, neg bool, args []string) {
 		p.Limits = lim
 		p.Rules, err = store.Rules()
 		ts.Check(err)
-		interp, err := store.Interpreters()
+		runtimes, err := store.Runtimes()
 		ts.Check(err)
 		for _, hooks := range p.Events {
 			for i := range hooks {
-				hooks[i].Tool.Interpreter = interp[hooks[i].Tool.Runtime]
+				rt := runtimes[hooks[i].Tool.Runtime]
+				hooks[i].Tool.Interpreter, hooks[i].Tool.InterpreterArgs = rt.Interpreter, rt.Args
 			}
 		}
 		p.Natives = map[string]plan.Native{}

@@ -64,7 +64,7 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 	if err != nil {
 		return nil, err
 	}
-	interp, err := store.Interpreters()
+	runtimes, err := store.Runtimes()
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,8 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 			if err != nil {
 				return nil, err
 			}
-			ph.Tool.Interpreter = interp[ph.Tool.Runtime]
+			rt := runtimes[ph.Tool.Runtime]
+			ph.Tool.Interpreter, ph.Tool.InterpreterArgs = rt.Interpreter, rt.Args
 			p.Events[event] = append(p.Events[event], *ph)
 		}
 		hs := p.Events[event]

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -332,11 +333,12 @@ func load(plansDir, provider, event string, pick func(n *Native) (string, bool))
 		return &ef, nil
 	}
 	tool, all := pick(&ef.Native)
+	_, known := slices.BinarySearch(ef.Tools, tool) // ef.Tools is sorted
 	var tools []string
 	switch {
 	case all:
 		tools = ef.Tools
-	case sort.SearchStrings(ef.Tools, tool) < len(ef.Tools) && ef.Tools[sort.SearchStrings(ef.Tools, tool)] == tool:
+	case known:
 		tools = []string{tool}
 	}
 	seen := map[[2]string]bool{}

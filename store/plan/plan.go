@@ -219,12 +219,15 @@ type PlannedTool struct {
 	Runtime string `json:"runtime"`
 	// Interpreter runs the entry, found on dalo's PATH; empty, the entry
 	// runs itself (#Runtimes, copied at install).
-	Interpreter string            `json:"interpreter,omitempty"`
-	Entry       string            `json:"entry"`
-	Argv        []string          `json:"argv"`
-	Env         []string          `json:"env,omitempty"`
-	Inputs      []PlannedInput    `json:"inputs,omitempty"`
-	Files       map[string]string `json:"files"` // path relative to Root → sha256 hex, entry included
+	Interpreter string `json:"interpreter,omitempty"`
+	// InterpreterArgs go to the interpreter before the entry (#Runtimes,
+	// copied at install): python3's -E -s.
+	InterpreterArgs []string          `json:"interpreter_args,omitempty"`
+	Entry           string            `json:"entry"`
+	Argv            []string          `json:"argv"`
+	Env             []string          `json:"env,omitempty"`
+	Inputs          []PlannedInput    `json:"inputs,omitempty"`
+	Files           map[string]string `json:"files"` // path relative to Root → sha256 hex, entry included
 }
 
 // A PlannedInput is a declared tool input.
