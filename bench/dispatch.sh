@@ -1,7 +1,9 @@
 #!/bin/sh
-# Measures `dalo hook dispatch` against running the same handler directly,
-# side by side, with 10, 100 and 1000 installed packages (5 hooks each; a
-# Bash PreToolUse runs exactly one of them). Run from the repository root:
+# Measures dispatch against running the same handler directly, side by
+# side, with 10, 100 and 1000 installed packages (5 hooks each; a Bash
+# PreToolUse runs exactly one of them): `dalo-hook dispatch`, which the
+# harness entries call, and the same command in the dalo binary, `dalo hook
+# dispatch`, which links CUE. Run from the repository root:
 #
 #	sh bench/dispatch.sh [RUNS [BASELINE]]
 #
@@ -16,7 +18,7 @@ runs=${1:-200}
 base=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/dalo" ./cmd/dalo
+go build -o "$tmp/" ./cmd/dalo ./cmd/dalo-hook
 go build -o "$tmp/dispatchgen" ./bench/dispatchgen
 if [ -n "$base" ]; then
 	(cd "$base" && go build -o "$tmp/dalo-base" ./cmd/dalo && go build -o "$tmp/dispatchgen-base" ./bench/dispatchgen)
@@ -46,6 +48,8 @@ for n in 10 100 1000; do
 	home="$tmp/home-$n"
 	entry=$("$tmp/dispatchgen" gen -home "$home" -packages "$n" -payload "$payload")
 	check "$tmp/dalo" "$home"
+	out=$(DALO_HOME="$home" "$tmp/dalo-hook" dispatch --provider claude --event PreToolUse <"$payload")
+	[ -z "$out" ] || { echo "unexpected dalo-hook output: $out" >&2; exit 1; }
 	echo "== $n packages, $((n * 5)) hooks"
 	printf 'direct handler:  '
 	(cd "$(dirname "$entry")" && env -i "$tmp/dispatchgen" measure -n "$runs" -stdin "$OLDPWD/$payload" -- "$entry")
@@ -57,7 +61,9 @@ for n in 10 100 1000; do
 		DALO_HOME="$bhome" "$tmp/dispatchgen" measure -n "$runs" -stdin "$payload" -- "$tmp/dalo-base" hook dispatch --provider claude --event PreToolUse
 		echo "                 reads $(planBytes "$bhome") plan bytes"
 	fi
-	printf 'dalo dispatch:   '
+	printf 'dalo-hook:       '
+	DALO_HOME="$home" "$tmp/dispatchgen" measure -n "$runs" -stdin "$payload" -- "$tmp/dalo-hook" dispatch --provider claude --event PreToolUse
+	printf 'dalo hook:       '
 	DALO_HOME="$home" "$tmp/dispatchgen" measure -n "$runs" -stdin "$payload" -- "$tmp/dalo" hook dispatch --provider claude --event PreToolUse
 	echo "                 reads $(planBytes "$home") plan bytes"
 done

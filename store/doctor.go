@@ -184,6 +184,10 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 		case !sameEntry(doc[f.val.start:f.val.end], rec):
 			add("problem", file, "dalo entry for %s was changed since dalo wrote it", f.event)
 		default:
+			if prog := commandProgram(rec.Hooks[0].Command); !canRun(prog) {
+				add("problem", file, "dalo entry for %s calls %s, which is missing or cannot run: the harness cannot dispatch, so its hooks do not run; run 'dalo plugin install' again", f.event, prog)
+				break
+			}
 			add("ok", file, "dalo entry for %s present", f.event)
 		}
 		seen[f.event] = true
@@ -245,4 +249,32 @@ func (s *Store) doctorIndex(name string, want *plan.Plan) []Finding {
 		return nil
 	}
 	return []Finding{{"ok", subj, fmt.Sprintf("%d native events", len(want.Events))}}
+}
+
+// commandProgram is the program of a command line shellQuote wrote: its
+// first word, unquoted.
+func commandProgram(cmd string) string {
+	if !strings.HasPrefix(cmd, "'") {
+		prog, _, _ := strings.Cut(cmd, " ")
+		return prog
+	}
+	var b strings.Builder
+	for rest := cmd[1:]; ; {
+		i := strings.IndexByte(rest, '\'')
+		if i < 0 {
+			return b.String() + rest
+		}
+		b.WriteString(rest[:i])
+		if !strings.HasPrefix(rest[i:], `'\''`) {
+			return b.String()
+		}
+		b.WriteByte('\'')
+		rest = rest[i+4:]
+	}
+}
+
+// canRun says whether path is a regular file someone may execute.
+func canRun(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }

@@ -18,7 +18,8 @@ import (
 // A HarnessEntry is one dispatcher entry of a harness configuration: the
 // shape both harnesses read, {"matcher": "*", "hooks": [{"type": "command",
 // "command": "...", "timeout": 10}]}. The command is what makes it dalo's:
-// `<dalo> hook dispatch --provider P --event E`.
+// `<dalo> hook dispatch --provider P --event E`, or the same from dalo-hook,
+// `<dalo-hook> dispatch --provider P --event E` (see [Dispatcher]).
 type HarnessEntry struct {
 	Matcher string        `json:"matcher,omitempty"`
 	Hooks   []HarnessHook `json:"hooks"`
@@ -102,14 +103,33 @@ type HarnessState struct {
 	Interior map[string]string `json:"interior,omitempty"`
 }
 
-// dispatchSuffix is the end of the command of dalo's entry for an event.
-func dispatchSuffix(provider, event string) string {
-	return " hook dispatch --provider " + provider + " --event " + event
+// HookBinary is the file name of the dispatch-only dalo binary
+// (cmd/dalo-hook): `dalo-hook dispatch` is `dalo hook dispatch`, in a
+// binary that links no CUE and so starts several times faster.
+const HookBinary = "dalo-hook"
+
+// Dispatcher is the command the entries start dispatch with, given the
+// dalo executable exe (absolute, links resolved): the dalo-hook beside exe
+// when there is one, since a harness starts it on every tool call, else
+// exe's own `hook dispatch`. fast says which.
+func Dispatcher(exe string) (cmd string, fast bool) {
+	hook := filepath.Join(filepath.Dir(exe), HookBinary)
+	if canRun(hook) {
+		return shellQuote(hook) + " dispatch", true
+	}
+	return shellQuote(exe) + " hook dispatch", false
 }
 
-// DispatchCommand is the command line of the entry for event.
-func DispatchCommand(exe, provider, event string) string {
-	return shellQuote(exe) + dispatchSuffix(provider, event)
+// dispatchArgs is the end of the command of dalo's entry for an event,
+// after the dispatcher.
+func dispatchArgs(provider, event string) string {
+	return " --provider " + provider + " --event " + event
+}
+
+// DispatchCommand is the command line of the entry for event, run by
+// dispatcher (see [Dispatcher]).
+func DispatchCommand(dispatcher, provider, event string) string {
+	return dispatcher + dispatchArgs(provider, event)
 }
 
 func shellQuote(s string) string {
@@ -138,12 +158,17 @@ func ownedEvent(doc []byte, entry *jvalue, provider string) (string, bool) {
 		if c == nil || c.val.kind != '"' {
 			continue
 		}
-		pre := " hook dispatch --provider " + provider + " --event "
-		if i := strings.LastIndex(c.val.str, pre); i >= 0 {
-			ev := c.val.str[i+len(pre):]
-			if ev != "" && !strings.ContainsAny(ev, " \t'\"") {
-				return ev, true
-			}
+		// Either dispatcher: "... hook dispatch" (dalo) or
+		// ".../dalo-hook dispatch", its path maybe quoted.
+		pre := " dispatch" + dispatchArgs(provider, "")
+		i := strings.LastIndex(c.val.str, pre)
+		if i < 0 {
+			continue
+		}
+		head := strings.TrimSuffix(c.val.str[:i], "'")
+		if ev := c.val.str[i+len(pre):]; (strings.HasSuffix(head, " hook") || strings.HasSuffix(head, HookBinary)) &&
+			ev != "" && !strings.ContainsAny(ev, " \t'\"") {
+			return ev, true
 		}
 	}
 	return "", false

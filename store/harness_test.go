@@ -238,3 +238,80 @@ func TestTimeoutField(t *testing.T) {
 		t.Error("a hook without a timeout field marshals")
 	}
 }
+
+// TestDispatcher: the entries call the dalo-hook beside dalo when there is
+// one that can run, else dalo's own `hook dispatch`; a path that needs it
+// is quoted for the harness's shell.
+func TestDispatcher(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dir  string // under the test's temp dir
+		hook func(path string) error
+		want string // with DIR for the directory
+		fast bool
+	}{
+		{name: "no dalo-hook", dir: "bin", want: "DIR/dalo hook dispatch"},
+		{name: "dalo-hook", dir: "bin", hook: func(p string) error { return os.WriteFile(p, nil, 0o755) }, want: "DIR/dalo-hook dispatch", fast: true},
+		{name: "not executable", dir: "bin", hook: func(p string) error { return os.WriteFile(p, nil, 0o644) }, want: "DIR/dalo hook dispatch"},
+		{name: "a directory", dir: "bin", hook: func(p string) error { return os.Mkdir(p, 0o755) }, want: "DIR/dalo hook dispatch"},
+		{name: "quoted", dir: "my bin", hook: func(p string) error { return os.WriteFile(p, nil, 0o755) }, want: "'DIR/dalo-hook' dispatch", fast: true},
+		{name: "quoted fallback", dir: "it's", want: `'DIR/dalo' hook dispatch`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), tc.dir)
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tc.hook != nil {
+				if err := tc.hook(filepath.Join(dir, HookBinary)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, fast := Dispatcher(filepath.Join(dir, "dalo"))
+			qdir := strings.ReplaceAll(dir, "'", `'\''`)
+			if want := strings.ReplaceAll(tc.want, "DIR", qdir); got != want || fast != tc.fast {
+				t.Errorf("Dispatcher = %q, %v; want %q, %v", got, fast, want, tc.fast)
+			}
+		})
+	}
+}
+
+// TestOwnedEntry: an entry is dalo's when its command runs either
+// dispatcher for the provider, whatever path was written, and only then.
+func TestOwnedEntry(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"/bin/dalo hook dispatch --provider claude --event PreToolUse":         "PreToolUse",
+		"/bin/dalo-hook dispatch --provider claude --event Stop":               "Stop",
+		"'/my bin/dalo-hook' dispatch --provider claude --event SessionEnd":    "SessionEnd",
+		"'/my bin/dalo' hook dispatch --provider claude --event SessionStart":  "SessionStart",
+		"/bin/dalo hook dispatch --provider codex --event PreToolUse":          "",
+		"/bin/mytool dispatch --provider claude --event PreToolUse":            "",
+		"/bin/dalo-hook dispatch --provider claude --event 'PreToolUse'":       "",
+		"/bin/dalo-hook dispatch --provider claude --event PreToolUse; rm -rf": "",
+	} {
+		doc, err := json.Marshal(map[string]any{"hooks": []map[string]string{{"type": "command", "command": cmd}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := scanJSON(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := ownedEvent(doc, v, "claude")
+		if got != want || ok != (want != "") {
+			t.Errorf("%s: owned for %q, %v; want %q", cmd, got, ok, want)
+		}
+	}
+}
+
+// TestCommandProgram: doctor reads back the program of any command line
+// shellQuote wrote.
+func TestCommandProgram(t *testing.T) {
+	for _, prog := range []string{"/bin/dalo-hook", "/my bin/dalo", "/it's/dalo", "/a'b'/'c", "/tail'"} {
+		for _, rest := range []string{" dispatch --provider claude --event Stop", " hook dispatch --provider codex --event Stop"} {
+			if got := commandProgram(shellQuote(prog) + rest); got != prog {
+				t.Errorf("commandProgram(%q) = %q, want %q", shellQuote(prog)+rest, got, prog)
+			}
+		}
+	}
+}

@@ -7,23 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"dalo/store/plan"
 )
 
 // Home is the store directory: $DALO_HOME, else $XDG_DATA_HOME/dalo, else
-// ~/.local/share/dalo.
-func Home() (string, error) {
-	if d := os.Getenv("DALO_HOME"); d != "" {
-		return filepath.Abs(d)
-	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Abs(filepath.Join(d, "dalo"))
-	}
-	h, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("locating the store: %w (set DALO_HOME)", err)
-	}
-	return filepath.Join(h, ".local", "share", "dalo"), nil
-}
+// ~/.local/share/dalo (see [plan.Home]).
+func Home() (string, error) { return plan.Home() }
 
 // A Store is the state under one directory. Its methods that change state
 // take the store's advisory lock; the ones that only read do not, since

@@ -49,10 +49,10 @@ type member struct {
 // the harness reads them, rewrites the provider's dispatch plan and the
 // dispatcher entries of the harness configuration. It refuses, writing
 // nothing, when a required part is missing, blocked, unapproved or
-// unsupported, or when tool bytes differ from their grant. exe is the
-// dalo executable the entries call. With dryRun it computes everything
+// unsupported, or when tool bytes differ from their grant. dispatcher is
+// the command the entries call (see [Dispatcher]). With dryRun it computes everything
 // and writes nothing.
-func (s *Store) Install(sel *Selection, exe string, dryRun bool) (*InstallResult, error) {
+func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*InstallResult, error) {
 	if err := sel.Valid(); err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func (s *Store) Install(sel *Selection, exe string, dryRun bool) (*InstallResult
 	if st.File != "" && st.File != cfg {
 		return nil, &ConfigError{cfg, fmt.Sprintf("dalo's entries are in %s; run 'dalo plugin remove' there first", st.File)}
 	}
-	newCfg, newSt, err := EditConfig(cfg, old, t.Name, st, wantEntries(t, &next, exe))
+	newCfg, newSt, err := EditConfig(cfg, old, t.Name, st, wantEntries(t, &next, dispatcher))
 	if err != nil {
 		return nil, err
 	}

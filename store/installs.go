@@ -204,7 +204,7 @@ func (s *Store) putPlan(t *providers.Table, in *Installed, stepName string) erro
 }
 
 // wantEntries is the dispatcher entry of every native event in use.
-func wantEntries(t *providers.Table, in *Installed, exe string) map[string]HarnessEntry {
+func wantEntries(t *providers.Table, in *Installed, dispatcher string) map[string]HarnessEntry {
 	sum := map[string]int{}
 	for _, ip := range in.Packages {
 		for _, h := range ip.Hooks {
@@ -214,7 +214,7 @@ func wantEntries(t *providers.Table, in *Installed, exe string) map[string]Harne
 	out := map[string]HarnessEntry{}
 	for ev, ms := range sum {
 		e := HarnessEntry{Hooks: []HarnessHook{{
-			Type: "command", Command: DispatchCommand(exe, t.Name, ev),
+			Type: "command", Command: DispatchCommand(dispatcher, t.Name, ev),
 			// The hooks of an event run concurrently, but only so many at
 			// once (dispatch's maxParallel), so their sum bounds the worst
 			// case; the dispatcher needs a little more to report a timeout.

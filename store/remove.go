@@ -26,7 +26,7 @@ type RemoveResult struct {
 // in the plan, the skills and agents dalo wrote for it (exactly those
 // files) and its staged trees once nothing uses them. It does not need the
 // source: what to remove is in the store. Grants stay (revoke removes them).
-func (s *Store) Remove(t *providers.Table, pkg, exe string) (*RemoveResult, error) {
+func (s *Store) Remove(t *providers.Table, pkg, dispatcher string) (*RemoveResult, error) {
 	if _, _, err := ParsePackageRef(pkg); err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (s *Store) Remove(t *providers.Table, pkg, exe string) (*RemoveResult, erro
 	}
 	// Keep the command of entries still in use as it is: another dalo
 	// executable may have written them.
-	want := wantEntries(t, &next, exe)
+	want := wantEntries(t, &next, dispatcher)
 	for ev, e := range want {
 		if w, ok := in.Harness.Entries[ev]; ok && len(w.Hooks) == 1 && len(e.Hooks) == 1 {
 			e.Hooks[0].Command = w.Hooks[0].Command

@@ -62,7 +62,7 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 	if !ok {
 		return exitFail
 	}
-	exe, err := executable()
+	disp, fast, err := dispatcher()
 	if err != nil {
 		return fail(e, cmd, err)
 	}
@@ -70,7 +70,7 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, err)
 	}
-	res, err := s.Install(sel, exe, dry)
+	res, err := s.Install(sel, disp, dry)
 	if err != nil {
 		var be *store.BlockedError
 		if errors.As(err, &be) {
@@ -84,6 +84,9 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 		verb = "would install"
 	}
 	fmt.Fprintf(e.stdout, "%s %s on %s\n", verb, sel.Identity, res.Provider)
+	if !fast && len(res.Hooks) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("no %s beside dalo: the harness entries call 'dalo hook dispatch', which starts several times slower (build both: go install ./cmd/...)", store.HookBinary))
+	}
 	printInstall(e.stdout, res, dry)
 	if dry {
 		if res.Diff == "" {
@@ -127,15 +130,19 @@ func printInstall(w io.Writer, res *store.InstallResult, dry bool) {
 	}
 }
 
-// executable is the absolute path of the running dalo, which the harness
-// entries call.
-func executable() (string, error) {
+// dispatcher is the command the harness entries start dispatch with, for
+// the running dalo (see store.Dispatcher), and whether it is dalo-hook.
+func dispatcher() (cmd string, fast bool, err error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return "", fmt.Errorf("locating the dalo executable: %w", err)
+		return "", false, fmt.Errorf("locating the dalo executable: %w", err)
 	}
 	if r, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = r
 	}
-	return filepath.Abs(exe)
+	if exe, err = filepath.Abs(exe); err != nil {
+		return "", false, fmt.Errorf("locating the dalo executable: %w", err)
+	}
+	cmd, fast = store.Dispatcher(exe)
+	return cmd, fast, nil
 }

@@ -50,11 +50,11 @@ func runPluginRemove(e *env, fs *pflag.FlagSet) int {
 	if !ok {
 		return exitFail
 	}
-	exe, err := executable()
+	disp, _, err := dispatcher()
 	if err != nil {
 		return fail(e, cmd, err)
 	}
-	res, err := s.Remove(t, fs.Arg(0), exe)
+	res, err := s.Remove(t, fs.Arg(0), disp)
 	if err != nil {
 		return fail(e, cmd, err)
 	}

@@ -14,6 +14,8 @@ import (
 	"text/template"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"dalo/cmd/internal/hookdispatch"
 )
 
 var update = flag.Bool("update", false, "update testscript golden sections")
@@ -22,6 +24,9 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"dalo": func() {
 			os.Exit(run(os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
+		},
+		"dalo-hook": func() {
+			os.Exit(hookdispatch.Hook(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
 }

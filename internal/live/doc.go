@@ -3,7 +3,7 @@
 // 0.147.0), its tests run the whole user lifecycle through the real dalo
 // binary (validate, source add, approve, install) and then a real headless
 // harness session against a fake model server on loopback
-// (dalo/internal/fakemodel). The harness calls `dalo hook dispatch` from the
+// (dalo/internal/fakemodel). The harness calls `dalo-hook dispatch` from the
 // configuration install wrote; the handlers are small shell scripts (and
 // one node script) of two author sources, the live kit and the probe kit;
 // each test checks the effect in what the harness did (a file a command or

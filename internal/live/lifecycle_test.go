@@ -4,6 +4,7 @@ package live
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -26,6 +27,12 @@ func TestSession(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, p, fakemodel.Script{fakemodel.Say("Nothing to run.")})
 			w.install()
+			// The entries call dalo-hook, built beside dalo, so every hook
+			// below ran through it.
+			cfg := map[string]string{"claude": ".claude/settings.json", "codex": ".codex/hooks.json"}[p]
+			if b, err := os.ReadFile(filepath.Join(w.home, cfg)); err != nil || !strings.Contains(string(b), "/dalo-hook dispatch --provider "+p+" --event ") {
+				t.Fatalf("%s does not call dalo-hook dispatch (err %v):\n%s", cfg, err, b)
+			}
 			const agentProbe = "LIVE-CODEX-AGENT-PROBE-0c1d"
 			if p == "codex" {
 				// Where an agents directory would be, were Codex to read one.

@@ -54,9 +54,10 @@ func runMain(m *testing.M) int {
 		}
 		defer os.RemoveAll(dir)
 		daloBin = filepath.Join(dir, "dalo")
-		// The real binary, as a harness will run it; "dalo/cmd/dalo" is the
-		// import path, so the build does not depend on the test's cwd.
-		out, err := exec.Command("go", "build", "-o", daloBin, "dalo/cmd/dalo").CombinedOutput()
+		// The real binaries, as a user installs them: dalo, and beside it
+		// dalo-hook, which the entries install writes call. Import paths,
+		// so the build does not depend on the test's cwd.
+		out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "dalo/cmd/dalo", "dalo/cmd/dalo-hook").CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "building dalo: %v\n%s", err, out)
 			return 1

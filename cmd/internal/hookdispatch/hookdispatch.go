@@ -1,0 +1,181 @@
+// Package hookdispatch is `dalo hook dispatch`, the command a harness's
+// hook configuration calls on every event: flags, checks, signals and the
+// call into package dispatch. Two binaries serve it, dalo (as `dalo hook
+// dispatch`) and dalo-hook (as `dalo-hook dispatch`), which links neither
+// CUE nor the validator nor the store, since a harness starts it on every
+// tool call and Go initialises every linked package on every start.
+package hookdispatch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"dalo/dispatch"
+	"dalo/store/plan"
+)
+
+// Name is the command's name under dalo.
+const Name = "hook dispatch"
+
+// Usage and Short are its usage line and one-line summary.
+const (
+	Usage = "--provider claude|codex --event NATIVE_EVENT"
+	Short = "run the approved hooks of a harness event"
+)
+
+// Exit statuses, as every dalo command uses them.
+const (
+	exitFail  = 1
+	exitUsage = 2
+)
+
+const Doc = `Hook dispatch is what a harness's hook configuration calls, one entry per
+native event. It reads the event's native JSON on stdin, runs every
+installed and approved hook of that provider and event (from the dispatch
+plan install wrote under $DALO_HOME/plans/<provider>.d: only the files of
+this event and tool name), and answers the harness in its native hook
+output format, as the provider table copied into the plan describes it.
+A provider nothing is installed for answers nothing.
+
+Before each run it re-checks both grants and every staged file; a revoked
+grant or a changed byte is a failure under the hook's failure policy. Each
+handler runs with its declared argv, the staged tool root as cwd, only its
+declared environment variables, the native JSON on stdin and a hard
+timeout. node and python3 are found on dalo's own PATH.
+
+dalo-hook, the dispatch-only binary built beside dalo (cmd/dalo-hook), runs
+this same command as 'dalo-hook dispatch' and links no CUE, so it starts
+several times faster; install writes entries that call it when it sits
+beside dalo, else 'dalo hook dispatch'.
+
+DALO_HOME defaults to $XDG_DATA_HOME/dalo, else ~/.local/share/dalo.
+See docs/dispatch.md for the policies and how results compose.
+
+Stopped by SIGTERM, SIGINT or SIGHUP (a harness that stops waiting), it
+kills every running handler's process group and exits 1. Killed outright
+(SIGKILL), on Linux its handlers are killed by the kernel.
+
+Exit status: 0 with the native answer on stdout (possibly empty); 1 when
+the plan cannot be read, or a failure must reach the user on SessionEnd
+(whose output harnesses ignore), or it was stopped, with the diagnostic on
+stderr; 2 bad usage.
+
+Examples:
+  dalo hook dispatch --provider claude --event PreToolUse < payload.json
+  dalo hook dispatch --provider codex --event Stop
+`
+
+// maxComponent bounds a path component: NAME_MAX on common file systems.
+const maxComponent = 255
+
+// safeComponent says whether s can be one path component below the plans
+// directory as it is: not empty, not "." or "..", no separator or NUL, and
+// short enough for a file name. --provider and --event become such
+// components. Dispatch checks this much only: which providers and events
+// exist is the tables' business, and loading them (CUE) is what the hot
+// path must not do.
+func safeComponent(s string) bool {
+	return s != "" && s != "." && s != ".." && len(s) <= maxComponent &&
+		!strings.ContainsAny(s, "/\\\x00")
+}
+
+// Flags defines the command's flags on fs.
+func Flags(fs *pflag.FlagSet) {
+	fs.String("provider", "", "the harness: claude or codex")
+	fs.String("event", "", "the native event name: PreToolUse, Stop, ...")
+}
+
+// usageError reports a bad invocation and returns exitUsage.
+func usageError(stderr io.Writer, format string, args ...any) int {
+	fmt.Fprintf(stderr, "dalo %s: %s\nRun 'dalo %s --help' for usage.\n", Name, fmt.Sprintf(format, args...), Name)
+	return exitUsage
+}
+
+// Run runs the command whose flags fs has parsed: it answers the event
+// read from stdin on stdout and returns the exit status.
+func Run(fs *pflag.FlagSet, stdin io.Reader, stdout, stderr io.Writer) int {
+	provider, _ := fs.GetString("provider")
+	event, _ := fs.GetString("event")
+	switch {
+	case fs.NArg() != 0:
+		return usageError(stderr, "unexpected arguments: %q", fs.Args())
+	case !safeComponent(provider):
+		return usageError(stderr, "--provider must be a provider name such as claude or codex, not %q", provider)
+	case event == "":
+		return usageError(stderr, "--event is required")
+	case !safeComponent(event):
+		return usageError(stderr, "--event must be a native event name such as PreToolUse, not %q", event)
+	}
+	home, err := plan.Home()
+	if err != nil {
+		fmt.Fprintf(stderr, "dalo %s: %v\n", Name, err)
+		return exitFail
+	}
+	// A harness that stops waiting for the event stops dalo (SIGTERM; a
+	// terminal's SIGINT or SIGHUP): every running handler is killed with
+	// it, since nothing would read its result.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case sig := <-sigs:
+			dispatch.Interrupt()
+			fmt.Fprintf(stderr, "dalo %s: stopped by %v; the running handlers were killed\n", Name, sig)
+			os.Exit(exitFail)
+		case <-done:
+		}
+	}()
+	req := dispatch.Request{Home: home, Provider: provider, Event: event, Getenv: os.LookupEnv}
+	req.Payload, err = io.ReadAll(io.LimitReader(stdin, dispatch.MaxPayload+1))
+	switch {
+	case err != nil:
+		req.PayloadErr = fmt.Errorf("reading the native payload: %v", err)
+	case len(req.Payload) > dispatch.MaxPayload:
+		req.PayloadErr = fmt.Errorf("the native payload is over %d bytes", dispatch.MaxPayload)
+		req.Payload = nil
+	}
+	out := dispatch.Dispatch(req)
+	stdout.Write(out.Stdout)
+	stderr.Write(out.Stderr)
+	return out.Exit
+}
+
+const hookUsage = "Usage: dalo-hook dispatch " + Usage + "\n"
+
+// Hook is the command line of dalo-hook, whose one command is dispatch:
+// `dalo-hook dispatch --provider P --event E` runs as `dalo hook dispatch`
+// does and returns the exit status.
+func Hook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "dispatch" {
+		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprint(stdout, hookUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "dalo-hook: the only command is dispatch\n%s", hookUsage)
+		return exitUsage
+	}
+	fs := pflag.NewFlagSet("dalo-hook dispatch", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	Flags(fs)
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args[1:]); err != nil || *help {
+		if err == nil || errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stdout, "%s\n%s\nFlags:\n%s", hookUsage, Doc, fs.FlagUsages())
+			return 0
+		}
+		fmt.Fprintf(stderr, "dalo-hook dispatch: %v\n%s", err, hookUsage)
+		return exitUsage
+	}
+	return Run(fs, stdin, stdout, stderr)
+}
