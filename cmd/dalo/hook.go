@@ -12,9 +12,14 @@ func init() {
 		usage: hookdispatch.Usage,
 		short: hookdispatch.Short,
 		doc:   hookdispatch.Doc,
-		flags: hookdispatch.Flags,
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("provider", "", hookdispatch.ProviderHelp)
+			fs.String("event", "", hookdispatch.EventHelp)
+		},
 		run: func(e *env, fs *pflag.FlagSet) int {
-			return hookdispatch.Run(fs, e.stdin, e.stdout, e.stderr)
+			provider, _ := fs.GetString("provider")
+			event, _ := fs.GetString("event")
+			return hookdispatch.Run(provider, event, fs.Args(), e.stdin, e.stdout, e.stderr)
 		},
 	})
 }

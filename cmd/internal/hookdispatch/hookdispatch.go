@@ -8,14 +8,13 @@ package hookdispatch
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-
-	"github.com/spf13/pflag"
 
 	"dalo/dispatch"
 	"dalo/store/plan"
@@ -86,11 +85,13 @@ func safeComponent(s string) bool {
 		!strings.ContainsAny(s, "/\\\x00")
 }
 
-// Flags defines the command's flags on fs.
-func Flags(fs *pflag.FlagSet) {
-	fs.String("provider", "", "the harness: claude or codex")
-	fs.String("event", "", "the native event name: PreToolUse, Stop, ...")
-}
+// The flags' help, for each binary's flag set: dalo's are spf13/pflag,
+// dalo-hook's the standard library's, since pflag links package net, and
+// with it cgo and the dynamic loader, into every start.
+const (
+	ProviderHelp = "the harness: claude or codex"
+	EventHelp    = "the native event name: PreToolUse, Stop, ..."
+)
 
 // usageError reports a bad invocation and returns exitUsage.
 func usageError(stderr io.Writer, format string, args ...any) int {
@@ -98,14 +99,13 @@ func usageError(stderr io.Writer, format string, args ...any) int {
 	return exitUsage
 }
 
-// Run runs the command whose flags fs has parsed: it answers the event
+// Run runs the command for the --provider and --event given, args being
+// the operands after the flags (there must be none): it answers the event
 // read from stdin on stdout and returns the exit status.
-func Run(fs *pflag.FlagSet, stdin io.Reader, stdout, stderr io.Writer) int {
-	provider, _ := fs.GetString("provider")
-	event, _ := fs.GetString("event")
+func Run(provider, event string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
-	case fs.NArg() != 0:
-		return usageError(stderr, "unexpected arguments: %q", fs.Args())
+	case len(args) != 0:
+		return usageError(stderr, "unexpected arguments: %q", args)
 	case !safeComponent(provider):
 		return usageError(stderr, "--provider must be a provider name such as claude or codex, not %q", provider)
 	case event == "":
@@ -164,18 +164,20 @@ func Hook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dalo-hook: the only command is dispatch\n%s", hookUsage)
 		return exitUsage
 	}
-	fs := pflag.NewFlagSet("dalo-hook dispatch", pflag.ContinueOnError)
+	fs := flag.NewFlagSet("dalo-hook dispatch", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.SortFlags = false
-	Flags(fs)
-	help := fs.BoolP("help", "h", false, "show this help")
-	if err := fs.Parse(args[1:]); err != nil || *help {
-		if err == nil || errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s\n%s\nFlags:\n%s", hookUsage, Doc, fs.FlagUsages())
+	provider := fs.String("provider", "", ProviderHelp)
+	event := fs.String("event", "", EventHelp)
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			var flags strings.Builder
+			fs.SetOutput(&flags)
+			fs.PrintDefaults()
+			fmt.Fprintf(stdout, "%s\n%s\nFlags:\n%s", hookUsage, Doc, flags.String())
 			return 0
 		}
 		fmt.Fprintf(stderr, "dalo-hook dispatch: %v\n%s", err, hookUsage)
 		return exitUsage
 	}
-	return Run(fs, stdin, stdout, stderr)
+	return Run(*provider, *event, fs.Args(), stdin, stdout, stderr)
 }
