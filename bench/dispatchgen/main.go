@@ -4,10 +4,8 @@
 //	dispatchgen gen -home DIR -packages N      write a store of N packages, 5 hooks each
 //	dispatchgen measure -n RUNS -stdin FILE -- PROGRAM [ARGS...]
 //
-// gen gives each package one hook on SessionStart, UserPromptSubmit,
-// PreToolUse, PostToolUse and Stop. Only package 0's PreToolUse hook
-// matches Bash; the others match Edit, so a Bash PreToolUse runs exactly one
-// handler however many packages are installed. It prints the handler's
+// gen installs dispatchtest.Many's store: a Bash PreToolUse runs exactly
+// one handler however many packages are installed. It prints the handler's
 // staged path, and writes DIR/payload.json (the recorded PreToolUse).
 //
 // measure prints the median and 90th percentile wall time and the largest
@@ -48,45 +46,13 @@ func main() {
 	}
 }
 
-const handler = "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n"
-
 func gen(args []string) error {
 	fs := flag.NewFlagSet("gen", flag.ExitOnError)
 	home := fs.String("home", "", "store directory")
 	n := fs.Int("packages", 10, "packages to install")
 	payload := fs.String("payload", "", "recorded PreToolUse payload to copy")
 	fs.Parse(args)
-	events := map[string][]dispatchtest.Hook{}
-	rows := []struct{ event, subject, phase, effect string }{
-		{"SessionStart", "session", "start", "add_context"},
-		{"UserPromptSubmit", "prompt", "before", "add_context"},
-		{"PreToolUse", "tool_call", "before", "gate"},
-		{"PostToolUse", "tool_call", "after", "add_context"},
-		{"Stop", "workflow", "stop", "continue_workflow"},
-	}
-	for i := 0; i < *n; i++ {
-		for _, r := range rows {
-			h := dispatchtest.Hook{
-				Package: fmt.Sprintf("bench:pkg-%04d", i), ID: r.event, Subject: r.subject, Phase: r.phase, Effect: r.effect,
-				Script: handler, Env: []string{"HOME"}, Argv: []string{"${input.cwd}"},
-			}
-			if r.subject == "tool_call" {
-				h.ToolNames = []string{"Edit"}
-				if i == 0 {
-					h.ToolNames = []string{"Bash"}
-				}
-			}
-			events[r.event] = append(events[r.event], h)
-		}
-	}
-	for ev, hooks := range events {
-		for i := range hooks {
-			hooks[i].Inputs = nil
-			hooks[i].Argv = nil
-		}
-		events[ev] = hooks
-	}
-	p, err := dispatchtest.Install(*home, "claude", events)
+	p, err := dispatchtest.Many(*home, *n)
 	if err != nil {
 		return err
 	}

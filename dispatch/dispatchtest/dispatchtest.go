@@ -177,3 +177,37 @@ func writeFile(name string, data []byte, perm os.FileMode) error {
 	}
 	return os.Rename(tmp, name)
 }
+
+// Many installs n packages of Claude hooks, each with one hook on
+// SessionStart, UserPromptSubmit, PreToolUse, PostToolUse and Stop, whose
+// handler allows (or, off PreToolUse, is never reached in a benchmark).
+// Only package 0's PreToolUse hook matches Bash; the others match Edit, so
+// a Bash PreToolUse runs exactly one handler however many are installed:
+// what benchmarks of dispatch's cost as packages grow need.
+func Many(home string, n int) (*plan.Plan, error) {
+	const handler = "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n"
+	rows := []struct{ event, subject, phase, effect string }{
+		{"SessionStart", "session", "start", "add_context"},
+		{"UserPromptSubmit", "prompt", "before", "add_context"},
+		{"PreToolUse", "tool_call", "before", "gate"},
+		{"PostToolUse", "tool_call", "after", "add_context"},
+		{"Stop", "workflow", "stop", "continue_workflow"},
+	}
+	events := map[string][]Hook{}
+	for i := 0; i < n; i++ {
+		for _, r := range rows {
+			h := Hook{
+				Package: fmt.Sprintf("bench:pkg-%04d", i), ID: r.event, Subject: r.subject, Phase: r.phase, Effect: r.effect,
+				Script: handler, Env: []string{"HOME"},
+			}
+			if r.subject == "tool_call" {
+				h.ToolNames = []string{"Edit"}
+				if i == 0 {
+					h.ToolNames = []string{"Bash"}
+				}
+			}
+			events[r.event] = append(events[r.event], h)
+		}
+	}
+	return Install(home, "claude", events)
+}
