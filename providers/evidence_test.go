@@ -56,9 +56,10 @@ func TestEvidenceReportClaims(t *testing.T) {
 	}{
 		{"config.home", []string{"test", "run"}, []string{"internal/live TestSession/claude"}, false},
 		{"rows.prompt.before.effects.gate", []string{"test", "doc"}, []string{"internal/live TestPromptGate/claude/deny"}, false},
-		{`events.SessionStart.payload.fields."session.id"`, []string{"test", "recording"}, []string{"internal/live TestSession/claude"}, false},
+		{`events.SessionStart.payload.fields."session.id"`, []string{"test", "recording"}, []string{"internal/live TestMatrixClaude/fields", "internal/live TestSession/claude"}, false},
 		{"tools.Edit", []string{"test", "doc"}, []string{"internal/live TestProbeClaudeTools"}, false},
-		{"tools.NotebookEdit", []string{"doc"}, nil, true},
+		{"tools.NotebookEdit", []string{"test", "doc"}, []string{"internal/live TestMatrixClaude/native_tools"}, false},
+		{"events.SessionStart.payload.actor", []string{"doc"}, nil, true},
 		{"events.UserPromptSubmit.channels.deny.user_only", []string{"test", "run"}, []string{"internal/live TestPromptGate/claude/deny", "internal/live TestPromptGate/claude/crash_fail_closed"}, false},
 		{"config.skills[0]", []string{"test", "run"}, []string{"internal/live TestSession/claude"}, false},
 	} {

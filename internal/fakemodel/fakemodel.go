@@ -29,7 +29,8 @@ type Step struct {
 	Command string
 
 	// Tool and Input call an arbitrary tool, for tools other than the
-	// shell. Input is marshalled as the tool's JSON arguments.
+	// shell. Input is marshalled as the tool's JSON arguments; on OpenAI a
+	// string Input calls a freeform (custom) tool with that text instead.
 	Tool  string
 	Input any
 

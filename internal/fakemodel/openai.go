@@ -46,6 +46,18 @@ func (openAI) serve(w http.ResponseWriter, req *Request, script Script, seq int)
 			"arguments": inputJSON(input),
 			"status":    "completed",
 		}
+		if text, ok := input.(string); ok && st.Tool != "" {
+			// A freeform (custom) tool, such as Codex's apply_patch for
+			// the models it offers it to, takes its input as raw text.
+			item = map[string]any{
+				"type":    "custom_tool_call",
+				"id":      fmt.Sprintf("ctc_fake_%d", n),
+				"call_id": fmt.Sprintf("call_fake_%d", n),
+				"name":    name,
+				"input":   text,
+				"status":  "completed",
+			}
+		}
 	} else {
 		item = map[string]any{
 			"type":   "message",
