@@ -51,54 +51,28 @@ var cmFieldTypes = map[string]string{
 // handler appends its argv, one line each, then "--", to
 // $LIVE_OUT/<id>.argv, and its stdin on one line to $LIVE_OUT/<id>.stdin.
 func cmFiles(hooks []cmHook) map[string]string {
-	dir := "plugins/" + cmPkg + "/"
-	files := map[string]string{}
-	var b strings.Builder
-	b.WriteString("schema_version = 1\n\n[plugin]\nname = \"" + cmPkg + "\"\ndescription = \"Probes of the Claude Code table's claims.\"\n")
-	quote := func(ss []string) string {
-		var q []string
-		for _, s := range ss {
-			q = append(q, `"`+s+`"`)
-		}
-		return "[" + strings.Join(q, ", ") + "]"
-	}
+	k := kit{name: cmPkg, description: "Probes of the Claude Code table's claims."}
 	for _, h := range hooks {
-		var argv, bindings []string
-		for _, f := range h.fields {
-			in := strings.ReplaceAll(f, ".", "_")
-			argv = append(argv, "${input."+in+"}")
-			bindings = append(bindings, `{ input = "`+in+`", field = "`+f+`" }`)
-		}
-		act := "echo '" + h.result + "'"
-		if h.exit != 0 {
-			act = fmt.Sprintf("echo '%s' >&2; exit %d", cmStderr, h.exit)
-		}
-		files[dir+h.id+".sh"] = "#!/bin/sh\nin=$(cat)\n" +
-			"{ printf '%s\\n' \"$@\"; echo --; } >> \"$LIVE_OUT/" + h.id + ".argv\"\n" +
-			"printf '%s' \"$in\" | tr -d '\\n' >> \"$LIVE_OUT/" + h.id + ".stdin\"\n" +
-			"echo >> \"$LIVE_OUT/" + h.id + ".stdin\"\n" + act + "\n"
-		b.WriteString("\n[[tool]]\nschema_version = 1\nid = \"" + h.id + "\"\nentry = \"" + h.id +
-			".sh\"\nruntime = \"executable\"\nargv = " + quote(argv) +
-			"\ncwd = \"tool_root\"\navailability = \"required\"\nenv = [\"PATH\", \"LIVE_OUT\"]\ncapabilities = [\"filesystem_write\"]\n")
+		var inputs []string
 		for _, f := range h.fields {
 			typ := cmFieldTypes[f]
 			if typ == "" {
 				typ = "string"
 			}
-			b.WriteString("\n[[tool.inputs]]\nname = \"" + strings.ReplaceAll(f, ".", "_") + "\"\ntype = \"" + typ + "\"\n")
+			inputs = append(inputs, strings.ReplaceAll(f, ".", "_")+"="+typ+"="+f)
 		}
-		b.WriteString("\n[[hook]]\nschema_version = 1\nid = \"" + h.id + "\"\ntool = \"" + h.id + "\"\nsubject = \"" + h.subject +
-			"\"\nphase = \"" + h.phase + "\"\neffect = \"" + h.effect + "\"\nrequirement = \"required\"\ntimeout_ms = 5000\nfailure_policy = \"" +
-			h.policy + "\"\nretry = \"never\"\nerror_visibility = \"" + h.visibility + "\"\nblocking_scope = \"matched_event\"\n")
-		if h.tools != "" {
-			b.WriteString("matcher = { tool_names = " + quote(strings.Split(h.tools, ",")) + " }\n")
+		act := "echo '" + h.result + "'"
+		if h.exit != 0 {
+			act = fmt.Sprintf("echo '%s' >&2; exit %d", cmStderr, h.exit)
 		}
-		if bindings != nil {
-			b.WriteString("bindings = [" + strings.Join(bindings, ", ") + "]\n")
-		}
+		k.hooks = append(k.hooks, kitHook{id: h.id, subject: h.subject, phase: h.phase, effect: h.effect,
+			policy: h.policy, visibility: h.visibility, tools: toolList(h.tools), inputs: inputs, env: []string{"PATH", "LIVE_OUT"},
+			handler: "#!/bin/sh\nin=$(cat)\n" +
+				"{ printf '%s\\n' \"$@\"; echo --; } >> \"$LIVE_OUT/" + h.id + ".argv\"\n" +
+				"printf '%s' \"$in\" | tr -d '\\n' >> \"$LIVE_OUT/" + h.id + ".stdin\"\n" +
+				"echo >> \"$LIVE_OUT/" + h.id + ".stdin\"\n" + act + "\n"})
 	}
-	files[dir+"PLUGIN.toml"] = b.String()
-	return files
+	return k.files()
 }
 
 // cmRuns returns the argv of each run of hook id, in order.

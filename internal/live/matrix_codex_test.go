@@ -152,48 +152,13 @@ func mxcHandler(h mxcHook) string {
 
 // mxcFiles returns the matrix kit's author source with hooks.
 func mxcFiles(hooks ...mxcHook) map[string]string {
-	dir := "plugins/" + mxcPkg + "/"
-	var b strings.Builder
-	b.WriteString("schema_version = 1\n\n[plugin]\nname = \"" + mxcPkg + "\"\n" +
-		"description = \"One hook per claim of the Codex table a live run had not proved.\"\nid = \"dalo." + mxcPkg + "\"\n")
-	files := map[string]string{}
+	k := kit{name: mxcPkg, description: "One hook per claim of the Codex table a live run had not proved."}
 	for _, h := range hooks {
-		files[dir+h.id+".sh"] = mxcHandler(h)
-		var argv []string
-		for _, in := range h.inputs {
-			argv = append(argv, `"${input.`+strings.SplitN(in, "=", 2)[0]+`}"`)
-		}
-		fmt.Fprintf(&b, "\n[[tool]]\nschema_version = 1\nid = %q\nentry = %q\nruntime = \"executable\"\nargv = [%s]\n"+
-			"cwd = \"tool_root\"\navailability = \"required\"\nenv = [\"PATH\", \"LIVE_OUT\"]\ncapabilities = [\"filesystem_write\"]\n",
-			h.id, h.id+".sh", strings.Join(argv, ", "))
-		var bindings []string
-		for _, in := range h.inputs {
-			f := strings.SplitN(in, "=", 3)
-			fmt.Fprintf(&b, "\n[[tool.inputs]]\nname = %q\ntype = %q\n", f[0], f[1])
-			bindings = append(bindings, fmt.Sprintf("{ input = %q, field = %q }", f[0], f[2]))
-		}
-		policy, visibility, timeout := h.policy, h.visibility, h.timeoutMS
-		if policy == "" {
-			policy = "report"
-		}
-		if visibility == "" {
-			visibility = "user"
-		}
-		if timeout == 0 {
-			timeout = 5000
-		}
-		fmt.Fprintf(&b, "\n[[hook]]\nschema_version = 1\nid = %q\ntool = %q\nsubject = %q\nphase = %q\neffect = %q\n"+
-			"requirement = \"required\"\ntimeout_ms = %d\nfailure_policy = %q\nretry = \"never\"\nerror_visibility = %q\n"+
-			"blocking_scope = \"matched_event\"\n", h.id, h.id, h.subject, h.phase, h.effect, timeout, policy, visibility)
-		if h.tools != "" {
-			fmt.Fprintf(&b, "matcher = { tool_names = [%q] }\n", h.tools)
-		}
-		if bindings != nil {
-			b.WriteString("bindings = [" + strings.Join(bindings, ", ") + "]\n")
-		}
+		k.hooks = append(k.hooks, kitHook{id: h.id, subject: h.subject, phase: h.phase, effect: h.effect,
+			policy: h.policy, visibility: h.visibility, timeoutMS: h.timeoutMS, tools: toolList(h.tools),
+			inputs: h.inputs, env: []string{"PATH", "LIVE_OUT"}, handler: mxcHandler(h)})
 	}
-	files[dir+"PLUGIN.toml"] = b.String()
-	return files
+	return k.files()
 }
 
 // mxcRuns returns the bound inputs of each run of hook id, in order.

@@ -71,16 +71,7 @@ const (
 var claudeFileTools = []string{"Read", "Edit", "Glob", "Grep"}
 
 func toolsFiles() map[string]string {
-	dir := "plugins/" + toolsPkg + "/"
-	files := map[string]string{}
-	var b strings.Builder
-	b.WriteString(`schema_version = 1
-
-[plugin]
-name = "` + toolsPkg + `"
-description = "One gate per Claude file tool."
-id = "dalo.tools-kit"
-`)
+	k := kit{name: toolsPkg, description: "One gate per Claude file tool."}
 	for _, tool := range claudeFileTools {
 		id := strings.ToLower(tool) + "-gate"
 		body := `echo "$1" >> "$LIVE_OUT/` + id + `.argv"
@@ -92,42 +83,11 @@ in=$(cat)
 esac
 `
 		}
-		files[dir+id+".sh"] = "#!/bin/sh\n" + body + "echo '{\"kind\":\"abstain\"}'\n"
-		b.WriteString(`
-[[tool]]
-schema_version = 1
-id = "` + id + `"
-entry = "` + id + `.sh"
-runtime = "executable"
-argv = ["${input.tool}"]
-cwd = "tool_root"
-availability = "required"
-env = ["PATH", "LIVE_OUT"]
-capabilities = ["filesystem_write"]
-
-[[tool.inputs]]
-name = "tool"
-type = "string"
-
-[[hook]]
-schema_version = 1
-id = "` + id + `"
-tool = "` + id + `"
-subject = "tool_call"
-phase = "before"
-effect = "gate"
-requirement = "required"
-timeout_ms = 5000
-failure_policy = "fail_closed"
-retry = "never"
-error_visibility = "user"
-blocking_scope = "matched_event"
-matcher = { tool_names = ["` + tool + `"] }
-bindings = [{ input = "tool", field = "tool.name" }]
-`)
+		k.hooks = append(k.hooks, kitHook{id: id, subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed",
+			tools: []string{tool}, inputs: []string{"tool=string=tool.name"}, env: []string{"PATH", "LIVE_OUT"},
+			handler: "#!/bin/sh\n" + body + "echo '{\"kind\":\"abstain\"}'\n"})
 	}
-	files[dir+"PLUGIN.toml"] = b.String()
-	return files
+	return k.files()
 }
 
 // TestProbeClaudeTools runs a Claude session whose model calls Read, Edit,

@@ -2,8 +2,6 @@
 
 package live
 
-import "strings"
-
 // The probe kit: a second author source for the effects, bindings,
 // failure visibilities, runtimes and matchers the live kit does not cover.
 // Its tests install it alone, so that none of the live kit's hooks (its
@@ -141,58 +139,18 @@ process.stdout.write(JSON.stringify({kind: "add_context", context: "` + markNode
 
 // probeFiles returns the probe kit's author source.
 func probeFiles() map[string]string {
-	dir := "plugins/" + probePkg + "/"
-	var b strings.Builder
-	b.WriteString(`schema_version = 1
-
-[plugin]
-name = "` + probePkg + `"
-description = "Probes of effects, bindings, failures, runtimes and matchers."
-id = "dalo.probe-kit"
-`)
-	files := map[string]string{}
-	q := func(ss []string) string {
-		var parts []string
-		for _, s := range ss {
-			parts = append(parts, `"`+s+`"`)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	}
+	k := kit{name: probePkg, description: "Probes of effects, bindings, failures, runtimes and matchers."}
 	for _, h := range probeHooks {
-		entry, runtime := h.id+".sh", "executable"
+		kh := kitHook{id: h.id, subject: h.subject, phase: h.phase, effect: h.effect, policy: h.policy, visibility: h.visibility,
+			tools: toolList(h.tools), inputs: h.inputs, argv: h.argv, env: append([]string{"PATH"}, h.env...),
+			handler: "#!/bin/sh\n" + probeHandlers[h.id] + "\n"}
+		if kh.argv == nil {
+			kh.argv = []string{}
+		}
 		if h.id == "node-context" {
-			entry, runtime = h.id+".mjs", "node"
-			files[dir+entry] = probeNodeHandler
-		} else {
-			files[dir+entry] = "#!/bin/sh\n" + probeHandlers[h.id] + "\n"
+			kh.runtime, kh.entry, kh.env, kh.handler = "node", h.id+".mjs", h.env, probeNodeHandler
 		}
-		env := append([]string{"PATH"}, h.env...)
-		if runtime == "node" {
-			env = h.env
-		}
-		b.WriteString("\n[[tool]]\nschema_version = 1\nid = \"" + h.id + "\"\nentry = \"" + entry +
-			"\"\nruntime = \"" + runtime + "\"\nargv = " + q(h.argv) +
-			"\ncwd = \"tool_root\"\navailability = \"required\"\nenv = " + q(env) + "\n")
-		if len(h.env) > 0 {
-			b.WriteString("capabilities = [\"filesystem_write\"]\n")
-		}
-		var bindings []string
-		for _, in := range h.inputs {
-			f := strings.SplitN(in, "=", 3)
-			b.WriteString("\n[[tool.inputs]]\nname = \"" + f[0] + "\"\ntype = \"" + f[1] + "\"\n")
-			bindings = append(bindings, `{ input = "`+f[0]+`", field = "`+f[2]+`" }`)
-		}
-		b.WriteString("\n[[hook]]\nschema_version = 1\nid = \"" + h.id + "\"\ntool = \"" + h.id +
-			"\"\nsubject = \"" + h.subject + "\"\nphase = \"" + h.phase + "\"\neffect = \"" + h.effect +
-			"\"\nrequirement = \"required\"\ntimeout_ms = 5000\nfailure_policy = \"" + h.policy +
-			"\"\nretry = \"never\"\nerror_visibility = \"" + h.visibility + "\"\nblocking_scope = \"matched_event\"\n")
-		if h.tools != "" {
-			b.WriteString("matcher = { tool_names = " + q(strings.Split(h.tools, ",")) + " }\n")
-		}
-		if bindings != nil {
-			b.WriteString("bindings = [" + strings.Join(bindings, ", ") + "]\n")
-		}
+		k.hooks = append(k.hooks, kh)
 	}
-	files[dir+"PLUGIN.toml"] = b.String()
-	return files
+	return k.files()
 }
