@@ -59,7 +59,7 @@ func TestEvidenceReportClaims(t *testing.T) {
 		{`events.SessionStart.payload.fields."session.id"`, []string{"test", "recording"}, []string{"internal/live TestMatrixClaude/fields", "internal/live TestSession/claude"}, false},
 		{"tools.Edit", []string{"test", "doc"}, []string{"internal/live TestProbeClaudeTools"}, false},
 		{"tools.NotebookEdit", []string{"test", "doc"}, []string{"internal/live TestMatrixClaude/native_tools"}, false},
-		{"events.SessionStart.payload.actor", []string{"doc"}, nil, true},
+		{"events.PreToolUse.payload.actor", []string{"test", "run", "doc"}, []string{"internal/live TestMatrixClaude/actor"}, false},
 		{"events.UserPromptSubmit.channels.deny.user_only", []string{"test", "run"}, []string{"internal/live TestPromptGate/claude/deny", "internal/live TestPromptGate/claude/crash_fail_closed"}, false},
 		{"config.skills[0]", []string{"test", "run"}, []string{"internal/live TestSession/claude"}, false},
 	} {

@@ -86,6 +86,11 @@ type Request struct {
 
 	// JSON is Raw decoded, or nil when Raw is not a JSON object.
 	JSON map[string]any
+
+	// Time is when the server received the request, so that a test can
+	// order model requests against what else the harness did (a hook's
+	// run).
+	Time time.Time
 }
 
 // Contains reports whether substr occurs in the body, either verbatim or in
@@ -171,6 +176,7 @@ func start(script Script, d dialect) *Server {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	received := time.Now()
 	raw, err := readBody(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -182,6 +188,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		RawQuery: r.URL.RawQuery,
 		Header:   r.Header.Clone(),
 		Raw:      raw,
+		Time:     received,
 	}
 	var m map[string]any
 	if json.Unmarshal(raw, &m) == nil {

@@ -700,6 +700,11 @@ func testMatrixClaudeActor(t *testing.T) {
 			w.failf(s, "%s observer: %d runs, %d payloads; want at least one each, as many", e.event, len(runs), len(payloads))
 			continue
 		}
+		// The events other than the tool events fire in the main agent
+		// only (the table gives them no actor key): once each.
+		if e.tools == "" && len(runs) != 1 {
+			w.failf(s, "%s observer: %d runs, want 1: it fires in the main agent only", e.event, len(runs))
+		}
 		var got []string
 		for i, argv := range runs {
 			if len(argv) < 2 {
