@@ -17,7 +17,9 @@ const providersDoc = `Providers lists the harness versions dalo knows: one provi
 exact version, each with recorded evidence. A version that is not listed is
 unknown; dalo never infers that a nearby version behaves the same.
 
---json prints a JSON array of {name, version, key, harness, newest}.
+--json prints a JSON array of {name, version, key, harness, newest, install,
+version_output}: how to install exactly that version, and what its
+--version prints then.
 
 Examples:
   dalo providers
@@ -61,6 +63,10 @@ type providerEntry struct {
 	Key     string `json:"key"`
 	Harness string `json:"harness"`
 	Newest  bool   `json:"newest"`
+	// Install installs exactly this version; VersionOutput is what its
+	// --version prints then. .ci/harnesses reads both.
+	Install       string `json:"install"`
+	VersionOutput string `json:"version_output"`
 }
 
 func runProviders(e *env, fs *pflag.FlagSet) int {
@@ -75,7 +81,8 @@ func runProviders(e *env, fs *pflag.FlagSet) int {
 	entries := []providerEntry{}
 	for _, t := range ts.All() {
 		newest, _ := ts.Newest(t.Name)
-		entries = append(entries, providerEntry{Name: t.Name, Version: t.Version, Key: t.Key(), Harness: t.Harness, Newest: newest == t})
+		entries = append(entries, providerEntry{Name: t.Name, Version: t.Version, Key: t.Key(), Harness: t.Harness, Newest: newest == t,
+			Install: t.Install, VersionOutput: t.VersionOutput.Text})
 	}
 	if e.json {
 		return writeJSON(e, entries)

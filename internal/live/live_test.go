@@ -18,18 +18,31 @@ import (
 	"time"
 
 	"dalo/internal/fakemodel"
+	provtables "dalo/providers"
 )
 
-// The harness versions the provider tables are for. A live run of another
-// version would prove nothing about these tables.
-var harnessVersions = map[string]string{
-	"claude": "2.1.233 (Claude Code)",
-	"codex":  "codex-cli 0.147.0",
-}
-
-const skipMsg = "live harness tests need Claude Code 2.1.233 and Codex 0.147.0; " +
+const skipMsg = "live harness tests need the exact harness versions of dalo's newest provider tables; " +
 	"enable them with DALO_HARNESS_DIR=$(.ci/harnesses) go test ./internal/live/ " +
 	"(DALO_HARNESS_DIR is a folder holding node_modules/.bin/{claude,codex})"
+
+// harnessVersions is, for each provider the tests drive, what --version
+// prints for the version of its newest table: the live tests prove those
+// tables, and a run of another version would prove nothing about them.
+func harnessVersions() (map[string]string, error) {
+	ts, err := provtables.Load()
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]string{}
+	for _, p := range providers {
+		t, ok := ts.Newest(p)
+		if !ok {
+			return nil, fmt.Errorf("no provider table for %s", p)
+		}
+		want[p] = t.VersionOutput.Text
+	}
+	return want, nil
+}
 
 // Bounds: a session normally takes a few seconds; a dalo command well under one.
 const (
@@ -84,8 +97,13 @@ func harness(t *testing.T, name string) string {
 		t.Skip(skipMsg)
 	}
 	versionOnce.Do(func() {
+		versions, err := harnessVersions()
+		if err != nil {
+			versionErr = err
+			return
+		}
 		var errs []string
-		for h, want := range harnessVersions {
+		for h, want := range versions {
 			bin := filepath.Join(dir, "node_modules", ".bin", h)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			out, err := exec.CommandContext(ctx, bin, "--version").Output()
@@ -95,7 +113,7 @@ func harness(t *testing.T, name string) string {
 			}
 		}
 		if errs != nil {
-			versionErr = fmt.Errorf("%s\ninstall the baseline versions with .ci/harnesses", strings.Join(errs, "\n"))
+			versionErr = fmt.Errorf("%s\ninstall the versions of the provider tables with .ci/harnesses", strings.Join(errs, "\n"))
 		}
 	})
 	if versionErr != nil {
