@@ -243,6 +243,14 @@ func (s *Store) writeInstructions(f *instructionsFile) error {
 		return a.Selector < b.Selector
 	})
 	sort.Slice(f.Files, func(i, j int) bool { return f.Files[i].File < f.Files[j].File })
+	if len(f.Instructions) == 0 && len(f.Files) == 0 {
+		// Nothing enabled: no record, as after install and remove.
+		err := os.Remove(s.path("instructions.json"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %s: %w", s.path("instructions.json"), err)
+		}
+		return nil
+	}
 	if f.Instructions == nil {
 		f.Instructions = []InstructionRecord{}
 	}
