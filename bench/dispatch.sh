@@ -23,7 +23,8 @@ go build -o "$tmp/dispatchgen" ./bench/dispatchgen
 if [ -n "$base" ]; then
 	(cd "$base" && go build -o "$tmp/dalo-base" ./cmd/dalo && go build -o "$tmp/dispatchgen-base" ./bench/dispatchgen)
 fi
-payload=providers/testdata/recordings/claude/2.1.233/PreToolUse.json
+# The recorded PreToolUse of the newest Claude Code version with recordings.
+payload=$(ls -d providers/testdata/recordings/claude/*/ | sort -V | tail -n 1)PreToolUse.json
 
 # planBytes prints what one Bash PreToolUse dispatch reads of the plan of
 # home: the index files of the event and of its tool, or else the whole

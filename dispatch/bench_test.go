@@ -28,8 +28,8 @@ func BenchmarkDispatch(b *testing.B) {
 			req := dispatch.Request{Home: home, Provider: "claude", Event: "PreToolUse", Payload: payload, Getenv: os.LookupEnv}
 			b.ReportAllocs()
 			for b.Loop() {
-				if out := dispatch.Dispatch(req); out.Exit != 0 || len(out.Stdout) != 0 {
-					b.Fatalf("dispatch = %d %q %q, want exit 0 and no answer (a portable allow)", out.Exit, out.Stdout, out.Stderr)
+				if out, err := dispatch.Dispatch(req); err != nil || out.Exit != 0 || len(out.Stdout) != 0 {
+					b.Fatalf("dispatch = %d %q %q %v, want exit 0 and no answer (a portable allow)", out.Exit, out.Stdout, out.Stderr, err)
 				}
 			}
 		})

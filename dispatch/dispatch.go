@@ -3,6 +3,8 @@ package dispatch
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,12 +44,28 @@ type Request struct {
 // plan.Load), so its cost does not grow with the number of installed
 // packages whose hooks cannot run here.
 //
-// A plan that cannot be read (damaged, or of another schema) fails the whole
-// dispatch with exit status 1 and a diagnostic on stderr: both harnesses
-// treat that as a non-blocking error. Failing closed here would add no
-// safety, since whoever can damage the plan can also delete it; install
-// writes it atomically, so a reader never sees half of one.
-func Dispatch(req Request) Native {
+// It fails as a whole, with an error and no answer, when the provider or
+// the event is not one any provider table names (plan.Known: a misspelt
+// harness entry would otherwise run nothing, silently), or when the plan
+// cannot be read (damaged, or of another schema). The command reports it
+// on stderr with exit status 1, which both harnesses treat as a
+// non-blocking error shown to the user; exit status 2 would block the
+// action, or on Stop resume the turn again and again. Failing closed on a
+// damaged plan would add no safety, since whoever can damage the plan can
+// also delete it; install writes it atomically, so a reader never sees
+// half of one.
+func Dispatch(req Request) (Native, error) {
+	events, ok := plan.Known[req.Provider]
+	switch {
+	case !ok:
+		return Native{}, fmt.Errorf("unknown provider %q: dalo has provider tables for %s", req.Provider, strings.Join(knownProviders(), ", "))
+	case !slices.Contains(events, req.Event):
+		return Native{}, fmt.Errorf("unknown native event %q of %s: its events are %s", req.Event, req.Provider, strings.Join(events, ", "))
+	}
+	// Held from before the index is read until the last handler ends, so
+	// that no writer deletes a staged tree this dispatch may still check
+	// or run in (see plan.HoldDispatch).
+	defer plan.HoldDispatch(req.Home)()
 	var (
 		fields   Fields
 		fieldErr error
@@ -72,10 +90,10 @@ func Dispatch(req Request) Native {
 		return name, !ok
 	})
 	if err != nil {
-		return Native{Stderr: []byte("dalo hook dispatch: " + err.Error() + "\n"), Exit: 1}
+		return Native{}, err
 	}
 	if ef == nil || len(ef.Hooks) == 0 {
-		return Native{}
+		return Native{}, nil
 	}
 	if readFor != &ef.Native {
 		extract(&ef.Native) // no bucket was picked, or a retry replaced the generation
@@ -98,7 +116,7 @@ func Dispatch(req Request) Native {
 		runs = append(runs, r)
 	}
 	if len(runs) == 0 {
-		return Native{}
+		return Native{}, nil
 	}
 	// Every handler sees the same native payload and its own process, cwd
 	// and environment; results compose in hook order whatever the order of
@@ -118,7 +136,17 @@ func Dispatch(req Request) Native {
 		}(&runs[i])
 	}
 	wg.Wait()
-	return Render(&ef.Native, compose(runs, fields, ef.Limits, ef.Rules))
+	return Render(&ef.Native, compose(runs, fields, ef.Limits, ef.Rules)), nil
+}
+
+// knownProviders is the names of plan.Known, sorted.
+func knownProviders() []string {
+	names := make([]string, 0, len(plan.Known))
+	for name := range plan.Known {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // runHook re-checks trust, runs the handler and parses its result, within

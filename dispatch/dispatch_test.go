@@ -57,7 +57,11 @@ func dispatchEvent(t *testing.T, provider, event string, payload []byte, hooks [
 	if change != nil {
 		change(home, p)
 	}
-	return dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: event, Payload: payload, Getenv: getenv})
+	out, err := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: event, Payload: payload, Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // native decodes a native answer on stdout.
@@ -300,8 +304,8 @@ func TestProcessContract(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: "Stop", Payload: payload, Getenv: getenv})
-		if out.Exit != 0 || len(out.Stdout) != 0 {
+		out, err := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: "Stop", Payload: payload, Getenv: getenv})
+		if err != nil || out.Exit != 0 || len(out.Stdout) != 0 {
 			t.Fatalf("%s: exit %d stdout %s", provider, out.Exit, out.Stdout)
 		}
 		read := func(name string) string {
@@ -498,18 +502,34 @@ func TestParallel(t *testing.T) {
 func TestPlan(t *testing.T) {
 	home := t.TempDir()
 	req := dispatch.Request{Home: home, Provider: "claude", Event: "PreToolUse", Payload: []byte(`{}`), Getenv: getenv}
-	if out := dispatch.Dispatch(req); out.Exit != 0 || len(out.Stdout)+len(out.Stderr) != 0 {
-		t.Errorf("no plan: %+v", out)
+	if out, err := dispatch.Dispatch(req); err != nil || out.Exit != 0 || len(out.Stdout)+len(out.Stderr) != 0 {
+		t.Errorf("no plan: %+v %v", out, err)
+	}
+	// A provider or event no table names is an error, not "nothing
+	// installed": a misspelt harness entry must not run nothing silently.
+	for _, tc := range []struct{ provider, event, want string }{
+		{"Claude", "PreToolUse", `unknown provider "Claude": dalo has provider tables for claude, codex`},
+		{"claude@2.1.233", "PreToolUse", `unknown provider "claude@2.1.233"`},
+		{"../claude", "PreToolUse", `unknown provider "../claude"`},
+		{"claude", "pretooluse", `unknown native event "pretooluse" of claude: its events are PostToolUse, PostToolUseFailure, PreToolUse, SessionEnd, SessionStart, Stop, UserPromptSubmit`},
+		{"codex", "PostToolUseFailure", `unknown native event "PostToolUseFailure" of codex`},
+		{"claude", "../plans", `unknown native event "../plans"`},
+	} {
+		r := req
+		r.Provider, r.Event = tc.provider, tc.event
+		if out, err := dispatch.Dispatch(r); err == nil || !strings.Contains(err.Error(), tc.want) || len(out.Stdout)+len(out.Stderr) != 0 {
+			t.Errorf("%s %s: %+v %v, want the error %q", tc.provider, tc.event, out, err, tc.want)
+		}
 	}
 	// A plan of schema 1 (no index) is refused, not read as "nothing".
 	os.MkdirAll(filepath.Join(home, "plans"), 0o755)
 	os.WriteFile(filepath.Join(home, "plans", "claude.json"), []byte(`{"schema":1,"provider":"claude","events":{"PreToolUse":[`), 0o644)
-	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch plan") {
-		t.Errorf("damaged plan: exit %d stderr %q", out.Exit, out.Stderr)
+	if _, err := dispatch.Dispatch(req); err == nil || !strings.Contains(err.Error(), "reading dispatch plan") {
+		t.Errorf("damaged plan: %v", err)
 	}
 	os.WriteFile(filepath.Join(home, "plans", "claude.json"), []byte(`{"schema":1,"provider":"claude","events":{}}`), 0o644)
-	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 1, this dalo reads 4; run 'dalo plugin install' again") {
-		t.Errorf("schema 1: exit %d stderr %q", out.Exit, out.Stderr)
+	if _, err := dispatch.Dispatch(req); err == nil || !strings.Contains(err.Error(), "schema 1, this dalo reads 4; run 'dalo plugin install' again") {
+		t.Errorf("schema 1: %v", err)
 	}
 	os.Remove(filepath.Join(home, "plans", "claude.json"))
 
@@ -525,8 +545,8 @@ func TestPlan(t *testing.T) {
 	name := filepath.Join(home, "plans", "claude.d", gen, "PreToolUse.json")
 	data, _ := os.ReadFile(name)
 	os.WriteFile(name, []byte(strings.Replace(string(data), `"schema":4`, `"schema":3`, 1)), 0o644)
-	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "schema 3, this dalo reads 4; run 'dalo plugin install' again") {
-		t.Errorf("index schema 3: exit %d stderr %q", out.Exit, out.Stderr)
+	if _, err := dispatch.Dispatch(req); err == nil || !strings.Contains(err.Error(), "schema 3, this dalo reads 4; run 'dalo plugin install' again") {
+		t.Errorf("index schema 3: %v", err)
 	}
 	// An index of this schema without its limits is refused, never read
 	// as "no limit".
@@ -549,8 +569,8 @@ func TestPlan(t *testing.T) {
 		}
 		b, _ := json.Marshal(ef)
 		os.WriteFile(name, b, 0o644)
-		if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch index "+name+": "+tt.want+", not a positive byte count; run 'dalo plugin install' again") {
-			t.Errorf("limits %v: exit %d stderr %q", tt.limits, out.Exit, out.Stderr)
+		if _, err := dispatch.Dispatch(req); err == nil || !strings.Contains(err.Error(), "reading dispatch index "+name+": "+tt.want+", not a positive byte count; run 'dalo plugin install' again") {
+			t.Errorf("limits %v: %v", tt.limits, err)
 		}
 	}
 	// Nor is one without the rules' tables.
@@ -558,12 +578,12 @@ func TestPlan(t *testing.T) {
 	delete(ef, "rules")
 	b, _ := json.Marshal(ef)
 	os.WriteFile(name, b, 0o644)
-	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch index "+name+": rules.results is empty; run 'dalo plugin install' again") {
-		t.Errorf("no rules: exit %d stderr %q", out.Exit, out.Stderr)
+	if _, err := dispatch.Dispatch(req); err == nil || !strings.Contains(err.Error(), "reading dispatch index "+name+": rules.results is empty; run 'dalo plugin install' again") {
+		t.Errorf("no rules: %v", err)
 	}
 	os.WriteFile(name, data[:len(data)/2], 0o644)
-	if out := dispatch.Dispatch(req); out.Exit != 1 || !strings.Contains(string(out.Stderr), "reading dispatch index "+name) {
-		t.Errorf("damaged index: exit %d stderr %q", out.Exit, out.Stderr)
+	if _, err := dispatch.Dispatch(req); err == nil || !strings.Contains(err.Error(), "reading dispatch index "+name) {
+		t.Errorf("damaged index: %v", err)
 	}
 }
 
@@ -571,10 +591,17 @@ func TestPlan(t *testing.T) {
 // under its policy.
 func TestPayloadErrors(t *testing.T) {
 	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed", Script: result(`{"kind":"allow"}`)}
-	for _, payload := range []string{`not json`, `null`, `[1]`} {
+	for payload, want := range map[string]string{
+		`not json`:  "the native payload is not JSON: invalid character 'o' in literal null (expecting 'u') (at byte 2)",
+		`null`:      "the native payload is null, not a JSON object",
+		`[1]`:       "the native payload is an array, not a JSON object",
+		` "x"`:      "the native payload is a string, not a JSON object",
+		`{"a": 1`:   "the native payload is not JSON: unexpected end of JSON input",
+		`{"a": 1}x`: "the native payload is not JSON: invalid character 'x' after top-level value (at byte 9)",
+	} {
 		n := decode(t, dispatchEvent(t, "codex", "PreToolUse", []byte(payload), []dispatchtest.Hook{h}, nil))
-		if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, "native payload is not a JSON object") {
-			t.Errorf("payload %s: %+v", payload, n)
+		if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, want) {
+			t.Errorf("payload %s: %+v, want the diagnostic %q", payload, n, want)
 		}
 	}
 }
@@ -757,4 +784,47 @@ func TestContextCapped(t *testing.T) {
 			t.Errorf("%s: user channel %q does not name the dropped hooks", provider, n.SystemMessage)
 		}
 	}
+}
+
+// TestDispatchHoldsStagedTrees: while a dispatch runs, a writer that would
+// collect staged trees finds the dispatch lock held, so the trees its
+// handlers still check and run in stay; once it ends, the lock is free.
+func TestDispatchHoldsStagedTrees(t *testing.T) {
+	home := t.TempDir()
+	h := dispatchtest.Hook{ID: "slow", Subject: "tool_call", Phase: "before", Effect: "gate",
+		Script: "#!/bin/sh\nsleep 0.5\nprintf '{\"kind\":\"allow\"}'\n"}
+	if _, err := dispatchtest.Install(home, "claude", map[string][]dispatchtest.Hook{"PreToolUse": {h}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, plan.DispatchLock), nil, 0o644); err != nil {
+		t.Fatal(err) // what a writer creates
+	}
+	payload := mustJSON(recorded(t, "claude", "PreToolUse"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := dispatch.Dispatch(dispatch.Request{Home: home, Provider: "claude", Event: "PreToolUse", Payload: payload, Getenv: getenv})
+		done <- err
+	}()
+	busy := false
+	for deadline := time.Now().Add(5 * time.Second); !busy && time.Now().Before(deadline); {
+		release, b, err := plan.ExcludeDispatch(home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if busy = b; !busy {
+			release()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if !busy {
+		t.Fatal("a writer could lock out dispatch while the handler ran")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	release, busy, err := plan.ExcludeDispatch(home)
+	if err != nil || busy {
+		t.Fatalf("after the dispatch: busy %v, err %v", busy, err)
+	}
+	release()
 }

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"dalo/store/plan"
@@ -25,12 +26,9 @@ func (f Fields) String(name string) (string, bool) {
 // "subagent" and actor.id the value of n.ActorKey when the payload has it
 // as a non-empty string; else both are "main".
 func extractFields(payload []byte, n *plan.Native) (Fields, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(payload, &obj); err != nil {
-		return nil, fmt.Errorf("native payload is not a JSON object: %v", err)
-	}
-	if obj == nil {
-		return nil, fmt.Errorf("native payload is not a JSON object: null")
+	obj, err := payloadObject(payload)
+	if err != nil {
+		return nil, err
 	}
 	f := make(Fields, len(n.Fields)+2)
 	for _, s := range n.Fields {
@@ -68,4 +66,34 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// payloadObject decodes the native payload, which must be one JSON object;
+// when it is not, it says in the user's terms what it is instead.
+func payloadObject(payload []byte) (map[string]json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	err := json.Unmarshal(payload, &obj)
+	if err == nil && obj != nil {
+		return obj, nil
+	}
+	var v any
+	if err := json.Unmarshal(payload, &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("the native payload is not JSON: %v (at byte %d)", se, se.Offset)
+		}
+		return nil, fmt.Errorf("the native payload is not JSON: %v", err)
+	}
+	what := "null"
+	switch v.(type) {
+	case []any:
+		what = "an array"
+	case string:
+		what = "a string"
+	case float64:
+		what = "a number"
+	case bool:
+		what = "a boolean"
+	}
+	return nil, fmt.Errorf("the native payload is %s, not a JSON object", what)
 }

@@ -82,8 +82,8 @@ func parseResult(out []byte, kinds []string, shapes map[string]plan.ResultShape,
 			return nil, fmt.Errorf("result of kind %s has unknown key %s", kind, short(k))
 		}
 	}
-	if kind != "abstain" && !contains(kinds, kind) {
-		return nil, fmt.Errorf("result kind %s does not match the declared effect (admitted: %s)", kind, strings.Join(append(append([]string(nil), kinds...), "abstain"), ", "))
+	if !contains(kinds, kind) {
+		return nil, fmt.Errorf("result kind %s does not match the declared effect (admitted: %s)", kind, strings.Join(kinds, ", "))
 	}
 	r := &Result{Kind: kind}
 	if extra == "" {

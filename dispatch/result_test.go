@@ -44,7 +44,9 @@ func TestParseResult(t *testing.T) {
 	}{
 		{`{"kind":"allow"}`, gate, "allow", ""},
 		{` {"kind":"deny","reason":"Policy failed."}` + "\n", gate, "deny", ""},
-		{`{"kind":"abstain"}`, []string{"observe"}, "abstain", ""},
+		{`{"kind":"abstain"}`, []string{"observe", "abstain"}, "abstain", ""},
+		// Which kinds an effect admits is the plan's (#ResultKinds), abstain included.
+		{`{"kind":"abstain"}`, []string{"observe"}, "", "result kind abstain does not match the declared effect (admitted: observe)"},
 		{`{"kind":"rewrite_input","input":{"command":"echo reviewed"}}`, rewrite, "rewrite_input", ""},
 		{`{"kind":"observe"}`, gate, "", "does not match the declared effect"},
 		{`{"kind":"add_context","context":"x"}`, gate, "", "does not match the declared effect"},

@@ -98,7 +98,12 @@ func lstatInside(root, rel string) (fs.FileInfo, string) {
 		fi, err := os.Lstat(cur)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Sprintf("%s does not exist", path.Join(parts[:i+1]...))
+				// Name the path that was looked for, then what is missing
+				// on the way to it when that is a directory.
+				if i < len(parts)-1 {
+					return nil, fmt.Sprintf("%s does not exist: there is no directory %s", rel, path.Join(parts[:i+1]...))
+				}
+				return nil, fmt.Sprintf("%s does not exist", rel)
 			}
 			return nil, fmt.Sprintf("%s cannot be read: %v", path.Join(parts[:i+1]...), unwrapPathError(err))
 		}

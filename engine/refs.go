@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -201,7 +202,7 @@ func (v *sourceCheck) frontMatter(rel string, l *diagList) ([]byte, int, bool) {
 	// and a file that cannot be read has no front matter to find.
 	n, _ := io.ReadFull(f, buf)
 	buf = buf[:n]
-	buf = bytes.TrimPrefix(buf, []byte("\xef\xbb\xbf"))
+	buf = bytes.TrimPrefix(buf, []byte(utf8BOM))
 	if !bytes.HasPrefix(buf, []byte("---\n")) && !bytes.HasPrefix(buf, []byte("---\r\n")) {
 		l.errorf("E079", Pos{1, 1}, "", "no YAML front matter: the file must start with a --- line")
 		return nil, 0, false
@@ -234,7 +235,8 @@ func (v *sourceCheck) frontMatter(rel string, l *diagList) ([]byte, int, bool) {
 func (v *sourceCheck) checkFrontMatter(def cue.Value, kind, name, rel string, src []byte, line int, l *diagList) {
 	file, err := yaml.Extract(rel, src)
 	if err != nil {
-		l.errorf("E078", Pos{line, 1}, "", "front matter is not valid YAML: %v", firstLine(err.Error()))
+		pos, msg := yamlError(rel, err, line)
+		l.errorf("E078", pos, "", "front matter is not valid YAML: %s", msg)
 		return
 	}
 	val := v.rules.ctx.BuildFile(file)
@@ -268,6 +270,38 @@ func (v *sourceCheck) checkFrontMatter(def cue.Value, kind, name, rel string, sr
 		}
 		l.add(sev, x.Code, pos, x.Field, "%s", x.Message)
 	}
+}
+
+// yamlError splits a YAML decoding error into a position in the Markdown
+// file and the message alone. The decoder words it "FILE:LINE: message" (or
+// "FILE:LINE:COLUMN: message", or "FILE: message" when the YAML library gave
+// no line) and counts lines from the front matter's first line, which is
+// line first of the file; a finding names one position, the file's.
+func yamlError(rel string, err error, first int) (Pos, string) {
+	pos := Pos{first, 1}
+	msg := firstLine(err.Error())
+	msg = strings.TrimPrefix(msg, "expected a single YAML document: ")
+	rest, ok := strings.CutPrefix(msg, rel+":")
+	if !ok {
+		return pos, msg
+	}
+	var nums []int
+	for len(nums) < 2 {
+		i := strings.IndexByte(rest, ':')
+		n, err := strconv.Atoi(rest[:max(i, 0)])
+		if i <= 0 || err != nil || n < 1 {
+			break
+		}
+		nums = append(nums, n)
+		rest = rest[i+1:]
+	}
+	if len(nums) > 0 {
+		pos.Line = first + nums[0] - 1
+	}
+	if len(nums) > 1 {
+		pos.Column = nums[1]
+	}
+	return pos, strings.TrimSpace(rest)
 }
 
 func firstLine(s string) string {

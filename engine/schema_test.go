@@ -114,6 +114,9 @@ func compiledSchema(t *testing.T) *jsonschema.Schema {
 // it against sch. It returns nil when the schema accepts the manifest.
 func schemaCheck(sch *jsonschema.Schema, src []byte) error {
 	var data map[string]any
+	// A byte order mark is the file's encoding, not its document: dalo
+	// reads past one, and so does an editor before it applies the schema.
+	src = bytes.TrimPrefix(src, []byte(utf8BOM))
 	if err := toml.Unmarshal(src, &data); err != nil {
 		return fmt.Errorf("not TOML: %w", err)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -129,7 +130,13 @@ func (r *Rules) walkValue(def cue.Value, name string, v any, path string, m *man
 	}
 	got := r.ctx.Encode(cueData(v))
 	if def.IncompleteKind()&got.Kind() == 0 {
-		l.errorf(fieldCode(def, "E022"), m.at(path), path, "%s must be %s, not %s %s", lastKey(path), expectation(def), article(kindOf(v)), kindOf(v))
+		if code := fieldCode(def, ""); code != "" {
+			// A field with a code of its own (a schema_version) says the
+			// same thing whatever the value is: one code, one wording.
+			l.errorf(code, m.at(path), path, "invalid %s %s: expected %s", lastKey(path), describeValue(v), expectation(def))
+			return
+		}
+		l.errorf("E022", m.at(path), path, "%s must be %s, not %s %s", lastKey(path), expectation(def), article(kindOf(v)), kindOf(v))
 		return
 	}
 	if err := def.Unify(got).Validate(cue.Concrete(true)); err != nil {
@@ -287,6 +294,21 @@ func article(kind string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// describeValue is shortValue followed by the value's kind, or the kind
+// alone for a table or an array: `"1" (a string)`, `(a table)`.
+func describeValue(v any) string {
+	k := kindOf(v)
+	switch v.(type) {
+	case map[string]any, []any:
+		return "(" + article(k) + " " + k + ")"
+	case float64:
+		if f := v.(float64); f == math.Trunc(f) && math.Abs(f) < 1e15 {
+			return fmt.Sprintf("%.1f (a float)", f) // 1.0, not 1
+		}
+	}
+	return shortValue(v) + " (" + article(k) + " " + k + ")"
 }
 
 func shortValue(v any) string {

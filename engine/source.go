@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,9 +19,51 @@ import (
 // DefaultSourceID is the source identity validate uses unless told another.
 const DefaultSourceID = "validation"
 
-// ErrNoSource is returned when the source directory does not exist; the
-// command line reports it as a usage error (exit 2).
+// ErrNoSource is wrapped by the error that refuses a source path: missing,
+// unreadable, or not a directory. The command line reports it as a usage
+// error (exit 2).
 var ErrNoSource = errors.New("source directory not found")
+
+// A sourcePathError says what is wrong with a source path in words of its
+// own; it is ErrNoSource for errors.Is.
+type sourcePathError struct{ msg string }
+
+func (e *sourcePathError) Error() string        { return e.msg }
+func (e *sourcePathError) Is(target error) bool { return target == ErrNoSource }
+
+// CheckSourceDir checks that dir is a directory, as a source must be: the
+// check both 'dalo plugin validate' and 'dalo source add' apply. Its error
+// wraps ErrNoSource and says what dir is instead.
+func CheckSourceDir(dir string) error {
+	r, err := LoadRules()
+	if err != nil {
+		return err
+	}
+	return r.CheckSourceDir(dir)
+}
+
+// CheckSourceDir checks dir with r's layout: missing, unreadable, or a file,
+// with the source root to give when the file is a package's manifest.
+func (r *Rules) CheckSourceDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &sourcePathError{fmt.Sprintf("%v: %s", ErrNoSource, dir)}
+	case err != nil:
+		return &sourcePathError{fmt.Sprintf("source directory %s cannot be read: %v", dir, unwrapPathError(err))}
+	case fi.IsDir():
+		return nil
+	}
+	lay := r.Layout
+	msg := fmt.Sprintf("%s is a file, not a source directory: a source is a directory holding %s", dir, lay.Path("plugin", "<name>"))
+	// The manifest of a package given for its source: name the source,
+	// the directory that holds plugins/<name>/.
+	pkg := filepath.Dir(dir)
+	if filepath.Base(dir) == lay.File("plugin") && filepath.ToSlash(filepath.Base(filepath.Dir(pkg))) == lay["plugin"].Dir {
+		msg += "; the source of this manifest is " + filepath.Dir(filepath.Dir(pkg))
+	}
+	return &sourcePathError{msg}
+}
 
 // Options configure Validate.
 type Options struct {
@@ -82,9 +125,8 @@ func Load(root string, opts Options) (*Source, error) {
 	if err := rules.CheckSourceID(opts.SourceID); err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(root)
-	if err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%w: %s", ErrNoSource, root)
+	if err := rules.CheckSourceDir(root); err != nil {
+		return nil, err
 	}
 	s := &Source{Root: root, ID: opts.SourceID, Limits: rules.Limits, Layout: rules.Layout}
 	top := &diagList{}
@@ -240,6 +282,11 @@ func checkPackage(root, sourceID string, p *Package, r *Rules) {
 		l.errorf("E006", Pos{}, "", "%s is larger than %d bytes", name, lim.ManifestBytes)
 		return
 	}
+	// TOML 1.0 asks for "a valid UTF-8 encoded Unicode document", which
+	// its authors meant to admit a byte order mark (toml-lang/toml#437);
+	// editors on Windows save one. It is skipped, so line 1's columns
+	// count from after it, as an editor shows them.
+	src = bytes.TrimPrefix(src, []byte(utf8BOM))
 	doc := decodeManifest(src, lim, l)
 	if doc == nil {
 		return

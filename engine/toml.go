@@ -13,6 +13,9 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
+// utf8BOM is U+FEFF encoded in UTF-8, the byte order mark.
+const utf8BOM = "\xef\xbb\xbf"
+
 // A manifest is a decoded PLUGIN.toml with the position of every key and
 // value, so that a finding about a field path can name its line and column.
 type manifest struct {
@@ -134,7 +137,13 @@ func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
 			l.errorf("E009", d.pos, d.path, "%s", d.message())
 			return nil
 		}
-		l.errorf("E008", Pos{row, col}, field, "%s", strings.TrimPrefix(err.Error(), "toml: "))
+		msg := strings.TrimPrefix(err.Error(), "toml: ")
+		if off := m.lines[min(row, len(m.lines))-1] + col - 1; off >= 0 && string(src[off:min(off+len(utf8BOM), len(src))]) == utf8BOM {
+			// go-toml names the first byte of U+FEFF as if it were a
+			// character (U+00EF 'ï'); say what is there instead.
+			msg = "a UTF-8 byte order mark (U+FEFF) can only open the file, once; remove this one"
+		}
+		l.errorf("E008", Pos{row, col}, field, "%s", msg)
 		return nil
 	}
 	if data == nil {

@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -17,6 +18,18 @@ func TestCompiledIsCurrent(t *testing.T) {
 	}
 	if !bytes.Equal(compiledJSON, want) {
 		t.Fatalf("providers/compiled.json is stale: a provider table or the rules changed since it was written.\nRefresh it with: %s", RefreshCommand)
+	}
+}
+
+// store/plan/known.go is what KnownSource writes from the tables today.
+func TestKnownIsCurrent(t *testing.T) {
+	want, err := KnownSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(KnownFile)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("store/plan/known.go is stale (%v): a provider table changed since it was written.\nRefresh it with: %s", err, RefreshCommand)
 	}
 }
 

@@ -16,6 +16,10 @@ type Proposal struct {
 	Grant  *Grant
 	Why    string // "" or why it is proposed though not asked for
 	Exists bool   // the ledger already holds this exact grant
+	// Stops are the installed hooks whose plans name the grant this one
+	// replaces: once it is approved they no longer run (dispatch fails them
+	// under their failure policy) until the package is installed again.
+	Stops []GrantUse
 }
 
 // Propose computes the grants that approving tools and hooks (or all of
@@ -71,7 +75,19 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		props = append(props, Proposal{Grant: g, Why: why, Exists: old != nil && old.Digest == g.Digest})
+		p := Proposal{Grant: g, Why: why, Exists: old != nil && old.Digest == g.Digest}
+		if old != nil && !p.Exists {
+			uses, err := s.GrantUses(g.ID)
+			if err != nil {
+				return err
+			}
+			for _, u := range uses {
+				if u.Digest == old.Digest {
+					p.Stops = append(p.Stops, u)
+				}
+			}
+		}
+		props = append(props, p)
 		return nil
 	}
 	for _, id := range tools {
@@ -118,6 +134,26 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 	}
 	sort.SliceStable(props, func(i, j int) bool { return props[i].Grant.Kind > props[j].Grant.Kind }) // tools first
 	return props, skipped, nil
+}
+
+// ReapproveCommand is the one approve command that makes tool of the
+// selected package usable again after it changed: the tool and every hook
+// that runs it on the selected provider, approved or required (an
+// approved hook binds its tool's digest, so it needs approving again
+// with it; an optional hook never approved stays so).
+func (s *Store) ReapproveCommand(sel *Selection, tool string) string {
+	cmd := fmt.Sprintf("dalo plugin approve %s --provider %s --tool %s", sel.Identity, sel.Table.Name, tool)
+	for _, h := range sel.Pkg.Manifest.Hooks {
+		if h.Tool != tool || sel.Caps[h.ID].Status != "supported" {
+			continue
+		}
+		// A corrupt grant counts as one: approving replaces it.
+		_, err := s.Grant(GrantID(sel.Table.Name, sel.Identity, "hook", h.ID))
+		if !errors.Is(err, fs.ErrNotExist) || h.Requirement == "required" {
+			cmd += " --hook " + h.ID
+		}
+	}
+	return cmd
 }
 
 func orUnknown(s string) string {
@@ -194,18 +230,21 @@ func (s *Store) Revoke(ref string, tools, hooks []string) ([]*Grant, error) {
 	matched := map[string]bool{}
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		parts := strings.Split(id, "+")
-		if !ok || isTemp(e.Name()) || len(parts) != 5 || parts[1]+":"+parts[2] != ref {
+		if !ok || isTemp(e.Name()) {
 			continue
 		}
-		k := parts[3] + "+" + parts[4]
+		provider, pkg, kind, item, err := ParseGrantID(id)
+		if err != nil || pkg.String() != ref {
+			continue
+		}
+		k := kind + "+" + item
 		if len(want) > 0 && !want[k] {
 			continue
 		}
 		matched[k] = true
 		g, err := s.Grant(id)
 		if err != nil {
-			g = &Grant{ID: id, Provider: parts[0], Package: ref, Kind: parts[3], Item: parts[4]} // corrupt: revoke it all the same
+			g = &Grant{ID: id, Provider: provider, Package: ref, Source: pkg.Source, Kind: kind, Item: item} // corrupt: revoke it all the same
 		}
 		out = append(out, g)
 		ids = append(ids, id)

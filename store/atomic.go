@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"dalo/store/plan"
 )
 
 // WriteFile replaces name with data atomically: it writes a temporary file
@@ -18,7 +20,7 @@ func WriteFile(name string, data []byte, perm os.FileMode) error {
 	if fi, err := os.Stat(name); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".dalo-tmp-*")
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+plan.TempMark+"*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
@@ -49,18 +51,8 @@ func WriteFile(name string, data []byte, perm os.FileMode) error {
 	return SyncDir(dir)
 }
 
-// SyncDir makes a rename or removal in dir durable.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	return nil
-}
+// SyncDir makes a rename or removal in dir durable (see [plan.SyncDir]).
+func SyncDir(dir string) error { return plan.SyncDir(dir) }
 
 // A Lock is an advisory lock on a file, held by one writer at a time.
 // Readers do not take it: every file they read is replaced atomically.

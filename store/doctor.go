@@ -65,7 +65,7 @@ func (s *Store) Doctor() []Finding {
 			}
 			grants[g.ID] = g
 		}
-		add("ok", "ledger", "%d grants", len(grants))
+		add("ok", "ledger", "%s", nouns(len(grants), "grant"))
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		add("problem", "ledger", "%v", err)
 	}
@@ -74,11 +74,18 @@ func (s *Store) Doctor() []Finding {
 		add("problem", "providers", "%v", err)
 		return out
 	}
+	names, err := s.InstalledProviders()
+	if err != nil {
+		add("problem", "installs", "%v", err)
+		return out
+	}
 	used := map[string]bool{}
-	for _, name := range Providers() {
+	complete := true // every install record read: the unused staged trees are known
+	for _, name := range names {
 		in, err := s.Installed(name)
 		if err != nil {
 			add("problem", name, "%v", err)
+			complete = false
 			continue
 		}
 		for _, ip := range in.Packages {
@@ -96,9 +103,9 @@ func (s *Store) Doctor() []Finding {
 		}
 		out = append(out, s.doctorProvider(t, in, grants)...)
 	}
-	if ents, err := os.ReadDir(s.path("staged")); err == nil {
+	if ents, err := os.ReadDir(s.path("staged")); err == nil && complete {
 		for _, e := range ents {
-			if !used[e.Name()] {
+			if !used[e.Name()] && !isTemp(e.Name()) {
 				add("problem", "staged "+e.Name(), "no installed package uses it; the next install or remove deletes it")
 			}
 		}
@@ -126,7 +133,7 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 		if string(a) != string(b) {
 			add("problem", name+" plan", "%s does not match what is installed; run 'dalo plugin install' again", s.planPath(name))
 		} else {
-			add("ok", name+" plan", "%d native events", len(have.Events))
+			add("ok", name+" plan", "%s", nouns(len(have.Events), "native event"))
 		}
 	}
 	if werr == nil {
@@ -156,7 +163,7 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 				add("problem", subj, "%s is missing; install again", o.Path)
 			}
 		}
-		add("ok", subj, "installed: %d hooks, %d skills, %d agents", len(ip.Hooks), len(ip.Skills), len(ip.Agents))
+		add("ok", subj, "installed: %s, %s, %s", nouns(len(ip.Hooks), "hook"), nouns(len(ip.Skills), "skill"), nouns(len(ip.Agents), "agent"))
 	}
 	// The harness entries.
 	file := in.Harness.File
@@ -248,7 +255,7 @@ func (s *Store) doctorIndex(name string, want *plan.Plan) []Finding {
 	case len(want.Events) == 0:
 		return nil
 	}
-	return []Finding{{"ok", subj, fmt.Sprintf("%d native events", len(want.Events))}}
+	return []Finding{{"ok", subj, nouns(len(want.Events), "native event")}}
 }
 
 // commandProgram is the program of a command line shellQuote wrote: its
@@ -277,4 +284,12 @@ func commandProgram(cmd string) string {
 func canRun(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// nouns counts n of word in English: "1 hook", "2 hooks", "0 hooks".
+func nouns(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -114,6 +114,73 @@ func GrantID(provider string, pkg PackageIdentity, kind, item string) string {
 	return strings.Join([]string{provider, pkg.Source, pkg.Name, kind, item}, "+")
 }
 
+// ParseGrantID splits a grant id GrantID built into its provider, package,
+// kind and item. Revoke matches ledger file names with it, so that a grant
+// whose file is corrupt can still be revoked.
+func ParseGrantID(id string) (provider string, pkg PackageIdentity, kind, item string, err error) {
+	parts := strings.Split(id, "+")
+	if len(parts) != 5 {
+		return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: want PROVIDER+SOURCE+NAME+KIND+ITEM", id)
+	}
+	for _, p := range parts {
+		if p == "" {
+			return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: empty part", id)
+		}
+	}
+	if parts[3] != "tool" && parts[3] != "hook" {
+		return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: kind %q is neither tool nor hook", id, parts[3])
+	}
+	return parts[0], PackageIdentity{Source: parts[1], Name: parts[2]}, parts[3], parts[4], nil
+}
+
+// A GrantUse is an installed hook whose plan names a grant: dispatch runs
+// it only while the ledger holds that grant with Digest.
+type GrantUse struct {
+	Provider      string
+	Package       string // source:name
+	Hook          string
+	Digest        string // the digest the plan wants
+	Effect        string
+	FailurePolicy string // what the hook does when it cannot run
+}
+
+// Failing says what the user sees while dispatch cannot run the hook (its
+// grant revoked or replaced): its failure policy applies at every event it
+// matches.
+func (u GrantUse) Failing() string {
+	switch {
+	case u.FailurePolicy == "fail_closed" && u.Effect == "continue_workflow":
+		return "under its fail_closed policy every stop it matches asks for another workflow pass, with a failure message"
+	case u.FailurePolicy == "fail_closed":
+		return "under its fail_closed policy every action it guards is denied, with a failure message"
+	}
+	return fmt.Sprintf("under its %s policy every event it matches shows you a failure message", u.FailurePolicy)
+}
+
+// GrantUses lists the installed hooks, on any provider, whose plans name
+// grant id (as their tool grant or their hook grant).
+func (s *Store) GrantUses(id string) ([]GrantUse, error) {
+	provider, _, _, _, err := ParseGrantID(id)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.Installed(provider)
+	if err != nil {
+		return nil, err
+	}
+	var out []GrantUse
+	for _, ip := range in.Packages {
+		for _, h := range ip.Hooks {
+			for _, ref := range []plan.GrantRef{h.Hook.ToolGrant, h.Hook.HookGrant} {
+				if ref.ID == id {
+					out = append(out, GrantUse{Provider: provider, Package: ip.Package, Hook: h.Hook.Hook, Digest: ref.Digest, Effect: h.Hook.Effect, FailurePolicy: h.Hook.FailurePolicy})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // NewGrant makes the grant of binds.
 func NewGrant(kind, provider string, pkg PackageIdentity, item string, binds any, now string) (*Grant, error) {
 	c, err := Canonical(binds)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"sort"
 	"strings"
 
 	"dalo/providers"
+	"dalo/store/plan"
 )
 
 // A HarnessEntry is one dispatcher entry of a harness configuration: the
@@ -103,21 +106,49 @@ type HarnessState struct {
 	Interior map[string]string `json:"interior,omitempty"`
 }
 
-// HookBinary is the file name of the dispatch-only dalo binary
-// (cmd/dalo-hook): `dalo-hook dispatch` is `dalo hook dispatch`, in a
-// binary that links no CUE and so starts several times faster.
-const HookBinary = "dalo-hook"
-
 // Dispatcher is the command the entries start dispatch with, given the
 // dalo executable exe (absolute, links resolved): the dalo-hook beside exe
-// when there is one, since a harness starts it on every tool call, else
-// exe's own `hook dispatch`. fast says which.
+// when there is one of the same build as the running dalo, since a harness
+// starts it on every tool call, else exe's own `hook dispatch`. fast says
+// which. A dalo-hook of another build might read another plan schema, and
+// then fail every event.
 func Dispatcher(exe string) (cmd string, fast bool) {
-	hook := filepath.Join(filepath.Dir(exe), HookBinary)
-	if canRun(hook) {
-		return shellQuote(hook) + " dispatch", true
+	hook := filepath.Join(filepath.Dir(exe), plan.HookBinary)
+	if canRun(hook) && sameBuild(hook) {
+		return shellQuote(hook) + " " + plan.HookDispatch, true
 	}
-	return shellQuote(exe) + " hook dispatch", false
+	return shellQuote(exe) + " " + plan.DaloDispatch, false
+}
+
+// sameBuild says whether the Go binary at path was built from the same
+// module version and source revision as the running program, as far as
+// their build information tells.
+func sameBuild(path string) bool {
+	self, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	other, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	setting := func(bi *debug.BuildInfo, key string) string {
+		for _, s := range bi.Settings {
+			if s.Key == key {
+				return s.Value
+			}
+		}
+		return ""
+	}
+	if self.Main.Path != other.Main.Path || self.Main.Version != other.Main.Version || self.GoVersion != other.GoVersion {
+		return false
+	}
+	for _, key := range []string{"vcs.revision", "vcs.modified"} {
+		if setting(self, key) != setting(other, key) {
+			return false
+		}
+	}
+	return true
 }
 
 // dispatchArgs is the end of the command of dalo's entry for an event,
@@ -158,15 +189,16 @@ func ownedEvent(doc []byte, entry *jvalue, provider string) (string, bool) {
 		if c == nil || c.val.kind != '"' {
 			continue
 		}
-		// Either dispatcher: "... hook dispatch" (dalo) or
-		// ".../dalo-hook dispatch", its path maybe quoted.
-		pre := " dispatch" + dispatchArgs(provider, "")
-		i := strings.LastIndex(c.val.str, pre)
-		if i < 0 {
+		// Either dispatcher, "<dalo> hook dispatch" or "<dalo-hook>
+		// dispatch" (its path maybe quoted), then the arguments.
+		cmd, args := c.val.str, dispatchArgs(provider, "")
+		at := strings.LastIndex(cmd, args)
+		if at < 0 {
 			continue
 		}
-		head := strings.TrimSuffix(c.val.str[:i], "'")
-		if ev := c.val.str[i+len(pre):]; (strings.HasSuffix(head, " hook") || strings.HasSuffix(head, HookBinary)) &&
+		prog, ev := cmd[:at], cmd[at+len(args):]
+		hook := strings.TrimSuffix(strings.TrimSuffix(prog, " "+plan.HookDispatch), "'")
+		if (strings.HasSuffix(prog, " "+plan.DaloDispatch) || strings.HasSuffix(hook, plan.HookBinary)) &&
 			ev != "" && !strings.ContainsAny(ev, " \t'\"") {
 			return ev, true
 		}

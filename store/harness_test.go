@@ -3,11 +3,14 @@ package store
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"dalo/store/plan"
 )
 
 func entry(cmd string, timeout int, matcher string) HarnessEntry {
@@ -240,9 +243,20 @@ func TestTimeoutField(t *testing.T) {
 }
 
 // TestDispatcher: the entries call the dalo-hook beside dalo when there is
-// one that can run, else dalo's own `hook dispatch`; a path that needs it
-// is quoted for the harness's shell.
+// one that can run and is of the running dalo's build, else dalo's own
+// `hook dispatch`; a path that needs it is quoted for the harness's shell.
 func TestDispatcher(t *testing.T) {
+	self, err := os.Executable() // this test binary stands for dalo's build
+	if err != nil {
+		t.Fatal(err)
+	}
+	goTool, err := exec.LookPath("go") // a Go binary of another build
+	if err != nil {
+		t.Skip("no go command")
+	}
+	link := func(target string) func(string) error {
+		return func(p string) error { return os.Symlink(target, p) }
+	}
 	for _, tc := range []struct {
 		name string
 		dir  string // under the test's temp dir
@@ -251,10 +265,12 @@ func TestDispatcher(t *testing.T) {
 		fast bool
 	}{
 		{name: "no dalo-hook", dir: "bin", want: "DIR/dalo hook dispatch"},
-		{name: "dalo-hook", dir: "bin", hook: func(p string) error { return os.WriteFile(p, nil, 0o755) }, want: "DIR/dalo-hook dispatch", fast: true},
+		{name: "dalo-hook", dir: "bin", hook: link(self), want: "DIR/dalo-hook dispatch", fast: true},
+		{name: "another build", dir: "bin", hook: link(goTool), want: "DIR/dalo hook dispatch"},
+		{name: "not a Go binary", dir: "bin", hook: func(p string) error { return os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755) }, want: "DIR/dalo hook dispatch"},
 		{name: "not executable", dir: "bin", hook: func(p string) error { return os.WriteFile(p, nil, 0o644) }, want: "DIR/dalo hook dispatch"},
 		{name: "a directory", dir: "bin", hook: func(p string) error { return os.Mkdir(p, 0o755) }, want: "DIR/dalo hook dispatch"},
-		{name: "quoted", dir: "my bin", hook: func(p string) error { return os.WriteFile(p, nil, 0o755) }, want: "'DIR/dalo-hook' dispatch", fast: true},
+		{name: "quoted", dir: "my bin", hook: link(self), want: "'DIR/dalo-hook' dispatch", fast: true},
 		{name: "quoted fallback", dir: "it's", want: `'DIR/dalo' hook dispatch`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -263,7 +279,7 @@ func TestDispatcher(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.hook != nil {
-				if err := tc.hook(filepath.Join(dir, HookBinary)); err != nil {
+				if err := tc.hook(filepath.Join(dir, plan.HookBinary)); err != nil {
 					t.Fatal(err)
 				}
 			}

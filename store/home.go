@@ -41,15 +41,19 @@ func (s *Store) path(elem ...string) string {
 	return filepath.Join(append([]string{s.Dir}, elem...)...)
 }
 
-// Lock takes the store's writer lock, creating the store if needed, and
-// removes what a writer killed half way left behind: temporary files and
-// directories are never part of the state.
+// Lock takes the store's writer lock, creating the store and its dispatch
+// lock if needed, and removes what a writer killed half way left behind:
+// temporary files and directories are never part of the state.
 func (s *Store) Lock() (*Lock, error) {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating store %s: %w", s.Dir, err)
 	}
 	l, err := LockFile(s.path("lock"))
 	if err != nil {
+		return nil, err
+	}
+	if err := s.makeDispatchLock(); err != nil {
+		l.Unlock()
 		return nil, err
 	}
 	for _, d := range []string{s.Dir, s.path("grants"), s.path("plans"), s.path("installs"), s.path("staged")} {
@@ -64,14 +68,35 @@ func (s *Store) Lock() (*Lock, error) {
 		}
 	}
 	// Staged trees no installed package uses (a run killed between
-	// recording a removal and unstaging leaves them) go too.
+	// recording a removal and unstaging leaves them) go too. Failing to
+	// collect them does not stop this writer: gcStaged deletes nothing
+	// unless it read every install record, and the command reports a
+	// record it cannot read when it reads it.
 	s.gcStaged()
 	return l, nil
 }
 
+// makeDispatchLock creates the file dispatches hold a shared lock on (see
+// [plan.DispatchLock]) if it is missing, before this writer changes a plan:
+// a dispatch that started before it existed could not hold it. It is never
+// replaced, since a dispatch holds its lock on the file it opened.
+func (s *Store) makeDispatchLock() error {
+	name := s.path(plan.DispatchLock)
+	fi, err := os.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return WriteFile(name, nil, 0o644)
+	case err != nil:
+		return fmt.Errorf("dispatch lock: %w", err)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("dispatch lock %s is not a regular file (%s); remove it", name, fi.Mode().Type())
+	}
+	return nil
+}
+
 // isTemp says whether name is a temporary file of WriteFile or of staging.
 func isTemp(name string) bool {
-	return strings.Contains(name, ".dalo-tmp-")
+	return strings.Contains(name, plan.TempMark)
 }
 
 // removeTree removes a tree that staging made read-only.

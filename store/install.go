@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -126,7 +127,7 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 			} else {
 				why += " (its invocation contract differs)"
 			}
-			why += fmt.Sprintf("\n  review it with 'dalo plugin review %s --provider %s' and approve it again with 'dalo plugin approve %s --provider %s --tool %s'", pkg, t.Name, pkg, t.Name, h.Tool)
+			why += fmt.Sprintf("\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with the hooks that run it, with '%s'", pkg, t.Name, s.ReapproveCommand(sel, h.Tool))
 			return nil, &BlockedError{pkg, t.Key(), []string{why}}
 		}
 		hb, err := sel.HookBinds(h, td)
@@ -134,7 +135,12 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 			return nil, err
 		}
 		if hd, _ := Digest(hb); hd != hg.Digest {
-			return nil, &BlockedError{pkg, t.Key(), []string{fmt.Sprintf("hook %s changed since it was approved (its event binding, effect or tool differs)\n  review it with 'dalo plugin review %s --provider %s' and approve it again with 'dalo plugin approve %s --provider %s --hook %s'", h.ID, pkg, t.Name, pkg, t.Name, h.ID)}}
+			why := "its event binding, effect or failure handling differs"
+			var approved HookBinds
+			if jsonUnmarshal(hg.Binds, &approved) == nil && approved.ToolDigest != td {
+				why = fmt.Sprintf("its grant names an earlier grant of its tool %s, approved again since", h.Tool)
+			}
+			return nil, &BlockedError{pkg, t.Key(), []string{fmt.Sprintf("hook %s changed since it was approved (%s)\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with its tool and every hook that runs it, with '%s'", h.ID, why, pkg, t.Name, s.ReapproveCommand(sel, h.Tool))}}
 		}
 		stages[h.Tool] = stage{tb.Files}
 		ip.Hooks = append(ip.Hooks, InstalledHook{Event: c.NativeEvent, Hook: plan.PlannedHook{
@@ -156,63 +162,24 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		}
 	}
 
-	// Members.
-	skillsDirs, err := t.SkillDirs(os.Getenv)
+	// Members: what install does with each is decided once, for review too.
+	acts, err := s.MemberActions(sel, t, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	agentDir, hasAgents, err := t.AgentDir(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	owned := ownedPaths(in, pkg)
 	var members []member
-	refs := map[string]engine.Reference{}
-	for _, r := range sel.References() {
-		refs[r.Field] = r
-	}
-	for n, mb := range m.Plugin.Members {
-		ref := engine.ParseRef(mb.Ref)
-		r := refs[fmt.Sprintf("plugin.members[%d].ref", n)]
-		if ref.Kind == "instruction" {
-			res.Notes = append(res.Notes, fmt.Sprintf("%s (%s) is not written by install; enable it with 'dalo instruction'", mb.Ref, mb.Requirement))
-			continue
-		}
-		if r.Resolution != engine.Resolved {
-			omit(mb.Requirement, fmt.Sprintf("%s does not resolve: %s", mb.Ref, r.Reason))
-			continue
-		}
-		src, err := sel.MemberPath(r)
-		if err != nil {
-			omit(mb.Requirement, err.Error())
-			continue
-		}
-		switch ref.Kind {
-		case "skill":
-			members = append(members, member{ref: mb.Ref, src: filepath.Dir(src), dest: filepath.Join(skillsDirs[0], ref.Selector), dir: true})
-		case "agent":
-			if hasAgents {
-				members = append(members, member{ref: mb.Ref, src: src, dest: filepath.Join(agentDir, ref.Selector+".md")})
-				continue
-			}
-			if mb.Fallback != nil {
-				fb := fmt.Sprintf("%s: %s cannot take it as an agent; its inline fallback %s is installed instead, without the agent's isolation or permissions", mb.Ref, t.Key(), mb.Fallback.Skill)
-				ip.Fallbacks = append(ip.Fallbacks, fb)
-				continue
-			}
-			omit(mb.Requirement, fmt.Sprintf("%s cannot be installed: %s, and it has no inline fallback", mb.Ref, t.Config.Agents.Reason))
-		}
-	}
-	for _, mb := range members {
-		if _, err := os.Lstat(mb.dest); err == nil {
-			switch o, ok := owned[mb.dest]; {
-			case !ok:
-				blocks = append(blocks, fmt.Sprintf("%s: %s already exists and is not dalo's; rename or remove it, dalo never overwrites it", mb.ref, mb.dest))
-			case o != pkg:
-				blocks = append(blocks, fmt.Sprintf("%s: %s is installed by %s", mb.ref, mb.dest, o))
-			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			blocks = append(blocks, fmt.Sprintf("%s: %v", mb.ref, err))
+	for _, a := range acts {
+		switch a.Action {
+		case MemberSkill, MemberSubagent:
+			members = append(members, member{ref: a.Ref, src: a.Src, dest: a.Dest, dir: a.Dir})
+		case MemberFallback:
+			ip.Fallbacks = append(ip.Fallbacks, a.Ref+": "+a.Text)
+		case MemberInstruction:
+			res.Notes = append(res.Notes, fmt.Sprintf("%s (%s): %s", a.Ref, a.Requirement, a.Text))
+		case MemberBlocks:
+			blocks = append(blocks, a.Ref+": "+a.Text)
+		default:
+			ip.Omitted = append(ip.Omitted, a.Ref+": "+a.Text)
 		}
 	}
 	// Required packages must be installed on this provider first.
@@ -232,7 +199,15 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		}
 	}
 	if prev != nil {
-		for _, k := range changedOwned(prev) {
+		// Members still in the package were checked with the others
+		// (MemberActions); these are the ones it dropped since.
+		dropped := InstalledPackage{}
+		for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
+			if !slices.ContainsFunc(acts, func(a MemberAction) bool { return a.Dest == o.Path }) {
+				dropped.Skills = append(dropped.Skills, o)
+			}
+		}
+		for _, k := range changedOwned(&dropped) {
 			blocks = append(blocks, k+"; move it away, dalo never overwrites it")
 		}
 	}
@@ -510,7 +485,7 @@ func writeMember(mb member, files map[string]FileDigest) error {
 		}
 		return WriteFile(mb.dest, data, 0o644)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(mb.dest), "."+filepath.Base(mb.dest)+".dalo-tmp-")
+	tmp, err := os.MkdirTemp(filepath.Dir(mb.dest), "."+filepath.Base(mb.dest)+plan.TempMark)
 	if err != nil {
 		return fmt.Errorf("installing %s: %w", mb.ref, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strings"
 
 	"dalo/providers"
 	"dalo/store/plan"
@@ -51,7 +52,9 @@ type OwnedTree struct {
 	CreatedDir string `json:"created_dir,omitempty"`
 }
 
-// Providers lists the provider names of the known tables.
+// Providers lists the provider names of the known tables: the providers
+// dalo can install on, not the ones it installed on (see
+// [Store.InstalledProviders]).
 func Providers() []string {
 	ts, err := providers.Load()
 	if err != nil {
@@ -67,6 +70,30 @@ func Providers() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// InstalledProviders lists, sorted, the providers that have an install
+// record (installs/<provider>.json): what dalo installed, whether or not
+// this dalo still has a table for the provider. An installs directory that
+// cannot be read is an error, never "nothing installed": callers delete
+// staged trees and allow a source's removal on this answer.
+func (s *Store) InstalledProviders() ([]string, error) {
+	ents, err := os.ReadDir(s.path("installs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing install records: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || name == "" || isTemp(e.Name()) || strings.HasPrefix(name, ".") {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out, nil // ReadDir sorts by name
 }
 
 func (s *Store) installsPath(provider string) string {
@@ -236,14 +263,24 @@ func wantEntries(t *providers.Table, in *Installed, dispatcher string) map[strin
 // handlers' timeouts.
 const dispatchSlackMS = 5000
 
-// gcStaged removes staged trees that no installed package of any provider
-// uses: what remove, reinstall or an interrupted run left behind.
+// gcStaged removes staged trees that no install record of any provider
+// names: what remove, reinstall or an interrupted run left behind. The
+// caller holds the store lock. It deletes nothing unless it read every
+// install record, and nothing while a dispatch runs: a dispatch that read
+// the plan before this writer switched it may still run handlers from the
+// trees the switch left unused (see [plan.HoldDispatch]). It then skips
+// collecting, without waiting: the unused trees only take space until a
+// later write finds no dispatch running and collects them.
 func (s *Store) gcStaged() error {
+	names, err := s.InstalledProviders()
+	if err != nil {
+		return fmt.Errorf("collecting staged trees: %w", err)
+	}
 	used := map[string]bool{}
-	for _, p := range Providers() {
+	for _, p := range names {
 		in, err := s.Installed(p)
 		if err != nil {
-			return err
+			return fmt.Errorf("collecting staged trees: %w", err)
 		}
 		for _, ip := range in.Packages {
 			for _, d := range ip.Staged {
@@ -256,7 +293,7 @@ func (s *Store) gcStaged() error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("collecting staged trees: %w", err)
 	}
 	var drop []string
 	for _, e := range ents {
@@ -267,5 +304,13 @@ func (s *Store) gcStaged() error {
 	if len(drop) == 0 {
 		return nil
 	}
+	release, busy, err := plan.ExcludeDispatch(s.Dir)
+	if err != nil {
+		return fmt.Errorf("collecting staged trees: %w", err)
+	}
+	if busy {
+		return nil // a dispatch runs: the next write collects them
+	}
+	defer release()
 	return s.unstage(drop)
 }

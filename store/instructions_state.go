@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"dalo/engine"
 	"dalo/providers"
 )
 
@@ -549,4 +550,80 @@ func (s *Store) InstructionStates() ([]InstructionState, error) {
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// PackageInstruction finds instruction id among the members of the selected
+// package, as validation resolved it, and reads its Markdown. It returns
+// the member's requirement too: a recommended instruction is enabled only
+// by name. The file is read without following a symlink that appeared
+// since validation, within the file limit the source was checked against.
+func (sel *Selection) PackageInstruction(id InstructionID) (Instruction, string, error) {
+	if err := sel.Valid(); err != nil {
+		return Instruction{}, "", err
+	}
+	pkg := sel.Identity.String()
+	var members []string
+	for n, mb := range sel.Pkg.Manifest.Plugin.Members {
+		r := engine.ParseRef(mb.Ref)
+		if r.Kind != "instruction" {
+			continue
+		}
+		members = append(members, mb.Ref+" ("+mb.Requirement+")")
+		src := r.Source
+		if src == "" {
+			src = sel.Identity.Source
+		}
+		if r.Selector != id.Selector || src != id.Source {
+			continue
+		}
+		field := fmt.Sprintf("plugin.members[%d].ref", n)
+		for _, ref := range sel.References() {
+			if ref.Field != field {
+				continue
+			}
+			if ref.Resolution != engine.Resolved {
+				return Instruction{}, "", fmt.Errorf("%s of %s does not resolve (%s): %s", mb.Ref, pkg, ref.Resolution, ref.Reason)
+			}
+			file, err := sel.MemberPath(ref)
+			if err != nil {
+				return Instruction{}, "", err
+			}
+			content, err := readInstructionFile(file, sel.Loaded.Limits.FileBytes)
+			if err != nil {
+				return Instruction{}, "", err
+			}
+			return Instruction{ID: id, Package: pkg, Content: content}, mb.Requirement, nil
+		}
+		return Instruction{}, "", fmt.Errorf("%s of %s was not resolved", mb.Ref, pkg)
+	}
+	have := "it has no instruction members"
+	if len(members) > 0 {
+		have = "its instruction members: " + strings.Join(members, ", ")
+	}
+	ref := "instruction:" + id.Selector
+	if id.Source != sel.Identity.Source {
+		ref = "instruction:" + id.Source + ":" + id.Selector
+	}
+	return Instruction{}, "", fmt.Errorf("%s is not a member of %s; %s", ref, pkg, have)
+}
+
+// readInstructionFile reads a resolved instruction file, without following
+// a symlink, refusing anything but a regular file of at most limit bytes.
+func readInstructionFile(file string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", file)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than the %d-byte file limit", file, limit)
+	}
+	return data, nil
 }

@@ -61,6 +61,11 @@ func scanJSON(doc []byte) (*jvalue, error) {
 	if !utf8.Valid(doc) {
 		return nil, &SyntaxError{1, 1, "not UTF-8"}
 	}
+	if bytes.HasPrefix(doc, []byte(utf8BOM)) {
+		// RFC 8259 §8.1 forbids it, and the harnesses' own readers refuse
+		// it: accepting it here would install hooks the harness never runs.
+		return nil, &SyntaxError{1, 1, "the file starts with a UTF-8 byte order mark (U+FEFF), which JSON does not allow and the harness would not read either; save the file without it"}
+	}
 	s := &scanner{doc: doc}
 	s.space()
 	v, err := s.value()

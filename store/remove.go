@@ -86,11 +86,7 @@ func (s *Store) Remove(t *providers.Table, pkg, dispatcher string) (*RemoveResul
 		return nil, err
 	}
 	step("remove:plan")
-	kept := removeOwnedKept(&ip)
-	res.Kept = kept
-	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
-		res.Removed = append(res.Removed, o.Path)
-	}
+	res.Removed, res.Kept = removeOwned(&ip)
 	step("remove:members")
 	if err := s.putInstalled(&next); err != nil {
 		return nil, err
@@ -124,10 +120,18 @@ func changedOwned(ip *InstalledPackage) []string {
 // digest dalo wrote, then the directories that became empty; it returns
 // what it kept.
 func removeOwnedKept(ip *InstalledPackage) []string {
-	var kept []string
+	_, kept := removeOwned(ip)
+	return kept
+}
+
+// removeOwned is removeOwnedKept that also says what it removed: a skill
+// directory or agent file that is gone, or, of a directory it had to keep,
+// each file it removed. A kept path says why it was kept.
+func removeOwned(ip *InstalledPackage) (removed, kept []string) {
 	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
-		var dirs []string
-		failed := false // a file dalo wrote could not be removed
+		var dirs, gone []string
+		changed := map[string]bool{} // files dalo wrote and kept, by path
+		failed := false              // a file dalo wrote could not be removed
 		for _, rel := range sortedKeys(o.Files) {
 			p := o.Path
 			if rel != "" {
@@ -141,10 +145,14 @@ func removeOwnedKept(ip *InstalledPackage) []string {
 			case errors.Is(err, fs.ErrNotExist):
 			case err != nil || fd.SHA256 != o.Files[rel]:
 				kept = append(kept, p+" (changed since dalo wrote it)")
+				changed[p] = true
 			default:
 				if err := removeFile(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					kept = append(kept, fmt.Sprintf("%s (could not be removed: %v)", p, unwrapPath(err)))
+					changed[p] = true
 					failed = true
+				} else {
+					gone = append(gone, p)
 				}
 			}
 		}
@@ -152,19 +160,55 @@ func removeOwnedKept(ip *InstalledPackage) []string {
 		if _, single := o.Files[""]; !single {
 			sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
 			for _, d := range append(dirs, o.Path) {
-				if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					if ents, _ := os.ReadDir(d); len(ents) > 0 && d == o.Path && !failed {
-						kept = append(kept, d+" (holds files dalo did not write)")
+				if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) && d == o.Path {
+					if !failed {
+						kept = append(kept, d+" ("+keptDirReason(d, changed)+")")
 					}
 				}
 			}
+		}
+		if _, err := os.Lstat(o.Path); errors.Is(err, fs.ErrNotExist) {
+			removed = append(removed, o.Path)
+		} else {
+			removed = append(removed, gone...)
 		}
 		if o.CreatedDir != "" {
 			removeEmptyDirs(filepath.Dir(o.Path), o.CreatedDir)
 		}
 		SyncDir(filepath.Dir(o.Path))
 	}
-	return kept
+	return removed, kept
+}
+
+// keptDirReason says why a skill directory dalo wrote is still there: the
+// files dalo wrote that it kept (changed), and those it did not write.
+func keptDirReason(dir string, changed map[string]bool) string {
+	var theirs []string
+	keeps := false
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir || d.IsDir() {
+			return nil
+		}
+		if changed[p] {
+			keeps = true
+		} else {
+			rel, _ := filepath.Rel(dir, p)
+			theirs = append(theirs, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if len(theirs) > 5 {
+		theirs = append(theirs[:5], fmt.Sprintf("and %d more", len(theirs)-5))
+	}
+	switch {
+	case len(theirs) > 0 && keeps:
+		return "it holds the files kept above and files dalo did not write: " + strings.Join(theirs, ", ")
+	case len(theirs) > 0:
+		return "it holds files dalo did not write: " + strings.Join(theirs, ", ")
+	case keeps:
+		return "it holds the files kept above"
+	}
+	return "it holds directories dalo did not write"
 }
 
 // removeFile removes a file dalo wrote; a test replaces it to make a

@@ -11,8 +11,9 @@ import (
 )
 
 // TestRemoveOwnedKept removes what dalo wrote for a package and lists
-// what it kept: files the user changed, a skill directory holding the
-// user's files, and files whose removal failed.
+// what it removed and what it kept, and why: files the user changed, a
+// skill directory holding them or the user's own files, and files whose
+// removal failed. A path is never both removed and kept.
 func TestRemoveOwnedKept(t *testing.T) {
 	dir := t.TempDir()
 	write := func(p, data string) string {
@@ -30,8 +31,9 @@ func TestRemoveOwnedKept(t *testing.T) {
 			"ref/notes.md": write(filepath.Join(p, "ref", "notes.md"), "notes"),
 		}}
 	}
-	clean, stuck, shared := skill("clean"), skill("stuck"), skill("shared")
+	clean, stuck, shared, touched := skill("clean"), skill("stuck"), skill("shared"), skill("touched")
 	write(filepath.Join(shared.Path, "mine.md"), "the user's")
+	write(filepath.Join(touched.Path, "SKILL.md"), "the user's edit")
 	agentPath := filepath.Join(dir, "agents", "helper.md")
 	agent := OwnedTree{Ref: "agent:helper", Path: agentPath, Files: map[string]string{"": write(agentPath, "agent")}}
 	edited := filepath.Join(dir, "agents", "edited.md")
@@ -47,16 +49,31 @@ func TestRemoveOwnedKept(t *testing.T) {
 	}
 	defer func() { removeFile = os.Remove }()
 
-	kept := removeOwnedKept(&InstalledPackage{Skills: []OwnedTree{clean, stuck, shared}, Agents: []OwnedTree{agent, editedAgent}})
+	removed, kept := removeOwned(&InstalledPackage{Skills: []OwnedTree{clean, stuck, shared, touched}, Agents: []OwnedTree{agent, editedAgent}})
 	want := []string{
 		edited + " (changed since dalo wrote it)",
-		shared.Path + " (holds files dalo did not write)",
+		shared.Path + " (it holds files dalo did not write: mine.md)",
 		failing + " (could not be removed: " + syscall.EPERM.Error() + ")",
+		filepath.Join(touched.Path, "SKILL.md") + " (changed since dalo wrote it)",
+		touched.Path + " (it holds the files kept above)",
 	}
-	slices.Sort(kept)
-	slices.Sort(want)
-	if !slices.Equal(kept, want) {
-		t.Fatalf("kept:\n  %s\nwant:\n  %s", strings.Join(kept, "\n  "), strings.Join(want, "\n  "))
+	wantRemoved := []string{
+		clean.Path,
+		agentPath,
+		filepath.Join(stuck.Path, "SKILL.md"),
+		filepath.Join(shared.Path, "SKILL.md"),
+		filepath.Join(shared.Path, "ref", "notes.md"),
+		filepath.Join(touched.Path, "ref", "notes.md"),
+	}
+	for _, l := range []struct {
+		name      string
+		got, want []string
+	}{{"kept", kept, want}, {"removed", removed, wantRemoved}} {
+		slices.Sort(l.got)
+		slices.Sort(l.want)
+		if !slices.Equal(l.got, l.want) {
+			t.Errorf("%s:\n  %s\nwant:\n  %s", l.name, strings.Join(l.got, "\n  "), strings.Join(l.want, "\n  "))
+		}
 	}
 	for _, gone := range []string{clean.Path, agentPath, filepath.Join(shared.Path, "SKILL.md"), filepath.Join(stuck.Path, "SKILL.md")} {
 		if _, err := os.Lstat(gone); !errors.Is(err, os.ErrNotExist) {

@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -235,4 +237,142 @@ func (sel *Selection) MemberPath(r engine.Reference) (string, error) {
 		root = p
 	}
 	return filepath.Join(root, filepath.FromSlash(r.Target)), nil
+}
+
+// What install does with a member on a provider ([MemberAction.Action]).
+const (
+	MemberSkill       = "installed"   // a skill directory, written where the harness reads skills
+	MemberSubagent    = "subagent"    // an agent file, written where the harness reads subagents
+	MemberFallback    = "fallback"    // an agent the harness cannot hold: its inline fallback skill stands in
+	MemberBlocks      = "blocks"      // install refuses the package
+	MemberOmitted     = "omitted"     // optional, left out, listed
+	MemberInstruction = "instruction" // never written by install
+)
+
+// A MemberAction is what install does with one member of the package on
+// one provider. Install acts on exactly these and review shows them, so
+// that review never says something install does not do.
+type MemberAction struct {
+	Ref, Kind, Requirement string
+	Action                 string // one of the Member constants
+	Text                   string // the sentence install and review show after the reference
+	Src, Dest              string // installed and subagent: what is copied, and to where
+	Dir                    bool   // installed: Src and Dest are skill directories
+}
+
+// MemberActions decides, for every member of the selected package, what
+// install does with it on t, given the harness locations (getenv is
+// os.Getenv or a test's) and what dalo already installed there: a skill or
+// agent at the same place that is not this package's blocks installation.
+func (s *Store) MemberActions(sel *Selection, t *providers.Table, getenv func(string) string) ([]MemberAction, error) {
+	skillsDirs, err := t.SkillDirs(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if len(skillsDirs) == 0 {
+		return nil, fmt.Errorf("%s: the provider table names no skills directory", t.Key())
+	}
+	agentDir, hasAgents, err := t.AgentDir(getenv)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.Installed(t.Name)
+	if err != nil {
+		return nil, err
+	}
+	pkg := sel.Identity.String()
+	owned := ownedPaths(in, pkg)
+	refs := map[string]engine.Reference{}
+	for _, r := range sel.References() {
+		refs[r.Field] = r
+	}
+	// missing is a member install cannot write: a required one blocks.
+	missing := func(a MemberAction, text string) MemberAction {
+		a.Action, a.Text, a.Src, a.Dest, a.Dir = MemberOmitted, text, "", "", false
+		if a.Requirement == "required" {
+			a.Action = MemberBlocks
+		}
+		return a
+	}
+	var out []MemberAction
+	for n, mb := range sel.Pkg.Manifest.Plugin.Members {
+		ref := engine.ParseRef(mb.Ref)
+		a := MemberAction{Ref: mb.Ref, Kind: ref.Kind, Requirement: mb.Requirement}
+		r := refs[fmt.Sprintf("plugin.members[%d].ref", n)]
+		switch {
+		case ref.Kind == "instruction":
+			a.Action = MemberInstruction
+			a.Text = "not written by install; 'dalo instruction enable' can write it into " + t.Display(t.Config.Instructions) + " or a project file you choose"
+		case ref.Kind != "skill" && ref.Kind != "agent":
+			a = missing(a, "install writes no "+ref.Kind+" members")
+		case r.Resolution != engine.Resolved:
+			a = missing(a, "does not resolve: "+orUnknown(r.Reason))
+		case ref.Kind == "skill":
+			a.Action, a.Dir = MemberSkill, true
+			a.Dest = filepath.Join(skillsDirs[0], ref.Selector)
+			a.Text = "installed to " + strings.Replace(t.Display(t.Config.Skills[0]), "<name>", ref.Selector, 1)
+		case hasAgents:
+			a.Action = MemberSubagent
+			a.Dest = filepath.Join(agentDir, ref.Selector+".md")
+			a.Text = "installed as a subagent to " + strings.Replace(t.Display(*t.Config.Agents.Location), "<name>", ref.Selector, 1)
+		case mb.Fallback != nil:
+			a.Action = MemberFallback
+			a.Text = fmt.Sprintf("cannot be installed as an agent, so its inline fallback %s is installed instead, without the agent's isolation or permissions: %s", mb.Fallback.Skill, strings.TrimSuffix(t.Config.Agents.Reason, "."))
+		default:
+			a = missing(a, "cannot be installed as an agent and has no inline fallback: "+strings.TrimSuffix(t.Config.Agents.Reason, "."))
+		}
+		if a.Dest != "" {
+			src, err := sel.MemberPath(r)
+			if err != nil {
+				a = missing(a, err.Error())
+			} else if a.Src = src; a.Dir {
+				a.Src = filepath.Dir(src) // the skill directory of its SKILL.md
+			}
+		}
+		if a.Dest != "" && (a.Action == MemberSkill || a.Action == MemberSubagent) {
+			if text := conflict(a.Dest, owned, pkg); text != "" {
+				a.Action, a.Text = MemberBlocks, text
+			} else if text := changedSince(in.Find(pkg), a.Dest); text != "" {
+				a.Action, a.Text = MemberBlocks, text
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// conflict says why dest cannot be written for pkg, or "".
+func conflict(dest string, owned map[string]string, pkg string) string {
+	_, err := os.Lstat(dest)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return ""
+	case err != nil:
+		return err.Error()
+	}
+	switch o, ok := owned[dest]; {
+	case !ok:
+		return dest + " already exists and is not dalo's; rename or remove it, dalo never overwrites it"
+	case o != pkg:
+		return dest + " is installed by " + o
+	}
+	return ""
+}
+
+// changedSince says which files of the member dalo wrote at dest for ip
+// the user changed since, or "": install never overwrites them.
+func changedSince(ip *InstalledPackage, dest string) string {
+	if ip == nil {
+		return ""
+	}
+	var changed []string
+	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+		if o.Path == dest {
+			changed = changedOwned(&InstalledPackage{Skills: []OwnedTree{o}})
+		}
+	}
+	if len(changed) == 0 {
+		return ""
+	}
+	return strings.Join(changed, "; ") + "; move it away, dalo never overwrites it"
 }

@@ -71,16 +71,14 @@ func (s *Store) AddSource(id, dir string) (Source, error) {
 	if err := engine.CheckSourceID(id); err != nil {
 		return Source{}, err
 	}
+	// The same check, and words, as validate's: the error wraps
+	// engine.ErrNoSource, a usage error on the command line.
+	if err := engine.CheckSourceDir(dir); err != nil {
+		return Source{}, err
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return Source{}, err
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return Source{}, fmt.Errorf("source %s: %w", id, err)
-	}
-	if !fi.IsDir() {
-		return Source{}, fmt.Errorf("source %s: %s is not a directory", id, abs)
 	}
 	l, err := s.Lock()
 	if err != nil {
@@ -132,7 +130,11 @@ func (s *Store) RemoveSource(id string) error {
 			return fmt.Errorf("source %s still has grants (%s); revoke them first with 'dalo plugin revoke %s'", id, g.ID, g.Package)
 		}
 	}
-	for _, p := range Providers() {
+	installed, err := s.InstalledProviders()
+	if err != nil {
+		return fmt.Errorf("removing source %s: %w", id, err)
+	}
+	for _, p := range installed {
 		in, err := s.Installed(p)
 		if err != nil {
 			return err

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"dalo/store/plan"
 )
 
 // HashFile reads a regular file without following a symlink and returns its
@@ -112,7 +114,7 @@ func (s *Store) Stage(root string, files map[string]FileDigest) (string, error) 
 	if err := os.MkdirAll(s.path("staged"), 0o700); err != nil {
 		return "", fmt.Errorf("staging: %w", err)
 	}
-	tmp, err := os.MkdirTemp(s.path("staged"), ".dalo-tmp-")
+	tmp, err := os.MkdirTemp(s.path("staged"), plan.TempMark)
 	if err != nil {
 		return "", fmt.Errorf("staging: %w", err)
 	}

@@ -19,7 +19,7 @@ func init() {
 		run: func(e *env, fs *pflag.FlagSet) int {
 			provider, _ := fs.GetString("provider")
 			event, _ := fs.GetString("event")
-			return hookdispatch.Run(provider, event, fs.Args(), e.stdin, e.stdout, e.stderr)
+			return hookdispatch.Run("dalo "+hookdispatch.Name, provider, event, fs.Args(), e.stdin, e.stdout, e.stderr)
 		},
 	})
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
@@ -158,7 +155,11 @@ func runInstructionEnable(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(err)
 	}
-	in, requirement, err := resolveInstruction(st, a)
+	sel, err := st.Select(a.pkg, "")
+	if err != nil {
+		return fail(err)
+	}
+	in, requirement, err := sel.PackageInstruction(a.id)
 	if err != nil {
 		return fail(err)
 	}
@@ -176,91 +177,6 @@ func runInstructionEnable(e *env, fs *pflag.FlagSet) int {
 		return fail(err)
 	}
 	return reportEdit(e, a, ed)
-}
-
-// resolveInstruction finds instruction:SELECTOR among the members of the
-// package, as the validator resolved it, and reads it.
-func resolveInstruction(st *store.Store, a *instructionArgs) (store.Instruction, string, error) {
-	var in store.Instruction
-	sel, err := st.Select(a.pkg, "")
-	if err != nil {
-		return in, "", err
-	}
-	if err := sel.Valid(); err != nil {
-		return in, "", err
-	}
-	var members []string
-	for n, mb := range sel.Pkg.Manifest.Plugin.Members {
-		r := engine.ParseRef(mb.Ref)
-		if r.Kind != "instruction" {
-			continue
-		}
-		members = append(members, mb.Ref+" ("+mb.Requirement+")")
-		src := r.Source
-		if src == "" {
-			src = a.source
-		}
-		if r.Selector != a.id.Selector || src != a.id.Source {
-			continue
-		}
-		field := fmt.Sprintf("plugin.members[%d].ref", n)
-		for _, ref := range sel.References() {
-			if ref.Field != field {
-				continue
-			}
-			if ref.Resolution != engine.Resolved {
-				return in, "", fmt.Errorf("%s of %s does not resolve (%s): %s", mb.Ref, a.pkg, ref.Resolution, ref.Reason)
-			}
-			file, err := sel.MemberPath(ref)
-			if err != nil {
-				return in, "", err
-			}
-			content, err := readInstruction(file)
-			if err != nil {
-				return in, "", err
-			}
-			return store.Instruction{ID: a.id, Package: a.pkg, Content: content}, mb.Requirement, nil
-		}
-		return in, "", fmt.Errorf("%s of %s was not resolved", mb.Ref, a.pkg)
-	}
-	have := "it has no instruction members"
-	if len(members) > 0 {
-		have = "its instruction members: " + strings.Join(members, ", ")
-	}
-	return in, "", fmt.Errorf("%s is not a member of %s; %s", instructionRefString(a.ref), a.pkg, have)
-}
-
-func instructionRefString(r engine.Ref) string {
-	if r.Source != "" {
-		return r.Kind + ":" + r.Source + ":" + r.Selector
-	}
-	return r.Kind + ":" + r.Selector
-}
-
-// readInstruction reads a resolved instruction file, without following a
-// symlink that appeared since validation, within the file limit.
-func readInstruction(file string) ([]byte, error) {
-	rules, err := engine.LoadRules()
-	if err != nil {
-		return nil, err
-	}
-	limit := rules.Limits.FileBytes
-	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", file, err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", file)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", file, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than the %d-byte file limit", file, limit)
-	}
-	return data, nil
 }
 
 func runInstructionDisable(e *env, fs *pflag.FlagSet) int {
@@ -333,9 +249,7 @@ var instructionDone = map[string]string{
 
 func reportEdit(e *env, a *instructionArgs, ed *store.Edit) int {
 	if e.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(struct {
+		writeJSON(e, struct {
 			store.Target
 			store.InstructionID
 			Package string `json:"package"`
@@ -367,13 +281,10 @@ func runInstructionList(e *env, fs *pflag.FlagSet) int {
 		return exitFail
 	}
 	if e.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
 		if states == nil {
 			states = []store.InstructionState{}
 		}
-		enc.Encode(states)
-		return exitOK
+		return writeJSON(e, states)
 	}
 	if len(states) == 0 {
 		fmt.Fprintln(e.stdout, "no instruction enabled")

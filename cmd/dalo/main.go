@@ -3,10 +3,12 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -67,6 +69,7 @@ const mainDoc = `dalo validates, reviews and runs Portable Agent Packages.
 
 Usage:
   dalo [--json] <command> [flags] [arguments]
+  dalo --version
 
 Commands:
 %s
@@ -79,12 +82,17 @@ func run(args []string, e *env) int {
 	global.SetOutput(io.Discard)
 	global.BoolVar(&e.json, "json", false, "print JSON instead of text")
 	help := global.BoolP("help", "h", false, "show help")
+	version := global.Bool("version", false, "print dalo's version")
 	if err := global.Parse(args); err != nil {
 		fmt.Fprintf(e.stderr, "dalo: %v\n\n", err)
 		fmt.Fprint(e.stderr, mainUsage())
 		return exitUsage
 	}
 	rest := global.Args()
+	if *version {
+		fmt.Fprintln(e.stdout, versionLine())
+		return exitOK
+	}
 	if *help || len(rest) == 0 {
 		if *help {
 			fmt.Fprint(e.stdout, mainUsage())
@@ -136,6 +144,48 @@ func lookup(args []string) (*command, []string) {
 	return best, args[n:]
 }
 
+// versionLine says which dalo this is, from the build information the Go
+// toolchain records: the main module's version ("(devel)" for a build from
+// a working tree), the VCS revision it was built from and whether the tree
+// had uncommitted changes, and the Go version.
+func versionLine() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dalo (unknown: no build information) " + runtime.Version()
+	}
+	return formatVersion(bi)
+}
+
+func formatVersion(bi *debug.BuildInfo) string {
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	parts := []string{"dalo", v}
+	var rev string
+	var modified bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	// Since Go 1.24 a build in a repository takes its version from VCS,
+	// v0.0.0-<time>-<revision>[+dirty]: the revision is said already.
+	if rev != "" && !strings.Contains(v, rev) {
+		if modified {
+			rev += "+modified"
+		}
+		parts = append(parts, rev)
+	}
+	return strings.Join(append(parts, bi.GoVersion), " ")
+}
+
 func mainUsage() string {
 	cs := append([]*command(nil), commands...)
 	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
@@ -168,4 +218,32 @@ func packageArg(e *env, cmd string, fs *pflag.FlagSet) bool {
 		return false
 	}
 	return true
+}
+
+// writeJSON prints v as JSON: indented by two spaces, one value per call,
+// and without HTML escaping, so that a message naming <name> prints <name>
+// rather than \u003cname\u003e. Every command prints its JSON through it.
+func writeJSON(e *env, v any) int {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(e.stderr, "dalo: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// printJSON is writeJSON for a command whose exit status does not depend
+// on the printing.
+func printJSON(e *env, v any) { writeJSON(e, v) }
+
+// jsonText is v as compact JSON on one line, for a value quoted inside a
+// text line (an argv), unescaped as writeJSON's.
+func jsonText(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }

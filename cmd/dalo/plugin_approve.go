@@ -27,6 +27,10 @@ asks for confirmation on a terminal; without a terminal it refuses unless
 --yes is given. Selecting, validating, reviewing and installing grant
 nothing.
 
+A new grant replaces the one an installed hook runs with: that hook stops
+running (dispatch fails it under its failure policy) until 'dalo plugin
+install' runs again. Approve warns before it asks, and names the command.
+
 Exit status: 0 approved; 1 refused, invalid package or store error; 2 bad usage.
 
 Examples:
@@ -102,6 +106,10 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 			fmt.Fprintf(e.stdout, "    (%s)\n", p.Why)
 		}
 	}
+	stops := stoppedHooks(fresh)
+	for _, u := range stops {
+		fmt.Fprintf(e.stdout, "warning: installed hook %s of %s on %s runs with a grant this replaces: from then on it does not run (%s) until you run 'dalo plugin install %s --provider %s'\n", u.Hook, u.Package, u.Provider, u.Failing(), u.Package, u.Provider)
+	}
 	if !yes {
 		if !isTerminal(e.stdin) {
 			fmt.Fprintf(e.stderr, "dalo %s: refusing to approve without confirmation: standard input is not a terminal; review with 'dalo plugin review %s --provider %s' and pass --yes\n", cmd, sel.Identity, sel.Table.Name)
@@ -120,7 +128,26 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 	for _, p := range fresh {
 		fmt.Fprintf(e.stdout, "approved %s %s: grant %s\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
 	}
+	if len(stops) > 0 {
+		fmt.Fprintf(e.stdout, "installed hooks of %s on %s stopped running: run 'dalo plugin install %s --provider %s' to run them again with these grants\n", sel.Identity, sel.Table.Name, sel.Identity, sel.Table.Name)
+	}
 	return exitOK
+}
+
+// stoppedHooks lists, once each, the installed hooks that approving props
+// stops until the next install.
+func stoppedHooks(props []store.Proposal) []store.GrantUse {
+	var out []store.GrantUse
+	seen := map[string]bool{}
+	for _, p := range props {
+		for _, u := range p.Stops {
+			if k := u.Provider + " " + u.Package + " " + u.Hook; !seen[k] {
+				seen[k] = true
+				out = append(out, u)
+			}
+		}
+	}
+	return out
 }
 
 // isTerminal says whether r is a terminal a person can answer on; a

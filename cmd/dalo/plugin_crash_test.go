@@ -228,7 +228,7 @@ func assertClean(t *testing.T, dir string) {
 	filepath.WalkDir(filepath.Join(dir, "store"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			rel, _ := filepath.Rel(dir, p)
-			if rel != "store/lock" && rel != "store/sources.json" {
+			if rel != "store/lock" && rel != "store/dispatch.lock" && rel != "store/sources.json" {
 				left = append(left, rel)
 			}
 		}

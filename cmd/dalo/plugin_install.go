@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/store"
+	"dalo/store/plan"
 )
 
 const pluginInstallDoc = `Plugin install activates a package on a harness. It copies the exact
@@ -25,8 +26,9 @@ It refuses, writing nothing, when tool bytes differ from their grant (it
 lists the files that changed), or when a required member or hook is
 missing, blocked, unapproved or unsupported on the provider; optional ones
 are omitted and listed. Instruction members are never written by install.
-A skill or agent of the same name that is not dalo's is a conflict, never
-overwritten. --dry-run prints the diff of the configuration and writes
+A skill or agent of the same name that is not dalo's, or one dalo wrote
+that you changed since, is a conflict, never overwritten. 'dalo plugin
+review --provider P' shows the same decision for every member. --dry-run prints the diff of the configuration and writes
 nothing.
 
 Exit status: 0 installed; 1 refused or failed; 2 bad usage.
@@ -85,7 +87,7 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 	}
 	fmt.Fprintf(e.stdout, "%s %s on %s\n", verb, sel.Identity, res.Provider)
 	if !fast && len(res.Hooks) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("no %s beside dalo: the harness entries call 'dalo hook dispatch', which starts several times slower (build both: go install ./cmd/...)", store.HookBinary))
+		res.Notes = append(res.Notes, fmt.Sprintf("no %s of this dalo's build beside it: the harness entries call 'dalo hook dispatch', which starts several times slower (build both together: go install ./cmd/...)", plan.HookBinary))
 	}
 	printInstall(e.stdout, res, dry)
 	if dry {

@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
-	"dalo/store"
 )
 
 const pluginListDoc = `Plugin list prints every package of every registered source, whether it
@@ -47,7 +47,11 @@ func runPluginList(e *env, fs *pflag.FlagSet) int {
 		return fail(e, "plugin list", err)
 	}
 	installed := map[string][]string{}
-	for _, p := range store.Providers() {
+	names, err := s.InstalledProviders()
+	if err != nil {
+		return fail(e, "plugin list", err)
+	}
+	for _, p := range names {
 		in, err := s.Installed(p)
 		if err != nil {
 			return fail(e, "plugin list", err)
@@ -83,6 +87,12 @@ func runPluginList(e *env, fs *pflag.FlagSet) int {
 	if len(srcs) == 0 {
 		fmt.Fprintln(e.stdout, "no sources; add one with 'dalo source add ID PATH'")
 	}
+	// One column each for the package, its state, its description and
+	// where it is installed, aligned across rows.
+	// tabwriter aligns only tab-terminated cells, so every row has all
+	// four; the padding it leaves at the end of a row is trimmed.
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, lp := range out {
 		state := "valid"
 		if !lp.Valid {
@@ -90,9 +100,22 @@ func runPluginList(e *env, fs *pflag.FlagSet) int {
 		}
 		inst := ""
 		if len(lp.Installed) > 0 {
-			inst = "  installed on " + strings.Join(lp.Installed, ", ")
+			inst = "installed on " + strings.Join(lp.Installed, ", ")
 		}
-		fmt.Fprintf(e.stdout, "%s  %s  %s%s\n", lp.Package, state, lp.Description, inst)
+		// A tab or a line break in a description would break the columns.
+		desc := strings.Map(func(r rune) rune {
+			if r == '\t' || r == '\n' || r == '\r' {
+				return ' '
+			}
+			return r
+		}, lp.Description)
+		fmt.Fprintln(tw, lp.Package+"\t"+state+"\t"+desc+"\t"+inst)
+	}
+	tw.Flush()
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		if line != "" {
+			fmt.Fprintln(e.stdout, strings.TrimRight(line, " \n"))
+		}
 	}
 	return code
 }

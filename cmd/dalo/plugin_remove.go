@@ -9,10 +9,15 @@ import (
 )
 
 const pluginRemoveDoc = `Plugin remove uninstalls a package from a harness: what it staged, the
-skills and agents dalo wrote for it (exactly those files; a file you changed
-is kept and listed), its place in the dispatch plan, and the dispatcher
-entries no installed package needs any more. Nothing else in the harness
-configuration changes. Grants stay in the ledger: revoke removes them.
+skills and agents dalo wrote for it (exactly those files), its place in the
+dispatch plan, and the dispatcher entries no installed package needs any
+more. Nothing else in the harness configuration changes. Grants stay in the
+ledger: revoke removes them.
+
+It lists what it removed and what it kept, and why: a file you changed
+since dalo wrote it is kept, and so is a skill directory that still holds
+it or files dalo did not write; the files of that directory dalo removed
+are listed one by one. No path is listed as both.
 
 Examples:
   dalo plugin remove company:design-review --provider claude

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -175,8 +175,20 @@ type reviewRef struct {
 // reviewTarget is what install would do with a member on one provider.
 type reviewTarget struct {
 	Provider string `json:"provider"`
-	Action   string `json:"action"` // installed, subagent, fallback, blocks, omitted, instruction, none
+	Action   string `json:"action"` // installed, subagent, fallback, blocks, omitted, instruction (store.MemberActions)
 	Text     string `json:"text"`
+}
+
+// String is the target as the text review shows it: a member install
+// refuses or leaves out says so first.
+func (t reviewTarget) String() string {
+	switch t.Action {
+	case store.MemberBlocks:
+		return "blocks installation: " + t.Text
+	case store.MemberOmitted:
+		return "omitted: " + t.Text
+	}
+	return t.Text
 }
 
 // reviewApproval is the ledger's state for one grant.
@@ -268,12 +280,19 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 	}
 
 	refs := sel.References()
+	acts := make([][]store.MemberAction, len(tables))
+	for i, t := range tables {
+		var err error
+		if acts[i], err = s.MemberActions(sel, t, os.Getenv); err != nil {
+			return nil, err
+		}
+	}
 	for n, mb := range p.Members {
 		ref := engine.ParseRef(mb.Ref)
 		rr := refOf(refFor(refs, fmt.Sprintf("plugin.members[%d].ref", n)), mb.Ref, ref.Kind, mb.Requirement)
-		for _, t := range tables {
-			action, text := memberTarget(t, ref, mb)
-			rr.Install = append(rr.Install, reviewTarget{Provider: t.Key(), Action: action, Text: text})
+		for i, t := range tables {
+			a := acts[i][n]
+			rr.Install = append(rr.Install, reviewTarget{Provider: t.Key(), Action: a.Action, Text: a.Text})
 		}
 		r.Members = append(r.Members, rr)
 		if ref.Kind == "instruction" {
@@ -392,7 +411,7 @@ func (r *review) writeText(w io.Writer) {
 	for _, mb := range r.Members {
 		fmt.Fprintf(w, "  %s (%s): %s\n", mb.Ref, mb.Requirement, mb.resolution())
 		for _, t := range mb.Install {
-			fmt.Fprintf(w, "    on %s: %s\n", t.Provider, t.Text)
+			fmt.Fprintf(w, "    on %s: %s\n", t.Provider, t.String())
 		}
 	}
 	if len(r.Requires) > 0 {
@@ -430,31 +449,6 @@ func (r reviewRef) resolution() string {
 		s += ": " + r.Reason
 	}
 	return s
-}
-
-// memberTarget says what install would do with a member on t: an action
-// word for --json and the sentence the text shows.
-func memberTarget(t *providers.Table, ref engine.Ref, mb engine.Member) (action, text string) {
-	switch ref.Kind {
-	case "skill":
-		if len(t.Config.Skills) > 0 {
-			return "installed", "installed to " + strings.Replace(t.Display(t.Config.Skills[0]), "<name>", ref.Selector, 1)
-		}
-	case "agent":
-		if t.Config.Agents.Status == providers.Supported && t.Config.Agents.Location != nil {
-			return "subagent", "installed as a subagent to " + strings.Replace(t.Display(*t.Config.Agents.Location), "<name>", ref.Selector, 1)
-		}
-		if mb.Fallback != nil {
-			return "fallback", "cannot be installed as an agent; its inline fallback " + mb.Fallback.Skill + " is installed instead, without the agent's isolation or permissions"
-		}
-		if mb.Requirement == "required" {
-			return "blocks", "cannot be installed as an agent and has no fallback: blocks installation"
-		}
-		return "omitted", "cannot be installed as an agent and has no fallback: omitted"
-	case "instruction":
-		return "instruction", "not written by install; 'dalo instruction' can enable it in " + t.Display(t.Config.Instructions) + " or a project file you choose"
-	}
-	return "none", "not installed"
 }
 
 // approvalState says whether the ledger holds grant id with digest d.
@@ -503,9 +497,4 @@ func nonNil(xs []string) []string {
 		return []string{}
 	}
 	return xs
-}
-
-func jsonText(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }

@@ -46,7 +46,11 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 		return fail(e, cmd, err)
 	}
 	used := map[string]string{}
-	for _, p := range store.Providers() {
+	names, err := s.InstalledProviders()
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	for _, p := range names {
 		in, err := s.Installed(p)
 		if err != nil {
 			return fail(e, cmd, err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -117,17 +116,6 @@ func runProvidersShow(e *env, fs *pflag.FlagSet) int {
 		return writeJSON(e, t)
 	}
 	printTable(e.stdout, t)
-	return exitOK
-}
-
-func writeJSON(e *env, v any) int {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(e.stderr, "dalo: %v\n", err)
-		return exitFail
-	}
 	return exitOK
 }
 

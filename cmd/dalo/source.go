@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/pflag"
@@ -14,6 +14,11 @@ const sourceAddDoc = `Source add registers a source directory under an identity 
 The registry is yours: a package cannot add or trust a source by naming it.
 References to other sources (kind:source:selector) resolve through it when
 you review, approve or install; validate never consults it.
+
+PATH is a source directory: the one holding plugins/<name>/PLUGIN.toml.
+
+Exit status: 0 added; 1 the id is already registered or the store cannot be
+written; 2 bad usage, an invalid ID, or a PATH that is no directory.
 
 Examples:
   dalo source add company ~/src/company-agents
@@ -70,6 +75,10 @@ func runSourceAdd(e *env, fs *pflag.FlagSet) int {
 		return exitFail
 	}
 	src, err := s.AddSource(fs.Arg(0), fs.Arg(1))
+	if errors.Is(err, engine.ErrNoSource) {
+		// As for validate: a PATH that is no directory is a bad invocation.
+		return usageError(e, "source add", "%v", err)
+	}
 	if err != nil {
 		return fail(e, "source add", err)
 	}
@@ -118,11 +127,4 @@ func runSourceRemove(e *env, fs *pflag.FlagSet) int {
 	}
 	fmt.Fprintf(e.stdout, "removed source %s\n", fs.Arg(0))
 	return exitOK
-}
-
-func printJSON(e *env, v any) {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,15 +19,16 @@ and reads the front matter of the skills and agents they name. It never runs a
 tool, grants trust or changes a harness configuration.
 
 It prints one line per diagnostic (file:line:column: severity code field:
-message), a summary, and a grid of hooks by provider. --json prints report
-schema 1 instead.
+message), then a grid of hooks by provider, then a summary line. --json
+prints report schema 1 instead.
 
 --source-id must be a source id 'dalo source add' would accept: letters,
 digits, '.', '_' or '-', starting and ending with a letter or digit.
 
 Exit status: 0 valid; 1 invalid, no package found, or a required reference
-unresolved; 2 bad usage (an invalid --source-id among them) or a missing
-source directory.
+unresolved; 2 bad usage (an invalid --source-id among them) or a SOURCE
+that is missing or not a directory (a source is the directory holding
+plugins/<name>/PLUGIN.toml, not a manifest).
 
 Examples:
   dalo plugin validate examples/packages/source
@@ -82,9 +82,7 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 			return exitUsage
 		}
 		if e.json {
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(rep)
+			writeJSON(e, rep)
 		} else {
 			printReport(e.stdout, rep)
 		}

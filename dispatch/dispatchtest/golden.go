@@ -88,7 +88,10 @@ func Golden(t *testing.T, provider, recordings, goldenDir string, rows []Row, up
 				if _, err := Install(home, provider, map[string][]Hook{row.Event: {h}}); err != nil {
 					t.Fatal(err)
 				}
-				out := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: row.Event, Payload: payload, Getenv: os.LookupEnv})
+				out, err := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: row.Event, Payload: payload, Getenv: os.LookupEnv})
+				if err != nil {
+					t.Fatal(err)
+				}
 				if check != nil {
 					check(t, row.Event, out)
 				}

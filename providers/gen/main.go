@@ -2,7 +2,8 @@
 // from CUE, with every answer of #Capability on them, which the dalo binary
 // embeds so that no command evaluates CUE for provider tables; and
 // providers/EVIDENCE.md, what each claim of each table rests on, for a
-// reviewer. Run it as go generate ./providers after changing a table or the
+// reviewer; and store/plan/known.go, the providers and native events the
+// dispatcher may be asked for. Run it as go generate ./providers after changing a table or the
 // rules.
 package main
 
@@ -21,6 +22,7 @@ func main() {
 	}{
 		{"compiled.json", providers.Compile},
 		{"EVIDENCE.md", providers.EvidenceReport},
+		{providers.KnownFile, providers.KnownSource},
 	} {
 		b, err := out.make()
 		if err == nil {

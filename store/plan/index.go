@@ -12,7 +12,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -64,9 +63,10 @@ func IndexDir(plansDir, provider string) string {
 	return filepath.Join(plansDir, provider+".d")
 }
 
-// tempMark marks names a writer killed half way leaves behind; the store
-// removes them (see store.isTemp).
-const tempMark = ".dalo-tmp-"
+// TempMark is in the name of every temporary file and directory a writer
+// makes in the store; one a writer killed half way leaves behind is
+// removed by the next writer (store.Lock), and readers skip them.
+const TempMark = ".dalo-tmp-"
 
 // WriteIndex makes the index of p current under plansDir, durably, and
 // removes every other generation. With no events it removes the index.
@@ -88,7 +88,7 @@ func WriteIndex(plansDir string, p *Plan, step func()) error {
 		return fmt.Errorf("writing dispatch index: %w", err)
 	}
 	gen := fmt.Sprintf("g-%d-%d", time.Now().UnixNano(), os.Getpid())
-	tmp := filepath.Join(dir, "."+gen+tempMark)
+	tmp := filepath.Join(dir, "."+gen+TempMark)
 	if err := writeGeneration(tmp, p); err != nil {
 		os.RemoveAll(tmp)
 		return err
@@ -97,13 +97,13 @@ func WriteIndex(plansDir string, p *Plan, step func()) error {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("writing dispatch index: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		return err
 	}
 	if step != nil {
 		step()
 	}
-	link := filepath.Join(dir, "."+"current"+tempMark+gen)
+	link := filepath.Join(dir, "."+"current"+TempMark+gen)
 	if err := os.Symlink(gen, link); err != nil {
 		return fmt.Errorf("writing dispatch index: %w", err)
 	}
@@ -111,7 +111,7 @@ func WriteIndex(plansDir string, p *Plan, step func()) error {
 		os.Remove(link)
 		return fmt.Errorf("writing dispatch index: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		return err
 	}
 	return removeStale(dir, gen)
@@ -127,7 +127,10 @@ func RemoveIndex(plansDir, provider string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("removing dispatch index: %w", err)
 	}
-	return syncDir(plansDir)
+	if _, err := os.Stat(plansDir); errors.Is(err, fs.ErrNotExist) {
+		return nil // no plans yet: nothing was removed
+	}
+	return SyncDir(plansDir)
 }
 
 // removeStale removes every generation of dir but keep, and what killed
@@ -190,7 +193,7 @@ func writeGeneration(dir string, p *Plan) error {
 					return err
 				}
 			}
-			if err := syncDir(sub); err != nil {
+			if err := SyncDir(sub); err != nil {
 				return err
 			}
 		}
@@ -198,7 +201,7 @@ func writeGeneration(dir string, p *Plan) error {
 			return err
 		}
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
 func validEvent(ev string) bool {
@@ -241,18 +244,6 @@ func writeSynced(name string, v any) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
 	return nil
 }
@@ -305,7 +296,7 @@ func load(plansDir, provider, event string, pick func(n *Native) (string, bool))
 	}
 	name := filepath.Join(dir, gen, event+".json")
 	var ef EventFile
-	if err := readIndexFile(name, &ef); err != nil {
+	if err := readIndexFile("dispatch index", name, &ef); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if moved() {
 				return nil, errMoved
@@ -348,7 +339,7 @@ func load(plansDir, provider, event string, pick func(n *Native) (string, bool))
 	for _, t := range tools {
 		bname := filepath.Join(dir, gen, event, toolFile(t))
 		var b Bucket
-		if err := readIndexFile(bname, &b); err != nil {
+		if err := readIndexFile("dispatch index", bname, &b); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, errMoved // listed, so its generation was removed
 			}
@@ -383,18 +374,15 @@ func load(plansDir, provider, event string, pick func(n *Native) (string, bool))
 // written by a dalo of another plan schema.
 func legacy(plansDir, provider string) error {
 	name := filepath.Join(plansDir, provider+".json")
-	data, err := os.ReadFile(name)
+	var p struct {
+		Schema int `json:"schema"`
+	}
+	err := readIndexFile("dispatch plan", name, &p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading dispatch plan: %w", err)
-	}
-	var p struct {
-		Schema int `json:"schema"`
-	}
-	if err := json.Unmarshal(data, &p); err != nil {
-		return fmt.Errorf("reading dispatch plan %s: %v", name, err)
+		return err
 	}
 	if p.Schema != Schema {
 		return fmt.Errorf("reading dispatch plan %s: schema %d, this dalo reads %d; run 'dalo plugin install' again", name, p.Schema, Schema)
@@ -402,25 +390,29 @@ func legacy(plansDir, provider string) error {
 	return fmt.Errorf("reading dispatch plan %s: it has no index %s; run 'dalo plugin install' again", name, IndexDir(plansDir, provider))
 }
 
-func readIndexFile(name string, v any) error {
-	f, err := os.Open(name)
-	if err != nil {
+// readIndexFile decodes the JSON file name into v; what names it in
+// errors (a dispatch index file, or the legacy dispatch plan). It opens it as
+// dispatch opens grants and staged files, on the same hot path: a symlink
+// or a FIFO put in its place is an error at once, never a read elsewhere
+// or one that blocks. A missing file is an error fs.ErrNotExist matches.
+func readIndexFile(what, name string, v any) error {
+	f, size, err := OpenRegular(name)
+	if errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("reading dispatch index: %w", err)
+		return fmt.Errorf("reading %s: %w", what, err)
 	}
-	if fi.Size() > maxIndexFile {
-		return fmt.Errorf("reading dispatch index %s: over %d bytes", name, maxIndexFile)
+	defer f.Close()
+	if size > maxIndexFile {
+		return fmt.Errorf("reading %s %s: over %d bytes", what, name, maxIndexFile)
 	}
-	data := make([]byte, fi.Size())
+	data := make([]byte, size)
 	if _, err := io.ReadFull(f, data); err != nil {
-		return fmt.Errorf("reading dispatch index %s: %w", name, err)
+		return fmt.Errorf("reading %s %s: %w", what, name, err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("reading dispatch index %s: %v", name, err)
+		return fmt.Errorf("reading %s %s: %v", what, name, err)
 	}
 	return nil
 }

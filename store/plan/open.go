@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -26,4 +27,18 @@ func OpenRegular(name string) (*os.File, int64, error) {
 		return nil, 0, fmt.Errorf("%s is not a regular file", name)
 	}
 	return f, fi.Size(), nil
+}
+
+// SyncDir makes a rename or removal in dir durable. Package store uses it
+// too: it lives here, in the leaf package, so that there is one.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
 }

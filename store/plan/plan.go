@@ -8,18 +8,13 @@
 // [Native]), so that the hot path never evaluates CUE, never loads a
 // provider table and never reads a manifest.
 //
-// Layout of the store ($DALO_HOME):
-//
-//	sources.json              the user's source registry
-//	grants/<grant-id>.json    the approval ledger, one Grant per file; revoke deletes
-//	staged/<sha256>/          content-addressed, read-only staged tool trees
-//	plans/<provider>.json     the whole dispatch Plan of one provider, for doctor and people
-//	plans/<provider>.d/       what dispatch reads: see [WriteIndex]
-//	lock                      the advisory lock writers hold
+// The plan lives in the store ($DALO_HOME, see [Home]), whose layout package
+// store documents; the part dispatch reads is described at [WriteIndex].
 //
 // Dispatch re-checks, before every handler run, that both grants of the hook
 // still exist with the digests the plan names, and that every staged file
-// still has its digest.
+// still has its digest; it holds the shared lock of [HoldDispatch] for its
+// whole run, so that no writer deletes a staged tree under it.
 package plan
 
 import "fmt"

@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"dalo/dispatch"
@@ -21,7 +20,7 @@ import (
 )
 
 // Name is the command's name under dalo.
-const Name = "hook dispatch"
+const Name = plan.DaloDispatch
 
 // Usage and Short are its usage line and one-line summary.
 const (
@@ -35,13 +34,15 @@ const (
 	exitUsage = 2
 )
 
+// Doc is the command's help, shared by both binaries.
 const Doc = `Hook dispatch is what a harness's hook configuration calls, one entry per
 native event. It reads the event's native JSON on stdin, runs every
 installed and approved hook of that provider and event (from the dispatch
 plan install wrote under $DALO_HOME/plans/<provider>.d: only the files of
 this event and tool name), and answers the harness in its native hook
 output format, as the provider table copied into the plan describes it.
-A provider nothing is installed for answers nothing.
+A provider or event nothing is installed for answers nothing; one that no
+provider table names (a misspelt entry) is an error.
 
 Before each run it re-checks both grants and every staged file; a revoked
 grant or a changed byte is a failure under the hook's failure policy. Each
@@ -62,28 +63,15 @@ kills every running handler's process group and exits 1. Killed outright
 (SIGKILL), on Linux its handlers are killed by the kernel.
 
 Exit status: 0 with the native answer on stdout (possibly empty); 1 when
-the plan cannot be read, or a failure must reach the user on SessionEnd
-(whose output harnesses ignore), or it was stopped, with the diagnostic on
-stderr; 2 bad usage.
+the provider or event is unknown, the plan cannot be read, a failure must
+reach the user on SessionEnd (whose output harnesses ignore), or it was
+stopped, with the diagnostic on stderr (harnesses show it to the user and
+go on); 2 bad usage: a flag missing or unknown.
 
 Examples:
   dalo hook dispatch --provider claude --event PreToolUse < payload.json
   dalo hook dispatch --provider codex --event Stop
 `
-
-// maxComponent bounds a path component: NAME_MAX on common file systems.
-const maxComponent = 255
-
-// safeComponent says whether s can be one path component below the plans
-// directory as it is: not empty, not "." or "..", no separator or NUL, and
-// short enough for a file name. --provider and --event become such
-// components. Dispatch checks this much only: which providers and events
-// exist is the tables' business, and loading them (CUE) is what the hot
-// path must not do.
-func safeComponent(s string) bool {
-	return s != "" && s != "." && s != ".." && len(s) <= maxComponent &&
-		!strings.ContainsAny(s, "/\\\x00")
-}
 
 // The flags' help, for each binary's flag set: dalo's are spf13/pflag,
 // dalo-hook's the standard library's, since pflag links package net, and
@@ -93,29 +81,26 @@ const (
 	EventHelp    = "the native event name: PreToolUse, Stop, ..."
 )
 
-// usageError reports a bad invocation and returns exitUsage.
-func usageError(stderr io.Writer, format string, args ...any) int {
-	fmt.Fprintf(stderr, "dalo %s: %s\nRun 'dalo %s --help' for usage.\n", Name, fmt.Sprintf(format, args...), Name)
-	return exitUsage
-}
-
-// Run runs the command for the --provider and --event given, args being
-// the operands after the flags (there must be none): it answers the event
-// read from stdin on stdout and returns the exit status.
-func Run(provider, event string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Run runs the command cmd ("dalo hook dispatch", "dalo-hook dispatch",
+// as its messages name it) for the --provider and --event given, args
+// being the operands after the flags (there must be none): it answers the
+// event read from stdin on stdout and returns the exit status.
+func Run(cmd, provider, event string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	usage := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", cmd, fmt.Sprintf(format, args...), cmd)
+		return exitUsage
+	}
 	switch {
 	case len(args) != 0:
-		return usageError(stderr, "unexpected arguments: %q", args)
-	case !safeComponent(provider):
-		return usageError(stderr, "--provider must be a provider name such as claude or codex, not %q", provider)
+		return usage("unexpected arguments: %q", args)
+	case provider == "":
+		return usage("--provider is required")
 	case event == "":
-		return usageError(stderr, "--event is required")
-	case !safeComponent(event):
-		return usageError(stderr, "--event must be a native event name such as PreToolUse, not %q", event)
+		return usage("--event is required")
 	}
 	home, err := plan.Home()
 	if err != nil {
-		fmt.Fprintf(stderr, "dalo %s: %v\n", Name, err)
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitFail
 	}
 	// A harness that stops waiting for the event stops dalo (SIGTERM; a
@@ -130,7 +115,7 @@ func Run(provider, event string, args []string, stdin io.Reader, stdout, stderr 
 		select {
 		case sig := <-sigs:
 			dispatch.Interrupt()
-			fmt.Fprintf(stderr, "dalo %s: stopped by %v; the running handlers were killed\n", Name, sig)
+			fmt.Fprintf(stderr, "%s: stopped by %v; the running handlers were killed\n", cmd, sig)
 			os.Exit(exitFail)
 		case <-done:
 		}
@@ -144,40 +129,42 @@ func Run(provider, event string, args []string, stdin io.Reader, stdout, stderr 
 		req.PayloadErr = fmt.Errorf("the native payload is over %d bytes", dispatch.MaxPayload)
 		req.Payload = nil
 	}
-	out := dispatch.Dispatch(req)
+	out, err := dispatch.Dispatch(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+		return exitFail
+	}
 	stdout.Write(out.Stdout)
 	stderr.Write(out.Stderr)
 	return out.Exit
 }
 
-const hookUsage = "Usage: dalo-hook dispatch " + Usage + "\n"
-
 // Hook is the command line of dalo-hook, whose one command is dispatch:
 // `dalo-hook dispatch --provider P --event E` runs as `dalo hook dispatch`
 // does and returns the exit status.
 func Hook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "dispatch" {
+	const cmd = plan.HookBinary + " " + plan.HookDispatch
+	const usage = "Usage: " + cmd + " " + Usage + "\n"
+	if len(args) == 0 || args[0] != plan.HookDispatch {
 		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprint(stdout, hookUsage)
+			fmt.Fprint(stdout, usage)
 			return 0
 		}
-		fmt.Fprintf(stderr, "dalo-hook: the only command is dispatch\n%s", hookUsage)
+		fmt.Fprintf(stderr, "%s: the only command is %s\n%s", plan.HookBinary, plan.HookDispatch, usage)
 		return exitUsage
 	}
-	fs := flag.NewFlagSet("dalo-hook dispatch", flag.ContinueOnError)
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	provider := fs.String("provider", "", ProviderHelp)
 	event := fs.String("event", "", EventHelp)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			var flags strings.Builder
-			fs.SetOutput(&flags)
-			fs.PrintDefaults()
-			fmt.Fprintf(stdout, "%s\n%s\nFlags:\n%s", hookUsage, Doc, flags.String())
+			fmt.Fprintf(stdout, "%s\n%s\nFlags:\n", usage, Doc)
+			fs.VisitAll(func(f *flag.Flag) { fmt.Fprintf(stdout, "  --%-10s string   %s\n", f.Name, f.Usage) })
 			return 0
 		}
-		fmt.Fprintf(stderr, "dalo-hook dispatch: %v\n%s", err, hookUsage)
+		fmt.Fprintf(stderr, "%s: %v\n%s", cmd, err, usage)
 		return exitUsage
 	}
-	return Run(*provider, *event, fs.Args(), stdin, stdout, stderr)
+	return Run(cmd, *provider, *event, fs.Args(), stdin, stdout, stderr)
 }

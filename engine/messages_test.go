@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cuelang.org/go/encoding/yaml"
+)
+
+// The messages a user meets first: each says what is wrong in the user's
+// terms, at one position.
+
+const bomManifest = "schema_version = 1\n\n[plugin]\nname = \"a\"\ndescription = \"A package.\"\n"
+
+// A manifest may open with a byte order mark: TOML 1.0 asks for a UTF-8
+// Unicode document, which admits one. Anywhere else, or twice, it is an
+// E008 that names it rather than go-toml's "U+00EF 'ï'".
+func TestManifestByteOrderMark(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want string // the diagnostics, one per line; "" when valid
+	}{
+		{"one at the start", utf8BOM + bomManifest, ""},
+		{"positions on line 1 count from after it", utf8BOM + "schema_version = 2\n" + bomManifest[len("schema_version = 1\n"):],
+			"plugins/a/PLUGIN.toml:1:18: error E024 schema_version: invalid schema_version 2: expected schema version 1, the only one defined"},
+		{"two at the start", utf8BOM + utf8BOM + bomManifest,
+			"plugins/a/PLUGIN.toml:1:1: error E008: a UTF-8 byte order mark (U+FEFF) can only open the file, once; remove this one"},
+		{"one at the start of a later line", strings.Replace(bomManifest, "[plugin]", utf8BOM+"[plugin]", 1),
+			"plugins/a/PLUGIN.toml:3:1: error E008: a UTF-8 byte order mark (U+FEFF) can only open the file, once; remove this one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeFile(t, root, "plugins/a/PLUGIN.toml", tt.src)
+			rep, err := Validate(root, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.TrimSpace(strings.ReplaceAll(diagLines(rep), "\t", ""))
+			if got != tt.want {
+				t.Errorf("diagnostics:\n%s\nwant:\n%s", got, tt.want)
+			}
+			if rep.Valid != (tt.want == "") {
+				t.Errorf("valid = %v, want %v", rep.Valid, tt.want == "")
+			}
+		})
+	}
+}
+
+// A YAML error names one position, the Markdown file's, and the YAML
+// library's message without its own position. The errors are the real
+// decoder's.
+func TestYAMLErrorPosition(t *testing.T) {
+	const rel = "skills/b/SKILL.md"
+	tests := []struct {
+		fm   string
+		want Pos
+		msg  string
+	}{
+		{"name: [unclosed\ndescription: x\n", Pos{2, 1}, "did not find expected ',' or ']'"},
+		{"name: x\ndescription: x\n  bad: y\n", Pos{4, 1}, "mapping values are not allowed in this context"},
+		{"name: x\n\tdescription: y\n", Pos{3, 1}, "found a tab character that violates indentation"},
+		{"name: *x\n", Pos{2, 1}, "unknown anchor 'x' referenced"},
+	}
+	for _, tt := range tests {
+		_, err := yaml.Extract(rel, []byte(tt.fm))
+		if err == nil {
+			t.Fatalf("%q: the decoder accepted it", tt.fm)
+		}
+		pos, msg := yamlError(rel, err, 2)
+		if pos != tt.want || msg != tt.msg {
+			t.Errorf("%q: yamlError(%v) = %v, %q; want %v, %q", tt.fm, err, pos, msg, tt.want, tt.msg)
+		}
+	}
+	// A position with a column is taken whole.
+	if pos, msg := yamlError(rel, errors.New(rel+":3:7: expected a single YAML document"), 2); pos != (Pos{4, 7}) || msg != "expected a single YAML document" {
+		t.Errorf("with a column: %v, %q", pos, msg)
+	}
+}
+
+// A reference that does not resolve names the file it looked for, and the
+// directory missing on the way when that is what is missing.
+func TestLstatInsideMissing(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "skills/other/SKILL.md", "---\n")
+	writeFile(t, root, "skills/empty/README.md", "")
+	tests := []struct{ rel, want string }{
+		{"agents/a.md", "agents/a.md does not exist: there is no directory agents"},
+		{"skills/nope/SKILL.md", "skills/nope/SKILL.md does not exist: there is no directory skills/nope"},
+		{"skills/empty/SKILL.md", "skills/empty/SKILL.md does not exist"},
+		{"skills/other/SKILL.md", ""},
+	}
+	for _, tt := range tests {
+		if _, why := lstatInside(root, tt.rel); why != tt.want {
+			t.Errorf("lstatInside(%s) = %q, want %q", tt.rel, why, tt.want)
+		}
+	}
+}
+
+// A source path that is not a directory is ErrNoSource, worded for what it
+// is instead.
+func TestCheckSourceDir(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "src/plugins/a/PLUGIN.toml", bomManifest)
+	writeFile(t, root, "notes.txt", "")
+	manifest := filepath.Join(root, "src", "plugins", "a", "PLUGIN.toml")
+	tests := []struct{ dir, want string }{
+		{filepath.Join(root, "src"), ""},
+		{filepath.Join(root, "missing"), "source directory not found: " + filepath.Join(root, "missing")},
+		{filepath.Join(root, "notes.txt"), filepath.Join(root, "notes.txt") + " is a file, not a source directory: a source is a directory holding plugins/<name>/PLUGIN.toml"},
+		{manifest, manifest + " is a file, not a source directory: a source is a directory holding plugins/<name>/PLUGIN.toml; the source of this manifest is " + filepath.Join(root, "src")},
+	}
+	for _, tt := range tests {
+		err := CheckSourceDir(tt.dir)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("CheckSourceDir(%s) = %v, want nil", tt.dir, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != tt.want || !errors.Is(err, ErrNoSource) {
+			t.Errorf("CheckSourceDir(%s) = %v, want ErrNoSource saying %q", tt.dir, err, tt.want)
+		}
+	}
+	if os.Getuid() != 0 {
+		locked := filepath.Join(root, "locked")
+		writeFile(t, root, "locked/plugins/a/PLUGIN.toml", bomManifest)
+		if err := os.Chmod(locked, 0); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chmod(locked, 0o755)
+		if err := CheckSourceDir(filepath.Join(locked, "inner")); err == nil || !errors.Is(err, ErrNoSource) || !strings.Contains(err.Error(), "cannot be read: permission denied") {
+			t.Errorf("unreadable: %v", err)
+		}
+	}
+}
+
+// E024 has one wording whatever the wrong value is, like E025 and E026.
+func TestSchemaVersionWording(t *testing.T) {
+	const want = "invalid schema_version %s: expected schema version 1, the only one defined"
+	tests := []struct{ value, shown string }{
+		{`2`, `2`},
+		{`"1"`, `"1" (a string)`},
+		{`1.0`, `1.0 (a float)`},
+		{`true`, `true (a boolean)`},
+		{`[1]`, `(an array)`},
+		{`{ v = 1 }`, `(a table)`},
+	}
+	for _, tt := range tests {
+		root := t.TempDir()
+		writeFile(t, root, "plugins/a/PLUGIN.toml", strings.Replace(bomManifest, "schema_version = 1", "schema_version = "+tt.value, 1))
+		rep, err := Validate(root, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Diagnostics) != 1 || rep.Diagnostics[0].Code != "E024" || rep.Diagnostics[0].Message != strings.Replace(want, "%s", tt.shown, 1) {
+			t.Errorf("schema_version = %s:\n%swant one E024: %s", tt.value, diagLines(rep), strings.Replace(want, "%s", tt.shown, 1))
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// ParseGrantID reads back every id GrantID builds, and rejects what it
+// cannot have built.
+func TestParseGrantID(t *testing.T) {
+	pkg := PackageIdentity{Source: "company", Name: "review-kit"}
+	for _, tc := range []struct{ provider, kind, item string }{
+		{"claude", "tool", "guard"},
+		{"codex", "hook", "design-context"},
+		{"claude", "hook", "a.b_c"},
+	} {
+		id := GrantID(tc.provider, pkg, tc.kind, tc.item)
+		provider, got, kind, item, err := ParseGrantID(id)
+		if err != nil {
+			t.Fatalf("ParseGrantID(%q): %v", id, err)
+		}
+		if provider != tc.provider || got != pkg || kind != tc.kind || item != tc.item {
+			t.Errorf("ParseGrantID(%q) = %s, %v, %s, %s", id, provider, got, kind, item)
+		}
+	}
+	for _, bad := range []string{
+		"",
+		"claude+company+review-kit+tool",
+		"claude+company+review-kit+tool+guard+extra",
+		"claude++review-kit+tool+guard",
+		"claude+company+review-kit+agent+guard",
+	} {
+		if _, _, _, _, err := ParseGrantID(bad); err == nil {
+			t.Errorf("ParseGrantID(%q): no error", bad)
+		}
+	}
+}
+
+// Revoke finds grants by their file names, so a corrupt grant is revoked
+// too, and files that are not grant ids of the package are left alone.
+func TestRevokeByID(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.path("grants")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pkg := PackageIdentity{Source: "company", Name: "kit"}
+	g, err := NewGrant("tool", "claude", pkg, "guard", ToolBinds{Package: pkg, Tool: "guard"}, "2026-01-01T00:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutGrants([]*Grant{g}); err != nil {
+		t.Fatal(err)
+	}
+	corrupt := GrantID("codex", pkg, "hook", "gate")
+	other := GrantID("claude", PackageIdentity{Source: "company", Name: "kit2"}, "tool", "guard")
+	for _, name := range []string{corrupt + ".json", other + ".json", "notes.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gs, err := s.Revoke("company:kit", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, g := range gs {
+		got[g.ID] = g.Provider + " " + g.Kind + " " + g.Item
+	}
+	want := map[string]string{g.ID: "claude tool guard", corrupt: "codex hook gate"}
+	if len(got) != len(want) || got[g.ID] != want[g.ID] || got[corrupt] != want[corrupt] {
+		t.Errorf("revoked %v, want %v", got, want)
+	}
+	for _, name := range []string{other + ".json", "notes.json"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := s.Revoke("company:kit", []string{"guard"}, nil); err == nil {
+		t.Error("revoking a grant already revoked: no error")
+	}
+}
