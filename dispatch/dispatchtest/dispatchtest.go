@@ -96,6 +96,10 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 			return hs[i].Hook < hs[j].Hook
 		})
 	}
+	// The lock every dispatch holds, which a real store's writer creates.
+	if err := writeFile(filepath.Join(home, plan.DispatchLock), nil, 0o644); err != nil {
+		return nil, err
+	}
 	return p, WritePlan(home, p)
 }
 
