@@ -119,7 +119,7 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 		out = append(out, Finding{status, subject, fmt.Sprintf(format, args...)})
 	}
 	name := t.Name
-	want, werr := planOf(t, in)
+	want, werr := PlanOf(t, in)
 	have, err := s.ReadPlan(name)
 	switch {
 	case werr != nil:

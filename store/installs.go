@@ -155,11 +155,12 @@ func (s *Store) ReadPlan(provider string) (*plan.Plan, error) {
 	return &p, nil
 }
 
-// planOf is the dispatch plan of everything installed: every hook by
-// native event, in stable hook-identity order (package, then hook id), and
-// the native protocol of each of those events from t, the table of the
-// installed version, and the response limits from the rules.
-func planOf(t *providers.Table, in *Installed) (*plan.Plan, error) {
+// PlanOf is the dispatch plan of everything in: every hook by native
+// event, in stable hook-identity order (package, then hook id), with its
+// tool's interpreter; the native protocol of each of those events from t,
+// the table of the installed version; and the limits and rules dispatch
+// applies. Install writes it; dispatchtest builds its plans with it too.
+func PlanOf(t *providers.Table, in *Installed) (*plan.Plan, error) {
 	lim, err := Limits()
 	if err != nil {
 		return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
@@ -186,12 +187,7 @@ func planOf(t *providers.Table, in *Installed) (*plan.Plan, error) {
 		}
 	}
 	for ev, hs := range p.Events {
-		sort.SliceStable(hs, func(i, j int) bool {
-			if hs[i].Package != hs[j].Package {
-				return hs[i].Package < hs[j].Package
-			}
-			return hs[i].Hook < hs[j].Hook
-		})
+		plan.SortHooks(hs)
 		n, err := t.DispatchNative(ev)
 		if err != nil {
 			return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
@@ -209,7 +205,7 @@ func planOf(t *providers.Table, in *Installed) (*plan.Plan, error) {
 // the new generation and making it current (or, removing, between the
 // whole plan and the index).
 func (s *Store) putPlan(t *providers.Table, in *Installed, stepName string) error {
-	p, err := planOf(t, in)
+	p, err := PlanOf(t, in)
 	if err != nil {
 		return err
 	}

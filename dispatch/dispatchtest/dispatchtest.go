@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"dalo/providers"
 	"dalo/store"
@@ -56,45 +55,32 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 	if err != nil {
 		return nil, err
 	}
-	lim, err := store.Limits()
-	if err != nil {
-		return nil, err
-	}
-	rules, err := store.Rules()
-	if err != nil {
-		return nil, err
-	}
-	runtimes, err := store.Runtimes()
-	if err != nil {
-		return nil, err
-	}
 	t, ok := ts.Newest(provider)
 	if !ok {
 		return nil, fmt.Errorf("no provider table %s", provider)
 	}
-	p := &plan.Plan{Schema: plan.Schema, Provider: provider, Version: t.Version, Events: map[string][]plan.PlannedHook{}, Natives: map[string]plan.Native{}, Limits: lim, Rules: rules}
+	// Installed as install records it, one package per Hook.Package; the
+	// plan is then what install would write for it.
+	in := &store.Installed{Provider: provider, Version: t.Version}
+	pkgs := map[string]int{}
 	for event, hooks := range events {
-		n, err := t.DispatchNative(event)
-		if err != nil {
-			return nil, err
-		}
-		p.Natives[event] = n
 		for _, h := range hooks {
 			ph, err := stage(home, provider, h, kinds[h.Effect])
 			if err != nil {
 				return nil, err
 			}
-			rt := runtimes[ph.Tool.Runtime]
-			ph.Tool.Interpreter, ph.Tool.InterpreterArgs = rt.Interpreter, rt.Args
-			p.Events[event] = append(p.Events[event], *ph)
-		}
-		hs := p.Events[event]
-		sort.SliceStable(hs, func(i, j int) bool {
-			if hs[i].Package != hs[j].Package {
-				return hs[i].Package < hs[j].Package
+			i, ok := pkgs[ph.Package]
+			if !ok {
+				i = len(in.Packages)
+				pkgs[ph.Package] = i
+				in.Packages = append(in.Packages, store.InstalledPackage{Package: ph.Package})
 			}
-			return hs[i].Hook < hs[j].Hook
-		})
+			in.Packages[i].Hooks = append(in.Packages[i].Hooks, store.InstalledHook{Event: event, Hook: *ph})
+		}
+	}
+	p, err := store.PlanOf(t, in)
+	if err != nil {
+		return nil, err
 	}
 	// The lock every dispatch holds, which a real store's writer creates.
 	if err := writeFile(filepath.Join(home, plan.DispatchLock), nil, 0o644); err != nil {

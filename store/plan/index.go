@@ -361,12 +361,7 @@ func load(plansDir, provider, event string, pick func(n *Native) (string, bool))
 		// generation between them: read again rather than mix.
 		return nil, errMoved
 	}
-	sort.SliceStable(ef.Hooks, func(i, j int) bool {
-		if ef.Hooks[i].Package != ef.Hooks[j].Package {
-			return ef.Hooks[i].Package < ef.Hooks[j].Package
-		}
-		return ef.Hooks[i].Hook < ef.Hooks[j].Hook
-	})
+	SortHooks(ef.Hooks)
 	return &ef, nil
 }
 

@@ -17,7 +17,10 @@
 // whole run, so that no writer deletes a staged tree under it.
 package plan
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+)
 
 // Schema is the version of the plan format. 2 added the native protocol
 // of each event (Natives) and the per-event index dispatch reads; 3 the
@@ -230,4 +233,16 @@ type PlannedInput struct {
 	Name     string `json:"name"`
 	Type     string `json:"type"`
 	Required bool   `json:"required"`
+}
+
+// SortHooks puts hooks in stable hook-identity order, package then hook
+// id: the order hooks of one event run in and their results compose in
+// (DECISIONS 7).
+func SortHooks(hooks []PlannedHook) {
+	sort.SliceStable(hooks, func(i, j int) bool {
+		if hooks[i].Package != hooks[j].Package {
+			return hooks[i].Package < hooks[j].Package
+		}
+		return hooks[i].Hook < hooks[j].Hook
+	})
 }
