@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"dalo/internal/regular"
 	"dalo/store/plan"
 )
 
@@ -37,7 +38,7 @@ func checkGrant(home string, ref plan.GrantRef) error {
 		return fmt.Errorf("grant id %q is not a file name", ref.ID)
 	}
 	name := filepath.Join(home, "grants", ref.ID+".json")
-	f, _, err := plan.OpenRegular(name)
+	f, _, err := regular.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s is revoked (%s does not exist)", ref.ID, name)
 	}
@@ -75,10 +76,11 @@ func checkStaged(t *plan.PlannedTool) error {
 			return fmt.Errorf("staged file %q is outside the tool root", rel)
 		}
 		name := filepath.Join(t.Root, rel)
-		f, size, err := plan.OpenRegular(name)
+		f, fi, err := regular.Open(name)
 		if err != nil {
 			return fmt.Errorf("staged file changed: %v", err)
 		}
+		size := fi.Size()
 		// Read no more than the size fstat gave: a file that grows while
 		// it is read is changed, and is never read without end.
 		h := sha256.New()

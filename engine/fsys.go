@@ -9,29 +9,24 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"dalo/internal/regular"
 )
 
-// readBounded reads the regular file at name, at most limit bytes. It never
-// follows a symlink in the last component and never blocks on a FIFO: the
-// file is opened without following and without blocking, then checked to be
-// regular. tooBig reports a file longer than limit; the rest is not read.
+// readBounded reads the regular file at name, at most limit bytes (see
+// package regular: no symlink followed, no FIFO waited on). tooBig reports
+// a file longer than limit; the rest is not read. A symlink is an error
+// matching regular.ErrSymlink.
 func readBounded(name string, limit int64) (data []byte, tooBig bool, err error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, _, err := regular.Open(name)
+	var te *regular.TypeError
+	if errors.As(err, &te) {
+		return nil, false, fmt.Errorf("not a regular file (%s)", regular.Describe(te.Mode))
+	}
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, false, errSymlink
-		}
 		return nil, false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, false, fmt.Errorf("not a regular file (%s)", describeMode(fi.Mode()))
-	}
 	data, err = io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, false, err
@@ -40,26 +35,6 @@ func readBounded(name string, limit int64) (data []byte, tooBig bool, err error)
 		return nil, true, nil
 	}
 	return data, false, nil
-}
-
-var errSymlink = errors.New("is a symlink")
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "not a regular file"
 }
 
 // localPath checks that p names a path inside a directory: relative, with
@@ -117,7 +92,7 @@ func lstatInside(root, rel string) (fs.FileInfo, string) {
 			continue
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Sprintf("%s is %s, not a regular file", rel, describeMode(fi.Mode()))
+			return nil, fmt.Sprintf("%s is %s, not a regular file", rel, regular.Describe(fi.Mode()))
 		}
 		return fi, ""
 	}
@@ -204,7 +179,7 @@ func walkTree(root, rel string, lim *Limits, l *diagList) treeStats {
 					return false
 				}
 			default:
-				l.at(name).warnf("W065", Pos{}, "", "%s is %s; it is ignored and cannot be staged", name, describeMode(t))
+				l.at(name).warnf("W065", Pos{}, "", "%s is %s; it is ignored and cannot be staged", name, regular.Describe(t))
 			}
 		}
 		return true

@@ -2,18 +2,19 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/encoding/yaml"
+
+	"dalo/internal/regular"
 )
 
 // sourceCheck makes the checks that need the whole source: unique ids,
@@ -187,16 +188,17 @@ func (v *sourceCheck) agent(name, rel string) {
 // the YAML and the line it starts on.
 func (v *sourceCheck) frontMatter(rel string, l *diagList) ([]byte, int, bool) {
 	limit := int64(v.rules.Limits.FrontMatterBytes)
-	f, err := os.OpenFile(filepath.Join(v.root, filepath.FromSlash(rel)), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, _, err := regular.Open(filepath.Join(v.root, filepath.FromSlash(rel)))
+	var te *regular.TypeError
+	if errors.As(err, &te) {
+		l.errorf("E079", Pos{}, "", "is not a regular file")
+		return nil, 0, false
+	}
 	if err != nil {
 		l.errorf("E079", Pos{}, "", "cannot be read: %v", unwrapPathError(err))
 		return nil, 0, false
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		l.errorf("E079", Pos{}, "", "is not a regular file")
-		return nil, 0, false
-	}
 	buf := make([]byte, limit+8)
 	// A short read is the whole file: only a read error would matter,
 	// and a file that cannot be read has no front matter to find.

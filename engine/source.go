@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"dalo/internal/regular"
 )
 
 // DefaultSourceID is the source identity validate uses unless told another.
@@ -272,7 +274,7 @@ func checkPackage(root, sourceID string, p *Package, r *Rules) {
 	name := r.Layout.File("plugin") // PLUGIN.toml
 	src, tooBig, err := readBounded(filepath.Join(root, filepath.FromSlash(p.File)), int64(lim.ManifestBytes))
 	switch {
-	case errors.Is(err, errSymlink):
+	case errors.Is(err, regular.ErrSymlink):
 		l.errorf("E004", Pos{}, "", "%s is a symlink; a manifest cannot rely on symlinks", name)
 		return
 	case err != nil:

@@ -34,7 +34,7 @@ func TestReadInstructionFile(t *testing.T) {
 		{exact, "12345678"},
 		{over, "error: " + over + " is larger than the 8-byte file limit"},
 		{link, "error: reading " + link},
-		{sub, "error: " + sub + " is not a regular file"},
+		{sub, "error: " + sub + " is a directory, not a regular file"},
 		{filepath.Join(dir, "missing.md"), "error: reading " + filepath.Join(dir, "missing.md")},
 	} {
 		data, err := readInstructionFile(tc.file, 8)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"dalo/engine"
+	"dalo/internal/regular"
 	"dalo/providers"
 )
 
@@ -142,35 +143,22 @@ func ReadTarget(name string) (data []byte, exists bool, err error) {
 // can neither block dalo nor make it read without bound. check, if not
 // nil, vets the open file before it is read.
 func readUserFile(name, hint string, check func(fs.FileInfo) error) (data []byte, exists bool, err error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, fi, err := regular.Open(name)
+	var te *regular.TypeError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, false, nil
-	case errors.Is(err, syscall.ELOOP):
+	case errors.Is(err, regular.ErrSymlink):
 		dest, _ := os.Readlink(name)
 		return nil, false, fmt.Errorf("%s is a symlink to %s; dalo replaces the file atomically and would replace the link%s", name, dest, hint)
+	case errors.As(err, &te) && te.Mode.IsDir():
+		return nil, false, fmt.Errorf("%s is a directory, not a file", name)
+	case te != nil:
+		return nil, false, te
 	case err != nil:
 		return nil, false, fmt.Errorf("reading %s: %w", name, unwrapPath(err))
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, fmt.Errorf("reading %s: %w", name, unwrapPath(err))
-	}
-	if !fi.Mode().IsRegular() {
-		what := "not a regular file"
-		switch t := fi.Mode().Type(); {
-		case fi.IsDir():
-			what = "a directory, not a file"
-		case t&fs.ModeNamedPipe != 0:
-			what = "a FIFO, not a regular file"
-		case t&(fs.ModeDevice|fs.ModeCharDevice) != 0:
-			what = "a device, not a regular file"
-		case t&fs.ModeSocket != 0:
-			what = "a socket, not a regular file"
-		}
-		return nil, false, fmt.Errorf("%s is %s", name, what)
-	}
 	if check != nil {
 		if err := check(fi); err != nil {
 			return nil, false, err
@@ -610,14 +598,15 @@ func (sel *Selection) PackageInstruction(id InstructionID) (Instruction, string,
 // readInstructionFile reads a resolved instruction file, without following
 // a symlink, refusing anything but a regular file of at most limit bytes.
 func readInstructionFile(file string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, _, err := regular.Open(file)
+	var te *regular.TypeError
+	if errors.As(err, &te) {
+		return nil, te
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", file, err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", file)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", file, err)

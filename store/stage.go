@@ -13,24 +13,18 @@ import (
 	"strings"
 	"syscall"
 
+	"dalo/internal/regular"
 	"dalo/store/plan"
 )
 
 // HashFile reads a regular file without following a symlink and returns its
 // digest. Validation has already bounded the package's files.
 func HashFile(name string) (FileDigest, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, fi, err := regular.Open(name)
 	if err != nil {
 		return FileDigest{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return FileDigest{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return FileDigest{}, fmt.Errorf("%s is not a regular file", name)
-	}
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
@@ -173,25 +167,15 @@ func syncPath(p string) error {
 	return nil
 }
 
-// openRegular opens name for reading without following a symlink and
-// without blocking on a FIFO, and fails unless what it opened is a regular
-// file: the check is on the open file, so a swap after it cannot matter.
+// openRegular opens name for reading if it is a regular file (see
+// package regular), with errors that name it.
 func openRegular(name string) (*os.File, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
+	f, _, err := regular.Open(name)
+	switch {
+	case errors.Is(err, regular.ErrSymlink):
 		return nil, fmt.Errorf("%s is a symlink, not a regular file", name)
-	}
-	if err != nil {
+	case err != nil:
 		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file (%v)", name, fi.Mode().Type())
 	}
 	return f, nil
 }

@@ -26,7 +26,7 @@ func TestReadChecked(t *testing.T) {
 			if err := syscall.Mkfifo(p, 0o644); err != nil {
 				t.Skip("no FIFOs here:", err)
 			}
-		}, "is not a regular file"},
+		}, "is a FIFO, not a regular file"},
 		{"symlink to /dev/zero", func(t *testing.T, p string) {
 			os.Remove(p)
 			if err := os.Symlink("/dev/zero", p); err != nil {

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"dalo/internal/regular"
 )
 
 // The index is what dispatch reads: the plan split so that one dispatch
@@ -391,13 +393,14 @@ func legacy(plansDir, provider string) error {
 // or a FIFO put in its place is an error at once, never a read elsewhere
 // or one that blocks. A missing file is an error fs.ErrNotExist matches.
 func readIndexFile(what, name string, v any) error {
-	f, size, err := OpenRegular(name)
+	f, fi, err := regular.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", what, err)
 	}
+	size := fi.Size()
 	defer f.Close()
 	if size > maxIndexFile {
 		return fmt.Errorf("reading %s %s: over %d bytes", what, name, maxIndexFile)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"syscall"
+
+	"dalo/internal/regular"
 )
 
 // DispatchLock is the file under the store that keeps staged trees in
@@ -30,7 +32,7 @@ const DispatchLock = "dispatch.lock"
 // did without the lock. The open neither follows a symlink nor blocks; the
 // flock waits, but writers hold it exclusively only while they delete.
 func HoldDispatch(home string) (release func()) {
-	f, _, err := OpenRegular(filepath.Join(home, DispatchLock))
+	f, _, err := regular.Open(filepath.Join(home, DispatchLock))
 	if err != nil {
 		return func() {}
 	}
@@ -56,7 +58,7 @@ func HoldDispatch(home string) (release func()) {
 // file exists. release closes the file, which releases the lock.
 func ExcludeDispatch(home string) (release func(), busy bool, err error) {
 	name := filepath.Join(home, DispatchLock)
-	f, _, err := OpenRegular(name)
+	f, _, err := regular.Open(name)
 	if err != nil {
 		return nil, false, fmt.Errorf("locking out dispatch: %w", err)
 	}

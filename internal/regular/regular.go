@@ -1,0 +1,73 @@
+// Package regular opens files that dalo reads only if they are regular
+// files: a source's manifests and tool files, a user's configuration, the
+// store's grants, plans and staged trees. The open follows no symlink in
+// the last component and does not block, and the type is checked on the
+// open file, so that a FIFO, device or symlink swapped in after any
+// earlier check can neither make dalo wait forever nor read another file.
+// Callers bound what they read by what they expect.
+package regular
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ErrSymlink is the error Open wraps when the last component of its path
+// is a symlink.
+var ErrSymlink = errors.New("is a symlink")
+
+// A TypeError is a path Open found to be something other than a regular
+// file.
+type TypeError struct {
+	Name string
+	Mode fs.FileMode
+}
+
+func (e *TypeError) Error() string {
+	return e.Name + " is " + Describe(e.Mode) + ", not a regular file"
+}
+
+// Describe names the type of m for a user: "a directory", "a FIFO", ...
+func Describe(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		return "a device"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "an irregular file"
+}
+
+// Open opens name for reading if it is a regular file and returns it with
+// what fstat said of it. A symlink is an error wrapping ErrSymlink (a
+// *fs.PathError); anything else that is not a regular file a *TypeError;
+// a missing file the open's own error, which matches fs.ErrNotExist.
+func Open(name string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, nil, &fs.PathError{Op: "open", Path: name, Err: ErrSymlink}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &TypeError{Name: name, Mode: fi.Mode()}
+	}
+	return f, fi, nil
+}
