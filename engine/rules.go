@@ -52,8 +52,11 @@ type Rules struct {
 	Layout       Layout
 	sourceIDDef  cue.Value
 	sourceIDRule string
-	fields       map[string]map[string]fieldDef // struct definition path → fields
-	memo         *ruleMemo
+	// selfRunning is the runtimes whose entry runs itself (#Runtimes
+	// with no interpreter), so must be executable.
+	selfRunning map[string]bool
+	fields      map[string]map[string]fieldDef // struct definition path → fields
+	memo        *ruleMemo
 }
 
 type fieldDef struct {
@@ -105,6 +108,14 @@ func LoadRules() (*Rules, error) {
 	r.sourceIDDef = root.LookupPath(cue.ParsePath("#SourceID"))
 	if err := root.LookupPath(cue.ParsePath("#SourceIDRule")).Decode(&r.sourceIDRule); err != nil {
 		return nil, fmt.Errorf("rules: #SourceIDRule: %w", err)
+	}
+	var runtimes map[string]struct{ Interpreter string }
+	if err := root.LookupPath(cue.ParsePath("#Runtimes")).Decode(&runtimes); err != nil {
+		return nil, fmt.Errorf("rules: #Runtimes: %w", err)
+	}
+	r.selfRunning = map[string]bool{}
+	for rt, x := range runtimes {
+		r.selfRunning[rt] = x.Interpreter == ""
 	}
 	return r, nil
 }

@@ -369,7 +369,7 @@ func (c *pkgCheck) tools() {
 				c.l.errorf("E043", c.doc.at(f), f, "argv interpolates undeclared input %s", m[1])
 			}
 		}
-		c.toolFile(at+".entry", t.Entry, t.Runtime == "executable")
+		c.toolFile(at+".entry", t.Entry, c.r.selfRunning[t.Runtime])
 		files := map[string]int{}
 		for n, f := range t.Files {
 			fp := fmt.Sprintf("%s.files[%d]", at, n)

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"dalo/providers"
 )
 
 // A Proposal is a grant approve would write, with what the user reads
@@ -105,7 +107,7 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 			return nil, nil, fmt.Errorf("%s has no hook %s; its hooks: %s", sel.Identity, id, hookList(sel))
 		}
 		c := sel.Caps[id]
-		if c.Status != "supported" {
+		if c.Status != providers.Supported {
 			why := fmt.Sprintf("hook %s is %s on %s: %s", id, orUnknown(c.Status), sel.Table.Key(), c.Reason)
 			if all {
 				skipped = append(skipped, why)
@@ -144,7 +146,7 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 func (s *Store) ReapproveCommand(sel *Selection, tool string) string {
 	cmd := fmt.Sprintf("dalo plugin approve %s --provider %s --tool %s", sel.Identity, sel.Table.Name, tool)
 	for _, h := range sel.Pkg.Manifest.Hooks {
-		if h.Tool != tool || sel.Caps[h.ID].Status != "supported" {
+		if h.Tool != tool || sel.Caps[h.ID].Status != providers.Supported {
 			continue
 		}
 		// A corrupt grant counts as one: approving replaces it.

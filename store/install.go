@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/providers"
 	"dalo/store/plan"
 )
 
@@ -89,7 +90,7 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 	for i := range m.Hooks {
 		h := &m.Hooks[i]
 		c := sel.Caps[h.ID]
-		if c.Status != "supported" {
+		if c.Status != providers.Supported {
 			omit(h.Requirement, fmt.Sprintf("hook %s is %s on %s: %s", h.ID, orUnknown(c.Status), t.Key(), c.Reason))
 			continue
 		}
