@@ -10,11 +10,11 @@ import (
 	"strings"
 )
 
-// EvidenceKinds are the kinds of evidence a claim may cite (#Evidence in
+// evidenceKinds are the kinds of evidence a claim may cite (#Evidence in
 // cue/provider.cue), strongest first: a live test reruns the claim against
 // the real harness on every run of internal/live; a recording or a finding
 // was observed once; a documentation reference is a promise nobody ran.
-var EvidenceKinds = []string{"test", "recording", "run", "doc"}
+var evidenceKinds = []string{"test", "recording", "run", "doc"}
 
 // A ClaimEvidence is one claim of a table, named by its path in the table
 // (config.home, rows.tool_call.before.effects.gate), with its evidence.
@@ -26,7 +26,7 @@ type ClaimEvidence struct {
 // Kinds returns the kinds of c's evidence, in the order of EvidenceKinds.
 func (c ClaimEvidence) Kinds() []string {
 	var kinds []string
-	for _, k := range EvidenceKinds {
+	for _, k := range evidenceKinds {
 		for _, ev := range c.Evidence {
 			if strings.HasPrefix(ev, k+": ") {
 				kinds = append(kinds, k)

@@ -61,7 +61,7 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 		if err != nil {
 			return nil, err
 		}
-		g, err := NewGrant("tool", sel.Table.Name, sel.Identity, id, b, now)
+		g, err := newGrant("tool", sel.Table.Name, sel.Identity, id, b, now)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 		if err != nil {
 			return nil, nil, err
 		}
-		g, err := NewGrant("hook", sel.Table.Name, sel.Identity, id, b, now)
+		g, err := newGrant("hook", sel.Table.Name, sel.Identity, id, b, now)
 		if err != nil {
 			return nil, nil, err
 		}

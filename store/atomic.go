@@ -10,12 +10,12 @@ import (
 	"dalo/store/plan"
 )
 
-// WriteFile replaces name with data atomically: it writes a temporary file
+// writeFile replaces name with data atomically: it writes a temporary file
 // in the same directory, syncs it, renames it over name and syncs the
 // directory, so that a reader or a crash sees the old bytes or the new ones,
 // never half of either. perm applies to a new file; an existing file keeps
 // its mode.
-func WriteFile(name string, data []byte, perm os.FileMode) error {
+func writeFile(name string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(name)
 	if fi, err := os.Stat(name); err == nil {
 		perm = fi.Mode().Perm()
@@ -48,11 +48,8 @@ func WriteFile(name string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	ok = true
-	return SyncDir(dir)
+	return plan.SyncDir(dir)
 }
-
-// SyncDir makes a rename or removal in dir durable (see [plan.SyncDir]).
-func SyncDir(dir string) error { return plan.SyncDir(dir) }
 
 // A Lock is an advisory lock on a file, held by one writer at a time.
 // Readers do not take it: every file they read is replaced atomically.
@@ -60,9 +57,9 @@ type Lock struct {
 	f *os.File
 }
 
-// LockFile takes the exclusive advisory lock on name, creating it if
+// lockFile takes the exclusive advisory lock on name, creating it if
 // needed, and waits for a holder to release it.
-func LockFile(name string) (*Lock, error) {
+func lockFile(name string) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return nil, fmt.Errorf("locking %s: %w", name, err)
 	}

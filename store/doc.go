@@ -4,7 +4,7 @@
 // blocks it wrote. It is plain files under $DALO_HOME, written atomically
 // under an advisory lock, readable at any moment by concurrent dispatches.
 //
-// Layout of $DALO_HOME (the one description of it; see [Home]):
+// Layout of $DALO_HOME (the one description of it; see [plan.Home]):
 //
 //	sources.json              the user's source registry
 //	grants/<grant-id>.json    the approval ledger, one Grant per file; revoke deletes

@@ -128,8 +128,8 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 	case err != nil:
 		add("problem", name+" plan", "%v", err)
 	default:
-		a, _ := Canonical(have)
-		b, _ := Canonical(want)
+		a, _ := canonical(have)
+		b, _ := canonical(want)
 		if string(a) != string(b) {
 			add("problem", name+" plan", "%s does not match what is installed; run 'dalo plugin install' again", s.planPath(name))
 		} else {
@@ -168,7 +168,7 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 	// The harness entries.
 	file := in.Harness.File
 	if file == "" {
-		file, _ = ConfigFile(t)
+		file, _ = configFile(t)
 	}
 	doc, err := readConfig(file)
 	if err != nil {
@@ -237,11 +237,11 @@ func (s *Store) doctorIndex(name string, want *plan.Plan) []Finding {
 			bad = append(bad, ev+" is missing")
 			continue
 		}
-		a, _ := Canonical(struct {
+		a, _ := canonical(struct {
 			N plan.Native
 			H []plan.PlannedHook
 		}{ef.Native, ef.Hooks})
-		b, _ := Canonical(struct {
+		b, _ := canonical(struct {
 			N plan.Native
 			H []plan.PlannedHook
 		}{want.Natives[ev], want.Events[ev]})

@@ -86,9 +86,9 @@ type HookBinds struct {
 	ErrorVisibility string                `json:"error_visibility"`
 }
 
-// Canonical is the canonical JSON of v: compact, fields in declaration
+// canonical is the canonical JSON of v: compact, fields in declaration
 // order, map keys sorted, no HTML escaping.
-func Canonical(v any) ([]byte, error) {
+func canonical(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -100,7 +100,7 @@ func Canonical(v any) ([]byte, error) {
 
 // Digest is the sha256 of the canonical JSON of v, in hex.
 func Digest(v any) (string, error) {
-	c, err := Canonical(v)
+	c, err := canonical(v)
 	if err != nil {
 		return "", err
 	}
@@ -181,9 +181,9 @@ func (s *Store) GrantUses(id string) ([]GrantUse, error) {
 	return out, nil
 }
 
-// NewGrant makes the grant of binds.
-func NewGrant(kind, provider string, pkg PackageIdentity, item string, binds any, now string) (*Grant, error) {
-	c, err := Canonical(binds)
+// newGrant makes the grant of binds.
+func newGrant(kind, provider string, pkg PackageIdentity, item string, binds any, now string) (*Grant, error) {
+	c, err := canonical(binds)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +280,7 @@ func (s *Store) PutGrants(gs []*Grant) error {
 			return err
 		}
 		b.WriteByte('\n')
-		if err := WriteFile(s.grantPath(g.ID), b.Bytes(), 0o600); err != nil {
+		if err := writeFile(s.grantPath(g.ID), b.Bytes(), 0o600); err != nil {
 			return err
 		}
 		if i == 0 {
@@ -301,7 +301,7 @@ func (s *Store) DeleteGrants(ids []string) error {
 			step("revoke:first-grant")
 		}
 	}
-	return SyncDir(s.path("grants"))
+	return plan.SyncDir(s.path("grants"))
 }
 
 func mustJSON(v any) []byte {

@@ -49,7 +49,7 @@ func TestRevokeByID(t *testing.T) {
 		t.Fatal(err)
 	}
 	pkg := PackageIdentity{Source: "company", Name: "kit"}
-	g, err := NewGrant("tool", "claude", pkg, "guard", ToolBinds{Package: pkg, Tool: "guard"}, "2026-01-01T00:00:00Z")
+	g, err := newGrant("tool", "claude", pkg, "guard", ToolBinds{Package: pkg, Tool: "guard"}, "2026-01-01T00:00:00Z")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,9 +157,9 @@ func dispatchArgs(provider, event string) string {
 	return " --provider " + provider + " --event " + event
 }
 
-// DispatchCommand is the command line of the entry for event, run by
+// dispatchCommand is the command line of the entry for event, run by
 // dispatcher (see [Dispatcher]).
-func DispatchCommand(dispatcher, provider, event string) string {
+func dispatchCommand(dispatcher, provider, event string) string {
 	return dispatcher + dispatchArgs(provider, event)
 }
 
@@ -268,13 +268,13 @@ func sameEntry(text []byte, e HarnessEntry) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// EditConfig computes the configuration text that holds exactly the
+// editConfig computes the configuration text that holds exactly the
 // entries want (native event → entry) of dalo's for provider, from doc
 // (nil: the file does not exist) and what dalo wrote before (st). It
 // refuses when one of dalo's entries was changed since dalo wrote it. It
 // returns nil bytes when the file should be deleted (dalo created it and
 // nothing else is left in it).
-func EditConfig(file string, doc []byte, provider string, st HarnessState, want map[string]HarnessEntry) ([]byte, HarnessState, error) {
+func editConfig(file string, doc []byte, provider string, st HarnessState, want map[string]HarnessEntry) ([]byte, HarnessState, error) {
 	if st.Entries == nil {
 		st.Entries = map[string]HarnessEntry{}
 	}
@@ -426,9 +426,9 @@ func memberIndex(obj *jvalue, key string) int {
 	return -1
 }
 
-// ConfigFile resolves the harness hooks configuration of table t, through
+// configFile resolves the harness hooks configuration of table t, through
 // a symlink (a dotfile manager's link stays a link).
-func ConfigFile(t *providers.Table) (string, error) {
+func configFile(t *providers.Table) (string, error) {
 	p, err := t.Path(t.Config.Hooks, os.Getenv)
 	if err != nil {
 		return "", err
@@ -461,10 +461,10 @@ func writeConfig(file string, old, data []byte) error {
 		if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		return SyncDir(filepath.Dir(file))
+		return plan.SyncDir(filepath.Dir(file))
 	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return fmt.Errorf("writing %s: %w", file, err)
 	}
-	return WriteFile(file, data, 0o600)
+	return writeFile(file, data, 0o600)
 }

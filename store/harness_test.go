@@ -54,7 +54,7 @@ func TestEditConfigRoundTrip(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, st, err := EditConfig("settings.json", []byte(tc.doc), "claude", HarnessState{}, want)
+			got, st, err := editConfig("settings.json", []byte(tc.doc), "claude", HarnessState{}, want)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,11 +62,11 @@ func TestEditConfigRoundTrip(t *testing.T) {
 				t.Fatalf("added:\n%s\nwant:\n%s", got, tc.added)
 			}
 			// Adding again changes nothing.
-			again, st2, err := EditConfig("settings.json", got, "claude", st, want)
+			again, st2, err := editConfig("settings.json", got, "claude", st, want)
 			if err != nil || string(again) != string(got) {
 				t.Fatalf("second edit changed the document (%v):\n%s", err, again)
 			}
-			back, _, err := EditConfig("settings.json", got, "claude", st2, nil)
+			back, _, err := editConfig("settings.json", got, "claude", st2, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,11 +81,11 @@ func TestEditConfigRoundTrip(t *testing.T) {
 // again when dalo's entries go.
 func TestEditConfigCreates(t *testing.T) {
 	want := map[string]HarnessEntry{"Stop": entry("/bin/dalo hook dispatch --provider codex --event Stop", 10, "")}
-	got, st, err := EditConfig("hooks.json", nil, "codex", HarnessState{}, want)
+	got, st, err := editConfig("hooks.json", nil, "codex", HarnessState{}, want)
 	if err != nil || !st.CreatedFile || !strings.Contains(string(got), `"Stop": [`) {
 		t.Fatalf("create: %v %+v\n%s", err, st, got)
 	}
-	back, _, err := EditConfig("hooks.json", got, "codex", st, nil)
+	back, _, err := editConfig("hooks.json", got, "codex", st, nil)
 	if err != nil || back != nil {
 		t.Fatalf("delete: %v %q", err, back)
 	}
@@ -96,17 +96,17 @@ func TestEditConfigCreates(t *testing.T) {
 func TestEditConfigUpdates(t *testing.T) {
 	doc := []byte("{\n  \"x\": 1\n}\n")
 	w1 := map[string]HarnessEntry{"PreToolUse": entry(dispatchPre, 7, "*")}
-	got, st, err := EditConfig("s.json", doc, "claude", HarnessState{}, w1)
+	got, st, err := editConfig("s.json", doc, "claude", HarnessState{}, w1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w2 := map[string]HarnessEntry{"PreToolUse": entry(dispatchPre, 12, "*")}
-	got2, st2, err := EditConfig("s.json", got, "claude", st, w2)
+	got2, st2, err := editConfig("s.json", got, "claude", st, w2)
 	if err != nil || !strings.Contains(string(got2), `"timeout": 12`) || strings.Contains(string(got2), `"timeout": 7`) {
 		t.Fatalf("update: %v\n%s", err, got2)
 	}
 	edited := []byte(strings.Replace(string(got2), `"timeout": 12`, `"timeout": 99`, 1))
-	_, _, err = EditConfig("s.json", edited, "claude", st2, w2)
+	_, _, err = editConfig("s.json", edited, "claude", st2, w2)
 	if err == nil || !strings.Contains(err.Error(), "s.json: 5:7: dalo's PreToolUse entry was changed since dalo wrote it") {
 		t.Fatalf("changed entry: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestEditConfigErrors(t *testing.T) {
 		{`{"a": 01}`, "f.json: 1:8: not valid JSON: expected ',' or '}' in an object, found '1'"},
 		{`{"a": 1} x`, `f.json: 1:10: not valid JSON: unexpected 'x' after the top-level value`},
 	} {
-		_, _, err := EditConfig("f.json", []byte(tc.doc), "claude", HarnessState{}, want)
+		_, _, err := editConfig("f.json", []byte(tc.doc), "claude", HarnessState{}, want)
 		if err == nil || err.Error() != tc.err {
 			t.Errorf("%q: got %v, want %s", tc.doc, err, tc.err)
 		}
@@ -207,7 +207,7 @@ func TestTimeoutField(t *testing.T) {
 	e.Hooks[0].TimeoutField = "timeout_sec"
 	want := map[string]HarnessEntry{"PreToolUse": e}
 	doc := []byte("{\n  \"model\": \"opus\"\n}\n")
-	added, st, err := EditConfig("settings.json", doc, "claude", HarnessState{}, want)
+	added, st, err := editConfig("settings.json", doc, "claude", HarnessState{}, want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,13 +222,13 @@ func TestTimeoutField(t *testing.T) {
 	if got := back.Entries["PreToolUse"].Hooks[0]; got != e.Hooks[0] {
 		t.Fatalf("record read back as %+v, want %+v", got, e.Hooks[0])
 	}
-	removed, _, err := EditConfig("settings.json", added, "claude", back, nil)
+	removed, _, err := editConfig("settings.json", added, "claude", back, nil)
 	if err != nil || string(removed) != string(doc) {
 		t.Fatalf("removed: %q %v", removed, err)
 	}
 	// An entry whose timeout is under another key is not what dalo wrote.
 	edited := []byte(strings.Replace(string(added), `"timeout_sec"`, `"timeout"`, 1))
-	if _, _, err := EditConfig("settings.json", edited, "claude", back, want); err == nil || !strings.Contains(err.Error(), "was changed since dalo wrote it") {
+	if _, _, err := editConfig("settings.json", edited, "claude", back, want); err == nil || !strings.Contains(err.Error(), "was changed since dalo wrote it") {
 		t.Fatalf("edited entry: %v", err)
 	}
 	for _, bad := range []string{`{"type":"command","command":"x"}`, `{"type":"command","command":"x","timeout":1,"timeout_sec":1}`} {

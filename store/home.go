@@ -11,10 +11,6 @@ import (
 	"dalo/store/plan"
 )
 
-// Home is the store directory: $DALO_HOME, else $XDG_DATA_HOME/dalo, else
-// ~/.local/share/dalo (see [plan.Home]).
-func Home() (string, error) { return plan.Home() }
-
 // A Store is the state under one directory. Its methods that change state
 // take the store's advisory lock; the ones that only read do not, since
 // every file is replaced atomically.
@@ -48,7 +44,7 @@ func (s *Store) Lock() (*Lock, error) {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating store %s: %w", s.Dir, err)
 	}
-	l, err := LockFile(s.path("lock"))
+	l, err := lockFile(s.path("lock"))
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +81,7 @@ func (s *Store) makeDispatchLock() error {
 	fi, err := os.Lstat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return WriteFile(name, nil, 0o644)
+		return writeFile(name, nil, 0o644)
 	case err != nil:
 		return fmt.Errorf("dispatch lock: %w", err)
 	case !fi.Mode().IsRegular():

@@ -121,7 +121,7 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 			if err := jsonUnmarshal(tg.Binds, &approved); err != nil {
 				return nil, fmt.Errorf("%s is corrupt: %v", s.grantPath(tg.ID), err)
 			}
-			changed := ChangedFiles(approved.Files, tb.Files)
+			changed := changedFiles(approved.Files, tb.Files)
 			why := fmt.Sprintf("tool %s changed since it was approved", h.Tool)
 			if len(changed) > 0 {
 				why += "; files changed:\n    " + strings.Join(changed, "\n    ")
@@ -223,18 +223,18 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 	next.Packages = append([]InstalledPackage(nil), in.Packages...)
 	next.Version = t.Version
 	for _, st := range stages {
-		ip.Staged = append(ip.Staged, TreeDigest(st.files))
+		ip.Staged = append(ip.Staged, treeDigest(st.files))
 	}
 	sort.Strings(ip.Staged)
 	for i := range ip.Hooks {
-		ip.Hooks[i].Hook.Tool.Root = s.StagedDir(TreeDigest(stages[ip.Hooks[i].Hook.Tool.ID].files))
+		ip.Hooks[i].Hook.Tool.Root = s.StagedDir(treeDigest(stages[ip.Hooks[i].Hook.Tool.ID].files))
 	}
 	if i := next.find(pkg); i >= 0 {
 		next.Packages[i] = ip
 	} else {
 		next.Packages = append(next.Packages, ip)
 	}
-	cfg, err := ConfigFile(t)
+	cfg, err := configFile(t)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 	if st.File != "" && st.File != cfg {
 		return nil, &ConfigError{cfg, fmt.Sprintf("dalo's entries are in %s; run 'dalo plugin remove' there first", st.File)}
 	}
-	newCfg, newSt, err := EditConfig(cfg, old, t.Name, st, wantEntries(t, &next, dispatcher))
+	newCfg, newSt, err := editConfig(cfg, old, t.Name, st, wantEntries(t, &next, dispatcher))
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +426,7 @@ func ownedPaths(in *Installed, _ string) map[string]string {
 func listFiles(src string, dir bool, lim *engine.Limits) (map[string]FileDigest, error) {
 	out := map[string]FileDigest{}
 	if !dir {
-		d, err := HashFile(src)
+		d, err := hashFile(src)
 		if err != nil {
 			return nil, err
 		}
@@ -454,7 +454,7 @@ func listFiles(src string, dir bool, lim *engine.Limits) (map[string]FileDigest,
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		fd, err := HashFile(p)
+		fd, err := hashFile(p)
 		if err != nil {
 			return err
 		}
@@ -484,7 +484,7 @@ func writeMember(mb member, files map[string]FileDigest) error {
 		if err != nil {
 			return fmt.Errorf("installing %s: %w", mb.ref, err)
 		}
-		return WriteFile(mb.dest, data, 0o644)
+		return writeFile(mb.dest, data, 0o644)
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(mb.dest), "."+filepath.Base(mb.dest)+plan.TempMark)
 	if err != nil {
@@ -505,7 +505,7 @@ func writeMember(mb member, files map[string]FileDigest) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		if err := WriteFile(dst, data, 0o644); err != nil {
+		if err := writeFile(dst, data, 0o644); err != nil {
 			return err
 		}
 	}
@@ -516,7 +516,7 @@ func writeMember(mb member, files map[string]FileDigest) error {
 		return fmt.Errorf("installing %s: %w", mb.ref, err)
 	}
 	ok = true
-	return SyncDir(filepath.Dir(mb.dest))
+	return plan.SyncDir(filepath.Dir(mb.dest))
 }
 
 // missingAbove is the outermost directory above path that does not exist.

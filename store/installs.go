@@ -237,7 +237,7 @@ func wantEntries(t *providers.Table, in *Installed, dispatcher string) map[strin
 	out := map[string]HarnessEntry{}
 	for ev, ms := range sum {
 		e := HarnessEntry{Hooks: []HarnessHook{{
-			Type: "command", Command: DispatchCommand(dispatcher, t.Name, ev),
+			Type: "command", Command: dispatchCommand(dispatcher, t.Name, ev),
 			// The hooks of an event run concurrently, but only so many at
 			// once (dispatch's maxParallel), so their sum bounds the worst
 			// case; the dispatcher needs a little more to report a timeout.

@@ -159,11 +159,11 @@ func fileLineEnding(content []byte) string {
 	return "\n"
 }
 
-// ParseBlocks finds every dalo block in data, the contents of the file
+// parseBlocks finds every dalo block in data, the contents of the file
 // named name. A line is a marker only when it starts the line with
 // "<!-- dalo:begin " or "<!-- dalo:end "; any other line, including other
 // tools' markers and dalo markers quoted inside a line, is user text.
-func ParseBlocks(name string, data []byte) ([]*Block, error) {
+func parseBlocks(name string, data []byte) ([]*Block, error) {
 	var (
 		blocks    []*Block
 		open      *Block
@@ -323,21 +323,21 @@ type Edit struct {
 	NewlineAdded bool   // enable ended the user's last line
 }
 
-// EnableBlock returns data, the contents of the file named name, with the
+// enableBlock returns data, the contents of the file named name, with the
 // block of in. A new block goes after everything else, separated from any
 // text before it by one blank line, in the file's line-ending style, after
 // its byte order mark if it has one; if the last line had no line ending,
 // it gets one (Edit.NewlineAdded). A block already there with the same
 // body and package is left alone; an unedited one is replaced in place; an
 // edited one is a *ConflictError unless force.
-func EnableBlock(name string, data []byte, in Instruction, force bool) (*Edit, error) {
+func enableBlock(name string, data []byte, in Instruction, force bool) (*Edit, error) {
 	if err := in.ID.check(); err != nil {
 		return nil, err
 	}
 	if !markerPackage.MatchString(in.Package) {
 		return nil, fmt.Errorf("package %q cannot appear in a marker: it must be SOURCE:NAME matching %s", in.Package, markerPackage)
 	}
-	blocks, err := ParseBlocks(name, data)
+	blocks, err := parseBlocks(name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -381,13 +381,13 @@ func EnableBlock(name string, data []byte, in Instruction, force bool) (*Edit, e
 	return e, nil
 }
 
-// DisableBlock returns data without the block of id, and without the blank
+// disableBlock returns data without the block of id, and without the blank
 // line that separated it: the one before it, or else the one after it.
 // newlineAdded says that enabling ended the user's last line; once no dalo
 // block is left, that line ending goes too. An edited block is a
 // *ConflictError unless force; a missing one wraps ErrNotEnabled.
-func DisableBlock(name string, data []byte, id InstructionID, force, newlineAdded bool) (*Edit, error) {
-	blocks, err := ParseBlocks(name, data)
+func disableBlock(name string, data []byte, id InstructionID, force, newlineAdded bool) (*Edit, error) {
+	blocks, err := parseBlocks(name, data)
 	if err != nil {
 		return nil, err
 	}

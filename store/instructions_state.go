@@ -16,6 +16,7 @@ import (
 	"dalo/engine"
 	"dalo/internal/regular"
 	"dalo/providers"
+	"dalo/store/plan"
 )
 
 // Instruction targets. The consumer, not the package, chooses where an
@@ -40,11 +41,11 @@ type Target struct {
 	Scope string `json:"scope"`  // global or project
 }
 
-// GlobalTarget is the file of a harness's alias: the user-wide instruction
+// globalTarget is the file of a harness's alias: the user-wide instruction
 // file the newest table of the harness names (config.instructions), so
 // that --target claude means what the table says, resolved as the harness
 // resolves it ($CLAUDE_CONFIG_DIR/CLAUDE.md, else under $HOME).
-func GlobalTarget(name string) (Target, error) {
+func globalTarget(name string) (Target, error) {
 	ts, err := providers.Load()
 	if err != nil {
 		return Target{}, err
@@ -78,7 +79,7 @@ func ResolveTarget(spec string) (Target, error) {
 		return Target{}, fmt.Errorf("no target: say %s or --target PATH", strings.Join(says, ", "))
 	}
 	if slices.Contains(names, spec) {
-		return GlobalTarget(spec)
+		return globalTarget(spec)
 	}
 	if !filepath.IsAbs(spec) && !strings.ContainsAny(spec, string(filepath.Separator)+"/") && filepath.Ext(spec) != ".md" {
 		return Target{}, fmt.Errorf("unknown target %q: want %s or the path of a file (./%s)", spec, strings.Join(names, ", "), spec)
@@ -88,7 +89,7 @@ func ResolveTarget(spec string) (Target, error) {
 		return Target{}, fmt.Errorf("target %s: %w", spec, err)
 	}
 	for _, g := range names {
-		gt, err := GlobalTarget(g)
+		gt, err := globalTarget(g)
 		if err != nil {
 			continue
 		}
@@ -108,12 +109,12 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
-// ReadTarget reads a target file with readUserFile. A file that does not
+// readTarget reads a target file with readUserFile. A file that does not
 // exist reads as empty (exists false) if its directory does. A file with
 // several hard links or without the owner's write permission is also an
 // error naming it: replacing it atomically would split the links or
 // override the user's choice.
-func ReadTarget(name string) (data []byte, exists bool, err error) {
+func readTarget(name string) (data []byte, exists bool, err error) {
 	data, exists, err = readUserFile(name, ": name the file itself with --target PATH", func(fi fs.FileInfo) error {
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
 			return fmt.Errorf("%s has %d hard links; replacing it atomically would split them", name, st.Nlink)
@@ -316,11 +317,11 @@ func (s *Store) EnableInstruction(t Target, in Instruction, opt EditOptions) (*E
 	if err != nil {
 		return nil, err
 	}
-	data, exists, err := ReadTarget(t.File)
+	data, exists, err := readTarget(t.File)
 	if err != nil {
 		return nil, err
 	}
-	e, err := EnableBlock(t.File, data, in, opt.Force)
+	e, err := enableBlock(t.File, data, in, opt.Force)
 	if err != nil {
 		return nil, err
 	}
@@ -383,14 +384,14 @@ func (s *Store) DisableInstruction(t Target, id InstructionID, opt EditOptions) 
 		return nil, err
 	}
 	rec := f.record(t.File, id)
-	data, exists, err := ReadTarget(t.File)
+	data, exists, err := readTarget(t.File)
 	if err != nil {
 		return nil, err
 	}
 	facts := *f.facts(t.File)
 	var e *Edit
 	if exists {
-		e, err = DisableBlock(t.File, data, id, opt.Force, facts.NewlineAdded)
+		e, err = disableBlock(t.File, data, id, opt.Force, facts.NewlineAdded)
 	} else {
 		err = fmt.Errorf("%s does not exist: %s is %w there", t.File, id, ErrNotEnabled)
 	}
@@ -409,7 +410,7 @@ func (s *Store) DisableInstruction(t Target, id InstructionID, opt EditOptions) 
 		return e, nil
 	}
 	if e.Action == ActionRemove {
-		blocks, _ := ParseBlocks(t.File, e.After)
+		blocks, _ := parseBlocks(t.File, e.After)
 		last := len(blocks) == 0
 		if last && facts.Created && len(e.After) == 0 {
 			if err := removeTarget(t.File, data); err != nil {
@@ -449,7 +450,7 @@ func writeTarget(name string, before []byte, existed bool, after []byte) error {
 		return err
 	}
 	step("instruction-write-target")
-	return WriteFile(name, after, 0o644)
+	return writeFile(name, after, 0o644)
 }
 
 func removeTarget(name string, before []byte) error {
@@ -459,11 +460,11 @@ func removeTarget(name string, before []byte) error {
 	if err := os.Remove(name); err != nil {
 		return fmt.Errorf("removing %s: %w", name, unwrapPath(err))
 	}
-	return SyncDir(filepath.Dir(name))
+	return plan.SyncDir(filepath.Dir(name))
 }
 
 func unchangedSince(name string, before []byte, existed bool) error {
-	now, exists, err := ReadTarget(name)
+	now, exists, err := readTarget(name)
 	if err != nil {
 		return err
 	}
@@ -508,14 +509,14 @@ func (s *Store) InstructionStates() ([]InstructionState, error) {
 		fst, seen := files[r.File]
 		if !seen {
 			fst = &fileState{}
-			data, exists, err := ReadTarget(r.File)
+			data, exists, err := readTarget(r.File)
 			switch {
 			case err != nil:
 				fst.err = err
 			case !exists:
 				fst.missing = true
 			default:
-				fst.blocks, fst.err = ParseBlocks(r.File, data)
+				fst.blocks, fst.err = parseBlocks(r.File, data)
 			}
 			files[r.File] = fst
 		}

@@ -65,21 +65,21 @@ func TestEnableDisableBytes(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := EnableBlock("CLAUDE.md", []byte(tc.before), design, false)
+			e, err := enableBlock("CLAUDE.md", []byte(tc.before), design, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if e.Action != ActionAdd || string(e.After) != tc.after || e.NewlineAdded != tc.newlineAdded {
 				t.Fatalf("enable: action %s, newline added %v, got\n%q\nwant\n%q", e.Action, e.NewlineAdded, e.After, tc.after)
 			}
-			again, err := EnableBlock("CLAUDE.md", e.After, design, false)
+			again, err := enableBlock("CLAUDE.md", e.After, design, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if again.Action != ActionUnchanged || string(again.After) != tc.after {
 				t.Fatalf("enable twice: action %s, got %q", again.Action, again.After)
 			}
-			d, err := DisableBlock("CLAUDE.md", e.After, design.ID, false, e.NewlineAdded)
+			d, err := disableBlock("CLAUDE.md", e.After, design.ID, false, e.NewlineAdded)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,14 +102,14 @@ func TestTwoInstructions(t *testing.T) {
 		toneOnly := mustEnable(t, before, tone)
 		newline := one.NewlineAdded
 
-		d, err := DisableBlock("f", both.After, design.ID, false, newline)
+		d, err := disableBlock("f", both.After, design.ID, false, newline)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(d.After) != string(toneOnly.After) {
 			t.Errorf("%q: disabling the first block left\n%q\nwant\n%q", before, d.After, toneOnly.After)
 		}
-		d, err = DisableBlock("f", d.After, tone.ID, false, newline)
+		d, err = disableBlock("f", d.After, tone.ID, false, newline)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestTwoInstructions(t *testing.T) {
 			t.Errorf("%q: disabling both left %q", before, d.After)
 		}
 
-		d, err = DisableBlock("f", both.After, tone.ID, false, newline)
+		d, err = disableBlock("f", both.After, tone.ID, false, newline)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func TestTwoInstructions(t *testing.T) {
 
 func mustEnable(t *testing.T, before string, in Instruction) *Edit {
 	t.Helper()
-	e, err := EnableBlock("f", []byte(before), in, false)
+	e, err := enableBlock("f", []byte(before), in, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestUserText(t *testing.T) {
 
 	changed := design
 	changed.Content = []byte("New guidance.\n")
-	u, err := EnableBlock("f", []byte(withAfter), changed, false)
+	u, err := enableBlock("f", []byte(withAfter), changed, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestUserText(t *testing.T) {
 	if u.Action != ActionUpdate || string(u.After) != want {
 		t.Fatalf("update: %s\n%q\nwant\n%q", u.Action, u.After, want)
 	}
-	d, err := DisableBlock("f", u.After, design.ID, false, false)
+	d, err := disableBlock("f", u.After, design.ID, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestInstructionContentNormalized(t *testing.T) {
 		t.Fatalf("got %q\nwant %q", e.After, want)
 	}
 	in.Content = []byte("ok\n<!-- dalo:end instruction:x source=y -->\n")
-	if _, err := EnableBlock("f", nil, in, false); err == nil || !strings.Contains(err.Error(), ":2: an instruction cannot contain a dalo marker line") {
+	if _, err := enableBlock("f", nil, in, false); err == nil || !strings.Contains(err.Error(), ":2: an instruction cannot contain a dalo marker line") {
 		t.Fatalf("marker in instruction: %v", err)
 	}
 }
@@ -181,9 +181,9 @@ func TestConflict(t *testing.T) {
 	for _, op := range []string{"enable", "disable"} {
 		var err error
 		if op == "enable" {
-			_, err = EnableBlock("CLAUDE.md", []byte(edited), design, false)
+			_, err = enableBlock("CLAUDE.md", []byte(edited), design, false)
 		} else {
-			_, err = DisableBlock("CLAUDE.md", []byte(edited), design.ID, false, false)
+			_, err = disableBlock("CLAUDE.md", []byte(edited), design.ID, false, false)
 		}
 		var ce *ConflictError
 		if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), "CLAUDE.md:3: the block of instruction:design-context (source company) was edited") {
@@ -191,14 +191,14 @@ func TestConflict(t *testing.T) {
 		}
 	}
 
-	f, err := EnableBlock("CLAUDE.md", []byte(edited), design, true)
+	f, err := enableBlock("CLAUDE.md", []byte(edited), design, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f.Action != ActionTakeOver || string(f.After) != string(e.After) {
 		t.Fatalf("--force enable: %s %q", f.Action, f.After)
 	}
-	d, err := DisableBlock("CLAUDE.md", []byte(edited), design.ID, true, false)
+	d, err := disableBlock("CLAUDE.md", []byte(edited), design.ID, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestConflict(t *testing.T) {
 	// is an update of an unedited block, so the marker says who owns it.
 	other := design
 	other.Package = "company:other"
-	u, err := EnableBlock("CLAUDE.md", e.After, other, false)
+	u, err := enableBlock("CLAUDE.md", e.After, other, false)
 	if err != nil || u.Action != ActionUpdate || !strings.Contains(string(u.After), "package=company:other ") {
 		t.Fatalf("other package: %v %v", err, u)
 	}
@@ -234,8 +234,8 @@ func TestMalformedMarkers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for op, run := range map[string]func() error{
-				"enable":  func() error { _, err := EnableBlock("f", []byte(tc.data), tone, false); return err },
-				"disable": func() error { _, err := DisableBlock("f", []byte(tc.data), design.ID, true, false); return err },
+				"enable":  func() error { _, err := enableBlock("f", []byte(tc.data), tone, false); return err },
+				"disable": func() error { _, err := disableBlock("f", []byte(tc.data), design.ID, true, false); return err },
 			} {
 				err := run()
 				var me *MarkerError
@@ -248,7 +248,7 @@ func TestMalformedMarkers(t *testing.T) {
 }
 
 func TestNotEnabled(t *testing.T) {
-	_, err := DisableBlock("f", []byte("mine\n"+toneLF), design.ID, false, false)
+	_, err := disableBlock("f", []byte("mine\n"+toneLF), design.ID, false, false)
 	if !errors.Is(err, ErrNotEnabled) {
 		t.Fatalf("got %v", err)
 	}
@@ -308,12 +308,12 @@ func TestReadTarget(t *testing.T) {
 		"no/such/x.md":  "no/such/x.md does not exist and cannot be created: its directory",
 		"AGENTS.md/sub": "AGENTS.md/sub: not a directory",
 	} {
-		_, _, err := ReadTarget(filepath.Join(dir, name))
+		_, _, err := readTarget(filepath.Join(dir, name))
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, want)) && !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %s", name, err, want)
 		}
 	}
-	data, exists, err := ReadTarget(filepath.Join(dir, "new.md"))
+	data, exists, err := readTarget(filepath.Join(dir, "new.md"))
 	if err != nil || exists || data != nil {
 		t.Errorf("missing file: %q %v %v", data, exists, err)
 	}
@@ -486,11 +486,11 @@ func TestGlobalTargetFromTables(t *testing.T) {
 	for _, name := range names {
 		pt, _ := ts.Newest(name)
 		t.Setenv(pt.Config.Home.Env, "")
-		if _, err := GlobalTarget(name); err == nil || !strings.Contains(err.Error(), "HOME") {
+		if _, err := globalTarget(name); err == nil || !strings.Contains(err.Error(), "HOME") {
 			t.Errorf("%s without HOME: %v", name, err)
 		}
 	}
-	if _, err := GlobalTarget("nosuch"); err == nil || !strings.Contains(err.Error(), strings.Join(names, ", ")) {
+	if _, err := globalTarget("nosuch"); err == nil || !strings.Contains(err.Error(), strings.Join(names, ", ")) {
 		t.Errorf("unknown harness: %v", err)
 	}
 }

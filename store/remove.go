@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"dalo/providers"
+	"dalo/store/plan"
 )
 
 // A RemoveResult says what remove took away, and what it kept because the
@@ -49,7 +50,7 @@ func (s *Store) Remove(t *providers.Table, pkg, dispatcher string) (*RemoveResul
 	res := &RemoveResult{}
 	cfg := in.Harness.File
 	if cfg == "" {
-		if cfg, err = ConfigFile(t); err != nil {
+		if cfg, err = configFile(t); err != nil {
 			return nil, err
 		}
 	}
@@ -67,7 +68,7 @@ func (s *Store) Remove(t *providers.Table, pkg, dispatcher string) (*RemoveResul
 			want[ev] = e
 		}
 	}
-	newCfg, newSt, err := EditConfig(cfg, old, t.Name, in.Harness, want)
+	newCfg, newSt, err := editConfig(cfg, old, t.Name, in.Harness, want)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func changedOwned(ip *InstalledPackage) []string {
 			if rel != "" {
 				p = filepath.Join(o.Path, filepath.FromSlash(rel))
 			}
-			fd, err := HashFile(p)
+			fd, err := hashFile(p)
 			if err == nil && fd.SHA256 != o.Files[rel] || err != nil && !errors.Is(err, fs.ErrNotExist) {
 				out = append(out, p+" changed since dalo wrote it")
 			}
@@ -140,7 +141,7 @@ func removeOwned(ip *InstalledPackage) (removed, kept []string) {
 					dirs = append(dirs, d)
 				}
 			}
-			fd, err := HashFile(p)
+			fd, err := hashFile(p)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 			case err != nil || fd.SHA256 != o.Files[rel]:
@@ -175,7 +176,7 @@ func removeOwned(ip *InstalledPackage) (removed, kept []string) {
 		if o.CreatedDir != "" {
 			removeEmptyDirs(filepath.Dir(o.Path), o.CreatedDir)
 		}
-		SyncDir(filepath.Dir(o.Path))
+		plan.SyncDir(filepath.Dir(o.Path))
 	}
 	return removed, kept
 }
@@ -223,6 +224,6 @@ func removeEmptyDirs(dir, top string) {
 		if os.Remove(d) != nil {
 			return
 		}
-		SyncDir(filepath.Dir(d))
+		plan.SyncDir(filepath.Dir(d))
 	}
 }

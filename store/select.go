@@ -166,7 +166,7 @@ func ToolFiles(t *engine.Tool) []string {
 
 // ToolBinds computes what a grant of tool t covers now, hashing its files.
 func (sel *Selection) ToolBinds(t *engine.Tool) (*ToolBinds, error) {
-	files, err := HashFiles(sel.PkgDir(), ToolFiles(t))
+	files, err := hashFiles(sel.PkgDir(), ToolFiles(t))
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.ID, err)
 	}

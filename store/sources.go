@@ -171,5 +171,5 @@ func writeJSON(name string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	return WriteFile(name, append(data, '\n'), 0o600)
+	return writeFile(name, append(data, '\n'), 0o600)
 }

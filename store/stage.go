@@ -17,9 +17,9 @@ import (
 	"dalo/store/plan"
 )
 
-// HashFile reads a regular file without following a symlink and returns its
+// hashFile reads a regular file without following a symlink and returns its
 // digest. Validation has already bounded the package's files.
-func HashFile(name string) (FileDigest, error) {
+func hashFile(name string) (FileDigest, error) {
 	f, fi, err := regular.Open(name)
 	if err != nil {
 		return FileDigest{}, err
@@ -33,11 +33,11 @@ func HashFile(name string) (FileDigest, error) {
 	return FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n, Executable: fi.Mode().Perm()&0o100 != 0}, nil
 }
 
-// HashFiles digests the files rel (slash-separated, relative to root).
-func HashFiles(root string, rel []string) (map[string]FileDigest, error) {
+// hashFiles digests the files rel (slash-separated, relative to root).
+func hashFiles(root string, rel []string) (map[string]FileDigest, error) {
 	out := make(map[string]FileDigest, len(rel))
 	for _, r := range rel {
-		d, err := HashFile(filepath.Join(root, filepath.FromSlash(r)))
+		d, err := hashFile(filepath.Join(root, filepath.FromSlash(r)))
 		if err != nil {
 			return nil, err
 		}
@@ -46,16 +46,16 @@ func HashFiles(root string, rel []string) (map[string]FileDigest, error) {
 	return out, nil
 }
 
-// TreeDigest is the content address of a set of files: the digest of their
+// treeDigest is the content address of a set of files: the digest of their
 // canonical listing.
-func TreeDigest(files map[string]FileDigest) string {
+func treeDigest(files map[string]FileDigest) string {
 	d, _ := Digest(files)
 	return d
 }
 
-// ChangedFiles lists the files whose digest differs between two listings,
+// changedFiles lists the files whose digest differs between two listings,
 // with what happened to each, sorted.
-func ChangedFiles(approved, now map[string]FileDigest) []string {
+func changedFiles(approved, now map[string]FileDigest) []string {
 	var out []string
 	for p, a := range approved {
 		n, ok := now[p]
@@ -94,7 +94,7 @@ func (s *Store) StagedDir(digest string) string { return s.path("staged", digest
 // appears whole or not at all: it is built under a temporary name and
 // renamed.
 func (s *Store) Stage(root string, files map[string]FileDigest) (string, error) {
-	digest := TreeDigest(files)
+	digest := treeDigest(files)
 	final := s.StagedDir(digest)
 	if _, err := os.Stat(final); err == nil {
 		if bad := VerifyStaged(final, files); len(bad) == 0 {
@@ -149,7 +149,7 @@ func (s *Store) Stage(root string, files map[string]FileDigest) (string, error) 
 		return "", fmt.Errorf("staging %s: %w", final, err)
 	}
 	ok = true
-	if err := SyncDir(s.path("staged")); err != nil {
+	if err := plan.SyncDir(s.path("staged")); err != nil {
 		return "", err
 	}
 	return final, nil
@@ -243,7 +243,7 @@ func copyChecked(src, dst string, want FileDigest) error {
 func VerifyStaged(dir string, files map[string]FileDigest) []string {
 	var bad []string
 	for p, want := range files {
-		got, err := HashFile(filepath.Join(dir, filepath.FromSlash(p)))
+		got, err := hashFile(filepath.Join(dir, filepath.FromSlash(p)))
 		switch {
 		case err != nil:
 			bad = append(bad, p+" (missing)")
@@ -265,5 +265,5 @@ func (s *Store) unstage(digests []string) error {
 			return fmt.Errorf("unstaging %s: %w", s.StagedDir(d), err)
 		}
 	}
-	return SyncDir(s.path("staged"))
+	return plan.SyncDir(s.path("staged"))
 }

@@ -50,7 +50,7 @@ func TestReadChecked(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "agent.md")
 			os.WriteFile(p, []byte("approved bytes\n"), 0o644)
-			want, err := HashFile(p)
+			want, err := hashFile(p)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"dalo/engine"
 	"dalo/providers"
 	"dalo/store"
+	"dalo/store/plan"
 )
 
 const instructionEnableDoc = `Enable writes one standing instruction of a package into the file you
@@ -135,7 +136,7 @@ func parseInstructionArgs(e *env, name string, fs *pflag.FlagSet) (*instructionA
 }
 
 func instructionStore() (*store.Store, error) {
-	home, err := store.Home()
+	home, err := plan.Home()
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"dalo/engine"
 	"dalo/store"
+	"dalo/store/plan"
 )
 
 const sourceAddDoc = `Source add registers a source directory under an identity of your choice.
@@ -46,7 +47,7 @@ func init() {
 
 // openStore opens the store at $DALO_HOME (or its default).
 func openStore(e *env, cmd string) (*store.Store, bool) {
-	dir, err := store.Home()
+	dir, err := plan.Home()
 	if err == nil {
 		var s *store.Store
 		if s, err = store.Open(dir); err == nil {

@@ -53,15 +53,15 @@ type EventFile struct {
 	Tools []string `json:"tools,omitempty"`
 }
 
-// A Bucket holds the hooks of one event whose matcher names one tool.
-type Bucket struct {
+// A bucket holds the hooks of one event whose matcher names one tool.
+type bucket struct {
 	Schema int           `json:"schema"`
 	Tool   string        `json:"tool"`
 	Hooks  []PlannedHook `json:"hooks"`
 }
 
-// IndexDir is the index directory of provider below plansDir.
-func IndexDir(plansDir, provider string) string {
+// indexDir is the index directory of provider below plansDir.
+func indexDir(plansDir, provider string) string {
 	return filepath.Join(plansDir, provider+".d")
 }
 
@@ -76,7 +76,7 @@ const TempMark = ".dalo-tmp-"
 // before it becomes current (a crash test kills the writer there). The
 // caller holds the store lock.
 func WriteIndex(plansDir string, p *Plan, step func()) error {
-	dir := IndexDir(plansDir, p.Provider)
+	dir := indexDir(plansDir, p.Provider)
 	if len(p.Events) == 0 {
 		return RemoveIndex(plansDir, p.Provider)
 	}
@@ -122,7 +122,7 @@ func WriteIndex(plansDir string, p *Plan, step func()) error {
 // RemoveIndex removes the index of provider: first the pointer, so that
 // readers see nothing installed, then the generations.
 func RemoveIndex(plansDir, provider string) error {
-	dir := IndexDir(plansDir, provider)
+	dir := indexDir(plansDir, provider)
 	if err := os.Remove(filepath.Join(dir, "current")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("removing dispatch index: %w", err)
 	}
@@ -191,7 +191,7 @@ func writeGeneration(dir string, p *Plan) error {
 				return fmt.Errorf("writing dispatch index: %w", err)
 			}
 			for _, t := range ef.Tools {
-				if err := writeSynced(filepath.Join(sub, toolFile(t)), Bucket{Schema: Schema, Tool: t, Hooks: buckets[t]}); err != nil {
+				if err := writeSynced(filepath.Join(sub, toolFile(t)), bucket{Schema: Schema, Tool: t, Hooks: buckets[t]}); err != nil {
 					return err
 				}
 			}
@@ -281,7 +281,7 @@ func Load(plansDir, provider, event string, pick func(n *Native) (tool string, a
 }
 
 func load(plansDir, provider, event string, pick func(n *Native) (string, bool)) (*EventFile, error) {
-	dir := IndexDir(plansDir, provider)
+	dir := indexDir(plansDir, provider)
 	gen, err := os.Readlink(filepath.Join(dir, "current"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, legacy(plansDir, provider)
@@ -340,7 +340,7 @@ func load(plansDir, provider, event string, pick func(n *Native) (string, bool))
 	}
 	for _, t := range tools {
 		bname := filepath.Join(dir, gen, event, toolFile(t))
-		var b Bucket
+		var b bucket
 		if err := readIndexFile("dispatch index", bname, &b); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, errMoved // listed, so its generation was removed
@@ -384,7 +384,7 @@ func legacy(plansDir, provider string) error {
 	if p.Schema != Schema {
 		return fmt.Errorf("reading dispatch plan %s: schema %d, this dalo reads %d; run 'dalo plugin install' again", name, p.Schema, Schema)
 	}
-	return fmt.Errorf("reading dispatch plan %s: it has no index %s; run 'dalo plugin install' again", name, IndexDir(plansDir, provider))
+	return fmt.Errorf("reading dispatch plan %s: it has no index %s; run 'dalo plugin install' again", name, indexDir(plansDir, provider))
 }
 
 // readIndexFile decodes the JSON file name into v; what names it in

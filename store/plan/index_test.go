@@ -76,7 +76,7 @@ func TestLoadBuckets(t *testing.T) {
 	if err := WriteIndex(dir, &Plan{Provider: "claude"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(IndexDir(dir, "claude")); !os.IsNotExist(err) {
+	if _, err := os.Stat(indexDir(dir, "claude")); !os.IsNotExist(err) {
 		t.Errorf("an empty plan left the index: %v", err)
 	}
 	if ef, err := Load(dir, "claude", "Stop", nil); ef != nil || err != nil {
@@ -134,7 +134,7 @@ func TestLoadNeverMixes(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-	ents, _ := os.ReadDir(IndexDir(dir, "claude"))
+	ents, _ := os.ReadDir(indexDir(dir, "claude"))
 	if len(ents) != 2 {
 		t.Errorf("index holds %d entries, want current and one generation", len(ents))
 	}
@@ -164,11 +164,11 @@ func TestLimitsRequired(t *testing.T) {
 	if err := WriteIndex(dir, testPlan("1"), nil); err != nil {
 		t.Fatal(err)
 	}
-	gen, err := os.Readlink(filepath.Join(IndexDir(dir, "claude"), "current"))
+	gen, err := os.Readlink(filepath.Join(indexDir(dir, "claude"), "current"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := filepath.Join(IndexDir(dir, "claude"), gen, "Stop.json")
+	name := filepath.Join(indexDir(dir, "claude"), gen, "Stop.json")
 	for _, tc := range []struct{ file, want string }{
 		{`{"schema":4,"provider":"claude","event":"Stop","hooks":[]}`, "limits.response_bytes is 0, not a positive byte count; run 'dalo plugin install' again"},
 		{`{"schema":4,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":0},"hooks":[]}`, "limits.rewritten_input_bytes is 0"},
