@@ -20,6 +20,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/" ./cmd/dalo ./cmd/dalo-hook
 go build -o "$tmp/dispatchgen" ./bench/dispatchgen
+go build -o "$tmp/measure" ./bench/measure
 if [ -n "$base" ]; then
 	(cd "$base" && go build -o "$tmp/dalo-base" ./cmd/dalo && go build -o "$tmp/dispatchgen-base" ./bench/dispatchgen)
 fi
@@ -45,26 +46,46 @@ check() {
 	[ -z "$out" ] || { echo "unexpected dispatch output: $out" >&2; exit 1; }
 }
 
+# timed LABEL [PREFIX...] -- COMMAND...: runs COMMAND (with the payload on
+# stdin) as bench/measure does, itself run by PREFIX (env -i, for a
+# handler's empty environment), and prints LABEL, the median and 90th
+# percentile wall time and the largest RSS.
+timed() {
+	label=$1
+	shift
+	pre=""
+	while [ "$1" != -- ]; do
+		pre="$pre $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086 # PREFIX is words
+	read -r med _ _ rss status _ p90 <<EOF
+$($pre "$tmp/measure" -n "$runs" -stdin "$payload_abs" -- "$@")
+EOF
+	[ "$status" = 0 ] || { echo "$label: exit status $status" >&2; exit 1; }
+	printf '%-17smedian %s ms  p90 %s ms  max RSS %s MB\n' "$label:" "$med" "$p90" "$(awk "BEGIN {printf \"%.1f\", $rss / 1024}")"
+}
+payload_abs=$(cd "$(dirname "$payload")" && pwd)/$(basename "$payload")
+
 for n in 10 100 1000; do
 	home="$tmp/home-$n"
-	entry=$("$tmp/dispatchgen" gen -home "$home" -packages "$n" -payload "$payload")
+	entry=$("$tmp/dispatchgen" -home "$home" -packages "$n" -payload "$payload")
 	check "$tmp/dalo" "$home"
 	out=$(DALO_HOME="$home" "$tmp/dalo-hook" dispatch --provider claude --event PreToolUse <"$payload")
 	[ -z "$out" ] || { echo "unexpected dalo-hook output: $out" >&2; exit 1; }
 	echo "== $n packages, $((n * 5)) hooks"
-	printf 'direct handler:  '
-	(cd "$(dirname "$entry")" && env -i "$tmp/dispatchgen" measure -n "$runs" -stdin "$OLDPWD/$payload" -- "$entry")
+	(cd "$(dirname "$entry")" && timed 'direct handler' env -i -- "$entry")
 	if [ -n "$base" ]; then
 		bhome="$tmp/base-home-$n"
-		"$tmp/dispatchgen-base" gen -home "$bhome" -packages "$n" -payload "$payload" >/dev/null
+		# An older dispatchgen took a gen subcommand.
+		"$tmp/dispatchgen-base" -home "$bhome" -packages "$n" -payload "$payload" >/dev/null 2>&1 ||
+			"$tmp/dispatchgen-base" gen -home "$bhome" -packages "$n" -payload "$payload" >/dev/null
 		check "$tmp/dalo-base" "$bhome"
-		printf 'baseline dalo:   '
-		DALO_HOME="$bhome" "$tmp/dispatchgen" measure -n "$runs" -stdin "$payload" -- "$tmp/dalo-base" hook dispatch --provider claude --event PreToolUse
+		DALO_HOME="$bhome" timed 'baseline dalo' -- "$tmp/dalo-base" hook dispatch --provider claude --event PreToolUse
 		echo "                 reads $(planBytes "$bhome") plan bytes"
 	fi
-	printf 'dalo-hook:       '
-	DALO_HOME="$home" "$tmp/dispatchgen" measure -n "$runs" -stdin "$payload" -- "$tmp/dalo-hook" dispatch --provider claude --event PreToolUse
-	printf 'dalo hook:       '
-	DALO_HOME="$home" "$tmp/dispatchgen" measure -n "$runs" -stdin "$payload" -- "$tmp/dalo" hook dispatch --provider claude --event PreToolUse
+	DALO_HOME="$home" timed 'dalo-hook' -- "$tmp/dalo-hook" dispatch --provider claude --event PreToolUse
+	DALO_HOME="$home" timed 'dalo hook' -- "$tmp/dalo" hook dispatch --provider claude --event PreToolUse
 	echo "                 reads $(planBytes "$home") plan bytes"
 done

@@ -37,7 +37,7 @@ printf '%-26s %9s %9s %9s %9s %9s %9s %5s  %s\n' case median_ms min_ms max_ms cp
 row() { # name dir runs max_ms max_mb
 	local name=$1 dir=$2 n=$3 tms=$4 tmb=$5
 	local med min max rss status cpu gt=-
-	read -r med min max rss status cpu < <("$work/measure" -n "$n" -- "$work/dalo" plugin validate "$dir")
+	read -r med min max rss status cpu _ < <("$work/measure" -n "$n" -- "$work/dalo" plugin validate "$dir")
 	if [ -n "$gnutime" ]; then
 		gt=$("$gnutime" -v "$work/dalo" plugin validate "$dir" 2>&1 >/dev/null |
 			awk -F: '/Maximum resident set size/ {printf "%.1f", $2/1024}')
