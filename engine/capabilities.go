@@ -82,7 +82,7 @@ func (p *Package) checkMatcher(tables []*providers.Table, at string, h Hook) {
 		f := fmt.Sprintf("%s.matcher.tool_names[%d]", at, n)
 		for _, t := range tables {
 			if !t.KnowsTool(name) {
-				p.diags.warnf("W101", p.doc.at(f), f, "%s has no native tool %s, so this name matches nothing there; its tools: %s", t.Key(), name, strings.Join(t.ToolNames(), ", "))
+				p.diags.warnOnce("W101", p.doc.at(f), f, "%s has no native tool %s, so this name matches nothing there; its tools: %s", t.Key(), name, strings.Join(t.ToolNames(), ", "))
 			}
 		}
 	}
@@ -95,7 +95,7 @@ func (p *Package) checkTimeout(t *providers.Table, at string, h Hook, event stri
 		return
 	}
 	f := at + ".timeout_ms"
-	p.diags.warnf("W102", p.doc.at(f), f, "%s cuts %s hook timeouts to %d ms; this hook asks for %d ms", t.Key(), event, max, h.TimeoutMS)
+	p.diags.warnOnce("W102", p.doc.at(f), f, "%s cuts %s hook timeouts to %d ms; this hook asks for %d ms", t.Key(), event, max, h.TimeoutMS)
 }
 
 func selectTables(ts *providers.Tables, keys []string) ([]*providers.Table, error) {

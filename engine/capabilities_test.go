@@ -202,6 +202,35 @@ func TestProviderFindings(t *testing.T) {
 	}
 }
 
+// TestProviderFindingsOnce: capabilities computed again for the same
+// packages add no provider finding twice.
+func TestProviderFindingsOnce(t *testing.T) {
+	src := writeHooks(t, []hookTOML{
+		{id: "gate", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Bash", "Nope"]`},
+		{id: "end", subject: "session", phase: "end", effect: "observe", requirement: "required", timeout: 5000},
+	})
+	s, err := Load(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := providers.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counts []int
+	for range 2 {
+		if _, err := CapabilitiesWith(ts, s.Packages, nil); err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, len(s.Packages[0].diags.diags))
+	}
+	// Load computed them once already: W101 for Nope on both providers
+	// and W102 for Codex's SessionEnd cut.
+	if counts[0] != 3 || counts[1] != 3 {
+		t.Errorf("package diagnostics after each CapabilitiesWith: %v, want 3 each:\n%v", counts, s.Packages[0].diags.diags)
+	}
+}
+
 // The capability decision is a CUE rule asked once per distinct question:
 // on a source of 1,000 packages of 3 hooks each it must add well under a
 // second to validation, even with a cold memo.

@@ -87,6 +87,19 @@ func (l *diagList) warnf(code string, pos Pos, field, format string, args ...any
 	l.add(Warning, code, pos, field, format, args...)
 }
 
+// warnOnce is warnf unless the list already holds the same warning: the
+// provider findings are added each time capabilities are computed for the
+// package, and a report never says one thing twice.
+func (l *diagList) warnOnce(code string, pos Pos, field, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	for _, d := range l.diags {
+		if d.Severity == Warning && d.Code == code && d.Field == field && d.Message == msg {
+			return
+		}
+	}
+	l.add(Warning, code, pos, field, "%s", msg)
+}
+
 func (l *diagList) hasErrors() bool {
 	for _, d := range l.diags {
 		if d.Severity == Error {
