@@ -96,7 +96,7 @@ type MarkerError struct {
 }
 
 func (e *MarkerError) Error() string {
-	return fmt.Sprintf("%s:%d: %s; dalo writes nothing until the marker is fixed or removed by hand", e.File, e.Line, e.Msg)
+	return fmt.Sprintf("%s:%d: %s; dalo writes nothing until the marker is fixed or removed by hand (a marker quoted as an example, even in a code block, must be indented)", e.File, e.Line, e.Msg)
 }
 
 // A ConflictError is a block the user edited since dalo wrote it.
@@ -162,7 +162,10 @@ func fileLineEnding(content []byte) string {
 // parseBlocks finds every dalo block in data, the contents of the file
 // named name. A line is a marker only when it starts the line with
 // "<!-- dalo:begin " or "<!-- dalo:end "; any other line, including other
-// tools' markers and dalo markers quoted inside a line, is user text.
+// tools' markers and dalo markers quoted inside a line, is user text. It
+// does not parse Markdown: a fence opened in an instruction's own text, or
+// left open in the user's, would otherwise hide dalo's markers from dalo,
+// and harnesses read the file as text anyway.
 func parseBlocks(name string, data []byte) ([]*Block, error) {
 	var (
 		blocks    []*Block
@@ -384,7 +387,8 @@ func enableBlock(name string, data []byte, in Instruction, force bool) (*Edit, e
 // disableBlock returns data without the block of id, and without the blank
 // line that separated it: the one before it, or else the one after it.
 // newlineAdded says that enabling ended the user's last line; once no dalo
-// block is left, that line ending goes too. An edited block is a
+// block is left, that line ending goes too, unless the user has written
+// after the block since. An edited block is a
 // *ConflictError unless force; a missing one wraps ErrNotEnabled.
 func disableBlock(name string, data []byte, id InstructionID, force, newlineAdded bool) (*Edit, error) {
 	blocks, err := parseBlocks(name, data)
@@ -417,7 +421,10 @@ func disableBlock(name string, data []byte, id InstructionID, force, newlineAdde
 		end += len(after[0].eol)
 	}
 	out := joinBytes(data[:start], data[end:])
-	if newlineAdded && len(blocks) == 1 {
+	// The line ending dalo added is the file's last byte only while the
+	// block it preceded ends the file: text the user wrote after the block
+	// ends with the user's own.
+	if newlineAdded && len(blocks) == 1 && old.End == len(data) {
 		content := out[base:]
 		switch {
 		case bytes.HasSuffix(content, []byte("\r\n")):

@@ -159,6 +159,17 @@ func TestUserText(t *testing.T) {
 	if string(d.After) != "top\n\nbelow, added by the user\n" {
 		t.Fatalf("disable: %q", d.After)
 	}
+
+	// The user's last line had no line ending, so enable added one; text
+	// the user then writes after the block keeps its own final newline.
+	e = mustEnable(t, "Use tabs.", design)
+	d, err = disableBlock("f", append(e.After, "\nMy text after dalo.\n"...), design.ID, false, e.NewlineAdded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Use tabs.\n\nMy text after dalo.\n"; string(d.After) != want {
+		t.Fatalf("disable after user text: %q, want %q", d.After, want)
+	}
 }
 
 func TestInstructionContentNormalized(t *testing.T) {
@@ -492,5 +503,23 @@ func TestGlobalTargetFromTables(t *testing.T) {
 	}
 	if _, err := globalTarget("nosuch"); err == nil || !strings.Contains(err.Error(), strings.Join(names, ", ")) {
 		t.Errorf("unknown harness: %v", err)
+	}
+}
+
+// TestMarkersInFences: dalo does not parse Markdown. A marker line in a
+// fenced code block is a marker (the error says how to quote one); an
+// indented one, or one inside a line, is the user's text.
+func TestMarkersInFences(t *testing.T) {
+	end := "<!-- dalo:end instruction:alpha source=rv -->"
+	_, err := enableBlock("f.md", []byte("```\n"+end+"\n```\n"), design, false)
+	var me *MarkerError
+	if !errors.As(err, &me) || me.Line != 2 || !strings.Contains(err.Error(), "must be indented") {
+		t.Fatalf("fenced end marker: %v", err)
+	}
+	for _, quoted := range []string{"```\n    " + end + "\n```\n", "Write `" + end + "` to close.\n"} {
+		e, err := enableBlock("f.md", []byte(quoted), design, false)
+		if err != nil || e.Action != ActionAdd || !strings.HasPrefix(string(e.After), quoted) {
+			t.Errorf("%q: %v %+v", quoted, err, e)
+		}
 	}
 }
