@@ -108,7 +108,7 @@ func Dispatch(req Request) (Native, error) {
 		} else if len(h.ToolNames) > 0 {
 			name, ok := fields.String("tool.name")
 			if !ok {
-				r.failure = "missing runtime binding: the native payload has no tool.name for the matcher"
+				r.failure = "not run: missing runtime binding: the native payload has no tool.name for the matcher"
 			} else if !contains(h.ToolNames, name) {
 				continue
 			}

@@ -708,7 +708,7 @@ func TestStderrDrain(t *testing.T) {
 	// its process group (it wrote its pid after setsid), so the group kill
 	// cannot take the writer with it; the writer closes stderr after LATE,
 	// so the drain ends at end of file, not at its deadline.
-	defer dispatch.SetStderrDrain(10 * time.Second)()
+	defer dispatch.SetPipeDrain(10 * time.Second)()
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Env: []string{"PATH"},
 		Script: "#!/bin/sh\necho EARLY >&2\nsetsid sh -c 'echo $$ > " + pidFile + "; sleep 0.3; echo LATE >&2; exec sleep 30 2>&-' >/dev/null </dev/null &\nwhile [ ! -s " + pidFile + " ]; do sleep 0.01; done\nexit 3\n"}
@@ -722,6 +722,34 @@ func TestStderrDrain(t *testing.T) {
 	n := decode(t, dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil))
 	if !strings.Contains(n.SystemMessage, "exited with status 3") || !strings.Contains(n.SystemMessage, "EARLY") || !strings.Contains(n.SystemMessage, "LATE") {
 		t.Errorf("systemMessage %q", n.SystemMessage)
+	}
+}
+
+// TestStdoutHeldOpen: a handler that answers, starts a daemon that keeps
+// its stdout and leaves its group, and exits has answered: its result
+// counts, and dispatch does not wait for its timeout.
+func TestStdoutHeldOpen(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Env: []string{"PATH"}, TimeoutMS: 30000,
+		Script: "#!/bin/sh\nprintf '{\"kind\":\"deny\",\"reason\":\"No.\"}'\nsetsid sh -c 'echo $$ > " + pidFile + "; exec sleep 60' </dev/null &\nwhile [ ! -s " + pidFile + " ]; do sleep 0.01; done\nexit 0\n"}
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	start := time.Now()
+	n := decode(t, dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil))
+	if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.HookSpecificOutput.PermissionDecisionReason, "No.") || n.SystemMessage != "" {
+		t.Errorf("answer %+v, want the handler's deny and no failure", n)
+	}
+	// Well under the 30 s timeout: the drain, not the timeout, ended it.
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("dispatch took %v: it waited for the timeout", d)
 	}
 }
 

@@ -2,10 +2,10 @@ package dispatch
 
 import "time"
 
-// SetStderrDrain widens or narrows how long stderr is drained, for a test,
+// SetPipeDrain widens or narrows how long stderr is drained, for a test,
 // and returns what restores it.
-func SetStderrDrain(d time.Duration) (restore func()) {
-	old := stderrDrain
-	stderrDrain = d
-	return func() { stderrDrain = old }
+func SetPipeDrain(d time.Duration) (restore func()) {
+	old := pipeDrain
+	pipeDrain = d
+	return func() { pipeDrain = old }
 }

@@ -127,8 +127,10 @@ func checkText(name, s string, max int) error {
 		return fmt.Errorf("result %s is %d bytes, over the %d-byte limit", name, len(s), max)
 	case strings.IndexByte(s, 0) >= 0:
 		return fmt.Errorf("result %s contains a NUL character", name)
-	case strings.TrimSpace(s) == "":
+	case s == "":
 		return fmt.Errorf("result %s is empty", name)
+	case strings.TrimSpace(s) == "":
+		return fmt.Errorf("result %s is blank: only white space", name)
 	}
 	return nil
 }

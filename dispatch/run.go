@@ -21,9 +21,10 @@ import (
 // rest is read and dropped so that the handler never blocks on it.
 const maxStderr = 4 << 10
 
-// stderrDrain bounds how long the handler's stderr is still read once its
-// process group is dead.
-var stderrDrain = 250 * time.Millisecond // a variable so that a test can widen it
+// pipeDrain bounds how long the handler's stdout and stderr are still read
+// once its process group is dead: a process that left the group may hold
+// them open.
+var pipeDrain = 250 * time.Millisecond // a variable so that a test can widen it
 
 // A command is one handler invocation, ready to start.
 type command struct {
@@ -269,6 +270,14 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 		case waitErr = <-waitc:
 			exited = true
 			killGroup() // whatever the handler left in its group
+			// What the group wrote is in the pipe; a process that
+			// left the group (a daemon the handler started) may keep
+			// stdout open for ever, and must not turn a handler that
+			// answered and exited into a timeout: pipeDrain bounds the
+			// rest of the read.
+			if !gotOut {
+				outR.SetReadDeadline(time.Now().Add(pipeDrain))
+			}
 		case <-timer.C:
 			timedOut = true
 			killGroup()
@@ -288,7 +297,7 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 	// read ends at EOF, unless a process that left the group still holds
 	// the pipe. A read deadline bounds the drain without dropping what is
 	// buffered, however late the reader runs.
-	errR.SetReadDeadline(time.Now().Add(stderrDrain))
+	errR.SetReadDeadline(time.Now().Add(pipeDrain))
 	stderr := <-errc
 	outR.Close()
 	errR.Close()

@@ -78,7 +78,7 @@ func TestDispatchStoppedKillsHandlers(t *testing.T) {
 				t.Fatalf("dalo: %v", err)
 			}
 			if sig != syscall.SIGKILL {
-				if ee.ExitCode() != exitFail || !strings.Contains(stderr.String(), "the running handlers were killed") {
+				if want := "stopped by " + map[os.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT", syscall.SIGHUP: "SIGHUP"}[sig] + "; the running handlers were killed"; ee.ExitCode() != exitFail || !strings.Contains(stderr.String(), want) {
 					t.Errorf("exit %v, stderr %q", err, stderr.Bytes())
 				}
 			} else {

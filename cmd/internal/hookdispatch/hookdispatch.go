@@ -115,7 +115,7 @@ func Run(cmd, provider, event string, args []string, stdin io.Reader, stdout, st
 		select {
 		case sig := <-sigs:
 			dispatch.Interrupt()
-			fmt.Fprintf(stderr, "%s: stopped by %v; the running handlers were killed\n", cmd, sig)
+			fmt.Fprintf(stderr, "%s: stopped by %s; the running handlers were killed\n", cmd, signalName(sig))
 			os.Exit(exitFail)
 		case <-done:
 		}
@@ -167,4 +167,17 @@ func Hook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return Run(cmd, *provider, *event, fs.Args(), stdin, stdout, stderr)
+}
+
+// signalName is the name a user knows a stop signal by.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
 }
