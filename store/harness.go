@@ -275,15 +275,11 @@ func sameEntry(text []byte, e HarnessEntry) bool {
 // returns nil bytes when the file should be deleted (dalo created it and
 // nothing else is left in it).
 func editConfig(file string, doc []byte, provider string, st HarnessState, want map[string]HarnessEntry) ([]byte, HarnessState, error) {
-	if st.Entries == nil {
-		st.Entries = map[string]HarnessEntry{}
-	}
-	if st.Created == nil {
-		st.Created = map[string]bool{}
-	}
-	if st.Interior == nil {
-		st.Interior = map[string]string{}
-	}
+	// Its own copies: the caller's st still describes the file as it is
+	// (install records both until the new file is written).
+	st.Entries = cloneMap(st.Entries)
+	st.Created = cloneMap(st.Created)
+	st.Interior = cloneMap(st.Interior)
 	st.File = file
 	if doc == nil {
 		if len(want) == 0 {
@@ -402,6 +398,15 @@ func editConfig(file string, doc []byte, provider string, st HarnessState, want 
 		st.Entries[ev] = w
 	}
 	return doc, st, nil
+}
+
+// cloneMap copies m; nil gives an empty map.
+func cloneMap[V any](m map[string]V) map[string]V {
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // keepInterior remembers what is inside container c when it is empty.

@@ -39,7 +39,8 @@ func (s *Store) path(elem ...string) string {
 
 // Lock takes the store's writer lock, creating the store and its dispatch
 // lock if needed, and removes what a writer killed half way left behind:
-// temporary files and directories are never part of the state.
+// temporary files and directories are never part of the state, in the
+// store or beside what dalo writes in the harness's directories.
 func (s *Store) Lock() (*Lock, error) {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating store %s: %w", s.Dir, err)
@@ -63,6 +64,7 @@ func (s *Store) Lock() (*Lock, error) {
 			}
 		}
 	}
+	s.sweepHarnessTemps()
 	// Staged trees no installed package uses (a run killed between
 	// recording a removal and unstaging leaves them) go too. Failing to
 	// collect them does not stop this writer: gcStaged deletes nothing
@@ -70,6 +72,62 @@ func (s *Store) Lock() (*Lock, error) {
 	// record it cannot read when it reads it.
 	s.gcStaged()
 	return l, nil
+}
+
+// sweepHarnessTemps removes the temporary files and directories a writer
+// killed half way left beside what dalo writes in the harness's
+// directories: a skill directory being copied, an agent file or the
+// harness configuration being replaced. The harness might load a hidden
+// skill copy. It removes only names dalo makes there, "." then the base
+// name of a path an install record names then plan.TempMark, in the
+// directory of that path: never anything else of the user's. A record it
+// cannot read leaves its directories as they are.
+func (s *Store) sweepHarnessTemps() {
+	names, err := s.InstalledProviders()
+	if err != nil {
+		return
+	}
+	bases := map[string]map[string]bool{} // directory → base names dalo writes there
+	add := func(p string) {
+		if p == "" || !filepath.IsAbs(p) {
+			return
+		}
+		d := filepath.Dir(p)
+		if bases[d] == nil {
+			bases[d] = map[string]bool{}
+		}
+		bases[d][filepath.Base(p)] = true
+	}
+	for _, p := range names {
+		in, err := s.Installed(p)
+		if err != nil {
+			continue
+		}
+		add(in.Harness.File)
+		for _, ip := range in.Packages {
+			for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+				add(o.Path)
+			}
+		}
+	}
+	for d, bs := range bases {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		swept := false
+		for _, e := range ents {
+			base, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), "."), plan.TempMark)
+			if ok && strings.HasPrefix(e.Name(), ".") && bs[base] {
+				if removeTree(filepath.Join(d, e.Name())) == nil {
+					swept = true
+				}
+			}
+		}
+		if swept {
+			plan.SyncDir(d)
+		}
+	}
 }
 
 // makeDispatchLock creates the file dispatches hold a shared lock on (see

@@ -225,7 +225,9 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 	for _, st := range stages {
 		ip.Staged = append(ip.Staged, treeDigest(st.files))
 	}
+	// Tools with the same bytes share one staged tree.
 	sort.Strings(ip.Staged)
+	ip.Staged = slices.Compact(ip.Staged)
 	for i := range ip.Hooks {
 		ip.Hooks[i].Hook.Tool.Root = s.StagedDir(treeDigest(stages[ip.Hooks[i].Hook.Tool.ID].files))
 	}
@@ -305,34 +307,36 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 	if old == nil && newSt.CreatedDir == "" {
 		newSt.CreatedDir = missingAbove(cfg) // recorded before it is created
 	}
-	// Until the configuration is written, the record keeps the entries
-	// dalo wrote before (or will write): a crash in between leaves entries
-	// dalo still recognises as its own.
-	next.Harness = mergeState(st, newSt)
-	if err := s.putInstalled(&next); err != nil {
-		return nil, err
-	}
-	step("install:recorded")
-	// Members dalo wrote before with the same bytes stay as they are, so
-	// that readers never miss them; the others are replaced.
+	// Members dalo wrote before with the same bytes, every file present
+	// and unchanged, stay as they are, so that readers never miss them;
+	// the others are replaced, and a file the user deleted is restored.
 	same := map[string]bool{}
+	var stale InstalledPackage
 	if prev != nil {
-		stale := InstalledPackage{Package: prev.Package}
 		for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
-			keep := false
-			for _, w := range written {
-				if w.Path == o.Path && reflect.DeepEqual(w.Files, o.Files) {
-					if _, err := os.Lstat(o.Path); err == nil {
-						keep = true
-					}
-				}
-			}
-			if keep {
+			if slices.ContainsFunc(written, func(w OwnedTree) bool {
+				return w.Path == o.Path && reflect.DeepEqual(w.Files, o.Files)
+			}) && intactOwned(&o) {
 				same[o.Path] = true
 			} else {
 				stale.Skills = append(stale.Skills, o)
 			}
 		}
+	}
+	// Until the configuration is written, the record keeps the entries
+	// dalo wrote before (or will write): a crash in between leaves entries
+	// dalo still recognises as its own. Until the plan is switched and the
+	// members written, it keeps the previous install's staged trees, which
+	// the plan in use runs, and the members it wrote, whose old bytes are
+	// still dalo's own (see [OwnedTree.Earlier]).
+	next.Harness = mergeState(st, newSt)
+	next.Packages[next.find(pkg)] = pending(ip, prev, same)
+	if err := s.putInstalled(&next); err != nil {
+		return nil, err
+	}
+	step("install:recorded")
+	next.Packages[next.find(pkg)] = ip
+	if prev != nil {
 		if kept := removeOwnedKept(&stale); len(kept) > 0 {
 			return nil, fmt.Errorf("%s: kept files changed since dalo wrote them:\n  %s", pkg, strings.Join(kept, "\n  "))
 		}
@@ -362,6 +366,78 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		return nil, err
 	}
 	return res, nil
+}
+
+// pending is the record of ip that install writes before it writes the
+// members and switches the plan: ip, with what of prev a run killed before
+// the final record still leaves in use. Staged keeps prev's trees too, the
+// plan in use runs them; each member prev wrote that install rewrites
+// (same says which it keeps as they are) accepts prev's bytes as dalo's
+// own; and members the package dropped stay recorded until removed.
+func pending(ip InstalledPackage, prev *InstalledPackage, same map[string]bool) InstalledPackage {
+	if prev == nil {
+		return ip
+	}
+	out := ip
+	out.Staged = append(append([]string(nil), ip.Staged...), prev.Staged...)
+	slices.Sort(out.Staged)
+	out.Staged = slices.Compact(out.Staged)
+	olds := map[string]OwnedTree{}
+	for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
+		olds[o.Path] = o
+	}
+	withEarlier := func(trees []OwnedTree) []OwnedTree {
+		out := make([]OwnedTree, len(trees))
+		for i, t := range trees {
+			out[i] = t
+			o, ok := olds[t.Path]
+			if !ok || same[t.Path] {
+				continue
+			}
+			delete(olds, t.Path)
+			out[i].Earlier = earlier(t, o)
+		}
+		return out
+	}
+	out.Skills = withEarlier(ip.Skills)
+	out.Agents = withEarlier(ip.Agents)
+	for _, o := range prev.Skills {
+		if _, dropped := olds[o.Path]; dropped && !same[o.Path] {
+			out.Skills = append(out.Skills, o)
+		}
+	}
+	for _, o := range prev.Agents {
+		if _, dropped := olds[o.Path]; dropped && !same[o.Path] {
+			out.Agents = append(out.Agents, o)
+		}
+	}
+	return out
+}
+
+// earlier is what t.Earlier must hold while t replaces o at the same path:
+// every digest of o, Files and Earlier, that t.Files does not have.
+func earlier(t, o OwnedTree) map[string][]string {
+	out := map[string][]string{}
+	add := func(rel, d string) {
+		if t.Files[rel] != d && !slices.Contains(out[rel], d) {
+			out[rel] = append(out[rel], d)
+		}
+	}
+	for rel, d := range o.Files {
+		add(rel, d)
+	}
+	for rel, ds := range o.Earlier {
+		for _, d := range ds {
+			add(rel, d)
+		}
+	}
+	for rel := range out {
+		slices.Sort(out[rel])
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // mergeState is a harness state that recognises the entries of both.
@@ -509,6 +585,22 @@ func writeMember(mb member, files map[string]FileDigest) error {
 			return err
 		}
 	}
+	// Every directory of the tree, deepest first, so that each entry is
+	// durable in its parent before the tree is renamed into place (as
+	// Stage does): a crash after the rename never leaves a tree with
+	// subdirectories missing.
+	var dirs []string
+	filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := syncDir(dirs[i]); err != nil {
+			return fmt.Errorf("installing %s: %w", mb.ref, err)
+		}
+	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
@@ -516,7 +608,7 @@ func writeMember(mb member, files map[string]FileDigest) error {
 		return fmt.Errorf("installing %s: %w", mb.ref, err)
 	}
 	ok = true
-	return plan.SyncDir(filepath.Dir(mb.dest))
+	return syncDir(filepath.Dir(mb.dest))
 }
 
 // missingAbove is the outermost directory above path that does not exist.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,6 +52,54 @@ type OwnedTree struct {
 	// CreatedDir is the outermost directory above Path that dalo created
 	// for it (such as ~/.agents); remove takes it away again once empty.
 	CreatedDir string `json:"created_dir,omitempty"`
+	// Earlier are the digests of bytes dalo wrote at these paths before
+	// (relative path → digests), while a reinstall replaces them: the
+	// record is written before the members, so a run killed in between
+	// leaves dalo's old bytes on disk, and they must still read as dalo's
+	// own, neither "changed" nor kept by remove. The reinstall's final
+	// record drops them.
+	Earlier map[string][]string `json:"earlier,omitempty"`
+}
+
+// files lists every relative path the record owns, of Files and of
+// Earlier, sorted.
+func (o *OwnedTree) files() []string {
+	seen := map[string]bool{}
+	for rel := range o.Files {
+		seen[rel] = true
+	}
+	for rel := range o.Earlier {
+		seen[rel] = true
+	}
+	return sortedKeys(seen)
+}
+
+// agent says whether o is an agent file: its one key is "".
+func (o *OwnedTree) agent() bool {
+	_, f := o.Files[""]
+	_, e := o.Earlier[""]
+	return f || e
+}
+
+// owns says whether sha256 is the digest of bytes dalo wrote at rel.
+func (o *OwnedTree) owns(rel, sha256 string) bool {
+	if d, ok := o.Files[rel]; ok && d == sha256 {
+		return true
+	}
+	return slices.Contains(o.Earlier[rel], sha256)
+}
+
+// file is the path of the owned file rel ("" for an agent file), or an
+// error when rel, from the record, is not a local path: a corrupt or
+// crafted record never makes dalo hash or remove a file outside the tree.
+func (o *OwnedTree) file(rel string) (string, error) {
+	if rel == "" {
+		return o.Path, nil
+	}
+	if !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return "", fmt.Errorf("%s: the install record names %q, not a path inside it", o.Path, rel)
+	}
+	return filepath.Join(o.Path, filepath.FromSlash(rel)), nil
 }
 
 // Providers lists the provider names of the known tables: the providers
@@ -133,10 +183,13 @@ func (in *Installed) Find(pkg string) *InstalledPackage {
 func (s *Store) putInstalled(in *Installed) error {
 	if len(in.Packages) == 0 && len(in.Harness.Entries) == 0 {
 		err := os.Remove(s.installsPath(in.Provider))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("removing %s: %w", s.installsPath(in.Provider), err)
 		}
-		return nil
+		return syncDir(s.path("installs"))
 	}
 	sort.Slice(in.Packages, func(i, j int) bool { return in.Packages[i].Package < in.Packages[j].Package })
 	return writeJSON(s.installsPath(in.Provider), in)
@@ -259,10 +312,13 @@ func wantEntries(t *providers.Table, in *Installed, dispatcher string) map[strin
 // handlers' timeouts.
 const dispatchSlackMS = 5000
 
-// gcStaged removes staged trees that no install record of any provider
-// names: what remove, reinstall or an interrupted run left behind. The
-// caller holds the store lock. It deletes nothing unless it read every
-// install record, and nothing while a dispatch runs: a dispatch that read
+// gcStaged removes staged trees that neither an install record of any
+// provider nor a dispatch plan or index names: what remove, reinstall or
+// an interrupted run left behind. The plans count on their own: a run
+// killed between recording its new state and switching the index leaves
+// hooks dispatch still runs from trees the record dropped. The caller holds
+// the store lock. It deletes nothing unless it read every install record
+// and every plan, and nothing while a dispatch runs: a dispatch that read
 // the plan before this writer switched it may still run handlers from the
 // trees the switch left unused (see [plan.HoldDispatch]). It then skips
 // collecting, without waiting: the unused trees only take space until a
@@ -283,6 +339,13 @@ func (s *Store) gcStaged() error {
 				used[d] = true
 			}
 		}
+	}
+	roots, err := plan.Roots(s.path("plans"))
+	if err != nil {
+		return fmt.Errorf("collecting staged trees: %w", err)
+	}
+	for _, r := range roots {
+		used[filepath.Base(r)] = true
 	}
 	ents, err := os.ReadDir(s.path("staged"))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -99,22 +99,44 @@ func (s *Store) Remove(t *providers.Table, pkg, dispatcher string) (*RemoveResul
 	return res, nil
 }
 
-// changedOwned lists the files dalo wrote for ip that the user changed.
+// changedOwned lists the files dalo wrote for ip that the user changed: a
+// file that is gone is not changed. A record naming a path outside its tree
+// counts as changed, so that nothing is overwritten or removed on its word.
 func changedOwned(ip *InstalledPackage) []string {
 	var out []string
 	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
-		for _, rel := range sortedKeys(o.Files) {
-			p := o.Path
-			if rel != "" {
-				p = filepath.Join(o.Path, filepath.FromSlash(rel))
+		for _, rel := range o.files() {
+			p, err := o.file(rel)
+			if err != nil {
+				out = append(out, err.Error())
+				continue
 			}
 			fd, err := hashFile(p)
-			if err == nil && fd.SHA256 != o.Files[rel] || err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err == nil && !o.owns(rel, fd.SHA256) || err != nil && !errors.Is(err, fs.ErrNotExist) {
 				out = append(out, p+" changed since dalo wrote it")
 			}
 		}
 	}
 	return out
+}
+
+// intactOwned says whether every file the record o lists is present with
+// the digest of Files: what a reinstall may leave as it is.
+func intactOwned(o *OwnedTree) bool {
+	if len(o.Earlier) > 0 {
+		return false // a reinstall was interrupted: some may be old bytes
+	}
+	for rel, want := range o.Files {
+		p, err := o.file(rel)
+		if err != nil {
+			return false
+		}
+		fd, err := hashFile(p)
+		if err != nil || fd.SHA256 != want {
+			return false
+		}
+	}
+	return true
 }
 
 // removeOwnedKept removes exactly the files dalo wrote that still have the
@@ -133,10 +155,14 @@ func removeOwned(ip *InstalledPackage) (removed, kept []string) {
 		var dirs, gone []string
 		changed := map[string]bool{} // files dalo wrote and kept, by path
 		failed := false              // a file dalo wrote could not be removed
-		for _, rel := range sortedKeys(o.Files) {
-			p := o.Path
+		for _, rel := range o.files() {
+			p, err := o.file(rel)
+			if err != nil {
+				kept = append(kept, err.Error())
+				failed = true
+				continue
+			}
 			if rel != "" {
-				p = filepath.Join(o.Path, filepath.FromSlash(rel))
 				for d := filepath.Dir(p); d != o.Path && strings.HasPrefix(d, o.Path); d = filepath.Dir(d) {
 					dirs = append(dirs, d)
 				}
@@ -144,7 +170,7 @@ func removeOwned(ip *InstalledPackage) (removed, kept []string) {
 			fd, err := hashFile(p)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
-			case err != nil || fd.SHA256 != o.Files[rel]:
+			case err != nil || !o.owns(rel, fd.SHA256):
 				kept = append(kept, p+" (changed since dalo wrote it)")
 				changed[p] = true
 			default:
@@ -158,7 +184,7 @@ func removeOwned(ip *InstalledPackage) (removed, kept []string) {
 			}
 		}
 		// An agent is one file (its only key is ""); a skill is a directory.
-		if _, single := o.Files[""]; !single {
+		if !o.agent() {
 			sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
 			for _, d := range append(dirs, o.Path) {
 				if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) && d == o.Path {

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"dalo/engine"
+	"dalo/internal/regular"
 )
 
 // A Source is a registered source: an identity the user chose and the
@@ -149,12 +151,41 @@ func (s *Store) RemoveSource(id string) error {
 	return writeJSON(s.path("sources.json"), sourcesFile{Schema: 1, Sources: srcs})
 }
 
+// maxStateFile bounds the read of one store file dalo decodes: a grant,
+// an install record, the registry, a dispatch plan. dalo wrote each, and
+// the largest, an install record or plan, lists each hook's tool files
+// (at most package_entries, 4096, of about 100 bytes) once per hook: a few
+// MiB for a large package. Reading is done under the store lock, so a file
+// replaced by something huge must fail with its name rather than fill
+// memory; 64 MiB leaves room for many such packages on one provider.
+const maxStateFile = 64 << 20
+
 // readJSON decodes the JSON file name into v; a file that does not decode
-// is an error naming it (a corrupt store is never read as empty).
+// is an error naming it (a corrupt store is never read as empty). It opens
+// the file as dispatch does (package regular): a symlink, FIFO or device
+// put in its place is an error at once, never a read elsewhere or one
+// that blocks, and it reads at most maxStateFile bytes. A missing file is
+// an error fs.ErrNotExist matches.
 func readJSON(name string, v any) error {
-	data, err := os.ReadFile(name)
-	if err != nil {
+	f, fi, err := regular.Open(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return err
+	case errors.Is(err, regular.ErrSymlink):
+		return fmt.Errorf("%s is a symlink, not a regular file; dalo writes its state files itself", name)
+	case err != nil:
+		return fmt.Errorf("reading state file: %w", err)
+	}
+	defer f.Close()
+	if fi.Size() > maxStateFile {
+		return fmt.Errorf("%s is %d bytes, more than the %d bytes dalo reads of a state file", name, fi.Size(), maxStateFile)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	if len(data) > maxStateFile {
+		return fmt.Errorf("%s is more than the %d bytes dalo reads of a state file", name, maxStateFile)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("%s is corrupt: %v", name, err)

@@ -167,6 +167,17 @@ func checkConsistent(t *testing.T, dir string) {
 	if _, err := s.Installed("claude"); err != nil {
 		t.Fatalf("installs: %v", err)
 	}
+	// Every staged root a plan or index of any provider names is there:
+	// the collector never deletes what dispatch may still run.
+	roots, err := plan.Roots(filepath.Join(dir, "store", "plans"))
+	if err != nil {
+		t.Fatalf("staged roots of the plans: %v", err)
+	}
+	for _, r := range roots {
+		if _, err := os.Stat(r); err != nil {
+			t.Errorf("a dispatch plan names a staged root that is gone: %v", err)
+		}
+	}
 	if p, err := s.ReadPlan("claude"); err == nil {
 		for ev, hs := range p.Events {
 			for _, h := range hs {
@@ -241,6 +252,127 @@ func assertClean(t *testing.T, dir string) {
 	}
 	if len(left) > 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// dropGuard rewrites the fixture's package without the guard tool and the
+// hooks that run it, and changes the words of its skill.
+func dropGuard(t *testing.T, dir string) {
+	t.Helper()
+	name := filepath.Join(dir, "src/plugins/review-kit/PLUGIN.toml")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(data), "\n[[")
+	out := blocks[:1]
+	for _, b := range blocks[1:] {
+		if (strings.HasPrefix(b, "tool]]") || strings.HasPrefix(b, "hook]]")) &&
+			(strings.Contains(b, "\nid = \"guard\"") || strings.Contains(b, "\nid = \"failure-context\"")) {
+			continue
+		}
+		out = append(out, b)
+	}
+	if len(out) != len(blocks)-3 {
+		t.Fatalf("the fixture's manifest changed: dropped %d blocks, want 3", len(blocks)-len(out))
+	}
+	if err := os.WriteFile(name, []byte(strings.Join(out, "\n[[")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	skill := filepath.Join(dir, "src/skills/design-review/SKILL.md")
+	data, _ = os.ReadFile(skill)
+	if err := os.WriteFile(skill, append(data, "Check the contrast too.\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCrashDuringReinstall kills, at each step, a reinstall that drops a
+// tool (and its fail_closed hook) and changes a skill; then an unrelated
+// writer takes the store lock (approving for codex), which collects staged
+// trees and sweeps temporary files. What dispatch reads must stay whole and
+// runnable, and installing again must complete: the skill's old bytes are
+// still dalo's, the dropped tree is collected once the plan moved on.
+func TestCrashDuringReinstall(t *testing.T) {
+	const pkg = "company:review-kit"
+	install := []string{"plugin", "install", pkg, "--provider", "claude"}
+	for _, at := range []string{"install:staged", "install:recorded", "install:members", "install:plan-generation", "install:plan", "install:config"} {
+		t.Run(at, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			lifecycleFixture(t, dir)
+			mustDalo(t, dir, "source", "add", "company", "src")
+			mustDalo(t, dir, "plugin", "approve", pkg, "--provider", "claude", "--all", "--yes")
+			mustDalo(t, dir, install...)
+			s, err := store.Open(filepath.Join(dir, "store"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, err := plan.Roots(filepath.Join(dir, "store", "plans"))
+			if err != nil || len(before) != 2 {
+				t.Fatalf("staged roots after the first install: %v, %v; want 2", before, err)
+			}
+			dropGuard(t, dir)
+			out, err := dalo(t, dir, at, install...)
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("dalo install was not killed at %s: %v\n%s", at, err, out)
+			}
+			checkConsistent(t, dir)
+			// What a writer killed mid-copy leaves in the harness's
+			// directories, beside a file of the user's with the mark
+			// but not a name dalo writes there.
+			home := filepath.Join(dir, "home/.claude")
+			litter := []string{"skills/.design-review.dalo-tmp-123/SKILL.md", "agents/.reviewer.md.dalo-tmp-9", ".settings.json.dalo-tmp-77"}
+			for _, p := range append(litter, ".notes.dalo-tmp-1") {
+				os.MkdirAll(filepath.Dir(filepath.Join(home, p)), 0o755)
+				if err := os.WriteFile(filepath.Join(home, p), []byte("partial"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mustDalo(t, dir, "plugin", "approve", pkg, "--provider", "codex", "--all", "--yes")
+			checkConsistent(t, dir)
+			for _, p := range litter {
+				if i := strings.Index(p, plan.TempMark); strings.Contains(p[i:], "/") {
+					p = p[:i+strings.Index(p[i:], "/")] // the directory
+				}
+				if _, err := os.Lstat(filepath.Join(home, p)); err == nil {
+					t.Errorf("%s is still there after the next writer took the lock", p)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(home, ".notes.dalo-tmp-1")); err != nil {
+				t.Errorf("the user's .notes.dalo-tmp-1 was removed: %v", err)
+			}
+
+			mustDalo(t, dir, install...)
+			checkConsistent(t, dir)
+			got, _ := os.ReadFile(filepath.Join(home, "skills/design-review/SKILL.md"))
+			want, _ := os.ReadFile(filepath.Join(dir, "src/skills/design-review/SKILL.md"))
+			if string(got) != string(want) {
+				t.Errorf("installed SKILL.md is not the source's:\n%s", got)
+			}
+			after, err := plan.Roots(filepath.Join(dir, "store", "plans"))
+			if err != nil || len(after) != 1 {
+				t.Fatalf("staged roots after the completed reinstall: %v, %v; want 1", after, err)
+			}
+			ents, _ := os.ReadDir(filepath.Join(dir, "store", "staged"))
+			if len(ents) != 1 || filepath.Join(dir, "store", "staged", ents[0].Name()) != after[0] {
+				t.Errorf("staged trees after the completed reinstall: %v; want only %s", ents, after[0])
+			}
+			in, err := s.Installed("claude")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ip := in.Find(pkg); ip == nil || len(ip.Staged) != 1 || len(ip.Skills) != 1 || len(ip.Skills[0].Earlier) != 0 {
+				t.Errorf("install record after the completed reinstall: %+v", ip)
+			}
+			if out, err := dalo(t, dir, "", "doctor"); err != nil {
+				t.Fatalf("doctor after the completed reinstall: %v\n%s", err, out)
+			}
+			mustDalo(t, dir, "plugin", "remove", pkg, "--provider", "claude")
+			mustDalo(t, dir, "plugin", "revoke", pkg)
+			os.Remove(filepath.Join(home, ".notes.dalo-tmp-1"))
+			assertClean(t, dir)
+		})
 	}
 }
 

@@ -414,3 +414,109 @@ func readIndexFile(what, name string, v any) error {
 	}
 	return nil
 }
+
+// Roots lists the staged tool roots that the plans under plansDir name, of
+// every provider: those of the current index generation, which dispatch
+// reads, and those of the whole plan beside it. A writer collecting staged
+// trees keeps these whatever the install records say: a reinstall killed
+// after recording its new state, but before switching the index, leaves
+// an index whose hooks still run from trees the record no longer names.
+// Any file it cannot read is an error, and the caller then collects
+// nothing. The caller holds the store lock, so no generation changes
+// meanwhile.
+func Roots(plansDir string) ([]string, error) {
+	ents, err := os.ReadDir(plansDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing dispatch plans: %w", err)
+	}
+	seen := map[string]bool{}
+	type hooks []struct {
+		Tool struct {
+			Root string `json:"root"`
+		} `json:"tool"`
+	}
+	add := func(hs hooks) {
+		for _, h := range hs {
+			if h.Tool.Root != "" {
+				seen[h.Tool.Root] = true
+			}
+		}
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.Contains(name, TempMark) {
+			continue
+		}
+		if provider, ok := strings.CutSuffix(name, ".json"); ok && provider != "" && e.Type().IsRegular() {
+			var p struct {
+				Events map[string]hooks `json:"events"`
+			}
+			if err := readIndexFile("dispatch plan", filepath.Join(plansDir, name), &p); err != nil {
+				return nil, err
+			}
+			for _, hs := range p.Events {
+				add(hs)
+			}
+			continue
+		}
+		if _, ok := strings.CutSuffix(name, ".d"); !ok || !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(plansDir, name)
+		gen, err := os.Readlink(filepath.Join(dir, "current"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // no generation is current: dispatch runs nothing
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading dispatch index: %w", err)
+		}
+		if !strings.HasPrefix(gen, "g-") || strings.ContainsRune(gen, '/') {
+			return nil, fmt.Errorf("reading dispatch index %s: current points to %q, not a generation", dir, gen)
+		}
+		files, err := indexFiles(filepath.Join(dir, gen))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			var x struct {
+				Hooks hooks `json:"hooks"`
+			}
+			if err := readIndexFile("dispatch index", f, &x); err != nil {
+				return nil, err
+			}
+			add(x.Hooks)
+		}
+	}
+	return sortedSet(seen), nil
+}
+
+// indexFiles lists the JSON files of one generation: its event files and
+// their tool buckets.
+func indexFiles(gen string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(gen, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("reading dispatch index: %w", err)
+		}
+		if rel, _ := filepath.Rel(gen, p); strings.Count(rel, string(filepath.Separator)) > 1 {
+			return fmt.Errorf("reading dispatch index: %s is deeper than a tool bucket", p)
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".json") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
