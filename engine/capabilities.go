@@ -11,7 +11,7 @@ import (
 // provider supports it: supported, unsupported (with the reason) or omitted
 // (an optional hook with fallback omit). A required hook a provider cannot
 // honour blocks activation on that target; that never changes the
-// package's validity. keys are provider@version keys from ResolveProviders;
+// package's validity. A hook with an error of its own is left out. keys are provider@version keys from ResolveProviders;
 // none means every known version.
 //
 // It also adds the provider findings to each package's diagnostics: a
@@ -42,6 +42,12 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 		}
 		for i, h := range p.Manifest.Hooks {
 			at := indexPath("hook", i)
+			if p.hasErrorUnder(at) {
+				// An invalid hook (a combination the table does not admit,
+				// an unknown tool, a bad binding) has no capability to
+				// speak of: its diagnostics say what is wrong with it.
+				continue
+			}
 			q := providers.Question{
 				Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
 				FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
@@ -69,6 +75,17 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 		}
 	}
 	return out, nil
+}
+
+// hasErrorUnder reports whether p has an error about the field path at or
+// a field inside it.
+func (p *Package) hasErrorUnder(at string) bool {
+	for _, d := range p.diags.diags {
+		if d.Severity == Error && (d.Field == at || strings.HasPrefix(d.Field, at+".") || strings.HasPrefix(d.Field, at+"[")) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkMatcher warns about matcher tool names a selected provider does not

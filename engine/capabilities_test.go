@@ -288,3 +288,33 @@ func BenchmarkCapabilities(b *testing.B) {
 		}
 	}
 }
+
+// TestInvalidHooksHaveNoCapability proves that a hook with an error of its
+// own (a combination the table does not admit) is left out of every
+// provider's answers, while the valid hooks of the same package are in.
+func TestInvalidHooksHaveNoCapability(t *testing.T) {
+	src := writeHooks(t, []hookTOML{
+		{id: "ok", subject: "prompt", phase: "before", effect: "add_context", requirement: "required"},
+		{id: "e030", subject: "prompt", phase: "after", effect: "observe", requirement: "required"},
+		{id: "e031", subject: "tool_call", phase: "after", effect: "gate", requirement: "required"},
+		{id: "e032", subject: "session", phase: "start", effect: "observe", requirement: "required", policy: "fail_closed"},
+	})
+	rep, err := Validate(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []string{"E030", "E031", "E032"} {
+		if !hasCode(rep, code) {
+			t.Errorf("no %s: %v", code, rep.Diagnostics)
+		}
+	}
+	for key, caps := range rep.Capabilities {
+		var hooks []string
+		for _, c := range caps {
+			hooks = append(hooks, c.Hook)
+		}
+		if len(hooks) != 1 || hooks[0] != "ok" {
+			t.Errorf("%s answers for hooks %v, want [ok]", key, hooks)
+		}
+	}
+}

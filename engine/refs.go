@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -77,15 +78,68 @@ func (v *sourceCheck) references() {
 	}
 }
 
+// omissions settles the members whose own files fail their checks (a
+// skill's front matter, an instruction's bytes). Such an asset cannot be
+// activated. A package that requires it is invalid (packageReport); one that
+// references it only optionally or as recommended omits it, visibly: a
+// warning at its reference names the member and every finding (W073). When
+// no package requires the asset, its findings are only those warnings, so
+// that an optional omission never makes the source invalid.
+func (v *sourceCheck) omissions() {
+	required := map[string]bool{}
+	for _, r := range v.refs {
+		if r.Resolution == Resolved && r.Requirement == "required" {
+			required[r.Target] = true
+		}
+	}
+	byName := v.byName
+	for _, r := range v.refs {
+		l, ok := v.files[r.Target]
+		if r.Resolution != Resolved || r.Requirement == "required" || !ok || !l.hasErrors() {
+			continue
+		}
+		p := byName[r.Package]
+		for _, d := range l.diags {
+			if d.Severity != Error {
+				continue
+			}
+			loc := d.File
+			if d.Line > 0 {
+				loc = fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
+			}
+			p.diags.warnf("W073", p.doc.at(r.Field), r.Field, "%s member %s is visibly omitted: %s: %s %s", r.Requirement, r.Ref, loc, d.Code, d.Message)
+		}
+	}
+	for path, l := range v.files {
+		if required[path] {
+			continue
+		}
+		out := l.diags[:0]
+		for _, d := range l.diags {
+			if d.Severity != Error {
+				out = append(out, d)
+			}
+		}
+		l.diags = out
+	}
+}
+
 func (v *sourceCheck) reference(p *Package, field, ref, requirement string) {
 	r := ParseRef(ref)
 	if _, known := v.rules.Layout[r.Kind]; !known {
-		return // already an E050/E051 from #RefRules
+		// Already an E051 from #RefRules; the report still lists it, since
+		// it lists every reference.
+		v.refs = append(v.refs, Reference{Package: p.Name, Field: field, Ref: ref, Requirement: requirement, Resolution: InvalidRef, Reason: "unknown reference kind " + r.Kind})
+		return
 	}
-	if hasErrorAt(&p.diags, field) {
-		// Already refused where it stands (E050): resolving it would only
-		// add a second diagnostic about the same mistake.
-		v.refs = append(v.refs, Reference{Package: p.Name, Field: field, Ref: ref, Requirement: requirement, Resolution: InvalidRef, Reason: "not admitted at this position"})
+	if d := errorAt(&p.diags, field); d != nil {
+		// Already refused where it stands (E050, E057): resolving it would
+		// only add a second diagnostic about the same mistake.
+		reason := "not admitted at this position"
+		if d.Code == "E057" {
+			reason = "duplicate reference"
+		}
+		v.refs = append(v.refs, Reference{Package: p.Name, Field: field, Ref: ref, Requirement: requirement, Resolution: InvalidRef, Reason: reason})
 		return
 	}
 	t := v.resolve(r)
@@ -106,13 +160,14 @@ func (v *sourceCheck) reference(p *Package, field, ref, requirement string) {
 	}
 }
 
-func hasErrorAt(l *diagList, field string) bool {
-	for _, d := range l.diags {
+// errorAt returns the first error l holds about field, or nil.
+func errorAt(l *diagList, field string) *Diagnostic {
+	for i, d := range l.diags {
 		if d.Severity == Error && d.Field == field {
-			return true
+			return &l.diags[i]
 		}
 	}
-	return false
+	return nil
 }
 
 func (v *sourceCheck) resolve(r Ref) target {
@@ -147,7 +202,8 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 		}
 		return target{resolution: Resolved, path: rel, root: root}
 	}
-	if _, why := lstatInside(root, rel); why != "" {
+	fi, why := lstatInside(root, rel)
+	if why != "" {
 		return target{resolution: Unresolved, reason: why}
 	}
 	t := target{resolution: Resolved, path: rel, root: root}
@@ -156,10 +212,94 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 		case "skill":
 			v.skill(r.Selector, rel)
 		case "agent":
-			v.agent(r.Selector, rel)
+			v.agent(r.Selector, rel, fi)
+		case "instruction":
+			v.instruction(rel, fi)
 		}
 	}
 	return t
+}
+
+// tooBig reports a member file over the file limit (E068) into l. Its
+// size comes from lstat: the file is not read.
+func (v *sourceCheck) tooBig(rel string, fi fs.FileInfo, l *diagList) bool {
+	if fi.Size() <= v.rules.Limits.FileBytes {
+		return false
+	}
+	l.errorf("E068", Pos{}, "", "%s is %d bytes, more than the %d-byte file limit", rel, fi.Size(), v.rules.Limits.FileBytes)
+	return true
+}
+
+// instruction checks a resolved instruction: within the file limit, and
+// text, since its bytes are written into the user's CLAUDE.md or
+// AGENTS.md: valid UTF-8 without NUL.
+func (v *sourceCheck) instruction(rel string, fi fs.FileInfo) {
+	l := v.fileDiags(rel)
+	if v.tooBig(rel, fi, l) {
+		return
+	}
+	f, _, err := regular.Open(filepath.Join(v.root, filepath.FromSlash(rel)))
+	if err != nil {
+		l.errorf("E070", Pos{}, "", "%s cannot be read: %v", rel, unwrapPathError(err))
+		return
+	}
+	defer f.Close()
+	pos, what, err := checkText(io.LimitReader(f, v.rules.Limits.FileBytes))
+	switch {
+	case err != nil:
+		l.errorf("E070", Pos{}, "", "%s cannot be read: %v", rel, unwrapPathError(err))
+	case what != "":
+		l.errorf("E091", pos, "", "%s: an instruction is Markdown text written into the user's CLAUDE.md or AGENTS.md", what)
+	}
+}
+
+// checkText reads r to its end and returns the position of the first byte
+// that keeps it from being text (invalid UTF-8 or NUL) and what it is, or
+// "" when it is text. It reads in chunks: an instruction may be as large
+// as the file limit.
+func checkText(r io.Reader) (Pos, string, error) {
+	buf := make([]byte, 64<<10)
+	pos := Pos{1, 1}
+	carry := 0
+	for {
+		n, err := r.Read(buf[carry:])
+		eof := err == io.EOF
+		if err != nil && !eof {
+			return Pos{}, "", err
+		}
+		data := buf[:carry+n]
+		i := 0
+		for i < len(data) {
+			b := data[i]
+			switch {
+			case b == 0:
+				return pos, "NUL byte", nil
+			case b < utf8.RuneSelf:
+				if b == '\n' {
+					pos.Line++
+					pos.Column = 0
+				}
+				pos.Column++
+				i++
+				continue
+			case !eof && !utf8.FullRune(data[i:]):
+				// The rest of this rune is in the next read.
+			default:
+				c, size := utf8.DecodeRune(data[i:])
+				if c == utf8.RuneError && size <= 1 {
+					return pos, fmt.Sprintf("invalid UTF-8 (byte 0x%02x)", b), nil
+				}
+				pos.Column += size
+				i += size
+				continue
+			}
+			break
+		}
+		carry = copy(buf, data[i:])
+		if eof {
+			return pos, "", nil
+		}
+	}
 }
 
 // skill checks a resolved skill: its directory within the limits and its
@@ -174,8 +314,11 @@ func (v *sourceCheck) skill(name, rel string) {
 	v.checkFrontMatter(v.rules.skillDef, "skill", name, rel, fm, off, l)
 }
 
-func (v *sourceCheck) agent(name, rel string) {
+func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
 	l := v.fileDiags(rel)
+	if v.tooBig(rel, fi, l) {
+		return
+	}
 	fm, off, ok := v.frontMatter(rel, l)
 	if !ok {
 		return
@@ -313,9 +456,9 @@ func firstLine(s string) string {
 	return s
 }
 
-// cycles finds cycles in plugin.requires (through any requirement) and
-// reports each once, naming it, at the edge that closes it in the package
-// that sorts first.
+// cycles finds cycles in plugin.requires (through any requirement). Every
+// package on a cycle is invalid: each gets one E077, at its edge into the
+// shortest cycle through it, naming that cycle from itself round.
 func (v *sourceCheck) cycles() {
 	edges := map[string][]edge{}
 	for _, p := range v.pkgs {
@@ -332,54 +475,73 @@ func (v *sourceCheck) cycles() {
 			}
 		}
 	}
-	const (
-		white = iota
-		grey
-		black
-	)
-	color := map[string]int{}
-	var stack []string
-	reported := map[string]bool{}
-	var visit func(n string)
-	visit = func(n string) {
-		color[n] = grey
-		stack = append(stack, n)
-		for _, e := range edges[n] {
-			switch color[e.to] {
-			case white:
-				visit(e.to)
-			case grey:
-				i := len(stack) - 1
-				for stack[i] != e.to {
-					i--
-				}
-				cyc := append(append([]string{}, stack[i:]...), e.to)
-				key := canonicalCycle(cyc)
-				if reported[key] {
-					continue
-				}
-				reported[key] = true
-				p := v.byName[n]
-				p.diags.errorf("E077", p.doc.at(e.field), e.field, "cycle in plugin.requires: %s", strings.Join(cyc, " -> "))
-			}
-		}
-		stack = stack[:len(stack)-1]
-		color[n] = black
-	}
 	for _, p := range v.pkgs {
-		if color[p.Name] == white {
-			visit(p.Name)
+		cyc, field := shortestCycle(edges, p.Name)
+		if cyc == nil {
+			continue
 		}
+		p.diags.errorf("E077", p.doc.at(field), field, "cycle in plugin.requires: %s", nameCycle(cyc))
 	}
 }
 
 type edge struct{ to, field string }
 
-func canonicalCycle(c []string) string {
-	c = c[:len(c)-1]
-	s := append([]string{}, c...)
-	sort.Strings(s)
-	return strings.Join(s, ",")
+// shortestCycle returns the shortest cycle from start back to itself
+// (start first and last), breadth first, with the field of start's edge
+// that begins it; nil if start is on no cycle.
+func shortestCycle(edges map[string][]edge, start string) ([]string, string) {
+	prev := map[string]string{}
+	first := map[string]string{} // node → field of start's edge that reached it
+	queue := []string{}
+	for _, e := range edges[start] {
+		if e.to == start {
+			return []string{start, start}, e.field
+		}
+		if _, seen := prev[e.to]; !seen {
+			prev[e.to] = start
+			first[e.to] = e.field
+			queue = append(queue, e.to)
+		}
+	}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, e := range edges[n] {
+			if e.to == start {
+				path := []string{start}
+				for x := n; x != start; x = prev[x] {
+					path = append(path, x)
+				}
+				path = append(path[:1], reversed(path[1:])...)
+				return append(path, start), first[path[1]]
+			}
+			if _, seen := prev[e.to]; !seen {
+				prev[e.to] = n
+				first[e.to] = first[n]
+				queue = append(queue, e.to)
+			}
+		}
+	}
+	return nil, ""
+}
+
+func reversed(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[len(s)-1-i] = x
+	}
+	return out
+}
+
+// nameCycle writes a cycle as a -> b -> a; a long one keeps its first and
+// last packages, so that a message stays short on a cycle through
+// thousands of packages.
+func nameCycle(c []string) string {
+	const keep = 8
+	if len(c) <= 2*keep {
+		return strings.Join(c, " -> ")
+	}
+	return fmt.Sprintf("%s -> ... (%d more) -> %s", strings.Join(c[:keep], " -> "), len(c)-2*keep, strings.Join(c[len(c)-keep:], " -> "))
 }
 
 func (v *sourceCheck) packageReport(p *Package) PackageReport {

@@ -19,7 +19,7 @@ type SourceInfo struct {
 
 type PackageReport struct {
 	Name    string         `json:"name"`
-	ID      string         `json:"id,omitempty"`
+	ID      string         `json:"id"`
 	Path    string         `json:"path"`
 	Valid   bool           `json:"valid"`
 	Members []MemberReport `json:"members"`

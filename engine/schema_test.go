@@ -272,6 +272,7 @@ func TestSchemaClassification(t *testing.T) {
 		{name: "complete example", manifest: validManifest, want: valid},
 		{name: "minimal", manifest: "schema_version = 1\n[plugin]\nname = \"design-review\"\ndescription = \"d\"\n", want: valid},
 		{name: "providers are inert", manifest: validManifest + "[providers.claude]\nanything = { nested = [1, \"two\"] }\n", want: valid},
+		{name: "description after an ideographic space", manifest: edit(`description = "Design review guidance with project context before each prompt."`, `description = "\u3000x"`), want: valid},
 		{name: "multi-byte string within 16 KiB", manifest: edit(`description = "Design review guidance with project context before each prompt."`, `description = "`+strings.Repeat("é", 8192)+`"`), want: valid},
 		{name: "matcher on a tool call", manifest: edit(`subject = "prompt"`, `subject = "tool_call"`, `bindings =`, "matcher = { tool_names = [] }\nbindings ="), want: valid},
 
@@ -289,6 +290,8 @@ func TestSchemaClassification(t *testing.T) {
 		{name: "pattern: plugin name", manifest: edit(`name = "design-review"`, `name = "Design_Review"`), want: structural, code: "E023"},
 		{name: "pattern: reference with a slash", manifest: edit(`ref = "skill:design-review"`, `ref = "skill:design/review"`), want: structural, code: "E023"},
 		{name: "pattern: env name", manifest: edit(`platforms = ["linux", "macos"]`, "platforms = [\"linux\", \"macos\"]\nenv = [\"MY VAR\"]"), want: structural, code: "E023"},
+		{name: "pattern: description of Unicode white space", manifest: edit(`description = "Design review guidance with project context before each prompt."`, `description = "\u3000\u00a0\u2028"`), want: structural, code: "E023"},
+		{name: "providers entry not a table", manifest: validManifest + "[providers]\nclaude = 1\n", want: structural, code: "E022"},
 		{name: "pattern: blank description", manifest: edit(`description = "Design review guidance with project context before each prompt."`, `description = "   "`), want: structural, code: "E023"},
 		{name: "id over 128 characters", manifest: edit(`id = "example.design-review"`, `id = "`+strings.Repeat("a", 129)+`"`), want: structural, code: "E023"},
 		{name: "missing required: description", manifest: edit(`description = "Design review guidance with project context before each prompt."`+"\n", ""), want: structural, code: "E021"},

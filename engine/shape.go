@@ -16,13 +16,14 @@ import (
 // mistake is reported once, at its own key or value, with a message that
 // says what was expected.
 func (r *Rules) checkShape(m *manifest, l *diagList) bool {
-	data := r.ctx.Encode(cueData(m.data))
+	shape := shapeData(m.data)
+	data := r.ctx.Encode(cueData(shape))
 	err := r.manifest.Unify(data).Validate(cue.Concrete(true), cue.Final())
 	if err == nil {
 		return true
 	}
 	before := len(l.diags)
-	r.walkStruct(r.manifest, "#Manifest", m.data, "", m, l)
+	r.walkStruct(r.manifest, "#Manifest", shape, "", m, l)
 	if len(l.diags) == before {
 		// The walk found nothing CUE did: report CUE's own findings rather
 		// than pass a manifest CUE refused.
@@ -38,6 +39,36 @@ func (r *Rules) checkShape(m *manifest, l *diagList) bool {
 		}
 	}
 	return false
+}
+
+// shapeData returns data with what providers.<name> holds left out: it is
+// inert adapter-owned data, whose shape is only that each entry is a table
+// (#Manifest). The reader already held it to the limits; encoding a
+// megabyte of it for CUE would cost seconds and hundreds of megabytes.
+// An entry that is not a table keeps its kind, for the message that
+// refuses it.
+func shapeData(data map[string]any) map[string]any {
+	ps, ok := data["providers"].(map[string]any)
+	if !ok {
+		return data
+	}
+	out := make(map[string]any, len(data))
+	for k, v := range data {
+		out[k] = v
+	}
+	inert := make(map[string]any, len(ps))
+	for k, v := range ps {
+		switch v.(type) {
+		case map[string]any:
+			inert[k] = map[string]any{}
+		case []any:
+			inert[k] = []any{}
+		default:
+			inert[k] = v
+		}
+	}
+	out["providers"] = inert
+	return out
 }
 
 // cuePath writes CUE's path selectors as a field path: hook[0].effect.
@@ -85,7 +116,12 @@ func (r *Rules) walkStruct(def cue.Value, name string, data map[string]any, path
 		fd, ok := fields[k]
 		if !ok {
 			if def.Allows(cue.Str(k)) {
-				continue // an open struct: inert data such as providers
+				// A pattern's field (an entry of providers): check it
+				// against the pattern's constraint.
+				if elem := def.LookupPath(cue.MakePath(cue.AnyString)); elem.Exists() {
+					r.walkValue(elem, name+".*", data[k], fp, m, l)
+				}
+				continue
 			}
 			l.errorf("E020", m.keyAt(fp), fp, "unknown field %s; %s takes %s", quoteKey(k), describeContainer(path), knownFields(fields))
 			continue

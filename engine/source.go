@@ -147,6 +147,7 @@ func Load(root string, opts Options) (*Source, error) {
 	}
 	v.uniqueIDs()
 	v.references()
+	v.omissions()
 	v.cycles()
 	// Provider capabilities come before the diagnostics are gathered: an
 	// unknown matcher tool name is a warning on its package.

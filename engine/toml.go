@@ -253,24 +253,15 @@ func (w *walker) walk(src []byte) bool {
 	w.src = src
 	var p unstable.Parser
 	p.Reset(src)
-	table := ""
-	depth := 0
+	table := scope{}
 	for p.NextExpression() && !w.failed {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
 			keys := e.Key()
-			path, last, n := w.resolveHeader(&keys, e.Kind == unstable.ArrayTable)
-			table, depth = path, n
-			sp := w.m.spans[path]
-			sp.key = w.m.pos(int(last.Raw.Offset))
-			w.m.spans[path] = sp
-			if w.lim != nil && depth > w.lim.TOMLNesting {
-				w.l.errorf("E014", sp.key, path, "nesting deeper than %d levels", w.lim.TOMLNesting)
-				w.failed = true
-			}
+			table = w.resolveHeader(&keys, e.Kind == unstable.ArrayTable)
 		case unstable.KeyValue:
-			w.keyValue(e, table, depth)
+			w.keyValue(e, table)
 		}
 	}
 	if err := p.Error(); err != nil && w.lim != nil {
@@ -282,64 +273,141 @@ func (w *walker) walk(src []byte) bool {
 	return !w.failed
 }
 
-// resolveHeader turns the keys of a [table] or [[array]] header into a field
-// path, indexing into arrays of tables declared so far.
-func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) (path string, last *unstable.Node, depth int) {
+// A scope is the table keys are defined in: its field path, its TOML
+// nesting depth (array elements count), how many keys name it (array
+// elements do not count) and whether the first is providers.
+//
+// Inside providers.<name>, an array element's path is written only when a
+// finding needs it: up is the array's scope and index the element's.
+type scope struct {
+	path      string
+	depth     int
+	keys      int
+	providers bool
+	up        *scope
+	index     int
+}
+
+// fieldPath returns s's field path.
+func (s *scope) fieldPath() string {
+	if s.up == nil {
+		return s.path
+	}
+	return indexPath(s.up.fieldPath(), s.index)
+}
+
+// enter returns the scope of key k inside s.
+func (s scope) enter(k string) scope {
+	return scope{path: joinPath(s.fieldPath(), k), depth: s.depth + 1, keys: s.keys + 1, providers: s.providers || s.keys == 0 && k == "providers"}
+}
+
+// inert reports whether what s holds is adapter-owned data: anything inside
+// providers.<name>. The walker checks it against the reader's limits but
+// indexes none of it: a megabyte of provider data must cost no more than
+// reading it.
+func (w *walker) inert(s scope) bool {
+	return w.lim != nil && s.providers && s.keys >= 2
+}
+
+// checkKey refuses a key longer than the string limit: keys are strings.
+func (w *walker) checkKey(k *unstable.Node, s scope) bool {
+	if w.lim == nil || len(k.Data) <= w.lim.StringBytes {
+		return true
+	}
+	w.l.errorf("E015", w.m.pos(int(k.Raw.Offset)), s.fieldPath(), "key of %d bytes is longer than %d bytes", len(k.Data), w.lim.StringBytes)
+	w.failed = true
+	return false
+}
+
+// resolveHeader turns the keys of a [table] or [[array]] header into its
+// scope, indexing into arrays of tables declared so far.
+func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 	var parts []*unstable.Node
 	for keys.Next() {
 		parts = append(parts, keys.Node())
 	}
+	s := scope{}
+	var pos Pos
 	for i, k := range parts {
-		path = joinPath(path, string(k.Data))
-		depth++
-		pos := w.m.pos(int(k.Raw.Offset))
+		if !w.checkKey(k, s) {
+			return s
+		}
+		s = s.enter(string(k.Data))
+		pos = w.m.pos(int(k.Raw.Offset))
 		last := i == len(parts)-1
 		switch {
 		case last && isArray:
-			w.define(path, defArray, pos)
-			n := w.arrays[path]
-			w.arrays[path] = n + 1
-			if n == 0 {
-				w.m.spans[path] = span{key: pos}
+			w.define(s.path, defArray, pos)
+			n := w.arrays[s.path]
+			if w.lim != nil && n == w.lim.ArrayEntries {
+				w.l.errorf("E016", pos, s.path, "array has more than %d entries", w.lim.ArrayEntries)
+				w.failed = true
+				return s
 			}
-			path = indexPath(path, n)
-			depth++
+			w.arrays[s.path] = n + 1
+			if n == 0 {
+				w.m.spans[s.path] = span{key: pos}
+			}
+			s.path = indexPath(s.path, n)
+			s.depth++
 		case last:
-			w.define(path, defTable, pos)
+			w.define(s.path, defTable, pos)
 		default:
-			w.define(path, defImplicit, pos)
+			w.define(s.path, defImplicit, pos)
 		}
-		if n, ok := w.arrays[path]; ok && !(last && isArray) {
-			path = indexPath(path, n-1)
-			depth++
+		if n, ok := w.arrays[s.path]; ok && !(last && isArray) {
+			s.path = indexPath(s.path, n-1)
+			s.depth++
 		}
 	}
-	return path, parts[len(parts)-1], depth
+	sp := w.m.spans[s.path]
+	sp.key = pos
+	w.m.spans[s.path] = sp
+	if w.lim != nil && s.depth > w.lim.TOMLNesting {
+		w.l.errorf("E014", pos, s.path, "nesting deeper than %d levels", w.lim.TOMLNesting)
+		w.failed = true
+	}
+	return s
 }
 
-func (w *walker) keyValue(e *unstable.Node, table string, depth int) {
+func (w *walker) keyValue(e *unstable.Node, table scope) {
 	keys := e.Key()
-	path := table
+	s := table
 	var last *unstable.Node
 	for keys.Next() {
-		if last != nil {
-			w.define(path, defDotted, w.m.pos(int(last.Raw.Offset)))
+		if last != nil && !w.inert(s) {
+			w.define(s.path, defDotted, w.m.pos(int(last.Raw.Offset)))
 		}
 		last = keys.Node()
-		path = joinPath(path, string(last.Data))
-		depth++
-		if _, ok := w.m.spans[path]; !ok {
-			w.m.spans[path] = span{key: w.m.pos(int(last.Raw.Offset))}
+		if !w.checkKey(last, s) {
+			return
+		}
+		s = s.enter(string(last.Data))
+		if w.inert(table) {
+			continue
+		}
+		if _, ok := w.m.spans[s.path]; !ok {
+			w.m.spans[s.path] = span{key: w.m.pos(int(last.Raw.Offset))}
 		}
 	}
-	if !w.define(path, defValue, w.m.pos(int(last.Raw.Offset))) {
+	start := w.valueStart(last)
+	if w.inert(table) {
+		w.inertValue(e.Value(), s, start)
 		return
 	}
-	sp := w.m.spans[path]
+	if !w.define(s.path, defValue, w.m.pos(int(last.Raw.Offset))) {
+		return
+	}
+	sp := w.m.spans[s.path]
 	sp.key = w.m.pos(int(last.Raw.Offset))
-	w.m.spans[path] = sp
-	// The value starts after the last key, '=' and blanks.
-	start := int(last.Raw.Offset + last.Raw.Length)
+	w.m.spans[s.path] = sp
+	w.value(e.Value(), s, start)
+}
+
+// valueStart returns where the value after key starts: after it, '=' and
+// blanks.
+func (w *walker) valueStart(key *unstable.Node) int {
+	start := int(key.Raw.Offset + key.Raw.Length)
 	for start < len(w.src) && (w.src[start] == ' ' || w.src[start] == '\t' || w.src[start] == '=' || w.src[start] == '"' || w.src[start] == '\'') {
 		if w.src[start] == '=' {
 			start++
@@ -350,7 +418,7 @@ func (w *walker) keyValue(e *unstable.Node, table string, depth int) {
 		}
 		start++
 	}
-	w.value(e.Value(), path, depth, start)
+	return start
 }
 
 // offset returns where v starts in the source. go-toml gives arrays no
@@ -384,27 +452,69 @@ func (w *walker) offset(v *unstable.Node, start int) int {
 	return start
 }
 
-func (w *walker) value(v *unstable.Node, path string, depth int, start int) {
+// firstElement returns where the first element of the array at off can
+// start: after its '[', blanks, line ends and comments; -1 if off is not
+// an array's '['. It places an empty array nested in another, which
+// go-toml gives no position.
+func (w *walker) firstElement(off int) int {
+	if off < 0 || off >= len(w.src) || w.src[off] != '[' {
+		return -1
+	}
+	for off++; off < len(w.src); off++ {
+		switch w.src[off] {
+		case ' ', '\t', '\r', '\n':
+		case '#':
+			for off < len(w.src) && w.src[off] != '\n' {
+				off++
+			}
+		default:
+			return off
+		}
+	}
+	return -1
+}
+
+// elementOffset is offset for the n-th element of an array at parent: the
+// first element can be placed after the '[', a later empty one falls back
+// to the array's own position.
+func (w *walker) elementOffset(c *unstable.Node, n, parent int) int {
+	hint := -1
+	if n == 0 {
+		hint = w.firstElement(parent)
+	}
+	if off := w.offset(c, hint); off >= 0 {
+		return off
+	}
+	return parent
+}
+
+func (w *walker) value(v *unstable.Node, s scope, off int) {
 	if w.failed {
 		return
 	}
-	off := w.offset(v, start)
+	off = w.offset(v, off)
 	if off < 0 {
 		off = 0
 	}
 	pos := w.m.pos(off)
-	sp := w.m.spans[path]
+	sp := w.m.spans[s.path]
 	sp.value = pos
-	w.m.spans[path] = sp
-	if w.lim != nil && depth > w.lim.TOMLNesting {
-		w.l.errorf("E014", pos, path, "nesting deeper than %d levels", w.lim.TOMLNesting)
+	w.m.spans[s.path] = sp
+	if w.lim != nil && s.depth > w.lim.TOMLNesting {
+		w.l.errorf("E014", pos, s.path, "nesting deeper than %d levels", w.lim.TOMLNesting)
 		w.failed = true
+		return
+	}
+	if w.inert(s) {
+		// providers.<name> itself is indexed, so that a finding about it
+		// has a position; what it holds is not.
+		w.inertChildren(v, s, off)
 		return
 	}
 	switch v.Kind {
 	case unstable.String:
 		if w.lim != nil && len(v.Data) > w.lim.StringBytes {
-			w.l.errorf("E015", pos, path, "string of %d bytes is longer than %d bytes", len(v.Data), w.lim.StringBytes)
+			w.l.errorf("E015", pos, s.path, "string of %d bytes is longer than %d bytes", len(v.Data), w.lim.StringBytes)
 			w.failed = true
 		}
 	case unstable.Array:
@@ -416,13 +526,13 @@ func (w *walker) value(v *unstable.Node, path string, depth int, start int) {
 				continue
 			}
 			if w.lim != nil && n == w.lim.ArrayEntries {
-				w.l.errorf("E016", pos, path, "array has more than %d entries", w.lim.ArrayEntries)
+				w.l.errorf("E016", pos, s.path, "array has more than %d entries", w.lim.ArrayEntries)
 				w.failed = true
 				return
 			}
-			cp := indexPath(path, n)
-			w.m.spans[cp] = span{}
-			w.value(c, cp, depth+1, -1)
+			cs := scope{path: indexPath(s.path, n), depth: s.depth + 1, keys: s.keys, providers: s.providers}
+			w.m.spans[cs.path] = span{}
+			w.value(c, cs, w.elementOffset(c, n, off))
 			n++
 		}
 	case unstable.InlineTable:
@@ -432,7 +542,68 @@ func (w *walker) value(v *unstable.Node, path string, depth int, start int) {
 			if kv.Kind != unstable.KeyValue {
 				continue
 			}
-			w.keyValue(kv, path, depth)
+			w.keyValue(kv, s)
+		}
+	}
+}
+
+// inertValue checks v, which is inside providers.<name>, against the
+// reader's limits without indexing it. s.path is built only for a finding.
+func (w *walker) inertValue(v *unstable.Node, s scope, start int) {
+	if w.failed {
+		return
+	}
+	if s.depth > w.lim.TOMLNesting {
+		w.l.errorf("E014", w.m.pos(max(w.offset(v, start), 0)), s.fieldPath(), "nesting deeper than %d levels", w.lim.TOMLNesting)
+		w.failed = true
+		return
+	}
+	switch v.Kind {
+	case unstable.String:
+		if len(v.Data) > w.lim.StringBytes {
+			w.l.errorf("E015", w.m.pos(int(v.Raw.Offset)), s.fieldPath(), "string of %d bytes is longer than %d bytes", len(v.Data), w.lim.StringBytes)
+			w.failed = true
+		}
+	case unstable.Array, unstable.InlineTable:
+		w.inertChildren(v, s, start)
+	}
+}
+
+// inertChildren checks the elements of an array or the keys of an inline
+// table inside providers.<name>.
+func (w *walker) inertChildren(v *unstable.Node, s scope, start int) {
+	switch v.Kind {
+	case unstable.Array:
+		n := 0
+		it := v.Children()
+		for it.Next() && !w.failed {
+			c := it.Node()
+			if c.Kind == unstable.Comment {
+				continue
+			}
+			if n == w.lim.ArrayEntries {
+				w.l.errorf("E016", w.m.pos(max(w.offset(v, start), 0)), s.fieldPath(), "array has more than %d entries", w.lim.ArrayEntries)
+				w.failed = true
+				return
+			}
+			// Only arrays need their start, for a finding about an
+			// empty one; finding it for every scalar would cost a scan.
+			at := -1
+			if c.Kind == unstable.Array {
+				if start < 0 || w.src[start] != '[' {
+					start = w.offset(v, start)
+				}
+				at = w.elementOffset(c, n, start)
+			}
+			w.inertValue(c, scope{depth: s.depth + 1, keys: s.keys, providers: true, up: &s, index: n}, at)
+			n++
+		}
+	case unstable.InlineTable:
+		it := v.Children()
+		for it.Next() && !w.failed {
+			if kv := it.Node(); kv.Kind == unstable.KeyValue {
+				w.keyValue(kv, s)
+			}
 		}
 	}
 }

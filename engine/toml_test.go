@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +73,79 @@ func TestRedefinitionsTOMLAllows(t *testing.T) {
 	}
 	if _, ok := m.spans["tool[1].inputs[1].name"]; !ok {
 		t.Errorf("no position for tool[1].inputs[1].name")
+	}
+}
+
+// TestReaderLimits proves the limits the reader enforces before anything
+// else looks at the data, inside providers as elsewhere, each at its own
+// position.
+func TestReaderLimits(t *testing.T) {
+	head := "schema_version = 1\n[plugin]\nname = \"a\"\ndescription = \"A package.\"\n"
+	tests := []struct {
+		name, src   string
+		code, field string
+		pos         Pos
+	}{
+		{"long key in a provider table", head + "[providers.x]\n\"" + strings.Repeat("k", 20000) + "\" = 1\n",
+			"E015", "providers.x", Pos{6, 1}},
+		{"long key in a header", head + "[providers." + strings.Repeat("k", 16385) + "]\n",
+			"E015", "providers", Pos{5, 12}},
+		{"long dotted key", head + "[providers.x]\na." + strings.Repeat("k", 16385) + " = 1\n",
+			"E015", "providers.x.a", Pos{6, 3}},
+		{"long key in an inline table", head + "[providers.x]\na = [{ " + strings.Repeat("k", 16385) + " = 1 }]\n",
+			"E015", "providers.x.a[0]", Pos{6, 8}},
+		{"long string in provider data", head + "[providers.x]\na = [[\"" + strings.Repeat("s", 16385) + "\"]]\n",
+			"E015", "providers.x.a[0][0]", Pos{6, 7}},
+		{"empty arrays nested too deep", head + "[providers.x]\na = [\n" + strings.Repeat("[", 30) + strings.Repeat("]", 30) + "\n]\n",
+			"E014", "providers.x.a[0]" + strings.Repeat("[0]", 29), Pos{7, 30}},
+		{"empty arrays too deep outside providers", head + "[[tool]]\nargv = [\n  " + strings.Repeat("[", 31) + strings.Repeat("]", 31) + "]\n",
+			"E014", "tool[0].argv[0]" + strings.Repeat("[0]", 29), Pos{7, 32}},
+		{"array of tables too long", head + strings.Repeat("[[providers.x.t]]\n", 1025),
+			"E016", "providers.x.t", Pos{1029, 15}},
+	}
+	lim := &Limits{TOMLNesting: 32, StringBytes: 16384, ArrayEntries: 1024}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &diagList{}
+			if m := decodeManifest([]byte(tt.src), lim, l); m != nil {
+				t.Fatalf("decoded a document over a limit")
+			}
+			if len(l.diags) != 1 {
+				t.Fatalf("got %d diagnostics, want 1: %v", len(l.diags), l.diags)
+			}
+			d := l.diags[0]
+			if d.Code != tt.code || d.Field != tt.field || (Pos{d.Line, d.Column}) != tt.pos {
+				t.Errorf("got %s %q at %d:%d, want %s %q at %d:%d (%s)", d.Code, d.Field, d.Line, d.Column, tt.code, tt.field, tt.pos.Line, tt.pos.Column, d.Message)
+			}
+		})
+	}
+}
+
+// TestProvidersNotIndexed proves that what providers.<name> holds is read
+// within the limits but not indexed: a megabyte of it adds no positions.
+func TestProvidersNotIndexed(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("schema_version = 1\n[plugin]\nname = \"a\"\ndescription = \"A package.\"\n[providers.x]\n")
+	for i := range 500 {
+		fmt.Fprintf(&b, "a%d = [%s7]\n", i, strings.Repeat("7,", 999))
+	}
+	b.WriteString("[providers.y]\nb = { c = [{ d = 1 }] }\n")
+	l := &diagList{}
+	m := decodeManifest([]byte(b.String()), &Limits{TOMLNesting: 32, StringBytes: 16384, ArrayEntries: 1024}, l)
+	if m == nil {
+		t.Fatalf("refused: %v", l.diags)
+	}
+	if len(m.spans) > 20 {
+		t.Errorf("%d positions indexed, want those of the fields outside providers.<name>", len(m.spans))
+	}
+	for _, p := range []string{"plugin.name", "providers.x", "providers.y"} {
+		if _, ok := m.spans[p]; !ok {
+			t.Errorf("no position for %s", p)
+		}
+	}
+	// The shape sees each provider's table, not what it holds.
+	shape := shapeData(m.data)["providers"].(map[string]any)
+	if x := shape["x"].(map[string]any); len(x) != 0 {
+		t.Errorf("shape data holds %d entries of providers.x", len(x))
 	}
 }

@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// TestCheckText proves that an instruction's bytes are checked as text at
+// the first bad byte's line and byte column, also when a rune or the bad
+// byte straddles two reads.
+func TestCheckText(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		pos  Pos
+		what string
+	}{
+		{"empty", "", Pos{}, ""},
+		{"markdown", "# Style\n\nKeep it short.\n", Pos{}, ""},
+		{"multi-byte", "# 設計\nПиши коротко. \u3000\n", Pos{}, ""},
+		{"NUL", "# Style\nab\x00c", Pos{2, 3}, "NUL byte"},
+		{"invalid byte", "# Style\né\xffx", Pos{2, 3}, "invalid UTF-8 (byte 0xff)"},
+		{"truncated rune at the end", "ab\xe8\xa8", Pos{1, 3}, "invalid UTF-8 (byte 0xe8)"},
+		{"surrogate", "a\xed\xa0\x80", Pos{1, 2}, "invalid UTF-8 (byte 0xed)"},
+	}
+	for _, tt := range tests {
+		for _, read := range []struct {
+			name string
+			r    func(string) io.Reader
+		}{
+			{"whole", func(s string) io.Reader { return strings.NewReader(s) }},
+			{"byte at a time", func(s string) io.Reader { return iotest.OneByteReader(strings.NewReader(s)) }},
+		} {
+			t.Run(tt.name+"/"+read.name, func(t *testing.T) {
+				pos, what, err := checkText(read.r(tt.src))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if what != tt.what || (what != "" && pos != tt.pos) {
+					t.Errorf("got %q at %v, want %q at %v", what, pos, tt.what, tt.pos)
+				}
+			})
+		}
+	}
+}
+
+// TestShortestCycle proves that every package on a cycle gets the cycle
+// through it, named from itself round, and a package that only leads into
+// a cycle gets none.
+func TestShortestCycle(t *testing.T) {
+	graph := func(pairs ...string) map[string][]edge {
+		g := map[string][]edge{}
+		for i := 0; i < len(pairs); i += 2 {
+			from := pairs[i]
+			g[from] = append(g[from], edge{to: pairs[i+1], field: "plugin.requires[" + string(rune('0'+len(g[from]))) + "].ref"})
+		}
+		return g
+	}
+	tests := []struct {
+		name  string
+		g     map[string][]edge
+		start string
+		cycle string
+		field string
+	}{
+		{"self", graph("a", "a"), "a", "a -> a", "plugin.requires[0].ref"},
+		{"three, from a", graph("a", "b", "b", "c", "c", "a"), "a", "a -> b -> c -> a", "plugin.requires[0].ref"},
+		{"three, from c", graph("a", "b", "b", "c", "c", "a"), "c", "c -> a -> b -> c", "plugin.requires[0].ref"},
+		{"leads into a cycle", graph("x", "a", "a", "b", "b", "a"), "x", "", ""},
+		{"shortest of two", graph("a", "b", "b", "c", "c", "a", "a", "d", "d", "a"), "a", "a -> d -> a", "plugin.requires[1].ref"},
+		{"no cycle", graph("a", "b", "b", "c"), "a", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cyc, field := shortestCycle(tt.g, tt.start)
+			if got := strings.Join(cyc, " -> "); got != tt.cycle || field != tt.field {
+				t.Errorf("got %q at %q, want %q at %q", got, field, tt.cycle, tt.field)
+			}
+		})
+	}
+	long := make([]string, 101)
+	for i := range 100 {
+		long[i] = "p" + strings.Repeat("x", i%3)
+	}
+	long[100] = long[0]
+	if got := nameCycle(long); !strings.Contains(got, "(85 more)") || len(got) > 200 {
+		t.Errorf("nameCycle of 101: %q", got)
+	}
+}
+
+// TestOptionalOmission proves that the packages of one source agree with
+// the report about a member whose own file fails: only the packages that
+// require it are invalid, and the source is valid when none does.
+func TestOptionalOmission(t *testing.T) {
+	skill := "-- skills/s1/SKILL.md --\n---\nname: s2\ndescription: Misnamed.\n---\n"
+	pkg := func(name, requirement string) string {
+		return "-- plugins/" + name + "/PLUGIN.toml --\nschema_version = 1\n[plugin]\nname = \"" + name + "\"\ndescription = \"d\"\n" +
+			"members = [{ ref = \"skill:s1\", requirement = \"" + requirement + "\" }]\n"
+	}
+	tests := []struct {
+		name    string
+		archive string
+		valid   bool
+		invalid []string // packages reported invalid
+		codes   []string // codes of the report, sorted
+	}{
+		{"optional only", skill + pkg("a", "optional"), true, nil, []string{"W073"}},
+		{"two optional", skill + pkg("a", "optional") + pkg("b", "optional"), true, nil, []string{"W073", "W073"}},
+		{"required only", skill + pkg("a", "required"), false, []string{"a"}, []string{"E082"}},
+		{"required and optional", skill + pkg("a", "optional") + pkg("b", "required"), false, []string{"b"}, []string{"E082", "W073"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeArchive(t, root, tt.archive)
+			rep, err := Validate(root, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var invalid, codes []string
+			for _, p := range rep.Packages {
+				if !p.Valid {
+					invalid = append(invalid, p.Name)
+				}
+			}
+			for _, d := range rep.Diagnostics {
+				codes = append(codes, d.Code)
+			}
+			slices.Sort(codes)
+			if rep.Valid != tt.valid || !slices.Equal(invalid, tt.invalid) || !slices.Equal(codes, tt.codes) {
+				t.Errorf("valid %t, invalid packages %v, codes %v; want %t, %v, %v\n%v", rep.Valid, invalid, codes, tt.valid, tt.invalid, tt.codes, rep.Diagnostics)
+			}
+			// The exit-0 condition agrees with the packages.
+			all := len(rep.Packages) > 0
+			for _, p := range rep.Packages {
+				all = all && p.Valid
+			}
+			if rep.Valid && !all {
+				t.Errorf("report valid but a package is not")
+			}
+		})
+	}
+}
