@@ -99,6 +99,10 @@ type run struct {
 	result  *Result
 	failure string // non-empty: the hook failed; a diagnostic without handler stderr
 	stderr  string // the handler's stderr (bounded), shown to the user with a failure only
+	// unmatched says the hook's matcher does not name the call's tool;
+	// skipped, that its grant confirmed that matcher: it has no part in
+	// the outcome.
+	unmatched, skipped bool
 }
 
 func source(h *plan.PlannedHook) string { return h.Package + "/" + h.Hook }
@@ -139,6 +143,9 @@ func compose(runs []run, fields Fields, lim plan.Limits, rules plan.Rules) *Outc
 	var allows, denies []string
 	var rewrites, replaces []Note // Text holds the JSON
 	for _, r := range runs {
+		if r.skipped {
+			continue
+		}
 		h, src := r.hook, source(r.hook)
 		if r.failure != "" {
 			if applyFailure(o, h, r, fields, lim, rules) == plan.FailDeny {

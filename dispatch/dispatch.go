@@ -110,7 +110,11 @@ func Dispatch(req Request) (Native, error) {
 			if !ok {
 				r.failure = "not run: missing runtime binding: the native payload has no tool.name for the matcher"
 			} else if !contains(h.ToolNames, name) {
-				continue
+				// Only a hook of the tool's bucket is read, and its matcher
+				// names the tool, unless the plan was edited: the matcher
+				// is held to the grant's before the hook is skipped, so
+				// that an edited one cannot silence a gate.
+				r.unmatched = true
 			}
 		}
 		runs = append(runs, r)
@@ -124,9 +128,6 @@ func Dispatch(req Request) (Native, error) {
 	sem := make(chan struct{}, maxParallel)
 	var wg sync.WaitGroup
 	for i := range runs {
-		if runs[i].failure != "" {
-			continue
-		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(r *run) {
@@ -150,13 +151,28 @@ func knownProviders() []string {
 }
 
 // runHook re-checks trust, runs the handler and parses its result, within
-// lim, the limits of the event's index, by its rules.
+// lim, the limits of the event's index, by its rules. Trust is checked
+// first, for a hook that already failed or that its matcher skips too: a
+// failing hook is judged by the policy its grant binds (see checkTrust),
+// and a skip by the matcher its grant binds.
 func runHook(req Request, fields Fields, lim plan.Limits, rules plan.Rules, r *run) {
-	h := r.hook
-	if err := checkTrust(req.Home, h); err != nil {
+	bound, err := checkTrust(req.Home, req.Provider, req.Event, r.hook)
+	if bound != nil && (bound.FailurePolicy != r.hook.FailurePolicy || bound.ErrorVisibility != r.hook.ErrorVisibility || bound.Effect != r.hook.Effect) {
+		judged := *r.hook
+		judged.FailurePolicy, judged.ErrorVisibility, judged.Effect = bound.FailurePolicy, bound.ErrorVisibility, bound.Effect
+		r.hook = &judged
+	}
+	switch {
+	case err != nil:
 		r.failure = "not run: " + err.Error()
 		return
+	case r.failure != "":
+		return
+	case r.unmatched:
+		r.skipped = true
+		return
 	}
+	h := r.hook
 	// Validation holds timeout_ms to #Limits before install plans it; a
 	// plan without a positive timeout is damaged, and a handler is never
 	// run without a deadline.

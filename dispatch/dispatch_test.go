@@ -54,6 +54,7 @@ func dispatchEvent(t *testing.T, provider, event string, payload []byte, hooks [
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { writable(home) })
 	if change != nil {
 		change(home, p)
 	}
@@ -126,12 +127,13 @@ func TestFailures(t *testing.T) {
 			os.Remove(filepath.Join(home, "grants", p.Events["PreToolUse"][0].HookGrant.ID+".json"))
 		}},
 		{name: "regranted", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n", diag: "changed since install", change: func(home string, p *plan.Plan) {
-			g := p.Events["PreToolUse"][0].ToolGrant
-			g.Digest = "other"
-			dispatchtest.WriteGrant(home, g)
+			regrant(home, p.Events["PreToolUse"][0].ToolGrant.ID, func(b any) {
+				b.(*plan.ToolBinds).Argv = []string{"--approved-again"}
+			})
 		}},
 		{name: "changed-staged-file", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n", diag: "staged file changed", change: func(home string, p *plan.Plan) {
 			tool := p.Events["PreToolUse"][0].Tool
+			os.Chmod(filepath.Join(tool.Root, tool.Entry), 0o755)
 			f, _ := os.OpenFile(filepath.Join(tool.Root, tool.Entry), os.O_APPEND|os.O_WRONLY, 0)
 			f.WriteString("# changed\n")
 			f.Close()
@@ -753,9 +755,10 @@ func TestStdoutHeldOpen(t *testing.T) {
 	}
 }
 
-// TestPlanRulesDrive checks that the interpreter and what fail_closed does
-// come from the plan (copied from the rules at install), not from tables
-// of the dispatcher's own.
+// TestPlanRulesDrive checks that what fail_closed does comes from the plan
+// (copied from the rules at install), and that the interpreter comes from
+// the rules' #Runtimes built into dalo (plan.Runtimes), never from the
+// plan's copy, which no grant binds: a plan naming another is refused.
 func TestPlanRulesDrive(t *testing.T) {
 	payload := mustJSON(recorded(t, "claude", "PreToolUse"))
 	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed",
@@ -771,11 +774,16 @@ func TestPlanRulesDrive(t *testing.T) {
 	n := decode(t, dispatchEvent(t, "claude", "PreToolUse", payload, []dispatchtest.Hook{h}, rewrite(func(p *plan.Plan) {
 		p.Events["PreToolUse"][0].Tool.Interpreter = "dalo-no-such-interpreter"
 	})))
-	if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, "runtime python: dalo-no-such-interpreter not found on dalo's PATH") {
+	if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, "the plan's interpreter of runtime python differs from the rules' (#Runtimes)") {
 		t.Errorf("interpreter: %+v", n)
 	}
+	// The rules' interpreter, missing from dalo's PATH.
+	t.Setenv("PATH", t.TempDir())
+	n = decode(t, dispatchEvent(t, "claude", "PreToolUse", payload, []dispatchtest.Hook{h}, nil))
+	if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, "runtime python: python3 not found on dalo's PATH") {
+		t.Errorf("interpreter not found: %+v", n)
+	}
 	n = decode(t, dispatchEvent(t, "claude", "PreToolUse", payload, []dispatchtest.Hook{h}, rewrite(func(p *plan.Plan) {
-		p.Events["PreToolUse"][0].Tool.Interpreter = "dalo-no-such-interpreter"
 		delete(p.Rules.FailClosed, "gate")
 	})))
 	if n.HookSpecificOutput.PermissionDecision != "" || !strings.Contains(n.SystemMessage, "not found on dalo's PATH") {

@@ -10,7 +10,9 @@
 //   - the plan lookup: only the index files of the event and of the
 //     payload's tool name (see plan.Load);
 //   - the trust re-check made before every run: both grants still in the
-//     ledger with the digests the plan names, every staged byte unchanged;
+//     ledger with the digests the plan names and the digests of what they
+//     bind, the plan asking for nothing else (argv, env, files, matcher,
+//     policy, ...), the staged tree holding exactly the bound bytes;
 //   - the process contract: declared argv with whole-argument input
 //     substitution, the staged tool root as cwd, only the declared
 //     environment, the raw native JSON on stdin, a hard timeout that kills

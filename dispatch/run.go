@@ -36,11 +36,12 @@ type command struct {
 
 // newCommand builds the invocation of h's tool for an event with fields f:
 //
-//   - with an interpreter (the plan's, from #Runtimes): the interpreter,
+//   - with an interpreter (plan.Runtimes, generated from #Runtimes of the
+//     rules, never the plan's copy, which no grant binds): the interpreter,
 //     looked up on the dispatcher's own PATH (the PATH the harness gave
 //     dalo, not the handler's environment: PATH reaches the handler only
-//     if its tool declares it in env), its arguments from the plan (python3's
-//     -E -s), the staged entry, then argv;
+//     if its tool declares it in env), its arguments (python3's -E -s -B),
+//     the staged entry, then argv;
 //     without: the staged entry, then argv;
 //   - an argument that is exactly ${input.NAME} is replaced by the value of
 //     the input, bound from an event field (booleans as "true"/"false");
@@ -54,15 +55,19 @@ func newCommand(h *plan.PlannedHook, f Fields, getenv func(string) (string, bool
 	t := &h.Tool
 	c := &command{dir: t.Root}
 	entry := filepath.Join(t.Root, t.Entry)
-	if t.Interpreter == "" {
+	rt, ok := plan.Runtimes[t.Runtime]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("runtime %q is not one this dalo runs", t.Runtime)
+	case rt.Interpreter == "":
 		c.path = entry
-	} else {
-		p, err := exec.LookPath(t.Interpreter)
+	default:
+		p, err := exec.LookPath(rt.Interpreter)
 		if err != nil {
-			return nil, fmt.Errorf("runtime %s: %s not found on dalo's PATH", t.Runtime, t.Interpreter)
+			return nil, fmt.Errorf("runtime %s: %s not found on dalo's PATH", t.Runtime, rt.Interpreter)
 		}
 		c.path = p
-		c.args = append(append([]string(nil), t.InterpreterArgs...), entry)
+		c.args = append(append([]string(nil), rt.Args...), entry)
 	}
 	values := map[string]string{}
 	for _, b := range h.Bindings {

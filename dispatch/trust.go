@@ -9,6 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"dalo/internal/regular"
 	"dalo/store/plan"
@@ -17,70 +19,247 @@ import (
 // maxGrantFile bounds the read of one grant file of the ledger.
 const maxGrantFile = 1 << 20
 
-// checkTrust re-checks, just before a run, what the plan was built from:
-// both grants still exist in the ledger with the digests the plan names
-// (revoke deletes the file; a new approval changes the digest), and every
-// staged file of the tool still has its sha256. The error says which.
-func checkTrust(home string, h *plan.PlannedHook) error {
-	for _, g := range []struct {
-		what string
-		ref  plan.GrantRef
-	}{{"tool", h.ToolGrant}, {"hook", h.HookGrant}} {
-		if err := checkGrant(home, g.ref); err != nil {
-			return fmt.Errorf("%s grant: %w", g.what, err)
-		}
+// reinstall ends every diagnostic of a plan that disagrees with its grants:
+// install writes the plan from them again.
+const reinstall = "; run 'dalo plugin install' again"
+
+// checkTrust re-checks, just before a run of h on the native event of
+// provider, everything the plan was built from (DECISIONS §7): both grants
+// of the hook still exist in the ledger with the digests the plan names
+// (revoke deletes the file; a new approval changes the digest) and with the
+// kind, provider, package and item the plan names; each grant's digest is
+// the digest of what it binds (a grant edited by hand is refused); the
+// plan asks for nothing but what they bind, field by field; the staged
+// root is the content address of the bound files; and the staged tree
+// holds exactly those files, each with its sha256 and executable bit.
+// The plan is only a fast copy of the grants: whoever edits it changes
+// nothing a handler run does. The error says what differs.
+//
+// It also returns what the ledger's grant of the hook binds, when that
+// grant is whole, even with an error: a failing hook is judged by the
+// failure policy its grant binds, not by the one a plan may claim.
+func checkTrust(home, provider, event string, h *plan.PlannedHook) (*plan.HookBinds, error) {
+	pkg, ok := packageOf(h.Package)
+	if !ok {
+		return nil, fmt.Errorf("the plan's package %q is not SOURCE:NAME%s", h.Package, reinstall)
 	}
-	return checkStaged(&h.Tool)
+	hookID := plan.GrantID(provider, pkg, "hook", h.Hook)
+	toolID := plan.GrantID(provider, pkg, "tool", h.Tool.ID)
+	// The hook's own grant, by the id the ledger gives it, is read first:
+	// its policy judges every failure below. (Reading the two grants
+	// concurrently was measured slower: the dispatcher is a short-lived
+	// process, and a goroutine's start costs more than a grant's read.)
+	hg, hb, err := readGrant(home, "hook", hookID)
+	if err != nil {
+		return nil, fmt.Errorf("hook grant: %w", err)
+	}
+	hbinds := hb.(*plan.HookBinds)
+	if err := checkGrantRef("hook", h.HookGrant, hg, provider, h.Package, h.Hook); err != nil {
+		return hbinds, err
+	}
+	if err := checkHook(h, hbinds, provider, event, hookID); err != nil {
+		return hbinds, err
+	}
+	tg, tb, err := readGrant(home, "tool", toolID)
+	if err != nil {
+		return hbinds, fmt.Errorf("tool grant: %w", err)
+	}
+	tbinds := tb.(*plan.ToolBinds)
+	if err := checkGrantRef("tool", h.ToolGrant, tg, provider, h.Package, h.Tool.ID); err != nil {
+		return hbinds, err
+	}
+	if hbinds.Tool != h.Tool.ID || hbinds.ToolDigest != tg.Digest {
+		return hbinds, fmt.Errorf("hook grant %s binds tool %s with digest %s, not the tool grant %s with digest %s%s", hookID, hbinds.Tool, hbinds.ToolDigest, tg.ID, tg.Digest, reinstall)
+	}
+	if err := checkTool(home, &h.Tool, tbinds, toolID); err != nil {
+		return hbinds, err
+	}
+	return hbinds, checkStaged(h.Tool.Root, tbinds.Files)
 }
 
-func checkGrant(home string, ref plan.GrantRef) error {
-	if ref.ID == "" || !filepath.IsLocal(ref.ID) || filepath.Base(ref.ID) != ref.ID {
-		return fmt.Errorf("grant id %q is not a file name", ref.ID)
+// packageOf splits a plan's SOURCE:NAME.
+func packageOf(ref string) (plan.PackageIdentity, bool) {
+	src, name, ok := strings.Cut(ref, ":")
+	if !ok || src == "" || name == "" || strings.Contains(name, ":") || strings.Contains(ref, "+") {
+		return plan.PackageIdentity{}, false
 	}
-	name := filepath.Join(home, "grants", ref.ID+".json")
+	return plan.PackageIdentity{Source: src, Name: name}, true
+}
+
+// readGrant reads the grant id of the ledger, a regular file of bounded
+// size, and decodes what it binds, a *plan.ToolBinds or a *plan.HookBinds
+// by kind, refusing it unless its digest is the digest of that.
+func readGrant(home, kind, id string) (*plan.Grant, any, error) {
+	if id == "" || !filepath.IsLocal(id) || filepath.Base(id) != id {
+		return nil, nil, fmt.Errorf("grant id %q is not a file name", id)
+	}
+	name := filepath.Join(home, "grants", id+".json")
 	f, _, err := regular.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s is revoked (%s does not exist)", ref.ID, name)
+		return nil, nil, fmt.Errorf("%s is revoked (%s does not exist)", id, name)
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxGrantFile))
+	data, err := io.ReadAll(io.LimitReader(f, maxGrantFile+1))
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", name, err)
+		return nil, nil, fmt.Errorf("reading %s: %w", name, err)
 	}
-	var g struct {
-		Digest string `json:"digest"`
+	if len(data) > maxGrantFile {
+		return nil, nil, fmt.Errorf("reading %s: over %d bytes", name, maxGrantFile)
 	}
-	if err := json.Unmarshal(data, &g); err != nil {
-		return fmt.Errorf("reading %s: %v", name, err)
+	// The binds are decoded in the same pass as the grant, into the type
+	// of the kind its id says, and digested as plan.Grant.Decode does:
+	// one scan of the file, on the hot path.
+	var g plan.Grant
+	var binds any = new(plan.ToolBinds)
+	if kind == "hook" {
+		binds = new(plan.HookBinds)
 	}
-	if g.Digest != ref.Digest {
-		return fmt.Errorf("%s changed since install (%s has digest %q, the plan wants %q)", ref.ID, name, g.Digest, ref.Digest)
+	if err := json.Unmarshal(data, &struct {
+		*plan.Grant
+		Binds any `json:"binds"` // shadows Grant.Binds
+	}{&g, binds}); err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %v", name, err)
+	}
+	if g.ID != id || g.Kind != kind {
+		return nil, nil, fmt.Errorf("%s is corrupt: it is the %s grant %q", name, g.Kind, g.ID)
+	}
+	d, err := plan.Digest(binds)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %v", name, err)
+	}
+	if d != g.Digest {
+		return nil, nil, fmt.Errorf("%s was edited since it was approved: digest %s is not the digest of what it binds (%s)", name, g.Digest, d)
+	}
+	return &g, binds, nil
+}
+
+// checkGrantRef holds the grant g, of kind, to the plan's reference to it
+// and to the plan's provider, package and item.
+func checkGrantRef(kind string, ref plan.GrantRef, g *plan.Grant, provider, pkg, item string) error {
+	switch {
+	case ref.ID != g.ID:
+		return fmt.Errorf("the plan's %s_grant names %q, not %s, the grant of %s %s%s", kind, ref.ID, g.ID, kind, item, reinstall)
+	case g.Kind != kind || g.Provider != provider || g.Package != pkg || g.Item != item:
+		return fmt.Errorf("%s grant %s is of %s %s of %s on %s, not of %s %s of %s on %s%s", kind, g.ID, g.Kind, g.Item, g.Package, g.Provider, kind, item, pkg, provider, reinstall)
+	case g.Digest != ref.Digest:
+		return fmt.Errorf("%s grant: %s changed since install (it has digest %q, the plan wants %q)%s", kind, g.ID, g.Digest, ref.Digest, reinstall)
 	}
 	return nil
 }
 
-// checkStaged hashes every staged file of t, the entry included.
-func checkStaged(t *plan.PlannedTool) error {
-	if !filepath.IsAbs(t.Root) {
-		return fmt.Errorf("staged tool root %q is not absolute", t.Root)
+// differs is the diagnostic of a plan field that is not what a grant binds.
+func differs(field, kind, id string) error {
+	return fmt.Errorf("the plan's %s differs from what %s grant %s binds%s", field, kind, id, reinstall)
+}
+
+// checkHook holds the plan's hook to what its grant binds. The matcher is
+// compared as bound, order included: install copies it verbatim, so no
+// plan of an honest install differs in it, and a matcher is what decides
+// whether a gate runs at all.
+func checkHook(h *plan.PlannedHook, b *plan.HookBinds, provider, event, id string) error {
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{
+		{"package", b.Package.String() == h.Package},
+		{"provider", b.Provider == provider},
+		{"hook id", b.Hook == h.Hook},
+		{"native event", b.NativeEvent == event},
+		{"subject", b.Subject == h.Subject},
+		{"phase", b.Phase == h.Phase},
+		{"effect", b.Effect == h.Effect},
+		{"requirement", b.Requirement == h.Requirement},
+		{"matcher (tool_names)", slices.Equal(b.Matcher, h.ToolNames)},
+		{"bindings", slices.Equal(b.Bindings, h.Bindings)},
+		{"timeout_ms", b.TimeoutMS == h.TimeoutMS},
+		{"failure_policy", b.FailurePolicy == h.FailurePolicy},
+		{"error_visibility", b.ErrorVisibility == h.ErrorVisibility},
+		{"tool", b.Tool == h.Tool.ID},
+	} {
+		if !f.ok {
+			return differs(f.name, "hook", id)
+		}
 	}
-	if _, ok := t.Files[t.Entry]; !ok {
-		return fmt.Errorf("staged entry %s has no digest in the plan", t.Entry)
+	// Result kinds are no part of a grant either: they are the rules' for
+	// the bound effect (#ResultKinds, built in). A plan whose copy differs
+	// would let a handler answer with another effect's kinds.
+	got := slices.Sorted(slices.Values(h.ResultKinds))
+	if !slices.Equal(slices.Compact(got), plan.ResultKinds[b.Effect]) {
+		return fmt.Errorf("the plan's result kinds of effect %s differ from the rules' (#ResultKinds)%s", b.Effect, reinstall)
+	}
+	return nil
+}
+
+// checkTool holds the plan's tool to what its grant binds, and its staged
+// root to the content address of the bound files under home.
+func checkTool(home string, t *plan.PlannedTool, b *plan.ToolBinds, id string) error {
+	files := len(t.Files) == len(b.Files)
+	for rel, sum := range t.Files {
+		if d, ok := b.Files[rel]; !ok || d.SHA256 != sum {
+			files = false
+		}
+	}
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{
+		{"tool id", b.Tool == t.ID},
+		{"runtime", b.Runtime == t.Runtime},
+		{"entry", b.Entry == t.Entry},
+		{"argv", slices.Equal(b.Argv, t.Argv)},
+		{"env", slices.Equal(b.Env, t.Env)},
+		{"inputs", slices.Equal(b.Inputs, t.Inputs)},
+		{"files", files},
+	} {
+		if !f.ok {
+			return differs(f.name, "tool", id)
+		}
+	}
+	// The interpreter is no part of a grant: it is the rules' for the
+	// bound runtime, and dispatch runs the one built into it (see
+	// newCommand). A plan whose copy differs was edited, or written by a
+	// dalo with other rules.
+	rt, ok := plan.Runtimes[t.Runtime]
+	if !ok {
+		return fmt.Errorf("runtime %q of tool grant %s is not one this dalo runs%s", t.Runtime, id, reinstall)
+	}
+	if t.Interpreter != rt.Interpreter || !slices.Equal(t.InterpreterArgs, rt.Args) {
+		return fmt.Errorf("the plan's interpreter of runtime %s differs from the rules' (#Runtimes)%s", t.Runtime, reinstall)
+	}
+	if _, ok := b.Files[t.Entry]; !ok {
+		return fmt.Errorf("tool grant %s binds no file %s, its entry%s", id, t.Entry, reinstall)
+	}
+	if want := filepath.Join(home, "staged", plan.TreeDigest(b.Files)); t.Root != want {
+		return fmt.Errorf("the plan's tool root %s is not %s, where the files tool grant %s binds are staged%s", t.Root, want, id, reinstall)
+	}
+	return nil
+}
+
+// checkStaged checks that the staged tree root holds exactly files (see
+// plan.CheckTree), each a regular file with its size, sha256 and
+// executable bit.
+func checkStaged(root string, files map[string]plan.FileDigest) error {
+	if err := plan.CheckTree(root, files); err != nil {
+		return fmt.Errorf("staged tree changed: %v", err)
 	}
 	buf := make([]byte, 32<<10)
-	for rel, want := range t.Files {
-		if !filepath.IsLocal(rel) {
+	for rel, want := range files {
+		if !filepath.IsLocal(filepath.FromSlash(rel)) {
 			return fmt.Errorf("staged file %q is outside the tool root", rel)
 		}
-		name := filepath.Join(t.Root, rel)
+		name := filepath.Join(root, filepath.FromSlash(rel))
 		f, fi, err := regular.Open(name)
 		if err != nil {
 			return fmt.Errorf("staged file changed: %v", err)
 		}
 		size := fi.Size()
+		if exec := fi.Mode().Perm()&0o100 != 0; exec != want.Executable {
+			f.Close()
+			return fmt.Errorf("staged file changed: %s has mode %v, approved executable %t", name, fi.Mode().Perm(), want.Executable)
+		}
 		// Read no more than the size fstat gave: a file that grows while
 		// it is read is changed, and is never read without end.
 		h := sha256.New()
@@ -92,8 +271,8 @@ func checkStaged(t *plan.PlannedTool) error {
 		if n > size {
 			return fmt.Errorf("staged file changed: %s grew while it was read", name)
 		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != want {
-			return fmt.Errorf("staged file changed: %s has sha256 %s, approved %s", name, got, want)
+		if got := hex.EncodeToString(h.Sum(nil)); got != want.SHA256 || n != want.Size {
+			return fmt.Errorf("staged file changed: %s has sha256 %s, approved %s", name, got, want.SHA256)
 		}
 	}
 	return nil

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"dalo/providers"
+	"dalo/store/plan"
 )
 
 // A Proposal is a grant approve would write, with what the user reads
 // before confirming it.
 type Proposal struct {
-	Grant  *Grant
+	Grant  *plan.Grant
 	Why    string // "" or why it is proposed though not asked for
 	Exists bool   // the ledger already holds this exact grant
 	// Stops are the installed hooks whose plans name the grant this one
@@ -47,9 +48,9 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 		return nil, nil, fmt.Errorf("%s: nothing to approve: name --tool ID or --hook ID, or --all", sel.Identity)
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
-	toolGrants := map[string]*Grant{}
+	toolGrants := map[string]*plan.Grant{}
 	added := map[string]bool{}
-	toolGrant := func(id, why string) (*Grant, error) {
+	toolGrant := func(id, why string) (*plan.Grant, error) {
 		if g, ok := toolGrants[id]; ok {
 			return g, nil
 		}
@@ -61,14 +62,14 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 		if err != nil {
 			return nil, err
 		}
-		g, err := newGrant("tool", sel.Table.Name, sel.Identity, id, b, now)
+		g, err := plan.NewGrant("tool", sel.Table.Name, sel.Identity, id, b, now)
 		if err != nil {
 			return nil, err
 		}
 		toolGrants[id] = g
 		return g, nil
 	}
-	add := func(g *Grant, why string) error {
+	add := func(g *plan.Grant, why string) error {
 		if added[g.ID] {
 			return nil
 		}
@@ -126,7 +127,7 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 		if err != nil {
 			return nil, nil, err
 		}
-		g, err := newGrant("hook", sel.Table.Name, sel.Identity, id, b, now)
+		g, err := plan.NewGrant("hook", sel.Table.Name, sel.Identity, id, b, now)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -150,7 +151,7 @@ func (s *Store) ReapproveCommand(sel *Selection, tool string) string {
 			continue
 		}
 		// A corrupt grant counts as one: approving replaces it.
-		_, err := s.Grant(GrantID(sel.Table.Name, sel.Identity, "hook", h.ID))
+		_, err := s.Grant(plan.GrantID(sel.Table.Name, sel.Identity, "hook", h.ID))
 		if !errors.Is(err, fs.ErrNotExist) || h.Requirement == "required" {
 			cmd += " --hook " + h.ID
 		}
@@ -194,7 +195,7 @@ func (s *Store) Approve(props []Proposal) error {
 		return err
 	}
 	defer l.Unlock()
-	var gs []*Grant
+	var gs []*plan.Grant
 	for _, p := range props {
 		if !p.Exists {
 			gs = append(gs, p.Grant)
@@ -206,7 +207,7 @@ func (s *Store) Approve(props []Proposal) error {
 // Revoke deletes the grants of package ref (SOURCE:NAME): the tools and
 // hooks named, or all of them. Dispatch stops honouring them at its next
 // run, whatever the harness configuration still says.
-func (s *Store) Revoke(ref string, tools, hooks []string) ([]*Grant, error) {
+func (s *Store) Revoke(ref string, tools, hooks []string) ([]*plan.Grant, error) {
 	if _, _, err := ParsePackageRef(ref); err != nil {
 		return nil, err
 	}
@@ -227,7 +228,7 @@ func (s *Store) Revoke(ref string, tools, hooks []string) ([]*Grant, error) {
 	for _, h := range hooks {
 		want["hook+"+h] = true
 	}
-	var out []*Grant
+	var out []*plan.Grant
 	var ids []string
 	matched := map[string]bool{}
 	for _, e := range ents {
@@ -235,7 +236,7 @@ func (s *Store) Revoke(ref string, tools, hooks []string) ([]*Grant, error) {
 		if !ok || isTemp(e.Name()) {
 			continue
 		}
-		provider, pkg, kind, item, err := ParseGrantID(id)
+		provider, pkg, kind, item, err := plan.ParseGrantID(id)
 		if err != nil || pkg.String() != ref {
 			continue
 		}
@@ -246,7 +247,7 @@ func (s *Store) Revoke(ref string, tools, hooks []string) ([]*Grant, error) {
 		matched[k] = true
 		g, err := s.Grant(id)
 		if err != nil {
-			g = &Grant{ID: id, Provider: provider, Package: ref, Source: pkg.Source, Kind: kind, Item: item} // corrupt: revoke it all the same
+			g = &plan.Grant{ID: id, Provider: provider, Package: ref, Source: pkg.Source, Kind: kind, Item: item} // corrupt: revoke it all the same
 		}
 		out = append(out, g)
 		ids = append(ids, id)

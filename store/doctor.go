@@ -52,7 +52,7 @@ func (s *Store) Doctor() []Finding {
 	}
 	// The ledger, file by file, so that one corrupt grant does not hide
 	// the others.
-	grants := map[string]*Grant{}
+	grants := map[string]*plan.Grant{}
 	if ents, err := os.ReadDir(s.path("grants")); err == nil {
 		for _, e := range ents {
 			if isTemp(e.Name()) || !strings.HasSuffix(e.Name(), ".json") {
@@ -113,7 +113,7 @@ func (s *Store) Doctor() []Finding {
 	return out
 }
 
-func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[string]*Grant) []Finding {
+func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[string]*plan.Grant) []Finding {
 	var out []Finding
 	add := func(status, subject, format string, args ...any) {
 		out = append(out, Finding{status, subject, fmt.Sprintf(format, args...)})
@@ -128,8 +128,8 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 	case err != nil:
 		add("problem", name+" plan", "%v", err)
 	default:
-		a, _ := canonical(have)
-		b, _ := canonical(want)
+		a, _ := plan.Canonical(have)
+		b, _ := plan.Canonical(want)
 		if string(a) != string(b) {
 			add("problem", name+" plan", "%s does not match what is installed; run 'dalo plugin install' again", s.planPath(name))
 		} else {
@@ -215,10 +215,10 @@ func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[str
 	return out
 }
 
-func toDigests(files map[string]string) map[string]FileDigest {
-	out := make(map[string]FileDigest, len(files))
+func toDigests(files map[string]string) map[string]plan.FileDigest {
+	out := make(map[string]plan.FileDigest, len(files))
 	for p, d := range files {
-		out[p] = FileDigest{SHA256: d}
+		out[p] = plan.FileDigest{SHA256: d}
 	}
 	return out
 }
@@ -237,11 +237,11 @@ func (s *Store) doctorIndex(name string, want *plan.Plan) []Finding {
 			bad = append(bad, ev+" is missing")
 			continue
 		}
-		a, _ := canonical(struct {
+		a, _ := plan.Canonical(struct {
 			N plan.Native
 			H []plan.PlannedHook
 		}{ef.Native, ef.Hooks})
-		b, _ := canonical(struct {
+		b, _ := plan.Canonical(struct {
 			N plan.Native
 			H []plan.PlannedHook
 		}{want.Natives[ev], want.Events[ev]})

@@ -2,8 +2,6 @@ package store
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,124 +12,6 @@ import (
 
 	"dalo/store/plan"
 )
-
-// A Grant is one approval in the ledger: a tool or a hook of one package,
-// for one provider. Digest is the sha256 of the canonical JSON of Binds,
-// which is everything the approval covers (DECISIONS §7); any change to
-// what it binds needs a new grant. Dispatch compares Digest with the plan's
-// GrantRef before every run.
-type Grant struct {
-	Schema     int             `json:"schema"`
-	ID         string          `json:"id"`
-	Digest     string          `json:"digest"`
-	Kind       string          `json:"kind"` // tool, hook
-	Provider   string          `json:"provider"`
-	Package    string          `json:"package"` // source:name
-	Source     string          `json:"source"`
-	Item       string          `json:"item"` // the tool or hook id
-	ApprovedAt string          `json:"approved_at"`
-	Binds      json.RawMessage `json:"binds"`
-}
-
-// PackageIdentity names a package: its source, its name and its declared id.
-type PackageIdentity struct {
-	Source string `json:"source"`
-	Name   string `json:"name"`
-	ID     string `json:"id,omitempty"`
-}
-
-func (p PackageIdentity) String() string { return p.Source + ":" + p.Name }
-
-// A FileDigest is the reviewed content of one tool file.
-type FileDigest struct {
-	SHA256     string `json:"sha256"`
-	Size       int64  `json:"size"`
-	Executable bool   `json:"executable,omitempty"`
-}
-
-// ToolBinds is what a tool grant covers: the package, the digest of every
-// file of the tool and the invocation contract.
-type ToolBinds struct {
-	Package      PackageIdentity       `json:"package"`
-	Tool         string                `json:"tool"`
-	Runtime      string                `json:"runtime"`
-	Entry        string                `json:"entry"`
-	Argv         []string              `json:"argv"`
-	Env          []string              `json:"env"`
-	Cwd          string                `json:"cwd"`
-	Inputs       []plan.PlannedInput   `json:"inputs"`
-	Capabilities []string              `json:"capabilities"`
-	Platforms    []string              `json:"platforms"`
-	Files        map[string]FileDigest `json:"files"`
-}
-
-// HookBinds is what a hook grant covers: the package, the event binding
-// (subject, phase, native event, matcher, bindings), the effect and how a
-// failure is handled, and the tool grant it runs.
-type HookBinds struct {
-	Package         PackageIdentity       `json:"package"`
-	Provider        string                `json:"provider"`
-	Hook            string                `json:"hook"`
-	Tool            string                `json:"tool"`
-	ToolDigest      string                `json:"tool_digest"`
-	Subject         string                `json:"subject"`
-	Phase           string                `json:"phase"`
-	NativeEvent     string                `json:"native_event"`
-	Effect          string                `json:"effect"`
-	Requirement     string                `json:"requirement"`
-	Matcher         []string              `json:"matcher"`
-	Bindings        []plan.PlannedBinding `json:"bindings"`
-	TimeoutMS       int                   `json:"timeout_ms"`
-	FailurePolicy   string                `json:"failure_policy"`
-	ErrorVisibility string                `json:"error_visibility"`
-}
-
-// canonical is the canonical JSON of v: compact, fields in declaration
-// order, map keys sorted, no HTML escaping.
-func canonical(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// Digest is the sha256 of the canonical JSON of v, in hex.
-func Digest(v any) (string, error) {
-	c, err := canonical(v)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(c)
-	return hex.EncodeToString(sum[:]), nil
-}
-
-// GrantID is the id of the grant of one tool or hook of a package for a
-// provider. '+' appears in no part, so ids cannot collide.
-func GrantID(provider string, pkg PackageIdentity, kind, item string) string {
-	return strings.Join([]string{provider, pkg.Source, pkg.Name, kind, item}, "+")
-}
-
-// ParseGrantID splits a grant id GrantID built into its provider, package,
-// kind and item. Revoke matches ledger file names with it, so that a grant
-// whose file is corrupt can still be revoked.
-func ParseGrantID(id string) (provider string, pkg PackageIdentity, kind, item string, err error) {
-	parts := strings.Split(id, "+")
-	if len(parts) != 5 {
-		return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: want PROVIDER+SOURCE+NAME+KIND+ITEM", id)
-	}
-	for _, p := range parts {
-		if p == "" {
-			return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: empty part", id)
-		}
-	}
-	if parts[3] != "tool" && parts[3] != "hook" {
-		return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: kind %q is neither tool nor hook", id, parts[3])
-	}
-	return parts[0], PackageIdentity{Source: parts[1], Name: parts[2]}, parts[3], parts[4], nil
-}
 
 // A GrantUse is an installed hook whose plan names a grant: dispatch runs
 // it only while the ledger holds that grant with Digest.
@@ -160,7 +40,7 @@ func (u GrantUse) Failing() string {
 // GrantUses lists the installed hooks, on any provider, whose plans name
 // grant id (as their tool grant or their hook grant).
 func (s *Store) GrantUses(id string) ([]GrantUse, error) {
-	provider, _, _, _, err := ParseGrantID(id)
+	provider, _, _, _, err := plan.ParseGrantID(id)
 	if err != nil {
 		return nil, err
 	}
@@ -181,52 +61,11 @@ func (s *Store) GrantUses(id string) ([]GrantUse, error) {
 	return out, nil
 }
 
-// newGrant makes the grant of binds.
-func newGrant(kind, provider string, pkg PackageIdentity, item string, binds any, now string) (*Grant, error) {
-	c, err := canonical(binds)
-	if err != nil {
-		return nil, err
-	}
-	d, err := Digest(binds)
-	if err != nil {
-		return nil, err
-	}
-	return &Grant{
-		Schema: 1, ID: GrantID(provider, pkg, kind, item), Digest: d,
-		Kind: kind, Provider: provider, Package: pkg.String(), Source: pkg.Source, Item: item,
-		ApprovedAt: now, Binds: c,
-	}, nil
-}
-
-// Verify checks that the digest is the digest of what the grant binds.
-func (g *Grant) Verify() error {
-	var v any
-	switch g.Kind {
-	case "tool":
-		v = new(ToolBinds)
-	case "hook":
-		v = new(HookBinds)
-	default:
-		return fmt.Errorf("unknown grant kind %q", g.Kind)
-	}
-	if err := json.Unmarshal(g.Binds, v); err != nil {
-		return fmt.Errorf("binds: %v", err)
-	}
-	d, err := Digest(v)
-	if err != nil {
-		return err
-	}
-	if d != g.Digest {
-		return fmt.Errorf("digest %s is not the digest of what it binds (%s)", g.Digest, d)
-	}
-	return nil
-}
-
 func (s *Store) grantPath(id string) string { return s.path("grants", id+".json") }
 
 // Grant reads one grant; a missing grant is fs.ErrNotExist.
-func (s *Store) Grant(id string) (*Grant, error) {
-	var g Grant
+func (s *Store) Grant(id string) (*plan.Grant, error) {
+	var g plan.Grant
 	if err := readJSON(s.grantPath(id), &g); err != nil {
 		return nil, err
 	}
@@ -241,7 +80,7 @@ func (s *Store) Grant(id string) (*Grant, error) {
 
 // Grants reads the whole ledger, sorted by id. A corrupt grant is an error
 // naming its file.
-func (s *Store) Grants() ([]*Grant, error) {
+func (s *Store) Grants() ([]*plan.Grant, error) {
 	ents, err := os.ReadDir(s.path("grants"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -249,7 +88,7 @@ func (s *Store) Grants() ([]*Grant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger: %w", err)
 	}
-	var out []*Grant
+	var out []*plan.Grant
 	for _, e := range ents {
 		name := e.Name()
 		if isTemp(name) || !strings.HasSuffix(name, ".json") {
@@ -270,7 +109,7 @@ func (s *Store) Grants() ([]*Grant, error) {
 
 // PutGrants writes grants to the ledger, one atomic file each, under the
 // lock the caller holds.
-func (s *Store) PutGrants(gs []*Grant) error {
+func (s *Store) PutGrants(gs []*plan.Grant) error {
 	if err := os.MkdirAll(s.path("grants"), 0o700); err != nil {
 		return fmt.Errorf("writing the ledger: %w", err)
 	}

@@ -4,24 +4,26 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"dalo/store/plan"
 )
 
 // ParseGrantID reads back every id GrantID builds, and rejects what it
 // cannot have built.
 func TestParseGrantID(t *testing.T) {
-	pkg := PackageIdentity{Source: "company", Name: "review-kit"}
+	pkg := plan.PackageIdentity{Source: "company", Name: "review-kit"}
 	for _, tc := range []struct{ provider, kind, item string }{
 		{"claude", "tool", "guard"},
 		{"codex", "hook", "design-context"},
 		{"claude", "hook", "a.b_c"},
 	} {
-		id := GrantID(tc.provider, pkg, tc.kind, tc.item)
-		provider, got, kind, item, err := ParseGrantID(id)
+		id := plan.GrantID(tc.provider, pkg, tc.kind, tc.item)
+		provider, got, kind, item, err := plan.ParseGrantID(id)
 		if err != nil {
-			t.Fatalf("ParseGrantID(%q): %v", id, err)
+			t.Fatalf("plan.ParseGrantID(%q): %v", id, err)
 		}
 		if provider != tc.provider || got != pkg || kind != tc.kind || item != tc.item {
-			t.Errorf("ParseGrantID(%q) = %s, %v, %s, %s", id, provider, got, kind, item)
+			t.Errorf("plan.ParseGrantID(%q) = %s, %v, %s, %s", id, provider, got, kind, item)
 		}
 	}
 	for _, bad := range []string{
@@ -31,8 +33,8 @@ func TestParseGrantID(t *testing.T) {
 		"claude++review-kit+tool+guard",
 		"claude+company+review-kit+agent+guard",
 	} {
-		if _, _, _, _, err := ParseGrantID(bad); err == nil {
-			t.Errorf("ParseGrantID(%q): no error", bad)
+		if _, _, _, _, err := plan.ParseGrantID(bad); err == nil {
+			t.Errorf("plan.ParseGrantID(%q): no error", bad)
 		}
 	}
 }
@@ -48,16 +50,16 @@ func TestRevokeByID(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	pkg := PackageIdentity{Source: "company", Name: "kit"}
-	g, err := newGrant("tool", "claude", pkg, "guard", ToolBinds{Package: pkg, Tool: "guard"}, "2026-01-01T00:00:00Z")
+	pkg := plan.PackageIdentity{Source: "company", Name: "kit"}
+	g, err := plan.NewGrant("tool", "claude", pkg, "guard", plan.ToolBinds{Package: pkg, Tool: "guard"}, "2026-01-01T00:00:00Z")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutGrants([]*Grant{g}); err != nil {
+	if err := s.PutGrants([]*plan.Grant{g}); err != nil {
 		t.Fatal(err)
 	}
-	corrupt := GrantID("codex", pkg, "hook", "gate")
-	other := GrantID("claude", PackageIdentity{Source: "company", Name: "kit2"}, "tool", "guard")
+	corrupt := plan.GrantID("codex", pkg, "hook", "gate")
+	other := plan.GrantID("claude", plan.PackageIdentity{Source: "company", Name: "kit2"}, "tool", "guard")
 	for _, name := range []string{corrupt + ".json", other + ".json", "notes.json"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("{"), 0o600); err != nil {
 			t.Fatal(err)

@@ -84,7 +84,7 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 	}
 
 	// Hooks: supported, approved, unchanged since approval.
-	type stage struct{ files map[string]FileDigest }
+	type stage struct{ files map[string]plan.FileDigest }
 	stages := map[string]stage{} // tool id → its approved files
 	m := sel.Pkg.Manifest
 	for i := range m.Hooks {
@@ -95,11 +95,11 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 			continue
 		}
 		tool := sel.Tool(h.Tool)
-		tg, err := s.Grant(GrantID(t.Name, sel.Identity, "tool", h.Tool))
+		tg, err := s.Grant(plan.GrantID(t.Name, sel.Identity, "tool", h.Tool))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		hg, err := s.Grant(GrantID(t.Name, sel.Identity, "hook", h.ID))
+		hg, err := s.Grant(plan.GrantID(t.Name, sel.Identity, "hook", h.ID))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
@@ -115,9 +115,9 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		if err != nil {
 			return nil, err
 		}
-		td, _ := Digest(tb)
+		td, _ := plan.Digest(tb)
 		if td != tg.Digest {
-			var approved ToolBinds
+			var approved plan.ToolBinds
 			if err := jsonUnmarshal(tg.Binds, &approved); err != nil {
 				return nil, fmt.Errorf("%s is corrupt: %v", s.grantPath(tg.ID), err)
 			}
@@ -135,9 +135,9 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		if err != nil {
 			return nil, err
 		}
-		if hd, _ := Digest(hb); hd != hg.Digest {
+		if hd, _ := plan.Digest(hb); hd != hg.Digest {
 			why := "its event binding, effect or failure handling differs"
-			var approved HookBinds
+			var approved plan.HookBinds
 			if jsonUnmarshal(hg.Binds, &approved) == nil && approved.ToolDigest != td {
 				why = fmt.Sprintf("its grant names an earlier grant of its tool %s, approved again since", h.Tool)
 			}
@@ -223,13 +223,13 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 	next.Packages = append([]InstalledPackage(nil), in.Packages...)
 	next.Version = t.Version
 	for _, st := range stages {
-		ip.Staged = append(ip.Staged, treeDigest(st.files))
+		ip.Staged = append(ip.Staged, plan.TreeDigest(st.files))
 	}
 	// Tools with the same bytes share one staged tree.
 	sort.Strings(ip.Staged)
 	ip.Staged = slices.Compact(ip.Staged)
 	for i := range ip.Hooks {
-		ip.Hooks[i].Hook.Tool.Root = s.StagedDir(treeDigest(stages[ip.Hooks[i].Hook.Tool.ID].files))
+		ip.Hooks[i].Hook.Tool.Root = s.StagedDir(plan.TreeDigest(stages[ip.Hooks[i].Hook.Tool.ID].files))
 	}
 	if i := next.find(pkg); i >= 0 {
 		next.Packages[i] = ip
@@ -280,7 +280,7 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 	}
 	step("install:staged")
 	var written []OwnedTree
-	var contents []map[string]FileDigest // of written, what writeMember copies
+	var contents []map[string]plan.FileDigest // of written, what writeMember copies
 	for _, mb := range members {
 		ot := OwnedTree{Ref: mb.ref, Path: mb.dest, CreatedDir: missingAbove(mb.dest)}
 		if prev != nil && ot.CreatedDir == "" {
@@ -465,7 +465,7 @@ func mergeState(a, b HarnessState) HarnessState {
 	return out
 }
 
-func hexFiles(files map[string]FileDigest) map[string]string {
+func hexFiles(files map[string]plan.FileDigest) map[string]string {
 	out := make(map[string]string, len(files))
 	for p, d := range files {
 		out[p] = d.SHA256
@@ -499,8 +499,8 @@ func ownedPaths(in *Installed, _ string) map[string]string {
 // walked by validation, so the package limits apply here too; symlinks and
 // special files are skipped, as validation warns (W064, W065), since they
 // cannot be copied as the reviewed bytes.
-func listFiles(src string, dir bool, lim *engine.Limits) (map[string]FileDigest, error) {
-	out := map[string]FileDigest{}
+func listFiles(src string, dir bool, lim *engine.Limits) (map[string]plan.FileDigest, error) {
+	out := map[string]plan.FileDigest{}
 	if !dir {
 		d, err := hashFile(src)
 		if err != nil {
@@ -551,7 +551,7 @@ func listFiles(src string, dir bool, lim *engine.Limits) (map[string]FileDigest,
 // files are the digests listFiles took ("" for an agent file); each source
 // file is read as readChecked does, so one swapped since (for a FIFO, a
 // symlink, a larger file) fails with an error naming it.
-func writeMember(mb member, files map[string]FileDigest) error {
+func writeMember(mb member, files map[string]plan.FileDigest) error {
 	if err := os.MkdirAll(filepath.Dir(mb.dest), 0o755); err != nil {
 		return fmt.Errorf("installing %s: %w", mb.ref, err)
 	}

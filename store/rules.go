@@ -55,23 +55,15 @@ func Rules() (plan.Rules, error) {
 	return plan.Rules{Results: maps.Clone(r.rules.Results), FailClosed: maps.Clone(r.rules.FailClosed)}, nil
 }
 
-// A Runtime is how dispatch runs the entry of a tool of one runtime
-// (#Runtimes): with Interpreter ("" runs the entry itself) and Args before
-// the entry.
-type Runtime struct {
-	Interpreter string   `json:"interpreter"`
-	Args        []string `json:"args,omitempty"`
-}
-
 // Runtimes asks the rules how each tool runtime runs, for the plan.
-func Runtimes() (map[string]Runtime, error) {
+func Runtimes() (map[string]plan.Runtime, error) {
 	r, err := planRules()
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]Runtime, len(r.runtimes))
+	out := make(map[string]plan.Runtime, len(r.runtimes))
 	for rt, x := range r.runtimes {
-		out[rt] = Runtime{Interpreter: x.Interpreter, Args: slices.Clone(x.Args)}
+		out[rt] = plan.Runtime{Interpreter: x.Interpreter, Args: slices.Clone(x.Args)}
 	}
 	return out, nil
 }
@@ -131,7 +123,7 @@ type rulesForPlan struct {
 	kinds    map[string][]string
 	limits   plan.Limits
 	rules    plan.Rules
-	runtimes map[string]Runtime
+	runtimes map[string]plan.Runtime
 }
 
 func sha256Hex(data []byte) string {

@@ -34,7 +34,7 @@ func TestRulesForPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Runtime{"executable": {}, "node": {Interpreter: "node"}, "python": {Interpreter: "python3", Args: []string{"-E", "-s"}}}
+	want := map[string]plan.Runtime{"executable": {}, "node": {Interpreter: "node"}, "python": {Interpreter: "python3", Args: []string{"-E", "-s", "-B"}}}
 	if !reflect.DeepEqual(rts, want) {
 		t.Errorf("runtimes %v, want %v", rts, want)
 	}

@@ -21,7 +21,7 @@ type Selection struct {
 	Loaded   *engine.Source
 	Pkg      *engine.Package
 	Report   engine.PackageReport
-	Identity PackageIdentity
+	Identity plan.PackageIdentity
 	Table    *providers.Table                 // nil without a provider
 	Caps     map[string]engine.HookCapability // hook id → what Table does with it
 	Registry map[string]string                // the user's registry, as resolved
@@ -84,7 +84,7 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 		}
 		return nil, fmt.Errorf("no package %s in source %s (%s); its packages: %s", name, src.ID, src.Path, strings.Join(names, ", "))
 	}
-	sel.Identity = PackageIdentity{Source: src.ID, Name: name}
+	sel.Identity = plan.PackageIdentity{Source: src.ID, Name: name}
 	if sel.Pkg.Manifest != nil {
 		sel.Identity.ID = sel.Pkg.Manifest.Plugin.ID
 	}
@@ -164,13 +164,13 @@ func ToolFiles(t *engine.Tool) []string {
 	return append([]string{t.Entry}, t.Files...)
 }
 
-// ToolBinds computes what a grant of tool t covers now, hashing its files.
-func (sel *Selection) ToolBinds(t *engine.Tool) (*ToolBinds, error) {
+// plan.ToolBinds computes what a grant of tool t covers now, hashing its files.
+func (sel *Selection) ToolBinds(t *engine.Tool) (*plan.ToolBinds, error) {
 	files, err := hashFiles(sel.PkgDir(), ToolFiles(t))
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.ID, err)
 	}
-	b := &ToolBinds{
+	b := &plan.ToolBinds{
 		Package: sel.Identity, Tool: t.ID, Runtime: t.Runtime, Entry: t.Entry,
 		Argv: nonNil(t.Argv), Env: nonNil(t.Env), Cwd: t.Cwd, Inputs: []plan.PlannedInput{},
 		Capabilities: nonNil(t.Capabilities), Platforms: nonNil(t.Platforms), Files: files,
@@ -181,9 +181,9 @@ func (sel *Selection) ToolBinds(t *engine.Tool) (*ToolBinds, error) {
 	return b, nil
 }
 
-// HookBinds computes what a grant of hook h covers on the selected
+// plan.HookBinds computes what a grant of hook h covers on the selected
 // provider, given the digest of its tool's binds.
-func (sel *Selection) HookBinds(h *engine.Hook, toolDigest string) (*HookBinds, error) {
+func (sel *Selection) HookBinds(h *engine.Hook, toolDigest string) (*plan.HookBinds, error) {
 	if sel.Table == nil {
 		return nil, fmt.Errorf("hook %s: no provider selected", h.ID)
 	}
@@ -191,7 +191,7 @@ func (sel *Selection) HookBinds(h *engine.Hook, toolDigest string) (*HookBinds, 
 	if t == nil {
 		return nil, fmt.Errorf("hook %s: no tool %s", h.ID, h.Tool)
 	}
-	b := &HookBinds{
+	b := &plan.HookBinds{
 		Package: sel.Identity, Provider: sel.Table.Name, Hook: h.ID, Tool: h.Tool, ToolDigest: toolDigest,
 		Subject: h.Subject, Phase: h.Phase, NativeEvent: sel.Caps[h.ID].NativeEvent, Effect: h.Effect,
 		Requirement: h.Requirement, Matcher: nil, Bindings: sel.bindings(h, t),

@@ -19,23 +19,23 @@ import (
 
 // hashFile reads a regular file without following a symlink and returns its
 // digest. Validation has already bounded the package's files.
-func hashFile(name string) (FileDigest, error) {
+func hashFile(name string) (plan.FileDigest, error) {
 	f, fi, err := regular.Open(name)
 	if err != nil {
-		return FileDigest{}, err
+		return plan.FileDigest{}, err
 	}
 	defer f.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return FileDigest{}, fmt.Errorf("reading %s: %w", name, err)
+		return plan.FileDigest{}, fmt.Errorf("reading %s: %w", name, err)
 	}
-	return FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n, Executable: fi.Mode().Perm()&0o100 != 0}, nil
+	return plan.FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n, Executable: fi.Mode().Perm()&0o100 != 0}, nil
 }
 
 // hashFiles digests the files rel (slash-separated, relative to root).
-func hashFiles(root string, rel []string) (map[string]FileDigest, error) {
-	out := make(map[string]FileDigest, len(rel))
+func hashFiles(root string, rel []string) (map[string]plan.FileDigest, error) {
+	out := make(map[string]plan.FileDigest, len(rel))
 	for _, r := range rel {
 		d, err := hashFile(filepath.Join(root, filepath.FromSlash(r)))
 		if err != nil {
@@ -46,16 +46,9 @@ func hashFiles(root string, rel []string) (map[string]FileDigest, error) {
 	return out, nil
 }
 
-// treeDigest is the content address of a set of files: the digest of their
-// canonical listing.
-func treeDigest(files map[string]FileDigest) string {
-	d, _ := Digest(files)
-	return d
-}
-
 // changedFiles lists the files whose digest differs between two listings,
 // with what happened to each, sorted.
-func changedFiles(approved, now map[string]FileDigest) []string {
+func changedFiles(approved, now map[string]plan.FileDigest) []string {
 	var out []string
 	for p, a := range approved {
 		n, ok := now[p]
@@ -93,14 +86,15 @@ func (s *Store) StagedDir(digest string) string { return s.path("staged", digest
 // what was approved even if the source changes meanwhile. The directory
 // appears whole or not at all: it is built under a temporary name and
 // renamed.
-func (s *Store) Stage(root string, files map[string]FileDigest) (string, error) {
-	digest := treeDigest(files)
+func (s *Store) Stage(root string, files map[string]plan.FileDigest) (string, error) {
+	digest := plan.TreeDigest(files)
 	final := s.StagedDir(digest)
 	if _, err := os.Stat(final); err == nil {
-		if bad := VerifyStaged(final, files); len(bad) == 0 {
+		if bad := verifyStaged(final, files, true); len(bad) == 0 {
 			return final, nil
 		}
-		// A staged tree was altered behind dalo's back: stage it again.
+		// A staged tree was altered behind dalo's back (a file changed,
+		// its mode, or one planted beside them): stage it again.
 		if err := removeTree(final); err != nil {
 			return "", fmt.Errorf("restaging %s: %w", final, err)
 		}
@@ -185,7 +179,7 @@ func openRegular(name string) (*os.File, error) {
 // replaced after it was digested (by a FIFO, a symlink to a device, a
 // larger file) can neither block dalo nor make it read without bound while
 // it holds the store lock.
-func readChecked(name string, want FileDigest) ([]byte, error) {
+func readChecked(name string, want plan.FileDigest) ([]byte, error) {
 	f, err := openRegular(name)
 	if err != nil {
 		return nil, err
@@ -204,7 +198,7 @@ func readChecked(name string, want FileDigest) ([]byte, error) {
 // copyChecked copies src to dst, read-only, and fails unless the bytes
 // copied have the digest want. Like readChecked it copies at most one byte
 // more than the approved size.
-func copyChecked(src, dst string, want FileDigest) error {
+func copyChecked(src, dst string, want plan.FileDigest) error {
 	in, err := openRegular(src)
 	if err != nil {
 		return err
@@ -238,9 +232,19 @@ func copyChecked(src, dst string, want FileDigest) error {
 	return os.Chmod(dst, mode)
 }
 
-// VerifyStaged lists the files of a staged tree that are missing or no
-// longer have their digest.
-func VerifyStaged(dir string, files map[string]FileDigest) []string {
+// VerifyStaged lists what is wrong with a staged tree: its files that are
+// missing or no longer have their digest, and anything it holds besides
+// them (see plan.CheckTree). Stage reuses a tree only when the list is
+// empty (and the executable bits are as approved), so that a file planted
+// beside the approved ones (a module the entry imports, a __pycache__)
+// does not survive a reinstall.
+func VerifyStaged(dir string, files map[string]plan.FileDigest) []string {
+	return verifyStaged(dir, files, false)
+}
+
+// verifyStaged is VerifyStaged, also checking each file's executable bit
+// against files when modes is set (callers that have the full digests).
+func verifyStaged(dir string, files map[string]plan.FileDigest, modes bool) []string {
 	var bad []string
 	for p, want := range files {
 		got, err := hashFile(filepath.Join(dir, filepath.FromSlash(p)))
@@ -249,9 +253,14 @@ func VerifyStaged(dir string, files map[string]FileDigest) []string {
 			bad = append(bad, p+" (missing)")
 		case got.SHA256 != want.SHA256:
 			bad = append(bad, p+" (digest differs)")
+		case modes && got.Executable != want.Executable:
+			bad = append(bad, p+" (executable bit changed)")
 		}
 	}
 	sort.Strings(bad)
+	if err := plan.CheckTree(dir, files); err != nil {
+		bad = append(bad, err.Error())
+	}
 	return bad
 }
 

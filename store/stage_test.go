@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"dalo/engine"
+	"dalo/store/plan"
 )
 
 // TestReadChecked swaps a digested file for something else, as a user or
@@ -70,7 +71,7 @@ func TestReadChecked(t *testing.T) {
 }
 
 // readWithin runs readChecked, failing the test if it blocks.
-func readWithin(t *testing.T, p string, want FileDigest) ([]byte, error) {
+func readWithin(t *testing.T, p string, want plan.FileDigest) ([]byte, error) {
 	t.Helper()
 	type result struct {
 		data []byte

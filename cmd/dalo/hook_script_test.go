@@ -9,6 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"dalo/dispatch/dispatchtest"
 	"dalo/providers"
 	"dalo/store"
 	"dalo/store/plan"
@@ -73,6 +74,9 @@ func cmdHookfixture(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Check(err)
 			p.Natives[ev] = n
 		}
+		// Staged, and approved by grants that bind exactly what it asks (its
+		// tool roots and grant references are replaced).
+		ts.Check(dispatchtest.Seal(ts.Getenv("DALO_HOME"), &p))
 		dir := filepath.Join(ts.Getenv("DALO_HOME"), "plans")
 		ts.Check(os.MkdirAll(dir, 0o755))
 		ts.Check(plan.WriteIndex(dir, &p, nil))

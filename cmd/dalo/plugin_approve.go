@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"dalo/store"
+	"dalo/store/plan"
 )
 
 const pluginApproveDoc = `Plugin approve records your trust in tools and hooks of a package for one
@@ -162,10 +163,10 @@ func isTerminal(r io.Reader) bool {
 }
 
 // describeGrant says in one line what a grant covers.
-func describeGrant(g *store.Grant) string {
+func describeGrant(g *plan.Grant) string {
 	switch g.Kind {
 	case "tool":
-		var b store.ToolBinds
+		var b plan.ToolBinds
 		json.Unmarshal(g.Binds, &b)
 		var files []string
 		for _, f := range sortedFiles(b.Files) {
@@ -173,14 +174,14 @@ func describeGrant(g *store.Grant) string {
 		}
 		return fmt.Sprintf("tool %s of %s: %s %s %s, env %s, capabilities %s; files: %s", g.Item, g.Package, b.Runtime, b.Entry, jsonText(b.Argv), listOr(b.Env, "none"), listOr(b.Capabilities, "none"), strings.Join(files, ", "))
 	case "hook":
-		var b store.HookBinds
+		var b plan.HookBinds
 		json.Unmarshal(g.Binds, &b)
 		return fmt.Sprintf("hook %s of %s: %s/%s %s on %s, runs tool %s, %s", g.Item, g.Package, b.Subject, b.Phase, b.Effect, b.NativeEvent, b.Tool, b.FailurePolicy)
 	}
 	return g.Kind + " " + g.Item
 }
 
-func sortedFiles(m map[string]store.FileDigest) []string {
+func sortedFiles(m map[string]plan.FileDigest) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)

@@ -219,10 +219,10 @@ func checkConsistent(t *testing.T, dir string) {
 	}
 }
 
-func digests(files map[string]string) map[string]store.FileDigest {
-	out := map[string]store.FileDigest{}
+func digests(files map[string]string) map[string]plan.FileDigest {
+	out := map[string]plan.FileDigest{}
 	for p, d := range files {
-		out[p] = store.FileDigest{SHA256: d}
+		out[p] = plan.FileDigest{SHA256: d}
 	}
 	return out
 }

@@ -97,19 +97,19 @@ func runPluginReview(e *env, fs *pflag.FlagSet) int {
 // review is everything plugin review shows. The text and the --json output
 // are both printed from it, so the two cannot say different things.
 type review struct {
-	Package      store.PackageIdentity `json:"package"`
-	Version      string                `json:"version,omitempty"`
-	Description  string                `json:"description"`
-	Source       string                `json:"source"`
-	Path         string                `json:"path"`
-	Valid        bool                  `json:"valid"`
-	Providers    []string              `json:"providers"`
-	Approvals    bool                  `json:"approvals_shown"` // only with --provider
-	Tools        []reviewTool          `json:"tools"`
-	Hooks        []reviewHook          `json:"hooks"`
-	Members      []reviewRef           `json:"members"`
-	Requires     []reviewRef           `json:"requires"`
-	Instructions []reviewRef           `json:"instructions"` // the members of kind instruction
+	Package      plan.PackageIdentity `json:"package"`
+	Version      string               `json:"version,omitempty"`
+	Description  string               `json:"description"`
+	Source       string               `json:"source"`
+	Path         string               `json:"path"`
+	Valid        bool                 `json:"valid"`
+	Providers    []string             `json:"providers"`
+	Approvals    bool                 `json:"approvals_shown"` // only with --provider
+	Tools        []reviewTool         `json:"tools"`
+	Hooks        []reviewHook         `json:"hooks"`
+	Members      []reviewRef          `json:"members"`
+	Requires     []reviewRef          `json:"requires"`
+	Instructions []reviewRef          `json:"instructions"` // the members of kind instruction
 }
 
 type reviewTool struct {
@@ -229,7 +229,7 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 		if err != nil {
 			return nil, err
 		}
-		d, _ := store.Digest(b)
+		d, _ := plan.Digest(b)
 		toolDigests[t.ID] = d
 		rt := reviewTool{
 			ID: t.ID, Availability: t.Availability, Runtime: t.Runtime, RuntimeVersion: t.RuntimeVersion,
@@ -245,7 +245,7 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 			rt.Files = append(rt.Files, reviewFile{Path: f, SHA256: fd.SHA256, Size: fd.Size, Executable: fd.Executable})
 		}
 		if sel.Table != nil {
-			rt.Approval = approvalState(s, store.GrantID(sel.Table.Name, sel.Identity, "tool", t.ID), d)
+			rt.Approval = approvalState(s, plan.GrantID(sel.Table.Name, sel.Identity, "tool", t.ID), d)
 		}
 		r.Tools = append(r.Tools, rt)
 	}
@@ -273,8 +273,8 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 			if err != nil {
 				return nil, err
 			}
-			d, _ := store.Digest(hb)
-			rh.Approval = approvalState(s, store.GrantID(sel.Table.Name, sel.Identity, "hook", h.ID), d)
+			d, _ := plan.Digest(hb)
+			rh.Approval = approvalState(s, plan.GrantID(sel.Table.Name, sel.Identity, "hook", h.ID), d)
 		}
 		r.Hooks = append(r.Hooks, rh)
 	}

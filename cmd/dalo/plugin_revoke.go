@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/store"
+	"dalo/store/plan"
 )
 
 const pluginRevokeDoc = `Plugin revoke removes grants of a package from the ledger: the tools and
@@ -52,7 +53,7 @@ func runPluginRevoke(e *env, fs *pflag.FlagSet) int {
 	// Every installed hook that runs with a revoked grant, once, with the
 	// first such grant: dispatch checks the tool grant before the hook's.
 	var stuck []store.GrantUse
-	why := map[string]*store.Grant{}
+	why := map[string]*plan.Grant{}
 	for _, g := range gs {
 		fmt.Fprintf(e.stdout, "revoked %s %s on %s: grant %s\n", g.Kind, g.Item, g.Provider, g.ID)
 		uses, err := s.GrantUses(g.ID)

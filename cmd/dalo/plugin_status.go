@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/store"
+	"dalo/store/plan"
 )
 
 const pluginStatusDoc = `Plugin status lists the approval ledger: every grant, what it covers, and
@@ -22,7 +23,7 @@ func init() {
 }
 
 type statusGrant struct {
-	*store.Grant
+	*plan.Grant
 	Covers    string `json:"covers"`
 	Installed bool   `json:"installed"` // a plan uses this grant with this digest
 }

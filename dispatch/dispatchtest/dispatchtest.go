@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"dalo/providers"
 	"dalo/store"
@@ -59,13 +61,18 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 	if !ok {
 		return nil, fmt.Errorf("no provider table %s", provider)
 	}
+	src, err := os.MkdirTemp("", "dispatchtest-src-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(src)
 	// Installed as install records it, one package per Hook.Package; the
 	// plan is then what install would write for it.
 	in := &store.Installed{Provider: provider, Version: t.Version}
 	pkgs := map[string]int{}
 	for event, hooks := range events {
 		for _, h := range hooks {
-			ph, err := stage(home, provider, h, kinds[h.Effect])
+			ph, err := planned(src, h, kinds[h.Effect])
 			if err != nil {
 				return nil, err
 			}
@@ -80,6 +87,9 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 	}
 	p, err := store.PlanOf(t, in)
 	if err != nil {
+		return nil, err
+	}
+	if err := Seal(home, p); err != nil {
 		return nil, err
 	}
 	// The lock every dispatch holds, which a real store's writer creates.
@@ -99,7 +109,9 @@ func WritePlan(home string, p *plan.Plan) error {
 	return plan.WriteIndex(dir, p, nil)
 }
 
-func stage(home, provider string, h Hook, kinds []string) (*plan.PlannedHook, error) {
+// planned writes h's entry into a source directory of its own under src
+// and returns its hook as the plan holds it, its tool rooted there.
+func planned(src string, h Hook, kinds []string) (*plan.PlannedHook, error) {
 	if h.Package == "" {
 		h.Package = "test:pkg"
 	}
@@ -118,42 +130,128 @@ func stage(home, provider string, h Hook, kinds []string) (*plan.PlannedHook, er
 	if h.Entry == "" {
 		h.Entry = map[string]string{"executable": "handler", "node": "handler.mjs", "python": "handler.py"}[h.Runtime]
 	}
-	sum := sha256.Sum256([]byte(h.Script))
-	digest := hex.EncodeToString(sum[:])
 	id := fmt.Sprintf("%x", sha256.Sum256([]byte(h.Package+"\x00"+h.ID)))[:16]
-	root := filepath.Join(home, "staged", id)
+	root := filepath.Join(src, id)
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(root, h.Entry), []byte(h.Script), 0o755); err != nil {
 		return nil, err
 	}
-	ph := &plan.PlannedHook{
+	return &plan.PlannedHook{
 		Package: h.Package, Hook: h.ID, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
 		Requirement: "required", ToolNames: h.ToolNames, TimeoutMS: h.TimeoutMS,
 		FailurePolicy: h.Policy, ErrorVisibility: h.Visibility, Bindings: h.Bindings,
 		ResultKinds: kinds,
-		ToolGrant:   plan.GrantRef{ID: provider + "-tool-" + id, Digest: "tool-" + digest},
-		HookGrant:   plan.GrantRef{ID: provider + "-hook-" + id, Digest: "hook-" + digest},
 		Tool: plan.PlannedTool{
 			ID: h.ID, Root: root, Runtime: h.Runtime, Entry: h.Entry, Argv: h.Argv,
-			Env: h.Env, Inputs: h.Inputs, Files: map[string]string{h.Entry: digest},
+			Env: h.Env, Inputs: h.Inputs, Files: map[string]string{h.Entry: ""},
 		},
-	}
-	for _, g := range []plan.GrantRef{ph.ToolGrant, ph.HookGrant} {
-		if err := WriteGrant(home, g); err != nil {
-			return nil, err
-		}
-	}
-	return ph, nil
+	}, nil
 }
 
-// WriteGrant writes the grant file of g, as approval does.
-func WriteGrant(home string, g plan.GrantRef) error {
+// Seal makes every hook of p trusted as approve and install make it: the
+// files its tool lists (Tool.Files, paths relative to Tool.Root, a source
+// directory; their digests are computed here) are staged under
+// home/staged/<tree digest>, a tool grant and a hook grant binding exactly
+// what the hook's plan entry asks for are written under home/grants, and
+// the hook's tool root and grant references are set to them. What the
+// plan names stays as it is, so that a test can edit the plan or the
+// grants afterwards, as an attacker would.
+func Seal(home string, p *plan.Plan) error {
+	s, err := store.Open(home)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	for event, hooks := range p.Events {
+		for i := range hooks {
+			h := &hooks[i]
+			t := &h.Tool
+			src, name, ok := strings.Cut(h.Package, ":")
+			if !ok {
+				return fmt.Errorf("hook %s: package %q is not SOURCE:NAME", h.Hook, h.Package)
+			}
+			pkg := plan.PackageIdentity{Source: src, Name: name}
+			files := map[string]plan.FileDigest{}
+			for rel := range t.Files {
+				d, err := digest(filepath.Join(t.Root, filepath.FromSlash(rel)))
+				if err != nil {
+					return err
+				}
+				files[rel] = d
+				t.Files[rel] = d.SHA256
+			}
+			tb := &plan.ToolBinds{
+				Package: pkg, Tool: t.ID, Runtime: t.Runtime, Entry: t.Entry,
+				Argv: nonNil(t.Argv), Env: nonNil(t.Env), Inputs: t.Inputs,
+				Capabilities: []string{}, Platforms: []string{}, Files: files,
+			}
+			if tb.Inputs == nil {
+				tb.Inputs = []plan.PlannedInput{}
+			}
+			tg, err := plan.NewGrant("tool", p.Provider, pkg, t.ID, tb, now)
+			if err != nil {
+				return err
+			}
+			hb := &plan.HookBinds{
+				Package: pkg, Provider: p.Provider, Hook: h.Hook, Tool: t.ID, ToolDigest: tg.Digest,
+				Subject: h.Subject, Phase: h.Phase, NativeEvent: event, Effect: h.Effect,
+				Requirement: h.Requirement, Matcher: h.ToolNames, Bindings: h.Bindings,
+				TimeoutMS: h.TimeoutMS, FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
+			}
+			hg, err := plan.NewGrant("hook", p.Provider, pkg, h.Hook, hb, now)
+			if err != nil {
+				return err
+			}
+			root, err := s.Stage(t.Root, files)
+			if err != nil {
+				return err
+			}
+			t.Root = root
+			for _, g := range []*plan.Grant{tg, hg} {
+				if err := WriteGrant(home, g); err != nil {
+					return err
+				}
+			}
+			h.ToolGrant = plan.GrantRef{ID: tg.ID, Digest: tg.Digest}
+			h.HookGrant = plan.GrantRef{ID: hg.ID, Digest: hg.Digest}
+		}
+	}
+	return nil
+}
+
+// digest is what approval records of the file name.
+func digest(name string) (plan.FileDigest, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return plan.FileDigest{}, err
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return plan.FileDigest{}, err
+	}
+	sum := sha256.Sum256(data)
+	return plan.FileDigest{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Executable: fi.Mode().Perm()&0o100 != 0}, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// WriteGrant writes g to the ledger under home, as approval does (without
+// the fsync a scratch store does not need).
+func WriteGrant(home string, g *plan.Grant) error {
 	if err := os.MkdirAll(filepath.Join(home, "grants"), 0o755); err != nil {
 		return err
 	}
-	data, _ := json.Marshal(map[string]any{"schema": 1, "id": g.ID, "digest": g.Digest})
+	data, err := json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		return err
+	}
 	return writeFile(filepath.Join(home, "grants", g.ID+".json"), data, 0o644)
 }
 

@@ -11,10 +11,14 @@
 // The plan lives in the store ($DALO_HOME, see [Home]), whose layout package
 // store documents; the part dispatch reads is described at [WriteIndex].
 //
-// Dispatch re-checks, before every handler run, that both grants of the hook
-// still exist with the digests the plan names, and that every staged file
-// still has its digest; it holds the shared lock of [HoldDispatch] for its
-// whole run, so that no writer deletes a staged tree under it.
+// The grant format ([Grant], [ToolBinds], [HookBinds], [Digest],
+// [TreeDigest]) lives here too: dispatch re-checks, before every handler
+// run, that both grants of the hook still exist with the digests the plan
+// names and are what they bind, that the plan asks for nothing but what
+// they bind, and that the staged tree holds exactly the bound files
+// ([CheckTree]), each with its digest; it holds the shared lock of
+// [HoldDispatch] for its whole run, so that no writer deletes a staged
+// tree under it.
 package plan
 
 import (
@@ -216,16 +220,27 @@ type PlannedTool struct {
 	Root    string `json:"root"` // absolute path of the staged, read-only tool root (the cwd)
 	Runtime string `json:"runtime"`
 	// Interpreter runs the entry, found on dalo's PATH; empty, the entry
-	// runs itself (#Runtimes, copied at install).
+	// runs itself (#Runtimes, copied at install). No grant binds it:
+	// dispatch runs the one of [Runtimes] and refuses a plan whose copy
+	// differs.
 	Interpreter string `json:"interpreter,omitempty"`
 	// InterpreterArgs go to the interpreter before the entry (#Runtimes,
-	// copied at install): python3's -E -s.
+	// copied at install): python3's -E -s -B.
 	InterpreterArgs []string          `json:"interpreter_args,omitempty"`
 	Entry           string            `json:"entry"`
 	Argv            []string          `json:"argv"`
 	Env             []string          `json:"env,omitempty"`
 	Inputs          []PlannedInput    `json:"inputs,omitempty"`
 	Files           map[string]string `json:"files"` // path relative to Root → sha256 hex, entry included
+}
+
+// A Runtime is how the entry of a tool of one runtime runs (#Runtimes):
+// with Interpreter, found on dalo's PATH ("" runs the entry itself), and
+// Args before the entry. Dispatch takes it from [Runtimes], generated from
+// the rules, not from the plan.
+type Runtime struct {
+	Interpreter string   `json:"interpreter"`
+	Args        []string `json:"args,omitempty"`
 }
 
 // A PlannedInput is a declared tool input.

@@ -1,0 +1,224 @@
+package dispatch_test
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dalo/dispatch/dispatchtest"
+	"dalo/store/plan"
+)
+
+// writable makes every directory under home writable again, so that the
+// test's cleanup can remove the read-only staged trees.
+func writable(home string) {
+	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+}
+
+// regrant replaces grant id in the ledger by one binding what edit makes
+// of what it binds, with its digest, as approving again does.
+func regrant(home, id string, edit func(b any)) {
+	name := filepath.Join(home, "grants", id+".json")
+	var g plan.Grant
+	data, err := os.ReadFile(name)
+	if err == nil {
+		err = json.Unmarshal(data, &g)
+	}
+	if err != nil {
+		panic(err)
+	}
+	b, err := g.Decode()
+	if err != nil {
+		panic(err)
+	}
+	edit(b)
+	pkg, _, _ := strings.Cut(g.Package, ":")
+	ng, err := plan.NewGrant(g.Kind, g.Provider, plan.PackageIdentity{Source: pkg, Name: strings.TrimPrefix(g.Package, pkg+":")}, g.Item, b, g.ApprovedAt)
+	if err != nil {
+		panic(err)
+	}
+	if err := dispatchtest.WriteGrant(home, ng); err != nil {
+		panic(err)
+	}
+}
+
+// editIndex applies edit to every hook of the current index generation of
+// provider, in place, as someone editing the files under
+// $DALO_HOME/plans/<provider>.d/g-*/ by hand would.
+func editIndex(home, provider string, edit func(h *plan.PlannedHook)) {
+	dir := filepath.Join(home, "plans", provider+".d")
+	gen, err := os.Readlink(filepath.Join(dir, "current"))
+	if err != nil {
+		panic(err)
+	}
+	err = filepath.WalkDir(filepath.Join(dir, gen), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var file map[string]json.RawMessage
+		if err := json.Unmarshal(data, &file); err != nil {
+			return err
+		}
+		var hooks []plan.PlannedHook
+		if err := json.Unmarshal(file["hooks"], &hooks); err != nil {
+			return err
+		}
+		for i := range hooks {
+			edit(&hooks[i])
+		}
+		if file["hooks"], err = json.Marshal(hooks); err != nil {
+			return err
+		}
+		if data, err = json.Marshal(file); err != nil {
+			return err
+		}
+		return os.WriteFile(p, data, 0o644)
+	})
+	if err != nil {
+		panic(err)
+	}
+}
+
+// plant writes a file into the staged tree of tool, read-only as it is.
+func plant(tool plan.PlannedTool, rel, content string) {
+	name := filepath.Join(tool.Root, filepath.FromSlash(rel))
+	os.Chmod(tool.Root, 0o755)
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		panic(err)
+	}
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		panic(err)
+	}
+	os.Chmod(tool.Root, 0o555)
+}
+
+// TestTrustTampering reproduces, one case each, every way the audit found
+// to make dispatch run what no grant approved by editing the plan index,
+// the ledger or the staged tree by hand. Each must fail the fail_closed
+// gate as its grant binds it (a deny, with the diagnostic) without running
+// the handler, whatever policy the edited plan claims.
+func TestTrustTampering(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(home string, p *plan.Plan)
+		diag   string
+	}{
+		{"argv", func(home string, p *plan.Plan) {
+			editIndex(home, "claude", func(h *plan.PlannedHook) { h.Tool.Argv = []string{"--unreviewed"} })
+		}, "the plan's argv differs from what tool grant claude+test+pkg+tool+gate binds; run 'dalo plugin install' again"},
+		{"env", func(home string, p *plan.Plan) {
+			editIndex(home, "claude", func(h *plan.PlannedHook) { h.Tool.Env = append(h.Tool.Env, "AWS_SECRET_ACCESS_KEY") })
+		}, "the plan's env differs from what tool grant"},
+		{"interpreter", func(home string, p *plan.Plan) {
+			editIndex(home, "claude", func(h *plan.PlannedHook) {
+				h.Tool.Interpreter, h.Tool.InterpreterArgs = "sh", []string{"-c", "printf '{\"kind\":\"allow\"}'"}
+			})
+		}, "the plan's interpreter of runtime executable differs from the rules'"},
+		{"result-kinds", func(home string, p *plan.Plan) {
+			editIndex(home, "claude", func(h *plan.PlannedHook) { h.ResultKinds = []string{"abstain", "allow", "deny", "rewrite_input"} })
+		}, "the plan's result kinds of effect gate differ from the rules'"},
+		{"file-dropped-then-edited", func(home string, p *plan.Plan) {
+			editIndex(home, "claude", func(h *plan.PlannedHook) { h.Tool.Files = map[string]string{} })
+			tool := p.Events["PreToolUse"][0].Tool
+			os.Chmod(filepath.Join(tool.Root, tool.Entry), 0o755)
+			os.WriteFile(filepath.Join(tool.Root, tool.Entry), []byte(result(`{"kind":"allow"}`)+"# edited\n"), 0o755)
+		}, "the plan's files differs from what tool grant"},
+		{"root-outside-the-store", func(home string, p *plan.Plan) {
+			elsewhere := filepath.Join(filepath.Dir(home), filepath.Base(home)+"-elsewhere")
+			tool := p.Events["PreToolUse"][0].Tool
+			os.MkdirAll(elsewhere, 0o755)
+			data, _ := os.ReadFile(filepath.Join(tool.Root, tool.Entry))
+			os.WriteFile(filepath.Join(elsewhere, tool.Entry), data, 0o555)
+			editIndex(home, "claude", func(h *plan.PlannedHook) { h.Tool.Root = elsewhere })
+		}, "the plan's tool root"},
+		{"matcher", func(home string, p *plan.Plan) {
+			editIndex(home, "claude", func(h *plan.PlannedHook) { h.ToolNames = []string{"NoSuchTool"} })
+		}, "the plan's matcher (tool_names) differs from what hook grant claude+test+pkg+hook+gate binds"},
+		{"failure-policy", func(home string, p *plan.Plan) {
+			editIndex(home, "claude", func(h *plan.PlannedHook) { h.FailurePolicy = "fail_open" })
+		}, "the plan's failure_policy differs"},
+		{"timeout", func(home string, p *plan.Plan) {
+			editIndex(home, "claude", func(h *plan.PlannedHook) { h.TimeoutMS = 1 << 30 })
+		}, "the plan's timeout_ms differs"},
+		{"hook-grant-repointed", func(home string, p *plan.Plan) {
+			editIndex(home, "claude", func(h *plan.PlannedHook) { h.HookGrant = h.ToolGrant })
+		}, `the plan's hook_grant names "claude+test+pkg+tool+gate", not claude+test+pkg+hook+gate`},
+		{"grant-binds-edited", func(home string, p *plan.Plan) {
+			name := filepath.Join(home, "grants", p.Events["PreToolUse"][0].ToolGrant.ID+".json")
+			data, _ := os.ReadFile(name)
+			os.WriteFile(name, []byte(strings.Replace(string(data), `"argv": []`, `"argv": ["--unreviewed"]`, 1)), 0o644)
+			editIndex(home, "claude", func(h *plan.PlannedHook) { h.Tool.Argv = []string{"--unreviewed"} })
+		}, "was edited since it was approved: digest"},
+		{"hook-grant-binds-edited", func(home string, p *plan.Plan) {
+			name := filepath.Join(home, "grants", p.Events["PreToolUse"][0].HookGrant.ID+".json")
+			data, _ := os.ReadFile(name)
+			os.WriteFile(name, []byte(strings.Replace(string(data), `"timeout_ms": 5000`, `"timeout_ms": 1073741824`, 1)), 0o644)
+			editIndex(home, "claude", func(h *plan.PlannedHook) { h.TimeoutMS = 1 << 30 })
+		}, "was edited since it was approved"},
+		{"extra-module", func(home string, p *plan.Plan) {
+			plant(p.Events["PreToolUse"][0].Tool, "json.py", "import os\n")
+		}, "holds json.py, which is not one of its approved files"},
+		{"pycache", func(home string, p *plan.Plan) {
+			plant(p.Events["PreToolUse"][0].Tool, "__pycache__/handler.cpython-312.pyc", "\x00")
+		}, "holds the directory __pycache__, in which no approved file is"},
+		{"extra-symlink", func(home string, p *plan.Plan) {
+			tool := p.Events["PreToolUse"][0].Tool
+			os.Chmod(tool.Root, 0o755)
+			os.Symlink("/etc/passwd", filepath.Join(tool.Root, "lib"))
+			os.Chmod(tool.Root, 0o555)
+		}, "holds lib, a symlink, not one of its approved files"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			marker := filepath.Join(t.TempDir(), "ran")
+			h := dispatchtest.Hook{
+				ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed",
+				ToolNames: []string{"Bash"},
+				Script:    "#!/bin/sh\n: > " + marker + "\nprintf '{\"kind\":\"allow\"}'\n",
+			}
+			out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, c.change)
+			n := decode(t, out)
+			if n.HookSpecificOutput.PermissionDecision != "deny" {
+				t.Errorf("permissionDecision %q, want deny (fail_closed as granted)\n%s", n.HookSpecificOutput.PermissionDecision, out.Stdout)
+			}
+			if !strings.Contains(n.SystemMessage, "not run: ") || !strings.Contains(n.SystemMessage, c.diag) {
+				t.Errorf("systemMessage %q lacks %q", n.SystemMessage, c.diag)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("the handler ran")
+			}
+		})
+	}
+}
+
+// TestTrustIntact is the control of TestTrustTampering: the same gate,
+// untouched, runs and allows, and runs again after install's grants were
+// read back whole.
+func TestTrustIntact(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	h := dispatchtest.Hook{
+		ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed",
+		ToolNames: []string{"Bash"}, Argv: []string{"x"}, Env: []string{"PATH"},
+		Script: "#!/bin/sh\n: > " + marker + "\nprintf '{\"kind\":\"deny\",\"reason\":\"ran\"}'\n",
+	}
+	out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil)
+	n := decode(t, out)
+	if n.HookSpecificOutput.PermissionDecisionReason != "[test:pkg/gate] ran" || n.SystemMessage != "" {
+		t.Errorf("untouched gate: %s", out.Stdout)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the handler did not run: %v", err)
+	}
+}

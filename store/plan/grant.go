@@ -1,0 +1,190 @@
+package plan
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// The grant format lives here, beside the plan, because it is the trust
+// contract between approve and install (package store writes grants and
+// plans from them) and dispatch, which re-reads both grants of a hook and
+// holds the plan to what they bind before every run: dispatch must decode
+// a grant whole without linking package store.
+
+// A Grant is one approval in the ledger: a tool or a hook of one package,
+// for one provider. Digest is the sha256 of the canonical JSON of Binds
+// (a [ToolBinds] or a [HookBinds]), which is everything the approval
+// covers (DECISIONS §7); any change to what it binds needs a new grant.
+type Grant struct {
+	Schema     int             `json:"schema"`
+	ID         string          `json:"id"`
+	Digest     string          `json:"digest"`
+	Kind       string          `json:"kind"` // tool, hook
+	Provider   string          `json:"provider"`
+	Package    string          `json:"package"` // source:name
+	Source     string          `json:"source"`
+	Item       string          `json:"item"` // the tool or hook id
+	ApprovedAt string          `json:"approved_at"`
+	Binds      json.RawMessage `json:"binds"`
+}
+
+// PackageIdentity names a package: its source, its name and its declared id.
+type PackageIdentity struct {
+	Source string `json:"source"`
+	Name   string `json:"name"`
+	ID     string `json:"id,omitempty"`
+}
+
+func (p PackageIdentity) String() string { return p.Source + ":" + p.Name }
+
+// A FileDigest is the reviewed content of one tool file.
+type FileDigest struct {
+	SHA256     string `json:"sha256"`
+	Size       int64  `json:"size"`
+	Executable bool   `json:"executable,omitempty"`
+}
+
+// ToolBinds is what a tool grant covers: the package, the digest of every
+// file of the tool and the invocation contract.
+type ToolBinds struct {
+	Package      PackageIdentity       `json:"package"`
+	Tool         string                `json:"tool"`
+	Runtime      string                `json:"runtime"`
+	Entry        string                `json:"entry"`
+	Argv         []string              `json:"argv"`
+	Env          []string              `json:"env"`
+	Cwd          string                `json:"cwd"`
+	Inputs       []PlannedInput        `json:"inputs"`
+	Capabilities []string              `json:"capabilities"`
+	Platforms    []string              `json:"platforms"`
+	Files        map[string]FileDigest `json:"files"`
+}
+
+// HookBinds is what a hook grant covers: the package, the event binding
+// (subject, phase, native event, matcher, bindings), the effect and how a
+// failure is handled, and the tool grant it runs.
+type HookBinds struct {
+	Package         PackageIdentity  `json:"package"`
+	Provider        string           `json:"provider"`
+	Hook            string           `json:"hook"`
+	Tool            string           `json:"tool"`
+	ToolDigest      string           `json:"tool_digest"`
+	Subject         string           `json:"subject"`
+	Phase           string           `json:"phase"`
+	NativeEvent     string           `json:"native_event"`
+	Effect          string           `json:"effect"`
+	Requirement     string           `json:"requirement"`
+	Matcher         []string         `json:"matcher"`
+	Bindings        []PlannedBinding `json:"bindings"`
+	TimeoutMS       int              `json:"timeout_ms"`
+	FailurePolicy   string           `json:"failure_policy"`
+	ErrorVisibility string           `json:"error_visibility"`
+}
+
+// Canonical is the canonical JSON of v: compact, fields in declaration
+// order, map keys sorted, no HTML escaping. Digests are taken of it, so
+// that the same binds always have the same digest.
+func Canonical(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// Digest is the sha256 of the canonical JSON of v, in hex.
+func Digest(v any) (string, error) {
+	c, err := Canonical(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(c)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// TreeDigest is the content address of a set of tool files: the digest of
+// their canonical listing. A tool's staged tree is staged/<TreeDigest>.
+func TreeDigest(files map[string]FileDigest) string {
+	d, _ := Digest(files) // a map of plain structs always marshals
+	return d
+}
+
+// GrantID is the id of the grant of one tool or hook of a package for a
+// provider. '+' appears in no part, so ids cannot collide.
+func GrantID(provider string, pkg PackageIdentity, kind, item string) string {
+	return strings.Join([]string{provider, pkg.Source, pkg.Name, kind, item}, "+")
+}
+
+// ParseGrantID splits a grant id GrantID built into its provider, package,
+// kind and item. Revoke matches ledger file names with it, so that a grant
+// whose file is corrupt can still be revoked.
+func ParseGrantID(id string) (provider string, pkg PackageIdentity, kind, item string, err error) {
+	parts := strings.Split(id, "+")
+	if len(parts) != 5 {
+		return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: want PROVIDER+SOURCE+NAME+KIND+ITEM", id)
+	}
+	for _, p := range parts {
+		if p == "" {
+			return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: empty part", id)
+		}
+	}
+	if parts[3] != "tool" && parts[3] != "hook" {
+		return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: kind %q is neither tool nor hook", id, parts[3])
+	}
+	return parts[0], PackageIdentity{Source: parts[1], Name: parts[2]}, parts[3], parts[4], nil
+}
+
+// NewGrant makes the grant of binds, a *ToolBinds or a *HookBinds.
+func NewGrant(kind, provider string, pkg PackageIdentity, item string, binds any, now string) (*Grant, error) {
+	c, err := Canonical(binds)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(c)
+	return &Grant{
+		Schema: 1, ID: GrantID(provider, pkg, kind, item), Digest: hex.EncodeToString(sum[:]),
+		Kind: kind, Provider: provider, Package: pkg.String(), Source: pkg.Source, Item: item,
+		ApprovedAt: now, Binds: c,
+	}, nil
+}
+
+// Decode decodes what g binds, a *ToolBinds or a *HookBinds by its kind,
+// and checks that its digest is the digest of that: a grant whose binds
+// were edited, its digest kept, is refused. It digests what the bytes
+// decode to, encoded canonically again, not the bytes: the ledger file
+// holds them indented and HTML-escaped (json.Marshal escapes <, > and &
+// in a json.RawMessage).
+func (g *Grant) Decode() (any, error) {
+	var v any
+	switch g.Kind {
+	case "tool":
+		v = new(ToolBinds)
+	case "hook":
+		v = new(HookBinds)
+	default:
+		return nil, fmt.Errorf("unknown grant kind %q", g.Kind)
+	}
+	if err := json.Unmarshal(g.Binds, v); err != nil {
+		return nil, fmt.Errorf("binds: %v", err)
+	}
+	d, err := Digest(v)
+	if err != nil {
+		return nil, err
+	}
+	if d != g.Digest {
+		return nil, fmt.Errorf("digest %s is not the digest of what it binds (%s)", g.Digest, d)
+	}
+	return v, nil
+}
+
+// Verify checks that the digest is the digest of what the grant binds.
+func (g *Grant) Verify() error {
+	_, err := g.Decode()
+	return err
+}
