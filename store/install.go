@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -126,7 +128,7 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 			if len(changed) > 0 {
 				why += "; files changed:\n    " + strings.Join(changed, "\n    ")
 			} else {
-				why += " (its invocation contract differs)"
+				why += " (its " + strings.Join(changedBinds(approved, tb), ", ") + " changed)"
 			}
 			why += fmt.Sprintf("\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with the hooks that run it, with '%s'", pkg, t.Name, s.ReapproveCommand(sel, h.Tool))
 			return nil, &BlockedError{pkg, t.Key(), []string{why}}
@@ -138,8 +140,12 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		if hd, _ := plan.Digest(hb); hd != hg.Digest {
 			why := "its event binding, effect or failure handling differs"
 			var approved plan.HookBinds
-			if jsonUnmarshal(hg.Binds, &approved) == nil && approved.ToolDigest != td {
-				why = fmt.Sprintf("its grant names an earlier grant of its tool %s, approved again since", h.Tool)
+			if jsonUnmarshal(hg.Binds, &approved) == nil {
+				if approved.ToolDigest != td {
+					why = fmt.Sprintf("its grant names an earlier grant of its tool %s, approved again since", h.Tool)
+				} else if c := changedBinds(approved, hb); len(c) > 0 {
+					why = "its " + strings.Join(c, ", ") + " changed"
+				}
 			}
 			return nil, &BlockedError{pkg, t.Key(), []string{fmt.Sprintf("hook %s changed since it was approved (%s)\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with its tool and every hook that runs it, with '%s'", h.ID, why, pkg, t.Name, s.ReapproveCommand(sel, h.Tool))}}
 		}
@@ -619,6 +625,35 @@ func missingAbove(path string) string {
 			break
 		}
 		out = d
+	}
+	return out
+}
+
+// changedBinds names the fields of a grant's binds (their JSON names:
+// argv, env, failure_policy, ...) whose values differ between what was
+// approved and what the source now asks, so that a refusal says what to
+// review; files are listed file by file elsewhere.
+func changedBinds(approved, now any) []string {
+	var a, b map[string]json.RawMessage
+	ja, _ := json.Marshal(approved)
+	jb, _ := json.Marshal(now)
+	if json.Unmarshal(ja, &a) != nil || json.Unmarshal(jb, &b) != nil {
+		return []string{"binds"}
+	}
+	var out []string
+	for k, v := range b {
+		if k != "files" && !bytes.Equal(a[k], v) {
+			out = append(out, k)
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok && k != "files" {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	if out == nil {
+		out = []string{"binds"}
 	}
 	return out
 }
