@@ -17,11 +17,15 @@ import (
 
 const pluginApproveDoc = `Plugin approve records your trust in tools and hooks of a package for one
 provider, in the approval ledger ($DALO_HOME/grants/<grant-id>.json). A tool
-grant binds the package, the sha256 of every tool file and the invocation
-contract (runtime, argv, env, cwd, inputs, capabilities); a hook grant binds
-its event binding (subject, phase, native event, matcher, bindings), its
-effect and failure handling, and its tool's grant. Any change to what a
-grant binds needs a new approval; install and dispatch check them.
+grant binds the package, the sha256, size and exec bit of every tool file
+and the invocation contract (runtime, argv, env, cwd, inputs, capabilities,
+platforms); a hook grant binds its event binding (subject, phase, native
+event, matcher, bindings), its effect, its tool's grant, and beyond what
+the draft's DECISIONS name, what a failure does and when the hook counts
+(failure_policy, error_visibility, timeout_ms, requirement): each changes
+what trusting the hook means. Lists are bound as written, in order. Any
+change to what a grant binds needs a new approval; install checks it, and
+dispatch holds every run to it.
 
 Approving a hook proposes its tool too. It shows what it would grant and
 asks for confirmation on a terminal; without a terminal it refuses unless
