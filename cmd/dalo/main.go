@@ -102,6 +102,18 @@ func run(args []string, e *env) int {
 		return exitUsage
 	}
 	c, rest := lookup(rest)
+	if c == nil && len(rest) <= 2 && group(rest[0]) != "" {
+		// A group of commands (source, plugin, ...) alone or with --help:
+		// list its commands.
+		if len(rest) == 2 && (rest[1] == "-h" || rest[1] == "--help") {
+			fmt.Fprint(e.stdout, group(rest[0]))
+			return exitOK
+		}
+		if len(rest) == 1 {
+			fmt.Fprintf(e.stderr, "dalo %s: a command is required\n\n%s", rest[0], group(rest[0]))
+			return exitUsage
+		}
+	}
 	if c == nil {
 		fmt.Fprintf(e.stderr, "dalo: unknown command %q\n\n", strings.Join(args, " "))
 		fmt.Fprint(e.stderr, mainUsage())
@@ -184,6 +196,23 @@ func formatVersion(bi *debug.BuildInfo) string {
 		parts = append(parts, rev)
 	}
 	return strings.Join(append(parts, bi.GoVersion), " ")
+}
+
+// group is the usage of the commands whose name starts with the word
+// name (dalo source add, list, remove), or "" if none does.
+func group(name string) string {
+	var b strings.Builder
+	cs := append([]*command(nil), commands...)
+	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
+	for _, c := range cs {
+		if strings.HasPrefix(c.name, name+" ") {
+			fmt.Fprintf(&b, "  %-22s %s\n", c.name, c.short)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Usage: dalo %s <command> [flags] [arguments]\n\nCommands:\n%s\nRun 'dalo %s <command> --help' for a command's flags and examples.\n", name, b.String(), name)
 }
 
 func mainUsage() string {

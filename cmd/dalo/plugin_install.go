@@ -87,7 +87,7 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 	}
 	fmt.Fprintf(e.stdout, "%s %s on %s\n", verb, sel.Identity, res.Provider)
 	if !fast && len(res.Hooks) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("no %s of this dalo's build beside it: the harness entries call 'dalo hook dispatch', which starts several times slower (build both together: go install ./cmd/...)", plan.HookBinary))
+		res.Notes = append(res.Notes, fmt.Sprintf("no %s of this dalo's build beside it: the harness entries call 'dalo hook dispatch', which adds more than twice dalo-hook's overhead to every tool call (build both together: go install ./cmd/...)", plan.HookBinary))
 	}
 	printInstall(e.stdout, res, dry)
 	if dry {

@@ -62,7 +62,9 @@ func runPluginRevoke(e *env, fs *pflag.FlagSet) int {
 		}
 		for _, u := range uses {
 			k := u.Provider + " " + u.Package + " " + u.Hook
-			if why[k] == nil || g.Kind == "tool" {
+			// Dispatch checks the hook grant first: with both revoked,
+			// its message names the hook grant.
+			if why[k] == nil || g.Kind == "hook" {
 				if why[k] == nil {
 					stuck = append(stuck, u)
 				}

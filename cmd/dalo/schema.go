@@ -17,9 +17,10 @@ manifest the schema accepts can still be invalid.
 
 Point a TOML editor at it with a comment on the first line of PLUGIN.toml
 (Taplo and Even Better TOML read it); never with a $schema key, which is an
-unknown field:
+unknown field. With the schema at the source's root, a manifest at
+plugins/<name>/PLUGIN.toml says:
 
-  #:schema ./plugin-v1.schema.json
+  #:schema ../../plugin-v1.schema.json
 
 Examples:
   dalo schema > plugin-v1.schema.json

@@ -6,7 +6,8 @@ package plan
 // followed by --provider P --event E.
 const (
 	// HookBinary is the file name of the dispatch-only binary
-	// (cmd/dalo-hook): it links no CUE, so it starts several times faster.
+	// (cmd/dalo-hook): it links no CUE, so it adds less than half of dalo's
+	// overhead to each dispatch.
 	HookBinary = "dalo-hook"
 	// DaloDispatch is the dispatch command under dalo; HookDispatch the
 	// same command under dalo-hook.

@@ -51,9 +51,10 @@ declared environment variables, the native JSON on stdin and a hard
 timeout. node and python3 are found on dalo's own PATH.
 
 dalo-hook, the dispatch-only binary built beside dalo (cmd/dalo-hook), runs
-this same command as 'dalo-hook dispatch' and links no CUE, so it starts
-several times faster; install writes entries that call it when it sits
-beside dalo, else 'dalo hook dispatch'.
+this same command as 'dalo-hook dispatch' and links no CUE, so it adds
+less than half of dalo's overhead to each event; install writes entries
+that call it when one of the same build sits beside dalo, else
+'dalo hook dispatch'.
 
 DALO_HOME defaults to $XDG_DATA_HOME/dalo, else ~/.local/share/dalo.
 See docs/dispatch.md for the policies and how results compose.
@@ -70,7 +71,7 @@ go on); 2 bad usage: a flag missing or unknown.
 
 Examples:
   dalo hook dispatch --provider claude --event PreToolUse < payload.json
-  dalo hook dispatch --provider codex --event Stop
+  dalo-hook dispatch --provider codex --event Stop < payload.json
 `
 
 // The flags' help, for each binary's flag set: dalo's are spf13/pflag,
