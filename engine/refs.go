@@ -61,19 +61,20 @@ func (v *sourceCheck) uniqueIDs() {
 	}
 }
 
-// references resolves every member, required plugin and fallback skill of
-// every package whose manifest decoded.
+// references resolves every member and required plugin of every package
+// whose manifest decoded: when its shape failed, those that can be read
+// (refList), since references are reported apart from package validity.
 func (v *sourceCheck) references() {
 	v.targets = map[string]target{}
 	for _, p := range v.pkgs {
-		if p.Manifest == nil {
+		if p.refs == nil {
 			continue
 		}
-		for n, mb := range p.Manifest.Plugin.Members {
-			v.reference(p, fmt.Sprintf("plugin.members[%d].ref", n), mb.Ref, mb.Requirement)
+		for _, mb := range p.refs.members {
+			v.reference(p, fmt.Sprintf("plugin.members[%d].ref", mb.n), mb.Ref, mb.Requirement)
 		}
-		for n, rq := range p.Manifest.Plugin.Requires {
-			v.reference(p, fmt.Sprintf("plugin.requires[%d].ref", n), rq.Ref, rq.Requirement)
+		for _, rq := range p.refs.requires {
+			v.reference(p, fmt.Sprintf("plugin.requires[%d].ref", rq.n), rq.Ref, rq.Requirement)
 		}
 	}
 }
@@ -462,16 +463,16 @@ func firstLine(s string) string {
 func (v *sourceCheck) cycles() {
 	edges := map[string][]edge{}
 	for _, p := range v.pkgs {
-		if p.Manifest == nil {
+		if p.refs == nil {
 			continue
 		}
-		for n, rq := range p.Manifest.Plugin.Requires {
+		for _, rq := range p.refs.requires {
 			r := ParseRef(rq.Ref)
 			if r.Kind != "plugin" || (r.Source != "" && r.Source != v.id) {
 				continue
 			}
 			if _, ok := v.byName[r.Selector]; ok {
-				edges[p.Name] = append(edges[p.Name], edge{to: r.Selector, field: fmt.Sprintf("plugin.requires[%d].ref", n)})
+				edges[p.Name] = append(edges[p.Name], edge{to: r.Selector, field: fmt.Sprintf("plugin.requires[%d].ref", rq.n)})
 			}
 		}
 	}
@@ -549,11 +550,11 @@ func (v *sourceCheck) packageReport(p *Package) PackageReport {
 	pr.Valid = !p.diags.hasErrors()
 	if p.Manifest == nil {
 		pr.Valid = false
+	}
+	if p.refs == nil {
 		return pr
 	}
-	m := p.Manifest
-	pr.ID = m.Plugin.ID
-	for _, mb := range m.Plugin.Members {
+	for _, mb := range p.refs.members {
 		pr.Members = append(pr.Members, MemberReport{Ref: mb.Ref, Requirement: mb.Requirement, Fallback: mb.Fallback})
 		// A required member whose own file is invalid blocks the package.
 		if mb.Requirement == "required" {
@@ -567,6 +568,11 @@ func (v *sourceCheck) packageReport(p *Package) PackageReport {
 			}
 		}
 	}
+	m := p.Manifest
+	if m == nil {
+		return pr
+	}
+	pr.ID = m.Plugin.ID
 	for _, t := range m.Tools {
 		pr.Tools = append(pr.Tools, ToolReport{ID: t.ID, Runtime: t.Runtime, Entry: t.Entry, Availability: t.Availability})
 	}

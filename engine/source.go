@@ -89,6 +89,9 @@ type Package struct {
 	Manifest *Manifest
 	doc      *manifest
 	diags    diagList
+	// refs is what the manifest references, as far as it can be read:
+	// nil only when the manifest was not decoded.
+	refs *refList
 }
 
 // Source is a validated source: its packages and the report.
@@ -297,6 +300,14 @@ func checkPackage(root, sourceID string, p *Package, r *Rules) {
 	p.doc = doc
 	walkTree(root, p.Dir, lim, l)
 	if !r.checkShape(doc, l) {
+		// The reference checks still run on the entries that can be read:
+		// references are a report of their own, and an author who fixes
+		// the shape should not then meet an unresolved member. Tools and
+		// hooks are not checked: that would guess at what a broken
+		// descriptor means.
+		p.refs = readRefs(doc, l)
+		c := pkgCheck{root: root, sourceID: sourceID, p: p, doc: doc, r: r, l: l}
+		c.refs()
 		return
 	}
 	var m Manifest
@@ -305,6 +316,7 @@ func checkPackage(root, sourceID string, p *Package, r *Rules) {
 		return
 	}
 	p.Manifest = &m
+	p.refs = manifestRefs(&m)
 	if m.Plugin.Name != p.Name {
 		l.errorf("E027", doc.at("plugin.name"), "plugin.name", "plugin.name %s must equal its directory name %s", m.Plugin.Name, p.Name)
 	}
@@ -519,14 +531,16 @@ func toolIDs(ts []Tool) string {
 // refs checks members and requires against #RefRules, duplicates and the
 // fallback closure; resolution happens once the whole source is known.
 func (c *pkgCheck) refs() {
+	rl := c.p.refs
 	required := map[string]bool{}
-	for _, mb := range c.m.Plugin.Members {
+	for _, mb := range rl.members {
 		if mb.Requirement == "required" {
 			required[c.norm(mb.Ref)] = true
 		}
 	}
 	seen := map[string]int{}
-	for n, mb := range c.m.Plugin.Members {
+	for _, mb := range rl.members {
+		n := mb.n
 		at := fmt.Sprintf("plugin.members[%d]", n)
 		ref := ParseRef(mb.Ref)
 		fbKind := ""
@@ -543,12 +557,15 @@ func (c *pkgCheck) refs() {
 		} else {
 			seen[norm] = n
 		}
-		if mb.Fallback != nil && ref.Kind == "agent" && fbKind == "skill" && !required[c.norm(mb.Fallback.Skill)] {
+		// The closure is over every member: with one unreadable, the
+		// skill may be that one.
+		if mb.Fallback != nil && ref.Kind == "agent" && fbKind == "skill" && !rl.partialMembers && !required[c.norm(mb.Fallback.Skill)] {
 			c.l.errorf("E055", c.doc.at(at+".fallback.skill"), at+".fallback.skill", "fallback skill %s must also be a required member", mb.Fallback.Skill)
 		}
 	}
 	seen = map[string]int{}
-	for n, rq := range c.m.Plugin.Requires {
+	for _, rq := range rl.requires {
+		n := rq.n
 		at := fmt.Sprintf("plugin.requires[%d]", n)
 		ref := ParseRef(rq.Ref)
 		c.report(c.r.ask(c.r.refDef, fmt.Sprintf("ref|requires|%s|%s|false|", ref.Kind, rq.Requirement), map[string]any{
