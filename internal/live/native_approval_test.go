@@ -222,12 +222,13 @@ const apprReadOnly = "Read-only file system"
 // them instead), the client's answer to an approval request, and what
 // Codex did: the command its approval request named ("" for none), the
 // command whose output reached the model (by its mark), whether that
-// command's write landed, whether Codex refused the hook's answer.
+// command's write landed (maybe: either, see below), whether Codex refused
+// the hook's answer.
 var apprCodexCases = []struct {
 	name, answer, policy, sandbox, decision string
 	exec                                    bool
 	asked, ran                              string
-	wrote, refused                          bool
+	wrote, maybe, refused                   bool
 }{
 	// untrusted asks before any command it does not know as safe; a
 	// declined command does not run, with or without the hook's allow.
@@ -237,13 +238,15 @@ var apprCodexCases = []struct {
 		asked: apprOrigFile, refused: true},
 	{name: "untrusted_rewrite_decline", answer: apprRewrite, policy: "untrusted", sandbox: "read-only", decision: "decline",
 		asked: apprNewFile},
-	// An approved command runs and its write lands although the sandbox
-	// is read-only: Codex's own rule for an approved command, the same
-	// with and without the rewrite.
+	// An approved command runs, the one the request named. Whether its
+	// write lands is Codex's own affair, the same with and without the
+	// rewrite: on a quiet machine Codex ran it outside the read-only
+	// sandbox and it landed; under load it sometimes ran it sandboxed and
+	// the write was refused (finding 43). Either is asserted as possible.
 	{name: "untrusted_nothing_accept", policy: "untrusted", sandbox: "read-only", decision: "accept",
-		asked: apprOrigFile, ran: apprOrigMark, wrote: true},
+		asked: apprOrigFile, ran: apprOrigMark, maybe: true},
 	{name: "untrusted_rewrite_accept", answer: apprRewrite, policy: "untrusted", sandbox: "read-only", decision: "accept",
-		asked: apprNewFile, ran: apprNewMark, wrote: true},
+		asked: apprNewFile, ran: apprNewMark, maybe: true},
 	// on-request asks nothing for a command in the sandbox: it runs
 	// there, and the read-only sandbox refuses the write.
 	{name: "on_request_nothing", policy: "on-request", sandbox: "read-only", decision: "decline",
@@ -329,10 +332,17 @@ func TestNativeCodexRewriteApproval(t *testing.T) {
 			// declined; none for a command run in the sandbox unasked.
 			if !c.exec {
 				want := map[string]string{"accept": "completed", "decline": "declined"}[c.decision]
+				status := ""
+				if len(a.items) == 1 {
+					status = a.items[0].Status
+					if c.maybe && status == "failed" {
+						status = want // the sandboxed run's refused write
+					}
+				}
 				switch {
 				case c.asked == "" && len(a.items) != 0:
 					w.apprFail(a, "command items %+v, want none", a.items)
-				case c.asked != "" && (len(a.items) != 1 || a.items[0].Status != want || !strings.Contains(a.items[0].Command, "touch "+c.asked)):
+				case c.asked != "" && (len(a.items) != 1 || status != want || !strings.Contains(a.items[0].Command, "touch "+c.asked)):
 					w.apprFail(a, "command items %+v, want one %s, touching %s", a.items, want, c.asked)
 				}
 			}
@@ -344,12 +354,16 @@ func TestNativeCodexRewriteApproval(t *testing.T) {
 				}
 			}
 			for _, f := range []string{apprOrigFile, apprNewFile} {
-				want := c.wrote && (f == apprOrigFile) == (c.ran == apprOrigMark)
+				ranIt := (f == apprOrigFile) == (c.ran == apprOrigMark) && c.ran != ""
+				want := c.wrote && ranIt
+				if c.maybe && ranIt {
+					want = !w.server.Contains(apprReadOnly) // landed unless refused
+				}
 				if w.exists(f) != want {
 					w.apprFail(a, "%s exists = %v, want %v", f, w.exists(f), want)
 				}
 			}
-			if refused := w.server.Contains(apprReadOnly); refused != (c.ran != "" && !c.wrote) {
+			if refused := w.server.Contains(apprReadOnly); !c.maybe && refused != (c.ran != "" && !c.wrote) {
 				w.apprFail(a, "the model read %q = %v; want %v (the sandbox refused the write)", apprReadOnly, refused, c.ran != "" && !c.wrote)
 			}
 			if len(natTurns(w.server)) != 2 || !strings.Contains(a.stdout, apprFinal) {

@@ -387,7 +387,7 @@ func TestNativeCodexSessionEndUser(t *testing.T) {
 						strings.Contains(stderr, "hook: Stop Completed"), strings.Contains(stderr, "hook: SessionEnd"))
 				}
 			case "tui":
-				stdout = natScreenText(w.natTUI("Run the command, nat-end-user."))
+				stdout = natScreenText(w.natTUI("Run the command, nat-end-user.", natStopStderr))
 				// The same failure on Stop is shown, as the Stop hook's
 				// "says:" line.
 				if !strings.Contains(stdout, "Stop (completed) says:") || !strings.Contains(stdout, "nat-kit/stop-fail failed (report)") ||
@@ -475,9 +475,10 @@ func (w *world) natReplay(event, payload string) (int, string) {
 
 // natTUI runs Codex's interactive TUI on a pseudo-terminal (script(1)) with
 // prompt, as a user who trusted the project, waits for the model's answer
-// and the hooks after it, ends the session with Ctrl-C (repeated until the
-// TUI exits) and returns the bytes the terminal was sent.
-func (w *world) natTUI(prompt string) string {
+// and the hooks after it (until the screen shows shown, boundedly), ends
+// the session with Ctrl-C (repeated until the TUI exits) and returns the
+// bytes the terminal was sent.
+func (w *world) natTUI(prompt, shown string) string {
 	w.t.Helper()
 	if _, err := exec.LookPath("script"); err != nil {
 		w.t.Skip("no script(1) to give the TUI a terminal")
@@ -523,7 +524,11 @@ func (w *world) natTUI(prompt string) string {
 	for len(natTurns(w.server)) < 2 && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	time.Sleep(time.Second)
+	// The hooks after the answer: polled for what they show, not given
+	// a fixed second that a loaded machine can miss.
+	for !strings.Contains(natScreenText(out.String()), shown) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
 	for i := 0; i < 4; i++ {
 		in.Write([]byte{3})
 		select {
