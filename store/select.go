@@ -123,6 +123,22 @@ func (sel *Selection) usesFile(file string) bool {
 	return false
 }
 
+// omitted is why validation left out the member whose reference is at
+// field (W073: an optional member whose own file fails its checks), or "".
+// Nothing validation omitted is written.
+func (sel *Selection) omitted(field string) string {
+	for _, d := range sel.Loaded.Report.Diagnostics {
+		if d.Code == "W073" && d.File == sel.Pkg.File && d.Field == field {
+			// The warning names the member; what is left is the finding.
+			if _, finding, ok := strings.Cut(d.Message, " is visibly omitted: "); ok {
+				return finding
+			}
+			return d.Message
+		}
+	}
+	return ""
+}
+
 // References are the package's resolved member and requires references.
 func (sel *Selection) References() []engine.Reference {
 	var out []engine.Reference
@@ -307,6 +323,8 @@ func (s *Store) MemberActions(sel *Selection, t *providers.Table, getenv func(st
 			a = missing(a, "install writes no "+ref.Kind+" members")
 		case r.Resolution != engine.Resolved:
 			a = missing(a, "does not resolve: "+orUnknown(r.Reason))
+		case sel.omitted(r.Field) != "":
+			a = missing(a, "omitted by validation: "+sel.omitted(r.Field))
 		case ref.Kind == "skill":
 			a.Action, a.Dir = MemberSkill, true
 			a.Dest = filepath.Join(skillsDirs[0], ref.Selector)
