@@ -3,10 +3,8 @@
 package live
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -53,162 +51,6 @@ var apprScript = fakemodel.Script{fakemodel.Run(apprCommand(apprOrigMark, apprOr
 // command, the output dalo's Codex table gives rewrite_input.
 var apprRewrite = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"` +
 	apprCommand(apprNewMark, apprNewFile) + `"}}}`
-
-// An apprRequest is one request the app server sent its client.
-type apprRequest struct {
-	Method string
-	Params map[string]any
-}
-
-// An apprItem is a command execution item as the app server completed it:
-// the command and its status (completed, failed, declined).
-type apprItem struct {
-	Command string `json:"command"`
-	Status  string `json:"status"`
-}
-
-// An apprSession is what one app-server session sent its client (or, for
-// codex exec, its stdout and stderr alone).
-type apprSession struct {
-	requests []apprRequest
-	items    []apprItem
-	runs     []hookRun
-	stdout   string
-	stderr   string
-}
-
-// apprAppServer runs one codex app-server session in the project dir with
-// approval policy and sandbox mode (hook trust bypassed for the session,
-// as --dangerously-bypass-hook-trust does) and one turn of prompt. It
-// answers every request the server sends with decision and returns what
-// the server sent.
-func (w *world) apprAppServer(prompt, policy, sandbox, decision string) apprSession {
-	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), "app-server")
-	cmd.Dir = w.work
-	cmd.Env = w.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		w.t.Fatalf("codex app-server: %v", err)
-	}
-	var a apprSession
-	var lines strings.Builder
-	sc := bufio.NewScanner(out)
-	sc.Buffer(nil, 16<<20)
-	fail := func(format string, args ...any) {
-		w.t.Helper()
-		in.Close()
-		cmd.Wait()
-		w.t.Fatalf("codex app-server: "+format+"\nprotocol:\n%s\nstderr:\n%s", append(args, clip(lines.String()), clip(stderr.String()))...)
-	}
-	send := func(msg map[string]any) {
-		b, err := json.Marshal(msg)
-		if err != nil {
-			w.t.Fatal(err)
-		}
-		if _, err := in.Write(append(b, '\n')); err != nil {
-			fail("writing %v: %v", msg["method"], err)
-		}
-	}
-	type message struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	read := func(what string, done func(message) bool) message {
-		w.t.Helper()
-		for sc.Scan() {
-			lines.Write(sc.Bytes())
-			lines.WriteByte('\n')
-			var m message
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				fail("not a protocol message: %q", sc.Text())
-			}
-			if m.Error != nil {
-				fail("error answer: %s", m.Error)
-			}
-			switch {
-			case m.ID != nil && m.Method != "":
-				// A request of the server's: an approval, answered
-				// with decision.
-				var p map[string]any
-				json.Unmarshal(m.Params, &p)
-				a.requests = append(a.requests, apprRequest{m.Method, p})
-				send(map[string]any{"id": m.ID, "result": map[string]any{"decision": decision}})
-			case m.Method == "hook/completed":
-				var p struct{ Run hookRun }
-				if err := json.Unmarshal(m.Params, &p); err != nil {
-					fail("hook/completed: %v", err)
-				}
-				a.runs = append(a.runs, p.Run)
-			case m.Method == "item/completed":
-				var p struct {
-					Item struct {
-						Type string `json:"type"`
-						apprItem
-					} `json:"item"`
-				}
-				if err := json.Unmarshal(m.Params, &p); err != nil {
-					fail("item/completed: %v", err)
-				}
-				if p.Item.Type == "commandExecution" {
-					a.items = append(a.items, p.Item.apprItem)
-				}
-			}
-			if done(m) {
-				return m
-			}
-		}
-		if what != "" {
-			fail("ended before %s (%v)", what, sc.Err())
-		}
-		return message{}
-	}
-	answer := func(id int) func(message) bool {
-		return func(m message) bool { return string(m.ID) == strconv.Itoa(id) && m.Method == "" }
-	}
-	send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
-		"clientInfo": map[string]any{"name": "dalo-live", "version": "0"}}})
-	read("the initialize answer", answer(1))
-	send(map[string]any{"method": "initialized"})
-	send(map[string]any{"id": 2, "method": "thread/start", "params": map[string]any{
-		"cwd": w.work, "approvalPolicy": policy, "sandbox": sandbox,
-		"config": map[string]any{"bypass_hook_trust": true}}})
-	var started struct {
-		Thread struct{ ID string } `json:"thread"`
-	}
-	if err := json.Unmarshal(read("the thread/start answer", answer(2)).Result, &started); err != nil || started.Thread.ID == "" {
-		fail("thread/start answer: no thread id (%v)", err)
-	}
-	send(map[string]any{"id": 3, "method": "turn/start", "params": map[string]any{
-		"threadId": started.Thread.ID,
-		"input":    []any{map[string]any{"type": "text", "text": prompt}}}})
-	read("the turn completed", func(m message) bool { return m.Method == "turn/completed" })
-	in.Close()
-	read("", func(message) bool { return false })
-	cmd.Wait()
-	if ctx.Err() != nil {
-		w.t.Fatalf("codex app-server: no end within %v\nprotocol:\n%s", sessionTimeout, clip(lines.String()))
-	}
-	a.stdout, a.stderr = lines.String(), stderr.String()
-	return a
-}
 
 // apprAllow is the native allow alone, without updatedInput.
 const apprAllow = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`
@@ -277,7 +119,7 @@ func TestNativeCodexRewriteApproval(t *testing.T) {
 			w := newWorld(t, "codex", apprScript)
 			w.natConfigure()
 			w.natAnswer("PreToolUse", c.answer, "", 0)
-			var a apprSession
+			var a appSession
 			if c.exec {
 				a = w.apprExec("Run the command, appr.", c.policy, c.sandbox)
 				// exec shows the policy it runs with in its header.
@@ -285,7 +127,7 @@ func TestNativeCodexRewriteApproval(t *testing.T) {
 					w.apprFail(a, "codex exec with approval_policy %q did not run with approval never and sandbox %s", c.policy, c.sandbox)
 				}
 			} else {
-				a = w.apprAppServer("Run the command, appr.", c.policy, c.sandbox, c.decision)
+				a = w.appServerWith(appThread{c.policy, c.sandbox, c.decision}, "Run the command, appr.")
 			}
 
 			// The hook ran once, on the model's command. Its
@@ -376,8 +218,8 @@ func TestNativeCodexRewriteApproval(t *testing.T) {
 
 // apprExec runs codex exec in the project dir with approval policy and
 // sandbox mode (hook trust bypassed, as the other live runs do) and
-// returns what it printed as an apprSession.
-func (w *world) apprExec(prompt, policy, sandbox string) apprSession {
+// returns what it printed as an appSession.
+func (w *world) apprExec(prompt, policy, sandbox string) appSession {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
 	defer cancel()
@@ -391,20 +233,15 @@ func (w *world) apprExec(prompt, policy, sandbox string) apprSession {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	a := apprSession{stdout: stdout.String(), stderr: stderr.String()}
+	a := appSession{stdout: stdout.String(), stderr: stderr.String()}
 	if err != nil {
 		w.t.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, clip(a.stdout), clip(a.stderr))
 	}
 	return a
 }
 
-// event returns the hook runs of the native event (app-server spelling).
-func (a apprSession) event(name string) []hookRun {
-	return appSession{runs: a.runs}.event(name)
-}
-
 // apprFail reports a failed check with what Codex sent or printed.
-func (w *world) apprFail(a apprSession, format string, args ...any) {
+func (w *world) apprFail(a appSession, format string, args ...any) {
 	w.t.Helper()
 	w.t.Errorf(format+"\nstdout:\n%s\nstderr:\n%s", append(args, clip(a.stdout), clip(a.stderr))...)
 }

@@ -56,10 +56,35 @@ next:
 
 // An appSession is what one codex app-server session sent its client.
 type appSession struct {
-	runs   []hookRun
-	stdout string // the protocol messages, one a line
-	stderr string
+	runs     []hookRun
+	requests []appRequest // what the server asked its client
+	items    []appItem    // command executions, as completed
+	stdout   string       // the protocol messages, one a line
+	stderr   string
 }
+
+// An appRequest is one request the app server sent its client.
+type appRequest struct {
+	Method string
+	Params map[string]any
+}
+
+// An appItem is a command execution item as the app server completed it:
+// the command and its status (completed, failed, declined).
+type appItem struct {
+	Command string `json:"command"`
+	Status  string `json:"status"`
+}
+
+// appThread is how an app-server session's thread runs: its approval
+// policy and sandbox mode, and the client's decision on every request the
+// server sends (an approval).
+type appThread struct {
+	policy, sandbox, decision string
+}
+
+// asExec is a thread as codex exec runs one: no approvals, no sandbox.
+var asExec = appThread{policy: "never", sandbox: "danger-full-access", decision: "decline"}
 
 // event returns the hook runs of the native event (app-server spelling,
 // e.g. "userPromptSubmit"), in order.
@@ -73,13 +98,20 @@ func (a appSession) event(name string) []hookRun {
 	return runs
 }
 
-// appServer runs one codex app-server session in the project dir: it
-// starts a thread as exec does (no approvals, no sandbox, hook trust
-// bypassed for this session, as --dangerously-bypass-hook-trust does) and
-// runs one turn per prompt, each to its turn/completed, then closes the
-// server's stdin and waits for it to exit. It fails the test on a protocol
-// error or a timeout.
+// appServer runs one codex app-server session in the project dir with a
+// thread as exec runs one (asExec). See appServerWith.
 func (w *world) appServer(prompts ...string) appSession {
+	w.t.Helper()
+	return w.appServerWith(asExec, prompts...)
+}
+
+// appServerWith runs one codex app-server session in the project dir: it
+// starts a thread as th says (hook trust bypassed for the session, as
+// --dangerously-bypass-hook-trust does), answers every request the server
+// sends with th.decision, and runs one turn per prompt, each to its
+// turn/completed, then closes the server's stdin and waits for it to
+// exit. It fails the test on a protocol error or a timeout.
+func (w *world) appServerWith(th appThread, prompts ...string) appSession {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
 	defer cancel()
@@ -121,10 +153,10 @@ func (w *world) appServer(prompts ...string) appSession {
 			fail("writing %s: %v", msg["method"], err)
 		}
 	}
-	// read reads messages, keeping hook runs, until one satisfies done;
-	// it returns that one.
+	// read reads messages, keeping hook runs, requests and command items,
+	// until one satisfies done; it returns that one.
 	type message struct {
-		ID     *int            `json:"id"`
+		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 		Result json.RawMessage `json:"result"`
@@ -142,12 +174,32 @@ func (w *world) appServer(prompts ...string) appSession {
 			if m.Error != nil {
 				fail("error answer: %s", m.Error)
 			}
-			if m.Method == "hook/completed" {
+			switch {
+			case m.ID != nil && m.Method != "":
+				// A request of the server's: an approval.
+				var p map[string]any
+				json.Unmarshal(m.Params, &p)
+				a.requests = append(a.requests, appRequest{m.Method, p})
+				send(map[string]any{"id": m.ID, "result": map[string]any{"decision": th.decision}})
+			case m.Method == "hook/completed":
 				var p struct{ Run hookRun }
 				if err := json.Unmarshal(m.Params, &p); err != nil {
 					fail("hook/completed: %v", err)
 				}
 				a.runs = append(a.runs, p.Run)
+			case m.Method == "item/completed":
+				var p struct {
+					Item struct {
+						Type string `json:"type"`
+						appItem
+					} `json:"item"`
+				}
+				if err := json.Unmarshal(m.Params, &p); err != nil {
+					fail("item/completed: %v", err)
+				}
+				if p.Item.Type == "commandExecution" {
+					a.items = append(a.items, p.Item.appItem)
+				}
 			}
 			if done(m) {
 				return m
@@ -159,14 +211,14 @@ func (w *world) appServer(prompts ...string) appSession {
 		return message{}
 	}
 	answer := func(id int) func(message) bool {
-		return func(m message) bool { return m.ID != nil && *m.ID == id && m.Method == "" }
+		return func(m message) bool { return string(m.ID) == strconv.Itoa(id) && m.Method == "" }
 	}
 	send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
 		"clientInfo": map[string]any{"name": "dalo-live", "version": "0"}}})
 	read("the initialize answer", answer(1))
 	send(map[string]any{"method": "initialized"})
 	send(map[string]any{"id": 2, "method": "thread/start", "params": map[string]any{
-		"cwd": w.work, "approvalPolicy": "never", "sandbox": "danger-full-access",
+		"cwd": w.work, "approvalPolicy": th.policy, "sandbox": th.sandbox,
 		"config": map[string]any{"bypass_hook_trust": true}}})
 	var started struct {
 		Thread struct{ ID string } `json:"thread"`
