@@ -1,6 +1,8 @@
 package dispatch
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -34,6 +36,11 @@ type Request struct {
 	// large, read error): every matching hook fails with it.
 	PayloadErr error
 	Getenv     func(string) (string, bool) // the environment handlers may inherit from
+	// FailClosed says, as the harness entry does (--fail-closed), that a
+	// required fail_closed hook is installed on the event: a plan that
+	// cannot be loaded, or no plan at all, then blocks the action (see
+	// Blocked) instead of answering nothing.
+	FailClosed bool
 }
 
 // Dispatch runs every installed, approved hook of the request's event and
@@ -48,13 +55,53 @@ type Request struct {
 // the event is not one any provider table names (plan.Known: a misspelt
 // harness entry would otherwise run nothing, silently), or when the plan
 // cannot be read (damaged, or of another schema). The command reports it
-// on stderr with exit status 1, which both harnesses treat as a
-// non-blocking error shown to the user; exit status 2 would block the
-// action, or on Stop resume the turn again and again. Failing closed on a
-// damaged plan would add no safety, since whoever can damage the plan can
-// also delete it; install writes it atomically, so a reader never sees
-// half of one.
+// on stderr with exit status 1, which the harnesses treat as a
+// non-blocking error shown to the user; their blocking status would block
+// the action, or on Stop resume the turn again and again.
+//
+// Unless req.FailClosed: the entry says a required fail_closed hook is
+// installed on this event, and the plan that would run it cannot be read
+// (or there is none), so the action is blocked (Blocked): what the hook's
+// policy would do had it run and failed. Without that, deleting or
+// damaging the plan, or running the harness with a store the entry did not
+// name, would switch the gate off in silence.
 func Dispatch(req Request) (Native, error) {
+	out, err := dispatch(req)
+	switch {
+	case errors.Is(err, plan.ErrNotInstalled) && !req.FailClosed:
+		return Native{}, nil
+	case err != nil && req.FailClosed:
+		if b, ok := Blocked(req.Provider, req.Event, req.Payload, err.Error()); ok {
+			return b, nil
+		}
+	}
+	return out, err
+}
+
+// Blocked is the answer that blocks the native action of event whatever
+// the harness makes of its output, because of why: the provider's blocking
+// exit status with the reason on stderr (plan.Blocking, from the tables).
+// On an event that carries workflow.already_continued and whose payload
+// says the workflow went on already, it blocks no more, so that a
+// dispatcher that cannot answer never keeps the agent going without
+// bound: it tells the user, with a non-blocking exit 1. ok is false for a
+// provider no table names.
+func Blocked(provider, event string, payload []byte, why string) (out Native, ok bool) {
+	b, ok := plan.Blocking[provider]
+	if !ok {
+		return Native{}, false
+	}
+	msg := "dalo: " + why + "; a required fail_closed hook guards " + event + ", so dalo blocks it: run 'dalo doctor'\n"
+	if key, ok := b.Continued[event]; ok {
+		var p map[string]json.RawMessage
+		if json.Unmarshal(payload, &p) == nil && string(p[key]) == "true" {
+			return Native{Stderr: []byte("dalo: " + why + "; a required fail_closed hook guards " + event + ", which went on once already, so dalo lets it end: run 'dalo doctor'\n"), Exit: 1}, true
+		}
+	}
+	return Native{Stderr: []byte(msg), Exit: b.Exit}, true
+}
+
+func dispatch(req Request) (Native, error) {
 	events, ok := plan.Known[req.Provider]
 	switch {
 	case !ok:

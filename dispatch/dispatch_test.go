@@ -530,7 +530,7 @@ func TestPlan(t *testing.T) {
 		t.Errorf("damaged plan: %v", err)
 	}
 	os.WriteFile(filepath.Join(home, "plans", "claude.json"), []byte(`{"schema":1,"provider":"claude","events":{}}`), 0o644)
-	if _, err := dispatch.Dispatch(req); err == nil || !strings.Contains(err.Error(), "schema 1, this dalo reads 4; run 'dalo plugin install' again") {
+	if _, err := dispatch.Dispatch(req); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("schema 1, this dalo reads %d; run 'dalo plugin install' again", plan.Schema)) {
 		t.Errorf("schema 1: %v", err)
 	}
 	os.Remove(filepath.Join(home, "plans", "claude.json"))
@@ -540,14 +540,14 @@ func TestPlan(t *testing.T) {
 	if _, err := dispatchtest.Install(home, "claude", map[string][]dispatchtest.Hook{"PreToolUse": {h}}); err != nil {
 		t.Fatal(err)
 	}
-	gen, err := os.Readlink(filepath.Join(home, "plans", "claude.d", "current"))
+	gen, err := os.Readlink(filepath.Join(home, "plans", "claude.d", plan.Pointer))
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := filepath.Join(home, "plans", "claude.d", gen, "PreToolUse.json")
 	data, _ := os.ReadFile(name)
-	os.WriteFile(name, []byte(strings.Replace(string(data), `"schema":4`, `"schema":3`, 1)), 0o644)
-	if _, err := dispatch.Dispatch(req); err == nil || !strings.Contains(err.Error(), "schema 3, this dalo reads 4; run 'dalo plugin install' again") {
+	os.WriteFile(name, []byte(strings.Replace(string(data), fmt.Sprintf(`"schema":%d`, plan.Schema), `"schema":3`, 1)), 0o644)
+	if _, err := dispatch.Dispatch(req); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("schema 3, this dalo reads %d; run 'dalo plugin install' again", plan.Schema)) {
 		t.Errorf("index schema 3: %v", err)
 	}
 	// An index of this schema without its limits is refused, never read

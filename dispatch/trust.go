@@ -93,7 +93,7 @@ func readGrant(home, kind, id string) (*plan.Grant, any, error) {
 	if id == "" || !filepath.IsLocal(id) || filepath.Base(id) != id {
 		return nil, nil, fmt.Errorf("grant id %q is not a file name", id)
 	}
-	name := filepath.Join(home, "grants", id+".json")
+	name := filepath.Join(home, "grants", plan.GrantFile(id))
 	f, _, err := regular.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%s is revoked (%s does not exist)", id, name)

@@ -55,7 +55,7 @@ func regrant(home, id string, edit func(b any)) {
 // $DALO_HOME/plans/<provider>.d/g-*/ by hand would.
 func editIndex(home, provider string, edit func(h *plan.PlannedHook)) {
 	dir := filepath.Join(home, "plans", provider+".d")
-	gen, err := os.Readlink(filepath.Join(dir, "current"))
+	gen, err := os.Readlink(filepath.Join(dir, plan.Pointer))
 	if err != nil {
 		panic(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -38,12 +40,23 @@ func KnownSource() ([]byte, error) {
 		return nil, fmt.Errorf("rules: #ResultKinds: %w", err)
 	}
 	events := map[string][]string{}
+	blocking := map[string]plan.Block{}
 	for _, t := range ts.All() {
 		for ev := range t.Events {
 			if !slices.Contains(events[t.Name], ev) {
 				events[t.Name] = append(events[t.Name], ev)
 			}
 		}
+		b := plan.Block{Exit: t.Blocking.Exit, Continued: map[string]string{}}
+		for ev, e := range t.Events {
+			if f, ok := e.Payload.Fields["workflow.already_continued"]; ok {
+				b.Continued[ev] = f.Key
+			}
+		}
+		if prev, ok := blocking[t.Name]; ok && !reflect.DeepEqual(prev, b) {
+			return nil, fmt.Errorf("%s: blocking exit status or already-continued keys differ between versions; the dispatcher reads one per provider", t.Key())
+		}
+		blocking[t.Name] = b
 	}
 	names := make([]string, 0, len(events))
 	for name := range events {
@@ -65,6 +78,24 @@ func KnownSource() ([]byte, error) {
 			fmt.Fprintf(&b, "%q", ev)
 		}
 		b.WriteString("},\n")
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// Blocking is how a hook command of each provider blocks the native\n")
+	b.WriteString("// action whatever it prints (the tables' blocking), and the payload key\n")
+	b.WriteString("// of workflow.already_continued on each event that has one: what the\n")
+	b.WriteString("// dispatcher answers when it cannot load a plan that names a required\n")
+	b.WriteString("// fail_closed hook (see [Block]).\n")
+	b.WriteString("var Blocking = map[string]Block{\n")
+	for _, name := range names {
+		x := blocking[name]
+		fmt.Fprintf(&b, "\t%q: {Exit: %d, Continued: map[string]string{", name, x.Exit)
+		for i, ev := range slices.Sorted(maps.Keys(x.Continued)) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%q: %q", ev, x.Continued[ev])
+		}
+		b.WriteString("}},\n")
 	}
 	b.WriteString("}\n\n")
 	b.WriteString("// Runtimes is how the entry of a tool of each runtime runs (#Runtimes):\n")

@@ -27,6 +27,9 @@ type Table struct {
 	Tools         map[string]Claim       `json:"tools"`
 	ToolPatterns  map[string]ToolPattern `json:"tool_patterns,omitempty"`
 	Events        map[string]Event       `json:"events"`
+	// Blocking is how a hook command blocks the native action whatever it
+	// prints: its exit status, with the reason on stderr.
+	Blocking Blocking `json:"blocking"`
 	// Undelivered is what the user reads when an outcome holds a part an
 	// event has no channel for, by part ($event, $context placeholders).
 	Undelivered map[string]string `json:"undelivered"`
@@ -46,7 +49,8 @@ type Claim struct {
 
 type Config struct {
 	Home         Home       `json:"home"`
-	Hooks        Location   `json:"hooks"`
+	Hooks        HooksFile  `json:"hooks"`
+	Off          []Switch   `json:"off,omitempty"`
 	Instructions Location   `json:"instructions"`
 	Skills       []Location `json:"skills"`
 	Agents       Agents     `json:"agents"`
@@ -61,8 +65,46 @@ type Home struct {
 	Evidence []string `json:"evidence"`
 }
 
+// HooksFile is the file dalo writes its dispatcher entries into, and what
+// the harness makes of a JSON object that holds a key twice.
+type HooksFile struct {
+	Location
+	DuplicateKeys DuplicateKeys `json:"duplicate_keys"`
+}
+
+// DuplicateKeys says what the harness reads of an object with a key twice:
+// ReadsLast, the last copy; ReadsNone, none of the file's hooks.
+type DuplicateKeys struct {
+	Reads    string   `json:"reads"`
+	Evidence []string `json:"evidence"`
+}
+
+// What a harness reads of a JSON object that holds a key twice.
+const (
+	ReadsLast = "last"
+	ReadsNone = "none"
+)
+
+// A Switch is a setting that switches the harness's hooks off for the
+// user: Key (a top-level key of the JSON file at Location) set to Value.
+type Switch struct {
+	Location Location `json:"location"`
+	Key      string   `json:"key"`
+	Value    any      `json:"value"`
+	Means    string   `json:"means"`
+	Evidence []string `json:"evidence"`
+}
+
+// Blocking is how a hook command blocks the native action: it exits with
+// Exit and writes the reason on stderr.
+type Blocking struct {
+	Exit     int      `json:"exit"`
+	Evidence []string `json:"evidence"`
+}
+
 // A Location is a file or directory the harness reads, relative to Root:
-// "home" (the user's home directory) or "config_home" (Config.Home).
+// "home" (the user's home directory), "config_home" (Config.Home) or
+// "system" (the file system's root).
 type Location struct {
 	Root     string   `json:"root"`
 	Path     string   `json:"path"`
@@ -79,10 +121,27 @@ type Agents struct {
 }
 
 type Trust struct {
-	Required bool     `json:"required"`
-	How      string   `json:"how"`
+	Required bool        `json:"required"`
+	How      string      `json:"how"`
+	Evidence []string    `json:"evidence"`
+	State    *TrustState `json:"state,omitempty"`
+}
+
+// TrustState is where the harness keeps the user's trust in each hook: in
+// the TOML file at Location, Table."<key>".Field holds the hash the
+// harness reports for the hook; List is how dalo asks the harness for each
+// hook's key and hash (TrustListCodexAppServer).
+type TrustState struct {
+	Location Location `json:"location"`
+	Table    string   `json:"table"`
+	Field    string   `json:"field"`
+	List     string   `json:"list"`
 	Evidence []string `json:"evidence"`
 }
+
+// TrustListCodexAppServer: `codex app-server`, whose hooks/list answers
+// each hook's key and current hash.
+const TrustListCodexAppServer = "codex-app-server"
 
 // Timeout is how the native config expresses a hook timeout.
 type Timeout struct {
@@ -354,6 +413,8 @@ func (t *Table) Path(l Location, getenv func(string) string) (string, error) {
 		if root = getenv("HOME"); root == "" {
 			return "", fmt.Errorf("%s: HOME is not set", t.Key())
 		}
+	case "system":
+		root = string(filepath.Separator)
 	default:
 		var err error
 		if root, err = t.ConfigHome(getenv); err != nil {
@@ -366,8 +427,11 @@ func (t *Table) Path(l Location, getenv func(string) string) (string, error) {
 // Display writes a location as a user reads it: $CLAUDE_CONFIG_DIR/skills/<name>/SKILL.md.
 func (t *Table) Display(l Location) string {
 	root := "~"
-	if l.Root == "config_home" {
+	switch l.Root {
+	case "config_home":
 		root = "$" + t.Config.Home.Env
+	case "system":
+		root = ""
 	}
 	s := root + "/" + l.Path
 	if l.Layout != "" {

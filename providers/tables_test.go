@@ -313,7 +313,7 @@ func TestLocations(t *testing.T) {
 		if err != nil || agents != tc.agents || ok != (tc.agents != "") {
 			t.Errorf("%s agents = %q %t %v, want %q", tc.tb.Key(), agents, ok, err, tc.agents)
 		}
-		hooks, err := tc.tb.Path(tc.tb.Config.Hooks, tc.getenv)
+		hooks, err := tc.tb.Path(tc.tb.Config.Hooks.Location, tc.getenv)
 		if err != nil || hooks != tc.hooks {
 			t.Errorf("%s hooks = %q %v, want %s", tc.tb.Key(), hooks, err, tc.hooks)
 		}

@@ -232,10 +232,10 @@ func (s *Store) Revoke(ref string, tools, hooks []string) ([]*plan.Grant, error)
 	var ids []string
 	matched := map[string]bool{}
 	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || isTemp(e.Name()) {
+		if !strings.HasSuffix(e.Name(), ".json") || isTemp(e.Name()) {
 			continue
 		}
+		id := s.grantIDOf(e.Name())
 		provider, pkg, kind, item, err := plan.ParseGrantID(id)
 		if err != nil || pkg.String() != ref {
 			continue

@@ -3,9 +3,11 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"dalo/store/plan"
 )
@@ -87,6 +89,56 @@ func lockFile(name string) (*Lock, error) {
 
 // Unlock releases the lock.
 func (l *Lock) Unlock() error {
+	if l.f == nil {
+		return nil
+	}
 	defer l.f.Close()
 	return syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+}
+
+// ReadLockWait is how long a reader that reports on the whole store
+// (doctor, plugin status) waits for a writer to finish.
+const ReadLockWait = 10 * time.Second
+
+// A BusyError says a writer held the store's lock for as long as a reader
+// would wait.
+type BusyError struct {
+	Lock   string
+	Waited time.Duration
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("another dalo command has held the store's lock %s for %v; nothing was checked: run this again once it ends", e.Lock, e.Waited)
+}
+
+// ReadLock takes the store's lock shared, so that a reader sees no
+// writer's half-done change (a record written, its plan not yet), waiting
+// at most wait for a writer to finish: then a *BusyError. Readers do not
+// exclude each other. A store no writer ever locked has nothing half done:
+// the lock is then a no-op, and nothing is created.
+func (s *Store) ReadLock(wait time.Duration) (*Lock, error) {
+	name := s.path("lock")
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Lock{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err == nil {
+			return &Lock{f: f}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", name, err)
+		}
+		if !time.Now().Before(deadline) {
+			f.Close()
+			return nil, &BusyError{Lock: name, Waited: wait}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

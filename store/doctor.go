@@ -1,12 +1,16 @@
 package store
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"sort"
+	"os/exec"
 	"strings"
+	"time"
 
 	"dalo/providers"
 	"dalo/store/plan"
@@ -14,39 +18,77 @@ import (
 
 // A Finding is one thing doctor checked.
 type Finding struct {
-	Status  string `json:"status"` // ok, problem, unverified
+	// Status is ok, problem (doctor exits 1), warning, unverified, note,
+	// or, on the last lines, in force.
+	Status  string `json:"status"`
 	Subject string `json:"subject"`
 	Message string `json:"message"`
 }
 
+// Finding statuses.
+const (
+	StatusOK         = "ok"
+	StatusProblem    = "problem"
+	StatusWarning    = "warning"
+	StatusUnverified = "unverified"
+	StatusNote       = "note"
+	StatusInForce    = "in force"
+)
+
+// DoctorOptions say how doctor checks.
+type DoctorOptions struct {
+	// Run runs the dispatcher of each harness entry dalo wrote, as the
+	// harness would start it but without a shell, with --check: it loads
+	// the plan and re-checks each hook's grants, digests and staged tree,
+	// and runs no handler. Only an entry byte for byte what dalo writes is
+	// run.
+	Run bool
+	// Getenv locates the harnesses' files (os.Getenv).
+	Getenv func(string) string
+}
+
+// checkTimeout bounds one run of an entry's dispatcher with --check.
+const checkTimeout = 10 * time.Second
+
 // Doctor checks, without writing, that the store, the staged digests, the
-// dispatch plans and the harness entries agree. It reads like a dispatch
-// does and takes no lock.
-func (s *Store) Doctor() []Finding {
+// dispatch plans and the harness entries agree, and then says of every
+// installed hook whether it is in force: whether the harness will call
+// dalo's entry for its event and the dispatcher will run it. It reads
+// under the store's shared lock (see [Store.ReadLock]), so that it sees no
+// writer's half-done change, and reports that lock busy as an error.
+func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
+	}
 	var out []Finding
 	add := func(status, subject, format string, args ...any) {
 		out = append(out, Finding{status, subject, fmt.Sprintf(format, args...)})
 	}
 	if fi, err := os.Stat(s.Dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			add("ok", s.Dir, "no store yet: nothing registered, approved or installed")
-			return out
+			add(StatusOK, s.Dir, "no store yet: nothing registered, approved or installed")
+			return out, nil
 		}
-		add("problem", s.Dir, "%v", err)
-		return out
+		add(StatusProblem, s.Dir, "%v", err)
+		return out, nil
 	} else if !fi.IsDir() {
-		add("problem", s.Dir, "not a directory")
-		return out
+		add(StatusProblem, s.Dir, "not a directory")
+		return out, nil
 	}
+	l, err := s.ReadLock(ReadLockWait)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
 	srcs, err := s.Sources()
 	if err != nil {
-		add("problem", s.path("sources.json"), "%v", err)
+		add(StatusProblem, s.path("sources.json"), "%v", err)
 	} else {
 		for _, x := range srcs {
 			if fi, err := os.Stat(x.Path); err != nil || !fi.IsDir() {
-				add("problem", "source "+x.ID, "%s is not a readable directory", x.Path)
+				add(StatusProblem, "source "+x.ID, "%s is not a readable directory", x.Path)
 			} else {
-				add("ok", "source "+x.ID, "%s", x.Path)
+				add(StatusOK, "source "+x.ID, "%s", x.Path)
 			}
 		}
 	}
@@ -58,183 +100,310 @@ func (s *Store) Doctor() []Finding {
 			if isTemp(e.Name()) || !strings.HasSuffix(e.Name(), ".json") {
 				continue
 			}
-			g, err := s.Grant(strings.TrimSuffix(e.Name(), ".json"))
+			g, err := s.grantFile(e.Name())
 			if err != nil {
-				add("problem", "ledger", "%v", err)
+				add(StatusProblem, "ledger", "%v", err)
 				continue
 			}
 			grants[g.ID] = g
 		}
-		add("ok", "ledger", "%s", nouns(len(grants), "grant"))
+		add(StatusOK, "ledger", "%s", nouns(len(grants), "grant"))
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		add("problem", "ledger", "%v", err)
+		add(StatusProblem, "ledger", "%v", err)
 	}
 	ts, err := providers.Load()
 	if err != nil {
-		add("problem", "providers", "%v", err)
-		return out
+		add(StatusProblem, "providers", "%v", err)
+		return out, nil
 	}
 	names, err := s.InstalledProviders()
 	if err != nil {
-		add("problem", "installs", "%v", err)
-		return out
+		add(StatusProblem, "installs", "%v", err)
+		return out, nil
 	}
 	used := map[string]bool{}
 	complete := true // every install record read: the unused staged trees are known
+	var forces []HookForce
+	records := map[string]*Installed{}
 	for _, name := range names {
 		in, err := s.Installed(name)
 		if err != nil {
-			add("problem", name, "%v", err)
+			add(StatusProblem, name, "%v", err)
 			complete = false
 			continue
 		}
+		records[name] = in
 		for _, ip := range in.Packages {
 			for _, d := range ip.Staged {
 				used[d] = true
 			}
 		}
-		if len(in.Packages) == 0 && len(in.Harness.Entries) == 0 {
+	}
+	inst, err := s.InstructionStates()
+	if err != nil {
+		add(StatusProblem, "instructions", "%v", err)
+	}
+	for _, name := range names {
+		in := records[name]
+		if in == nil || len(in.Packages) == 0 && len(in.Harness.Entries) == 0 {
 			continue
 		}
-		t, err := ts.Resolve(name)
+		t, err := ts.Resolve(name + "@" + in.Version)
 		if err != nil {
-			add("problem", name, "%v", err)
-			continue
+			if t, err = ts.Resolve(name); err != nil {
+				add(StatusProblem, name, "%v", err)
+				continue
+			}
 		}
-		out = append(out, s.doctorProvider(t, in, grants)...)
+		c := &forceCheck{s: s, t: t, in: in, grants: grants, opt: opt, records: records, instructions: inst}
+		out = append(out, c.run()...)
+		forces = append(forces, c.forces...)
 	}
 	if ents, err := os.ReadDir(s.path("staged")); err == nil && complete {
 		for _, e := range ents {
 			if !used[e.Name()] && !isTemp(e.Name()) {
-				add("problem", "staged "+e.Name(), "no installed package uses it; the next install or remove deletes it")
+				add(StatusProblem, "staged "+e.Name(), "no installed package uses it; the next install or remove deletes it")
 			}
 		}
 	}
-	return out
+	for _, f := range forces {
+		out = append(out, f.Finding())
+	}
+	return out, nil
 }
 
-func (s *Store) doctorProvider(t *providers.Table, in *Installed, grants map[string]*plan.Grant) []Finding {
-	var out []Finding
-	add := func(status, subject, format string, args ...any) {
-		out = append(out, Finding{status, subject, fmt.Sprintf(format, args...)})
+// A HookForce says whether one installed hook is in force: whether the
+// harness will call dalo's entry for its event, and the dispatcher run it.
+type HookForce struct {
+	Provider string `json:"provider"`
+	Package  string `json:"package"`
+	Hook     string `json:"hook"`
+	Event    string `json:"event"`
+	Required bool   `json:"required"`
+	InForce  bool   `json:"in_force"`
+	// Why says why it is not in force, or, in force, what doctor could
+	// not verify.
+	Why        string `json:"why,omitempty"`
+	Unverified bool   `json:"unverified,omitempty"`
+}
+
+// Finding is the line doctor ends with for f: a required hook not in force
+// is a problem, an optional one a warning.
+func (f HookForce) Finding() Finding {
+	subj := fmt.Sprintf("%s %s/%s on %s", f.Provider, f.Package, f.Hook, f.Event)
+	req := "optional"
+	if f.Required {
+		req = "required"
 	}
+	switch {
+	case f.InForce && f.Unverified:
+		return Finding{StatusUnverified, subj, req + ", in force as far as dalo can tell: " + f.Why}
+	case f.InForce:
+		return Finding{StatusInForce, subj, req}
+	case f.Required:
+		return Finding{StatusProblem, subj, "required, NOT in force: " + f.Why}
+	}
+	return Finding{StatusWarning, subj, "optional, not in force: " + f.Why}
+}
+
+// Forces says of every hook installed on any provider whether it is in
+// force, as doctor does, without running any dispatcher: what plugin
+// status shows. It reads under the store's shared lock.
+func (s *Store) Forces() ([]HookForce, error) {
+	l, err := s.ReadLock(ReadLockWait)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	ts, err := providers.Load()
+	if err != nil {
+		return nil, err
+	}
+	grants := map[string]*plan.Grant{}
+	gs, err := s.Grants()
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range gs {
+		grants[g.ID] = g
+	}
+	names, err := s.InstalledProviders()
+	if err != nil {
+		return nil, err
+	}
+	records := map[string]*Installed{}
+	for _, name := range names {
+		in, err := s.Installed(name)
+		if err != nil {
+			return nil, err
+		}
+		records[name] = in
+	}
+	inst, _ := s.InstructionStates()
+	var out []HookForce
+	for _, name := range names {
+		in := records[name]
+		t, err := ts.Resolve(name + "@" + in.Version)
+		if err != nil {
+			if t, err = ts.Resolve(name); err != nil {
+				continue
+			}
+		}
+		c := &forceCheck{s: s, t: t, in: in, grants: grants, opt: DoctorOptions{Getenv: os.Getenv}, records: records, instructions: inst}
+		c.run()
+		out = append(out, c.forces...)
+	}
+	return out, nil
+}
+
+// A forceCheck checks one provider's install: the findings of doctor, and
+// whether each hook is in force.
+type forceCheck struct {
+	s            *Store
+	t            *providers.Table
+	in           *Installed
+	grants       map[string]*plan.Grant
+	opt          DoctorOptions
+	records      map[string]*Installed
+	instructions []InstructionState
+
+	out    []Finding
+	forces []HookForce
+	// Why a hook is not in force: the whole harness (all), one event's
+	// entry, one hook (by package/hook).
+	all     string
+	event   map[string]string
+	hook    map[string]string
+	trusted map[string]string // event → unverified trust, in force
+}
+
+func (c *forceCheck) add(status, subject, format string, args ...any) {
+	c.out = append(c.out, Finding{status, subject, fmt.Sprintf(format, args...)})
+}
+
+func (c *forceCheck) run() []Finding {
+	c.event, c.hook, c.trusted = map[string]string{}, map[string]string{}, map[string]string{}
+	s, t, in := c.s, c.t, c.in
 	name := t.Name
 	want, werr := PlanOf(t, in)
 	have, err := s.ReadPlan(name)
 	switch {
 	case werr != nil:
-		add("problem", name+" plan", "%v", werr)
+		c.add(StatusProblem, name+" plan", "%v", werr)
+		c.all = "its dispatch plan cannot be built: " + werr.Error()
 	case errors.Is(err, fs.ErrNotExist) && len(want.Events) == 0:
 	case err != nil:
-		add("problem", name+" plan", "%v", err)
+		c.add(StatusProblem, name+" plan", "%v", err)
 	default:
 		a, _ := plan.Canonical(have)
 		b, _ := plan.Canonical(want)
 		if string(a) != string(b) {
-			add("problem", name+" plan", "%s does not match what is installed; run 'dalo plugin install' again", s.planPath(name))
+			c.add(StatusProblem, name+" plan", "%s does not match what is installed; run 'dalo plugin install' again", s.planPath(name))
 		} else {
-			add("ok", name+" plan", "%s", nouns(len(have.Events), "native event"))
+			c.add(StatusOK, name+" plan", "%s", nouns(len(have.Events), "native event"))
 		}
 	}
 	if werr == nil {
-		out = append(out, s.doctorIndex(name, want)...)
+		c.out = append(c.out, c.index(want)...)
 	}
 	for _, ip := range in.Packages {
 		subj := name + " " + ip.Package
 		for _, h := range ip.Hooks {
+			key := ip.Package + "/" + h.Hook.Hook
 			for _, ref := range []plan.GrantRef{h.Hook.ToolGrant, h.Hook.HookGrant} {
-				g := grants[ref.ID]
+				g := c.grants[ref.ID]
 				switch {
 				case g == nil:
-					add("problem", subj, "hook %s will not run: grant %s was revoked; approve it again or remove the package", h.Hook.Hook, ref.ID)
+					c.add(StatusProblem, subj, "hook %s will not run: grant %s was revoked; approve it again or remove the package", h.Hook.Hook, ref.ID)
+					c.why(c.hook, key, "grant "+ref.ID+" was revoked")
 				case g.Digest != ref.Digest:
-					add("problem", subj, "hook %s will not run: grant %s changed since install; install again", h.Hook.Hook, ref.ID)
+					c.add(StatusProblem, subj, "hook %s will not run: grant %s changed since install; install again", h.Hook.Hook, ref.ID)
+					c.why(c.hook, key, "grant "+ref.ID+" changed since install")
 				}
 			}
 			if bad := VerifyStaged(h.Hook.Tool.Root, toDigests(h.Hook.Tool.Files)); len(bad) > 0 {
-				add("problem", subj, "staged tool %s differs from its approved bytes: %s", h.Hook.Tool.ID, strings.Join(bad, ", "))
+				c.add(StatusProblem, subj, "staged tool %s differs from its approved bytes: %s", h.Hook.Tool.ID, strings.Join(bad, ", "))
+				c.why(c.hook, key, "its staged tool differs from the approved bytes")
 			}
 		}
-		for _, c := range changedOwned(&ip) {
-			add("problem", subj, "%s", c)
+		for _, ch := range changedOwned(&ip) {
+			c.add(StatusProblem, subj, "%s", ch)
 		}
 		for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
 			if _, err := os.Lstat(o.Path); err != nil {
-				add("problem", subj, "%s is missing; install again", o.Path)
+				c.add(StatusProblem, subj, "%s is missing; install again", o.Path)
 			}
 		}
-		add("ok", subj, "installed: %s, %s, %s", nouns(len(ip.Hooks), "hook"), nouns(len(ip.Skills), "skill"), nouns(len(ip.Agents), "agent"))
+		c.required(&ip)
+		c.add(StatusOK, subj, "installed: %s, %s, %s", nouns(len(ip.Hooks), "hook"), nouns(len(ip.Skills), "skill"), nouns(len(ip.Agents), "agent"))
 	}
-	// The harness entries.
-	file := in.Harness.File
-	if file == "" {
-		file, _ = configFile(t)
-	}
-	doc, err := readConfig(file)
-	if err != nil {
-		add("problem", file, "%v", err)
-		return out
-	}
-	var owned []found
-	if doc != nil {
-		if _, _, owned, err = scanConfig(file, doc, name); err != nil {
-			add("problem", file, "%v", err)
-			return out
-		}
-	}
-	seen := map[string]bool{}
-	for _, f := range owned {
-		rec, ok := in.Harness.Entries[f.event]
-		switch {
-		case !ok:
-			add("problem", file, "dalo entry for %s is not in the store: no installed package needs it; remove it by hand", f.event)
-		case !sameEntry(doc[f.val.start:f.val.end], rec):
-			add("problem", file, "dalo entry for %s was changed since dalo wrote it", f.event)
-		default:
-			if prog := commandProgram(rec.Hooks[0].Command); !canRun(prog) {
-				add("problem", file, "dalo entry for %s calls %s, which is missing or cannot run: the harness cannot dispatch, so its hooks do not run; run 'dalo plugin install' again", f.event, prog)
-				break
+	c.entries(want)
+	c.switches()
+	for _, ip := range in.Packages {
+		for _, h := range ip.Hooks {
+			f := HookForce{Provider: name, Package: ip.Package, Hook: h.Hook.Hook, Event: h.Event, Required: h.Hook.Requirement == "required"}
+			for _, why := range []string{c.all, c.event[h.Event], c.hook[ip.Package+"/"+h.Hook.Hook]} {
+				if why != "" {
+					f.Why = why
+					break
+				}
 			}
-			add("ok", file, "dalo entry for %s present", f.event)
-		}
-		seen[f.event] = true
-	}
-	events := make([]string, 0, len(want.Events))
-	for ev := range want.Events {
-		events = append(events, ev)
-	}
-	sort.Strings(events)
-	for _, ev := range events {
-		if !seen[ev] {
-			add("problem", file, "dalo entry for %s is missing; run 'dalo plugin install' again", ev)
+			f.InForce = f.Why == ""
+			if f.InForce && c.trusted[h.Event] != "" {
+				f.Why, f.Unverified = c.trusted[h.Event], true
+			}
+			c.forces = append(c.forces, f)
 		}
 	}
-	if t.Config.Trust.Required && len(owned) > 0 {
-		add("unverified", file, "%s runs only hooks the user trusted; whether dalo's entries are trusted cannot be verified (%s keeps no trust record dalo can read): check its /hooks review", t.Harness, t.Key())
-	}
-	return out
+	return c.out
 }
 
-func toDigests(files map[string]string) map[string]plan.FileDigest {
-	out := make(map[string]plan.FileDigest, len(files))
-	for p, d := range files {
-		out[p] = plan.FileDigest{SHA256: d}
+// why records the first reason of key in m.
+func (c *forceCheck) why(m map[string]string, key, why string) {
+	if m[key] == "" {
+		m[key] = why
 	}
-	return out
 }
 
-// doctorIndex checks that the dispatch index, what dispatch actually reads,
+// required reports a required member or dependency of ip that is not in
+// force on this provider: a required package not installed here, a
+// required instruction not enabled in a file this harness reads.
+func (c *forceCheck) required(ip *InstalledPackage) {
+	subj := c.t.Name + " " + ip.Package
+	for _, dep := range ip.Requires {
+		if c.in.Find(dep) == nil {
+			c.add(StatusProblem, subj, "it requires %s, which is not installed on %s: install it, or remove %s", dep, c.t.Name, ip.Package)
+		}
+	}
+	for _, id := range ip.Instructions {
+		if !c.instructionInForce(id) {
+			c.add(StatusProblem, subj, "its required %s is not enabled in a file %s reads: run 'dalo instruction enable %s instruction:%s --target %s'", id, c.t.Harness, ip.Package, id.Selector, c.t.Name)
+		}
+	}
+}
+
+// instructionInForce says whether instruction id is enabled in a file the
+// harness reads: its user-wide instruction file, or a project file of the
+// same name.
+func (c *forceCheck) instructionInForce(id InstructionID) bool {
+	return instructionEnabled(c.t, c.instructions, id)
+}
+
+// index checks that the dispatch index, what dispatch actually reads,
 // holds for every event exactly the hooks and native protocol of want.
-func (s *Store) doctorIndex(name string, want *plan.Plan) []Finding {
+func (c *forceCheck) index(want *plan.Plan) []Finding {
+	name := c.t.Name
 	subj := name + " dispatch index"
 	var bad []string
 	for _, ev := range sortedKeys(want.Events) {
-		ef, err := plan.Load(s.path("plans"), name, ev, func(*plan.Native) (string, bool) { return "", true })
+		ef, err := plan.Load(c.s.path("plans"), name, ev, func(*plan.Native) (string, bool) { return "", true })
 		if err != nil {
-			return []Finding{{"problem", subj, err.Error()}}
+			c.why(c.event, ev, "its dispatch index cannot be read: "+err.Error())
+			return []Finding{{StatusProblem, subj, err.Error()}}
 		}
 		if ef == nil {
 			bad = append(bad, ev+" is missing")
+			c.why(c.event, ev, "the dispatch index has no "+ev+"; run 'dalo plugin install' again")
 			continue
 		}
 		a, _ := plan.Canonical(struct {
@@ -247,43 +416,192 @@ func (s *Store) doctorIndex(name string, want *plan.Plan) []Finding {
 		}{want.Natives[ev], want.Events[ev]})
 		if string(a) != string(b) {
 			bad = append(bad, ev+" differs")
+			c.why(c.event, ev, "the dispatch index of "+ev+" differs from what is installed; run 'dalo plugin install' again")
 		}
 	}
 	switch {
 	case len(bad) > 0:
-		return []Finding{{"problem", subj, strings.Join(bad, ", ") + "; run 'dalo plugin install' again"}}
+		return []Finding{{StatusProblem, subj, strings.Join(bad, ", ") + "; run 'dalo plugin install' again"}}
 	case len(want.Events) == 0:
 		return nil
 	}
-	return []Finding{{"ok", subj, nouns(len(want.Events), "native event")}}
+	return []Finding{{StatusOK, subj, nouns(len(want.Events), "native event")}}
 }
 
-// commandProgram is the program of a command line shellQuote wrote: its
-// first word, unquoted.
-func commandProgram(cmd string) string {
-	if !strings.HasPrefix(cmd, "'") {
-		prog, _, _ := strings.Cut(cmd, " ")
-		return prog
+// entries checks the harness entries: the file reads as the harness reads
+// it, each of dalo's entries is present, unchanged, names this store and
+// calls a dispatcher that runs (with Run, it runs it), and the harness
+// trusts it where it runs only trusted hooks.
+func (c *forceCheck) entries(want *plan.Plan) {
+	s, t, in := c.s, c.t, c.in
+	file := in.Harness.File
+	if file == "" {
+		file, _ = configFile(t)
 	}
-	var b strings.Builder
-	for rest := cmd[1:]; ; {
-		i := strings.IndexByte(rest, '\'')
-		if i < 0 {
-			return b.String() + rest
+	doc, _, err := readUserFile(file, "", nil) // read only: a file dalo could not edit may still be read
+	if err != nil {
+		c.add(StatusProblem, file, "%v", err)
+		c.all = err.Error()
+		return
+	}
+	o := s.ownerOf(t)
+	var owned []found
+	if doc != nil {
+		if _, _, owned, err = o.scanConfig(file, doc); err != nil {
+			c.add(StatusProblem, file, "%v", err)
+			c.all = err.Error()
+			return
 		}
-		b.WriteString(rest[:i])
-		if !strings.HasPrefix(rest[i:], `'\''`) {
-			return b.String()
+	}
+	seen := map[string]bool{}
+	for _, f := range owned {
+		seen[f.event] = true
+		rec, ok := in.Harness.Entries[f.event]
+		text := doc[f.val.start:f.val.end]
+		switch {
+		case !ok:
+			c.add(StatusProblem, file, "dalo entry for %s is not in the store: no installed package needs it; remove it by hand", f.event)
+			continue
+		case !sameEntry(text, rec):
+			c.add(StatusProblem, file, "dalo entry for %s was changed since dalo wrote it", f.event)
+			c.why(c.event, f.event, "dalo's "+f.event+" entry in "+file+" was changed since dalo wrote it")
+			continue
 		}
-		b.WriteByte('\'')
-		rest = rest[i+4:]
+		cmd, _ := parseEntryCommand(rec.Hooks[0].Command)
+		switch {
+		case cmd.Home == "":
+			c.add(StatusProblem, file, "dalo entry for %s was written by an earlier dalo: it names no store, and calls %s, which may not stay; run 'dalo plugin install' again", f.event, cmd.Program)
+			c.why(c.event, f.event, "dalo's "+f.event+" entry names no store; run 'dalo plugin install' again")
+			continue
+		case !canRun(cmd.Program):
+			c.add(StatusProblem, file, "dalo entry for %s calls %s, which is missing or cannot run: the harness cannot dispatch, so its hooks do not run; run 'dalo plugin install' again", f.event, cmd.Program)
+			c.why(c.event, f.event, "its dispatcher "+cmd.Program+" is missing or cannot run")
+			continue
+		}
+		if c.opt.Run {
+			if why := c.runCheck(cmd, f.event); why != "" {
+				c.add(StatusProblem, file, "dalo entry for %s: %s", f.event, why)
+				c.why(c.event, f.event, why)
+				continue
+			}
+		}
+		c.add(StatusOK, file, "dalo entry for %s present", f.event)
+	}
+	for _, ev := range sortedKeys(want.Events) {
+		if !seen[ev] {
+			c.add(StatusProblem, file, "dalo entry for %s is missing; run 'dalo plugin install' again", ev)
+			c.why(c.event, ev, "dalo's "+ev+" entry is missing from "+file)
+		}
+	}
+	if t.Config.Trust.Required && len(owned) > 0 {
+		c.trust(file, doc, owned)
 	}
 }
 
-// canRun says whether path is a regular file someone may execute.
-func canRun(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+// runCheck runs the dispatcher of cmd, the command of dalo's entry for
+// event, as the harness would start it but without a shell and with
+// --check, and says why a hook would not run: the whole event ("" when
+// the plan loaded), and each hook into c.hook. Only a command that is
+// byte for byte what dalo writes is run.
+func (c *forceCheck) runCheck(cmd entryCommand, event string) string {
+	rebuilt := cmd
+	if rebuilt.FailClosed {
+		w := wantEntryCommand(c.t, &dispatcherCopy{Dispatcher: Dispatcher{Hook: !cmd.Dalo}, Path: cmd.Program}, cmd.Home, event, true)
+		rebuilt.Block, rebuilt.Continued = w.Block, w.Continued
+	}
+	if rebuilt.String() != c.in.Harness.Entries[event].Hooks[0].Command {
+		return "its command is not one dalo writes; doctor does not run it"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	argv := cmd.Argv("--check")
+	x := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stdout, stderr bytes.Buffer
+	x.Stdout, x.Stderr = &stdout, &stderr
+	err := x.Run()
+	if ctx.Err() != nil {
+		return fmt.Sprintf("its dispatcher %s gave no answer within %v", cmd.Program, checkTimeout)
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "its dispatcher " + cmd.Program + " cannot dispatch: " + msg
+	}
+	var checks []struct {
+		Package string `json:"package"`
+		Hook    string `json:"hook"`
+		Problem string `json:"problem"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &checks); err != nil {
+		return fmt.Sprintf("its dispatcher %s answered --check with %q, not its report", cmd.Program, truncate(stdout.String(), 64))
+	}
+	got := map[string]bool{}
+	for _, ch := range checks {
+		got[ch.Package+"/"+ch.Hook] = true
+		if ch.Problem != "" {
+			c.why(c.hook, ch.Package+"/"+ch.Hook, "its dispatcher would not run it: "+ch.Problem)
+		}
+	}
+	for _, ip := range c.in.Packages {
+		for _, h := range ip.Hooks {
+			if h.Event == event && !got[ip.Package+"/"+h.Hook.Hook] {
+				c.why(c.hook, ip.Package+"/"+h.Hook.Hook, "the dispatch plan its dispatcher reads does not hold it; run 'dalo plugin install' again")
+			}
+		}
+	}
+	return ""
+}
+
+// switches reports the settings of the table's off list that are set: the
+// harness then runs none of dalo's entries.
+func (c *forceCheck) switches() {
+	if len(c.t.Config.Off) == 0 {
+		return
+	}
+	for _, sw := range c.t.Config.Off {
+		file, err := c.t.Path(sw.Location, c.opt.Getenv)
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			continue // absent: not set
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			c.add(StatusWarning, file, "not valid JSON (%v): doctor cannot tell whether it sets %s", err, sw.Key)
+			continue
+		}
+		if v, ok := doc[sw.Key]; ok && fmt.Sprint(v) == fmt.Sprint(sw.Value) {
+			why := fmt.Sprintf("%s sets %s to %v: %s", file, sw.Key, sw.Value, sw.Means)
+			c.add(StatusProblem, file, "%s", why)
+			if c.all == "" {
+				c.all = why
+			}
+		}
+	}
+	c.add(StatusNote, c.t.Name, "%s also reads a project's own settings, which can switch hooks off for that project; doctor reads only the user's and the machine's", c.t.Harness)
+}
+
+func toDigests(files map[string]string) map[string]plan.FileDigest {
+	out := make(map[string]plan.FileDigest, len(files))
+	for p, d := range files {
+		out[p] = plan.FileDigest{SHA256: d}
+	}
+	return out
+}
+
+// truncate cuts s to n bytes, marked.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // nouns counts n of word in English: "1 hook", "2 hooks", "0 hooks".

@@ -131,7 +131,11 @@ func TestInstalledProviders(t *testing.T) {
 	}
 
 	var found bool
-	for _, f := range s.Doctor() {
+	findings, err := s.Doctor(DoctorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range findings {
 		if f.Subject == "retired-harness" && f.Status == "problem" {
 			found = true
 		}

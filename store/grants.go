@@ -61,21 +61,57 @@ func (s *Store) GrantUses(id string) ([]GrantUse, error) {
 	return out, nil
 }
 
-func (s *Store) grantPath(id string) string { return s.path("grants", id+".json") }
+func (s *Store) grantPath(id string) string { return s.path("grants", plan.GrantFile(id)) }
 
 // Grant reads one grant; a missing grant is fs.ErrNotExist.
 func (s *Store) Grant(id string) (*plan.Grant, error) {
-	var g plan.Grant
-	if err := readJSON(s.grantPath(id), &g); err != nil {
+	g, err := s.readGrant(s.grantPath(id))
+	if err != nil {
 		return nil, err
 	}
 	if g.ID != id {
 		return nil, fmt.Errorf("%s is corrupt: its id is %q", s.grantPath(id), g.ID)
 	}
+	return g, nil
+}
+
+// grantFile reads the grant in the ledger's file name, whatever its id.
+func (s *Store) grantFile(name string) (*plan.Grant, error) {
+	g, err := s.readGrant(s.path("grants", name))
+	if err != nil {
+		return nil, err
+	}
+	if plan.GrantFile(g.ID) != name {
+		return nil, fmt.Errorf("%s is corrupt: it holds grant %q", s.path("grants", name), g.ID)
+	}
+	return g, nil
+}
+
+func (s *Store) readGrant(file string) (*plan.Grant, error) {
+	var g plan.Grant
+	if err := readJSON(file, &g); err != nil {
+		return nil, err
+	}
 	if err := g.Verify(); err != nil {
-		return nil, fmt.Errorf("%s is corrupt: %v", s.grantPath(id), err)
+		return nil, fmt.Errorf("%s is corrupt: %v", file, err)
 	}
 	return &g, nil
+}
+
+// grantIDOf is the id of the grant in the ledger's file name: the name, or
+// for a hashed one the id the file holds ("" when it cannot be read).
+func (s *Store) grantIDOf(name string) string {
+	id, ok := strings.CutSuffix(name, ".json")
+	if !ok || !strings.HasPrefix(id, "h-") {
+		return id
+	}
+	var g struct {
+		ID string `json:"id"`
+	}
+	if readJSON(s.path("grants", name), &g) != nil || plan.GrantFile(g.ID) != name {
+		return ""
+	}
+	return g.ID
 }
 
 // Grants reads the whole ledger, sorted by id. A corrupt grant is an error
@@ -94,7 +130,7 @@ func (s *Store) Grants() ([]*plan.Grant, error) {
 		if isTemp(name) || !strings.HasSuffix(name, ".json") {
 			continue
 		}
-		g, err := s.Grant(strings.TrimSuffix(name, ".json"))
+		g, err := s.grantFile(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // revoked while we listed
 		}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,9 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime/debug"
 	"sort"
-	"strings"
 
 	"dalo/providers"
 	"dalo/store/plan"
@@ -104,76 +101,31 @@ type HarnessState struct {
 	// container before dalo added to it ("." the document, "hooks", or an
 	// event), so that removing dalo's entry restores it byte for byte.
 	Interior map[string]string `json:"interior,omitempty"`
+	// Trust is the harness trust dalo recorded for its entries (install
+	// --trust), by native event: what remove takes back, and what doctor
+	// compares the harness's trust with.
+	Trust map[string]TrustRecord `json:"trust,omitempty"`
 }
 
-// Dispatcher is the command the entries start dispatch with, given the
-// dalo executable exe (absolute, links resolved): the dalo-hook beside exe
-// when there is one of the same build as the running dalo, since a harness
-// starts it on every tool call, else exe's own `hook dispatch`. fast says
-// which. A dalo-hook of another build might read another plan schema, and
-// then fail every event.
-func Dispatcher(exe string) (cmd string, fast bool) {
-	hook := filepath.Join(filepath.Dir(exe), plan.HookBinary)
-	if canRun(hook) && sameBuild(hook) {
-		return shellQuote(hook) + " " + plan.HookDispatch, true
-	}
-	return shellQuote(exe) + " " + plan.DaloDispatch, false
+// An owner says whose entries of a harness configuration are dalo's, and
+// how the harness reads the file: the entries of provider that dispatch
+// from the store at home (or name no store: an earlier dalo's), in a file
+// the harness (its name) reads as dups says (providers.ReadsLast or
+// ReadsNone) when an object holds a key twice.
+type owner struct {
+	provider, home string
+	harness, dups  string
 }
 
-// sameBuild says whether the Go binary at path was built from the same
-// module version and source revision as the running program, as far as
-// their build information tells.
-func sameBuild(path string) bool {
-	self, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	other, err := buildinfo.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	setting := func(bi *debug.BuildInfo, key string) string {
-		for _, s := range bi.Settings {
-			if s.Key == key {
-				return s.Value
-			}
-		}
-		return ""
-	}
-	if self.Main.Path != other.Main.Path || self.Main.Version != other.Main.Version || self.GoVersion != other.GoVersion {
-		return false
-	}
-	for _, key := range []string{"vcs.revision", "vcs.modified"} {
-		if setting(self, key) != setting(other, key) {
-			return false
-		}
-	}
-	return true
-}
-
-// dispatchArgs is the end of the command of dalo's entry for an event,
-// after the dispatcher.
-func dispatchArgs(provider, event string) string {
-	return " --provider " + provider + " --event " + event
-}
-
-// dispatchCommand is the command line of the entry for event, run by
-// dispatcher (see [Dispatcher]).
-func dispatchCommand(dispatcher, provider, event string) string {
-	return dispatcher + dispatchArgs(provider, event)
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+// ownerOf is the owner of t's hook file for the store s.
+func (s *Store) ownerOf(t *providers.Table) owner {
+	return owner{provider: t.Name, home: s.Dir, harness: t.Harness, dups: t.Config.Hooks.DuplicateKeys.Reads}
 }
 
 // ownedEvent says which event a configuration entry is dalo's entry for, if
-// any: an object whose hooks hold one command ending in the dispatch
-// suffix of provider.
-func ownedEvent(doc []byte, entry *jvalue, provider string) (string, bool) {
+// any: an object whose hooks hold one command that starts a dispatcher
+// (parseEntryCommand) for o's provider and store.
+func (o owner) ownedEvent(entry *jvalue) (string, bool) {
 	if entry.kind != '{' {
 		return "", false
 	}
@@ -189,18 +141,8 @@ func ownedEvent(doc []byte, entry *jvalue, provider string) (string, bool) {
 		if c == nil || c.val.kind != '"' {
 			continue
 		}
-		// Either dispatcher, "<dalo> hook dispatch" or "<dalo-hook>
-		// dispatch" (its path maybe quoted), then the arguments.
-		cmd, args := c.val.str, dispatchArgs(provider, "")
-		at := strings.LastIndex(cmd, args)
-		if at < 0 {
-			continue
-		}
-		prog, ev := cmd[:at], cmd[at+len(args):]
-		hook := strings.TrimSuffix(strings.TrimSuffix(prog, " "+plan.HookDispatch), "'")
-		if (strings.HasSuffix(prog, " "+plan.DaloDispatch) || strings.HasSuffix(hook, plan.HookBinary)) &&
-			ev != "" && !strings.ContainsAny(ev, " \t'\"") {
-			return ev, true
+		if e, ok := parseEntryCommand(c.val.str); ok && e.Provider == o.provider && (e.Home == "" || e.Home == o.home) {
+			return e.Event, true
 		}
 	}
 	return "", false
@@ -223,14 +165,26 @@ type found struct {
 	memberOf *jvalue // the hooks object
 }
 
-// scanConfig scans doc and finds dalo's entries in it.
-func scanConfig(file string, doc []byte, provider string) (top, hooks *jvalue, owned []found, err error) {
+// scanConfig scans doc and finds the entries of o's in it. It refuses a
+// document the harness would read otherwise than dalo: one with a key twice
+// in an object dalo reads to edit (the top level, hooks, one of its
+// entries) when the harness keeps the last copy, where dalo would edit the
+// first; anywhere in it when the harness then reads none of its hooks.
+func (o owner) scanConfig(file string, doc []byte) (top, hooks *jvalue, owned []found, err error) {
 	top, err = scanJSON(doc)
 	if err != nil {
 		return nil, nil, nil, &ConfigError{file, err.Error()}
 	}
 	if top.kind != '{' {
 		return nil, nil, nil, &ConfigError{file, "the top level is not a JSON object"}
+	}
+	if o.dups == providers.ReadsNone {
+		if d := anyDuplicate(top); d != nil {
+			return nil, nil, nil, o.duplicateError(file, doc, d)
+		}
+	}
+	if _, _, ok := top.duplicate(); ok {
+		return nil, nil, nil, o.duplicateError(file, doc, top)
 	}
 	m := top.member("hooks")
 	if m == nil {
@@ -241,12 +195,18 @@ func scanConfig(file string, doc []byte, provider string) (top, hooks *jvalue, o
 		return nil, nil, nil, &ConfigError{file, fmt.Sprintf("%d:%d: hooks is not a JSON object", l, c)}
 	}
 	hooks = m.val
+	if _, _, ok := hooks.duplicate(); ok {
+		return nil, nil, nil, o.duplicateError(file, doc, hooks)
+	}
 	for _, ev := range hooks.members {
 		if ev.val.kind != '[' {
 			continue
 		}
 		for i, e := range ev.val.elems {
-			if got, ok := ownedEvent(doc, e, provider); ok {
+			if got, ok := o.ownedEvent(e); ok {
+				if d := anyDuplicate(e); d != nil {
+					return nil, nil, nil, o.duplicateError(file, doc, d)
+				}
 				if got != ev.key {
 					l, c := position(doc, e.start)
 					return nil, nil, nil, &ConfigError{file, fmt.Sprintf("%d:%d: dalo's entry for %s is under hooks.%s; move or delete it", l, c, got, ev.key)}
@@ -256,6 +216,23 @@ func scanConfig(file string, doc []byte, provider string) (top, hooks *jvalue, o
 		}
 	}
 	return top, hooks, owned, nil
+}
+
+// duplicateError reports the first key that d, an object of doc, holds
+// twice, with the position of both copies and what the harness makes of it.
+func (o owner) duplicateError(file string, doc []byte, d *jvalue) error {
+	first, again, _ := d.duplicate()
+	l1, c1 := position(doc, first.keyStart)
+	l2, c2 := position(doc, again.keyStart)
+	reads := "reads only the last copy, and dalo would edit the first"
+	if o.dups == providers.ReadsNone {
+		reads = "then reads none of this file's hooks"
+	}
+	harness := o.harness
+	if harness == "" {
+		harness = "the harness"
+	}
+	return &ConfigError{file, fmt.Sprintf("%d:%d: the key %q appears twice, here and at %s:%d:%d; %s %s: keep one copy, then run dalo again", l1, c1, first.key, file, l2, c2, harness, reads)}
 }
 
 // sameEntry says whether the entry text in doc means entry.
@@ -274,7 +251,7 @@ func sameEntry(text []byte, e HarnessEntry) bool {
 // refuses when one of dalo's entries was changed since dalo wrote it. It
 // returns nil bytes when the file should be deleted (dalo created it and
 // nothing else is left in it).
-func editConfig(file string, doc []byte, provider string, st HarnessState, want map[string]HarnessEntry) ([]byte, HarnessState, error) {
+func (o owner) editConfig(file string, doc []byte, st HarnessState, want map[string]HarnessEntry) ([]byte, HarnessState, error) {
 	// Its own copies: the caller's st still describes the file as it is
 	// (install records both until the new file is written).
 	st.Entries = cloneMap(st.Entries)
@@ -289,7 +266,7 @@ func editConfig(file string, doc []byte, provider string, st HarnessState, want 
 		st = HarnessState{File: file, CreatedFile: true, Entries: map[string]HarnessEntry{}, Created: map[string]bool{}, Interior: map[string]string{}}
 	}
 	// Every entry of dalo's in the file must be what dalo wrote.
-	_, _, owned, err := scanConfig(file, doc, provider)
+	_, _, owned, err := o.scanConfig(file, doc)
 	if err != nil {
 		return nil, st, err
 	}
@@ -311,7 +288,7 @@ func editConfig(file string, doc []byte, provider string, st HarnessState, want 
 	// One edit at a time, each on a fresh scan: edits never overlap.
 	edit := func(sp splice) { doc = applySplices(doc, []splice{sp}) }
 	for {
-		top, hooks, owned, err := scanConfig(file, doc, provider)
+		top, hooks, owned, err := o.scanConfig(file, doc)
 		if err != nil {
 			return nil, st, err
 		}
@@ -434,7 +411,7 @@ func memberIndex(obj *jvalue, key string) int {
 // configFile resolves the harness hooks configuration of table t, through
 // a symlink (a dotfile manager's link stays a link).
 func configFile(t *providers.Table) (string, error) {
-	p, err := t.Path(t.Config.Hooks, os.Getenv)
+	p, err := t.Path(t.Config.Hooks.Location, os.Getenv)
 	if err != nil {
 		return "", err
 	}
@@ -445,9 +422,10 @@ func configFile(t *providers.Table) (string, error) {
 }
 
 // readConfig reads a harness configuration with readUserFile; nil when it
-// does not exist.
+// does not exist. One dalo must not replace (read-only, hard links) is
+// refused as an instruction target is (writableUserFile).
 func readConfig(file string) ([]byte, error) {
-	data, _, err := readUserFile(file, "", nil)
+	data, _, err := readUserFile(file, "", writableUserFile)
 	return data, err
 }
 

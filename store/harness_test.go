@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"dalo/providers"
 	"dalo/store/plan"
 )
 
@@ -54,7 +56,7 @@ func TestEditConfigRoundTrip(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, st, err := editConfig("settings.json", []byte(tc.doc), "claude", HarnessState{}, want)
+			got, st, err := testOwner("claude").editConfig("settings.json", []byte(tc.doc), HarnessState{}, want)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,11 +64,11 @@ func TestEditConfigRoundTrip(t *testing.T) {
 				t.Fatalf("added:\n%s\nwant:\n%s", got, tc.added)
 			}
 			// Adding again changes nothing.
-			again, st2, err := editConfig("settings.json", got, "claude", st, want)
+			again, st2, err := testOwner("claude").editConfig("settings.json", got, st, want)
 			if err != nil || string(again) != string(got) {
 				t.Fatalf("second edit changed the document (%v):\n%s", err, again)
 			}
-			back, _, err := editConfig("settings.json", got, "claude", st2, nil)
+			back, _, err := testOwner("claude").editConfig("settings.json", got, st2, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,11 +83,11 @@ func TestEditConfigRoundTrip(t *testing.T) {
 // again when dalo's entries go.
 func TestEditConfigCreates(t *testing.T) {
 	want := map[string]HarnessEntry{"Stop": entry("/bin/dalo hook dispatch --provider codex --event Stop", 10, "")}
-	got, st, err := editConfig("hooks.json", nil, "codex", HarnessState{}, want)
+	got, st, err := testOwner("codex").editConfig("hooks.json", nil, HarnessState{}, want)
 	if err != nil || !st.CreatedFile || !strings.Contains(string(got), `"Stop": [`) {
 		t.Fatalf("create: %v %+v\n%s", err, st, got)
 	}
-	back, _, err := editConfig("hooks.json", got, "codex", st, nil)
+	back, _, err := testOwner("codex").editConfig("hooks.json", got, st, nil)
 	if err != nil || back != nil {
 		t.Fatalf("delete: %v %q", err, back)
 	}
@@ -96,17 +98,17 @@ func TestEditConfigCreates(t *testing.T) {
 func TestEditConfigUpdates(t *testing.T) {
 	doc := []byte("{\n  \"x\": 1\n}\n")
 	w1 := map[string]HarnessEntry{"PreToolUse": entry(dispatchPre, 7, "*")}
-	got, st, err := editConfig("s.json", doc, "claude", HarnessState{}, w1)
+	got, st, err := testOwner("claude").editConfig("s.json", doc, HarnessState{}, w1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w2 := map[string]HarnessEntry{"PreToolUse": entry(dispatchPre, 12, "*")}
-	got2, st2, err := editConfig("s.json", got, "claude", st, w2)
+	got2, st2, err := testOwner("claude").editConfig("s.json", got, st, w2)
 	if err != nil || !strings.Contains(string(got2), `"timeout": 12`) || strings.Contains(string(got2), `"timeout": 7`) {
 		t.Fatalf("update: %v\n%s", err, got2)
 	}
 	edited := []byte(strings.Replace(string(got2), `"timeout": 12`, `"timeout": 99`, 1))
-	_, _, err = editConfig("s.json", edited, "claude", st2, w2)
+	_, _, err = testOwner("claude").editConfig("s.json", edited, st2, w2)
 	if err == nil || !strings.Contains(err.Error(), "s.json: 5:7: dalo's PreToolUse entry was changed since dalo wrote it") {
 		t.Fatalf("changed entry: %v", err)
 	}
@@ -124,7 +126,7 @@ func TestEditConfigErrors(t *testing.T) {
 		{`{"a": 01}`, "f.json: 1:8: not valid JSON: expected ',' or '}' in an object, found '1'"},
 		{`{"a": 1} x`, `f.json: 1:10: not valid JSON: unexpected 'x' after the top-level value`},
 	} {
-		_, _, err := editConfig("f.json", []byte(tc.doc), "claude", HarnessState{}, want)
+		_, _, err := testOwner("claude").editConfig("f.json", []byte(tc.doc), HarnessState{}, want)
 		if err == nil || err.Error() != tc.err {
 			t.Errorf("%q: got %v, want %s", tc.doc, err, tc.err)
 		}
@@ -207,7 +209,7 @@ func TestTimeoutField(t *testing.T) {
 	e.Hooks[0].TimeoutField = "timeout_sec"
 	want := map[string]HarnessEntry{"PreToolUse": e}
 	doc := []byte("{\n  \"model\": \"opus\"\n}\n")
-	added, st, err := editConfig("settings.json", doc, "claude", HarnessState{}, want)
+	added, st, err := testOwner("claude").editConfig("settings.json", doc, HarnessState{}, want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,13 +224,13 @@ func TestTimeoutField(t *testing.T) {
 	if got := back.Entries["PreToolUse"].Hooks[0]; got != e.Hooks[0] {
 		t.Fatalf("record read back as %+v, want %+v", got, e.Hooks[0])
 	}
-	removed, _, err := editConfig("settings.json", added, "claude", back, nil)
+	removed, _, err := testOwner("claude").editConfig("settings.json", added, back, nil)
 	if err != nil || string(removed) != string(doc) {
 		t.Fatalf("removed: %q %v", removed, err)
 	}
 	// An entry whose timeout is under another key is not what dalo wrote.
 	edited := []byte(strings.Replace(string(added), `"timeout_sec"`, `"timeout"`, 1))
-	if _, _, err := editConfig("settings.json", edited, "claude", back, want); err == nil || !strings.Contains(err.Error(), "was changed since dalo wrote it") {
+	if _, _, err := testOwner("claude").editConfig("settings.json", edited, back, want); err == nil || !strings.Contains(err.Error(), "was changed since dalo wrote it") {
 		t.Fatalf("edited entry: %v", err)
 	}
 	for _, bad := range []string{`{"type":"command","command":"x"}`, `{"type":"command","command":"x","timeout":1,"timeout_sec":1}`} {
@@ -242,10 +244,16 @@ func TestTimeoutField(t *testing.T) {
 	}
 }
 
-// TestDispatcher: the entries call the dalo-hook beside dalo when there is
-// one that can run and is of the running dalo's build, else dalo's own
-// `hook dispatch`; a path that needs it is quoted for the harness's shell.
-func TestDispatcher(t *testing.T) {
+// testOwner owns the entries of provider from the store /store, in a file
+// its harness reads as Claude Code does.
+func testOwner(provider string) owner {
+	return owner{provider: provider, home: "/store", harness: "the harness", dups: providers.ReadsLast}
+}
+
+// TestFindDispatcher: the entries call the dalo-hook beside dalo when there
+// is one that can run and is of the running dalo's build, else dalo's own
+// `hook dispatch`.
+func TestFindDispatcher(t *testing.T) {
 	self, err := os.Executable() // this test binary stands for dalo's build
 	if err != nil {
 		t.Fatal(err)
@@ -259,51 +267,53 @@ func TestDispatcher(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		dir  string // under the test's temp dir
 		hook func(path string) error
-		want string // with DIR for the directory
 		fast bool
 	}{
-		{name: "no dalo-hook", dir: "bin", want: "DIR/dalo hook dispatch"},
-		{name: "dalo-hook", dir: "bin", hook: link(self), want: "DIR/dalo-hook dispatch", fast: true},
-		{name: "another build", dir: "bin", hook: link(goTool), want: "DIR/dalo hook dispatch"},
-		{name: "not a Go binary", dir: "bin", hook: func(p string) error { return os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755) }, want: "DIR/dalo hook dispatch"},
-		{name: "not executable", dir: "bin", hook: func(p string) error { return os.WriteFile(p, nil, 0o644) }, want: "DIR/dalo hook dispatch"},
-		{name: "a directory", dir: "bin", hook: func(p string) error { return os.Mkdir(p, 0o755) }, want: "DIR/dalo hook dispatch"},
-		{name: "quoted", dir: "my bin", hook: link(self), want: "'DIR/dalo-hook' dispatch", fast: true},
-		{name: "quoted fallback", dir: "it's", want: `'DIR/dalo' hook dispatch`},
+		{name: "no dalo-hook"},
+		{name: "dalo-hook", hook: link(self), fast: true},
+		{name: "another build", hook: link(goTool)},
+		{name: "not a Go binary", hook: func(p string) error { return os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755) }},
+		{name: "not executable", hook: func(p string) error { return os.WriteFile(p, nil, 0o644) }},
+		{name: "a directory", hook: func(p string) error { return os.Mkdir(p, 0o755) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), tc.dir)
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			dir := t.TempDir()
 			if tc.hook != nil {
 				if err := tc.hook(filepath.Join(dir, plan.HookBinary)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got, fast := Dispatcher(filepath.Join(dir, "dalo"))
-			qdir := strings.ReplaceAll(dir, "'", `'\''`)
-			if want := strings.ReplaceAll(tc.want, "DIR", qdir); got != want || fast != tc.fast {
-				t.Errorf("Dispatcher = %q, %v; want %q, %v", got, fast, want, tc.fast)
+			d := FindDispatcher(filepath.Join(dir, "dalo"))
+			want := Dispatcher{Exe: filepath.Join(dir, "dalo")}
+			if tc.fast {
+				want = Dispatcher{Exe: filepath.Join(dir, plan.HookBinary), Hook: true}
+			}
+			if d != want {
+				t.Errorf("FindDispatcher = %+v, want %+v", d, want)
 			}
 		})
 	}
 }
 
-// TestOwnedEntry: an entry is dalo's when its command runs either
-// dispatcher for the provider, whatever path was written, and only then.
+// TestOwnedEntry: an entry is dalo's when its command starts a dispatcher
+// for the provider and either names this store or no store (an earlier
+// dalo's entry, to migrate), and only then.
 func TestOwnedEntry(t *testing.T) {
 	for cmd, want := range map[string]string{
-		"/bin/dalo hook dispatch --provider claude --event PreToolUse":         "PreToolUse",
-		"/bin/dalo-hook dispatch --provider claude --event Stop":               "Stop",
-		"'/my bin/dalo-hook' dispatch --provider claude --event SessionEnd":    "SessionEnd",
-		"'/my bin/dalo' hook dispatch --provider claude --event SessionStart":  "SessionStart",
-		"/bin/dalo hook dispatch --provider codex --event PreToolUse":          "",
-		"/bin/mytool dispatch --provider claude --event PreToolUse":            "",
-		"/bin/dalo-hook dispatch --provider claude --event 'PreToolUse'":       "",
-		"/bin/dalo-hook dispatch --provider claude --event PreToolUse; rm -rf": "",
+		"/bin/dalo hook dispatch --provider claude --event PreToolUse":                             "PreToolUse",
+		"/bin/dalo-hook dispatch --provider claude --event Stop":                                   "Stop",
+		"'/my bin/dalo-hook' dispatch --provider claude --event SessionEnd":                        "SessionEnd",
+		"'/my bin/dalo' hook dispatch --provider claude --event SessionStart":                      "SessionStart",
+		"/s/dispatchers/ab/dalo-hook dispatch --home /store --provider claude --event Stop":        "Stop",
+		"'/s/d/dalo' hook dispatch --home '/store' --provider claude --event PreToolUse":           "PreToolUse",
+		"/s/dispatchers/ab/dalo-hook dispatch --home /other --provider claude --event Stop":        "",
+		"/bin/dalo hook dispatch --provider codex --event PreToolUse":                              "",
+		"/bin/mytool dispatch --provider claude --event PreToolUse":                                "",
+		"/bin/dalo-hook dispatch --provider claude --event 'PreToolUse'":                           "",
+		"/bin/dalo-hook dispatch --provider claude --event PreToolUse; rm -rf":                     "",
+		"/bin/dalo-hook dispatch --home /store --provider claude --event PreToolUse --nope":        "",
+		"/bin/dalo-hook dispatch --home /store --provider claude --event PreToolUse --fail-closed": "",
 	} {
 		doc, err := json.Marshal(map[string]any{"hooks": []map[string]string{{"type": "command", "command": cmd}}})
 		if err != nil {
@@ -313,20 +323,43 @@ func TestOwnedEntry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok := ownedEvent(doc, v, "claude")
+		got, ok := testOwner("claude").ownedEvent(v)
 		if got != want || ok != (want != "") {
 			t.Errorf("%s: owned for %q, %v; want %q", cmd, got, ok, want)
 		}
 	}
 }
 
-// TestCommandProgram: doctor reads back the program of any command line
-// shellQuote wrote.
-func TestCommandProgram(t *testing.T) {
-	for _, prog := range []string{"/bin/dalo-hook", "/my bin/dalo", "/it's/dalo", "/a'b'/'c", "/tail'"} {
-		for _, rest := range []string{" dispatch --provider claude --event Stop", " hook dispatch --provider codex --event Stop"} {
-			if got := commandProgram(shellQuote(prog) + rest); got != prog {
-				t.Errorf("commandProgram(%q) = %q, want %q", shellQuote(prog)+rest, got, prog)
+// TestEntryCommand: every command dalo writes reads back as what it was
+// written from, whatever the paths hold, and runs without a shell as the
+// same command line.
+func TestEntryCommand(t *testing.T) {
+	for _, prog := range []string{"/s/dispatchers/ab/dalo-hook", "/my bin/dalo", "/it's/dalo", "/a'b'/'c/dalo-hook", "/tail'/dalo"} {
+		for _, c := range []entryCommand{
+			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Home: "/store", Provider: "claude", Event: "PreToolUse"},
+			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Home: "/my store's", Provider: "codex", Event: "PreToolUse", FailClosed: true, Block: 2},
+			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Home: "/store", Provider: "claude", Event: "Stop", FailClosed: true, Block: 2, Continued: "stop_hook_active"},
+			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Provider: "claude", Event: "Stop"},
+		} {
+			got, ok := parseEntryCommand(c.String())
+			if !ok || got != c {
+				t.Errorf("parseEntryCommand(%q) = %+v, %v; want %+v", c.String(), got, ok, c)
+			}
+			var want []string
+			if c.Dalo {
+				want = []string{prog, "hook", "dispatch"}
+			} else {
+				want = []string{prog, "dispatch"}
+			}
+			if c.Home != "" {
+				want = append(want, "--home", c.Home)
+			}
+			want = append(want, "--provider", c.Provider, "--event", c.Event)
+			if c.FailClosed {
+				want = append(want, "--fail-closed")
+			}
+			if got := c.Argv(); !slices.Equal(got, want) {
+				t.Errorf("Argv of %q = %q, want %q", c.String(), got, want)
 			}
 		}
 	}

@@ -53,7 +53,7 @@ func (s *Store) Lock() (*Lock, error) {
 		l.Unlock()
 		return nil, err
 	}
-	for _, d := range []string{s.Dir, s.path("grants"), s.path("plans"), s.path("installs"), s.path("staged")} {
+	for _, d := range []string{s.Dir, s.path("grants"), s.path("plans"), s.path("installs"), s.path("staged"), s.path(dispatchersDir)} {
 		ents, err := os.ReadDir(d)
 		if err != nil {
 			continue
@@ -71,6 +71,9 @@ func (s *Store) Lock() (*Lock, error) {
 	// unless it read every install record, and the command reports a
 	// record it cannot read when it reads it.
 	s.gcStaged()
+	// So do dispatcher copies no entry calls (a run killed between
+	// recording its new entries and collecting them leaves them).
+	s.gcDispatchers()
 	return l, nil
 }
 

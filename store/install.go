@@ -23,6 +23,9 @@ type InstallResult struct {
 	Provider  string
 	Config    string   // the harness configuration file
 	Diff      string   // unified diff of Config; "" when unchanged
+	TrustFile string   // the harness's trust file, when install changes it
+	TrustDiff string   // unified diff of TrustFile; "" when unchanged
+	Moved     []string // trust keys of the user's hooks the change moves
 	Hooks     []string // "hook-id on Event"
 	Staged    []string // staged tool roots
 	Skills    []string // skill directories written
@@ -32,14 +35,20 @@ type InstallResult struct {
 	Notes     []string
 }
 
-// A BlockedError lists why a package cannot be installed on a target.
+// A BlockedError lists why a package cannot be installed on a target (or,
+// with Verb, removed from it).
 type BlockedError struct {
 	Package, Provider string
 	Reasons           []string
+	Verb              string // "install" when empty
 }
 
 func (e *BlockedError) Error() string {
-	return fmt.Sprintf("cannot install %s on %s:\n  %s", e.Package, e.Provider, strings.Join(e.Reasons, "\n  "))
+	verb := e.Verb
+	if verb == "" {
+		verb = "install"
+	}
+	return fmt.Sprintf("cannot %s %s on %s:\n  %s", verb, e.Package, e.Provider, strings.Join(e.Reasons, "\n  "))
 }
 
 // member is a skill or agent install would write.
@@ -48,15 +57,26 @@ type member struct {
 	dir            bool
 }
 
+// InstallOptions are how install runs.
+type InstallOptions struct {
+	// DryRun computes everything and writes nothing.
+	DryRun bool
+	// Trust records the harness's trust for dalo's own entries, where the
+	// harness runs only hooks its user trusted (Codex), as its review
+	// would, with the hashes Harness, the harness's executable, reports.
+	Trust   bool
+	Harness string
+}
+
 // Install installs the selected package on its provider: it stages the
 // exact approved tool bytes, writes the package's skills and agents where
-// the harness reads them, rewrites the provider's dispatch plan and the
-// dispatcher entries of the harness configuration. It refuses, writing
+// the harness reads them, copies the dispatcher d into the store,
+// rewrites the provider's dispatch plan and the dispatcher entries of the
+// harness configuration, which call that copy. It refuses, writing
 // nothing, when a required part is missing, blocked, unapproved or
-// unsupported, or when tool bytes differ from their grant. dispatcher is
-// the command the entries call (see [Dispatcher]). With dryRun it computes everything
-// and writes nothing.
-func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*InstallResult, error) {
+// unsupported, or when tool bytes differ from their grant.
+func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*InstallResult, error) {
+	dryRun := opt.DryRun
 	if err := sel.Valid(); err != nil {
 		return nil, err
 	}
@@ -131,7 +151,7 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 				why += " (its " + strings.Join(changedBinds(approved, tb), ", ") + " changed)"
 			}
 			why += fmt.Sprintf("\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with the hooks that run it, with '%s'", pkg, t.Name, s.ReapproveCommand(sel, h.Tool))
-			return nil, &BlockedError{pkg, t.Key(), []string{why}}
+			return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: []string{why}}
 		}
 		hb, err := sel.HookBinds(h, td)
 		if err != nil {
@@ -147,7 +167,7 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 					why = "its " + strings.Join(c, ", ") + " changed"
 				}
 			}
-			return nil, &BlockedError{pkg, t.Key(), []string{fmt.Sprintf("hook %s changed since it was approved (%s)\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with its tool and every hook that runs it, with '%s'", h.ID, why, pkg, t.Name, s.ReapproveCommand(sel, h.Tool))}}
+			return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: []string{fmt.Sprintf("hook %s changed since it was approved (%s)\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with its tool and every hook that runs it, with '%s'", h.ID, why, pkg, t.Name, s.ReapproveCommand(sel, h.Tool))}}
 		}
 		stages[h.Tool] = stage{tb.Files}
 		ip.Hooks = append(ip.Hooks, InstalledHook{Event: c.NativeEvent, Hook: plan.PlannedHook{
@@ -175,6 +195,7 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		return nil, err
 	}
 	var members []member
+	var states []InstructionState
 	for _, a := range acts {
 		switch a.Action {
 		case MemberSkill, MemberSubagent:
@@ -182,7 +203,25 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		case MemberFallback:
 			ip.Fallbacks = append(ip.Fallbacks, a.Ref+": "+a.Text)
 		case MemberInstruction:
-			res.Notes = append(res.Notes, fmt.Sprintf("%s (%s): %s", a.Ref, a.Requirement, a.Text))
+			if a.Requirement != "required" {
+				res.Notes = append(res.Notes, fmt.Sprintf("%s (%s): %s", a.Ref, a.Requirement, a.Text))
+				break
+			}
+			// A required member blocks activation until it is in force:
+			// an instruction enabled in a file the harness reads.
+			id := InstructionID{Source: sel.Identity.Source, Selector: engine.ParseRef(a.Ref).Selector}
+			if src := engine.ParseRef(a.Ref).Source; src != "" {
+				id.Source = src
+			}
+			ip.Instructions = append(ip.Instructions, id)
+			if states == nil {
+				if states, err = s.InstructionStates(); err != nil {
+					return nil, err
+				}
+			}
+			if !instructionEnabled(t, states, id) {
+				blocks = append(blocks, fmt.Sprintf("%s (required) is not enabled in a file %s reads: enable it first with 'dalo instruction enable %s %s --target %s' (or --target the %s of a project)", a.Ref, t.Harness, pkg, a.Ref, t.Name, filepath.Base(t.Config.Instructions.Path)))
+			}
 		case MemberBlocks:
 			blocks = append(blocks, a.Ref+": "+a.Text)
 		default:
@@ -195,6 +234,9 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		src := ref.Source
 		if src == "" {
 			src = sel.Identity.Source
+		}
+		if rq.Requirement == "required" {
+			ip.Requires = append(ip.Requires, src+":"+ref.Selector)
 		}
 		if in.Find(src+":"+ref.Selector) == nil {
 			msg := fmt.Sprintf("%s (%s) is not installed on %s; install %s:%s first", rq.Ref, rq.Requirement, t.Name, src, ref.Selector)
@@ -219,7 +261,7 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		}
 	}
 	if len(blocks) > 0 {
-		return nil, &BlockedError{pkg, t.Key(), blocks}
+		return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: blocks}
 	}
 	res.Omitted = ip.Omitted
 	res.Fallbacks = ip.Fallbacks
@@ -255,11 +297,27 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 	if st.File != "" && st.File != cfg {
 		return nil, &ConfigError{cfg, fmt.Sprintf("dalo's entries are in %s; run 'dalo plugin remove' there first", st.File)}
 	}
-	newCfg, newSt, err := editConfig(cfg, old, t.Name, st, wantEntries(t, &next, dispatcher))
+	dc, err := s.dispatcherCopy(d)
+	if err != nil {
+		return nil, err
+	}
+	o := s.ownerOf(t)
+	newCfg, newSt, err := o.editConfig(cfg, old, st, s.wantEntries(t, &next, dc))
 	if err != nil {
 		return nil, err
 	}
 	res.Diff = UnifiedDiff(cfg, old, newCfg)
+	te, err := s.planTrust(t, st, newSt, cfg, newCfg, opt.Trust, opt.Harness)
+	if err != nil {
+		return nil, err
+	}
+	if te != nil {
+		newSt.Trust = te.records
+		if te.changed() {
+			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
+		}
+		res.Moved = o.movedKeys(cfg, old, newCfg)
+	}
 	for _, mb := range members {
 		if mb.dir {
 			res.Skills = append(res.Skills, mb.dest)
@@ -270,8 +328,20 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 	for _, d := range ip.Staged {
 		res.Staged = append(res.Staged, s.StagedDir(d))
 	}
-	if t.Config.Trust.Required && len(newSt.Entries) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%s runs only hooks you trusted: open it and trust dalo's entries in its /hooks review, again whenever an entry changes; until then they do not run. dalo cannot verify that trust", t.Harness))
+	if t.Config.Trust.Required && len(newSt.Entries) > 0 && !opt.Trust {
+		var stale []string
+		for _, ev := range sortedKeys(newSt.Entries) {
+			if r, ok := newSt.Trust[ev]; !ok || !reflect.DeepEqual(r.Entry, newSt.Entries[ev]) {
+				stale = append(stale, ev)
+			}
+		}
+		if len(stale) > 0 {
+			how := "trust them in its /hooks review"
+			if t.Config.Trust.State != nil {
+				how = "run this again with --trust, or trust them in its /hooks review"
+			}
+			res.Notes = append(res.Notes, fmt.Sprintf("%s runs only hooks you trusted, and has no trust dalo recorded for its entries of %s as they are now: %s; until then they do not run ('dalo doctor' checks)", t.Harness, strings.Join(stale, ", "), how))
+		}
 	}
 	if dryRun {
 		return res, nil
@@ -285,6 +355,12 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		}
 	}
 	step("install:staged")
+	if len(newSt.Entries) > 0 {
+		if err := s.placeDispatcher(dc); err != nil {
+			return nil, err
+		}
+	}
+	step("install:dispatcher")
 	var written []OwnedTree
 	var contents []map[string]plan.FileDigest // of written, what writeMember copies
 	for _, mb := range members {
@@ -364,11 +440,22 @@ func (s *Store) Install(sel *Selection, dispatcher string, dryRun bool) (*Instal
 		return nil, err
 	}
 	step("install:config")
+	if err := te.write(); err != nil {
+		return nil, err
+	}
+	// The entries call a dispatcher of this plan schema now: the plans of
+	// others, and their generations, go.
+	if err := plan.DropOtherSchemas(s.path("plans"), t.Name); err != nil {
+		return nil, err
+	}
 	next.Harness = newSt
 	if err := s.putInstalled(&next); err != nil {
 		return nil, err
 	}
 	if err := s.gcStaged(); err != nil {
+		return nil, err
+	}
+	if err := s.gcDispatchers(); err != nil {
 		return nil, err
 	}
 	return res, nil

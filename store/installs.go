@@ -35,6 +35,14 @@ type InstalledPackage struct {
 	Agents    []OwnedTree     `json:"agents"`
 	Omitted   []string        `json:"omitted"`   // visible omissions
 	Fallbacks []string        `json:"fallbacks"` // agents replaced by their inline fallback skill
+	// Requires are the packages (SOURCE:NAME) it requires, required:
+	// remove refuses to take one away while it is installed, and doctor
+	// reports one that is not.
+	Requires []string `json:"requires,omitempty"`
+	// Instructions are its required instruction members: install refuses
+	// while one is not enabled in a file the harness reads, and doctor
+	// reports one that is not any more.
+	Instructions []InstructionID `json:"instructions,omitempty"`
 }
 
 // An InstalledHook is a planned hook and the native event it runs on.
@@ -279,18 +287,24 @@ func (s *Store) putPlan(t *providers.Table, in *Installed, stepName string) erro
 	return writeJSON(s.planPath(in.Provider), p)
 }
 
-// wantEntries is the dispatcher entry of every native event in use.
-func wantEntries(t *providers.Table, in *Installed, dispatcher string) map[string]HarnessEntry {
+// wantEntries is the dispatcher entry of every native event in use,
+// calling the store's dispatcher copy c: with --fail-closed and its guard
+// on an event where a required fail_closed hook is installed.
+func (s *Store) wantEntries(t *providers.Table, in *Installed, c *dispatcherCopy) map[string]HarnessEntry {
 	sum := map[string]int{}
+	closed := map[string]bool{}
 	for _, ip := range in.Packages {
 		for _, h := range ip.Hooks {
 			sum[h.Event] += h.Hook.TimeoutMS
+			if h.Hook.Requirement == "required" && h.Hook.FailurePolicy == "fail_closed" {
+				closed[h.Event] = true
+			}
 		}
 	}
 	out := map[string]HarnessEntry{}
 	for ev, ms := range sum {
 		e := HarnessEntry{Hooks: []HarnessHook{{
-			Type: "command", Command: dispatchCommand(dispatcher, t.Name, ev),
+			Type: "command", Command: wantEntryCommand(t, c, s.Dir, ev, closed[ev]).String(),
 			// The hooks of an event run concurrently, but only so many at
 			// once (dispatch's maxParallel), so their sum bounds the worst
 			// case; the dispatcher needs a little more to report a timeout.

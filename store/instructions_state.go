@@ -115,15 +115,7 @@ func sameFile(a, b string) bool {
 // error naming it: replacing it atomically would split the links or
 // override the user's choice.
 func readTarget(name string) (data []byte, exists bool, err error) {
-	data, exists, err = readUserFile(name, ": name the file itself with --target PATH", func(fi fs.FileInfo) error {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			return fmt.Errorf("%s has %d hard links; replacing it atomically would split them", name, st.Nlink)
-		}
-		if fi.Mode().Perm()&0o200 == 0 {
-			return fmt.Errorf("%s is read-only (mode %v); dalo does not override that", name, fi.Mode().Perm())
-		}
-		return nil
-	})
+	data, exists, err = readUserFile(name, ": name the file itself with --target PATH", writableUserFile)
 	if err == nil && !exists {
 		dir := filepath.Dir(name)
 		if di, err := os.Stat(dir); err != nil || !di.IsDir() {
@@ -131,6 +123,20 @@ func readTarget(name string) (data []byte, exists bool, err error) {
 		}
 	}
 	return data, exists, err
+}
+
+// writableUserFile refuses a file of the user's that dalo would edit but
+// must not replace: one with several hard links (replacing it atomically
+// would split them) or without its owner's write permission (the user's
+// choice, which a rename would override).
+func writableUserFile(fi fs.FileInfo) error {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		return fmt.Errorf("has %d hard links; replacing it atomically would split them", st.Nlink)
+	}
+	if fi.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("is read-only (mode %v); dalo does not override that", fi.Mode().Perm())
+	}
+	return nil
 }
 
 // readUserFile reads a file of the user's that dalo edits by replacing it
@@ -162,7 +168,7 @@ func readUserFile(name, hint string, check func(fs.FileInfo) error) (data []byte
 	defer f.Close()
 	if check != nil {
 		if err := check(fi); err != nil {
-			return nil, false, err
+			return nil, false, fmt.Errorf("%s %w", name, err)
 		}
 	}
 	if fi.Size() > maxUserFileBytes {
@@ -619,4 +625,22 @@ func readInstructionFile(file string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than the %d-byte file limit", file, limit)
 	}
 	return data, nil
+}
+
+// instructionEnabled says whether instruction id is enabled, by the
+// states of the records, in a file the harness of t reads: its user-wide
+// instruction file (the target named for t), or a project file of the
+// same name (a project's CLAUDE.md, AGENTS.md). A block the user edited
+// since is still theirs to keep, and counts.
+func instructionEnabled(t *providers.Table, states []InstructionState, id InstructionID) bool {
+	base := filepath.Base(filepath.FromSlash(t.Config.Instructions.Path))
+	for _, st := range states {
+		if st.InstructionID != id || st.State != "enabled" && st.State != "edited" {
+			continue
+		}
+		if st.Name == t.Name || st.Scope == ScopeProject && filepath.Base(st.File) == base {
+			return true
+		}
+	}
+	return false
 }

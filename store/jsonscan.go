@@ -21,6 +21,39 @@ type jvalue struct {
 	members    []jmember
 	elems      []*jvalue
 	str        string // a string's decoded text
+	// dups are the members of an object whose key an earlier member has
+	// (index into members), each with the index of the first: JSON readers
+	// differ on which copy counts, so dalo edits no such object.
+	dups [][2]int
+}
+
+// duplicate returns the first pair of members of v, an object, that share
+// a key: the first copy and the next one.
+func (v *jvalue) duplicate() (first, again *jmember, ok bool) {
+	if len(v.dups) == 0 {
+		return nil, nil, false
+	}
+	d := v.dups[0]
+	return &v.members[d[0]], &v.members[d[1]], true
+}
+
+// anyDuplicate returns the first object in v (in document order, v itself
+// first) that holds a key twice, or nil.
+func anyDuplicate(v *jvalue) *jvalue {
+	if len(v.dups) > 0 {
+		return v
+	}
+	for _, m := range v.members {
+		if d := anyDuplicate(m.val); d != nil {
+			return d
+		}
+	}
+	for _, e := range v.elems {
+		if d := anyDuplicate(e); d != nil {
+			return d
+		}
+	}
+	return nil
 }
 
 type jmember struct {
@@ -150,6 +183,7 @@ func (s *scanner) object() (*jvalue, error) {
 	}
 	defer func() { s.depth-- }()
 	v := &jvalue{kind: '{', start: s.pos}
+	var keys map[string]int // key → index of its first member, once the object is large
 	s.pos++
 	s.space()
 	if s.pos < len(s.doc) && s.doc[s.pos] == '}' {
@@ -176,6 +210,30 @@ func (s *scanner) object() (*jvalue, error) {
 		val, err := s.value()
 		if err != nil {
 			return nil, err
+		}
+		// Small objects are searched; a large one keeps an index, so that
+		// a document is scanned in linear time.
+		if keys == nil && len(v.members) >= 16 {
+			keys = make(map[string]int, 2*len(v.members))
+			for i, m := range v.members {
+				if _, ok := keys[m.key]; !ok {
+					keys[m.key] = i
+				}
+			}
+		}
+		if keys != nil {
+			if i, ok := keys[key]; ok {
+				v.dups = append(v.dups, [2]int{i, len(v.members)})
+			} else {
+				keys[key] = len(v.members)
+			}
+		} else {
+			for i := range v.members {
+				if v.members[i].key == key {
+					v.dups = append(v.dups, [2]int{i, len(v.members)})
+					break
+				}
+			}
 		}
 		v.members = append(v.members, jmember{keyStart: ks, key: key, val: val})
 		s.space()

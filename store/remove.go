@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,37 +18,73 @@ import (
 // A RemoveResult says what remove took away, and what it kept because the
 // user changed it.
 type RemoveResult struct {
-	Config  string
-	Diff    string
-	Removed []string
-	Kept    []string
+	Config    string
+	Diff      string
+	TrustFile string   // the harness's trust file, when remove changes it
+	TrustDiff string   // unified diff of TrustFile
+	Moved     []string // trust keys of the user's hooks the change moves
+	Removed   []string
+	Kept      []string
+	Notes     []string
 }
 
-// Remove uninstalls package pkg (SOURCE:NAME) from the provider of table t:
-// its dispatcher entries once no installed package needs them, its place
-// in the plan, the skills and agents dalo wrote for it (exactly those
-// files) and its staged trees once nothing uses them. It does not need the
-// source: what to remove is in the store. Grants stay (revoke removes them).
-func (s *Store) Remove(t *providers.Table, pkg, dispatcher string) (*RemoveResult, error) {
-	if _, _, err := ParsePackageRef(pkg); err != nil {
-		return nil, err
+// Remove uninstalls the packages pkgs (SOURCE:NAME each) from the provider
+// of table t: their dispatcher entries once no installed package needs
+// them, their place in the plan, the skills and agents dalo wrote for them
+// (exactly those files), the harness trust dalo recorded for entries that
+// go, and their staged trees once nothing uses them. The entries still in
+// use call the dispatcher d, copied into the store, since the plan they
+// read is written by this dalo. It refuses, writing nothing, to remove a
+// package another package installed there requires, unless both go. It
+// does not need the source: what to remove is in the store. Grants stay
+// (revoke removes them). With dryRun it computes everything and writes
+// nothing.
+func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun bool) (*RemoveResult, error) {
+	for _, pkg := range pkgs {
+		if _, _, err := ParsePackageRef(pkg); err != nil {
+			return nil, err
+		}
 	}
-	l, err := s.Lock()
-	if err != nil {
-		return nil, err
+	if !dryRun {
+		l, err := s.Lock()
+		if err != nil {
+			return nil, err
+		}
+		defer l.Unlock()
 	}
-	defer l.Unlock()
 	in, err := s.Installed(t.Name)
 	if err != nil {
 		return nil, err
 	}
-	i := in.find(pkg)
-	if i < 0 {
-		return nil, fmt.Errorf("%s is not installed on %s", pkg, t.Name)
+	var gone []InstalledPackage
+	for _, pkg := range pkgs {
+		ip := in.Find(pkg)
+		if ip == nil {
+			return nil, fmt.Errorf("%s is not installed on %s", pkg, t.Name)
+		}
+		if !slices.ContainsFunc(gone, func(g InstalledPackage) bool { return g.Package == pkg }) {
+			gone = append(gone, *ip)
+		}
 	}
-	ip := in.Packages[i]
 	next := *in
-	next.Packages = append(append([]InstalledPackage(nil), in.Packages[:i]...), in.Packages[i+1:]...)
+	next.Packages = nil
+	for _, ip := range in.Packages {
+		if !slices.Contains(pkgs, ip.Package) {
+			next.Packages = append(next.Packages, ip)
+		}
+	}
+	// A required package stays while a package that requires it does.
+	var held []string
+	for _, ip := range next.Packages {
+		for _, dep := range ip.Requires {
+			if slices.Contains(pkgs, dep) {
+				held = append(held, fmt.Sprintf("%s requires %s: remove both with 'dalo plugin remove %s %s --provider %s'", ip.Package, dep, dep, ip.Package, t.Name))
+			}
+		}
+	}
+	if len(held) > 0 {
+		return nil, &BlockedError{Package: strings.Join(pkgs, ", "), Provider: t.Name, Reasons: held, Verb: "remove"}
+	}
 	res := &RemoveResult{}
 	cfg := in.Harness.File
 	if cfg == "" {
@@ -59,20 +97,59 @@ func (s *Store) Remove(t *providers.Table, pkg, dispatcher string) (*RemoveResul
 	if err != nil {
 		return nil, err
 	}
-	// Keep the command of entries still in use as it is: another dalo
-	// executable may have written them.
-	want := wantEntries(t, &next, dispatcher)
-	for ev, e := range want {
-		if w, ok := in.Harness.Entries[ev]; ok && len(w.Hooks) == 1 && len(e.Hooks) == 1 {
-			e.Hooks[0].Command = w.Hooks[0].Command
-			want[ev] = e
-		}
+	dc, err := s.dispatcherCopy(d)
+	if err != nil {
+		return nil, err
 	}
-	newCfg, newSt, err := editConfig(cfg, old, t.Name, in.Harness, want)
+	o := s.ownerOf(t)
+	newCfg, newSt, err := o.editConfig(cfg, old, in.Harness, s.wantEntries(t, &next, dc))
 	if err != nil {
 		return nil, err
 	}
 	res.Diff = UnifiedDiff(cfg, old, newCfg)
+	te, err := s.planTrust(t, in.Harness, newSt, cfg, newCfg, false, "")
+	if err != nil {
+		return nil, err
+	}
+	if te != nil {
+		newSt.Trust = te.records
+		if te.changed() {
+			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
+		}
+		res.Moved = o.movedKeys(cfg, old, newCfg)
+		var stale []string
+		for _, ev := range sortedKeys(newSt.Entries) {
+			if r, ok := newSt.Trust[ev]; ok && !reflect.DeepEqual(r.Entry, newSt.Entries[ev]) {
+				stale = append(stale, ev)
+			}
+		}
+		if len(stale) > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("dalo's entries of %s now call this dalo's dispatcher, so the trust %s recorded for them no longer holds: run 'dalo plugin install PACKAGE --provider %s --trust' with a package still installed there", strings.Join(stale, ", "), t.Harness, t.Name))
+		}
+	}
+	for _, ip := range gone {
+		for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+			res.Removed = append(res.Removed, o.Path)
+		}
+	}
+	if dryRun {
+		return res, nil
+	}
+	res.Removed = nil
+	// The entries still in use call this dalo's dispatcher: its copy and
+	// the plan of its schema come first, while the entries still call the
+	// dispatcher they called (which reads its own schema's plan). With
+	// nothing left the entries go first, then the plan.
+	remains := len(newSt.Entries) > 0
+	if remains {
+		if err := s.placeDispatcher(dc); err != nil {
+			return nil, err
+		}
+		if err := s.putPlan(t, &next, "remove:plan-generation"); err != nil {
+			return nil, err
+		}
+		step("remove:plan")
+	}
 	if old != nil || newCfg != nil {
 		if err := writeConfig(cfg, old, newCfg); err != nil {
 			return nil, err
@@ -82,18 +159,34 @@ func (s *Store) Remove(t *providers.Table, pkg, dispatcher string) (*RemoveResul
 		removeEmptyDirs(filepath.Dir(cfg), in.Harness.CreatedDir)
 	}
 	step("remove:config")
-	next.Harness = newSt
-	if err := s.putPlan(t, &next, "remove:plan-generation"); err != nil {
+	if err := te.write(); err != nil {
 		return nil, err
 	}
-	step("remove:plan")
-	res.Removed, res.Kept = removeOwned(&ip)
+	next.Harness = newSt
+	if remains {
+		if err := plan.DropOtherSchemas(s.path("plans"), t.Name); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := s.putPlan(t, &next, "remove:plan-generation"); err != nil {
+			return nil, err
+		}
+		step("remove:plan")
+	}
+	for _, ip := range gone {
+		removed, kept := removeOwned(&ip)
+		res.Removed = append(res.Removed, removed...)
+		res.Kept = append(res.Kept, kept...)
+	}
 	step("remove:members")
 	if err := s.putInstalled(&next); err != nil {
 		return nil, err
 	}
 	step("remove:recorded")
 	if err := s.gcStaged(); err != nil {
+		return nil, err
+	}
+	if err := s.gcDispatchers(); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -15,11 +15,18 @@ func init() {
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("provider", "", hookdispatch.ProviderHelp)
 			fs.String("event", "", hookdispatch.EventHelp)
+			fs.String("home", "", hookdispatch.HomeHelp)
+			fs.Bool("fail-closed", false, hookdispatch.FailClosedHelp)
+			fs.Bool("check", false, hookdispatch.CheckHelp)
 		},
 		run: func(e *env, fs *pflag.FlagSet) int {
-			provider, _ := fs.GetString("provider")
-			event, _ := fs.GetString("event")
-			return hookdispatch.Run("dalo "+hookdispatch.Name, provider, event, fs.Args(), e.stdin, e.stdout, e.stderr)
+			var o hookdispatch.Options
+			o.Provider, _ = fs.GetString("provider")
+			o.Event, _ = fs.GetString("event")
+			o.Home, _ = fs.GetString("home")
+			o.FailClosed, _ = fs.GetBool("fail-closed")
+			o.Check, _ = fs.GetBool("check")
+			return hookdispatch.Run("dalo "+hookdispatch.Name, o, fs.Args(), e.stdin, e.stdout, e.stderr)
 		},
 	})
 }

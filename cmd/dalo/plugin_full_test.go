@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,10 +32,13 @@ func init() {
 
 // TestFullDisk runs install, instruction enable and remove with every file
 // larger than a limit failing half way, for limits that stop install at
-// different writes (the tool bytes being staged, the install record, the
-// whole plan, the user's settings.json: the user's files are grown past the
-// store's, so that theirs can be the write that fails), enable at the
-// user's CLAUDE.md and remove at settings.json, and one that stops none.
+// different writes (the copy of the dispatcher, the tool bytes being
+// staged, the install record, the whole plan, the user's settings.json:
+// the user's files are grown past the store's, so that theirs can be the
+// write that fails), enable at the user's CLAUDE.md and remove at
+// settings.json, and one that stops none. The dispatcher is larger than
+// any limit but the last: for the others the store already holds its
+// copy, as after an earlier install, so that the later writes are reached.
 // Each failure is exit 1 naming the file; nothing half-written is left, the
 // store reads whole, the user's files hold their bytes or dalo's whole
 // edit, and the same command then completes. The lifecycle ends with the
@@ -41,11 +47,18 @@ func init() {
 func TestFullDisk(t *testing.T) {
 	const pkg = "company:review-kit"
 	user := strings.Repeat("The user's own notes. ", 600) // 13 kB
-	for _, limit := range []uint64{0, 1000, 8000, 12000, 1 << 20} {
-		t.Run(strconv.FormatUint(limit, 10), func(t *testing.T) {
+	for _, tc := range []struct {
+		limit  uint64
+		placed bool // the store holds the dispatcher's copy already
+	}{{0, false}, {1000, true}, {8000, true}, {12000, true}, {1 << 20, false}, {1 << 30, false}} {
+		limit := tc.limit
+		t.Run(fmt.Sprintf("%d/placed=%v", limit, tc.placed), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			lifecycleFixture(t, dir)
+			if tc.placed {
+				placeDispatcher(t, filepath.Join(dir, "store"))
+			}
 			// The user's files are larger than any the store holds.
 			settings := `{"model": "opus", "notes": "` + user + `", "statusLine": {"type": "command", "command": "echo hi"}}` + "\n"
 			claudeMD := "# Mine\n\n" + user + "\n"
@@ -94,6 +107,28 @@ func TestFullDisk(t *testing.T) {
 				t.Errorf("CLAUDE.md differs from the user's:\n%s", md)
 			}
 		})
+	}
+}
+
+// placeDispatcher copies the dalo-hook on PATH into the store at home as
+// install would: dispatchers/<sha256>/dalo-hook, read-only.
+func placeDispatcher(t *testing.T, home string) {
+	t.Helper()
+	exe, err := exec.LookPath("dalo-hook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	dir := filepath.Join(home, "dispatchers", hex.EncodeToString(sum[:]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dalo-hook"), data, 0o555); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/spf13/pflag"
@@ -22,28 +23,51 @@ entry per native event in use to the harness configuration (Claude:
 $CLAUDE_CONFIG_DIR/settings.json, Codex: $CODEX_HOME/hooks.json), editing
 only its own entries: every other byte of the file is kept.
 
+The entries call a copy of the dispatcher kept in the store (dalo-hook of
+this dalo's build, else dalo itself), so that they keep working however
+dalo was started (go run) and wherever you move or upgrade it, and they
+name the store, so that a harness started with another environment
+dispatches from this one. On an event where a required fail_closed hook is
+installed, the entry blocks the action when its dispatcher cannot start or
+dies, as the hook's policy would. Every write of the plan points every
+entry of the provider at this dalo's dispatcher.
+
 It refuses, writing nothing, when tool bytes differ from their grant (it
-lists the files that changed), or when a required member or hook is
-missing, blocked, unapproved or unsupported on the provider; optional ones
-are omitted and listed. Instruction members are never written by install.
-A skill or agent of the same name that is not dalo's, or one dalo wrote
-that you changed since, is a conflict, never overwritten. 'dalo plugin
-review --provider P' shows the same decision for every member. --dry-run prints the diff of the configuration and writes
-nothing.
+lists the files that changed), when a required member or hook is missing,
+blocked, unapproved or unsupported on the provider (optional ones are
+omitted and listed), when a required instruction member is not enabled in
+a file the harness reads ('dalo instruction enable' works before install;
+it names the command), and when the harness configuration is one the
+harness would read otherwise than dalo (a key twice) or one dalo must not
+replace (read-only, hard links). Instruction members are never written by
+install. A skill or agent of the same name that is not dalo's, or one dalo
+wrote that you changed since, is a conflict, never overwritten. 'dalo
+plugin review --provider P' shows the same decision for every member.
+
+Codex runs only the hooks you trusted in its /hooks review. --trust records
+that trust for dalo's own entries, and nothing else, exactly as the review
+would: it asks Codex (codex on PATH, through 'codex app-server') for the
+hash of each entry and writes it into $CODEX_HOME/config.toml. Codex's
+hash covers the entry (its command, timeout and matcher), not the files it
+runs: dalo's own grants cover those bytes. Without --trust, install says
+which entries Codex will not run yet, and 'dalo doctor' checks.
+
+--dry-run prints the diffs of the files it would change and writes nothing.
 
 Exit status: 0 installed; 1 refused or failed; 2 bad usage.
 
 Examples:
   dalo plugin install company:design-review --provider claude --dry-run
-  dalo plugin install company:design-review --provider codex
+  dalo plugin install company:design-review --provider codex --trust
 `
 
 func init() {
 	register(&command{
-		name: "plugin install", usage: "SOURCE:NAME --provider claude|codex [--dry-run]",
+		name: "plugin install", usage: "SOURCE:NAME --provider claude|codex [--trust] [--dry-run]",
 		short: "install an approved package on a harness", doc: pluginInstallDoc,
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("provider", "", "the harness to install on (NAME or NAME@VERSION)")
+			fs.Bool("trust", false, "record the harness's trust for dalo's own entries (Codex)")
 			fs.Bool("dry-run", false, "print what would change and write nothing")
 		},
 		run: runPluginInstall,
@@ -64,7 +88,7 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 	if !ok {
 		return exitFail
 	}
-	disp, fast, err := dispatcher()
+	disp, err := dispatcher()
 	if err != nil {
 		return fail(e, cmd, err)
 	}
@@ -72,7 +96,12 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, err)
 	}
-	res, err := s.Install(sel, disp, dry)
+	opt := store.InstallOptions{DryRun: dry}
+	opt.Trust, _ = fs.GetBool("trust")
+	if opt.Trust {
+		opt.Harness, _ = exec.LookPath(sel.Table.Name)
+	}
+	res, err := s.Install(sel, disp, opt)
 	if err != nil {
 		var be *store.BlockedError
 		if errors.As(err, &be) {
@@ -86,7 +115,7 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 		verb = "would install"
 	}
 	fmt.Fprintf(e.stdout, "%s %s on %s\n", verb, sel.Identity, res.Provider)
-	if !fast && len(res.Hooks) > 0 {
+	if !disp.Hook && len(res.Hooks) > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("no %s of this dalo's build beside it: the harness entries call 'dalo hook dispatch', which adds more than twice dalo-hook's overhead to every tool call (build both together: go install ./cmd/...)", plan.HookBinary))
 	}
 	printInstall(e.stdout, res, dry)
@@ -96,6 +125,7 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 		} else {
 			fmt.Fprint(e.stdout, res.Diff)
 		}
+		fmt.Fprint(e.stdout, res.TrustDiff)
 		fmt.Fprintln(e.stdout, "dry run: nothing was written")
 	}
 	return exitOK
@@ -123,28 +153,41 @@ func printInstall(w io.Writer, res *store.InstallResult, dry bool) {
 	for _, d := range res.Notes {
 		fmt.Fprintf(w, "  note: %s\n", d)
 	}
+	printMoved(w, res.Moved)
 	if !dry {
 		if res.Diff != "" {
 			fmt.Fprintf(w, "  updated %s\n", res.Config)
 		} else {
 			fmt.Fprintf(w, "  %s unchanged\n", res.Config)
 		}
+		if res.TrustDiff != "" {
+			fmt.Fprintf(w, "  updated %s\n", res.TrustFile)
+		}
 	}
 }
 
-// dispatcher is the command the harness entries start dispatch with, for
-// the running dalo (see store.Dispatcher), and whether it is dalo-hook.
-func dispatcher() (cmd string, fast bool, err error) {
+// printMoved lists the trust keys of the user's own hooks that a change of
+// dalo's entries moves: the harness then runs them no more until its user
+// trusts them again.
+func printMoved(w io.Writer, moved []string) {
+	for _, m := range moved {
+		fmt.Fprintf(w, "  note: your hook %s: the harness knows hooks by their place, so it will skip it until you trust it again in its /hooks review\n", m)
+	}
+}
+
+// dispatcher is the program the harness entries start dispatch with, for
+// the running dalo (see store.FindDispatcher); install copies it into the
+// store.
+func dispatcher() (store.Dispatcher, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return "", false, fmt.Errorf("locating the dalo executable: %w", err)
+		return store.Dispatcher{}, fmt.Errorf("locating the dalo executable: %w", err)
 	}
 	if r, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = r
 	}
 	if exe, err = filepath.Abs(exe); err != nil {
-		return "", false, fmt.Errorf("locating the dalo executable: %w", err)
+		return store.Dispatcher{}, fmt.Errorf("locating the dalo executable: %w", err)
 	}
-	cmd, fast = store.Dispatcher(exe)
-	return cmd, fast, nil
+	return store.FindDispatcher(exe), nil
 }

@@ -11,7 +11,10 @@ import (
 )
 
 const pluginStatusDoc = `Plugin status lists the approval ledger: every grant, what it covers, and
-whether an installed plan uses it. With SOURCE:NAME, only that package's.
+whether it is installed: an installed hook in force uses it, one the harness
+will actually call (as 'dalo doctor' checks, without running the
+dispatcher). A grant an installed plan names whose hook is not in force
+says why. With SOURCE:NAME, only that package's.
 
 Examples:
   dalo plugin status
@@ -24,8 +27,12 @@ func init() {
 
 type statusGrant struct {
 	*plan.Grant
-	Covers    string `json:"covers"`
-	Installed bool   `json:"installed"` // a plan uses this grant with this digest
+	Covers string `json:"covers"`
+	// Installed says an installed hook in force uses this grant with this
+	// digest; NotInForce, when a plan uses it but its hook is not in force,
+	// says why.
+	Installed  bool   `json:"installed"`
+	NotInForce string `json:"not_in_force,omitempty"`
 }
 
 func runPluginStatus(e *env, fs *pflag.FlagSet) int {
@@ -46,7 +53,16 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, err)
 	}
-	used := map[string]string{}
+	forces, err := s.Forces()
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	force := map[string]store.HookForce{}
+	for _, f := range forces {
+		force[f.Provider+" "+f.Package+" "+f.Hook] = f
+	}
+	used := map[string]string{}  // grant id → the digest a plan uses
+	notIn := map[string]string{} // grant id → why a hook using it is not in force
 	names, err := s.InstalledProviders()
 	if err != nil {
 		return fail(e, cmd, err)
@@ -60,6 +76,17 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 			for _, h := range ip.Hooks {
 				used[h.Hook.ToolGrant.ID] = h.Hook.ToolGrant.Digest
 				used[h.Hook.HookGrant.ID] = h.Hook.HookGrant.Digest
+				if f := force[p+" "+ip.Package+" "+h.Hook.Hook]; !f.InForce {
+					why := f.Why
+					if why == "" {
+						why = "dalo cannot tell"
+					}
+					for _, id := range []string{h.Hook.ToolGrant.ID, h.Hook.HookGrant.ID} {
+						if notIn[id] == "" {
+							notIn[id] = why
+						}
+					}
+				}
 			}
 		}
 	}
@@ -68,7 +95,12 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 		if fs.NArg() == 1 && g.Package != fs.Arg(0) {
 			continue
 		}
-		out = append(out, statusGrant{Grant: g, Covers: describeGrant(g), Installed: used[g.ID] == g.Digest})
+		sg := statusGrant{Grant: g, Covers: describeGrant(g)}
+		if used[g.ID] == g.Digest {
+			sg.NotInForce = notIn[g.ID]
+			sg.Installed = sg.NotInForce == ""
+		}
+		out = append(out, sg)
 	}
 	if e.json {
 		printJSON(e, out)
@@ -85,8 +117,11 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 			fmt.Fprintf(e.stdout, "%s on %s\n", g.Package, g.Provider)
 		}
 		inst := ""
-		if g.Installed {
+		switch {
+		case g.Installed:
 			inst = " [installed]"
+		case g.NotInForce != "":
+			inst = " [installed, NOT in force: " + g.NotInForce + "]"
 		}
 		fmt.Fprintf(e.stdout, "  %s %s: digest %s%s\n    %s\n", g.Kind, g.Item, g.Digest[:12], inst, g.Covers)
 	}

@@ -153,7 +153,7 @@ func printTable(w io.Writer, t *providers.Table) {
 	c := t.Config
 	fmt.Fprintf(tw, "install\t%s\n", t.Install)
 	fmt.Fprintf(tw, "config home\t$%s (default ~/%s)\n", c.Home.Env, c.Home.Default)
-	fmt.Fprintf(tw, "hooks\t%s\n", t.Display(c.Hooks))
+	fmt.Fprintf(tw, "hooks\t%s\n", t.Display(c.Hooks.Location))
 	fmt.Fprintf(tw, "instructions\t%s\n", t.Display(c.Instructions))
 	for _, l := range c.Skills {
 		fmt.Fprintf(tw, "skills\t%s\n", t.Display(l))

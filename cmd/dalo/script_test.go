@@ -28,6 +28,7 @@ func TestMain(m *testing.M) {
 		"dalo-hook": func() {
 			os.Exit(hookdispatch.Hook(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
+		"fakecodex": func() { os.Exit(fakeCodex()) },
 	})
 }
 

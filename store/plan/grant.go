@@ -121,6 +121,30 @@ func GrantID(provider string, pkg PackageIdentity, kind, item string) string {
 	return strings.Join([]string{provider, pkg.Source, pkg.Name, kind, item}, "+")
 }
 
+// GrantFile is the file name, under the ledger's directory, of grant id:
+// id.json, or, for an id too long to be a file name within a temporary
+// file's name, h-<sha256 of id>.json (a hash cannot be an id, which holds
+// '+'). An id grows with the package's name and the hook's or tool's id,
+// and no file name of the store may grow without bound.
+func GrantFile(id string) string {
+	if len(id) <= maxNameBytes {
+		return id + ".json"
+	}
+	return HashedName(id) + ".json"
+}
+
+// HashedName is the name of a store file for a component too long to be
+// one: h-<sha256 of it>.
+func HashedName(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "h-" + hex.EncodeToString(sum[:])
+}
+
+// maxNameBytes bounds a name the store derives from a package's names:
+// with its suffix and a temporary file's prefix and random part, it stays
+// well under the 255 bytes of a file name.
+const maxNameBytes = 128
+
 // ParseGrantID splits a grant id GrantID built into its provider, package,
 // kind and item. Revoke matches ledger file names with it, so that a grant
 // whose file is corrupt can still be revoked.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 // reads only the hooks that can run for its event and tool, whatever the
 // number of installed packages. Under plans/<provider>.d/:
 //
-//	current                     symlink to the generation in use: g-<id>
+//	current.<schema>            symlink to the generation in use, in the plan
+//	                            format of that schema: g-<id>
 //	g-<id>/<Event>.json         an EventFile: the event's Native, its hooks
 //	                            without a tool matcher, the tools with a bucket
 //	g-<id>/<Event>/<tool>.json  a bucket: the hooks whose matcher names tool
@@ -29,10 +31,20 @@ import (
 //
 // A generation is written whole under a temporary name, synced, renamed
 // into place, and only then made current by renaming a new symlink over
-// current: a reader resolves current once and reads one generation, old or
-// new, never a mix. Writers (holding the store lock) remove the other
-// generations after the swap; a reader whose generation vanished under it
-// notices (current moved on) and starts again.
+// the pointer of its schema: a reader resolves the pointer once and reads
+// one generation, old or new, never a mix. Writers (holding the store lock)
+// remove the other generations of that schema after the swap; a reader
+// whose generation vanished under it notices (the pointer moved on) and
+// starts again.
+//
+// The pointer is named for the plan schema (current.5), and a dispatcher
+// reads only the one of the schema it was built for. So a writer of a new
+// schema can make its generation current while the harness entries still
+// call a dispatcher of the old one, which goes on reading the old pointer's
+// generation; once the entries call the new dispatcher, the writer drops
+// the old pointers and their generations (DropOtherSchemas). Dispatch never
+// reads a plan of a schema it does not know. Schema 4 and before used one
+// pointer, current.
 
 // An EventFile is the index entry of one native event.
 type EventFile struct {
@@ -70,8 +82,17 @@ func indexDir(plansDir, provider string) string {
 // removed by the next writer (store.Lock), and readers skip them.
 const TempMark = ".dalo-tmp-"
 
+// Pointer is the name of the symlink, in a provider's index directory, to
+// the generation in use in the plan format of this Schema.
+var Pointer = "current." + strconv.Itoa(Schema)
+
+// legacyPointer is the one pointer of schemas 1 to 4.
+const legacyPointer = "current"
+
 // WriteIndex makes the index of p current under plansDir, durably, and
-// removes every other generation. With no events it removes the index.
+// removes every other generation of this schema; the generations the
+// pointers of other schemas name stay (see DropOtherSchemas). With no
+// events it removes the index (RemoveIndex).
 // step, if not nil, is called once the new generation is in place and
 // before it becomes current (a crash test kills the writer there). The
 // caller holds the store lock.
@@ -105,26 +126,32 @@ func WriteIndex(plansDir string, p *Plan, step func()) error {
 	if step != nil {
 		step()
 	}
-	link := filepath.Join(dir, "."+"current"+TempMark+gen)
+	link := filepath.Join(dir, "."+Pointer+TempMark+gen)
 	if err := os.Symlink(gen, link); err != nil {
 		return fmt.Errorf("writing dispatch index: %w", err)
 	}
-	if err := os.Rename(link, filepath.Join(dir, "current")); err != nil {
+	if err := os.Rename(link, filepath.Join(dir, Pointer)); err != nil {
 		os.Remove(link)
 		return fmt.Errorf("writing dispatch index: %w", err)
 	}
 	if err := SyncDir(dir); err != nil {
 		return err
 	}
-	return removeStale(dir, gen)
+	return removeStale(dir, map[string]bool{gen: true})
 }
 
-// RemoveIndex removes the index of provider: first the pointer, so that
+// RemoveIndex removes the index of provider: first the pointers, so that
 // readers see nothing installed, then the generations.
 func RemoveIndex(plansDir, provider string) error {
 	dir := indexDir(plansDir, provider)
-	if err := os.Remove(filepath.Join(dir, "current")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	ptrs, err := pointers(dir)
+	if err != nil {
 		return fmt.Errorf("removing dispatch index: %w", err)
+	}
+	for _, p := range ptrs {
+		if err := os.Remove(filepath.Join(dir, p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing dispatch index: %w", err)
+		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("removing dispatch index: %w", err)
@@ -135,15 +162,80 @@ func RemoveIndex(plansDir, provider string) error {
 	return SyncDir(plansDir)
 }
 
-// removeStale removes every generation of dir but keep, and what killed
-// writers left.
-func removeStale(dir, keep string) error {
+// DropOtherSchemas removes the pointers of other plan schemas from the
+// index of provider, and every generation the pointer of this one does
+// not name. A writer calls it once the harness entries call a dispatcher
+// of this schema: no entry reads the others any more.
+func DropOtherSchemas(plansDir, provider string) error {
+	dir := indexDir(plansDir, provider)
+	gen, err := os.Readlink(filepath.Join(dir, Pointer))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // nothing of this schema: RemoveIndex is the writer's call
+	}
+	if err != nil {
+		return fmt.Errorf("cleaning dispatch index: %w", err)
+	}
+	ptrs, err := pointers(dir)
+	if err != nil {
+		return fmt.Errorf("cleaning dispatch index: %w", err)
+	}
+	dropped := false
+	for _, p := range ptrs {
+		if p == Pointer {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cleaning dispatch index: %w", err)
+		}
+		dropped = true
+	}
+	if dropped {
+		if err := SyncDir(dir); err != nil {
+			return err
+		}
+	}
+	return removeStale(dir, map[string]bool{gen: true})
+}
+
+// pointers lists the pointer names in the index directory dir, of every
+// schema: current.<n>, and the legacy current.
+func pointers(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if isPointer(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+func isPointer(name string) bool {
+	return name == legacyPointer || strings.HasPrefix(name, legacyPointer+".") && !strings.Contains(name, TempMark)
+}
+
+// removeStale removes every generation of dir that no name in keep or
+// pointer of another schema names, and what killed writers left.
+func removeStale(dir string, keep map[string]bool) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("cleaning dispatch index: %w", err)
 	}
 	for _, e := range ents {
-		if e.Name() == keep || e.Name() == "current" {
+		if isPointer(e.Name()) {
+			if gen, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil {
+				keep[gen] = true
+			}
+		}
+	}
+	for _, e := range ents {
+		if keep[e.Name()] || isPointer(e.Name()) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
@@ -218,11 +310,15 @@ func validEvent(ev string) bool {
 	return true
 }
 
-// toolFile is the bucket file name of a native tool name.
+// toolFile is the bucket file name of a native tool name: escaped as a
+// path segment, or hashed when that is long (a matcher names any tool).
 func toolFile(tool string) string {
 	s := url.PathEscape(tool)
 	if strings.HasPrefix(s, ".") {
 		s = "%2E" + s[1:]
+	}
+	if len(s) > maxNameBytes {
+		s = HashedName(tool)
 	}
 	return s + ".json"
 }
@@ -256,13 +352,18 @@ const maxIndexFile = 256 << 20
 // errMoved says the generation a reader resolved was replaced under it.
 var errMoved = errors.New("the dispatch index changed while it was read")
 
+// ErrNotInstalled is Load's error when the provider has no index and no
+// whole plan at all: nothing is installed, which a dispatcher answers with
+// nothing unless its entry says a required fail_closed hook is installed.
+var ErrNotInstalled = errors.New("nothing is installed: the store has no dispatch plan")
+
 // Load reads the index of provider under plansDir for event, from one
 // generation: the event's file and, if the event has tool buckets, the
 // ones pick chooses once it saw the event's Native: the bucket of tool, or
 // with all every bucket (when the tool name is unknown, so that every hook
 // with a matcher can fail). Hooks come back in stable hook-identity order,
-// each once. No index, or no file for the event, means no hooks: a nil
-// EventFile and no error.
+// each once. No file for the event in the current generation means no
+// hooks: a nil EventFile and no error; no index at all is ErrNotInstalled.
 //
 // An index of another schema, one without its limits, or a legacy
 // plans/<provider>.json without an index, is an error: dispatch must not
@@ -282,18 +383,18 @@ func Load(plansDir, provider, event string, pick func(n *Native) (tool string, a
 
 func load(plansDir, provider, event string, pick func(n *Native) (string, bool)) (*EventFile, error) {
 	dir := indexDir(plansDir, provider)
-	gen, err := os.Readlink(filepath.Join(dir, "current"))
+	gen, err := os.Readlink(filepath.Join(dir, Pointer))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, legacy(plansDir, provider)
+		return nil, other(plansDir, provider)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading dispatch index: %w", err)
 	}
 	if !strings.HasPrefix(gen, "g-") || strings.ContainsRune(gen, '/') {
-		return nil, fmt.Errorf("reading dispatch index %s: current points to %q, not a generation", dir, gen)
+		return nil, fmt.Errorf("reading dispatch index %s: %s points to %q, not a generation", dir, Pointer, gen)
 	}
 	moved := func() bool {
-		now, err := os.Readlink(filepath.Join(dir, "current"))
+		now, err := os.Readlink(filepath.Join(dir, Pointer))
 		return err != nil || now != gen
 	}
 	name := filepath.Join(dir, gen, event+".json")
@@ -367,16 +468,22 @@ func load(plansDir, provider, event string, pick func(n *Native) (string, bool))
 	return &ef, nil
 }
 
-// legacy reports a plans/<provider>.json with no index beside it: a store
-// written by a dalo of another plan schema.
-func legacy(plansDir, provider string) error {
+// other reports an index that has no pointer of this schema: one written
+// by a dalo of another plan schema (another pointer, or a
+// plans/<provider>.json of another schema, or one with no index at all).
+// No pointer and no whole plan is nothing installed: ErrNotInstalled.
+func other(plansDir, provider string) error {
+	dir := indexDir(plansDir, provider)
+	if ptrs, err := pointers(dir); err == nil && len(ptrs) > 0 {
+		return fmt.Errorf("reading dispatch index %s: it holds plans of another schema (%s), this dalo reads %d; run 'dalo plugin install' again", dir, strings.Join(ptrs, ", "), Schema)
+	}
 	name := filepath.Join(plansDir, provider+".json")
 	var p struct {
 		Schema int `json:"schema"`
 	}
 	err := readIndexFile("dispatch plan", name, &p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return ErrNotInstalled
 	}
 	if err != nil {
 		return err
@@ -384,7 +491,7 @@ func legacy(plansDir, provider string) error {
 	if p.Schema != Schema {
 		return fmt.Errorf("reading dispatch plan %s: schema %d, this dalo reads %d; run 'dalo plugin install' again", name, p.Schema, Schema)
 	}
-	return fmt.Errorf("reading dispatch plan %s: it has no index %s; run 'dalo plugin install' again", name, indexDir(plansDir, provider))
+	return fmt.Errorf("reading dispatch plan %s: it has no index %s; run 'dalo plugin install' again", name, dir)
 }
 
 // readIndexFile decodes the JSON file name into v; what names it in
@@ -466,28 +573,36 @@ func Roots(plansDir string) ([]string, error) {
 			continue
 		}
 		dir := filepath.Join(plansDir, name)
-		gen, err := os.Readlink(filepath.Join(dir, "current"))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // no generation is current: dispatch runs nothing
-		}
+		ptrs, err := pointers(dir)
 		if err != nil {
 			return nil, fmt.Errorf("reading dispatch index: %w", err)
 		}
-		if !strings.HasPrefix(gen, "g-") || strings.ContainsRune(gen, '/') {
-			return nil, fmt.Errorf("reading dispatch index %s: current points to %q, not a generation", dir, gen)
-		}
-		files, err := indexFiles(filepath.Join(dir, gen))
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			var x struct {
-				Hooks hooks `json:"hooks"`
+		// Every pointer's generation: a dispatcher of another schema
+		// may still read its own until the entries stop calling it.
+		for _, ptr := range ptrs {
+			gen, err := os.Readlink(filepath.Join(dir, ptr))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
 			}
-			if err := readIndexFile("dispatch index", f, &x); err != nil {
+			if err != nil {
+				return nil, fmt.Errorf("reading dispatch index: %w", err)
+			}
+			if !strings.HasPrefix(gen, "g-") || strings.ContainsRune(gen, '/') {
+				return nil, fmt.Errorf("reading dispatch index %s: %s points to %q, not a generation", dir, ptr, gen)
+			}
+			files, err := indexFiles(filepath.Join(dir, gen))
+			if err != nil {
 				return nil, err
 			}
-			add(x.Hooks)
+			for _, f := range files {
+				var x struct {
+					Hooks hooks `json:"hooks"`
+				}
+				if err := readIndexFile("dispatch index", f, &x); err != nil {
+					return nil, err
+				}
+				add(x.Hooks)
+			}
 		}
 	}
 	return sortedSet(seen), nil

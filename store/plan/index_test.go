@@ -1,9 +1,12 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -79,8 +82,8 @@ func TestLoadBuckets(t *testing.T) {
 	if _, err := os.Stat(indexDir(dir, "claude")); !os.IsNotExist(err) {
 		t.Errorf("an empty plan left the index: %v", err)
 	}
-	if ef, err := Load(dir, "claude", "Stop", nil); ef != nil || err != nil {
-		t.Errorf("removed index: %v %v", ids(ef), err)
+	if ef, err := Load(dir, "claude", "Stop", nil); ef != nil || !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("removed index: %v %v, want ErrNotInstalled", ids(ef), err)
 	}
 }
 
@@ -136,7 +139,7 @@ func TestLoadNeverMixes(t *testing.T) {
 	}
 	ents, _ := os.ReadDir(indexDir(dir, "claude"))
 	if len(ents) != 2 {
-		t.Errorf("index holds %d entries, want current and one generation", len(ents))
+		t.Errorf("index holds %d entries, want %s and one generation", len(ents), Pointer)
 	}
 }
 
@@ -144,8 +147,55 @@ func TestLoadNeverMixes(t *testing.T) {
 func TestLoadOtherSchema(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "claude.json"), []byte(`{"schema": 1, "events": {}}`), 0o644)
-	if _, err := Load(dir, "claude", "Stop", nil); err == nil || !strings.Contains(err.Error(), "schema 1, this dalo reads 4; run 'dalo plugin install' again") {
+	if _, err := Load(dir, "claude", "Stop", nil); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("schema 1, this dalo reads %d; run 'dalo plugin install' again", Schema)) {
 		t.Errorf("legacy plan: %v", err)
+	}
+}
+
+// A plan of a new schema switches over in order: while the harness
+// entries still call a dispatcher of the old schema, its pointer and
+// generation stay; this schema's dispatcher reads only its own pointer, and
+// refuses an index with only another schema's; DropOtherSchemas then
+// removes the old pointer and generation.
+func TestSchemaSwitch(t *testing.T) {
+	dir := t.TempDir()
+	idx := indexDir(dir, "claude")
+	old := filepath.Join(idx, "g-old")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(old, "Stop.json"), []byte(`{"schema":5,"provider":"claude","event":"Stop","hooks":[{"tool":{"root":"/staged/old"}}]}`), 0o644)
+	if err := os.Symlink("g-old", filepath.Join(idx, "current")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir, "claude", "Stop", nil); err == nil || !strings.Contains(err.Error(), "it holds plans of another schema (current), this dalo reads "+strconv.Itoa(Schema)+"; run 'dalo plugin install' again") {
+		t.Errorf("an index of another schema only: %v", err)
+	}
+	if err := WriteIndex(dir, testPlan("1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if gen, err := os.Readlink(filepath.Join(idx, "current")); err != nil || gen != "g-old" {
+		t.Fatalf("the old schema's pointer after writing this schema's: %q, %v", gen, err)
+	}
+	if _, err := os.Stat(filepath.Join(old, "Stop.json")); err != nil {
+		t.Fatalf("the old schema's generation was removed while its pointer names it: %v", err)
+	}
+	if roots, err := Roots(dir); err != nil || !slices.Contains(roots, "/staged/old") {
+		t.Errorf("Roots while the old pointer stays = %q, %v; want the old generation's roots kept", roots, err)
+	}
+	if ef, err := Load(dir, "claude", "Stop", nil); err != nil || ef == nil {
+		t.Fatalf("this schema's pointer: %v, %v", ef, err)
+	}
+	if err := DropOtherSchemas(dir, "claude"); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(idx)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(names) != 2 || !slices.Contains(names, Pointer) || slices.Contains(names, "current") || slices.Contains(names, "g-old") {
+		t.Errorf("after DropOtherSchemas the index holds %q, want %s and its generation", names, Pointer)
 	}
 }
 
@@ -164,17 +214,17 @@ func TestLimitsRequired(t *testing.T) {
 	if err := WriteIndex(dir, testPlan("1"), nil); err != nil {
 		t.Fatal(err)
 	}
-	gen, err := os.Readlink(filepath.Join(indexDir(dir, "claude"), "current"))
+	gen, err := os.Readlink(filepath.Join(indexDir(dir, "claude"), Pointer))
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := filepath.Join(indexDir(dir, "claude"), gen, "Stop.json")
 	for _, tc := range []struct{ file, want string }{
-		{`{"schema":4,"provider":"claude","event":"Stop","hooks":[]}`, "limits.response_bytes is 0, not a positive byte count; run 'dalo plugin install' again"},
-		{`{"schema":4,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":0},"hooks":[]}`, "limits.rewritten_input_bytes is 0"},
-		{`{"schema":4,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"hooks":[]}`, "rules.results is empty"},
-		{`{"schema":4,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"rules":{"results":{"deny":{"key":"reason","type":"list"}}},"hooks":[]}`, `rules.results.deny has key "reason" of type "list"`},
-		{`{"schema":4,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"rules":{"results":{"allow":{}},"fail_closed":{"gate":"allow"}},"hooks":[]}`, `rules.fail_closed.gate is "allow", not deny or continue`},
+		{`{"schema":5,"provider":"claude","event":"Stop","hooks":[]}`, "limits.response_bytes is 0, not a positive byte count; run 'dalo plugin install' again"},
+		{`{"schema":5,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":0},"hooks":[]}`, "limits.rewritten_input_bytes is 0"},
+		{`{"schema":5,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"hooks":[]}`, "rules.results is empty"},
+		{`{"schema":5,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"rules":{"results":{"deny":{"key":"reason","type":"list"}}},"hooks":[]}`, `rules.results.deny has key "reason" of type "list"`},
+		{`{"schema":5,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"rules":{"results":{"allow":{}},"fail_closed":{"gate":"allow"}},"hooks":[]}`, `rules.fail_closed.gate is "allow", not deny or continue`},
 	} {
 		if err := os.WriteFile(name, []byte(tc.file), 0o644); err != nil {
 			t.Fatal(err)

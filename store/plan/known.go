@@ -9,6 +9,16 @@ var Known = map[string][]string{
 	"codex":  {"PostToolUse", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
 }
 
+// Blocking is how a hook command of each provider blocks the native
+// action whatever it prints (the tables' blocking), and the payload key
+// of workflow.already_continued on each event that has one: what the
+// dispatcher answers when it cannot load a plan that names a required
+// fail_closed hook (see [Block]).
+var Blocking = map[string]Block{
+	"claude": {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
+	"codex":  {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
+}
+
 // Runtimes is how the entry of a tool of each runtime runs (#Runtimes):
 // its interpreter, found on dalo's PATH ("" runs the entry itself), and
 // the arguments the interpreter takes before the entry.

@@ -140,7 +140,7 @@ func TestLoadRefusesOddFiles(t *testing.T) {
 			if err := WriteIndex(dir, testPlan("1"), nil); err != nil {
 				t.Fatal(err)
 			}
-			p := filepath.Join(dir, "claude.d", "current", "Stop.json")
+			p := filepath.Join(dir, "claude.d", Pointer, "Stop.json")
 			if _, err := Load(dir, "claude", "Stop", nil); err != nil {
 				t.Fatal(err)
 			}

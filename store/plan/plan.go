@@ -29,8 +29,10 @@ import (
 // Schema is the version of the plan format. 2 added the native protocol
 // of each event (Natives) and the per-event index dispatch reads; 3 the
 // response limits (Limits); 4 the result shapes and fail_closed actions
-// (Rules) and each tool's interpreter.
-const Schema = 4
+// (Rules) and each tool's interpreter; 5 one index pointer per schema
+// (Pointer), so that a plan of a new schema and the harness entries that
+// call a dispatcher reading it switch over in order.
+const Schema = 5
 
 // A Plan is every installed, approved hook of one provider, by native event.
 type Plan struct {

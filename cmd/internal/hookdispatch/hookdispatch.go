@@ -7,12 +7,14 @@
 package hookdispatch
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"dalo/dispatch"
@@ -24,9 +26,23 @@ const Name = plan.DaloDispatch
 
 // Usage and Short are its usage line and one-line summary.
 const (
-	Usage = "--provider claude|codex --event NATIVE_EVENT"
+	Usage = "--provider claude|codex --event NATIVE_EVENT [--home DIR] [--fail-closed] [--check]"
 	Short = "run the approved hooks of a harness event"
 )
+
+// Options are the command's flags.
+type Options struct {
+	Provider, Event string
+	// Home is the store the entry names (--home); empty, the store of the
+	// environment ($DALO_HOME, ...).
+	Home string
+	// FailClosed (--fail-closed) says a required fail_closed hook is
+	// installed on the event: no plan to run it blocks the action.
+	FailClosed bool
+	// Check (--check) runs no handler: it reports, as JSON, what a
+	// dispatch would find of each hook before its run.
+	Check bool
+}
 
 // Exit statuses, as every dalo command uses them.
 const (
@@ -44,6 +60,18 @@ output format, as the provider table copied into the plan describes it.
 A provider or event nothing is installed for answers nothing; one that no
 provider table names (a misspelt entry) is an error.
 
+Install writes entries that name their store with --home, so that a
+harness started with another environment (an IDE, a service, sudo)
+dispatches against the store that installed them; without --home the
+store is $DALO_HOME, else $XDG_DATA_HOME/dalo, else ~/.local/share/dalo.
+On an event where a required fail_closed hook is installed the entry adds
+--fail-closed: a plan that cannot be loaded, or no plan at all, then
+blocks the action as the hook's policy would (exit 2 with the reason on
+stderr), except on a Stop that already went on once, which it lets end
+(exit 1). --check runs no handler: it loads the plan and re-checks each
+hook's grants, digests and staged tree, and prints what it found as JSON
+(dalo doctor runs each entry's dispatcher so).
+
 Before each run it re-checks both grants and every staged file; a revoked
 grant or a changed byte is a failure under the hook's failure policy. Each
 handler runs with its declared argv, the staged tool root as cwd, only its
@@ -56,7 +84,6 @@ less than half of dalo's overhead to each event; install writes entries
 that call it when one of the same build sits beside dalo, else
 'dalo hook dispatch'.
 
-DALO_HOME defaults to $XDG_DATA_HOME/dalo, else ~/.local/share/dalo.
 See docs/dispatch.md for the policies and how results compose.
 
 Stopped by SIGTERM, SIGINT or SIGHUP (a harness that stops waiting), it
@@ -67,7 +94,8 @@ Exit status: 0 with the native answer on stdout (possibly empty); 1 when
 the provider or event is unknown, the plan cannot be read, a failure must
 reach the user on SessionEnd (whose output harnesses ignore), or it was
 stopped, with the diagnostic on stderr (harnesses show it to the user and
-go on); 2 bad usage: a flag missing or unknown.
+go on); 2 bad usage (a flag missing or unknown), or with --fail-closed the
+harness's blocking status when no plan can run the event's hooks.
 
 Examples:
   dalo hook dispatch --provider claude --event PreToolUse < payload.json
@@ -78,15 +106,18 @@ Examples:
 // dalo-hook's the standard library's, since pflag links package net, and
 // with it cgo and the dynamic loader, into every start.
 const (
-	ProviderHelp = "the harness: claude or codex"
-	EventHelp    = "the native event name: PreToolUse, Stop, ..."
+	ProviderHelp   = "the harness: claude or codex"
+	EventHelp      = "the native event name: PreToolUse, Stop, ..."
+	HomeHelp       = "the store to dispatch from (absolute); default $DALO_HOME, ..."
+	FailClosedHelp = "a required fail_closed hook is installed on the event: block when no plan can run it"
+	CheckHelp      = "run no handler: print, as JSON, what a dispatch would find of each hook"
 )
 
 // Run runs the command cmd ("dalo hook dispatch", "dalo-hook dispatch",
-// as its messages name it) for the --provider and --event given, args
-// being the operands after the flags (there must be none): it answers the
-// event read from stdin on stdout and returns the exit status.
-func Run(cmd, provider, event string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// as its messages name it) with the flags o, args being the operands after
+// the flags (there must be none): it answers the event read from stdin on
+// stdout and returns the exit status.
+func Run(cmd string, o Options, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	usage := func(format string, args ...any) int {
 		fmt.Fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", cmd, fmt.Sprintf(format, args...), cmd)
 		return exitUsage
@@ -94,16 +125,32 @@ func Run(cmd, provider, event string, args []string, stdin io.Reader, stdout, st
 	switch {
 	case len(args) != 0:
 		return usage("unexpected arguments: %q", args)
-	case provider == "":
+	case o.Provider == "":
 		return usage("--provider is required")
-	case event == "":
+	case o.Event == "":
 		return usage("--event is required")
+	case o.Home != "" && !filepath.IsAbs(o.Home):
+		return usage("--home %q is not an absolute path", o.Home)
 	}
-	home, err := plan.Home()
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return exitFail
+	home := filepath.Clean(o.Home)
+	if o.Home == "" {
+		var err error
+		if home, err = plan.Home(); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+			return exitFail
+		}
 	}
+	if o.Check {
+		checks, err := dispatch.Check(home, o.Provider, o.Event)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+			return exitFail
+		}
+		b, _ := json.Marshal(checks)
+		fmt.Fprintf(stdout, "%s\n", b)
+		return 0
+	}
+	provider, event := o.Provider, o.Event
 	// A harness that stops waiting for the event stops dalo (SIGTERM; a
 	// terminal's SIGINT or SIGHUP): every running handler is killed with
 	// it, since nothing would read its result.
@@ -121,7 +168,8 @@ func Run(cmd, provider, event string, args []string, stdin io.Reader, stdout, st
 		case <-done:
 		}
 	}()
-	req := dispatch.Request{Home: home, Provider: provider, Event: event, Getenv: os.LookupEnv}
+	req := dispatch.Request{Home: home, Provider: provider, Event: event, Getenv: os.LookupEnv, FailClosed: o.FailClosed}
+	var err error
 	req.Payload, err = io.ReadAll(io.LimitReader(stdin, dispatch.MaxPayload+1))
 	switch {
 	case err != nil:
@@ -156,18 +204,28 @@ func Hook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	provider := fs.String("provider", "", ProviderHelp)
-	event := fs.String("event", "", EventHelp)
+	var o Options
+	fs.StringVar(&o.Provider, "provider", "", ProviderHelp)
+	fs.StringVar(&o.Event, "event", "", EventHelp)
+	fs.StringVar(&o.Home, "home", "", HomeHelp)
+	fs.BoolVar(&o.FailClosed, "fail-closed", false, FailClosedHelp)
+	fs.BoolVar(&o.Check, "check", false, CheckHelp)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "%s\n%s\nFlags:\n", usage, Doc)
-			fs.VisitAll(func(f *flag.Flag) { fmt.Fprintf(stdout, "  --%-10s string   %s\n", f.Name, f.Usage) })
+			fs.VisitAll(func(f *flag.Flag) {
+				typ := "string"
+				if f.DefValue == "false" {
+					typ = "      "
+				}
+				fmt.Fprintf(stdout, "  --%-12s %s   %s\n", f.Name, typ, f.Usage)
+			})
 			return 0
 		}
 		fmt.Fprintf(stderr, "%s: %v\n%s", cmd, err, usage)
 		return exitUsage
 	}
-	return Run(cmd, *provider, *event, fs.Args(), stdin, stdout, stderr)
+	return Run(cmd, o, fs.Args(), stdin, stdout, stderr)
 }
 
 // signalName is the name a user knows a stop signal by.

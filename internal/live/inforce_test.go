@@ -1,0 +1,194 @@
+//go:build unix
+
+package live
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dalo/internal/fakemodel"
+)
+
+// Installed means in force: the routes by which a gate dalo installed could
+// be off while dalo said it was installed, each run against the real
+// harness. The gate kit holds one required fail_closed gate that denies
+// every shell command naming "gated".
+
+const (
+	gateKit    = "gate-kit"
+	gateSource = "gates"
+	markGate   = "LIVE-GATE-REASON-5e1a"
+)
+
+// gateKitFiles is the gate kit's source.
+func gateKitFiles() map[string]string {
+	return kit{name: gateKit, description: "A required gate that denies gated commands.", hooks: []kitHook{{
+		id: "gate", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed",
+		tools:   []string{"Bash"},
+		handler: "#!/bin/sh\ncase \"$(cat)\" in\n*gated*) printf '{\"kind\":\"deny\",\"reason\":\"" + markGate + "\"}' ;;\n*) printf '{\"kind\":\"abstain\"}' ;;\nesac\n",
+	}}}.files()
+}
+
+// installGate installs the gate kit in the world, recording Codex's trust
+// for dalo's entries (install --trust, with the harness on PATH, as a user
+// who has Codex installed runs it).
+func (w *world) installGate() string {
+	w.t.Helper()
+	w.pathHarness()
+	src := filepath.Join(w.root, "src-"+gateSource)
+	writeSource(w.t, src, gateKitFiles())
+	w.dalo("source", "add", gateSource, src)
+	ref := gateSource + ":" + gateKit
+	w.dalo("plugin", "approve", ref, "--provider", w.provider, "--all", "--yes")
+	args := []string{"plugin", "install", ref, "--provider", w.provider}
+	if w.provider == "codex" {
+		args = append(args, "--trust")
+	}
+	out := w.dalo(args...)
+	w.dalo("doctor")
+	return out
+}
+
+// pathHarness puts the directory of the world's harness first on its PATH,
+// where a user has it: dalo finds the harness there.
+func (w *world) pathHarness() {
+	w.t.Helper()
+	dir := filepath.Dir(harness(w.t, w.provider))
+	for i, e := range w.env {
+		if p, ok := strings.CutPrefix(e, "PATH="); ok && !strings.HasPrefix(p, dir+":") {
+			w.env[i] = "PATH=" + dir + ":" + p
+		}
+	}
+}
+
+// daloExit runs the dalo binary in the world and returns its output and
+// exit status, whatever it is.
+func (w *world) daloExit(args ...string) (string, int) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), daloTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, daloBin, args...)
+	cmd.Dir = w.root
+	cmd.Env = w.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return out.String(), ee.ExitCode()
+	}
+	if err != nil {
+		w.t.Fatalf("dalo %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), 0
+}
+
+// TestDispatcherGone deletes the dispatcher dalo's entries call, as a
+// user who removed or moved it would, and runs a session whose model runs
+// a command the required fail_closed gate guards: the harness cannot start
+// the dispatcher (the shell's exit 127, which fails open on both
+// harnesses), and the entry's guard turns that into the harness's blocking
+// exit status with a reason on stderr. The command must not run, and the
+// reason reaches the model. On Codex the session runs as a user runs it:
+// the entries trusted by install --trust, no bypass flag.
+func TestDispatcherGone(t *testing.T) {
+	t.Parallel()
+	harness(t, "claude")
+	for _, p := range providers {
+		t.Run(p, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+			w.untrusted = true // no bypass flag: install --trust recorded Codex's trust
+			w.installGate()
+			if err := os.RemoveAll(filepath.Join(w.store, "dispatchers")); err != nil {
+				t.Fatal(err)
+			}
+			out, code := w.daloExit("doctor")
+			if code != 1 || !strings.Contains(out, "NOT in force: its dispatcher") {
+				t.Errorf("doctor with the dispatcher gone: exit %d, want 1 saying the gate is not in force:\n%s", code, out)
+			}
+			s, err := w.runExit("Run the command you are given.")
+			t.Logf("%s exit: %v", p, err)
+			if w.exists("gated-ran") {
+				w.failf(s, "the dispatcher is gone, and the command the required fail_closed gate guards ran")
+			}
+			if !w.server.Contains("a required fail_closed hook guards PreToolUse, so dalo blocks it") {
+				w.failf(s, "the block's reason did not reach the model")
+			}
+		})
+	}
+}
+
+// TestDuplicateKeys proves what each harness reads of a hook file holding a
+// key twice, with hand-written hooks that each touch a file when they run.
+// Claude Code keeps the last copy of a key; Codex reads none of the file's
+// hooks, for a key twice anywhere in it, even inside one hook entry. dalo
+// refuses to edit such a file (testdata/script/plugin_install_duplicates.txtar).
+func TestDuplicateKeys(t *testing.T) {
+	t.Parallel()
+	harness(t, "claude")
+	hook := func(w *world, name string) string {
+		return `{"type": "command", "command": "touch ` + filepath.Join(w.out, name) + `", "timeout": 10}`
+	}
+	for _, p := range providers {
+		t.Run(p, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range []struct{ name, doc string }{
+				// Two copies of "hooks": which is read?
+				{"hooks twice", `{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [FIRST]}]}, "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [LAST]}]}}`},
+				// A key twice inside the one entry: is the rest read?
+				{"matcher twice", `{"hooks": {"PreToolUse": [{"matcher": "*", "matcher": "*", "hooks": [FIRST]}], "SessionStart": [{"hooks": [LAST]}]}}`},
+			} {
+				w := newWorld(t, p, fakemodel.Script{fakemodel.Run("echo hi"), fakemodel.Say("Done.")})
+				w.untrusted = false // hand-written hooks: the test trusts them for the session, as a user's /hooks review would
+				doc := strings.NewReplacer("FIRST", hook(w, "first"), "LAST", hook(w, "last")).Replace(c.doc)
+				file := filepath.Join(w.home, ".claude", "settings.json")
+				if p == "codex" {
+					file = filepath.Join(w.home, ".codex", "hooks.json")
+				}
+				w.writeFile(file, doc)
+				s := w.run("Run the command you are given.")
+				first, last := fileExists(filepath.Join(w.out, "first")), fileExists(filepath.Join(w.out, "last"))
+				t.Logf("%s, %s: first copy ran = %v, last copy ran = %v", p, c.name, first, last)
+				switch {
+				case p == "claude" && c.name == "hooks twice" && (first || !last):
+					w.failf(s, "claude, %s: first ran = %v, last ran = %v; want the last copy only", c.name, first, last)
+				case p == "codex" && (first || last):
+					w.failf(s, "codex, %s: first ran = %v, last ran = %v; want no hook of the file", c.name, first, last)
+				}
+			}
+		})
+	}
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
+
+// TestHooksOff installs the gate on Claude Code and then sets the user's
+// setting disableAllHooks: Claude runs none of the user's hooks, so the
+// gated command runs, and doctor says why the gate is not in force.
+func TestHooksOff(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "claude", fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+	w.installGate()
+	file := filepath.Join(w.home, ".claude", "settings.json")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.writeFile(file, strings.Replace(string(b), "{", `{"disableAllHooks": true, `, 1))
+	out, code := w.daloExit("doctor")
+	if code != 1 || !strings.Contains(out, "sets disableAllHooks to true") || !strings.Contains(out, "NOT in force") {
+		t.Errorf("doctor with disableAllHooks: exit %d, want 1 naming the setting:\n%s", code, out)
+	}
+	s := w.run("Run the command you are given.")
+	if !w.exists("gated-ran") || w.server.Contains(markGate) {
+		w.failf(s, "disableAllHooks: the gated command ran = %v, the gate's reason reached the model = %v; want true, false (Claude runs no user hook)", w.exists("gated-ran"), w.server.Contains(markGate))
+	}
+}

@@ -1,0 +1,756 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+
+	"dalo/providers"
+)
+
+// Some harnesses run only the hooks their user trusted (Codex keeps a hash
+// of each trusted hook's definition in its config.toml, written by its
+// /hooks review). dalo's grants decide what dalo runs; the harness's trust
+// only decides whether it starts dalo's dispatcher at all. Install --trust
+// records that trust for dalo's own entries, and nothing else, as the
+// harness's review would: with the hash the harness itself reports for the
+// entry, never one dalo computes. The hash covers the entry's definition
+// (command, timeout, matcher), not the files it runs, so trust recorded
+// once stays valid while the entry does; dalo's grants cover the bytes.
+
+// A TrustRecord is the harness trust dalo recorded for one of its entries:
+// the key the harness knows the entry by, the hash it reported, the entry
+// as it was then, and the text dalo appended to the trust file (to remove
+// it whole), if it appended it rather than changed a value in place.
+type TrustRecord struct {
+	Key   string       `json:"key"`
+	Hash  string       `json:"hash"`
+	Entry HarnessEntry `json:"entry"`
+	Added string       `json:"added,omitempty"`
+}
+
+// trustKey is the key a trust-keeping harness knows the handler of group
+// index group of event by, in the hooks file file: <file>:<event in snake
+// case>:<group>:<handler>, dalo's entries having one handler. snake, when
+// set, is the event's name as the harness spelled it in a key it listed.
+func trustKey(file, event, snake string, group int) string {
+	if snake == "" {
+		snake = snakeCase(event)
+	}
+	return file + ":" + snake + ":" + strconv.Itoa(group) + ":0"
+}
+
+// keySnake is the event part of a key trustKey made, or "".
+func keySnake(key, file string) string {
+	rest, ok := strings.CutPrefix(key, file+":")
+	if !ok {
+		return ""
+	}
+	snake, _, _ := strings.Cut(rest, ":")
+	return snake
+}
+
+// snakeCase spells a native event in snake case, as Codex's trust keys do:
+// PreToolUse, pre_tool_use.
+func snakeCase(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// trustFile is the file where t's harness keeps its trust, or "" when it
+// keeps none dalo can read.
+func trustFile(t *providers.Table, getenv func(string) string) (string, error) {
+	st := t.Config.Trust.State
+	if st == nil {
+		return "", nil
+	}
+	p, err := t.Path(st.Location, getenv)
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r, nil
+	}
+	return p, nil
+}
+
+// trust says, for each of dalo's entries in the hooks file (owned), whether
+// the harness will run it: trusted with the hash dalo recorded for the
+// entry as it is now; untrusted; trusted for an older version of the entry
+// (a hash dalo recorded for it before); or trusted with a hash dalo never
+// recorded (the user's own review), which it cannot check without running
+// the harness. It starts no harness process.
+func (c *forceCheck) trust(file string, doc []byte, owned []found) {
+	t, in := c.t, c.in
+	st := t.Config.Trust.State
+	if st == nil {
+		c.add(StatusUnverified, file, "%s runs only hooks the user trusted; whether dalo's entries are trusted cannot be verified (%s keeps no trust record dalo can read): check its /hooks review", t.Harness, t.Key())
+		for _, f := range owned {
+			c.trusted[f.event] = t.Harness + " runs only hooks the user trusted, and dalo cannot read that trust"
+		}
+		return
+	}
+	tf, err := trustFile(t, c.opt.Getenv)
+	if err != nil {
+		c.add(StatusProblem, t.Name, "%v", err)
+		return
+	}
+	state, err := readTrustFile(tf, st.Table, st.Field)
+	if err != nil {
+		c.add(StatusProblem, tf, "%v", err)
+		for _, f := range owned {
+			c.why(c.event, f.event, t.Harness+" cannot read "+tf+", so dalo cannot tell whether it trusts the entry")
+		}
+		return
+	}
+	for _, f := range owned {
+		rec, recorded := in.Harness.Trust[f.event]
+		key := trustKey(file, f.event, keySnake(rec.Key, file), f.index)
+		have := state[key]
+		entry := in.Harness.Entries[f.event]
+		trustCmd := fmt.Sprintf("run 'dalo plugin install PACKAGE --provider %s --trust' (any package installed there), or trust it in %s's /hooks review", t.Name, t.Harness)
+		switch {
+		case have == "":
+			why := fmt.Sprintf("%s has not trusted dalo's %s entry (key %s), so it skips it without a word: %s", t.Harness, f.event, key, trustCmd)
+			c.add(StatusProblem, file, "%s", why)
+			c.why(c.event, f.event, why)
+		case recorded && have == rec.Hash && rec.Key == key && reflect.DeepEqual(rec.Entry, entry):
+			c.add(StatusOK, file, "dalo entry for %s is trusted by %s (%s)", f.event, t.Harness, key)
+		case recorded && have == rec.Hash:
+			why := fmt.Sprintf("%s trusts an older version of dalo's %s entry (the entry or its place changed since dalo recorded the trust), so it skips it: %s", t.Harness, f.event, trustCmd)
+			c.add(StatusProblem, file, "%s", why)
+			c.why(c.event, f.event, why)
+		default:
+			why := fmt.Sprintf("%s holds a trusted hash for dalo's %s entry that dalo did not record, and dalo cannot check it against the entry without running %s: %s to check and record it", tf, f.event, t.Harness, trustCmd)
+			c.add(StatusUnverified, file, "%s", why)
+			c.trusted[f.event] = why
+		}
+	}
+}
+
+// readTrustFile reads the trust in the TOML file name: table."<key>".field
+// for every key. A file that does not exist trusts nothing.
+func readTrustFile(name, table, field string) (map[string]string, error) {
+	data, exists, err := readUserFile(name, "", nil)
+	if err != nil || !exists {
+		return map[string]string{}, err
+	}
+	return readTrust(name, data, table, field)
+}
+
+// readTrust reads table."<key>".field of every key of the TOML document.
+func readTrust(name string, doc []byte, table, field string) (map[string]string, error) {
+	var m map[string]any
+	if err := toml.Unmarshal(doc, &m); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return nil, fmt.Errorf("%s:%d:%d: not valid TOML: %v", name, row, col, de)
+		}
+		return nil, fmt.Errorf("%s: not valid TOML: %v", name, err)
+	}
+	out := map[string]string{}
+	var cur any = m
+	for _, part := range strings.Split(table, ".") {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return out, nil
+		}
+		cur = mm[part]
+	}
+	keys, _ := cur.(map[string]any)
+	for k, v := range keys {
+		if kv, ok := v.(map[string]any); ok {
+			if h, ok := kv[field].(string); ok {
+				out[k] = h
+			}
+		}
+	}
+	return out, nil
+}
+
+// tomlString is s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// A tomlSplice replaces doc[start:end] with text.
+type tomlSplice struct {
+	start, end int
+	text       string
+}
+
+// setTrust is doc with table."<key>".field = hash for each key of set,
+// every other byte kept: a value that is there is replaced in place, a
+// table that is there gets the field after its header, and a key with
+// neither gets a table of its own appended at the end. It returns, per key
+// appended, the exact text appended. The result must read back as doc
+// with those values set and nothing else changed, or it is refused: a
+// document that declares the table inline, say, cannot take the edit.
+func setTrust(name string, doc []byte, table, field string, set map[string]string) ([]byte, map[string]string, error) {
+	before, err := readTrust(name, doc, table, field)
+	if err != nil {
+		return nil, nil, err
+	}
+	prefix := strings.Split(table, ".")
+	var splices []tomlSplice
+	done := map[string]bool{}
+	headers := map[string]int{} // key → end of its [table."key"] header line
+	walkTOML(doc, func(path []string, kv *unstable.Node, lineEnd int) {
+		if kv == nil { // a table header
+			if len(path) == len(prefix)+1 && slices.Equal(path[:len(prefix)], prefix) {
+				headers[path[len(prefix)]] = lineEnd
+			}
+			return
+		}
+		if len(path) != len(prefix)+2 || !slices.Equal(path[:len(prefix)], prefix) || path[len(prefix)+1] != field {
+			return
+		}
+		key := path[len(prefix)]
+		h, ok := set[key]
+		if !ok || done[key] {
+			return
+		}
+		v := kv.Value()
+		splices = append(splices, tomlSplice{int(v.Raw.Offset), int(v.Raw.Offset + v.Raw.Length), tomlString(h)})
+		done[key] = true
+	})
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	added := map[string]string{}
+	var tail strings.Builder
+	end := doc
+	for _, k := range keys {
+		if done[k] {
+			continue
+		}
+		line := field + " = " + tomlString(set[k]) + "\n"
+		if at, ok := headers[k]; ok {
+			splices = append(splices, tomlSplice{at, at, line})
+			continue
+		}
+		text := "[" + table + "." + tomlString(k) + "]\n" + line
+		switch {
+		case len(end) == 0 && tail.Len() == 0:
+		case tail.Len() > 0 || bytes.HasSuffix(end, []byte("\n")):
+			text = "\n" + text
+		default:
+			text = "\n\n" + text
+		}
+		tail.WriteString(text)
+		added[k] = text
+	}
+	out := applyTOMLSplices(doc, splices)
+	out = append(out, tail.String()...)
+	after, err := readTrust(name, out, table, field)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: dalo cannot add its trust to this file (%v); trust dalo's entries in the harness's own review instead", name, err)
+	}
+	for k, h := range set {
+		if after[k] != h {
+			return nil, nil, fmt.Errorf("%s: dalo cannot add its trust for %s to this file as it is written; trust dalo's entries in the harness's own review instead", name, k)
+		}
+		delete(after, k)
+		delete(before, k)
+	}
+	if !reflect.DeepEqual(before, after) || !sameTOMLBut(doc, out, prefix, set) {
+		return nil, nil, fmt.Errorf("%s: adding dalo's trust would change more of this file than dalo's keys; trust dalo's entries in the harness's own review instead", name)
+	}
+	return out, added, nil
+}
+
+// dropTrust is doc without the trust dalo recorded in recs (key → record)
+// where it is still what dalo wrote: a table dalo appended whole goes
+// whole, a value dalo set in place goes with its line. A key whose value
+// the user changed since is kept.
+func dropTrust(name string, doc []byte, table, field string, recs []TrustRecord) ([]byte, error) {
+	state, err := readTrust(name, doc, table, field)
+	if err != nil {
+		return nil, err
+	}
+	prefix := strings.Split(table, ".")
+	mine := map[string]TrustRecord{}
+	for _, r := range recs {
+		if state[r.Key] == r.Hash {
+			mine[r.Key] = r
+		}
+	}
+	out := doc
+	for _, r := range mine {
+		if r.Added != "" {
+			if i := bytes.LastIndex(out, []byte(r.Added)); i >= 0 {
+				out = append(append([]byte(nil), out[:i]...), out[i+len(r.Added):]...)
+				delete(mine, r.Key)
+			}
+		}
+	}
+	var splices []tomlSplice
+	walkTOML(out, func(path []string, kv *unstable.Node, lineEnd int) {
+		if kv == nil || len(path) != len(prefix)+2 || !slices.Equal(path[:len(prefix)], prefix) || path[len(prefix)+1] != field {
+			return
+		}
+		if _, ok := mine[path[len(prefix)]]; !ok {
+			return
+		}
+		start := int(kv.Raw.Offset)
+		for start > 0 && out[start-1] != '\n' {
+			start--
+		}
+		splices = append(splices, tomlSplice{start, lineEnd, ""})
+	})
+	out = applyTOMLSplices(out, splices)
+	if _, err := readTrust(name, out, table, field); err != nil {
+		return nil, fmt.Errorf("%s: removing dalo's trust would break the file (%v); remove it by hand", name, err)
+	}
+	return out, nil
+}
+
+// walkTOML calls fn for every table header (kv nil) and key-value of doc
+// with its full key path, and the offset just past its line.
+func walkTOML(doc []byte, fn func(path []string, kv *unstable.Node, lineEnd int)) {
+	var p unstable.Parser
+	p.Reset(doc)
+	var table []string
+	lineEnd := func(off int) int {
+		if i := bytes.IndexByte(doc[off:], '\n'); i >= 0 {
+			return off + i + 1
+		}
+		return len(doc)
+	}
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = table[:0]
+			it := e.Key()
+			last := 0
+			for it.Next() {
+				n := it.Node()
+				table = append(table, string(n.Data))
+				last = int(n.Raw.Offset + n.Raw.Length)
+			}
+			if e.Kind == unstable.Table {
+				fn(append([]string(nil), table...), nil, lineEnd(last))
+			} else {
+				table = append(table, "\x00array") // nothing of ours is in an array of tables
+			}
+		case unstable.KeyValue:
+			path := append([]string(nil), table...)
+			it := e.Key()
+			for it.Next() {
+				path = append(path, string(it.Node().Data))
+			}
+			fn(path, e, lineEnd(int(e.Raw.Offset+e.Raw.Length)))
+		}
+	}
+}
+
+func applyTOMLSplices(doc []byte, ss []tomlSplice) []byte {
+	sort.Slice(ss, func(i, j int) bool { return ss[i].start > ss[j].start })
+	out := append([]byte(nil), doc...)
+	for _, s := range ss {
+		out = append(out[:s.start], append([]byte(s.text), out[s.end:]...)...)
+	}
+	return out
+}
+
+// sameTOMLBut says whether a and b decode to the same document once the
+// keys of set under prefix are taken out of both.
+func sameTOMLBut(a, b []byte, prefix []string, set map[string]string) bool {
+	var ma, mb map[string]any
+	if toml.Unmarshal(a, &ma) != nil || toml.Unmarshal(b, &mb) != nil {
+		return false
+	}
+	for _, m := range []map[string]any{ma, mb} {
+		cur := m
+		for _, p := range prefix {
+			next, ok := cur[p].(map[string]any)
+			if !ok {
+				cur = nil
+				break
+			}
+			cur = next
+		}
+		if cur != nil {
+			for k := range set {
+				delete(cur, k)
+			}
+		}
+	}
+	prune(ma)
+	prune(mb)
+	return reflect.DeepEqual(ma, mb)
+}
+
+// prune removes the tables left empty, so that a table dalo's key created
+// compares equal to none.
+func prune(m map[string]any) {
+	for k, v := range m {
+		if mm, ok := v.(map[string]any); ok {
+			prune(mm)
+			if len(mm) == 0 {
+				delete(m, k)
+			}
+		}
+	}
+}
+
+// A listedHook is one hook as a trust-keeping harness lists it: the key it
+// knows the hook by, its command and the hash of its definition.
+type listedHook struct {
+	Key     string `json:"key"`
+	Command string `json:"command"`
+	Hash    string `json:"currentHash"`
+}
+
+// listTimeout bounds a run of the harness that lists its hooks.
+const listTimeout = 60 * time.Second
+
+// listCodexHooks runs `<exe> app-server` with its home (HOME and CODEX_HOME)
+// in dir, and asks it for the hooks it reads there (hooks/list): what
+// hooks.json in dir/.codex holds, each with its key and hash. It runs
+// under a timeout, in a process group of its own that is killed at the end.
+func listCodexHooks(exe, dir string) ([]listedHook, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "app-server")
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + dir, "CODEX_HOME=" + filepath.Join(dir, ".codex"), "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s app-server: %w", exe, err)
+	}
+	defer func() {
+		in.Close()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	}()
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 64<<20)
+	fail := func(format string, args ...any) error {
+		msg := fmt.Sprintf(format, args...)
+		if ctx.Err() != nil {
+			msg = fmt.Sprintf("no answer within %v", listTimeout)
+		}
+		return fmt.Errorf("%s app-server: %s", exe, msg)
+	}
+	send := func(m map[string]any) error {
+		b, _ := json.Marshal(m)
+		_, err := in.Write(append(b, '\n'))
+		return err
+	}
+	type answer struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	read := func(id int) (*answer, error) {
+		for sc.Scan() {
+			var a answer
+			if json.Unmarshal(sc.Bytes(), &a) != nil {
+				continue
+			}
+			if a.Method == "" && string(a.ID) == strconv.Itoa(id) {
+				return &a, nil
+			}
+		}
+		return nil, fail("it ended before answering (%v)", firstLine(stderr.String()))
+	}
+	if err := send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"clientInfo": map[string]any{"name": "dalo", "version": "0"}}}); err != nil {
+		return nil, fail("%v", err)
+	}
+	a, err := read(1)
+	if err != nil {
+		return nil, err
+	}
+	if a.Error != nil {
+		return nil, fail("initialize: %s", a.Error.Message)
+	}
+	if err := send(map[string]any{"method": "initialized"}); err != nil {
+		return nil, fail("%v", err)
+	}
+	if err := send(map[string]any{"id": 2, "method": "hooks/list", "params": map[string]any{"cwds": []string{dir}}}); err != nil {
+		return nil, fail("%v", err)
+	}
+	if a, err = read(2); err != nil {
+		return nil, err
+	}
+	if a.Error != nil {
+		return nil, fail("it has no hook list dalo can read (hooks/list: %s); this Codex cannot have its trust recorded by dalo: trust dalo's entries in its /hooks review", a.Error.Message)
+	}
+	var list struct {
+		Data []struct {
+			Hooks    []listedHook    `json:"hooks"`
+			Warnings json.RawMessage `json:"warnings"`
+			Errors   json.RawMessage `json:"errors"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(a.Result, &list); err != nil {
+		return nil, fail("hooks/list answered %s: %v", truncate(string(a.Result), 200), err)
+	}
+	var hooks []listedHook
+	for _, d := range list.Data {
+		hooks = append(hooks, d.Hooks...)
+	}
+	return hooks, nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return "nothing on stderr"
+	}
+	return truncate(s, 200)
+}
+
+// trustHashes asks the harness (the executable exe) for the hash of each
+// of the entries want (native event → entry): it writes them alone into a
+// hooks file of a scratch home and lists the hooks read there. It returns
+// per event the hash and the event's name in keys. Only a listed hook whose
+// command is byte for byte the entry's counts.
+func trustHashes(t *providers.Table, exe string, want map[string]HarnessEntry) (hashes, snakes map[string]string, err error) {
+	if t.Config.Trust.State == nil || t.Config.Trust.State.List != providers.TrustListCodexAppServer {
+		return nil, nil, fmt.Errorf("%s keeps no trust dalo can record", t.Key())
+	}
+	dir, err := os.MkdirTemp("", "dalo-trust-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return nil, nil, err
+	}
+	hooks := map[string][]HarnessEntry{}
+	for ev, e := range want {
+		hooks[ev] = []HarnessEntry{e}
+	}
+	b, err := json.MarshalIndent(map[string]any{"hooks": hooks}, "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	home := filepath.Join(dir, ".codex")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, nil, err
+	}
+	file := filepath.Join(home, filepath.Base(t.Config.Hooks.Path))
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		return nil, nil, err
+	}
+	listed, err := listCodexHooks(exe, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	hashes, snakes = map[string]string{}, map[string]string{}
+	for ev, e := range want {
+		for _, h := range listed {
+			if h.Command == e.Hooks[0].Command && strings.HasPrefix(h.Key, file+":") && strings.HasPrefix(h.Hash, "sha256:") {
+				hashes[ev], snakes[ev] = h.Hash, keySnake(h.Key, file)
+			}
+		}
+		if hashes[ev] == "" {
+			return nil, nil, fmt.Errorf("%s app-server did not list dalo's %s entry with a hash (it listed %d hooks); trust dalo's entries in its /hooks review instead", exe, ev, len(listed))
+		}
+	}
+	return hashes, snakes, nil
+}
+
+// A trustEdit is the change to a harness's trust file that goes with a
+// change of dalo's entries: the trust dalo records for them (install
+// --trust), and the trust it takes back for entries that go.
+type trustEdit struct {
+	file     string
+	old, new []byte
+	records  map[string]TrustRecord // native event → what the new state records
+}
+
+// changed says whether the edit writes anything.
+func (e *trustEdit) changed() bool { return e != nil && !bytes.Equal(e.old, e.new) }
+
+// planTrust is the trust edit that goes with dalo's entries changing from
+// st to next in the hooks file cfg, whose new text is doc: with record,
+// the harness (exe) is asked for each entry's hash (trustHashes) and that
+// trust is recorded; the trust dalo recorded for entries that are gone is
+// taken back. It is nil when t's harness keeps no trust dalo can record
+// and none is asked for.
+func (s *Store) planTrust(t *providers.Table, st, next HarnessState, cfg string, doc []byte, record bool, exe string) (*trustEdit, error) {
+	state := t.Config.Trust.State
+	if state == nil {
+		if record {
+			return nil, fmt.Errorf("--trust: %s keeps no trust of its hooks that dalo can record (%s)", t.Key(), t.Config.Trust.How)
+		}
+		return nil, nil
+	}
+	recs := map[string]TrustRecord{}
+	var gone []TrustRecord
+	for ev, r := range st.Trust {
+		if _, ok := next.Entries[ev]; ok {
+			recs[ev] = r
+		} else {
+			gone = append(gone, r)
+		}
+	}
+	if !record && len(gone) == 0 {
+		return &trustEdit{records: recs}, nil
+	}
+	file, err := trustFile(t, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	e := &trustEdit{file: file, records: recs}
+	data, _, err := readUserFile(file, "", writableUserFile)
+	if err != nil {
+		return nil, err
+	}
+	e.old, e.new = data, data
+	if len(gone) > 0 {
+		out, err := dropTrust(file, e.new, state.Table, state.Field, gone)
+		if err != nil {
+			return nil, err
+		}
+		e.new = out
+	}
+	if !record || len(next.Entries) == 0 {
+		return e, nil
+	}
+	if exe == "" {
+		return nil, fmt.Errorf("--trust: no %s to ask for the hash of dalo's entries: put %s on PATH", t.Harness, t.Name)
+	}
+	hashes, snakes, err := trustHashes(t, exe, next.Entries)
+	if err != nil {
+		return nil, err
+	}
+	top, _, owned, err := s.ownerOf(t).scanConfig(cfg, doc)
+	if err != nil || top == nil {
+		return nil, fmt.Errorf("--trust: reading the new %s: %v", cfg, err)
+	}
+	set := map[string]string{}
+	keys := map[string]string{}
+	for _, f := range owned {
+		k := trustKey(cfg, f.event, snakes[f.event], f.index)
+		set[k], keys[f.event] = hashes[f.event], k
+	}
+	out, added, err := setTrust(file, e.new, state.Table, state.Field, set)
+	if err != nil {
+		return nil, err
+	}
+	e.new = out
+	for ev, k := range keys {
+		r := TrustRecord{Key: k, Hash: set[k], Entry: next.Entries[ev], Added: added[k]}
+		if prev, ok := recs[ev]; ok && prev.Key == k && r.Added == "" && prev.Added != "" {
+			// dalo's own table, its value replaced in place.
+			r.Added = strings.Replace(prev.Added, tomlString(prev.Hash), tomlString(r.Hash), 1)
+		}
+		recs[ev] = r
+	}
+	return e, nil
+}
+
+// write writes the trust file, unless it changed since it was read.
+func (e *trustEdit) write() error {
+	if !e.changed() {
+		return nil
+	}
+	return writeConfig(e.file, e.old, e.new)
+}
+
+// movedKeys lists the hooks of the user's in the hooks file whose trust
+// key a change of dalo's entries moves, old doc to new: the harness knows
+// a hook by its place, so a moved one is untrusted until its user reviews
+// it again. dalo adds its entries after the user's and replaces them in
+// place, so only a removal moves a key.
+func (o owner) movedKeys(file string, old, new []byte) []string {
+	if old == nil || new == nil {
+		return nil
+	}
+	_, oh, _, err1 := o.scanConfig(file, old)
+	_, nh, _, err2 := o.scanConfig(file, new)
+	if err1 != nil || err2 != nil || oh == nil || nh == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range oh.members {
+		nm := nh.member(m.key)
+		if m.val.kind != '[' || nm == nil || nm.val.kind != '[' {
+			continue
+		}
+		var before, after []int // indexes of the user's entries
+		for i, e := range m.val.elems {
+			if _, ok := o.ownedEvent(e); !ok {
+				before = append(before, i)
+			}
+		}
+		for i, e := range nm.val.elems {
+			if _, ok := o.ownedEvent(e); !ok {
+				after = append(after, i)
+			}
+		}
+		for k := 0; k < len(before) && k < len(after); k++ {
+			if before[k] != after[k] {
+				out = append(out, fmt.Sprintf("%s moves to %s", trustKey(file, m.key, "", before[k]), trustKey(file, m.key, "", after[k])))
+			}
+		}
+	}
+	return out
+}
