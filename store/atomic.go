@@ -22,11 +22,18 @@ func writeFile(name string, data []byte, perm os.FileMode) error {
 	if fi, err := os.Stat(name); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+plan.TempMark+"*")
+	f, err := os.CreateTemp(dir, tempPrefix(filepath.Base(name))+plan.TempMark+"*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	tmp := f.Name()
+	// Held until the file is renamed into place and closed: another
+	// writer that finds it knows it is not abandoned.
+	if err := lockTemp(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
 	ok := false
 	defer func() {
 		if !ok {

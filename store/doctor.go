@@ -448,7 +448,11 @@ func (c *forceCheck) entries(want *plan.Plan) {
 	var owned []found
 	if doc != nil {
 		if _, _, owned, err = o.scanConfig(file, doc); err != nil {
-			c.add(StatusProblem, file, "%v", err)
+			msg := err.Error()
+			if ce, ok := err.(*ConfigError); ok && ce.File == file {
+				msg = ce.Msg // the finding's subject names the file
+			}
+			c.add(StatusProblem, file, "%s", msg)
 			c.all = err.Error()
 			return
 		}

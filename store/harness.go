@@ -105,6 +105,9 @@ type HarnessState struct {
 	// --trust), by native event: what remove takes back, and what doctor
 	// compares the harness's trust with.
 	Trust map[string]TrustRecord `json:"trust,omitempty"`
+	// TrustFileCreated says dalo created the harness's trust file for its
+	// trust: once none of dalo's is left in it and nothing else, it goes.
+	TrustFileCreated bool `json:"trust_file_created,omitempty"`
 }
 
 // An owner says whose entries of a harness configuration are dalo's, and

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
+	"dalo/providers"
 	"dalo/store/plan"
 )
 
@@ -78,19 +80,21 @@ func (s *Store) Lock() (*Lock, error) {
 }
 
 // sweepHarnessTemps removes the temporary files and directories a writer
-// killed half way left beside what dalo writes in the harness's
-// directories: a skill directory being copied, an agent file or the
-// harness configuration being replaced. The harness might load a hidden
-// skill copy. It removes only names dalo makes there, "." then the base
-// name of a path an install record names then plan.TempMark, in the
-// directory of that path: never anything else of the user's. A record it
-// cannot read leaves its directories as they are.
+// killed half way left beside what dalo writes in the user's directories:
+// a skill directory being copied, an agent file, an instruction target,
+// the harness configuration or its trust file being replaced. The harness
+// might load a hidden skill copy, and they are litter in the user's
+// directory. It looks beside every file dalo writes or may write there:
+// what an install record names, every instruction file it enabled a block
+// in, and every file the provider tables name. It removes only names dalo
+// makes there (tempName of the base name of such a file), never anything
+// else of the user's, and only once their writer is provably gone: a
+// writer holds an exclusive lock on its temporary file or directory while
+// it exists, and another store's writer may be writing the same directory
+// at this moment. A record it cannot read leaves its directories as they
+// are.
 func (s *Store) sweepHarnessTemps() {
-	names, err := s.InstalledProviders()
-	if err != nil {
-		return
-	}
-	bases := map[string]map[string]bool{} // directory → base names dalo writes there
+	bases := map[string]map[string]bool{} // directory → temp prefixes of the names dalo writes there
 	add := func(p string) {
 		if p == "" || !filepath.IsAbs(p) {
 			return
@@ -99,36 +103,116 @@ func (s *Store) sweepHarnessTemps() {
 		if bases[d] == nil {
 			bases[d] = map[string]bool{}
 		}
-		bases[d][filepath.Base(p)] = true
+		bases[d][tempPrefix(filepath.Base(p))] = true
 	}
-	for _, p := range names {
-		in, err := s.Installed(p)
-		if err != nil {
-			continue
-		}
-		add(in.Harness.File)
-		for _, ip := range in.Packages {
-			for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
-				add(o.Path)
+	if names, err := s.InstalledProviders(); err == nil {
+		for _, p := range names {
+			in, err := s.Installed(p)
+			if err != nil {
+				continue
+			}
+			add(in.Harness.File)
+			for _, ip := range in.Packages {
+				for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+					add(o.Path)
+				}
 			}
 		}
 	}
-	for d, bs := range bases {
+	if recs, err := s.Instructions(); err == nil {
+		for _, r := range recs {
+			add(r.File)
+		}
+	}
+	for _, p := range userFiles() {
+		add(p)
+	}
+	sweepTemps(bases)
+}
+
+// sweepBeside removes the abandoned temporary files of file (a project's
+// instruction file a writer was killed writing before any record named
+// it), as sweepHarnessTemps does.
+func sweepBeside(file string) {
+	sweepTemps(map[string]map[string]bool{filepath.Dir(file): {tempPrefix(filepath.Base(file)): true}})
+}
+
+// sweepTemps removes, in each directory, the abandoned temporary files and
+// directories whose names start with one of its prefixes.
+func sweepTemps(bases map[string]map[string]bool) {
+	for d, prefixes := range bases {
 		ents, err := os.ReadDir(d)
 		if err != nil {
 			continue
 		}
 		swept := false
 		for _, e := range ents {
-			base, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), "."), plan.TempMark)
-			if ok && strings.HasPrefix(e.Name(), ".") && bs[base] {
-				if removeTree(filepath.Join(d, e.Name())) == nil {
-					swept = true
-				}
+			prefix, _, ok := strings.Cut(e.Name(), plan.TempMark)
+			if ok && prefixes[prefix] && removeAbandoned(filepath.Join(d, e.Name())) {
+				swept = true
 			}
 		}
 		if swept {
 			plan.SyncDir(d)
+		}
+	}
+}
+
+// userFiles are the files of the user's that the provider tables say dalo
+// writes: each harness's hook file, trust file and user-wide instruction
+// file, where the environment puts them now.
+func userFiles() []string {
+	ts, err := providers.Load()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range ts.All() {
+		for _, l := range []providers.Location{t.Config.Hooks.Location, t.Config.Instructions} {
+			if p, err := t.Path(l, os.Getenv); err == nil {
+				out = append(out, p)
+			}
+		}
+		if p, err := trustFile(t, os.Getenv); err == nil && p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// tempPrefix is how the temporary names of a file or directory named base
+// start: "." and base, or the hash of a base too long to leave room in a
+// file name for the rest.
+func tempPrefix(base string) string {
+	if len(base) > 100 {
+		base = plan.HashedName(base)
+	}
+	return "." + base
+}
+
+// removeAbandoned removes the temporary file or directory p if its writer
+// is gone: it can take the exclusive lock its writer holds on it while it
+// exists (lockTemp). It says whether it removed it.
+func removeAbandoned(p string) bool {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return false // a writer is at work
+	}
+	return removeTree(p) == nil
+}
+
+// lockTemp takes the exclusive lock on a temporary file or directory its
+// writer holds until it is renamed into place or removed, so that a
+// sweeper (removeAbandoned) can tell an abandoned one from one in use.
+func lockTemp(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
 		}
 	}
 }

@@ -312,7 +312,7 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 		return nil, err
 	}
 	if te != nil {
-		newSt.Trust = te.records
+		newSt.Trust, newSt.TrustFileCreated = te.records, te.created
 		if te.changed() {
 			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
 		}
@@ -345,6 +345,21 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 	}
 	if dryRun {
 		return res, nil
+	}
+	// Every directory of the user's install writes into must take a new
+	// file, or nothing is written: an install that stopped at the harness
+	// configuration would leave its plan in place and its entries out.
+	dirs := []string{filepath.Dir(cfg)}
+	if te.changed() {
+		dirs = append(dirs, filepath.Dir(te.file))
+	}
+	for _, mb := range members {
+		dirs = append(dirs, filepath.Dir(mb.dest))
+	}
+	for _, d := range dirs {
+		if err := probeWritable(d); err != nil {
+			return nil, err
+		}
 	}
 
 	// Write: staged trees, the record (it owns what follows before it is
@@ -655,7 +670,7 @@ func writeMember(mb member, files map[string]plan.FileDigest) error {
 		}
 		return writeFile(mb.dest, data, 0o644)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(mb.dest), "."+filepath.Base(mb.dest)+plan.TempMark)
+	tmp, err := os.MkdirTemp(filepath.Dir(mb.dest), tempPrefix(filepath.Base(mb.dest))+plan.TempMark)
 	if err != nil {
 		return fmt.Errorf("installing %s: %w", mb.ref, err)
 	}
@@ -665,6 +680,16 @@ func writeMember(mb member, files map[string]plan.FileDigest) error {
 			os.RemoveAll(tmp)
 		}
 	}()
+	// Held until the directory is renamed into place: another writer that
+	// finds it knows it is not abandoned.
+	held, err := os.Open(tmp)
+	if err == nil {
+		err = lockTemp(held)
+		defer held.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("installing %s: %w", mb.ref, err)
+	}
 	for _, rel := range sortedKeys(files) {
 		data, err := readChecked(filepath.Join(mb.src, filepath.FromSlash(rel)), files[rel])
 		if err != nil {
@@ -702,6 +727,26 @@ func writeMember(mb member, files map[string]plan.FileDigest) error {
 	}
 	ok = true
 	return syncDir(filepath.Dir(mb.dest))
+}
+
+// probeWritable says why dalo cannot create a file in dir, or in the
+// nearest directory above it that exists (where install would create
+// it), by creating one and removing it.
+func probeWritable(dir string) error {
+	d := dir
+	for {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		d = filepath.Dir(d)
+	}
+	f, err := os.CreateTemp(d, ".dalo-probe"+plan.TempMark)
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %v; nothing was written", d, unwrapPath(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
 }
 
 // missingAbove is the outermost directory above path that does not exist.

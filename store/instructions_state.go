@@ -318,6 +318,7 @@ func (s *Store) EnableInstruction(t Target, in Instruction, opt EditOptions) (*E
 			return nil, err
 		}
 		defer l.Unlock()
+		sweepBeside(t.File)
 	}
 	f, err := s.readInstructions()
 	if err != nil {
@@ -384,6 +385,7 @@ func (s *Store) DisableInstruction(t Target, id InstructionID, opt EditOptions) 
 			return nil, err
 		}
 		defer l.Unlock()
+		sweepBeside(t.File)
 	}
 	f, err := s.readInstructions()
 	if err != nil {

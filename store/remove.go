@@ -112,7 +112,7 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 		return nil, err
 	}
 	if te != nil {
-		newSt.Trust = te.records
+		newSt.Trust, newSt.TrustFileCreated = te.records, te.created
 		if te.changed() {
 			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
 		}

@@ -446,19 +446,26 @@ type listedHook struct {
 	Hash    string `json:"currentHash"`
 }
 
-// listTimeout bounds a run of the harness that lists its hooks.
-const listTimeout = 60 * time.Second
+// ListTimeout bounds a run of the harness that lists its hooks (a
+// variable only so that a test need not wait for it).
+var ListTimeout = 60 * time.Second
 
 // listCodexHooks runs `<exe> app-server` with its home (HOME and CODEX_HOME)
 // in dir, and asks it for the hooks it reads there (hooks/list): what
 // hooks.json in dir/.codex holds, each with its key and hash. It runs
 // under a timeout, in a process group of its own that is killed at the end.
 func listCodexHooks(exe, dir string) ([]listedHook, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), ListTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "app-server")
 	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + dir, "CODEX_HOME=" + filepath.Join(dir, ".codex"), "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
+	// The user's environment, as when they run it, but for the homes.
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "HOME=") && !strings.HasPrefix(e, "CODEX_HOME=") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
+	cmd.Env = append(cmd.Env, "HOME="+dir, "CODEX_HOME="+filepath.Join(dir, ".codex"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
@@ -485,7 +492,7 @@ func listCodexHooks(exe, dir string) ([]listedHook, error) {
 	fail := func(format string, args ...any) error {
 		msg := fmt.Sprintf(format, args...)
 		if ctx.Err() != nil {
-			msg = fmt.Sprintf("no answer within %v", listTimeout)
+			msg = fmt.Sprintf("no answer within %v", ListTimeout)
 		}
 		return fmt.Errorf("%s app-server: %s", exe, msg)
 	}
@@ -621,12 +628,15 @@ func trustHashes(t *providers.Table, exe string, want map[string]HarnessEntry) (
 // --trust), and the trust it takes back for entries that go.
 type trustEdit struct {
 	file     string
-	old, new []byte
+	old, new []byte                 // nil: the file does not exist, or goes
 	records  map[string]TrustRecord // native event → what the new state records
+	created  bool                   // dalo created the file and it stays
 }
 
 // changed says whether the edit writes anything.
-func (e *trustEdit) changed() bool { return e != nil && !bytes.Equal(e.old, e.new) }
+func (e *trustEdit) changed() bool {
+	return e != nil && (!bytes.Equal(e.old, e.new) || (e.old == nil) != (e.new == nil))
+}
 
 // planTrust is the trust edit that goes with dalo's entries changing from
 // st to next in the hooks file cfg, whose new text is doc: with record,
@@ -652,24 +662,32 @@ func (s *Store) planTrust(t *providers.Table, st, next HarnessState, cfg string,
 		}
 	}
 	if !record && len(gone) == 0 {
-		return &trustEdit{records: recs}, nil
+		return &trustEdit{records: recs, created: st.TrustFileCreated}, nil
 	}
 	file, err := trustFile(t, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	e := &trustEdit{file: file, records: recs}
-	data, _, err := readUserFile(file, "", writableUserFile)
+	e := &trustEdit{file: file, records: recs, created: st.TrustFileCreated}
+	data, exists, err := readUserFile(file, "", writableUserFile)
 	if err != nil {
 		return nil, err
 	}
 	e.old, e.new = data, data
+	if !exists && record {
+		e.created = true
+	}
 	if len(gone) > 0 {
 		out, err := dropTrust(file, e.new, state.Table, state.Field, gone)
 		if err != nil {
 			return nil, err
 		}
 		e.new = out
+		if len(out) == 0 && e.created {
+			e.new, e.created = nil, false // dalo made it for its trust alone
+		} else if out == nil {
+			e.new = []byte{}
+		}
 	}
 	if !record || len(next.Entries) == 0 {
 		return e, nil
