@@ -57,13 +57,16 @@ func item(p string) string {
 	return parts[0] + "/" + parts[1]
 }
 
-// An ExistsError says that an item of a tree is already in the source.
+// An ExistsError says that items of a tree are already in the source.
 type ExistsError struct {
-	Item string // slash path relative to the source root
+	Items []string // slash paths relative to the source root, sorted
 }
 
 func (e *ExistsError) Error() string {
-	return e.Item + " already exists"
+	if len(e.Items) == 1 {
+		return e.Items[0] + " exists already"
+	}
+	return strings.Join(e.Items, ", ") + " exist already"
 }
 
 // StagePrefix starts the name of the staging directory Stage makes in a
@@ -85,10 +88,19 @@ func (t *Tree) Stage(root string) (*Staged, error) {
 		seen[f.Path] = true
 	}
 	items := t.Items()
+	exists := &ExistsError{}
 	for _, it := range items {
-		if err := absent(root, it); err != nil {
+		_, err := os.Lstat(filepath.Join(root, filepath.FromSlash(it)))
+		switch {
+		case err == nil:
+			exists.Items = append(exists.Items, it)
+		case !errors.Is(err, fs.ErrNotExist):
 			return nil, err
 		}
+	}
+	if len(exists.Items) > 0 {
+		slices.Sort(exists.Items)
+		return nil, exists
 	}
 	dir, err := os.MkdirTemp(root, StagePrefix+"*")
 	if err != nil {
@@ -100,20 +112,6 @@ func (t *Tree) Stage(root string) (*Staged, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// absent reports an *ExistsError when root/item exists, and any other
-// error that stops it from saying.
-func absent(root, it string) error {
-	_, err := os.Lstat(filepath.Join(root, filepath.FromSlash(it)))
-	switch {
-	case err == nil:
-		return &ExistsError{Item: it}
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	default:
-		return err
-	}
 }
 
 // A Staged tree is written and synced in its staging directory, ready to
@@ -195,7 +193,7 @@ func (s *Staged) Commit() error {
 		}
 		if err := renameNew(filepath.Join(s.dir, filepath.FromSlash(it)), dst); err != nil {
 			if errors.Is(err, fs.ErrExist) {
-				err = &ExistsError{Item: it}
+				err = &ExistsError{Items: []string{it}}
 			}
 			return undo(err)
 		}

@@ -54,7 +54,7 @@ func TestTreeCommit(t *testing.T) {
 	again.Add("agents/x.md", []byte("other\n"), false)
 	_, err = again.Stage(root)
 	var ex *ExistsError
-	if !errors.As(err, &ex) || ex.Item != "agents/x.md" {
+	if !errors.As(err, &ex) || !slices.Equal(ex.Items, []string{"agents/x.md"}) {
 		t.Fatalf("Stage over an existing item: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "skills")); !errors.Is(err, os.ErrNotExist) {
@@ -82,7 +82,7 @@ func TestTreeCommitRace(t *testing.T) {
 	}
 	err = s.Commit()
 	var ex *ExistsError
-	if !errors.As(err, &ex) || ex.Item != "skills/x" {
+	if !errors.As(err, &ex) || !slices.Equal(ex.Items, []string{"skills/x"}) {
 		t.Fatalf("Commit over an item that appeared: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "skills/x/SKILL.md")); string(b) != "theirs\n" {

@@ -168,7 +168,7 @@ func commitNew(e *env, cmd string, staged *scaffold.Staged, src string) int {
 func newFailed(e *env, cmd, src string, err error) int {
 	var exists *scaffold.ExistsError
 	if errors.As(err, &exists) {
-		fmt.Fprintf(e.stderr, "dalo %s: %s exists in %s already; nothing was written\n", cmd, exists.Item, src)
+		fmt.Fprintf(e.stderr, "dalo %s: in %s, %s; nothing was written\n", cmd, src, exists)
 		return exitFail
 	}
 	return fail(e, cmd, err)
