@@ -23,6 +23,30 @@ type Options struct {
 	// Claude is the Claude Code provider table whose rows the hooks take:
 	// the newest one.
 	Claude *providers.Table
+	// Targets are the newest tables of the other harnesses a package may
+	// be installed on: an agent member is optional where one of them
+	// cannot install agents, so that it does not block the package there.
+	Targets []*providers.Table
+}
+
+// NewOptions returns the options of an import with the embedded rules and
+// provider tables: the newest table of each harness.
+func NewOptions(r *engine.Rules, ts *providers.Tables) (Options, error) {
+	claude, ok := ts.Newest("claude")
+	if !ok {
+		return Options{}, fmt.Errorf("no Claude Code provider table")
+	}
+	opt := Options{Rules: r, Claude: claude}
+	seen := map[string]bool{}
+	for _, t := range ts.All() {
+		if !seen[t.Name] {
+			seen[t.Name] = true
+			if n, _ := ts.Newest(t.Name); n != nil {
+				opt.Targets = append(opt.Targets, n)
+			}
+		}
+	}
+	return opt, nil
 }
 
 // A Report says what Convert made of a plugin and what it could not.
@@ -30,7 +54,7 @@ type Report struct {
 	Plugin      string    `json:"plugin"`  // the plugin's name, from plugin.json or its directory
 	Package     string    `json:"package"` // the portable package's name
 	Table       string    `json:"table"`   // the provider table the rows come from: claude@2.1.233
-	Written     []Written `json:"written"` // what the import adds to the source
+	Wrote       []Written `json:"wrote"`   // what the import adds to the source
 	Members     []Member  `json:"members"`
 	Hooks       []Hook    `json:"hooks"`
 	NotImported []Item    `json:"not_imported"` // what does not map, and why
@@ -47,8 +71,9 @@ type Written struct {
 
 // A Member is a skill or agent of the plugin, now a member of the package.
 type Member struct {
-	Ref  string `json:"ref"`
-	From string `json:"from"` // its path in the plugin
+	Ref         string `json:"ref"`
+	Requirement string `json:"requirement"`
+	From        string `json:"from"` // its path in the plugin
 }
 
 // A Hook is a command hook of the plugin, now a tool and a hook.
@@ -188,7 +213,10 @@ func Convert(dir string, opt Options) (*scaffold.Tree, *Report, error) {
 
 	man := &object{values: map[string]json.RawMessage{}}
 	const manifestPath = ".claude-plugin/plugin.json"
-	if _, ok := p.files[manifestPath]; ok {
+	if !p.has(manifestPath) && p.has(".claude-plugin/marketplace.json") {
+		return nil, nil, fmt.Errorf("%s is a plugin marketplace, not a plugin: import one of its plugins (the directories its .claude-plugin/marketplace.json lists)", dir)
+	}
+	if p.has(manifestPath) {
 		if man, err = p.readObject(manifestPath); err != nil {
 			return nil, nil, err
 		}
@@ -263,7 +291,7 @@ func Convert(dir string, opt Options) (*scaffold.Tree, *Report, error) {
 	}
 	for _, it := range c.order {
 		dir := slices.ContainsFunc(c.tree.Files(), func(f scaffold.File) bool { return strings.HasPrefix(f.Path, it+"/") })
-		c.rep.Written = append(c.rep.Written, Written{Path: it, Dir: dir, Files: c.written[it]})
+		c.rep.Wrote = append(c.rep.Wrote, Written{Path: it, Dir: dir, Files: c.written[it]})
 	}
 	sort.Slice(c.rep.NotImported, func(i, j int) bool { return c.rep.NotImported[i].What < c.rep.NotImported[j].What })
 	return c.tree, c.rep, nil
@@ -376,7 +404,7 @@ func (c *converter) skills(man *object) []Member {
 				c.skip(f, err.Error())
 			}
 		}
-		out = append(out, Member{Ref: ref, From: d})
+		out = append(out, Member{Ref: ref, Requirement: Requirement, From: d})
 	}
 	return out
 }
@@ -400,10 +428,7 @@ func frontMatterName(b []byte) string {
 	return ""
 }
 
-func (c *converter) has(rel string) bool {
-	_, ok := c.p.files[rel]
-	return ok
-}
+func (c *converter) has(rel string) bool { return c.p.has(rel) }
 
 // agents maps the plugin's agent files onto agent members: those
 // plugin.json names, or else those of agents/.
@@ -452,9 +477,25 @@ func (c *converter) agents(man *object) []Member {
 			c.skip(f, err.Error())
 			continue
 		}
-		out = append(out, Member{Ref: "agent:" + sel, From: f})
+		out = append(out, Member{Ref: "agent:" + sel, Requirement: c.agentRequirement(), From: f})
 	}
 	return out
+}
+
+// agentRequirement is required, unless a harness a package may be
+// installed on cannot install agents: a required agent would block the
+// whole package there, where an optional one is left out, visibly.
+func (c *converter) agentRequirement() string {
+	for _, t := range c.opt.Targets {
+		if t.Config.Agents.Status != providers.Supported {
+			n := fmt.Sprintf("agent members are optional: %s cannot install agents, and a required one would block the whole package there ('dalo plugin review' says why)", t.Key())
+			if !slices.Contains(c.rep.Notes, n) {
+				c.note("%s", n)
+			}
+			return "optional"
+		}
+	}
+	return Requirement
 }
 
 // components lists the plugin's components that have no portable form:

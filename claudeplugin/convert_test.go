@@ -22,11 +22,11 @@ func options(t *testing.T) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claude, ok := ts.Newest("claude")
-	if !ok {
-		t.Fatal("no claude table")
+	opt, err := NewOptions(r, ts)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return Options{Rules: r, Claude: claude}
+	return opt
 }
 
 // writePlugin writes files (path → content) under a new directory.
@@ -158,7 +158,7 @@ func TestConvert(t *testing.T) {
 		}
 		t.Fatal("the import does not validate")
 	}
-	wantMembers := []Member{{"skill:house-style", "skills/style"}, {"agent:reviewer", "agents/reviewer.md"}}
+	wantMembers := []Member{{"skill:house-style", "required", "skills/style"}, {"agent:reviewer", "optional", "agents/reviewer.md"}}
 	if !slices.Equal(rep.Members, wantMembers) {
 		t.Errorf("members %v, want %v", rep.Members, wantMembers)
 	}
@@ -301,7 +301,7 @@ func TestConvertManifestPaths(t *testing.T) {
 	if !v.Valid {
 		t.Fatal(v.Diagnostics)
 	}
-	want := []Member{{"skill:tool-skill", "extra/tool-skill"}, {"agent:lead", "people/lead.md"}}
+	want := []Member{{"skill:tool-skill", "required", "extra/tool-skill"}, {"agent:lead", "optional", "people/lead.md"}}
 	if !slices.Equal(rep.Members, want) {
 		t.Errorf("members %v, want %v", rep.Members, want)
 	}
@@ -317,6 +317,7 @@ func TestConvertRefuses(t *testing.T) {
 		"bad plugin.json": {".claude-plugin/plugin.json": `{"name": `},
 		"bad hooks.json":  {"hooks/hooks.json": `[]`},
 		"no name":         {".claude-plugin/plugin.json": `{"name": "--"}`},
+		"a marketplace":   {".claude-plugin/marketplace.json": `{"plugins": []}`},
 	} {
 		if _, _, err := Convert(writePlugin(t, files), options(t)); err == nil {
 			t.Errorf("%s: converted", name)

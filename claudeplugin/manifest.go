@@ -25,7 +25,7 @@ description = %s
 		fmt.Fprintf(m, "version = %s\n", scaffold.TOMLString(version))
 	}
 	for _, mb := range members {
-		fmt.Fprintf(m, "\n[[plugin.members]]\nref = %s\nrequirement = %q\n", scaffold.TOMLString(mb.Ref), Requirement)
+		fmt.Fprintf(m, "\n[[plugin.members]]\nref = %s\nrequirement = %q\n", scaffold.TOMLString(mb.Ref), mb.Requirement)
 	}
 	for _, h := range hooks {
 		argv := []string{h.Event, h.Effect, h.commandFile, "${input.cwd}"}

@@ -108,6 +108,12 @@ func (p *plugin) read(rel string, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// has reports whether the plugin holds the regular file rel.
+func (p *plugin) has(rel string) bool {
+	_, ok := p.files[rel]
+	return ok
+}
+
 // head returns at most the first n bytes of the regular file rel.
 func (p *plugin) head(rel string, n int) ([]byte, error) {
 	f, _, err := regular.Open(filepath.Join(p.dir, filepath.FromSlash(rel)))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -57,12 +56,11 @@ func init() {
 	})
 }
 
-// importReport is what --json prints: the conversion's report, what
-// validation said of the result and whether it was written.
+// importReport is what --json prints: the conversion's report, where it
+// was written and what validation said of the result there.
 type importReport struct {
 	*claudeplugin.Report
 	Into        string              `json:"into"`
-	Written     bool                `json:"written"` // false when nothing was written
 	Valid       bool                `json:"valid"`
 	Diagnostics []engine.Diagnostic `json:"diagnostics"`
 }
@@ -88,11 +86,11 @@ func runImportClaude(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, err)
 	}
-	claude, ok := tables.Newest("claude")
-	if !ok {
-		return fail(e, cmd, errors.New("no Claude Code provider table"))
+	opt, err := claudeplugin.NewOptions(r, tables)
+	if err != nil {
+		return fail(e, cmd, err)
 	}
-	tree, rep, err := claudeplugin.Convert(from, claudeplugin.Options{Rules: r, Claude: claude})
+	tree, rep, err := claudeplugin.Convert(from, opt)
 	if err != nil {
 		return fail(e, cmd, err)
 	}
@@ -104,7 +102,7 @@ func runImportClaude(e *env, fs *pflag.FlagSet) int {
 	if code := commitNew(e, cmd, staged, into); code != exitOK {
 		return code
 	}
-	out := importReport{Report: rep, Into: into, Written: true, Valid: v.Valid, Diagnostics: v.Diagnostics}
+	out := importReport{Report: rep, Into: into, Valid: v.Valid, Diagnostics: v.Diagnostics}
 	if out.Diagnostics == nil {
 		out.Diagnostics = []engine.Diagnostic{}
 	}
@@ -122,7 +120,7 @@ func runImportClaude(e *env, fs *pflag.FlagSet) int {
 func printImport(w io.Writer, r *importReport, v *engine.Report) {
 	p := func(format string, args ...any) { fmt.Fprintln(w, escapeText(fmt.Sprintf(format, args...))) }
 	p("imported Claude Code plugin %s into %s as package %s (rows from %s)", r.Plugin, r.Into, r.Package, r.Table)
-	for _, wr := range r.Report.Written {
+	for _, wr := range r.Wrote {
 		if wr.Dir {
 			p("  wrote %s/ (%s)", wr.Path, plural(wr.Files, "file"))
 		} else {
@@ -130,9 +128,9 @@ func printImport(w io.Writer, r *importReport, v *engine.Report) {
 		}
 	}
 	if len(r.Members) > 0 {
-		p("members (required):")
+		p("members:")
 		for _, m := range r.Members {
-			p("  %s, from %s", m.Ref, m.From)
+			p("  %s (%s), from %s", m.Ref, m.Requirement, m.From)
 		}
 	}
 	if len(r.Hooks) > 0 {
