@@ -329,7 +329,7 @@ func (c *converter) copyFile(rel, dst string) error {
 	if err != nil {
 		return err
 	}
-	c.add(dst, b, false)
+	c.add(dst, b, c.p.exec[rel])
 	c.copied[dst] = true
 	return nil
 }

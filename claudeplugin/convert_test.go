@@ -38,7 +38,11 @@ func writePlugin(t *testing.T, files map[string]string) string {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(data, "#!") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(name, []byte(data), mode); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,12 +70,17 @@ func convert(t *testing.T, dir string) (*scaffold.Tree, *Report, *engine.Report)
 }
 
 func file(tree *scaffold.Tree, p string) (string, bool) {
+	f, ok := treeFile(tree, p)
+	return string(f.Data), ok
+}
+
+func treeFile(tree *scaffold.Tree, p string) (scaffold.File, bool) {
 	for _, f := range tree.Files() {
 		if f.Path == p {
-			return string(f.Data), true
+			return f, true
 		}
 	}
-	return "", false
+	return scaffold.File{}, false
 }
 
 func notImported(rep *Report, what string) string {
@@ -231,6 +240,12 @@ func TestConvert(t *testing.T) {
 		if _, ok := file(tree, pkg+p); !ok {
 			t.Errorf("%s%s not written", pkg, p)
 		}
+	}
+	if f, _ := treeFile(tree, pkg+"bin/fmt"); !f.Exec {
+		t.Error("bin/fmt lost its executable bit")
+	}
+	if f, _ := treeFile(tree, pkg+"hooks/guard.sh"); f.Exec {
+		t.Error("hooks/guard.sh became executable")
 	}
 	if _, ok := file(tree, pkg+"hooks/hooks.json"); ok {
 		t.Error("hooks.json copied into the package")

@@ -10,17 +10,13 @@ import (
 // writeManifest writes the PLUGIN.toml of an imported package.
 func writeManifest(m *strings.Builder, rep *Report, plugin, desc, version string, members []Member, hooks []*hookOut) {
 	fmt.Fprintf(m, `#:schema ../../%s
-# Imported by 'dalo import claude-plugin' from the Claude Code plugin %s.
-# Each hook runs one of the plugin's hook commands (claude-hooks/) through
-# %s, which runs it as Claude Code would and maps its native answer onto
-# a portable result. What did not map is listed in the import's report.
-
+%s
 schema_version = 1
 
 [plugin]
 name = %s
 description = %s
-`, scaffold.SchemaFile, strings.Join(strings.Fields(plugin), " "), AdapterFile, scaffold.TOMLString(rep.Package), scaffold.TOMLString(desc))
+`, scaffold.SchemaFile, scaffold.Comment("Imported by 'dalo import claude-plugin' from the Claude Code plugin "+plugin+". Each hook runs one of the plugin's hook commands (claude-hooks/) through "+AdapterFile+", which runs it as Claude Code would and maps its native answer onto a portable result. What did not map is listed in the import's report."), scaffold.TOMLString(rep.Package), scaffold.TOMLString(desc))
 	if version != "" {
 		fmt.Fprintf(m, "version = %s\n", scaffold.TOMLString(version))
 	}
@@ -37,8 +33,7 @@ description = %s
 			bindings = `[{ input = "cwd", field = "session.cwd" }, { input = "tool_name", field = "tool.name" }]`
 		}
 		fmt.Fprintf(m, `
-# %s runs %s, the command of %s.
-[[tool]]
+%s[[tool]]
 schema_version = 1
 id = %s
 entry = %q
@@ -65,7 +60,7 @@ failure_policy = %q
 retry = "never"
 error_visibility = "user"
 blocking_scope = "matched_event"
-`, h.ID, h.commandFile, strings.Join(strings.Fields(h.From), " "), scaffold.TOMLString(h.ID), AdapterFile, list(h.files), list(argv), list(Env), list(Capabilities), inputs,
+`, scaffold.Comment(h.ID+" runs "+h.commandFile+", the command of "+h.From+"."), scaffold.TOMLString(h.ID), AdapterFile, list(h.files), list(argv), list(Env), list(Capabilities), inputs,
 			scaffold.TOMLString(h.ID), scaffold.TOMLString(h.ID), h.Subject, h.Phase, h.Effect, h.Requirement, h.TimeoutMS, h.FailurePolicy)
 		if len(h.ToolNames) > 0 {
 			fmt.Fprintf(m, "matcher = { tool_names = %s }\n", list(h.ToolNames))

@@ -22,6 +22,7 @@ import (
 type plugin struct {
 	dir   string
 	files map[string]int64 // regular files: slash path → size
+	exec  map[string]bool  // the regular files with an executable bit
 	dirs  map[string]bool  // directories, slash paths
 	lim   engine.Limits
 	// unread lists what the walk met but cannot carry: symlinks,
@@ -39,7 +40,7 @@ func readPlugin(dir string, lim engine.Limits) (*plugin, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory", dir)
 	}
-	p := &plugin{dir: dir, files: map[string]int64{}, dirs: map[string]bool{}, lim: lim}
+	p := &plugin{dir: dir, files: map[string]int64{}, exec: map[string]bool{}, dirs: map[string]bool{}, lim: lim}
 	var entries int
 	var total int64
 	err = filepath.WalkDir(dir, func(name string, d fs.DirEntry, err error) error {
@@ -75,6 +76,7 @@ func readPlugin(dir string, lim engine.Limits) (*plugin, error) {
 				return fmt.Errorf("%s holds more than %d bytes, the limit of a package", dir, lim.PackageBytes)
 			}
 			p.files[rel] = info.Size()
+			p.exec[rel] = info.Mode()&0o111 != 0
 		default:
 			p.unread = append(p.unread, Item{rel, regular.Describe(t) + ", which a package cannot hold"})
 		}

@@ -98,8 +98,8 @@ func NewPlugin(r *engine.Rules, tables *providers.Tables, spec PluginSpec) (*Tre
 	return t, nil
 }
 
-// comment wraps text into comment lines of at most 78 columns.
-func comment(text string) string {
+// Comment wraps text into TOML or sh comment lines of at most 78 columns.
+func Comment(text string) string {
 	var b strings.Builder
 	line := "#"
 	for _, w := range strings.Fields(text) {
@@ -192,7 +192,7 @@ availability = "required"
 # subprocess, network.
 # env = ["PATH"]
 # capabilities = []
-`, comment("A local tool: a program dalo runs only after the user approved these exact bytes and this invocation. "+runBy), TOMLString(id), TOMLString(id+".sh"))
+`, Comment("A local tool: a program dalo runs only after the user approved these exact bytes and this invocation. "+runBy), TOMLString(id), TOMLString(id+".sh"))
 }
 
 // defaultTimeoutMS is the timeout of a new hook, unless a harness cuts
@@ -220,7 +220,7 @@ func writeHook(m *strings.Builder, r *engine.Rules, tables *providers.Tables, h 
 	ms, why := timeout(tables, h.Subject, h.Phase)
 	timeoutComment := "# How long the tool may run, in milliseconds, from 100 to 120000.\n"
 	if why != "" {
-		timeoutComment = comment("How long the tool may run, in milliseconds, from 100 to 120000; " + why + ".")
+		timeoutComment = Comment("How long the tool may run, in milliseconds, from 100 to 120000; " + why + ".")
 	}
 	fmt.Fprintf(m, `
 %s[[hook]]
@@ -239,7 +239,7 @@ effect = %s
 # optional needs fallback = "omit" and is then left out, visibly.
 requirement = "required"
 %stimeout_ms = %d
-`, comment("A hook: at "+h.Subject+"/"+h.Phase+", dalo runs its tool and applies the result as effect "+h.Effect+"."), TOMLString(h.ID()), TOMLString(h.ID()), TOMLString(h.Subject), TOMLString(h.Phase), TOMLString(h.Effect), timeoutComment, ms)
+`, Comment("A hook: at "+h.Subject+"/"+h.Phase+", dalo runs its tool and applies the result as effect "+h.Effect+"."), TOMLString(h.ID()), TOMLString(h.ID()), TOMLString(h.Subject), TOMLString(h.Phase), TOMLString(h.Effect), timeoutComment, ms)
 	m.WriteString(policyComment(r, h.Effect))
 	fmt.Fprintf(m, `failure_policy = "report"
 # never is the only value.
@@ -374,9 +374,9 @@ func toolScript(id string, h *HookSpec) []byte {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	if h == nil {
-		b.WriteString(comment("Tool " + id + ". No hook runs it yet; a hook that does gives it the harness's native event JSON on stdin and the arguments of argv, and it must print one JSON result for the hook's effect. Abstain is admitted for every effect."))
+		b.WriteString(Comment("Tool " + id + ". No hook runs it yet; a hook that does gives it the harness's native event JSON on stdin and the arguments of argv, and it must print one JSON result for the hook's effect. Abstain is admitted for every effect."))
 	} else {
-		b.WriteString(comment("Tool " + id + ", run by the hook " + h.String() + ". dalo starts it in a read-only copy of its package directory with the harness's native event JSON on stdin, the arguments of argv and only the environment names its tool declares. It prints one JSON result on stdout; for effect " + h.Effect + ", one of:"))
+		b.WriteString(Comment("Tool " + id + ", run by the hook " + h.String() + ". dalo starts it in a read-only copy of its package directory with the harness's native event JSON on stdin, the arguments of argv and only the environment names its tool declares. It prints one JSON result on stdout; for effect " + h.Effect + ", one of:"))
 		kinds := plan.ResultKinds[h.Effect]
 		if kinds == nil {
 			kinds = []string{"abstain"}
