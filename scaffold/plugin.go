@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"dalo/engine"
 	"dalo/providers"
@@ -98,11 +100,13 @@ func NewPlugin(r *engine.Rules, tables *providers.Tables, spec PluginSpec) (*Tre
 	return t, nil
 }
 
-// Comment wraps text into TOML or sh comment lines of at most 78 columns.
+// Comment wraps text into TOML or sh comment lines of at most 78 columns,
+// with what TOML does not admit in a comment (control characters) escaped.
 func Comment(text string) string {
 	var b strings.Builder
 	line := "#"
 	for _, w := range strings.Fields(text) {
+		w = Printable(w)
 		if len(line)+1+len(w) > 78 && line != "#" {
 			b.WriteString(line + "\n")
 			line = "#"
@@ -110,6 +114,27 @@ func Comment(text string) string {
 		line += " " + w
 	}
 	return b.String() + line + "\n"
+}
+
+// Printable writes the control and format characters of s (an escape
+// sequence, a carriage return that rewrites a line, a bidirectional
+// override) and its invalid UTF-8 as Go escapes: text from a package, safe
+// on a terminal and in a comment.
+func Printable(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x80 && (r < 0x20 && r != '\t' || r == 0x7f):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r >= 0x80 && !unicode.IsGraphic(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // TOMLString writes s as a TOML basic string: JSON's escapes are TOML's.

@@ -10,6 +10,7 @@ import (
 	"dalo/claudeplugin"
 	"dalo/engine"
 	"dalo/providers"
+	"dalo/scaffold"
 )
 
 const importClaudeDoc = `Import claude-plugin turns the Claude Code plugin in PATH (the directory
@@ -183,17 +184,5 @@ func printImport(w io.Writer, r *importReport, v *engine.Report) {
 	p("it validates; it grants nothing: register the source, then review and approve it ('dalo plugin review SOURCE:%s')", r.Package)
 }
 
-// escapeText makes package-controlled text safe to print on a terminal:
-// control characters (an escape sequence, a carriage return that rewrites
-// the line) are written as Go escapes.
-func escapeText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r < 0x20 && r != '\t' || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+// escapeText makes package-controlled text safe to print on a terminal.
+func escapeText(s string) string { return scaffold.Printable(s) }
