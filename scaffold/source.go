@@ -25,6 +25,9 @@ func Init(r *engine.Rules, dir string, schema []byte) (created []string, err err
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return nil, err
 		}
+		if err := plan.SyncDir(filepath.Dir(filepath.Clean(dir))); err != nil {
+			return nil, err
+		}
 		created = append(created, ".")
 	case err != nil:
 		return nil, err

@@ -9,7 +9,6 @@ import (
 
 	"dalo/claudeplugin"
 	"dalo/engine"
-	"dalo/providers"
 	"dalo/scaffold"
 )
 
@@ -79,11 +78,7 @@ func runImportClaude(e *env, fs *pflag.FlagSet) int {
 	if err := engine.CheckSourceDir(from); err != nil {
 		return usageError(e, cmd, "PATH: %v", err)
 	}
-	r, err := engine.LoadRules()
-	if err != nil {
-		return fail(e, cmd, err)
-	}
-	tables, err := providers.Load()
+	r, tables, err := rulesAndTables()
 	if err != nil {
 		return fail(e, cmd, err)
 	}

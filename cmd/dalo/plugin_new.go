@@ -106,11 +106,7 @@ func runPluginNew(e *env, fs *pflag.FlagSet) int {
 		}
 		spec.Hooks = append(spec.Hooks, hs)
 	}
-	r, err := engine.LoadRules()
-	if err != nil {
-		return fail(e, cmd, err)
-	}
-	tables, err := providers.Load()
+	r, tables, err := rulesAndTables()
 	if err != nil {
 		return fail(e, cmd, err)
 	}
@@ -138,6 +134,17 @@ func runPluginNew(e *env, fs *pflag.FlagSet) int {
 	}
 	fmt.Fprintf(e.stdout, "it validates; check the source with 'dalo plugin validate %s'\n", shellQuote(src))
 	return exitOK
+}
+
+// rulesAndTables loads what writing into a source asks: the rules and
+// the provider tables.
+func rulesAndTables() (*engine.Rules, *providers.Tables, error) {
+	r, err := engine.LoadRules()
+	if err != nil {
+		return nil, nil, err
+	}
+	ts, err := providers.Load()
+	return r, ts, err
 }
 
 // stageNew stages tree in the source src and validates the staged files
