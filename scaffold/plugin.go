@@ -180,8 +180,9 @@ var memberComment = map[string]string{
 # visibly, where it is missing or invalid.
 `,
 	"instruction": `# Standing instructions at instructions/<selector>.md in this source. Install
-# never writes them: the user chooses where they apply with
-# 'dalo instruction enable'. recommended is admitted here too.
+# never writes them: the user chooses where they apply with 'dalo instruction
+# enable', and install refuses a required one until then. recommended (for
+# instructions only) leaves them to the user.
 `,
 	"agent": `# A subagent at agents/<selector>.md in this source (Markdown with YAML front
 # matter). An agent member may name an inline fallback skill for harnesses
