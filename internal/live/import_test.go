@@ -17,7 +17,8 @@ import (
 // adapter import writes: explanatory-output-style's SessionStart context
 // reaches the model, and hookify's Python PreToolUse gate, with the rule
 // the plugin ships as an example, denies rm -rf: the command does not run
-// and hookify's message reaches the model as the reason.
+// and hookify's message reaches the model as the reason. On Codex, install
+// records Codex's own trust in dalo's entries (--trust), as a user would.
 func TestImportClaudePlugin(t *testing.T) {
 	t.Parallel()
 	harness(t, "claude") // skip once, not per case
@@ -35,6 +36,7 @@ func TestImportClaudePlugin(t *testing.T) {
 				fakemodel.Run("rm -rf build"),
 				fakemodel.Say("The build directory stays."),
 			})
+			w.pathHarness() // install --trust asks Codex for its hashes
 			src := filepath.Join(w.root, "src")
 			w.dalo("init", src)
 			for _, name := range []string{"explanatory-output-style", "hookify"} {
@@ -44,7 +46,11 @@ func TestImportClaudePlugin(t *testing.T) {
 			for _, name := range []string{"explanatory-output-style", "hookify"} {
 				ref := "imported:" + name
 				w.dalo("plugin", "approve", ref, "--provider", p, "--all", "--yes")
-				w.dalo("plugin", "install", ref, "--provider", p)
+				args := []string{"plugin", "install", ref, "--provider", p}
+				if p == "codex" {
+					args = append(args, "--trust")
+				}
+				w.dalo(args...)
 			}
 			w.dalo("doctor")
 			rule, err := os.ReadFile(filepath.Join(plugins, "hookify/examples/dangerous-rm.local.md"))
