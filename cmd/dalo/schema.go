@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/scaffold"
 )
 
 const schemaDoc = `Schema prints plugin-v1.schema.json: the JSON Schema 2020-12 document of
@@ -18,22 +20,33 @@ manifest the schema accepts can still be invalid.
 Point a TOML editor at it with a comment on the first line of PLUGIN.toml
 (Taplo and Even Better TOML read it); never with a $schema key, which is an
 unknown field. With the schema at the source's root, a manifest at
-plugins/<name>/PLUGIN.toml says:
+plugins/<name>/PLUGIN.toml says, as 'dalo plugin new' writes it:
 
   #:schema ../../plugin-v1.schema.json
 
+--write DIR writes DIR/plugin-v1.schema.json instead of printing it,
+replacing the file there atomically: give it the source's root, where that
+line expects it ('dalo init' writes it there too).
+
+Exit status: 0 printed or written; 1 the write failed; 2 bad usage or a
+DIR that is missing or not a directory.
+
 Examples:
-  dalo schema > plugin-v1.schema.json
+  # Put the schema where new manifests expect it, in the source ./src.
+  dalo schema --write src
   dalo schema | jq '.["$defs"].Hook.required'
 `
 
 func init() {
 	register(&command{
 		name:  "schema",
-		usage: "",
-		short: "print the JSON Schema of PLUGIN.toml",
+		usage: "[--write DIR]",
+		short: "print or write the JSON Schema of PLUGIN.toml",
 		doc:   schemaDoc,
-		run:   runSchema,
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("write", "", "write DIR/plugin-v1.schema.json instead of printing it")
+		},
+		run: runSchema,
 	})
 }
 
@@ -45,6 +58,19 @@ func runSchema(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "dalo schema: %v\n", err)
 		return exitFail
+	}
+	if fs.Changed("write") {
+		dir, _ := fs.GetString("write")
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return usageError(e, "schema", "--write: %s is not a directory", dir)
+		}
+		name, err := scaffold.WriteSchema(dir, b)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "dalo schema: %v\n", err)
+			return exitFail
+		}
+		fmt.Fprintf(e.stdout, "wrote %s\n", name)
+		return exitOK
 	}
 	if _, err := e.stdout.Write(b); err != nil {
 		fmt.Fprintf(e.stderr, "dalo schema: %v\n", err)

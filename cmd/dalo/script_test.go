@@ -45,7 +45,8 @@ func TestMain(m *testing.M) {
 //	gentree DIR N               create N empty files DIR/f1 ... DIR/fN
 //
 // and the condition [root] (running as root, when permissions do not stop
-// reads).
+// reads). $CLAUDE_PLUGINS is testdata/claude-plugins, real Claude Code
+// plugins for 'dalo import claude-plugin'.
 //
 // '! exec' only says that a command failed, and the draft gives exit 1
 // (invalid) and exit 2 (bad usage) different meanings. The generators make
@@ -57,6 +58,12 @@ func TestScript(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			// The real Claude Code plugins the import scripts read.
+			plugins, err := filepath.Abs("../../testdata/claude-plugins")
+			env.Setenv("CLAUDE_PLUGINS", plugins)
+			return err
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":       cmdExits,
 			"hookfixture": cmdHookfixture,

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"dalo/claudeplugin"
+	"dalo/engine"
+	"dalo/scaffold"
+)
+
+const importClaudeDoc = `Import claude-plugin turns the Claude Code plugin in PATH (the directory
+holding .claude-plugin/plugin.json, skills/, agents/, commands/,
+hooks/hooks.json) into the package plugins/NAME of the source in --into (the
+current directory by default).
+
+  skills and agents     members, copied whole to skills/ and agents/
+  command hooks         each a tool and a hook on the draft row of its event,
+                        from the newest Claude Code table (PreToolUse to
+                        tool_call/before, ...), required, failure policy
+                        report; the tool runs the plugin's command through
+                        claude-hook.sh, an adapter in the package, which maps
+                        its native answer onto a portable result
+  everything else       listed under "not imported", with the reason
+
+A hook on an event whose row admits a blocking effect takes it: a native
+exit 2 or deny becomes a deny, and an answer a gate cannot map denies.
+Import grants nothing: review and approve the package as any other. It
+validates what it writes and prints the diagnostics when it does not
+validate; it replaces nothing that exists.
+
+Exit status: 0 imported, and the package validates; 1 nothing written (the
+package or a member exists already, the plugin cannot be read) or written
+but not valid; 2 bad usage, or a PATH or --into that is no directory.
+
+Examples:
+  # Import a plugin into the source ./agents-src, then register and review it.
+  dalo import claude-plugin ~/src/my-plugin --into agents-src
+  dalo source add mine agents-src
+  dalo plugin review mine:my-plugin --provider claude
+`
+
+func init() {
+	register(&command{
+		name:  "import claude-plugin",
+		usage: "PATH [--into SOURCE] [--json]",
+		short: "turn a Claude Code plugin into a package",
+		doc:   importClaudeDoc,
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("into", ".", "the source directory to add the package to")
+		},
+		run: runImportClaude,
+	})
+}
+
+// importReport is what --json prints: the conversion's report, where it
+// was written and what validation said of the result there.
+type importReport struct {
+	*claudeplugin.Report
+	Into        string              `json:"into"`
+	Valid       bool                `json:"valid"`
+	Diagnostics []engine.Diagnostic `json:"diagnostics"`
+}
+
+func runImportClaude(e *env, fs *pflag.FlagSet) int {
+	const cmd = "import claude-plugin"
+	if fs.NArg() != 1 {
+		return usageError(e, cmd, "want exactly one PATH, got %d arguments", fs.NArg())
+	}
+	from := fs.Arg(0)
+	into, _ := fs.GetString("into")
+	if err := engine.CheckSourceDir(into); err != nil {
+		return usageError(e, cmd, "--into: %v", err)
+	}
+	if err := engine.CheckSourceDir(from); err != nil {
+		return usageError(e, cmd, "PATH: %v", err)
+	}
+	r, tables, err := rulesAndTables()
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	opt, err := claudeplugin.NewOptions(r, tables)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	tree, rep, err := claudeplugin.Convert(from, opt)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	staged, v, code := stageNew(e, cmd, tree, into)
+	if staged == nil {
+		return code
+	}
+	defer staged.Discard()
+	if code := commitNew(e, cmd, staged, into); code != exitOK {
+		return code
+	}
+	out := importReport{Report: rep, Into: into, Valid: v.Valid, Diagnostics: v.Diagnostics}
+	if out.Diagnostics == nil {
+		out.Diagnostics = []engine.Diagnostic{}
+	}
+	if e.json {
+		writeJSON(e, out)
+	} else {
+		printImport(e.stdout, &out, v)
+	}
+	if !v.Valid {
+		return exitFail
+	}
+	return exitOK
+}
+
+func printImport(w io.Writer, r *importReport, v *engine.Report) {
+	p := func(format string, args ...any) { fmt.Fprintln(w, escapeText(fmt.Sprintf(format, args...))) }
+	p("imported Claude Code plugin %s into %s as package %s (rows from %s)", r.Plugin, r.Into, r.Package, r.Table)
+	for _, wr := range r.Wrote {
+		if wr.Dir {
+			p("  wrote %s/ (%s)", wr.Path, plural(wr.Files, "file"))
+		} else {
+			p("  wrote %s", wr.Path)
+		}
+	}
+	if len(r.Members) > 0 {
+		p("members:")
+		for _, m := range r.Members {
+			p("  %s (%s), from %s", m.Ref, m.Requirement, m.From)
+		}
+	}
+	if len(r.Hooks) > 0 {
+		p("hooks (required, failure policy %s: Claude Code, too, lets the action proceed when a hook command fails):", claudeplugin.FailurePolicy)
+		for _, h := range r.Hooks {
+			on := "every call"
+			switch {
+			case h.Subject != "tool_call":
+				on = ""
+			case len(h.ToolNames) > 0:
+				on = "tools " + strings.Join(h.ToolNames, ", ")
+			case h.Filter != "":
+				on = "tool names matching " + h.Filter
+			}
+			if on != "" {
+				on = ", " + on
+			}
+			p("  %s: %s to %s/%s, effect %s, timeout %d ms%s", h.ID, h.Event, h.Subject, h.Phase, h.Effect, h.TimeoutMS, on)
+			p("    from %s: %s", h.From, h.Command)
+			for _, n := range h.Notes {
+				p("    note: %s", n)
+			}
+		}
+	}
+	if len(r.NotImported) > 0 {
+		p("not imported:")
+		for _, it := range r.NotImported {
+			p("  %s: %s", it.What, it.Why)
+		}
+	}
+	for _, n := range r.Notes {
+		p("note: %s", n)
+	}
+	for _, n := range blockedNotes(v) {
+		p("%s", n)
+	}
+	if !v.Valid {
+		p("the package does not validate:")
+		for _, d := range v.Diagnostics {
+			p("  %s", d)
+		}
+		return
+	}
+	if len(v.Diagnostics) > 0 {
+		p("validation warnings:")
+		for _, d := range v.Diagnostics {
+			p("  %s", d)
+		}
+	}
+	p("it validates; it grants nothing: register the source, then review and approve it ('dalo plugin review SOURCE:%s')", r.Package)
+}
+
+// escapeText makes package-controlled text safe to print on a terminal.
+func escapeText(s string) string { return scaffold.Printable(s) }

@@ -1,0 +1,22 @@
+package scaffold
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// renameNew renames src to dst unless dst exists (fs.ErrExist): an item
+// written by someone else between the check and the rename is never
+// replaced. A file system without RENAME_EXCL gets the check alone.
+func renameNew(src, dst string) error {
+	err := unix.RenamexNp(src, dst, unix.RENAME_EXCL)
+	if errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EINVAL) {
+		return renameChecked(src, dst)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: src, New: dst, Err: err}
+	}
+	return nil
+}
