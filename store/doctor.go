@@ -157,6 +157,7 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 		}
 		c := &forceCheck{s: s, t: t, in: in, grants: grants, opt: opt, records: records, instructions: inst}
 		out = append(out, c.run()...)
+		out = append(out, s.doctorHarness(ts, in)...)
 		forces = append(forces, c.forces...)
 	}
 	if ents, err := os.ReadDir(s.path("staged")); err == nil && complete {
@@ -170,6 +171,51 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 		out = append(out, f.Finding())
 	}
 	return out, nil
+}
+
+// doctorHarness checks that the harness installed now is the version
+// dalo's entries were planned for: an upgrade or a downgrade since needs a
+// new plan, from the table of the version found (or says there is none).
+// A version the user chose at install is said to be their choice.
+func (s *Store) doctorHarness(ts *providers.Tables, in *Installed) []Finding {
+	key := in.Provider + "@" + in.Version
+	h, err := s.FindHarness(ts, in.Provider)
+	if in.Chosen {
+		f := Finding{StatusNote, key, fmt.Sprintf("%s is your choice (install --provider %s), not a version dalo found installed", key, key)}
+		switch {
+		case err != nil:
+			f.Message += ": " + err.Error()
+		case h.Version != in.Version:
+			f.Status = StatusWarning
+			f.Message += fmt.Sprintf(": the %s found is %s (%s)", in.Provider, h.Version, h.Path)
+		}
+		return []Finding{f}
+	}
+	if err != nil {
+		return []Finding{{StatusWarning, key, "cannot tell which version is installed now: " + err.Error()}}
+	}
+	if h.Version == in.Version {
+		return []Finding{{StatusOK, key, fmt.Sprintf("%s %s is installed (%s)", h.Name, h.Version, h.Path)}}
+	}
+	var pkgs []string
+	for _, ip := range in.Packages {
+		pkgs = append(pkgs, ip.Package)
+	}
+	msg := fmt.Sprintf("%s %s is installed now (%s), and dalo's entries were planned for %s", h.Name, orVersion(h), h.Path, in.Version)
+	if h.Table == nil {
+		msg += fmt.Sprintf("; dalo has evidence only for %s %s: install one of those, or plan for a version of your choice with 'dalo plugin install PACKAGE --provider %s@VERSION'", h.Name, strings.Join(Versions(ts, h.Name), ", "), h.Name)
+	} else {
+		msg += fmt.Sprintf(": plan them for %s with 'dalo plugin install %s --provider %s' for each of %s", h.Version, "PACKAGE", h.Name, strings.Join(pkgs, ", "))
+	}
+	return []Finding{{StatusProblem, key, msg}}
+}
+
+// orVersion is h's version, or what its --version printed.
+func orVersion(h *Harness) string {
+	if h.Version != "" {
+		return h.Version
+	}
+	return fmt.Sprintf("%q", h.Output)
 }
 
 // A HookForce says whether one installed hook is in force: whether the

@@ -66,6 +66,10 @@ type InstallOptions struct {
 	// would, with the hashes Harness, the harness's executable, reports.
 	Trust   bool
 	Harness string
+	// Chosen says the user named the table (--provider NAME@VERSION)
+	// rather than dalo finding the harness of that version: the record
+	// keeps it, and doctor and status say so.
+	Chosen bool
 }
 
 // Install installs the selected package on its provider: it stages the
@@ -269,7 +273,7 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 	// The new state, and the harness configuration it needs.
 	next := *in
 	next.Packages = append([]InstalledPackage(nil), in.Packages...)
-	next.Version = t.Version
+	next.Version, next.Chosen = t.Version, opt.Chosen
 	for _, st := range stages {
 		ip.Staged = append(ip.Staged, plan.TreeDigest(st.files))
 	}

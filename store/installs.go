@@ -18,9 +18,12 @@ import (
 // each owns, and the dispatcher entries written into the harness
 // configuration. installs/<provider>.json.
 type Installed struct {
-	Schema   int                `json:"schema"`
-	Provider string             `json:"provider"`
-	Version  string             `json:"version"`
+	Schema   int    `json:"schema"`
+	Provider string `json:"provider"`
+	Version  string `json:"version"`
+	// Chosen says the user named the version's table at install
+	// (--provider NAME@VERSION) instead of dalo finding it installed.
+	Chosen   bool               `json:"chosen,omitempty"`
 	Packages []InstalledPackage `json:"packages"`
 	Harness  HarnessState       `json:"harness"`
 }

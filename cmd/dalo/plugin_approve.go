@@ -81,9 +81,13 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 	if !ok {
 		return exitFail
 	}
+	provider, note := tableFor(s, provider)
 	sel, err := s.Select(fs.Arg(0), provider)
 	if err != nil {
 		return fail(e, cmd, err)
+	}
+	if note != "" {
+		fmt.Fprintf(e.stdout, "%s\n", note)
 	}
 	props, skipped, err := s.Propose(sel, tools, hooks, all)
 	if err != nil {

@@ -55,8 +55,19 @@ func lifecycleFixture(t *testing.T, dir string) {
 	os.WriteFile(filepath.Join(dir, "home/.claude/settings.json"), data, 0o644)
 }
 
+// daloEnv is the environment of a dalo run in dir: its own home, store
+// and harness homes, and the harnesses on PATH as a user has them
+// (fakeharness, as in the conformance suite).
 func daloEnv(dir string) []string {
+	bin := filepath.Join(dir, ".harnesses")
+	if _, err := os.Stat(bin); err != nil {
+		os.MkdirAll(bin, 0o755)
+		for _, name := range []string{"claude", "codex"} {
+			os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\nexec fakeharness "+name+" \"$@\"\n"), 0o755)
+		}
+	}
 	return append(os.Environ(),
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"HOME="+filepath.Join(dir, "home"),
 		"CLAUDE_CONFIG_DIR="+filepath.Join(dir, "home/.claude"),
 		"CODEX_HOME="+filepath.Join(dir, "home/.codex"),

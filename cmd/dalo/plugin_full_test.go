@@ -30,6 +30,13 @@ func init() {
 		}
 		store.ListTimeout = d
 	}
+	if v := os.Getenv("DALO_TEST_VERSION_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			panic(err)
+		}
+		store.VersionTimeout = d
+	}
 	if v := os.Getenv("DALO_TEST_FSIZE"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"dalo/providers"
 	"dalo/store"
 	"dalo/store/plan"
 )
@@ -92,14 +93,38 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, err)
 	}
-	sel, err := s.Select(fs.Arg(0), provider)
+	ts, err := providers.Load()
 	if err != nil {
 		return fail(e, cmd, err)
 	}
 	opt := store.InstallOptions{DryRun: dry}
 	opt.Trust, _ = fs.GetBool("trust")
-	if opt.Trust {
-		opt.Harness, _ = exec.LookPath(sel.Table.Name)
+	// The table of exactly the harness the user runs, unless they name one.
+	var t *providers.Table
+	h, herr := s.FindHarness(ts, strings.SplitN(provider, "@", 2)[0])
+	if strings.Contains(provider, "@") {
+		if t, err = ts.Resolve(provider); err != nil {
+			return usageError(e, cmd, "%v", err)
+		}
+		opt.Chosen = true
+	} else {
+		if _, ok := ts.Newest(provider); !ok {
+			return usageError(e, cmd, "unknown provider %s; known: %s", provider, strings.Join(store.Providers(), ", "))
+		}
+		if t, h, err = s.HarnessTable(ts, provider); err != nil {
+			fmt.Fprintf(e.stderr, "dalo %s: %v\nnothing was written\n", cmd, err)
+			return exitFail
+		}
+	}
+	if h != nil {
+		opt.Harness = h.Path
+	} else if opt.Trust {
+		fmt.Fprintf(e.stderr, "dalo %s: --trust: no %s to ask for the hash of dalo's entries: %v\nnothing was written\n", cmd, t.Harness, herr)
+		return exitFail
+	}
+	sel, err := s.Select(fs.Arg(0), t.Key())
+	if err != nil {
+		return fail(e, cmd, err)
 	}
 	res, err := s.Install(sel, disp, opt)
 	if err != nil {
@@ -115,6 +140,12 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 		verb = "would install"
 	}
 	fmt.Fprintf(e.stdout, "%s %s on %s\n", verb, sel.Identity, res.Provider)
+	switch {
+	case opt.Chosen && h != nil && h.Table != t:
+		res.Notes = append(res.Notes, fmt.Sprintf("%s is your choice (--provider %s), not evidence: the %s found is %s (%s)", t.Key(), provider, t.Name, orOutput(h), h.Path))
+	case opt.Chosen && h == nil:
+		res.Notes = append(res.Notes, fmt.Sprintf("%s is your choice (--provider %s), not evidence: %v", t.Key(), provider, herr))
+	}
 	if !disp.Hook && len(res.Hooks) > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("no %s of this dalo's build beside it: the harness entries call 'dalo hook dispatch', which adds more than twice dalo-hook's overhead to every tool call (build both together: go install ./cmd/...)", plan.HookBinary))
 	}
@@ -129,6 +160,14 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 		fmt.Fprintln(e.stdout, "dry run: nothing was written")
 	}
 	return exitOK
+}
+
+// orOutput is the version of h, or what its --version printed.
+func orOutput(h *store.Harness) string {
+	if h.Version != "" {
+		return h.Version
+	}
+	return fmt.Sprintf("%q", h.Output)
 }
 
 func printInstall(w io.Writer, res *store.InstallResult, dry bool) {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -73,6 +74,12 @@ func runPluginRemove(e *env, fs *pflag.FlagSet) int {
 	s, ok := openStore(e, cmd)
 	if !ok {
 		return exitFail
+	}
+	// What is installed was planned from the table of its version.
+	if in, err := s.Installed(t.Name); err == nil && in.Version != "" && !strings.Contains(provider, "@") {
+		if it, err := ts.Resolve(t.Name + "@" + in.Version); err == nil {
+			t = it
+		}
 	}
 	disp, err := dispatcher()
 	if err != nil {

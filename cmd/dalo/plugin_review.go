@@ -66,6 +66,7 @@ func runPluginReview(e *env, fs *pflag.FlagSet) int {
 	if !ok {
 		return exitFail
 	}
+	provider, note := tableFor(s, provider)
 	sel, err := s.Select(fs.Arg(0), provider)
 	if err != nil {
 		return fail(e, cmd, err)
@@ -87,29 +88,36 @@ func runPluginReview(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, err)
 	}
+	r.Table = note
 	if e.json {
 		return writeJSON(e, r)
 	}
 	r.writeText(e.stdout)
+	if note != "" {
+		fmt.Fprintf(e.stdout, "%s\n", note)
+	}
 	return exitOK
 }
 
 // review is everything plugin review shows. The text and the --json output
 // are both printed from it, so the two cannot say different things.
 type review struct {
-	Package      plan.PackageIdentity `json:"package"`
-	Version      string               `json:"version,omitempty"`
-	Description  string               `json:"description"`
-	Source       string               `json:"source"`
-	Path         string               `json:"path"`
-	Valid        bool                 `json:"valid"`
-	Providers    []string             `json:"providers"`
-	Approvals    bool                 `json:"approvals_shown"` // only with --provider
-	Tools        []reviewTool         `json:"tools"`
-	Hooks        []reviewHook         `json:"hooks"`
-	Members      []reviewRef          `json:"members"`
-	Requires     []reviewRef          `json:"requires"`
-	Instructions []reviewRef          `json:"instructions"` // the members of kind instruction
+	Package     plan.PackageIdentity `json:"package"`
+	Version     string               `json:"version,omitempty"`
+	Description string               `json:"description"`
+	Source      string               `json:"source"`
+	Path        string               `json:"path"`
+	Valid       bool                 `json:"valid"`
+	Providers   []string             `json:"providers"`
+	// Table says, with --provider, which table of the provider the review
+	// used and whether it matches the harness found.
+	Table        string       `json:"table,omitempty"`
+	Approvals    bool         `json:"approvals_shown"` // only with --provider
+	Tools        []reviewTool `json:"tools"`
+	Hooks        []reviewHook `json:"hooks"`
+	Members      []reviewRef  `json:"members"`
+	Requires     []reviewRef  `json:"requires"`
+	Instructions []reviewRef  `json:"instructions"` // the members of kind instruction
 }
 
 type reviewTool struct {

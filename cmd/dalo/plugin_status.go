@@ -106,6 +106,12 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 		printJSON(e, out)
 		return exitOK
 	}
+	// A table the user named at install is their choice, not evidence.
+	for _, p := range names {
+		if in, err := s.Installed(p); err == nil && in.Chosen {
+			fmt.Fprintf(e.stdout, "%s@%s: installed for this version as your choice (--provider %s@%s), not one dalo found installed\n", p, in.Version, p, in.Version)
+		}
+	}
 	if len(out) == 0 {
 		fmt.Fprintln(e.stdout, "no grants")
 		return exitOK

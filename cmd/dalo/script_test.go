@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		"dalo-hook": func() {
 			os.Exit(hookdispatch.Hook(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
-		"fakecodex": func() { os.Exit(fakeCodex()) },
+		"fakeharness": func() { os.Exit(fakeHarness()) },
 	})
 }
 
@@ -61,8 +61,24 @@ func TestScript(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			// The real Claude Code plugins the import scripts read.
 			plugins, err := filepath.Abs("../../testdata/claude-plugins")
+			if err != nil {
+				return err
+			}
 			env.Setenv("CLAUDE_PLUGINS", plugins)
-			return err
+			// The harnesses, as a user has them installed: fakeharness
+			// (fakeharness_test.go) on PATH as claude and codex.
+			bin := filepath.Join(env.WorkDir, ".harnesses")
+			if err := os.Mkdir(bin, 0o755); err != nil {
+				return err
+			}
+			for _, name := range []string{"claude", "codex"} {
+				script := "#!/bin/sh\nexec fakeharness " + name + " \"$@\"\n"
+				if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+					return err
+				}
+			}
+			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":       cmdExits,

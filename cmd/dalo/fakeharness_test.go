@@ -11,31 +11,52 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"dalo/providers"
 )
 
-// fakeCodex stands in for the codex command in the conformance suite: a
-// script puts it on PATH as codex (bin/codex: exec fakecodex "$@"). It
-// prints $FAKE_CODEX_VERSION for --version, and as `app-server` answers
-// initialize and hooks/list the way Codex's app server does, listing the
-// hooks of $CODEX_HOME/hooks.json with Codex's keys and a hash of each
-// hook's definition. The hash is not Codex's (internal/live proves dalo
-// against the real one); it covers what Codex's does, the event, command,
-// timeout and matcher, so that a changed entry gets a new one. With
+// fakeHarness stands in for a harness command in the conformance suite:
+// each script has claude and codex on PATH, in $WORK/.harnesses, which run
+// `fakeharness NAME ARGS...`, as a user has the harness installed. A
+// script that needs another one writes its own there.
+//
+// For --version it prints $FAKE_<NAME>_VERSION, else what the newest
+// provider table of NAME says its harness prints: a bare --provider NAME
+// then finds exactly that table. As codex app-server it answers initialize
+// and hooks/list the way Codex's app server does, listing the hooks of
+// $CODEX_HOME/hooks.json with Codex's keys and a hash of each hook's
+// definition. The hash is not Codex's (internal/live proves dalo against
+// the real one); it covers what Codex's does, the event, command, timeout
+// and matcher, so that a changed entry gets a new one. With
 // FAKE_CODEX_NO_HOOK_LIST set it has no hooks/list, as a Codex from before
 // it would; with FAKE_CODEX_HANG it never answers.
-func fakeCodex() int {
-	args := os.Args[1:]
+func fakeHarness() int {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "fakeharness: want NAME ARGS...")
+		return 2
+	}
+	name, args := os.Args[1], os.Args[2:]
 	switch {
 	case len(args) == 1 && args[0] == "--version":
-		v := os.Getenv("FAKE_CODEX_VERSION")
+		v := os.Getenv("FAKE_" + strings.ToUpper(name) + "_VERSION")
 		if v == "" {
-			v = "codex-cli 0.147.0"
+			ts, err := providers.Load()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			t, ok := ts.Newest(name)
+			if !ok {
+				fmt.Fprintf(os.Stderr, "fakeharness: no table for %s\n", name)
+				return 1
+			}
+			v = t.VersionOutput.Text
 		}
 		fmt.Println(v)
 		return 0
-	case len(args) == 1 && args[0] == "app-server":
+	case name == "codex" && len(args) == 1 && args[0] == "app-server":
 	default:
-		fmt.Fprintf(os.Stderr, "fakecodex: unsupported arguments %q\n", args)
+		fmt.Fprintf(os.Stderr, "fakeharness: %s: unsupported arguments %q\n", name, args)
 		return 2
 	}
 	if os.Getenv("FAKE_CODEX_HANG") != "" {
@@ -54,7 +75,7 @@ func fakeCodex() int {
 		}
 		switch {
 		case req.Method == "initialize":
-			out.Encode(map[string]any{"id": req.ID, "result": map[string]any{"userAgent": "fakecodex"}})
+			out.Encode(map[string]any{"id": req.ID, "result": map[string]any{"userAgent": "fakeharness"}})
 		case req.Method == "hooks/list" && os.Getenv("FAKE_CODEX_NO_HOOK_LIST") == "":
 			hooks, err := fakeHookList()
 			if err != nil {

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"dalo/providers"
+	"dalo/store"
+)
+
+const providersUseDoc = `Providers use names the harness binary dalo reads the version of, for
+install and doctor, instead of the one named for the provider on PATH
+(claude, codex): for a harness installed elsewhere, or one of several.
+dalo runs it with --version (at most 10 seconds) and says which version it
+is and whether dalo has a table, with evidence, for exactly that version.
+The path is kept in the store. Without PATH, it forgets it: PATH is used
+again.
+
+Install uses the table of exactly the version it finds, and refuses a
+version no table covers; name a table with --provider NAME@VERSION to
+install for it anyway (recorded as your choice, not as evidence).
+
+Examples:
+  dalo providers use claude /opt/claude/bin/claude
+  dalo providers use claude
+`
+
+func init() {
+	register(&command{
+		name:  "providers use",
+		usage: "NAME [PATH]",
+		short: "name the harness binary whose version install uses",
+		doc:   providersUseDoc,
+		run:   runProvidersUse,
+	})
+}
+
+func runProvidersUse(e *env, fs *pflag.FlagSet) int {
+	const cmd = "providers use"
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return usageError(e, cmd, "want NAME [PATH]")
+	}
+	ts, err := providers.Load()
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	name := fs.Arg(0)
+	if _, ok := ts.Newest(name); !ok {
+		return usageError(e, cmd, "unknown provider %s; known: %s", name, strings.Join(store.Providers(), ", "))
+	}
+	s, ok := openStore(e, cmd)
+	if !ok {
+		return exitFail
+	}
+	h, err := s.UseHarness(ts, name, fs.Arg(1))
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	if h == nil {
+		fmt.Fprintf(e.stdout, "%s: dalo finds it on PATH again\n", name)
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "%s: %s, version %s\n", name, h.Path, orOutput(h))
+	if h.Table != nil {
+		fmt.Fprintf(e.stdout, "  dalo has a table for it: %s\n", h.Table.Key())
+	} else {
+		fmt.Fprintf(e.stdout, "  dalo has no table for it (evidence for %s): install refuses it, unless you name a table with --provider %s@VERSION\n", strings.Join(store.Versions(ts, name), ", "), name)
+	}
+	return exitOK
+}

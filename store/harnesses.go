@@ -1,0 +1,227 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"dalo/providers"
+)
+
+// dalo promises nothing about a harness version it has no table for, so
+// install and doctor find the harness the user runs and read its version,
+// never assuming it: the binary named for the provider on PATH (claude,
+// codex), or the one the user named once with `dalo providers use`, kept
+// in the store (harnesses.json).
+
+// A Harness is the harness binary dalo found for a provider, and what it
+// is.
+type Harness struct {
+	Name string // the provider: claude, codex
+	Path string // the executable
+	// Chosen says the path was named with `dalo providers use`, not found
+	// on PATH.
+	Chosen  bool
+	Output  string           // what --version printed, trimmed
+	Version string           // the version in Output
+	Table   *providers.Table // the table of exactly that version; nil when dalo has none
+}
+
+// VersionTimeout bounds a run of a harness's --version (a variable only so
+// that a test need not wait for it).
+var VersionTimeout = 10 * time.Second
+
+// versionPattern finds a version in what --version prints.
+var versionPattern = regexp.MustCompile(`[0-9]+\.[0-9]+\.[0-9]+`)
+
+// harnessesFile is what `dalo providers use` records.
+type harnessesFile struct {
+	Schema    int               `json:"schema"`
+	Harnesses map[string]string `json:"harnesses"` // provider → executable
+}
+
+func (s *Store) harnessesPath() string { return s.path("harnesses.json") }
+
+// UsedHarnesses reads the paths `dalo providers use` recorded, by provider.
+func (s *Store) UsedHarnesses() (map[string]string, error) {
+	var f harnessesFile
+	err := readJSON(s.harnessesPath(), &f)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if f.Harnesses == nil {
+		f.Harnesses = map[string]string{}
+	}
+	return f.Harnesses, nil
+}
+
+// UseHarness records path as the harness binary of provider name, after
+// reading its version (FindHarness does): install and doctor use it from
+// then on, wherever PATH points. An empty path removes the record.
+func (s *Store) UseHarness(ts *providers.Tables, name, path string) (*Harness, error) {
+	if _, ok := ts.Newest(name); !ok {
+		return nil, fmt.Errorf("unknown provider %q: dalo has provider tables for %s", name, strings.Join(Providers(), ", "))
+	}
+	var h *Harness
+	if path != "" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, err
+		}
+		if h, err = readHarness(ts, name, abs); err != nil {
+			return nil, err
+		}
+		h.Chosen = true
+		path = abs
+	}
+	l, err := s.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	used, err := s.UsedHarnesses()
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		delete(used, name)
+	} else {
+		used[name] = path
+	}
+	if len(used) == 0 {
+		if err := os.Remove(s.harnessesPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return h, nil
+	}
+	return h, writeJSON(s.harnessesPath(), harnessesFile{Schema: 1, Harnesses: used})
+}
+
+// FindHarness finds the harness of provider name: the binary `dalo
+// providers use` recorded, else the one named for the provider on PATH;
+// and reads its version (readHarness). It is an error when there is none,
+// or its version cannot be read.
+func (s *Store) FindHarness(ts *providers.Tables, name string) (*Harness, error) {
+	used, err := s.UsedHarnesses()
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := used[name]; ok {
+		h, err := readHarness(ts, name, p)
+		if err != nil {
+			return nil, fmt.Errorf("%v (named with 'dalo providers use %s')", err, name)
+		}
+		h.Chosen = true
+		return h, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+				return nil, fmt.Errorf("no %s that runs: %s is not executable (mode %v)", harnessName(ts, name), filepath.Join(dir, name), fi.Mode().Perm())
+			}
+		}
+		return nil, fmt.Errorf("no %s found: there is no %s on PATH, and none was named with 'dalo providers use %s PATH'", harnessName(ts, name), name, name)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return readHarness(ts, name, p)
+}
+
+// harnessName is the product name of provider name (Claude Code).
+func harnessName(ts *providers.Tables, name string) string {
+	if t, ok := ts.Newest(name); ok {
+		return t.Harness
+	}
+	return name
+}
+
+// readHarness runs `path --version`, in its own process group killed after
+// VersionTimeout, and finds the table whose version_output is exactly what
+// it printed.
+func readHarness(ts *providers.Tables, name, path string) (*Harness, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), VersionTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	switch {
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%s --version gave no answer within %v", path, VersionTimeout)
+	case err != nil:
+		msg := firstLine(stderr.String())
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			msg = unwrapPath(err).Error()
+		}
+		return nil, fmt.Errorf("cannot read the version of %s: %s --version: %v (%s)", harnessName(ts, name), path, unwrapPath(err), msg)
+	}
+	out := strings.TrimSpace(stdout.String())
+	h := &Harness{Name: name, Path: path, Output: out, Version: versionPattern.FindString(out)}
+	for _, t := range ts.All() {
+		if t.Name == name && t.VersionOutput.Text == out {
+			h.Table, h.Version = t, t.Version
+		}
+	}
+	if h.Table == nil && h.Version == "" {
+		return nil, fmt.Errorf("%s --version printed %q, in which dalo finds no version", path, truncate(out, 80))
+	}
+	return h, nil
+}
+
+// Versions lists the versions of provider name dalo has a table for.
+func Versions(ts *providers.Tables, name string) []string {
+	var out []string
+	for _, t := range ts.All() {
+		if t.Name == name {
+			out = append(out, t.Version)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// A NoTableError says the harness found has a version dalo has no table
+// (no evidence) for.
+type NoTableError struct {
+	Harness  *Harness
+	Versions []string
+}
+
+func (e *NoTableError) Error() string {
+	return fmt.Sprintf("%s %s is installed (%s), and dalo has evidence only for %s %s: install one of those, or name a table with --provider %s@VERSION, which dalo records as your choice, not as evidence",
+		e.Harness.Name, e.Harness.Version, e.Harness.Path, e.Harness.Name, strings.Join(e.Versions, ", "), e.Harness.Name)
+}
+
+// HarnessTable is the table install uses for the harness of provider
+// name: the table of exactly the version found. No harness found, or one
+// whose version dalo has no table for, is an error (*NoTableError for the
+// latter).
+func (s *Store) HarnessTable(ts *providers.Tables, name string) (*providers.Table, *Harness, error) {
+	h, err := s.FindHarness(ts, name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%v; or name a table with --provider %s@VERSION (dalo has evidence for %s)", err, name, strings.Join(Versions(ts, name), ", "))
+	}
+	if h.Table == nil {
+		return nil, h, &NoTableError{Harness: h, Versions: Versions(ts, name)}
+	}
+	return h.Table, h, nil
+}
