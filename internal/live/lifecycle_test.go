@@ -30,8 +30,8 @@ func TestSession(t *testing.T) {
 			// The entries call dalo-hook, built beside dalo, so every hook
 			// below ran through it.
 			cfg := map[string]string{"claude": ".claude/settings.json", "codex": ".codex/hooks.json"}[p]
-			if b, err := os.ReadFile(filepath.Join(w.home, cfg)); err != nil || !strings.Contains(string(b), "/dalo-hook dispatch --provider "+p+" --event ") {
-				t.Fatalf("%s does not call dalo-hook dispatch (err %v):\n%s", cfg, err, b)
+			if b, err := os.ReadFile(filepath.Join(w.home, cfg)); err != nil || !strings.Contains(string(b), "/dalo-hook dispatch --home "+w.store+" --provider "+p+" --event ") {
+				t.Fatalf("%s does not call dalo-hook dispatch from the store (err %v):\n%s", cfg, err, b)
 			}
 			const agentProbe = "LIVE-CODEX-AGENT-PROBE-0c1d"
 			if p == "codex" {

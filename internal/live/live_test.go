@@ -203,6 +203,9 @@ wire_api = "responses"
 		t.Fatalf("unknown provider %q", provider)
 	}
 	t.Cleanup(w.server.Close)
+	// The harness is on PATH, where a user has it: install finds it there
+	// and uses the table of its version.
+	w.pathHarness()
 	return w
 }
 
@@ -256,7 +259,13 @@ func (w *world) installSource(id, pkg string, files map[string]string) string {
 	w.dalo("source", "add", id, src)
 	ref := id + ":" + pkg
 	w.dalo("plugin", "approve", ref, "--provider", w.provider, "--all", "--yes")
-	return w.dalo("plugin", "install", ref, "--provider", w.provider)
+	args := []string{"plugin", "install", ref, "--provider", w.provider}
+	if w.provider == "codex" && !w.untrusted {
+		// As a user of Codex installs: recording Codex's trust for dalo's
+		// entries, so that Codex runs them.
+		args = append(args, "--trust")
+	}
+	return w.dalo(args...)
 }
 
 // A session is the result of one headless harness run.
