@@ -7,9 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -112,12 +112,19 @@ func newCommand(h *plan.PlannedHook, f Fields, getenv func(string) (string, bool
 	return c, nil
 }
 
-// inputRef reports whether a is exactly ${input.NAME}.
+// argvInput is the rules' grammar of an interpolating argument
+// (plan.ArgvInput, generated from #ArgvInterpolation), compiled on the
+// first use: a dispatch that runs no handler with an argv never pays it.
+var argvInput = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(plan.ArgvInput) })
+
+// inputRef reports whether a interpolates an input, as the rules' grammar
+// has it (${input.NAME}, whole), and which.
 func inputRef(a string) (string, bool) {
-	if !strings.HasPrefix(a, "${input.") || !strings.HasSuffix(a, "}") {
+	m := argvInput().FindStringSubmatch(a)
+	if m == nil {
 		return "", false
 	}
-	return a[len("${input.") : len(a)-1], true
+	return m[1], true
 }
 
 func findInput(ins []plan.PlannedInput, name string) *plan.PlannedInput {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -349,8 +348,6 @@ func (c *pkgCheck) report(vs []violation, prefix string) {
 	}
 }
 
-var wholeInput = regexp.MustCompile(`^\$\{input\.([A-Za-z_][A-Za-z0-9_]*)\}$`)
-
 func (c *pkgCheck) tools() {
 	seen := map[string]int{}
 	for i, t := range c.m.Tools {
@@ -370,11 +367,11 @@ func (c *pkgCheck) tools() {
 			inputs[in.Name] = n
 		}
 		for n, a := range t.Argv {
-			if !strings.Contains(a, "${") {
+			if !strings.Contains(a, c.r.argvOpens) {
 				continue
 			}
 			f := fmt.Sprintf("%s.argv[%d]", at, n)
-			m := wholeInput.FindStringSubmatch(a)
+			m := c.r.argvWhole.FindStringSubmatch(a)
 			switch {
 			case m == nil:
 				c.l.errorf("E042", c.doc.at(f), f, "only a whole argument ${input.NAME} may interpolate; %q embeds or malforms a substitution", a)
@@ -559,7 +556,7 @@ func (c *pkgCheck) refs() {
 		}
 		// The closure is over every member: with one unreadable, the
 		// skill may be that one.
-		if mb.Fallback != nil && ref.Kind == "agent" && fbKind == "skill" && !rl.partialMembers && !required[c.norm(mb.Fallback.Skill)] {
+		if mb.Fallback != nil && c.r.fallbacks[ref.Kind][fbKind] && !rl.partialMembers && !required[c.norm(mb.Fallback.Skill)] {
 			c.l.errorf("E055", c.doc.at(at+".fallback.skill"), at+".fallback.skill", "fallback skill %s must also be a required member", mb.Fallback.Skill)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -34,6 +35,12 @@ func KnownSource() ([]byte, error) {
 	var runtimes map[string]plan.Runtime
 	if err := rules.LookupPath(cue.ParsePath("#Runtimes")).Decode(&runtimes); err != nil {
 		return nil, fmt.Errorf("rules: #Runtimes: %w", err)
+	}
+	var argv struct {
+		Whole string `json:"whole"`
+	}
+	if err := rules.LookupPath(cue.ParsePath("#ArgvInterpolation")).Decode(&argv); err != nil {
+		return nil, fmt.Errorf("rules: #ArgvInterpolation: %w", err)
 	}
 	var kinds map[string]map[string]bool
 	if err := rules.LookupPath(cue.ParsePath("#ResultKinds")).Decode(&kinds); err != nil {
@@ -137,6 +144,10 @@ func KnownSource() ([]byte, error) {
 		sort.Strings(ks)
 		fmt.Fprintf(&b, "\t%q: %#v,\n", e, ks)
 	}
-	b.WriteString("}\n")
+	b.WriteString("}\n\n")
+	b.WriteString("// ArgvInput is the pattern of an argv argument that interpolates a tool\n")
+	b.WriteString("// input (#ArgvInterpolation.whole): the whole argument, group 1 naming\n")
+	b.WriteString("// the input. Any other argument is passed as it is.\n")
+	fmt.Fprintf(&b, "const ArgvInput = %s\n", strconv.Quote(argv.Whole))
 	return format.Source(b.Bytes())
 }

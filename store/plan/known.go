@@ -38,3 +38,8 @@ var ResultKinds = map[string][]string{
 	"replace_output":    []string{"abstain", "replace_output"},
 	"rewrite_input":     []string{"abstain", "rewrite_input"},
 }
+
+// ArgvInput is the pattern of an argv argument that interpolates a tool
+// input (#ArgvInterpolation.whole): the whole argument, group 1 naming
+// the input. Any other argument is passed as it is.
+const ArgvInput = "^\\$\\{input\\.([A-Za-z_][A-Za-z0-9_]*)\\}$"
