@@ -42,6 +42,10 @@ func KnownSource() ([]byte, error) {
 	if err := rules.LookupPath(cue.ParsePath("#ArgvInterpolation")).Decode(&argv); err != nil {
 		return nil, fmt.Errorf("rules: #ArgvInterpolation: %w", err)
 	}
+	var passes int
+	if err := rules.LookupPath(cue.ParsePath("#FailClosedPasses")).Decode(&passes); err != nil {
+		return nil, fmt.Errorf("rules: #FailClosedPasses: %w", err)
+	}
 	var kinds map[string]map[string]bool
 	if err := rules.LookupPath(cue.ParsePath("#ResultKinds")).Decode(&kinds); err != nil {
 		return nil, fmt.Errorf("rules: #ResultKinds: %w", err)
@@ -148,6 +152,9 @@ func KnownSource() ([]byte, error) {
 	b.WriteString("// ArgvInput is the pattern of an argv argument that interpolates a tool\n")
 	b.WriteString("// input (#ArgvInterpolation.whole): the whole argument, group 1 naming\n")
 	b.WriteString("// the input. Any other argument is passed as it is.\n")
-	fmt.Fprintf(&b, "const ArgvInput = %s\n", strconv.Quote(argv.Whole))
+	fmt.Fprintf(&b, "const ArgvInput = %s\n\n", strconv.Quote(argv.Whole))
+	b.WriteString("// FailClosedPasses is the most workflow passes failing fail_closed hooks\n")
+	b.WriteString("// ask for in a row in one session (#FailClosedPasses).\n")
+	fmt.Fprintf(&b, "const FailClosedPasses = %d\n", passes)
 	return format.Source(b.Bytes())
 }

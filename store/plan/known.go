@@ -43,3 +43,7 @@ var ResultKinds = map[string][]string{
 // input (#ArgvInterpolation.whole): the whole argument, group 1 naming
 // the input. Any other argument is passed as it is.
 const ArgvInput = "^\\$\\{input\\.([A-Za-z_][A-Za-z0-9_]*)\\}$"
+
+// FailClosedPasses is the most workflow passes failing fail_closed hooks
+// ask for in a row in one session (#FailClosedPasses).
+const FailClosedPasses = 3
