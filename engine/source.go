@@ -87,7 +87,13 @@ type Package struct {
 	File     string // plugins/<name>/PLUGIN.toml
 	Manifest *Manifest
 	doc      *manifest
+	// diags are the findings of the package's own contract: its manifest
+	// and its files. refDiags are those of the resolution of its
+	// references (unresolved, out of source, a member that fails its own
+	// checks), which the report keeps apart: they never make the package
+	// invalid, they block it (Report.Blocked).
 	diags    diagList
+	refDiags diagList
 	// refs is what the manifest references, as far as it can be read:
 	// nil only when the manifest was not decoded.
 	refs *refList
@@ -139,7 +145,7 @@ func Load(root string, opts Options) (*Source, error) {
 	s.Packages = make([]*Package, len(names))
 	for i, n := range names {
 		file := lay.Path("plugin", n)
-		s.Packages[i] = &Package{Name: n, Dir: lay.Dir("plugin", n), File: file, diags: diagList{file: file}}
+		s.Packages[i] = &Package{Name: n, Dir: lay.Dir("plugin", n), File: file, diags: diagList{file: file}, refDiags: diagList{file: file}}
 	}
 	checkPackages(root, opts.SourceID, s.Packages, rules)
 
@@ -173,6 +179,7 @@ func Load(root string, opts Options) (*Source, error) {
 	rep.Diagnostics = append(rep.Diagnostics, top.diags...)
 	for _, p := range s.Packages {
 		rep.Diagnostics = append(rep.Diagnostics, p.diags.diags...)
+		rep.Diagnostics = append(rep.Diagnostics, p.refDiags.diags...)
 	}
 	for _, f := range sortedKeys(v.files) {
 		rep.Diagnostics = append(rep.Diagnostics, v.files[f].diags...)
@@ -188,6 +195,14 @@ func Load(root string, opts Options) (*Source, error) {
 	}
 	rep.Capabilities = caps
 	rep.Valid = len(s.Packages) > 0 && rep.Errors() == 0
+	for _, p := range rep.Packages {
+		// A required reference that does not resolve is an error too;
+		// this keeps the exit-0 condition the draft's whatever a
+		// diagnostic says.
+		if len(rep.Blocked(p.Name)) > 0 {
+			rep.Valid = false
+		}
+	}
 	s.Report = rep
 	return s, nil
 }
