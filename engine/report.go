@@ -1,6 +1,6 @@
 package engine
 
-// Report is validation report schema 1 (DECISIONS §5).
+// Report is validation report schema 1 (docs/design.md §5).
 type Report struct {
 	Schema        int                         `json:"schema"`
 	Valid         bool                        `json:"valid"`
