@@ -7,9 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -112,19 +112,17 @@ func newCommand(h *plan.PlannedHook, f Fields, getenv func(string) (string, bool
 	return c, nil
 }
 
-// argvInput is the rules' grammar of an interpolating argument
-// (plan.ArgvInput, generated from #ArgvInterpolation), compiled on the
-// first use: a dispatch that runs no handler with an argv never pays it.
-var argvInput = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(plan.ArgvInput) })
-
-// inputRef reports whether a interpolates an input, as the rules' grammar
-// has it (${input.NAME}, whole), and which.
+// inputRef reports whether a interpolates an input, as the rules'
+// grammar has it (#ArgvInterpolation: ${input.NAME}, whole), and which.
+// The validator refused every other argument that holds a substitution,
+// so the prefix and suffix alone tell one; a name that is no declared
+// input fails the run (newCommand).
 func inputRef(a string) (string, bool) {
-	m := argvInput().FindStringSubmatch(a)
-	if m == nil {
+	name, ok := strings.CutPrefix(a, plan.ArgvPrefix)
+	if !ok {
 		return "", false
 	}
-	return m[1], true
+	return strings.CutSuffix(name, plan.ArgvSuffix)
 }
 
 func findInput(ins []plan.PlannedInput, name string) *plan.PlannedInput {

@@ -37,7 +37,8 @@ func KnownSource() ([]byte, error) {
 		return nil, fmt.Errorf("rules: #Runtimes: %w", err)
 	}
 	var argv struct {
-		Whole string `json:"whole"`
+		Prefix string `json:"prefix"`
+		Suffix string `json:"suffix"`
 	}
 	if err := rules.LookupPath(cue.ParsePath("#ArgvInterpolation")).Decode(&argv); err != nil {
 		return nil, fmt.Errorf("rules: #ArgvInterpolation: %w", err)
@@ -149,10 +150,10 @@ func KnownSource() ([]byte, error) {
 		fmt.Fprintf(&b, "\t%q: %#v,\n", e, ks)
 	}
 	b.WriteString("}\n\n")
-	b.WriteString("// ArgvInput is the pattern of an argv argument that interpolates a tool\n")
-	b.WriteString("// input (#ArgvInterpolation.whole): the whole argument, group 1 naming\n")
-	b.WriteString("// the input. Any other argument is passed as it is.\n")
-	fmt.Fprintf(&b, "const ArgvInput = %s\n\n", strconv.Quote(argv.Whole))
+	b.WriteString("// ArgvPrefix and ArgvSuffix open and close an argv argument that\n")
+	b.WriteString("// interpolates the tool input named between them (#ArgvInterpolation).\n")
+	b.WriteString("// Any other argument is passed as it is.\n")
+	fmt.Fprintf(&b, "const (\n\tArgvPrefix = %s\n\tArgvSuffix = %s\n)\n\n", strconv.Quote(argv.Prefix), strconv.Quote(argv.Suffix))
 	b.WriteString("// FailClosedPasses is the most workflow passes failing fail_closed hooks\n")
 	b.WriteString("// ask for in a row in one session (#FailClosedPasses).\n")
 	fmt.Fprintf(&b, "const FailClosedPasses = %d\n", passes)

@@ -39,10 +39,13 @@ var ResultKinds = map[string][]string{
 	"rewrite_input":     []string{"abstain", "rewrite_input"},
 }
 
-// ArgvInput is the pattern of an argv argument that interpolates a tool
-// input (#ArgvInterpolation.whole): the whole argument, group 1 naming
-// the input. Any other argument is passed as it is.
-const ArgvInput = "^\\$\\{input\\.([A-Za-z_][A-Za-z0-9_]*)\\}$"
+// ArgvPrefix and ArgvSuffix open and close an argv argument that
+// interpolates the tool input named between them (#ArgvInterpolation).
+// Any other argument is passed as it is.
+const (
+	ArgvPrefix = "${input."
+	ArgvSuffix = "}"
+)
 
 // FailClosedPasses is the most workflow passes failing fail_closed hooks
 // ask for in a row in one session (#FailClosedPasses).
