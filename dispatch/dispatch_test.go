@@ -322,6 +322,7 @@ func TestStopFailClosedUncounted(t *testing.T) {
 		}{
 			{"no session, first stop", noSession("Stop"), nil, true, ""},
 			{"no session, continued", noSession("Stop.continued"), nil, false, "the payload names no session"},
+			{"unreadable payload", []byte("not json"), nil, false, "does not say whether this stop was already continued"},
 			{"unwritable count", mustJSON(recorded(t, provider, "Stop")), func(home string) {
 				os.WriteFile(filepath.Join(home, plan.StopsDir), nil, 0o644) // a file where the directory goes
 			}, false, "recording the pass count"},

@@ -54,8 +54,11 @@ func passRefused(home, provider string, fields Fields, runs []run, rules plan.Ru
 	again, known := fields["workflow.already_continued"].(bool)
 	session, ok := fields.String("session.id")
 	if !ok || session == "" {
-		if !want || (known && !again) {
+		switch {
+		case !want || (known && !again):
 			return ""
+		case !known:
+			return "the payload names no session and does not say whether this stop was already continued, so dalo cannot count the passes failing hooks ask for"
 		}
 		return "the payload names no session, so dalo cannot count the passes failing hooks ask for, and this stop was already continued"
 	}
