@@ -103,6 +103,9 @@ type run struct {
 	// skipped, that its grant confirmed that matcher: it has no part in
 	// the outcome.
 	unmatched, skipped bool
+	// noPass, when set, says why a failing fail_closed hook of this event
+	// may not ask for another workflow pass (see failurePasses).
+	noPass string
 }
 
 func source(h *plan.PlannedHook) string { return h.Package + "/" + h.Hook }
@@ -119,10 +122,10 @@ func source(h *plan.PlannedHook) string { return h.Package + "/" + h.Hook }
 //     as the model-facing reason under model_and_user, and a generic reason
 //     naming the hook under user; where the deny reason reaches the user
 //     alone (the table's user_only), it is the user's diagnostic instead
-//     (see Render). On a Stop that was already continued
-//     (workflow.already_continued), a failure does not ask for yet another
-//     pass: a broken handler would otherwise loop the agent forever; the
-//     user is told.
+//     (see Render). The passes asked for in a row are bounded
+//     (plan.FailClosedPasses, see failurePasses): past the bound, or when
+//     they cannot be counted, a failure asks for no other pass, and the
+//     user is told why.
 //   - Contexts are kept, each named by its hook, up to maxContext of the
 //     plan's limits joined; notes past it are dropped whole from the end,
 //     and the user is told which (see capContext).
@@ -138,7 +141,7 @@ func source(h *plan.PlannedHook) string { return h.Package + "/" + h.Hook }
 //     the user sees the conflict.
 //   - Continue requests all apply, reasons joined; allow, observe and abstain
 //     ask for nothing.
-func compose(runs []run, fields Fields, lim plan.Limits, rules plan.Rules) *Outcome {
+func compose(runs []run, lim plan.Limits, rules plan.Rules) *Outcome {
 	o := &Outcome{}
 	var allows, denies []string
 	var rewrites, replaces []Note // Text holds the JSON
@@ -148,7 +151,7 @@ func compose(runs []run, fields Fields, lim plan.Limits, rules plan.Rules) *Outc
 		}
 		h, src := r.hook, source(r.hook)
 		if r.failure != "" {
-			if applyFailure(o, h, r, fields, lim, rules) == plan.FailDeny {
+			if applyFailure(o, h, r, lim, rules) == plan.FailDeny {
 				denies = append(denies, src)
 			}
 			continue
@@ -241,7 +244,7 @@ func capContext(o *Outcome, lim plan.Limits) {
 // copy of #FailClosed). The diagnostic is cut to lim.ResultTextBytes, the
 // bound of any text a handler can put before the model: under
 // model_and_user it is model context.
-func applyFailure(o *Outcome, h *plan.PlannedHook, r run, fields Fields, lim plan.Limits, rules plan.Rules) string {
+func applyFailure(o *Outcome, h *plan.PlannedHook, r run, lim plan.Limits, rules plan.Rules) string {
 	src := source(h)
 	failure := bound(r.failure, lim.ResultTextBytes)
 	user := fmt.Sprintf("dalo: hook %s failed (%s): %s", src, h.FailurePolicy, failure)
@@ -259,8 +262,8 @@ func applyFailure(o *Outcome, h *plan.PlannedHook, r run, fields Fields, lim pla
 			o.Deny = append(o.Deny, Note{Source: src, Text: model + " The action was blocked (fail_closed).", UserText: user})
 			return plan.FailDeny
 		case plan.FailContinue:
-			if again, _ := fields["workflow.already_continued"].(bool); again {
-				o.User = append(o.User, "dalo: hook "+src+" is fail_closed, but this stop was already continued once; not asking for another pass")
+			if r.noPass != "" {
+				o.User = append(o.User, "dalo: hook "+src+" is fail_closed, but "+r.noPass+"; not asking for another pass")
 				return ""
 			}
 			o.Continue = append(o.Continue, Note{Source: src, Text: model + " Another pass was requested (fail_closed)."})

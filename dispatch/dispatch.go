@@ -184,7 +184,8 @@ func dispatch(req Request) (Native, error) {
 		}(&runs[i])
 	}
 	wg.Wait()
-	return Render(&ef.Native, compose(runs, fields, ef.Limits, ef.Rules)), nil
+	failurePasses(req.Home, req.Provider, fields, runs, ef.Rules)
+	return Render(&ef.Native, compose(runs, ef.Limits, ef.Rules)), nil
 }
 
 // knownProviders is the names of plan.Known, sorted.

@@ -234,20 +234,149 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	}
 }
 
-// TestStopFailClosed checks that fail_closed asks for another pass, but
-// not once the stop was already continued.
+// TestStopFailClosed follows one session's stops: a failing fail_closed
+// stop hook asks for another pass at every stop, already continued or
+// not, up to plan.FailClosedPasses in a row; past them it asks for none
+// and the user is told; a new turn (a stop not already continued), or a
+// stop whose hook ran, starts the count again.
 func TestStopFailClosed(t *testing.T) {
 	for _, provider := range []string{"claude", "codex"} {
-		h := dispatchtest.Hook{ID: "check", Subject: "workflow", Phase: "stop", Effect: "continue_workflow",
-			Policy: "fail_closed", Script: "#!/bin/sh\nexit 1\n"}
-		n := decode(t, dispatchEvent(t, provider, "Stop", mustJSON(recorded(t, provider, "Stop")), []dispatchtest.Hook{h}, nil))
-		if n.Decision != "block" || !strings.Contains(n.Reason, "[test:pkg/check] This hook failed") || strings.Contains(n.Reason, "status 1") {
-			t.Errorf("%s Stop: decision %q reason %q", provider, n.Decision, n.Reason)
+		t.Run(provider, func(t *testing.T) {
+			broken := filepath.Join(t.TempDir(), "broken")
+			h := dispatchtest.Hook{ID: "check", Subject: "workflow", Phase: "stop", Effect: "continue_workflow",
+				Policy: "fail_closed", Script: "#!/bin/sh\nif [ -e " + broken + " ]; then exit 1; fi\nprintf '{\"kind\":\"abstain\"}'\n"}
+			home := t.TempDir()
+			if _, err := dispatchtest.Install(home, provider, map[string][]dispatchtest.Hook{"Stop": {h}}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { writable(home) })
+			first, again := mustJSON(recorded(t, provider, "Stop")), mustJSON(recorded(t, provider, "Stop.continued"))
+			const pass, refused, quiet = "pass", "refused", "quiet"
+			type step struct {
+				what    string
+				broken  bool // the handler fails
+				payload []byte
+				want    string
+			}
+			steps := []step{{"the turn's first stop", true, first, pass}}
+			for i := 2; i <= plan.FailClosedPasses; i++ {
+				steps = append(steps, step{fmt.Sprintf("continued stop %d", i), true, again, pass})
+			}
+			steps = append(steps,
+				step{"past the bound", true, again, refused},
+				step{"still past the bound", true, again, refused},
+				step{"a new turn", true, first, pass},
+				step{"the hook runs", false, again, quiet},
+				step{"failing again after it ran", true, again, pass},
+			)
+			for _, st := range steps {
+				if st.broken {
+					os.WriteFile(broken, nil, 0o644)
+				} else {
+					os.Remove(broken)
+				}
+				out, err := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: "Stop", Payload: st.payload, Getenv: getenv})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := decode(t, out)
+				switch st.want {
+				case pass:
+					if n.Decision != "block" || !strings.Contains(n.Reason, "[test:pkg/check] This hook failed") || strings.Contains(n.Reason, "status 1") {
+						t.Errorf("%s: decision %q reason %q, want another pass with the generic reason", st.what, n.Decision, n.Reason)
+					}
+				case refused:
+					want := fmt.Sprintf("dalo: hook test:pkg/check is fail_closed, but failing fail_closed hooks already asked for %d workflow passes in a row, the most dalo asks for; not asking for another pass", plan.FailClosedPasses)
+					if n.Decision != "" || !strings.Contains(n.SystemMessage, want) {
+						t.Errorf("%s: decision %q, systemMessage %q, want no pass and %q", st.what, n.Decision, n.SystemMessage, want)
+					}
+				case quiet:
+					if len(out.Stdout) != 0 {
+						t.Errorf("%s: %s, want no answer", st.what, out.Stdout)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestStopFailClosedUncounted checks the stops whose passes cannot be
+// counted: without a session id only a turn's first stop asks for a pass;
+// with a count that cannot be written or read, none does, since an
+// uncounted pass could be the first of an endless loop.
+func TestStopFailClosedUncounted(t *testing.T) {
+	h := dispatchtest.Hook{ID: "check", Subject: "workflow", Phase: "stop", Effect: "continue_workflow",
+		Policy: "fail_closed", Script: "#!/bin/sh\nexit 1\n"}
+	for _, provider := range []string{"claude", "codex"} {
+		noSession := func(file string) []byte {
+			m := recorded(t, provider, file)
+			delete(m, "session_id")
+			return mustJSON(m)
 		}
-		n = decode(t, dispatchEvent(t, provider, "Stop", mustJSON(recorded(t, provider, "Stop.continued")), []dispatchtest.Hook{h}, nil))
-		if n.Decision != "" || !strings.Contains(n.SystemMessage, "already continued") {
-			t.Errorf("%s continued Stop: decision %q, systemMessage %q", provider, n.Decision, n.SystemMessage)
+		for _, c := range []struct {
+			name    string
+			payload []byte
+			damage  func(home string)
+			pass    bool
+			why     string
+		}{
+			{"no session, first stop", noSession("Stop"), nil, true, ""},
+			{"no session, continued", noSession("Stop.continued"), nil, false, "the payload names no session"},
+			{"unreadable payload", []byte("not json"), nil, false, "does not say whether this stop was already continued"},
+			{"unwritable count", mustJSON(recorded(t, provider, "Stop")), func(home string) {
+				os.WriteFile(filepath.Join(home, plan.StopsDir), nil, 0o644) // a file where the directory goes
+			}, false, "recording the pass count"},
+			{"damaged count", mustJSON(recorded(t, provider, "Stop.continued")), func(home string) {
+				if err := plan.SetStopPasses(home, provider, "00000000-0000-0000-0000-000000000000", 1); err != nil {
+					t.Fatal(err)
+				}
+				dir := filepath.Join(home, plan.StopsDir, provider)
+				ents, _ := os.ReadDir(dir)
+				for _, e := range ents {
+					os.WriteFile(filepath.Join(dir, e.Name()), []byte("many\n"), 0o600)
+				}
+			}, false, "not a count"},
+		} {
+			t.Run(provider+"/"+c.name, func(t *testing.T) {
+				var change func(string, *plan.Plan)
+				if c.damage != nil {
+					change = func(home string, _ *plan.Plan) { c.damage(home) }
+				}
+				n := decode(t, dispatchEvent(t, provider, "Stop", c.payload, []dispatchtest.Hook{h}, change))
+				if got := n.Decision == "block"; got != c.pass {
+					t.Errorf("another pass = %v, want %v (systemMessage %q)", got, c.pass, n.SystemMessage)
+				}
+				if !c.pass && (!strings.Contains(n.SystemMessage, c.why) || !strings.Contains(n.SystemMessage, "not asking for another pass")) {
+					t.Errorf("systemMessage %q, want why (%q)", n.SystemMessage, c.why)
+				}
+			})
 		}
+	}
+}
+
+// TestStopHandlerContinues checks that dalo does not bound the passes a
+// handler asks for with its own continue_workflow results: whether to
+// continue again is the handler's decision (it reads
+// workflow.already_continued), and nothing is counted for it.
+func TestStopHandlerContinues(t *testing.T) {
+	h := dispatchtest.Hook{ID: "more", Subject: "workflow", Phase: "stop", Effect: "continue_workflow",
+		Policy: "fail_closed", Script: "#!/bin/sh\nprintf '{\"kind\":\"continue_workflow\",\"reason\":\"Again.\"}'\n"}
+	home := t.TempDir()
+	if _, err := dispatchtest.Install(home, "codex", map[string][]dispatchtest.Hook{"Stop": {h}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { writable(home) })
+	for i := 0; i < plan.FailClosedPasses+2; i++ {
+		out, err := dispatch.Dispatch(dispatch.Request{Home: home, Provider: "codex", Event: "Stop", Payload: mustJSON(recorded(t, "codex", "Stop.continued")), Getenv: getenv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := decode(t, out); n.Decision != "block" || !strings.Contains(n.Reason, "Again.") {
+			t.Fatalf("stop %d: decision %q reason %q, want the handler's pass", i+1, n.Decision, n.Reason)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, plan.StopsDir)); !os.IsNotExist(err) {
+		t.Errorf("a handler's own passes were counted in the store (%v)", err)
 	}
 }
 

@@ -161,7 +161,7 @@ func TestComposeBoundsFailure(t *testing.T) {
 	lim := plan.Limits{ResponseBytes: 64, ResultTextBytes: 100, RewrittenInputBytes: 12}
 	for _, policy := range []string{"report", "fail_closed"} {
 		h := &plan.PlannedHook{Package: "p", Hook: "h", Effect: "gate", FailurePolicy: policy, ErrorVisibility: "model_and_user"}
-		o := compose([]run{{hook: h, failure: strings.Repeat("x", 1<<20)}}, nil, lim, rulesOf(t))
+		o := compose([]run{{hook: h, failure: strings.Repeat("x", 1<<20)}}, lim, rulesOf(t))
 		notes := o.Context
 		if policy == "fail_closed" {
 			notes = o.Deny

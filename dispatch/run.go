@@ -112,12 +112,17 @@ func newCommand(h *plan.PlannedHook, f Fields, getenv func(string) (string, bool
 	return c, nil
 }
 
-// inputRef reports whether a is exactly ${input.NAME}.
+// inputRef reports whether a interpolates an input, as the rules'
+// grammar has it (#ArgvInterpolation: ${input.NAME}, whole), and which.
+// The validator refused every other argument that holds a substitution,
+// so the prefix and suffix alone tell one; a name that is no declared
+// input fails the run (newCommand).
 func inputRef(a string) (string, bool) {
-	if !strings.HasPrefix(a, "${input.") || !strings.HasSuffix(a, "}") {
+	name, ok := strings.CutPrefix(a, plan.ArgvPrefix)
+	if !ok {
 		return "", false
 	}
-	return a[len("${input.") : len(a)-1], true
+	return strings.CutSuffix(name, plan.ArgvSuffix)
 }
 
 func findInput(ins []plan.PlannedInput, name string) *plan.PlannedInput {

@@ -24,7 +24,7 @@ const maxGrantFile = 1 << 20
 const reinstall = "; run 'dalo plugin install' again"
 
 // checkTrust re-checks, just before a run of h on the native event of
-// provider, everything the plan was built from (DECISIONS §7): both grants
+// provider, everything the plan was built from (docs/design.md §7): both grants
 // of the hook still exist in the ledger with the digests the plan names
 // (revoke deletes the file; a new approval changes the digest) and with the
 // kind, provider, package and item the plan names; each grant's digest is

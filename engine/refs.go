@@ -81,7 +81,8 @@ func (v *sourceCheck) references() {
 
 // omissions settles the members whose own files fail their checks (a
 // skill's front matter, an instruction's bytes). Such an asset cannot be
-// activated. A package that requires it is invalid (packageReport); one that
+// activated: its reference is invalid (reference). A package that requires
+// it is blocked (Report.Blocked) and its findings stay errors; one that
 // references it only optionally or as recommended omits it, visibly: a
 // warning at its reference names the member and every finding (W073). When
 // no package requires the asset, its findings are only those warnings, so
@@ -89,14 +90,14 @@ func (v *sourceCheck) references() {
 func (v *sourceCheck) omissions() {
 	required := map[string]bool{}
 	for _, r := range v.refs {
-		if r.Resolution == Resolved && r.Requirement == "required" {
+		if r.Target != "" && r.Requirement == "required" {
 			required[r.Target] = true
 		}
 	}
 	byName := v.byName
 	for _, r := range v.refs {
 		l, ok := v.files[r.Target]
-		if r.Resolution != Resolved || r.Requirement == "required" || !ok || !l.hasErrors() {
+		if r.Target == "" || r.Requirement == "required" || !ok || !l.hasErrors() {
 			continue
 		}
 		p := byName[r.Package]
@@ -104,11 +105,7 @@ func (v *sourceCheck) omissions() {
 			if d.Severity != Error {
 				continue
 			}
-			loc := d.File
-			if d.Line > 0 {
-				loc = fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
-			}
-			p.diags.warnf("W073", p.doc.at(r.Field), r.Field, "%s member %s is visibly omitted: %s: %s %s", r.Requirement, r.Ref, loc, d.Code, d.Message)
+			p.refDiags.warnf("W073", p.doc.at(r.Field), r.Field, "%s member %s is visibly omitted: %s", r.Requirement, r.Ref, finding(d))
 		}
 	}
 	for path, l := range v.files {
@@ -144,21 +141,57 @@ func (v *sourceCheck) reference(p *Package, field, ref, requirement string) {
 		return
 	}
 	t := v.resolve(r)
-	v.refs = append(v.refs, Reference{Package: p.Name, Field: field, Ref: ref, Requirement: requirement, Resolution: t.resolution, Target: t.path, Reason: t.reason})
-	if t.resolution == Resolved {
+	if l, ok := v.files[t.path]; ok && t.resolution == Resolved && l.hasErrors() {
+		// The asset is there but fails its own checks, which its file's
+		// diagnostics say (and omissions settles): the reference is
+		// invalid, not the package.
+		v.refs = append(v.refs, Reference{Package: p.Name, Field: field, Ref: ref, Requirement: requirement, Resolution: InvalidRef, Target: t.path, Reason: failedChecks(l)})
 		return
 	}
-	pos := p.doc.at(field)
+	v.refs = append(v.refs, Reference{Package: p.Name, Field: field, Ref: ref, Requirement: requirement, Resolution: t.resolution, Target: t.path, Reason: t.reason})
+	pos, l := p.doc.at(field), &p.refDiags
 	switch {
+	case t.resolution == Resolved:
 	case t.resolution == OutOfSource && requirement == "required":
-		p.diags.errorf("E074", pos, field, "required reference %s names source %s; validate never consults the source registry, so it stays unresolved", ref, r.Source)
+		l.errorf("E074", pos, field, "required reference %s names source %s; validate never consults the source registry, so it stays unresolved", ref, r.Source)
 	case t.resolution == OutOfSource:
-		p.diags.warnf("W075", pos, field, "%s reference %s names source %s and stays unresolved here; it is visibly omitted", requirement, ref, r.Source)
+		l.warnf("W075", pos, field, "%s reference %s names source %s and stays unresolved here; it is visibly omitted", requirement, ref, r.Source)
 	case requirement == "required":
-		p.diags.errorf("E071", pos, field, "required reference %s does not resolve: %s", ref, t.reason)
+		l.errorf("E071", pos, field, "required reference %s does not resolve: %s", ref, t.reason)
 	default:
-		p.diags.warnf("W072", pos, field, "%s reference %s does not resolve (%s); it is visibly omitted", requirement, ref, t.reason)
+		l.warnf("W072", pos, field, "%s reference %s does not resolve (%s); it is visibly omitted", requirement, ref, t.reason)
 	}
+}
+
+// failedChecks says, for the reason of an invalid reference, how the
+// asset whose diagnostics l holds fails its checks: the first error, and
+// how many more.
+func failedChecks(l *diagList) string {
+	var first *Diagnostic
+	n := 0
+	for i, d := range l.diags {
+		if d.Severity == Error {
+			if first == nil {
+				first = &l.diags[i]
+			}
+			n++
+		}
+	}
+	s := "fails its checks: " + finding(*first)
+	if n > 1 {
+		s += fmt.Sprintf(" (and %d more)", n-1)
+	}
+	return s
+}
+
+// finding writes a diagnostic about a member's file as a reference's
+// reason or a warning quotes it: file:line:column: code message.
+func finding(d Diagnostic) string {
+	loc := d.File
+	if d.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
+	}
+	return fmt.Sprintf("%s: %s %s", loc, d.Code, d.Message)
 }
 
 // errorAt returns the first error l holds about field, or nil.
@@ -556,17 +589,6 @@ func (v *sourceCheck) packageReport(p *Package) PackageReport {
 	}
 	for _, mb := range p.refs.members {
 		pr.Members = append(pr.Members, MemberReport{Ref: mb.Ref, Requirement: mb.Requirement, Fallback: mb.Fallback})
-		// A required member whose own file is invalid blocks the package.
-		if mb.Requirement == "required" {
-			r := ParseRef(mb.Ref)
-			if _, known := v.rules.Layout[r.Kind]; known {
-				if t := v.resolve(r); t.resolution == Resolved {
-					if l, ok := v.files[t.path]; ok && l.hasErrors() {
-						pr.Valid = false
-					}
-				}
-			}
-		}
 	}
 	m := p.Manifest
 	if m == nil {

@@ -92,8 +92,9 @@ func TestShortestCycle(t *testing.T) {
 }
 
 // TestOptionalOmission proves that the packages of one source agree with
-// the report about a member whose own file fails: only the packages that
-// require it are invalid, and the source is valid when none does.
+// the report about a member whose own file fails: its references are
+// invalid, the packages that require it are blocked (not invalid: their
+// own contract holds), and the source is valid when none requires it.
 func TestOptionalOmission(t *testing.T) {
 	skill := "-- skills/s1/SKILL.md --\n---\nname: s2\ndescription: Misnamed.\n---\n"
 	pkg := func(name, requirement string) string {
@@ -104,7 +105,7 @@ func TestOptionalOmission(t *testing.T) {
 		name    string
 		archive string
 		valid   bool
-		invalid []string // packages reported invalid
+		blocked []string // packages blocked by a reference
 		codes   []string // codes of the report, sorted
 	}{
 		{"optional only", skill + pkg("a", "optional"), true, nil, []string{"W073"}},
@@ -120,26 +121,35 @@ func TestOptionalOmission(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var invalid, codes []string
+			var blocked, codes []string
 			for _, p := range rep.Packages {
 				if !p.Valid {
-					invalid = append(invalid, p.Name)
+					t.Errorf("package %s reported invalid: its own contract holds", p.Name)
+				}
+				if len(rep.Blocked(p.Name)) > 0 {
+					blocked = append(blocked, p.Name)
 				}
 			}
 			for _, d := range rep.Diagnostics {
 				codes = append(codes, d.Code)
 			}
 			slices.Sort(codes)
-			if rep.Valid != tt.valid || !slices.Equal(invalid, tt.invalid) || !slices.Equal(codes, tt.codes) {
-				t.Errorf("valid %t, invalid packages %v, codes %v; want %t, %v, %v\n%v", rep.Valid, invalid, codes, tt.valid, tt.invalid, tt.codes, rep.Diagnostics)
+			if rep.Valid != tt.valid || !slices.Equal(blocked, tt.blocked) || !slices.Equal(codes, tt.codes) {
+				t.Errorf("valid %t, blocked packages %v, codes %v; want %t, %v, %v\n%v", rep.Valid, blocked, codes, tt.valid, tt.blocked, tt.codes, rep.Diagnostics)
+			}
+			// Every reference to the failing skill is invalid, and says why.
+			for _, r := range rep.References {
+				if r.Resolution != InvalidRef || r.Target != "skills/s1/SKILL.md" || !strings.Contains(r.Reason, "skills/s1/SKILL.md:2:1: E082") {
+					t.Errorf("reference %s of %s: %s (%s) at %s, want invalid with the finding", r.Ref, r.Package, r.Resolution, r.Reason, r.Target)
+				}
 			}
 			// The exit-0 condition agrees with the packages.
 			all := len(rep.Packages) > 0
 			for _, p := range rep.Packages {
-				all = all && p.Valid
+				all = all && p.Valid && len(rep.Blocked(p.Name)) == 0
 			}
-			if rep.Valid && !all {
-				t.Errorf("report valid but a package is not")
+			if rep.Valid != all {
+				t.Errorf("report valid = %t, but every package valid and unblocked = %t", rep.Valid, all)
 			}
 		})
 	}

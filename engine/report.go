@@ -1,6 +1,6 @@
 package engine
 
-// Report is validation report schema 1 (DECISIONS §5).
+// Report is validation report schema 1 (docs/design.md §5).
 type Report struct {
 	Schema        int                         `json:"schema"`
 	Valid         bool                        `json:"valid"`
@@ -17,6 +17,9 @@ type SourceInfo struct {
 	ID   string `json:"id"`
 }
 
+// A PackageReport is one package: Valid is its own contract (manifest,
+// tools, hooks, the files they name) and nothing else; what its
+// references resolve to is in Report.References (see Report.Blocked).
 type PackageReport struct {
 	Name    string         `json:"name"`
 	ID      string         `json:"id"`
@@ -79,6 +82,21 @@ type HookCapability struct {
 	// BlocksActivation is true for a required hook the provider cannot
 	// honour: the package cannot be activated on that target.
 	BlocksActivation bool `json:"blocks_activation,omitempty"`
+}
+
+// Blocked returns the required references of package name that do not
+// resolve to a valid asset (unresolved, out of source, invalid): each
+// blocks the package's activation. The package's own validity
+// (PackageReport.Valid) is its contract alone; a source with a blocked
+// package is not valid.
+func (r *Report) Blocked(name string) []Reference {
+	var out []Reference
+	for _, ref := range r.References {
+		if ref.Package == name && ref.Requirement == "required" && ref.Resolution != Resolved {
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // Errors counts the error diagnostics of r.

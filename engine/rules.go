@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
 	"sync"
 
 	"cuelang.org/go/cue"
@@ -55,8 +56,15 @@ type Rules struct {
 	// selfRunning is the runtimes whose entry runs itself (#Runtimes
 	// with no interpreter), so must be executable.
 	selfRunning map[string]bool
-	fields      map[string]map[string]fieldDef // struct definition path → fields
-	memo        *ruleMemo
+	// argvOpens and argvWhole are #ArgvInterpolation: an argument holding
+	// argvOpens must match argvWhole whole, group 1 naming the input.
+	argvOpens string
+	argvWhole *regexp.Regexp
+	// fallbacks is, per member kind that takes an inline fallback, the
+	// kinds of reference it may name (#RefPositions.members.*.fallback).
+	fallbacks map[string]map[string]bool
+	fields    map[string]map[string]fieldDef // struct definition path → fields
+	memo      *ruleMemo
 }
 
 type fieldDef struct {
@@ -116,6 +124,29 @@ func LoadRules() (*Rules, error) {
 	r.selfRunning = map[string]bool{}
 	for rt, x := range runtimes {
 		r.selfRunning[rt] = x.Interpreter == ""
+	}
+	var argv struct {
+		Substitution string `json:"substitution"`
+		Whole        string `json:"whole"`
+	}
+	if err := root.LookupPath(cue.ParsePath("#ArgvInterpolation")).Decode(&argv); err != nil {
+		return nil, fmt.Errorf("rules: #ArgvInterpolation: %w", err)
+	}
+	r.argvOpens = argv.Substitution
+	if r.argvWhole, err = regexp.Compile(argv.Whole); err != nil {
+		return nil, fmt.Errorf("rules: #ArgvInterpolation.whole: %w", err)
+	}
+	var members map[string]struct {
+		Fallback map[string]bool `json:"fallback"`
+	}
+	if err := root.LookupPath(cue.ParsePath("#RefPositions.members")).Decode(&members); err != nil {
+		return nil, fmt.Errorf("rules: #RefPositions: %w", err)
+	}
+	r.fallbacks = map[string]map[string]bool{}
+	for kind, m := range members {
+		if m.Fallback != nil {
+			r.fallbacks[kind] = m.Fallback
+		}
 	}
 	return r, nil
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -88,7 +87,13 @@ type Package struct {
 	File     string // plugins/<name>/PLUGIN.toml
 	Manifest *Manifest
 	doc      *manifest
+	// diags are the findings of the package's own contract: its manifest
+	// and its files. refDiags are those of the resolution of its
+	// references (unresolved, out of source, a member that fails its own
+	// checks), which the report keeps apart: they never make the package
+	// invalid, they block it (Report.Blocked).
 	diags    diagList
+	refDiags diagList
 	// refs is what the manifest references, as far as it can be read:
 	// nil only when the manifest was not decoded.
 	refs *refList
@@ -140,7 +145,7 @@ func Load(root string, opts Options) (*Source, error) {
 	s.Packages = make([]*Package, len(names))
 	for i, n := range names {
 		file := lay.Path("plugin", n)
-		s.Packages[i] = &Package{Name: n, Dir: lay.Dir("plugin", n), File: file, diags: diagList{file: file}}
+		s.Packages[i] = &Package{Name: n, Dir: lay.Dir("plugin", n), File: file, diags: diagList{file: file}, refDiags: diagList{file: file}}
 	}
 	checkPackages(root, opts.SourceID, s.Packages, rules)
 
@@ -174,6 +179,7 @@ func Load(root string, opts Options) (*Source, error) {
 	rep.Diagnostics = append(rep.Diagnostics, top.diags...)
 	for _, p := range s.Packages {
 		rep.Diagnostics = append(rep.Diagnostics, p.diags.diags...)
+		rep.Diagnostics = append(rep.Diagnostics, p.refDiags.diags...)
 	}
 	for _, f := range sortedKeys(v.files) {
 		rep.Diagnostics = append(rep.Diagnostics, v.files[f].diags...)
@@ -189,6 +195,14 @@ func Load(root string, opts Options) (*Source, error) {
 	}
 	rep.Capabilities = caps
 	rep.Valid = len(s.Packages) > 0 && rep.Errors() == 0
+	for _, p := range rep.Packages {
+		// A required reference that does not resolve is an error too;
+		// this keeps the exit-0 condition the draft's whatever a
+		// diagnostic says.
+		if len(rep.Blocked(p.Name)) > 0 {
+			rep.Valid = false
+		}
+	}
 	s.Report = rep
 	return s, nil
 }
@@ -349,8 +363,6 @@ func (c *pkgCheck) report(vs []violation, prefix string) {
 	}
 }
 
-var wholeInput = regexp.MustCompile(`^\$\{input\.([A-Za-z_][A-Za-z0-9_]*)\}$`)
-
 func (c *pkgCheck) tools() {
 	seen := map[string]int{}
 	for i, t := range c.m.Tools {
@@ -370,11 +382,11 @@ func (c *pkgCheck) tools() {
 			inputs[in.Name] = n
 		}
 		for n, a := range t.Argv {
-			if !strings.Contains(a, "${") {
+			if !strings.Contains(a, c.r.argvOpens) {
 				continue
 			}
 			f := fmt.Sprintf("%s.argv[%d]", at, n)
-			m := wholeInput.FindStringSubmatch(a)
+			m := c.r.argvWhole.FindStringSubmatch(a)
 			switch {
 			case m == nil:
 				c.l.errorf("E042", c.doc.at(f), f, "only a whole argument ${input.NAME} may interpolate; %q embeds or malforms a substitution", a)
@@ -559,7 +571,7 @@ func (c *pkgCheck) refs() {
 		}
 		// The closure is over every member: with one unreadable, the
 		// skill may be that one.
-		if mb.Fallback != nil && ref.Kind == "agent" && fbKind == "skill" && !rl.partialMembers && !required[c.norm(mb.Fallback.Skill)] {
+		if mb.Fallback != nil && c.r.fallbacks[ref.Kind][fbKind] && !rl.partialMembers && !required[c.norm(mb.Fallback.Skill)] {
 			c.l.errorf("E055", c.doc.at(at+".fallback.skill"), at+".fallback.skill", "fallback skill %s must also be a required member", mb.Fallback.Skill)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // goldenRows are the recorded events of each harness version with the hook
-// rows and effects it supports there (DECISIONS §3 and §4).
+// rows and effects it supports there (docs/design.md §3 and §4).
 var goldenRows = map[string][]dispatchtest.Row{
 	"claude": {
 		{Payload: "SessionStart", Event: "SessionStart", Subject: "session", Phase: "start", Effects: []string{"observe", "add_context"}},

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -34,6 +35,17 @@ func KnownSource() ([]byte, error) {
 	var runtimes map[string]plan.Runtime
 	if err := rules.LookupPath(cue.ParsePath("#Runtimes")).Decode(&runtimes); err != nil {
 		return nil, fmt.Errorf("rules: #Runtimes: %w", err)
+	}
+	var argv struct {
+		Prefix string `json:"prefix"`
+		Suffix string `json:"suffix"`
+	}
+	if err := rules.LookupPath(cue.ParsePath("#ArgvInterpolation")).Decode(&argv); err != nil {
+		return nil, fmt.Errorf("rules: #ArgvInterpolation: %w", err)
+	}
+	var passes int
+	if err := rules.LookupPath(cue.ParsePath("#FailClosedPasses")).Decode(&passes); err != nil {
+		return nil, fmt.Errorf("rules: #FailClosedPasses: %w", err)
 	}
 	var kinds map[string]map[string]bool
 	if err := rules.LookupPath(cue.ParsePath("#ResultKinds")).Decode(&kinds); err != nil {
@@ -137,6 +149,13 @@ func KnownSource() ([]byte, error) {
 		sort.Strings(ks)
 		fmt.Fprintf(&b, "\t%q: %#v,\n", e, ks)
 	}
-	b.WriteString("}\n")
+	b.WriteString("}\n\n")
+	b.WriteString("// ArgvPrefix and ArgvSuffix open and close an argv argument that\n")
+	b.WriteString("// interpolates the tool input named between them (#ArgvInterpolation).\n")
+	b.WriteString("// Any other argument is passed as it is.\n")
+	fmt.Fprintf(&b, "const (\n\tArgvPrefix = %s\n\tArgvSuffix = %s\n)\n\n", strconv.Quote(argv.Prefix), strconv.Quote(argv.Suffix))
+	b.WriteString("// FailClosedPasses is the most workflow passes failing fail_closed hooks\n")
+	b.WriteString("// ask for in a row in one session (#FailClosedPasses).\n")
+	fmt.Fprintf(&b, "const FailClosedPasses = %d\n", passes)
 	return format.Source(b.Bytes())
 }

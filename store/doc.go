@@ -22,6 +22,9 @@
 //	dispatch.lock             empty; every dispatch holds a shared lock on it for its
 //	                          whole run, writers take it exclusively only to delete
 //	                          staged trees (see [plan.HoldDispatch])
+//	stops/<provider>/<key>    written by dispatch: how many workflow passes failing
+//	                          fail_closed hooks asked for in a row in one session's
+//	                          stop (see [plan.StopPasses])
 //
 // Names holding [plan.TempMark] are temporary files of a writer.
 //

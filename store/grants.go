@@ -26,13 +26,18 @@ type GrantUse struct {
 
 // Failing says what the user sees while dispatch cannot run the hook (its
 // grant revoked or replaced): its failure policy applies at every event it
-// matches.
+// matches, and under fail_closed it does what the rules say for its effect
+// (#FailClosed), as dispatch does.
 func (u GrantUse) Failing() string {
-	switch {
-	case u.FailurePolicy == "fail_closed" && u.Effect == "continue_workflow":
-		return "under its fail_closed policy every stop it matches asks for another workflow pass, with a failure message"
-	case u.FailurePolicy == "fail_closed":
-		return "under its fail_closed policy every action it guards is denied, with a failure message"
+	if u.FailurePolicy == "fail_closed" {
+		rules, err := Rules()
+		switch {
+		case err != nil:
+		case rules.FailClosed[u.Effect] == plan.FailDeny:
+			return "under its fail_closed policy every action it guards is denied, with a failure message"
+		case rules.FailClosed[u.Effect] == plan.FailContinue:
+			return fmt.Sprintf("under its fail_closed policy every stop it matches asks for another workflow pass, with a failure message (at most %d passes in a row, then the agent may stop)", plan.FailClosedPasses)
+		}
 	}
 	return fmt.Sprintf("under its %s policy every event it matches shows you a failure message", u.FailurePolicy)
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"dalo/store/plan"
@@ -84,5 +85,34 @@ func TestRevokeByID(t *testing.T) {
 	}
 	if _, err := s.Revoke("company:kit", []string{"guard"}, nil); err == nil {
 		t.Error("revoking a grant already revoked: no error")
+	}
+}
+
+// TestFailing checks that what revoke and approve tell the user of a hook
+// that can no longer run is what dispatch does under its policy: for
+// fail_closed, what the rules' #FailClosed gives its effect.
+func TestFailing(t *testing.T) {
+	rules, err := Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		plan.FailDeny:     "every action it guards is denied",
+		plan.FailContinue: "every stop it matches asks for another workflow pass, with a failure message (at most 3 passes in a row",
+	}
+	if len(rules.FailClosed) == 0 {
+		t.Fatal("the rules give fail_closed no effect")
+	}
+	for effect, action := range rules.FailClosed {
+		got := GrantUse{Effect: effect, FailurePolicy: "fail_closed"}.Failing()
+		if !strings.Contains(got, want[action]) {
+			t.Errorf("fail_closed %s (%s): %q, want %q", effect, action, got, want[action])
+		}
+	}
+	for _, policy := range []string{"report", "fail_open"} {
+		got := GrantUse{Effect: "continue_workflow", FailurePolicy: policy}.Failing()
+		if got != "under its "+policy+" policy every event it matches shows you a failure message" {
+			t.Errorf("%s: %q", policy, got)
+		}
 	}
 }

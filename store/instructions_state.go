@@ -578,11 +578,11 @@ func (sel *Selection) PackageInstruction(id InstructionID) (Instruction, string,
 			if ref.Field != field {
 				continue
 			}
-			if ref.Resolution != engine.Resolved {
-				return Instruction{}, "", fmt.Errorf("%s of %s does not resolve (%s): %s", mb.Ref, pkg, ref.Resolution, ref.Reason)
-			}
 			if why := sel.omitted(field); why != "" {
 				return Instruction{}, "", fmt.Errorf("%s of %s is omitted by validation, and dalo writes nothing it omitted: %s", mb.Ref, pkg, why)
+			}
+			if ref.Resolution != engine.Resolved {
+				return Instruction{}, "", fmt.Errorf("%s of %s does not resolve (%s): %s", mb.Ref, pkg, ref.Resolution, ref.Reason)
 			}
 			file, err := sel.MemberPath(ref)
 			if err != nil {

@@ -40,6 +40,10 @@ func ParsePackageRef(ref string) (source, name string, err error) {
 // reviewed for trust, approved or installed from it.
 var ErrInvalid = errors.New("package is invalid")
 
+// ErrBlocked marks a package whose own contract is valid but that a
+// required reference blocks: it cannot be activated either.
+var ErrBlocked = errors.New("package is blocked")
+
 // Select loads the package ref (SOURCE:NAME) from the registry. provider
 // may be "" (no provider) or NAME or NAME@VERSION.
 func (s *Store) Select(ref, provider string) (*Selection, error) {
@@ -99,11 +103,17 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 	return sel, nil
 }
 
-// Valid reports whether the package passed validation, and if not returns
-// an error carrying its error diagnostics.
+// Valid reports whether the package passed validation, its own contract
+// and its required references (a package they block cannot be activated
+// either), and if not returns an error carrying its error diagnostics.
 func (sel *Selection) Valid() error {
-	if sel.Report.Valid && sel.Pkg.Manifest != nil {
+	blocked := sel.Loaded.Report.Blocked(sel.Pkg.Name)
+	if sel.Report.Valid && sel.Pkg.Manifest != nil && len(blocked) == 0 {
 		return nil
+	}
+	why := ErrInvalid
+	if sel.Report.Valid && sel.Pkg.Manifest != nil {
+		why = ErrBlocked
 	}
 	var lines []string
 	for _, d := range sel.Loaded.Report.Diagnostics {
@@ -111,7 +121,14 @@ func (sel *Selection) Valid() error {
 			lines = append(lines, "  "+d.String())
 		}
 	}
-	return fmt.Errorf("%w: %s (%s):\n%s", ErrInvalid, sel.Identity, filepath.Join(sel.Source.Path, sel.Pkg.File), strings.Join(lines, "\n"))
+	for _, r := range blocked {
+		// The findings above are the member's own; this is why they
+		// concern the package. An unresolved one has its own E071.
+		if r.Resolution == engine.InvalidRef && r.Target != "" {
+			lines = append(lines, fmt.Sprintf("  required %s is invalid: it fails its own checks", r.Ref))
+		}
+	}
+	return fmt.Errorf("%w: %s (%s):\n%s", why, sel.Identity, filepath.Join(sel.Source.Path, sel.Pkg.File), strings.Join(lines, "\n"))
 }
 
 func (sel *Selection) usesFile(file string) bool {
@@ -321,10 +338,10 @@ func (s *Store) MemberActions(sel *Selection, t *providers.Table, getenv func(st
 			a.Text = "not written by install; 'dalo instruction enable' can write it into " + t.Display(t.Config.Instructions) + " or a project file you choose"
 		case ref.Kind != "skill" && ref.Kind != "agent":
 			a = missing(a, "install writes no "+ref.Kind+" members")
-		case r.Resolution != engine.Resolved:
-			a = missing(a, "does not resolve: "+orUnknown(r.Reason))
 		case sel.omitted(r.Field) != "":
 			a = missing(a, "omitted by validation: "+sel.omitted(r.Field))
+		case r.Resolution != engine.Resolved:
+			a = missing(a, "does not resolve: "+orUnknown(r.Reason))
 		case ref.Kind == "skill":
 			a.Action, a.Dir = MemberSkill, true
 			a.Dest = filepath.Join(skillsDirs[0], ref.Selector)

@@ -20,10 +20,9 @@ provider, in the approval ledger ($DALO_HOME/grants/<grant-id>.json). A tool
 grant binds the package, the sha256, size and exec bit of every tool file
 and the invocation contract (runtime, argv, env, cwd, inputs, capabilities,
 platforms); a hook grant binds its event binding (subject, phase, native
-event, matcher, bindings), its effect, its tool's grant, and beyond what
-the draft's DECISIONS name, what a failure does and when the hook counts
-(failure_policy, error_visibility, timeout_ms, requirement): each changes
-what trusting the hook means. Lists are bound as written, in order. Any
+event, matcher, bindings), its effect, its tool's grant, and what a
+failure does and when the hook counts (failure_policy, error_visibility,
+timeout_ms, requirement): each changes what trusting the hook means. Lists are bound as written, in order. Any
 change to what a grant binds needs a new approval; install checks it, and
 dispatch holds every run to it.
 

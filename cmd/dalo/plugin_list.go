@@ -11,7 +11,9 @@ import (
 )
 
 const pluginListDoc = `Plugin list prints every package of every registered source, whether it
-is valid, and where it is installed. It writes nothing.
+is valid (its own contract), blocked (valid, but a required reference does
+not resolve to a valid member or package) or invalid, and where it is
+installed. It writes nothing.
 
 Examples:
   dalo plugin list
@@ -26,7 +28,8 @@ type listedPackage struct {
 	Package     string   `json:"package"`
 	ID          string   `json:"id,omitempty"`
 	Description string   `json:"description,omitempty"`
-	Valid       bool     `json:"valid"`
+	Valid       bool     `json:"valid"`                // its own contract
+	BlockedBy   []string `json:"blocked_by,omitempty"` // required references that do not resolve
 	Installed   []string `json:"installed"`
 }
 
@@ -74,6 +77,9 @@ func runPluginList(e *env, fs *pflag.FlagSet) int {
 			if p.Manifest != nil {
 				lp.ID, lp.Description = p.Manifest.Plugin.ID, p.Manifest.Plugin.Description
 			}
+			for _, r := range loaded.Report.Blocked(p.Name) {
+				lp.BlockedBy = append(lp.BlockedBy, r.Ref)
+			}
 			if lp.Installed == nil {
 				lp.Installed = []string{}
 			}
@@ -95,8 +101,11 @@ func runPluginList(e *env, fs *pflag.FlagSet) int {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, lp := range out {
 		state := "valid"
-		if !lp.Valid {
+		switch {
+		case !lp.Valid:
 			state = "invalid"
+		case lp.BlockedBy != nil:
+			state = "blocked"
 		}
 		inst := ""
 		if len(lp.Installed) > 0 {

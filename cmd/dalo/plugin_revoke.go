@@ -15,8 +15,9 @@ run, so a revoked hook stops running at the next harness event even while
 the harness configuration still calls dalo. An installed hook whose grant
 is revoked is not run, and fails under its failure policy at every event
 it matches: you see a failure message each time (and with fail_closed the
-action it guards is denied) until 'dalo plugin remove' takes the package
-away. Revoke names each such hook.
+action it guards is denied, or a stop asks for another workflow pass, at
+most %d in a row) until 'dalo plugin remove' takes the package away. Revoke
+names each such hook.
 
 Examples:
   dalo plugin revoke company:design-review
@@ -26,7 +27,7 @@ Examples:
 func init() {
 	register(&command{
 		name: "plugin revoke", usage: "SOURCE:NAME [--tool ID]... [--hook ID]...",
-		short: "remove approvals", doc: pluginRevokeDoc,
+		short: "remove approvals", doc: fmt.Sprintf(pluginRevokeDoc, plan.FailClosedPasses),
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringArray("tool", nil, "revoke this tool's grants (repeatable)")
 			fs.StringArray("hook", nil, "revoke this hook's grants (repeatable)")

@@ -114,8 +114,28 @@ func printReport(w io.Writer, rep *engine.Report) {
 // printGrid prints hooks by provider: one row per hook, one column per
 // provider version, each cell supported, omitted or unsupported ("blocks"
 // when a required hook cannot be activated there), then the reasons.
-// A blank line separates the grid from diagnostics above it, if any.
+// What a provider does with a hook says nothing of its package: the hooks
+// of an invalid package read "package invalid", and those of a package a
+// required reference blocks "blocked by" the references, each explained
+// below the grid. A blank line separates the grid from diagnostics above
+// it, if any.
 func printGrid(w io.Writer, rep *engine.Report, below bool) {
+	// Instead of the provider's answer, what keeps a package's hooks from
+	// running anywhere.
+	held := map[string]string{}
+	for _, p := range rep.Packages {
+		if !p.Valid {
+			held[p.Name] = "package invalid"
+			continue
+		}
+		var refs []string
+		for _, r := range rep.Blocked(p.Name) {
+			refs = append(refs, r.Ref)
+		}
+		if refs != nil {
+			held[p.Name] = "blocked by " + strings.Join(refs, ", ")
+		}
+	}
 	provs := make([]string, 0, len(rep.Capabilities))
 	for k := range rep.Capabilities {
 		provs = append(provs, k)
@@ -138,6 +158,9 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 	}
 	sort.Strings(hooks)
 	cell := func(c engine.HookCapability) string {
+		if h, ok := held[c.Package]; ok {
+			return h
+		}
 		if c.BlocksActivation {
 			return c.Status + " (blocks activation)"
 		}
@@ -172,11 +195,27 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 		for i, p := range provs {
 			c := cells[h][p]
 			row[i] = cell(c)
-			if c.Reason != "" {
+			if _, ok := held[c.Package]; !ok && c.Reason != "" {
 				notes = append(notes, fmt.Sprintf("  %s on %s: %s", h, p, c.Reason))
 			}
 		}
 		line(h, row)
+	}
+	// Why a package in the grid is blocked, once per reference.
+	noted := map[string]bool{}
+	for _, h := range hooks {
+		name, _, _ := strings.Cut(h, "/")
+		if noted[name] || !strings.HasPrefix(held[name], "blocked") {
+			continue
+		}
+		noted[name] = true
+		for _, r := range rep.Blocked(name) {
+			why := r.Resolution
+			if r.Reason != "" {
+				why += ": " + r.Reason
+			}
+			notes = append(notes, fmt.Sprintf("  %s: blocked by required %s, %s", name, r.Ref, why))
+		}
 	}
 	if len(notes) > 0 {
 		fmt.Fprintln(w, strings.Join(notes, "\n"))

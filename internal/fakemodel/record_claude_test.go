@@ -77,7 +77,7 @@ func TestRecordClaudeConfigDir(t *testing.T) {
 	finding(t, "agent in $CLAUDE_CONFIG_DIR/agents/cfgagent.md: description sent to model = %v", r.server.Contains("AGENTDESC-claude-cfg"))
 }
 
-// TestRecordClaudeOutputs checks the native hook outputs of DECISIONS §4.
+// TestRecordClaudeOutputs checks the native hook outputs of docs/design.md §4.
 func TestRecordClaudeOutputs(t *testing.T) {
 	harnessDir(t) // skip the whole table, not each case
 	t.Run("add_context", func(t *testing.T) {

@@ -68,7 +68,7 @@ func TestRecordCodexTrust(t *testing.T) {
 	finding(t, "config.toml after the run:\n%s", cfg)
 }
 
-// TestRecordCodexOutputs checks the native hook outputs of DECISIONS §4.
+// TestRecordCodexOutputs checks the native hook outputs of docs/design.md §4.
 func TestRecordCodexOutputs(t *testing.T) {
 	harnessDir(t) // skip the whole table, not each case
 	t.Run("add_context", func(t *testing.T) {

@@ -4,6 +4,7 @@ package live
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"dalo/internal/fakemodel"
+	"dalo/store/plan"
 )
 
 var providers = []string{"claude", "codex"}
@@ -290,9 +292,12 @@ func TestPromptGate(t *testing.T) {
 	}
 }
 
-// TestFailClosedStop runs a session whose fail_closed stop hook crashes and
-// whose session end hook (policy report) crashes: the harness takes exactly
-// one more pass with the generic reason, then ends normally.
+// TestFailClosedStop runs a session whose fail_closed stop hook always
+// crashes and whose session end hook (policy report) crashes: every stop,
+// already continued or not, asks for another pass with the generic reason,
+// up to dalo's bound (plan.FailClosedPasses in a row), and then the
+// session ends normally, on Claude Code (whose own cap is higher) and on
+// Codex (which has none) alike.
 func TestFailClosedStop(t *testing.T) {
 	t.Parallel()
 	harness(t, "claude")
@@ -311,8 +316,8 @@ func TestFailClosedStop(t *testing.T) {
 					posts++
 				}
 			}
-			if posts != 2 {
-				w.failf(s, "model requests = %d, want 2: the first turn and the one pass the stop hooks asked for", posts)
+			if want := 1 + plan.FailClosedPasses; posts != want {
+				w.failf(s, "model requests = %d, want %d: the first turn and the %d passes the failing stop hook may ask for", posts, want, plan.FailClosedPasses)
 			}
 			if !w.server.Contains("This hook failed; the details were shown to the user. Another pass was requested (fail_closed).") {
 				w.failf(s, "crashed fail_closed stop hook: the generic reason did not reach the model")
@@ -320,8 +325,10 @@ func TestFailClosedStop(t *testing.T) {
 			if w.server.Contains(markStopStderr) {
 				w.failf(s, "crashed fail_closed stop hook: its stderr reached the model")
 			}
-			if got := w.output("stop.argv"); got != "false\ntrue\n" {
-				w.failf(s, "stop handler argv per run = %q, want \"false\\ntrue\\n\"", got)
+			// The other stop hook continued once itself, then saw every
+			// later stop already continued.
+			if got, want := w.output("stop.argv"), "false\n"+strings.Repeat("true\n", plan.FailClosedPasses); got != want {
+				w.failf(s, "stop handler argv per run = %q, want %q: a run per stop", got, want)
 			}
 			if strings.TrimSpace(w.output("end.argv")) == "" {
 				w.failf(s, "the other session end hook did not run beside the crashing one")
@@ -340,6 +347,14 @@ func TestFailClosedStop(t *testing.T) {
 					w.failf(s, "crashed fail_closed stop hook: the user was not shown %q with its stderr %s (shown: %+v)", diag, markStopStderr, w.userMessages(s))
 				} else {
 					t.Logf("user channel, stop: %q", m.text)
+				}
+				// The last stop: no pass, and the user reads why.
+				bound := fmt.Sprintf("Stop says: dalo: hook %s:%s/strict-stop is fail_closed, but failing fail_closed hooks already asked for %d workflow passes in a row, the most dalo asks for; not asking for another pass",
+					srcID, pkgName, plan.FailClosedPasses)
+				if m, ok := shown(w.userMessages(s), bound); !ok {
+					w.failf(s, "past the bound: the user was not shown %q (shown: %+v)", bound, w.userMessages(s))
+				} else {
+					t.Logf("user channel, past the bound: %q", m.text)
 				}
 			}
 			for _, m := range []string{markStopStderr, markEndStderr} {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"dalo/internal/fakemodel"
+	"dalo/store/plan"
 )
 
 // probeFailure is how the model reads the diagnostic of a failed probe hook
@@ -166,16 +167,17 @@ func TestProbeFailures(t *testing.T) {
 			if !w.server.Contains("post-report-crash") {
 				w.failf(s, "tool call after, report: the command's output did not reach the model")
 			}
-			// The fail_closed stop asked for exactly one more pass: the
-			// three tool calls, the end of the turn, and the pass.
+			// The fail_closed stop, failing at every stop, asked for as
+			// many passes as dalo asks for in a row: the three tool calls,
+			// the end of the turn, and the passes.
 			var posts int
 			for _, q := range w.server.Requests() {
 				if q.Method == "POST" {
 					posts++
 				}
 			}
-			if posts != 5 {
-				w.failf(s, "model requests = %d, want 5: three tool calls, the answer and one more pass", posts)
+			if want := 4 + plan.FailClosedPasses; posts != want {
+				w.failf(s, "model requests = %d, want %d: three tool calls, the answer and %d more passes", posts, want, plan.FailClosedPasses)
 			}
 		})
 	}

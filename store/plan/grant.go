@@ -18,7 +18,7 @@ import (
 // A Grant is one approval in the ledger: a tool or a hook of one package,
 // for one provider. Digest is the sha256 of the canonical JSON of Binds
 // (a [ToolBinds] or a [HookBinds]), which is everything the approval
-// covers (DECISIONS §7); any change to what it binds needs a new grant.
+// covers (docs/design.md §7); any change to what it binds needs a new grant.
 type Grant struct {
 	Schema     int             `json:"schema"`
 	ID         string          `json:"id"`

@@ -38,3 +38,15 @@ var ResultKinds = map[string][]string{
 	"replace_output":    []string{"abstain", "replace_output"},
 	"rewrite_input":     []string{"abstain", "rewrite_input"},
 }
+
+// ArgvPrefix and ArgvSuffix open and close an argv argument that
+// interpolates the tool input named between them (#ArgvInterpolation).
+// Any other argument is passed as it is.
+const (
+	ArgvPrefix = "${input."
+	ArgvSuffix = "}"
+)
+
+// FailClosedPasses is the most workflow passes failing fail_closed hooks
+// ask for in a row in one session (#FailClosedPasses).
+const FailClosedPasses = 3

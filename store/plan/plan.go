@@ -254,7 +254,7 @@ type PlannedInput struct {
 
 // SortHooks puts hooks in stable hook-identity order, package then hook
 // id: the order hooks of one event run in and their results compose in
-// (DECISIONS 7).
+// (docs/design.md §7).
 func SortHooks(hooks []PlannedHook) {
 	sort.SliceStable(hooks, func(i, j int) bool {
 		if hooks[i].Package != hooks[j].Package {

@@ -1,0 +1,76 @@
+package plan
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStopPasses records, reads and clears one session's count, and
+// checks that a write leaves no temporary file and removes the counts no
+// session wrote for a day.
+func TestStopPasses(t *testing.T) {
+	home := t.TempDir()
+	if n, err := StopPasses(home, "codex", "s1"); n != 0 || err != nil {
+		t.Fatalf("nothing recorded: %d, %v; want 0, nil", n, err)
+	}
+	for _, n := range []int{1, 2, 3} {
+		if err := SetStopPasses(home, "codex", "s1", n); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := StopPasses(home, "codex", "s1"); got != n || err != nil {
+			t.Fatalf("after recording %d: %d, %v", n, got, err)
+		}
+	}
+	// Sessions and providers are counted apart.
+	if n, _ := StopPasses(home, "claude", "s1"); n != 0 {
+		t.Errorf("claude s1 = %d, want 0: counted with codex s1", n)
+	}
+	if n, _ := StopPasses(home, "codex", "s2"); n != 0 {
+		t.Errorf("codex s2 = %d, want 0: counted with s1", n)
+	}
+	dir := filepath.Join(home, StopsDir, "codex")
+	stale := filepath.Join(dir, "stale")
+	tmp := filepath.Join(dir, "."+TempMark+"left")
+	fresh := filepath.Join(dir, "fresh")
+	for _, f := range []string{stale, tmp, fresh} {
+		if err := os.WriteFile(f, []byte("1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-25 * time.Hour)
+	for _, f := range []string{stale, tmp} {
+		if err := os.Chtimes(f, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := SetStopPasses(home, "codex", "s2", 1); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+		if strings.Contains(e.Name(), TempMark) {
+			t.Errorf("temporary file %s left", e.Name())
+		}
+	}
+	if len(names) != 3 || !slices.Contains(names, "fresh") || slices.Contains(names, "stale") {
+		t.Errorf("after a write the directory holds %q, want fresh and the counts of s1 and s2", names)
+	}
+	if err := SetStopPasses(home, "codex", "s1", 0); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := StopPasses(home, "codex", "s1"); n != 0 || err != nil {
+		t.Errorf("after clearing: %d, %v; want 0, nil", n, err)
+	}
+	if err := SetStopPasses(home, "codex", "never-written", 0); err != nil {
+		t.Errorf("clearing a count never written: %v", err)
+	}
+}
