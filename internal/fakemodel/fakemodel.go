@@ -155,6 +155,11 @@ func NewAnthropic(script Script) *Server { return start(script, anthropic{}) }
 // NewOpenAI starts a server speaking the OpenAI Responses API.
 func NewOpenAI(script Script) *Server { return start(script, openAI{}) }
 
+// NewGemini starts a server speaking the Gemini API (generateContent and
+// streamGenerateContent); Gemini CLI takes its URL as
+// GOOGLE_GEMINI_BASE_URL.
+func NewGemini(script Script) *Server { return start(script, gemini{}) }
+
 func start(script Script, d dialect) *Server {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
