@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store/plan"
 )
@@ -265,6 +266,10 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 		}
 	}
 	if len(blocks) > 0 {
+		// Each reason is one line, and may quote the package's text.
+		for i := range blocks {
+			blocks[i] = termtext.Escape(blocks[i])
+		}
 		return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: blocks}
 	}
 	res.Omitted = ip.Omitted

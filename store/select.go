@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store/plan"
 )
@@ -118,7 +119,7 @@ func (sel *Selection) Valid() error {
 	var lines []string
 	for _, d := range sel.Loaded.Report.Diagnostics {
 		if d.Severity == engine.Error && (strings.HasPrefix(d.File, sel.Pkg.Dir+"/") || d.File == sel.Pkg.File || sel.usesFile(d.File)) {
-			lines = append(lines, "  "+d.String())
+			lines = append(lines, "  "+termtext.Escape(d.String()))
 		}
 	}
 	for _, r := range blocked {

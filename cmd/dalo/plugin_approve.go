@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
+	"dalo/internal/termtext"
 	"dalo/store"
 	"dalo/store/plan"
 )
@@ -93,7 +94,7 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 		return fail(e, cmd, err)
 	}
 	for _, sk := range skipped {
-		fmt.Fprintf(e.stdout, "skipped: %s\n", sk)
+		fmt.Fprintf(e.stdout, "skipped: %s\n", termtext.Escape(sk))
 	}
 	var fresh []store.Proposal
 	for _, p := range props {
@@ -109,7 +110,7 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 	}
 	fmt.Fprintf(e.stdout, "Approve for %s (%s):\n", sel.Table.Name, sel.Table.Key())
 	for _, p := range fresh {
-		fmt.Fprintf(e.stdout, "  %s\n", describeGrant(p.Grant))
+		fmt.Fprintf(e.stdout, "  %s\n", termtext.Escape(describeGrant(p.Grant)))
 		if p.Why != "" {
 			fmt.Fprintf(e.stdout, "    (%s)\n", p.Why)
 		}
