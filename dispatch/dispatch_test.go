@@ -521,8 +521,8 @@ func TestProcessContract(t *testing.T) {
 func TestInterpreters(t *testing.T) {
 	for _, c := range []struct{ runtime, bin, script string }{
 		{"node", "node", `process.stdout.write(JSON.stringify({kind: "add_context", context: "from node " + process.argv[2]}));`},
-		// python3 runs with -E -s (#Runtimes): the handler says so if not.
-		{"python", "python3", "import json, sys\nisolated = sys.flags.ignore_environment and sys.flags.no_user_site\nprint(json.dumps({'kind': 'add_context', 'context': 'from python ' + sys.argv[1] + ('' if isolated else ' without -E -s')}))\n"},
+		// python3 runs with -E -s -B (#Runtimes): the handler says so if not.
+		{"python", "python3", "import json, sys\nisolated = sys.flags.ignore_environment and sys.flags.no_user_site and sys.flags.dont_write_bytecode\nprint(json.dumps({'kind': 'add_context', 'context': 'from python ' + sys.argv[1] + ('' if isolated else ' without -E -s -B')}))\n"},
 	} {
 		if _, err := exec.LookPath(c.bin); err != nil {
 			t.Logf("skipping %s: %v", c.runtime, err)
