@@ -36,7 +36,9 @@ approval), hooks (subject, phase, effect, matcher, bindings, timeout_ms,
 failure_policy, error_visibility, requirement, fallback, support per
 provider with status, native_event, reason and blocks_activation,
 approval), members and requires (resolution, and for members what install
-would do on each provider) and instructions (the instruction members).
+would do on each provider), instructions (the instruction members) and,
+with --provider, reapprove: the one approve command that renews every grant
+of the package that no longer matches it, when one does.
 
 Exit status: 0 reviewed; 1 invalid package or store error; 2 bad usage.
 
@@ -113,7 +115,8 @@ type review struct {
 	// Table says, with --provider, which table of the provider the review
 	// used and whether it matches the harness found.
 	Table        string       `json:"table,omitempty"`
-	Approvals    bool         `json:"approvals_shown"` // only with --provider
+	Approvals    bool         `json:"approvals_shown"`     // only with --provider
+	Reapprove    string       `json:"reapprove,omitempty"` // the approve command that renews every grant that changed
 	Tools        []reviewTool `json:"tools"`
 	Hooks        []reviewHook `json:"hooks"`
 	Members      []reviewRef  `json:"members"`
@@ -288,6 +291,10 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 		r.Hooks = append(r.Hooks, rh)
 	}
 
+	if sel.Table != nil {
+		r.Reapprove = s.ReapproveCommand(sel)
+	}
+
 	refs := sel.References()
 	acts := make([][]store.MemberAction, len(tables))
 	for i, t := range tables {
@@ -332,6 +339,9 @@ func (r *review) writeText(w io.Writer) {
 	fmt.Fprintf(w, "\n  %s\n  source %s: %s\n  valid: yes\n", termtext.Escape(r.Description), r.Source, termtext.Escape(r.Path))
 	if !r.Approvals {
 		fmt.Fprintln(w, "  approvals: name --provider to see them")
+	}
+	if r.Reapprove != "" {
+		fmt.Fprintf(w, "  approvals: some changed since they were approved; approve them again with '%s'\n", r.Reapprove)
 	}
 
 	for _, t := range r.Tools {
