@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -134,25 +135,26 @@ func duplicateKeys(doc []byte) bool {
 func FuzzEditConfig(f *testing.F) {
 	want := map[string]HarnessEntry{
 		"PreToolUse": entry(dispatchPre, 7, "*"),
-		"Stop":       entry("/bin/dalo hook dispatch --provider claude --event Stop", 7, ""),
+		"Stop":       entry(strings.Replace(dispatchPre, "PreToolUse", "Stop", 1), 7, ""),
 	}
+	o := testOwner("claude")
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		_, _, owned, err := scanConfig("settings.json", doc, "claude")
+		_, _, owned, err := o.scanConfig("settings.json", doc)
 		if err != nil || len(owned) > 0 {
 			return // refused, or already holding entries of dalo's that no state describes
 		}
-		got, st, err := editConfig("settings.json", doc, "claude", HarnessState{}, want)
+		got, st, err := o.editConfig("settings.json", doc, HarnessState{}, want)
 		if err != nil {
 			return
 		}
 		if !json.Valid(got) {
 			t.Fatalf("%q: edited into %q, not JSON", doc, got)
 		}
-		again, st2, err := editConfig("settings.json", got, "claude", st, want)
+		again, st2, err := o.editConfig("settings.json", got, st, want)
 		if err != nil || !bytes.Equal(again, got) {
 			t.Fatalf("%q: editing %q again gave %q (%v)", doc, got, again, err)
 		}
-		back, _, err := editConfig("settings.json", got, "claude", st2, nil)
+		back, _, err := o.editConfig("settings.json", got, st2, nil)
 		if err != nil || !bytes.Equal(back, doc) {
 			t.Fatalf("%q: removing dalo's entries from %q gave %q (%v), not the user's bytes", doc, got, back, err)
 		}
