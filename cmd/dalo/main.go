@@ -27,10 +27,11 @@ type command struct {
 	doc   string
 	flags func(*pflag.FlagSet)
 	run   func(*env, *pflag.FlagSet) int
-	// native says the command's stdout and stderr are a harness's
-	// protocol, passed on byte for byte; every other command's output is
-	// for a person, and goes through termtext.
-	native bool
+	// verbatim says the command's output is for a program, passed on byte
+	// for byte: a harness's protocol (hook dispatch), a JSON Schema
+	// (schema). Every other command's output is for a person, and goes
+	// through termtext.
+	verbatim bool
 }
 
 // env is what a command talks to.
@@ -145,7 +146,7 @@ func run(args []string, e *env) int {
 		fmt.Fprint(e.stdout, commandUsage(c, fs))
 		return exitOK
 	}
-	if !c.native {
+	if !c.verbatim {
 		// What a person reads shows a package's text as text: a control
 		// character no formatting site escaped is shown, not acted on.
 		// JSON is left as it is.

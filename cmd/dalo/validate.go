@@ -215,7 +215,7 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 			if r.Reason != "" {
 				why += ": " + r.Reason
 			}
-			notes = append(notes, fmt.Sprintf("  %s: blocked by required %s, %s", name, r.Ref, why))
+			notes = append(notes, fmt.Sprintf("  %s: blocked by required %s, %s", name, termtext.Escape(r.Ref), termtext.Escape(why)))
 		}
 	}
 	if len(notes) > 0 {
