@@ -8,9 +8,6 @@ import (
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"
-
-	"dalo/engine"
-	"dalo/providers"
 )
 
 // FuzzConvert feeds any bytes as a plugin's plugin.json and hooks.json:
@@ -21,18 +18,7 @@ import (
 // tests'. Its seed corpus, and whatever a run finds, are regression cases
 // under testdata/fuzz.
 func FuzzConvert(f *testing.F) {
-	r, err := engine.LoadRules()
-	if err != nil {
-		f.Fatal(err)
-	}
-	ts, err := providers.Load()
-	if err != nil {
-		f.Fatal(err)
-	}
-	opt, err := NewOptions(r, ts)
-	if err != nil {
-		f.Fatal(err)
-	}
+	opt := options(f)
 	f.Fuzz(func(t *testing.T, manifest, hooks []byte) {
 		dir := filepath.Join(t.TempDir(), "plugin")
 		for name, data := range map[string][]byte{".claude-plugin/plugin.json": manifest, "hooks/hooks.json": hooks} {

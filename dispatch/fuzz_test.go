@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"dalo/store"
 	"dalo/store/plan"
 )
 
@@ -20,14 +21,11 @@ import (
 // error never quotes more than a few dozen characters of the output (under
 // model_and_user the error is model context).
 func FuzzParseResult(f *testing.F) {
-	shapes := map[string]plan.ResultShape{
-		"observe": {}, "abstain": {}, "allow": {},
-		"add_context":       {Key: "context", Type: plan.ShapeText},
-		"deny":              {Key: "reason", Type: plan.ShapeText},
-		"continue_workflow": {Key: "reason", Type: plan.ShapeText},
-		"rewrite_input":     {Key: "input", Type: plan.ShapeObject},
-		"replace_output":    {Key: "output", Type: plan.ShapeObject},
+	rules, err := store.Rules()
+	if err != nil {
+		f.Fatal(err)
 	}
+	shapes := rules.Results
 	kinds := []string{"observe", "allow", "deny", "add_context", "continue_workflow", "rewrite_input", "replace_output"}
 	lim := plan.Limits{ResponseBytes: 1 << 10, ResultTextBytes: 64, RewrittenInputBytes: 64}
 	f.Fuzz(func(t *testing.T, out []byte) {
