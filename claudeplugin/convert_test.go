@@ -12,7 +12,7 @@ import (
 	"dalo/scaffold"
 )
 
-func options(t *testing.T) Options {
+func options(t testing.TB) Options {
 	t.Helper()
 	r, err := engine.LoadRules()
 	if err != nil {

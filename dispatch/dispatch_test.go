@@ -58,11 +58,50 @@ func dispatchEvent(t *testing.T, provider, event string, payload []byte, hooks [
 	if change != nil {
 		change(home, p)
 	}
-	out, err := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: event, Payload: payload, Getenv: getenv})
-	if err != nil {
-		t.Fatal(err)
+	type answer struct {
+		out dispatch.Native
+		err error
 	}
-	return out
+	done := make(chan answer, 1)
+	go func() {
+		out, err := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: event, Payload: payload, Getenv: getenv})
+		done <- answer{out, err}
+	}()
+	select {
+	case a := <-done:
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		return a.out
+	case <-time.After(dispatchHung):
+		// A handler dispatch failed to kill (its process group broken,
+		// say) holds the dispatch: fail now, not at go test's timeout,
+		// and end the handler so that the dispatch ends too.
+		killHandlers(t, home)
+		t.Fatalf("dispatch did not return within %v: a handler outlived its limits", dispatchHung)
+		return dispatch.Native{}
+	}
+}
+
+// dispatchHung is how long a dispatch in these tests may take before it
+// counts as hung: every handler here ends, or is killed, within seconds.
+const dispatchHung = time.Minute
+
+// killHandlers kills every process whose working directory is under home:
+// the handlers, which run in their staged tool roots, and what they
+// started. Only on Linux, where /proc says so.
+func killHandlers(t *testing.T, home string) {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, p := range procs {
+		cwd, err := os.Readlink(p)
+		if err != nil || !strings.HasPrefix(cwd, home+string(filepath.Separator)) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+			t.Logf("killing handler process %d in %s", pid, cwd)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // native decodes a native answer on stdout.
@@ -138,6 +177,14 @@ func TestFailures(t *testing.T) {
 			f.WriteString("# changed\n")
 			f.Close()
 		}},
+		// Same bytes, the approved exec bit gone: a file whose mode
+		// changed is not the file approved, and is not run (without the
+		// check, exec would fail with another message, or a data file made
+		// executable would run).
+		{name: "staged-exec-bit", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n", diag: "staged file changed", change: func(home string, p *plan.Plan) {
+			tool := p.Events["PreToolUse"][0].Tool
+			os.Chmod(filepath.Join(tool.Root, tool.Entry), 0o444)
+		}},
 		{name: "missing-binding", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n", diag: "missing runtime binding: the native payload has no transcript.path", payload: func(m map[string]any) {
 			m["transcript_path"] = nil
 		}},
@@ -201,19 +248,26 @@ func TestFailures(t *testing.T) {
 	}
 }
 
-// TestTimeoutKillsGroup checks that a timeout kills what the handler
-// started, not only the handler. The timeout leaves the handler ample time
-// to start its child and say which, even on a loaded machine; the check
-// then waits, boundedly, for the child to be gone.
+// TestTimeoutKillsGroup checks that a timeout kills the handler and what
+// it started, and that dispatch returns then: the handler, had it lived,
+// would have said so once its child ended (a timed-out handler left
+// running still ends with "timed out", only 30 s later). The timeout
+// leaves the handler ample time to start its child and say which, even on
+// a loaded machine; the check then waits, boundedly, for the child to be
+// gone.
 func TestTimeoutKillsGroup(t *testing.T) {
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	dir := t.TempDir()
+	pidFile, lived := filepath.Join(dir, "pid"), filepath.Join(dir, "lived")
 	h := dispatchtest.Hook{
 		ID: "slow", Subject: "tool_call", Phase: "before", Effect: "gate", TimeoutMS: 2000, Env: []string{"PATH"},
-		Script: "#!/bin/sh\nsleep 30 &\necho $! > " + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\nwait\n",
+		Script: "#!/bin/sh\nsleep 30 &\necho $! > " + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\nwait\n: > " + lived + "\n",
 	}
 	out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil)
 	if n := decode(t, out); !strings.Contains(n.SystemMessage, "timed out") {
 		t.Fatalf("systemMessage %q", n.SystemMessage)
+	}
+	if _, err := os.Stat(lived); err == nil {
+		t.Fatal("the handler outlived its timeout: dispatch waited for it to end instead of killing it")
 	}
 	data, err := os.ReadFile(pidFile)
 	if err != nil {
@@ -467,8 +521,8 @@ func TestProcessContract(t *testing.T) {
 func TestInterpreters(t *testing.T) {
 	for _, c := range []struct{ runtime, bin, script string }{
 		{"node", "node", `process.stdout.write(JSON.stringify({kind: "add_context", context: "from node " + process.argv[2]}));`},
-		// python3 runs with -E -s (#Runtimes): the handler says so if not.
-		{"python", "python3", "import json, sys\nisolated = sys.flags.ignore_environment and sys.flags.no_user_site\nprint(json.dumps({'kind': 'add_context', 'context': 'from python ' + sys.argv[1] + ('' if isolated else ' without -E -s')}))\n"},
+		// python3 runs with -E -s -B (#Runtimes): the handler says so if not.
+		{"python", "python3", "import json, sys\nisolated = sys.flags.ignore_environment and sys.flags.no_user_site and sys.flags.dont_write_bytecode\nprint(json.dumps({'kind': 'add_context', 'context': 'from python ' + sys.argv[1] + ('' if isolated else ' without -E -s -B')}))\n"},
 	} {
 		if _, err := exec.LookPath(c.bin); err != nil {
 			t.Logf("skipping %s: %v", c.runtime, err)

@@ -9,3 +9,14 @@ func SetPipeDrain(d time.Duration) (restore func()) {
 	pipeDrain = d
 	return func() { pipeDrain = old }
 }
+
+// Interrupted calls Interrupt, for a test, and returns what lets handlers
+// start again: the interrupt is for the whole process.
+func Interrupted() (restore func()) {
+	Interrupt()
+	return func() {
+		live.Lock()
+		live.stopped = false
+		live.Unlock()
+	}
+}

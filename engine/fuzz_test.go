@@ -3,8 +3,12 @@ package engine
 import (
 	"bytes"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"cuelang.org/go/cue"
 )
 
 // FuzzManifest feeds arbitrary bytes as a PLUGIN.toml: validation must not
@@ -39,6 +43,48 @@ func FuzzManifest(f *testing.F) {
 			}
 			if d.Column < 1 || d.Column > len(lines[d.Line-1])+1 {
 				t.Fatalf("%s: column outside line %d of %d bytes", d, d.Line, len(lines[d.Line-1]))
+			}
+		}
+	})
+}
+
+// FuzzReference: a reference the grammar (#Ref) admits splits into nonempty
+// atoms free of ':', '#', '/' and '\' that join back to it, and the path
+// it names in a source (#SourceLayout) stays in its layout directory,
+// unless its selector is "." or "..", which resolution refuses. Checking
+// against the compiled rule costs microseconds, not a validation.
+func FuzzReference(f *testing.F) {
+	r, err := LoadRules()
+	if err != nil {
+		f.Fatal(err)
+	}
+	grammar := r.root.LookupPath(cue.ParsePath("#Ref"))
+	f.Fuzz(func(t *testing.T, s string) {
+		ref := ParseRef(s)
+		if grammar.Unify(r.ctx.Encode(s)).Validate(cue.Concrete(true)) != nil {
+			return
+		}
+		atoms := []string{ref.Kind, ref.Selector}
+		joined := ref.Kind + ":" + ref.Selector
+		if ref.Source != "" || strings.Count(s, ":") == 2 {
+			atoms = append(atoms, ref.Source)
+			joined = ref.Kind + ":" + ref.Source + ":" + ref.Selector
+		}
+		for _, a := range atoms {
+			if a == "" || strings.ContainsAny(a, ":#/\\") {
+				t.Fatalf("%q: admitted with atom %q", s, a)
+			}
+		}
+		if joined != s {
+			t.Fatalf("%q: parsed as %+v", s, ref)
+		}
+		for kind, e := range r.Layout {
+			p := r.Layout.Path(kind, ref.Selector)
+			if ref.Selector == "." || ref.Selector == ".." {
+				continue
+			}
+			if path.Clean(p) != p || !strings.HasPrefix(p, e.Dir+"/") || !filepath.IsLocal(filepath.FromSlash(p)) {
+				t.Fatalf("%q: %s path %q leaves %s", s, kind, p, e.Dir)
 			}
 		}
 	})

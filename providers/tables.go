@@ -3,6 +3,7 @@ package providers
 import (
 	"cmp"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -212,10 +213,14 @@ func (ts *Tables) Resolve(arg string) (*Table, error) {
 		t, ok = ts.Newest(name)
 	}
 	if !ok {
-		return nil, fmt.Errorf("unknown provider %s; known: %s", arg, strings.Join(ts.Keys(), ", "))
+		return nil, fmt.Errorf("%w %s; known: %s", ErrUnknownProvider, arg, strings.Join(ts.Keys(), ", "))
 	}
 	return t, nil
 }
+
+// ErrUnknownProvider is wrapped by the error of Resolve for a provider no
+// table describes: a command given one was used wrongly (exit status 2).
+var ErrUnknownProvider = errors.New("unknown provider")
 
 // compareVersions orders dotted numeric versions (2.1.233 < 2.1.1000).
 func compareVersions(a, b string) int {

@@ -340,3 +340,41 @@ func readEmbedded(t *testing.T, name string) string {
 	}
 	return string(b)
 }
+
+// TestMatcherToolNames pins which names a matcher may use on each
+// harness to what the harness documents and recordings show, written here
+// rather than read from the table that states them: Claude Code names an
+// MCP tool mcp__<server>__<tool> ("MCP tools follow the pattern
+// mcp__<server>__<tool>", hooks reference), where a server name is not
+// empty and does not start with '_'.
+func TestMatcherToolNames(t *testing.T) {
+	ts := mustLoad(t)
+	for _, tc := range []struct {
+		table string
+		known []string
+		not   []string
+	}{
+		{"claude@2.1.233",
+			[]string{"Bash", "Edit", "Write", "Read", "mcp__memory__create_entities", "mcp__github__search_repositories", "mcp__my-server__do_it"},
+			[]string{"bash", "apply_patch", "mcp__", "mcp__memory", "mcp__memory__", "mcp____tool", "mcp___x__y", "Mcp__memory__x", "xmcp__memory__x", ""}},
+		{"codex@0.147.0",
+			[]string{"Bash", "apply_patch"},
+			[]string{"Edit", "mcp__memory__create_entities", ""}},
+	} {
+		name, version, _ := strings.Cut(tc.table, "@")
+		tb, ok := ts.Lookup(name, version)
+		if !ok {
+			t.Fatalf("no table %s", tc.table)
+		}
+		for _, n := range tc.known {
+			if !tb.KnowsTool(n) {
+				t.Errorf("%s: a matcher may name %q, but the table does not know it", tc.table, n)
+			}
+		}
+		for _, n := range tc.not {
+			if tb.KnowsTool(n) {
+				t.Errorf("%s: the table knows %q, which is no native tool name there", tc.table, n)
+			}
+		}
+	}
+}

@@ -6,10 +6,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"dalo/engine"
+	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store/plan"
 )
@@ -106,7 +105,7 @@ func Comment(text string) string {
 	var b strings.Builder
 	line := "#"
 	for _, w := range strings.Fields(text) {
-		w = Printable(w)
+		w = termtext.Escape(w)
 		if len(line)+1+len(w) > 78 && line != "#" {
 			b.WriteString(line + "\n")
 			line = "#"
@@ -114,27 +113,6 @@ func Comment(text string) string {
 		line += " " + w
 	}
 	return b.String() + line + "\n"
-}
-
-// Printable writes the control and format characters of s (an escape
-// sequence, a carriage return that rewrites a line, a bidirectional
-// override) and its invalid UTF-8 as Go escapes: text from a package, safe
-// on a terminal and in a comment.
-func Printable(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		case r < 0x80 && (r < 0x20 && r != '\t' || r == 0x7f):
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case r >= 0x80 && !unicode.IsGraphic(r):
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // TOMLString writes s as a TOML basic string: JSON's escapes are TOML's.

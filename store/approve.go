@@ -139,22 +139,71 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 	return props, skipped, nil
 }
 
-// ReapproveCommand is the one approve command that makes tool of the
-// selected package usable again after it changed: the tool and every hook
-// that runs it on the selected provider, approved or required (an
-// approved hook binds its tool's digest, so it needs approving again
-// with it; an optional hook never approved stays so).
-func (s *Store) ReapproveCommand(sel *Selection, tool string) string {
-	cmd := fmt.Sprintf("dalo plugin approve %s --provider %s --tool %s", sel.Identity, sel.Table.Name, tool)
-	for _, h := range sel.Pkg.Manifest.Hooks {
-		if h.Tool != tool || sel.Caps[h.ID].Status != providers.Supported {
+// ReapproveCommand is the one approve command that renews every grant of
+// the selected package on its provider that no longer matches it, or ""
+// when none needs renewing: each tool whose bytes or contract changed
+// since its grant, every hook that runs such a tool, approved or required
+// (a hook grant binds its tool's digest; an optional hook never approved
+// stays so), and each hook whose own grant no longer matches, with its
+// tool. Install names it when it refuses a changed tool or hook; review
+// and approve name the same: a command that left out another changed tool
+// of the package would still leave every hook it guards failing.
+func (s *Store) ReapproveCommand(sel *Selection) string {
+	m := sel.Pkg.Manifest
+	// renew says whether the grant of item, now digest d (err: unknown),
+	// needs renewing. A grant that cannot be read counts: approving
+	// replaces it.
+	renew := func(kind, item, d string, err error) bool {
+		g, gerr := s.Grant(plan.GrantID(sel.Table.Name, sel.Identity, kind, item))
+		switch {
+		case errors.Is(gerr, fs.ErrNotExist):
+			return false
+		case gerr != nil || err != nil:
+			return true
+		}
+		return d != g.Digest
+	}
+	digests := map[string]string{} // tool id → the digest of the tool now
+	tools := map[string]bool{}     // tool id → named in the command
+	for i := range m.Tools {
+		t := &m.Tools[i]
+		b, err := sel.ToolBinds(t)
+		if err == nil {
+			digests[t.ID], err = plan.Digest(b)
+		}
+		tools[t.ID] = renew("tool", t.ID, digests[t.ID], err)
+	}
+	var hooks []string
+	for i := range m.Hooks {
+		h := &m.Hooks[i]
+		if sel.Caps[h.ID].Status != providers.Supported {
 			continue
 		}
-		// A corrupt grant counts as one: approving replaces it.
-		_, err := s.Grant(plan.GrantID(sel.Table.Name, sel.Identity, "hook", h.ID))
-		if !errors.Is(err, fs.ErrNotExist) || h.Requirement == "required" {
-			cmd += " --hook " + h.ID
+		b, err := sel.HookBinds(h, digests[h.Tool])
+		var d string
+		if err == nil {
+			d, err = plan.Digest(b)
 		}
+		_, gerr := s.Grant(plan.GrantID(sel.Table.Name, sel.Identity, "hook", h.ID))
+		approved := !errors.Is(gerr, fs.ErrNotExist)
+		if tools[h.Tool] && (approved || h.Requirement == "required") || renew("hook", h.ID, d, err) {
+			hooks = append(hooks, h.ID)
+			tools[h.Tool] = true
+		}
+	}
+	cmd := fmt.Sprintf("dalo plugin approve %s --provider %s", sel.Identity, sel.Table.Name)
+	n := 0
+	for _, t := range m.Tools {
+		if tools[t.ID] {
+			cmd += " --tool " + t.ID
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	for _, h := range hooks {
+		cmd += " --hook " + h
 	}
 	return cmd
 }

@@ -47,7 +47,7 @@ func writeFile(name string, data []byte, perm os.FileMode) error {
 	if err := f.Chmod(perm); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	if err := f.Sync(); err != nil {
+	if err := syncFile(f); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	if err := f.Close(); err != nil {
@@ -57,13 +57,18 @@ func writeFile(name string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	ok = true
-	return plan.SyncDir(dir)
+	return syncDir(dir)
 }
 
-// syncDir makes the renames and removals in a directory durable. The
-// writes that use it through this variable are those whose syncing a test
-// checks by replacing it.
-var syncDir = plan.SyncDir
+// syncDir makes the renames and removals in a directory durable, and
+// syncFile a file's bytes. The writes that use them through these
+// variables are those whose syncing a test checks by replacing them: a
+// missing sync loses data only when the machine stops, which no test
+// sees.
+var (
+	syncDir  = plan.SyncDir
+	syncFile = (*os.File).Sync
+)
 
 // A Lock is an advisory lock on a file, held by one writer at a time.
 // Readers do not take it: every file they read is replaced atomically.

@@ -320,7 +320,13 @@ func (o owner) editConfig(file string, doc []byte, st HarnessState, want map[str
 			}
 			if len(f.arr.elems) == 1 && st.Created[f.event] {
 				i := memberIndex(f.memberOf, f.event)
-				edit(removeChild(f.memberOf, i, takeInterior(st, "hooks")))
+				interior := ""
+				if len(f.memberOf.members) == 1 {
+					// Only the last member's removal leaves what was
+					// between the braces before dalo added any.
+					interior = takeInterior(st, "hooks")
+				}
+				edit(removeChild(f.memberOf, i, interior))
 				delete(st.Created, f.event)
 			} else {
 				edit(removeChild(f.arr, f.index, takeInterior(st, f.event)))

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store/plan"
 )
@@ -154,7 +155,7 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 			} else {
 				why += " (its " + strings.Join(changedBinds(approved, tb), ", ") + " changed)"
 			}
-			why += fmt.Sprintf("\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with the hooks that run it, with '%s'", pkg, t.Name, s.ReapproveCommand(sel, h.Tool))
+			why += fmt.Sprintf("\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with the hooks that run it, with '%s'", pkg, t.Name, s.ReapproveCommand(sel))
 			return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: []string{why}}
 		}
 		hb, err := sel.HookBinds(h, td)
@@ -171,7 +172,7 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 					why = "its " + strings.Join(c, ", ") + " changed"
 				}
 			}
-			return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: []string{fmt.Sprintf("hook %s changed since it was approved (%s)\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with its tool and every hook that runs it, with '%s'", h.ID, why, pkg, t.Name, s.ReapproveCommand(sel, h.Tool))}}
+			return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: []string{fmt.Sprintf("hook %s changed since it was approved (%s)\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with its tool and every hook that runs it, with '%s'", h.ID, why, pkg, t.Name, s.ReapproveCommand(sel))}}
 		}
 		stages[h.Tool] = stage{tb.Files}
 		ip.Hooks = append(ip.Hooks, InstalledHook{Event: c.NativeEvent, Hook: plan.PlannedHook{
@@ -265,6 +266,10 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 		}
 	}
 	if len(blocks) > 0 {
+		// Each reason is one line, and may quote the package's text.
+		for i := range blocks {
+			blocks[i] = termtext.Escape(blocks[i])
+		}
 		return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: blocks}
 	}
 	res.Omitted = ip.Omitted

@@ -149,11 +149,13 @@ func splitTextLines(data []byte, off int) []textLine {
 	return ls
 }
 
-// fileLineEnding is the style of the file: that of its first line, LF for a
-// file without any.
+// fileLineEnding is the style of the file: that of its first line; for a
+// file without any, LF, or CRLF when its text ends with CR: a LF written
+// after it would make its first line end with CRLF, and the file would
+// then read as CRLF, unlike the block.
 func fileLineEnding(content []byte) string {
 	i := bytes.IndexByte(content, '\n')
-	if i > 0 && content[i-1] == '\r' {
+	if i > 0 && content[i-1] == '\r' || i < 0 && bytes.HasSuffix(content, []byte("\r")) {
 		return "\r\n"
 	}
 	return "\n"
@@ -424,13 +426,10 @@ func disableBlock(name string, data []byte, id InstructionID, force, newlineAdde
 	// The line ending dalo added is the file's last byte only while the
 	// block it preceded ends the file: text the user wrote after the block
 	// ends with the user's own.
+	// It is the file's line ending: a CR before it is the user's.
 	if newlineAdded && len(blocks) == 1 && old.End == len(data) {
-		content := out[base:]
-		switch {
-		case bytes.HasSuffix(content, []byte("\r\n")):
-			out = out[:len(out)-2]
-		case bytes.HasSuffix(content, []byte("\n")):
-			out = out[:len(out)-1]
+		if eol := fileLineEnding(out[base:]); bytes.HasSuffix(out[base:], []byte(eol)) {
+			out = out[:len(out)-len(eol)]
 		}
 	}
 	return &Edit{Action: ActionRemove, Before: data, After: out, Block: data[old.Start:old.End]}, nil

@@ -39,3 +39,17 @@ func TestRulesForPlan(t *testing.T) {
 		t.Errorf("runtimes %v, want %v", rts, want)
 	}
 }
+
+// TestPlanLimits pins the response limits the plan copies from the rules
+// to the draft's numbers, written here rather than read from the same CUE:
+// "Dalo limits a handler response to 4 MiB, text fields to 16 KiB without
+// NUL characters, and a rewritten input object to 1 MiB."
+func TestPlanLimits(t *testing.T) {
+	lim, err := Limits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (plan.Limits{ResponseBytes: 4 << 20, ResultTextBytes: 16 << 10, RewrittenInputBytes: 1 << 20}); lim != want {
+		t.Errorf("plan limits %+v, the draft says %+v", lim, want)
+	}
+}

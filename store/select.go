@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store/plan"
 )
@@ -51,15 +52,9 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := s.LookupSource(srcID)
-	if err != nil {
-		return nil, err
-	}
-	reg, err := s.Registry()
-	if err != nil {
-		return nil, err
-	}
-	sel := &Selection{Source: src, Registry: reg}
+	// The provider first: an unknown one is bad usage, whatever the
+	// registry holds.
+	sel := &Selection{}
 	var keys []string
 	if provider != "" {
 		ts, err := providers.Load()
@@ -71,7 +66,14 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 		}
 		keys = []string{sel.Table.Key()}
 	}
-	sel.Loaded, err = engine.Load(src.Path, engine.Options{SourceID: src.ID, Registry: reg, Providers: keys})
+	if sel.Source, err = s.LookupSource(srcID); err != nil {
+		return nil, err
+	}
+	if sel.Registry, err = s.Registry(); err != nil {
+		return nil, err
+	}
+	src := sel.Source
+	sel.Loaded, err = engine.Load(src.Path, engine.Options{SourceID: src.ID, Registry: sel.Registry, Providers: keys})
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.ID, err)
 	}
@@ -118,7 +120,7 @@ func (sel *Selection) Valid() error {
 	var lines []string
 	for _, d := range sel.Loaded.Report.Diagnostics {
 		if d.Severity == engine.Error && (strings.HasPrefix(d.File, sel.Pkg.Dir+"/") || d.File == sel.Pkg.File || sel.usesFile(d.File)) {
-			lines = append(lines, "  "+d.String())
+			lines = append(lines, "  "+termtext.Escape(d.String()))
 		}
 	}
 	for _, r := range blocked {

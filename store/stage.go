@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"dalo/internal/regular"
+	"dalo/internal/termtext"
 	"dalo/store/plan"
 )
 
@@ -52,6 +53,7 @@ func changedFiles(approved, now map[string]plan.FileDigest) []string {
 	var out []string
 	for p, a := range approved {
 		n, ok := now[p]
+		p := termtext.Escape(p) // a line of its own in a refusal
 		switch {
 		case !ok:
 			out = append(out, p+" (removed)")
@@ -63,7 +65,7 @@ func changedFiles(approved, now map[string]plan.FileDigest) []string {
 	}
 	for p := range now {
 		if _, ok := approved[p]; !ok {
-			out = append(out, p+" (added)")
+			out = append(out, termtext.Escape(p)+" (added)")
 		}
 	}
 	sort.Strings(out)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"dalo/internal/termtext"
 	"dalo/store"
 )
 
@@ -66,7 +67,7 @@ func runDoctor(e *env, fs *pflag.FlagSet) int {
 		return code
 	}
 	for _, f := range found {
-		fmt.Fprintf(e.stdout, "%-10s %s: %s\n", f.Status, f.Subject, f.Message)
+		fmt.Fprintf(e.stdout, "%-10s %s: %s\n", f.Status, termtext.Escape(f.Subject), termtext.Escape(f.Message))
 	}
 	return code
 }

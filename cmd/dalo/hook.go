@@ -8,10 +8,11 @@ import (
 
 func init() {
 	register(&command{
-		name:  hookdispatch.Name,
-		usage: hookdispatch.Usage,
-		short: hookdispatch.Short,
-		doc:   hookdispatch.Doc,
+		name:     hookdispatch.Name,
+		usage:    hookdispatch.Usage,
+		short:    hookdispatch.Short,
+		doc:      hookdispatch.Doc,
+		verbatim: true,
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("provider", "", hookdispatch.ProviderHelp)
 			fs.String("event", "", hookdispatch.EventHelp)

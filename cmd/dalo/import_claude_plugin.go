@@ -9,7 +9,7 @@ import (
 
 	"dalo/claudeplugin"
 	"dalo/engine"
-	"dalo/scaffold"
+	"dalo/internal/termtext"
 )
 
 const importClaudeDoc = `Import claude-plugin turns the Claude Code plugin in PATH (the directory
@@ -114,7 +114,7 @@ func runImportClaude(e *env, fs *pflag.FlagSet) int {
 }
 
 func printImport(w io.Writer, r *importReport, v *engine.Report) {
-	p := func(format string, args ...any) { fmt.Fprintln(w, escapeText(fmt.Sprintf(format, args...))) }
+	p := func(format string, args ...any) { fmt.Fprintln(w, termtext.Escape(fmt.Sprintf(format, args...))) }
 	p("imported Claude Code plugin %s into %s as package %s (rows from %s)", r.Plugin, r.Into, r.Package, r.Table)
 	for _, wr := range r.Wrote {
 		if wr.Dir {
@@ -178,6 +178,3 @@ func printImport(w io.Writer, r *importReport, v *engine.Report) {
 	}
 	p("it validates; it grants nothing: register the source, then review and approve it ('dalo plugin review SOURCE:%s')", r.Package)
 }
-
-// escapeText makes package-controlled text safe to print on a terminal.
-func escapeText(s string) string { return scaffold.Printable(s) }

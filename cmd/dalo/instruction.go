@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store"
 	"dalo/store/plan"
@@ -294,12 +295,12 @@ func runInstructionList(e *env, fs *pflag.FlagSet) int {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TARGET\tINSTRUCTION\tPACKAGE\tSTATE\tFILE")
 	for _, s := range states {
-		fmt.Fprintf(tw, "%s\tinstruction:%s:%s\t%s\t%s\t%s\n", s.Name, s.Source, s.Selector, s.Package, s.State, s.File)
+		fmt.Fprintf(tw, "%s\tinstruction:%s:%s\t%s\t%s\t%s\n", s.Name, s.Source, s.Selector, s.Package, s.State, termtext.Escape(s.File))
 	}
 	tw.Flush()
 	for _, s := range states {
 		if s.State == "unreadable" {
-			fmt.Fprintf(e.stderr, "dalo instruction list: %s\n", s.Detail)
+			fmt.Fprintf(e.stderr, "dalo instruction list: %s\n", termtext.Escape(s.Detail))
 		}
 	}
 	return exitOK

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"dalo/internal/termtext"
 	"dalo/store"
 )
 
@@ -26,6 +27,11 @@ type command struct {
 	doc   string
 	flags func(*pflag.FlagSet)
 	run   func(*env, *pflag.FlagSet) int
+	// verbatim says the command's output is for a program, passed on byte
+	// for byte: a harness's protocol (hook dispatch), a JSON Schema
+	// (schema). Every other command's output is for a person, and goes
+	// through termtext.
+	verbatim bool
 }
 
 // env is what a command talks to.
@@ -139,6 +145,15 @@ func run(args []string, e *env) int {
 	if h, _ := fs.GetBool("help"); h {
 		fmt.Fprint(e.stdout, commandUsage(c, fs))
 		return exitOK
+	}
+	if !c.verbatim {
+		// What a person reads shows a package's text as text: a control
+		// character no formatting site escaped is shown, not acted on.
+		// JSON is left as it is.
+		e.stderr = termtext.NewWriter(e.stderr)
+		if !e.json {
+			e.stdout = termtext.NewWriter(e.stdout)
+		}
 	}
 	return c.run(e, fs)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
+	"dalo/internal/termtext"
 	"dalo/store"
 	"dalo/store/plan"
 )
@@ -93,7 +94,7 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 		return fail(e, cmd, err)
 	}
 	for _, sk := range skipped {
-		fmt.Fprintf(e.stdout, "skipped: %s\n", sk)
+		fmt.Fprintf(e.stdout, "skipped: %s\n", termtext.Escape(sk))
 	}
 	var fresh []store.Proposal
 	for _, p := range props {
@@ -105,11 +106,12 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 	}
 	if len(fresh) == 0 {
 		fmt.Fprintln(e.stdout, "nothing new to approve")
+		stillChanged(e, s, sel)
 		return exitOK
 	}
 	fmt.Fprintf(e.stdout, "Approve for %s (%s):\n", sel.Table.Name, sel.Table.Key())
 	for _, p := range fresh {
-		fmt.Fprintf(e.stdout, "  %s\n", describeGrant(p.Grant))
+		fmt.Fprintf(e.stdout, "  %s\n", termtext.Escape(describeGrant(p.Grant)))
 		if p.Why != "" {
 			fmt.Fprintf(e.stdout, "    (%s)\n", p.Why)
 		}
@@ -136,10 +138,20 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 	for _, p := range fresh {
 		fmt.Fprintf(e.stdout, "approved %s %s: grant %s\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
 	}
+	stillChanged(e, s, sel)
 	if len(stops) > 0 {
 		fmt.Fprintf(e.stdout, "installed hooks of %s on %s stopped running: run 'dalo plugin install %s --provider %s' to run them again with these grants\n", sel.Identity, sel.Table.Name, sel.Identity, sel.Table.Name)
 	}
 	return exitOK
+}
+
+// stillChanged names, as review and install do, the one command that
+// renews what of the package still does not match its grants: approving
+// one changed tool leaves another's hooks failing.
+func stillChanged(e *env, s *store.Store, sel *store.Selection) {
+	if cmd := s.ReapproveCommand(sel); cmd != "" {
+		fmt.Fprintf(e.stdout, "grants of %s on %s still differ from the package: approve them again with '%s'\n", sel.Identity, sel.Table.Name, cmd)
+	}
 }
 
 // stoppedHooks lists, once each, the installed hooks that approving props

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store"
 	"dalo/store/plan"
@@ -178,19 +179,19 @@ func printInstall(w io.Writer, res *store.InstallResult, dry bool) {
 		fmt.Fprintf(w, "  staged %s\n", d)
 	}
 	for _, d := range res.Skills {
-		fmt.Fprintf(w, "  skill %s\n", d)
+		fmt.Fprintf(w, "  skill %s\n", termtext.Escape(d))
 	}
 	for _, d := range res.Agents {
-		fmt.Fprintf(w, "  agent %s\n", d)
+		fmt.Fprintf(w, "  agent %s\n", termtext.Escape(d))
 	}
 	for _, d := range res.Fallbacks {
-		fmt.Fprintf(w, "  fallback: %s\n", d)
+		fmt.Fprintf(w, "  fallback: %s\n", termtext.Escape(d))
 	}
 	for _, d := range res.Omitted {
-		fmt.Fprintf(w, "  omitted: %s\n", d)
+		fmt.Fprintf(w, "  omitted: %s\n", termtext.Escape(d))
 	}
 	for _, d := range res.Notes {
-		fmt.Fprintf(w, "  note: %s\n", d)
+		fmt.Fprintf(w, "  note: %s\n", termtext.Escape(d))
 	}
 	printMoved(w, res.Moved)
 	if !dry {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/internal/termtext"
 )
 
 const pluginListDoc = `Plugin list prints every package of every registered source, whether it
@@ -111,14 +112,9 @@ func runPluginList(e *env, fs *pflag.FlagSet) int {
 		if len(lp.Installed) > 0 {
 			inst = "installed on " + strings.Join(lp.Installed, ", ")
 		}
-		// A tab or a line break in a description would break the columns.
-		desc := strings.Map(func(r rune) rune {
-			if r == '\t' || r == '\n' || r == '\r' {
-				return ' '
-			}
-			return r
-		}, lp.Description)
-		fmt.Fprintln(tw, lp.Package+"\t"+state+"\t"+desc+"\t"+inst)
+		// Escaped: a tab or a line break in a description would break
+		// the columns, and the package chose it.
+		fmt.Fprintln(tw, lp.Package+"\t"+state+"\t"+termtext.Escape(lp.Description)+"\t"+inst)
 	}
 	tw.Flush()
 	for _, line := range strings.SplitAfter(b.String(), "\n") {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store"
 )
@@ -102,13 +103,13 @@ func runPluginRemove(e *env, fs *pflag.FlagSet) int {
 		fmt.Fprintf(e.stdout, "%s %s from %s\n", verb, a, t.Name)
 	}
 	for _, p := range res.Removed {
-		fmt.Fprintf(e.stdout, "  %s %s\n", did, p)
+		fmt.Fprintf(e.stdout, "  %s %s\n", did, termtext.Escape(p))
 	}
 	for _, p := range res.Kept {
-		fmt.Fprintf(e.stdout, "  kept %s\n", p)
+		fmt.Fprintf(e.stdout, "  kept %s\n", termtext.Escape(p))
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(e.stdout, "  note: %s\n", n)
+		fmt.Fprintf(e.stdout, "  note: %s\n", termtext.Escape(n))
 	}
 	printMoved(e.stdout, res.Moved)
 	if dry {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store"
 	"dalo/store/plan"
@@ -35,7 +36,9 @@ approval), hooks (subject, phase, effect, matcher, bindings, timeout_ms,
 failure_policy, error_visibility, requirement, fallback, support per
 provider with status, native_event, reason and blocks_activation,
 approval), members and requires (resolution, and for members what install
-would do on each provider) and instructions (the instruction members).
+would do on each provider), instructions (the instruction members) and,
+with --provider, reapprove: the one approve command that renews every grant
+of the package that no longer matches it, when one does.
 
 Exit status: 0 reviewed; 1 invalid package or store error; 2 bad usage.
 
@@ -112,7 +115,8 @@ type review struct {
 	// Table says, with --provider, which table of the provider the review
 	// used and whether it matches the harness found.
 	Table        string       `json:"table,omitempty"`
-	Approvals    bool         `json:"approvals_shown"` // only with --provider
+	Approvals    bool         `json:"approvals_shown"`     // only with --provider
+	Reapprove    string       `json:"reapprove,omitempty"` // the approve command that renews every grant that changed
 	Tools        []reviewTool `json:"tools"`
 	Hooks        []reviewHook `json:"hooks"`
 	Members      []reviewRef  `json:"members"`
@@ -287,6 +291,10 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 		r.Hooks = append(r.Hooks, rh)
 	}
 
+	if sel.Table != nil {
+		r.Reapprove = s.ReapproveCommand(sel)
+	}
+
 	refs := sel.References()
 	acts := make([][]store.MemberAction, len(tables))
 	for i, t := range tables {
@@ -324,24 +332,27 @@ func (r *review) writeText(w io.Writer) {
 	if r.Package.ID != "" {
 		fmt.Fprintf(w, " (id %s", r.Package.ID)
 		if r.Version != "" {
-			fmt.Fprintf(w, ", version %s", r.Version)
+			fmt.Fprintf(w, ", version %s", termtext.Escape(r.Version))
 		}
 		fmt.Fprint(w, ")")
 	}
-	fmt.Fprintf(w, "\n  %s\n  source %s: %s\n  valid: yes\n", r.Description, r.Source, r.Path)
+	fmt.Fprintf(w, "\n  %s\n  source %s: %s\n  valid: yes\n", termtext.Escape(r.Description), r.Source, termtext.Escape(r.Path))
 	if !r.Approvals {
 		fmt.Fprintln(w, "  approvals: name --provider to see them")
+	}
+	if r.Reapprove != "" {
+		fmt.Fprintf(w, "  approvals: some changed since they were approved; approve them again with '%s'\n", r.Reapprove)
 	}
 
 	for _, t := range r.Tools {
 		fmt.Fprintf(w, "\ntool %s (%s)\n", t.ID, t.Availability)
 		rt := t.Runtime
 		if t.RuntimeVersion != "" {
-			rt += " " + t.RuntimeVersion + " (authored metadata, not checked)"
+			rt += " " + termtext.Escape(t.RuntimeVersion) + " (authored metadata, not checked)"
 		}
 		fmt.Fprintf(w, "  runtime:      %s\n", rt)
-		fmt.Fprintf(w, "  entry:        %s\n", t.Entry)
-		fmt.Fprintf(w, "  argv:         %s\n", jsonText(t.Argv))
+		fmt.Fprintf(w, "  entry:        %s\n", termtext.Escape(t.Entry))
+		fmt.Fprintf(w, "  argv:         %s\n", termtext.Escape(jsonText(t.Argv)))
 		fmt.Fprintf(w, "  cwd:          %s (the staged, read-only tool directory)\n", t.Cwd)
 		fmt.Fprintf(w, "  env:          %s\n", listOr(t.Env, "nothing passed through"))
 		fmt.Fprintf(w, "  capabilities: %s (claims for review, not an OS sandbox)\n", listOr(t.Capabilities, "none claimed"))
@@ -364,10 +375,10 @@ func (r *review) writeText(w io.Writer) {
 			if f.Executable {
 				x = " executable"
 			}
-			fmt.Fprintf(w, "    %s  sha256 %s  %d bytes%s\n", f.Path, f.SHA256, f.Size, x)
+			fmt.Fprintf(w, "    %s  sha256 %s  %d bytes%s\n", termtext.Escape(f.Path), f.SHA256, f.Size, x)
 		}
 		if t.Approval != nil {
-			fmt.Fprintf(w, "  approval:     %s\n", t.Approval)
+			fmt.Fprintf(w, "  approval:     %s\n", termtext.Escape(t.Approval.String()))
 		}
 	}
 
@@ -382,7 +393,7 @@ func (r *review) writeText(w io.Writer) {
 		fmt.Fprintf(w, "  effect:          %s\n", h.Effect)
 		matcher := "none"
 		if h.Matcher != nil {
-			matcher = listOr(h.Matcher.ToolNames, "every covered call")
+			matcher = termtext.Escape(listOr(h.Matcher.ToolNames, "every covered call"))
 		}
 		fmt.Fprintf(w, "  matcher:         %s\n", matcher)
 		if len(h.Bindings) == 0 {
@@ -390,7 +401,7 @@ func (r *review) writeText(w io.Writer) {
 		} else {
 			fmt.Fprintln(w, "  bindings:")
 			for _, bd := range h.Bindings {
-				fmt.Fprintf(w, "    %s <- %s\n", bd.Input, bd.Field)
+				fmt.Fprintf(w, "    %s <- %s\n", termtext.Escape(bd.Input), termtext.Escape(bd.Field))
 			}
 		}
 		fmt.Fprintf(w, "  timeout:         %d ms\n", h.TimeoutMS)
@@ -406,10 +417,10 @@ func (r *review) writeText(w io.Writer) {
 			if c.BlocksActivation {
 				line += " (blocks activation)"
 			}
-			fmt.Fprintf(w, "  on %s: %s\n", c.Provider, line)
+			fmt.Fprintf(w, "  on %s: %s\n", c.Provider, termtext.Escape(line))
 		}
 		if h.Approval != nil {
-			fmt.Fprintf(w, "  approval:        %s\n", h.Approval)
+			fmt.Fprintf(w, "  approval:        %s\n", termtext.Escape(h.Approval.String()))
 		}
 	}
 
@@ -417,16 +428,16 @@ func (r *review) writeText(w io.Writer) {
 		fmt.Fprintln(w, "\nmembers")
 	}
 	for _, mb := range r.Members {
-		fmt.Fprintf(w, "  %s (%s): %s\n", mb.Ref, mb.Requirement, mb.resolution())
+		fmt.Fprintf(w, "  %s (%s): %s\n", termtext.Escape(mb.Ref), mb.Requirement, termtext.Escape(mb.resolution()))
 		for _, t := range mb.Install {
-			fmt.Fprintf(w, "    on %s: %s\n", t.Provider, t.String())
+			fmt.Fprintf(w, "    on %s: %s\n", t.Provider, termtext.Escape(t.String()))
 		}
 	}
 	if len(r.Requires) > 0 {
 		fmt.Fprintln(w, "\nrequires")
 	}
 	for _, rq := range r.Requires {
-		fmt.Fprintf(w, "  %s (%s): %s\n", rq.Ref, rq.Requirement, rq.resolution())
+		fmt.Fprintf(w, "  %s (%s): %s\n", termtext.Escape(rq.Ref), rq.Requirement, termtext.Escape(rq.resolution()))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"dalo/internal/termtext"
 	"dalo/store"
 	"dalo/store/plan"
 )
@@ -129,7 +130,7 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 		case g.NotInForce != "":
 			inst = " [installed, NOT in force: " + g.NotInForce + "]"
 		}
-		fmt.Fprintf(e.stdout, "  %s %s: digest %s%s\n    %s\n", g.Kind, g.Item, g.Digest[:12], inst, g.Covers)
+		fmt.Fprintf(e.stdout, "  %s %s: digest %s%s\n    %s\n", g.Kind, g.Item, g.Digest[:12], inst, termtext.Escape(g.Covers))
 	}
 	return exitOK
 }

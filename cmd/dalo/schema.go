@@ -46,7 +46,8 @@ func init() {
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("write", "", "write DIR/plugin-v1.schema.json instead of printing it")
 		},
-		run: runSchema,
+		run:      runSchema,
+		verbatim: true,
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/providers"
 	"dalo/store"
 	"dalo/store/plan"
 )
@@ -58,8 +59,13 @@ func openStore(e *env, cmd string) (*store.Store, bool) {
 	return nil, false
 }
 
-// fail reports err for cmd and returns exitFail.
+// fail reports err for cmd and returns exitFail, or exitUsage for an
+// unknown provider: a --provider no table describes is bad usage, in every
+// command.
 func fail(e *env, cmd string, err error) int {
+	if errors.Is(err, providers.ErrUnknownProvider) {
+		return usageError(e, cmd, "%v", err)
+	}
 	fmt.Fprintf(e.stderr, "dalo %s: %v\n", cmd, err)
 	return exitFail
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/internal/termtext"
 )
 
 const validateDoc = `Validate checks an author source without a store: it discovers every
@@ -96,7 +97,7 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 func printReport(w io.Writer, rep *engine.Report) {
 	errs, warns := 0, 0
 	for _, d := range rep.Diagnostics {
-		fmt.Fprintln(w, d.String())
+		fmt.Fprintln(w, termtext.Escape(d.String()))
 		if d.Severity == engine.Error {
 			errs++
 		} else {
@@ -108,7 +109,7 @@ func printReport(w io.Writer, rep *engine.Report) {
 	if !rep.Valid {
 		verdict = "invalid"
 	}
-	fmt.Fprintf(w, "%s: %s, %s, %s, %s\n", rep.Source.Path, plural(len(rep.Packages), "package"), plural(errs, "error"), plural(warns, "warning"), verdict)
+	fmt.Fprintf(w, "%s: %s, %s, %s, %s\n", termtext.Escape(rep.Source.Path), plural(len(rep.Packages), "package"), plural(errs, "error"), plural(warns, "warning"), verdict)
 }
 
 // printGrid prints hooks by provider: one row per hook, one column per
@@ -196,7 +197,7 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 			c := cells[h][p]
 			row[i] = cell(c)
 			if _, ok := held[c.Package]; !ok && c.Reason != "" {
-				notes = append(notes, fmt.Sprintf("  %s on %s: %s", h, p, c.Reason))
+				notes = append(notes, fmt.Sprintf("  %s on %s: %s", h, p, termtext.Escape(c.Reason)))
 			}
 		}
 		line(h, row)
@@ -214,7 +215,7 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 			if r.Reason != "" {
 				why += ": " + r.Reason
 			}
-			notes = append(notes, fmt.Sprintf("  %s: blocked by required %s, %s", name, r.Ref, why))
+			notes = append(notes, fmt.Sprintf("  %s: blocked by required %s, %s", name, termtext.Escape(r.Ref), termtext.Escape(why)))
 		}
 	}
 	if len(notes) > 0 {

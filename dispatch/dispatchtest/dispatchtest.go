@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"dalo/providers"
@@ -158,7 +159,16 @@ func planned(src string, h Hook, kinds []string) (*plan.PlannedHook, error) {
 // the hook's tool root and grant references are set to them. What the
 // plan names stays as it is, so that a test can edit the plan or the
 // grants afterwards, as an attacker would.
+//
+// Tests dispatch in parallel, in one process: a handler forked while a
+// staged file is open for writing here holds that file open until its own
+// exec, and an exec of the staged file meanwhile fails with "text file
+// busy" (ETXTBSY). Every fork of the process holds syscall.ForkLock for
+// writing; Seal stages with it held for reading, so that each file it
+// writes is closed before the next fork.
 func Seal(home string, p *plan.Plan) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	s, err := store.Open(home)
 	if err != nil {
 		return err

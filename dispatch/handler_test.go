@@ -1,0 +1,100 @@
+package dispatch_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dalo/dispatch"
+	"dalo/dispatch/dispatchtest"
+	"dalo/store/plan"
+)
+
+// What a handler gets and what dispatch keeps of what it gives, at the
+// edges: the environment of a tool that declares none, a start after an
+// interrupt, a stdout exactly at its limit and one byte over, and the
+// stderr excerpt the user reads.
+
+// TestNoDeclaredEnvironment: a tool that declares no env gets an empty
+// environment, not dalo's (exec.Cmd runs a nil Env with the parent's).
+func TestNoDeclaredEnvironment(t *testing.T) {
+	t.Setenv("DALO_TEST_UNDECLARED", "leak")
+	out := filepath.Join(t.TempDir(), "env")
+	// export -p and printf are built into sh: no PATH is needed.
+	h := dispatchtest.Hook{ID: "probe", Subject: "tool_call", Phase: "before", Effect: "gate",
+		Script: "#!/bin/sh\nexport -p > " + out + "\nprintf '{\"kind\":\"allow\"}'\n"}
+	dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil)
+	env, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"DALO_TEST_UNDECLARED", "PATH", "HOME"} {
+		if strings.Contains(string(env), name+"=") {
+			t.Errorf("the handler got %s from dalo's environment:\n%s", name, env)
+		}
+	}
+}
+
+// TestNoStartAfterInterrupt: once dispatch is told to stop, no handler
+// starts; the hook fails under its policy.
+func TestNoStartAfterInterrupt(t *testing.T) {
+	ran := filepath.Join(t.TempDir(), "ran")
+	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed",
+		Script: "#!/bin/sh\n: > " + ran + "\nprintf '{\"kind\":\"allow\"}'\n"}
+	defer dispatch.Interrupted()()
+	n := decode(t, dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil))
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("a handler started after the interrupt")
+	}
+	if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, "dispatch was interrupted") {
+		t.Errorf("answer %+v, want fail_closed's deny naming the interrupt", n)
+	}
+}
+
+// TestResponseLimitExact: a result of exactly the plan's response_bytes
+// is read; one byte more kills the handler.
+func TestResponseLimitExact(t *testing.T) {
+	const limit = 64
+	result := `{"kind":"deny","reason":"No."}`
+	for _, size := range []int{limit, limit + 1} {
+		h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate",
+			Script: fmt.Sprintf("#!/bin/sh\nprintf '%%s' '%s%s'\n", result, strings.Repeat(" ", size-len(result)))}
+		n := decode(t, dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h},
+			func(home string, p *plan.Plan) {
+				p.Limits.ResponseBytes = limit
+				if err := dispatchtest.WritePlan(home, p); err != nil {
+					t.Error(err)
+				}
+			}))
+		over := fmt.Sprintf("handler wrote more than %d bytes to stdout and was killed", limit)
+		if size == limit && (n.HookSpecificOutput.PermissionDecision != "deny" || n.SystemMessage != "") {
+			t.Errorf("%d bytes, the limit: %+v, want the handler's deny", size, n)
+		}
+		if size > limit && !strings.Contains(n.SystemMessage, over) {
+			t.Errorf("%d bytes, one over the limit: systemMessage %q, want %q", size, n.SystemMessage, over)
+		}
+	}
+}
+
+// TestStderrExcerpt: the user reads at most 2 KiB of a failed handler's
+// stderr (dalo's bound: enough for an error and its context, not a log),
+// trimmed, valid UTF-8, without NUL characters, which would cut the text
+// short wherever a C string carries it.
+func TestStderrExcerpt(t *testing.T) {
+	const excerpt = 2 << 10
+	const mark = " …(truncated)"
+	for _, c := range []struct{ name, script, want string }{
+		{"nul", `printf '  before\000after\377  ' >&2`, "before" + "after\uFFFD"},
+		{"long", `head -c 10000 /dev/zero | tr '\000' e >&2`, strings.Repeat("e", excerpt-len(mark)) + mark},
+	} {
+		h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Env: []string{"PATH"},
+			Script: "#!/bin/sh\n" + c.script + "\nexit 3\n"}
+		n := decode(t, dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil))
+		_, got, ok := strings.Cut(n.SystemMessage, "\n  stderr: ")
+		if !ok || got != c.want {
+			t.Errorf("%s: systemMessage %.120q (%d bytes of stderr), want the stderr excerpt %.120q (%d bytes)", c.name, n.SystemMessage, len(got), c.want, len(c.want))
+		}
+	}
+}

@@ -1,0 +1,92 @@
+// Package termtext shows text that a package controls on a terminal as
+// text. A package's description, version, file names, argv, matcher
+// names and references reach dalo's human output, and a terminal acts on
+// some characters rather than showing them: ESC starts a sequence that
+// moves the cursor, erases or recolours lines; CR returns to the start of
+// the line and LF starts a new one, so that either can make the line a
+// user approves look like another; C1 controls (U+0080 to U+009F) act as
+// ESC sequences on some terminals; bidirectional formatting characters
+// reorder what is shown. Escape writes each such character as a Go escape
+// (\x1b, \r, \n, \u202e), so that what the user reads is what the bytes
+// say.
+//
+// JSON output is not escaped: it carries the bytes, and encoding/json
+// already escapes what would break a line.
+package termtext
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Escape returns s with every character that is not printable written as
+// a Go escape: what strconv.Quote escapes, except that s is not quoted and
+// '"' and '\' stay as they are, so that ordinary text, paths included,
+// reads unchanged. Printable is strconv.IsPrint: letters, marks, numbers,
+// punctuation, symbols and the ASCII space. A byte that is not UTF-8 is
+// written \xNN.
+func Escape(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+		i++
+	}
+	if i == len(s) {
+		return s // printable ASCII: the common case, not copied
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b.WriteString(`\x`)
+			b.WriteByte(hex[s[i]>>4])
+			b.WriteByte(hex[s[i]&0xf])
+		case strconv.IsPrint(r):
+			b.WriteString(s[i : i+n])
+		default:
+			q := strconv.QuoteRuneToASCII(r) // '\x1b', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+const hex = "0123456789abcdef"
+
+// NewWriter returns a writer to w that escapes, as Escape does, everything
+// written to it except LF and TAB, which it passes on: they are dalo's own
+// line breaks and column separators. It is the guard under every human
+// output, so that a control character in text no formatting site escaped
+// (an error naming a package's file, say) is still shown, not acted on.
+// It cannot tell a line break in package text from dalo's own: wherever
+// package text is formatted into a line, it goes through Escape.
+//
+// Each Write is escaped on its own; dalo writes whole formatted strings,
+// so a character is never split between two writes.
+func NewWriter(w io.Writer) io.Writer { return &writer{w} }
+
+type writer struct{ w io.Writer }
+
+func (w *writer) Write(p []byte) (int, error) {
+	s := string(p)
+	var b strings.Builder
+	for len(s) > 0 {
+		i := strings.IndexAny(s, "\n\t")
+		if i < 0 {
+			b.WriteString(Escape(s))
+			break
+		}
+		b.WriteString(Escape(s[:i]))
+		b.WriteByte(s[i])
+		s = s[i+1:]
+	}
+	if _, err := io.WriteString(w.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

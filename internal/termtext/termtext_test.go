@@ -1,0 +1,70 @@
+package termtext
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestEscape(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"Notes for a design review.", "Notes for a design review."},
+		{`C:\path "quoted" ünïcödé 日本語 …`, `C:\path "quoted" ünïcödé 日本語 …`},
+		// What moves the cursor or rewrites a line.
+		{"ok\x1b[2K\rREPLACED\nsecond", `ok\x1b[2K\rREPLACED\nsecond`},
+		{"tab\there", `tab\there`},
+		{"bell\a bs\b ff\f vt\v del\x7f nul\x00", `bell\a bs\b ff\f vt\v del\x7f nul\x00`},
+		// C1 controls: U+009B is CSI on terminals that read 8-bit controls.
+		{"\u009b2J \u0085", `\u009b2J \u0085`},
+		// Bidirectional formatting, line and paragraph separators, a
+		// zero-width joiner and a no-break space: not shown as themselves.
+		{"abc\u202edcb\u2066 \u2028\u2029\u200d\u00a0", `abc\u202edcb\u2066 \u2028\u2029\u200d\u00a0`},
+		// Bytes that are not UTF-8, and U+FFFD written as such.
+		{"a\xffb\xc3", `a\xffb\xc3`},
+		{"\ufffd", "\ufffd"},
+		{"\U000e0001", `\U000e0001`},
+	} {
+		if got := Escape(tc.in); got != tc.want {
+			t.Errorf("Escape(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzEscape: the result is printable UTF-8 on one line, with no byte a
+// terminal acts on, and text that needs no escaping is kept as is.
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"plain", "a\x1b[2Jb", "\r\n\t", "\xff\xfe", "\u202e", "日本"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Escape(s)
+		if !utf8.ValidString(out) {
+			t.Fatalf("Escape(%q) = %q: not UTF-8", s, out)
+		}
+		for _, r := range out {
+			if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || strings.ContainsRune("\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069", r) {
+				t.Fatalf("Escape(%q) = %q holds %U", s, out, r)
+			}
+		}
+		if Escape(out) != out {
+			t.Fatalf("Escape is not idempotent on %q", s)
+		}
+		if !strings.ContainsAny(out, `\`) && out != s {
+			t.Fatalf("Escape(%q) = %q changed text that needed no escape", s, out)
+		}
+	})
+}
+
+func TestWriter(t *testing.T) {
+	var b strings.Builder
+	w := NewWriter(&b)
+	for _, s := range []string{"col1\tcol2\n", "evil\x1b[2K\rline", "\n", "done"} {
+		if n, err := w.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+	if want := "col1\tcol2\nevil\\x1b[2K\\rline\ndone"; b.String() != want {
+		t.Errorf("wrote %q, want %q", b.String(), want)
+	}
+}
