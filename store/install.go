@@ -110,7 +110,9 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 		}
 	}
 
-	// Hooks: supported, approved, unchanged since approval.
+	// Hooks: supported, approved, unchanged since approval. renew says
+	// why each grant that needs renewal does.
+	var renew []string
 	type stage struct{ files map[string]plan.FileDigest }
 	stages := map[string]stage{} // tool id → its approved files
 	m := sel.Pkg.Manifest
@@ -155,8 +157,10 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 			} else {
 				why += " (its " + strings.Join(changedBinds(approved, tb), ", ") + " changed)"
 			}
-			why += fmt.Sprintf("\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with the hooks that run it, with '%s'", pkg, t.Name, s.ReapproveCommand(sel))
-			return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: []string{why}}
+			if !slices.Contains(renew, why) {
+				renew = append(renew, why)
+			}
+			continue
 		}
 		hb, err := sel.HookBinds(h, td)
 		if err != nil {
@@ -172,7 +176,8 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 					why = "its " + strings.Join(c, ", ") + " changed"
 				}
 			}
-			return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: []string{fmt.Sprintf("hook %s changed since it was approved (%s)\n  review it with 'dalo plugin review %s --provider %s' and approve it again, with its tool and every hook that runs it, with '%s'", h.ID, why, pkg, t.Name, s.ReapproveCommand(sel))}}
+			renew = append(renew, fmt.Sprintf("hook %s changed since it was approved (%s)", h.ID, why))
+			continue
 		}
 		stages[h.Tool] = stage{tb.Files}
 		ip.Hooks = append(ip.Hooks, InstalledHook{Event: c.NativeEvent, Hook: plan.PlannedHook{
@@ -183,6 +188,13 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 			Tool: plan.PlannedTool{ID: tool.ID, Runtime: tool.Runtime, Entry: tool.Entry, Argv: tb.Argv, Env: tool.Env, Inputs: tb.Inputs, Files: hexFiles(tb.Files)},
 		}})
 		res.Hooks = append(res.Hooks, h.ID+" on "+c.NativeEvent)
+	}
+	if len(renew) > 0 {
+		// Every grant that needs renewal, in one refusal and one command:
+		// following a command that named only the first would leave the
+		// others' actions denied still.
+		renew = append(renew, fmt.Sprintf("review with 'dalo plugin review %s --provider %s', then approve again, each tool with every hook that runs it: '%s'", pkg, t.Name, s.ReapproveCommand(sel)))
+		return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: renew}
 	}
 	if len(ip.Hooks) > 0 {
 		kinds, err := ResultKinds()
