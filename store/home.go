@@ -76,6 +76,8 @@ func (s *Store) Lock() (*Lock, error) {
 	// So do dispatcher copies no entry calls (a run killed between
 	// recording its new entries and collecting them leaves them).
 	s.gcDispatchers()
+	// And git sources' repositories and snapshots no pin names.
+	s.gcSources()
 	return l, nil
 }
 

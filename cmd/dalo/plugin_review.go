@@ -110,8 +110,11 @@ type review struct {
 	Description string               `json:"description"`
 	Source      string               `json:"source"`
 	Path        string               `json:"path"`
-	Valid       bool                 `json:"valid"`
-	Providers   []string             `json:"providers"`
+	// Pin is, for a git source, the commit the review shows and where it
+	// comes from.
+	Pin       *store.GitPin `json:"pin,omitempty"`
+	Valid     bool          `json:"valid"`
+	Providers []string      `json:"providers"`
 	// Table says, with --provider, which table of the provider the review
 	// used and whether it matches the harness found.
 	Table        string       `json:"table,omitempty"`
@@ -220,6 +223,7 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 		Description:  p.Description,
 		Source:       sel.Source.ID,
 		Path:         filepath.Join(sel.Source.Path, sel.Pkg.Dir),
+		Pin:          sel.Source.Git,
 		Valid:        true,
 		Approvals:    sel.Table != nil,
 		Providers:    []string{},
@@ -336,7 +340,11 @@ func (r *review) writeText(w io.Writer) {
 		}
 		fmt.Fprint(w, ")")
 	}
-	fmt.Fprintf(w, "\n  %s\n  source %s: %s\n  valid: yes\n", termtext.Escape(r.Description), r.Source, termtext.Escape(r.Path))
+	fmt.Fprintf(w, "\n  %s\n  source %s: %s\n", termtext.Escape(r.Description), r.Source, termtext.Escape(r.Path))
+	if r.Pin != nil {
+		fmt.Fprintf(w, "  commit %s of %s (%s)\n", r.Pin.Commit, termtext.Escape(r.Pin.URL), termtext.Escape(r.Pin.RefName()))
+	}
+	fmt.Fprintln(w, "  valid: yes")
 	if !r.Approvals {
 		fmt.Fprintln(w, "  approvals: name --provider to see them")
 	}

@@ -78,6 +78,22 @@ func TestScript(t *testing.T) {
 				}
 			}
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+			// Git, for the scripts that build repositories: the machine's
+			// configuration left out, commits dated so that their ids are
+			// the same in every run. $DALOBIN holds dalo alone, for a PATH
+			// without git.
+			for k, v := range map[string]string{
+				"GIT_CONFIG_NOSYSTEM": "1",
+				"GIT_AUTHOR_NAME":     "Author", "GIT_AUTHOR_EMAIL": "author@example.com", "GIT_AUTHOR_DATE": "2026-11-02T10:00:00Z",
+				"GIT_COMMITTER_NAME": "Author", "GIT_COMMITTER_EMAIL": "author@example.com", "GIT_COMMITTER_DATE": "2026-11-02T10:00:00Z",
+			} {
+				env.Setenv(k, v)
+			}
+			self, err := exec.LookPath("dalo")
+			if err != nil {
+				return err
+			}
+			env.Setenv("DALOBIN", filepath.Dir(self))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
