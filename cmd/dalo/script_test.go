@@ -43,10 +43,15 @@ func TestMain(m *testing.M) {
 //	                            text/template file TEMPLATE, with
 //	                            {{repeat S N}} and {{range seq N}}
 //	gentree DIR N               create N empty files DIR/f1 ... DIR/fN
+//	githttpd NAME ROOT [U:P]    serve the git repositories under ROOT over
+//	                            https on loopback (git http-backend), at
+//	                            $NAME (see githttpd_test.go)
 //
 // and the condition [root] (running as root, when permissions do not stop
 // reads). $CLAUDE_PLUGINS is testdata/claude-plugins, real Claude Code
-// plugins for 'dalo import claude-plugin'.
+// plugins for 'dalo import claude-plugin'. Git commits made in a script have
+// fixed authors and dates, so their ids are the same in every run; $DALOBIN
+// is a PATH with dalo and without git, $PATH_BEFORE the PATH to restore.
 //
 // '! exec' only says that a command failed, and the draft gives exit 1
 // (invalid) and exit 2 (bad usage) different meanings. The generators make
@@ -94,6 +99,7 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			env.Setenv("DALOBIN", filepath.Dir(self))
+			env.Setenv("PATH_BEFORE", env.Getenv("PATH"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -102,6 +108,7 @@ func TestScript(t *testing.T) {
 			"genfile":     cmdGenfile,
 			"gentext":     cmdGentext,
 			"gentree":     cmdGentree,
+			"githttpd":    cmdGithttpd,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {
