@@ -37,6 +37,10 @@ func ParsePackageRef(ref string) (source, name string, err error) {
 	return source, name, nil
 }
 
+// ErrNoPackage is wrapped by Select's error when the source has no such
+// package (any more).
+var ErrNoPackage = errors.New("no such package")
+
 // ErrInvalid marks a package that failed validation: nothing can be
 // reviewed for trust, approved or installed from it.
 var ErrInvalid = errors.New("package is invalid")
@@ -88,7 +92,7 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 		for _, p := range sel.Loaded.Packages {
 			names = append(names, p.Name)
 		}
-		return nil, fmt.Errorf("no package %s in source %s (%s); its packages: %s", name, src.ID, src.Path, strings.Join(names, ", "))
+		return nil, &noPackageError{fmt.Sprintf("no package %s in source %s (%s); its packages: %s", name, src.ID, src.Path, strings.Join(names, ", "))}
 	}
 	sel.Identity = plan.PackageIdentity{Source: src.ID, Name: name}
 	if sel.Pkg.Manifest != nil {
@@ -104,6 +108,11 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 	}
 	return sel, nil
 }
+
+type noPackageError struct{ msg string }
+
+func (e *noPackageError) Error() string        { return e.msg }
+func (e *noPackageError) Is(target error) bool { return target == ErrNoPackage }
 
 // Valid reports whether the package passed validation, its own contract
 // and its required references (a package they block cannot be activated
