@@ -521,7 +521,7 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 
 // pending is the record of ip that install writes before it writes the
 // members and switches the plan: ip, with what of prev a run killed before
-// the final record still leaves in use. Staged keeps prev's trees too, the
+// the final record still leaves in use, and prev's manifest and commit. Staged keeps prev's trees too, the
 // plan in use runs them; each member prev wrote that install rewrites
 // (same says which it keeps as they are) accepts prev's bytes as dalo's
 // own; and members the package dropped stay recorded until removed.
@@ -530,6 +530,10 @@ func pending(ip InstalledPackage, prev *InstalledPackage, same map[string]bool) 
 		return ip
 	}
 	out := ip
+	// What was installed is what an update compares with until the
+	// install completes: a run killed before keeps asking for the new
+	// version's grants.
+	out.Manifest, out.Commit = prev.Manifest, prev.Commit
 	out.Staged = append(append([]string(nil), ip.Staged...), prev.Staged...)
 	slices.Sort(out.Staged)
 	out.Staged = slices.Compact(out.Staged)

@@ -300,6 +300,25 @@ func (s *Store) currentVersion(sel *Selection, ip *InstalledPackage) *version {
 	return v
 }
 
+// NotInForce lists the installed hooks of pkg on provider that are not in
+// force, each with why, as doctor judges them: an update with nothing new
+// to approve still installs again to put them back (an update killed
+// after its plan switched and before its entries were written leaves a
+// hook on an event it adds so).
+func (s *Store) NotInForce(provider, pkg string) ([]string, error) {
+	fs, err := s.Forces()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range fs {
+		if f.Provider == provider && f.Package == pkg && !f.InForce {
+			out = append(out, fmt.Sprintf("hook %s on %s: %s", f.Hook, f.Event, f.Why))
+		}
+	}
+	return out, nil
+}
+
 // An Outdated is an installed package whose source differs now from what
 // was approved and installed.
 type Outdated struct {

@@ -97,11 +97,18 @@ func runPluginUpdate(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, err)
 	}
-	if u.Current() {
+	off, err := s.NotInForce(tg.t.Name, sel.Identity.String())
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	if u.Current() && len(off) == 0 {
 		fmt.Fprintf(e.stdout, "%s on %s is current%s: nothing to update\n", sel.Identity, tg.t.Name, atCommit(u.To))
 		return exitOK
 	}
 	printUpdate(e.stdout, u, tg.t.Key())
+	for _, o := range off {
+		fmt.Fprintf(e.stdout, "  not in force now, installed again: %s\n", termtext.Escape(o))
+	}
 
 	// What install would do, before anything is asked: a member or
 	// dependency that blocks it refuses the update here.
