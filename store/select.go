@@ -92,7 +92,11 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 		for _, p := range sel.Loaded.Packages {
 			names = append(names, p.Name)
 		}
-		return nil, &noPackageError{fmt.Sprintf("no package %s in source %s (%s); its packages: %s", name, src.ID, src.Path, strings.Join(names, ", "))}
+		where := src.Path
+		if src.Git != nil {
+			where = "commit " + src.Git.Commit
+		}
+		return nil, &noPackageError{fmt.Sprintf("no package %s in source %s (%s); its packages: %s", name, src.ID, where, strings.Join(names, ", "))}
 	}
 	sel.Identity = plan.PackageIdentity{Source: src.ID, Name: name}
 	if sel.Pkg.Manifest != nil {

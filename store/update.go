@@ -360,15 +360,15 @@ func (s *Store) Outdated() ([]Outdated, error) {
 		for i := range in.Packages {
 			ip := &in.Packages[i]
 			o := Outdated{Package: ip.Package, Provider: name, From: ip.Commit, Grants: []GrantChange{}, Differences: []Difference{}}
+			if src, err := s.LookupSource(ip.Source); err == nil && src.Git != nil {
+				o.To = src.Git.Commit
+			}
 			sel, err := s.Select(ip.Package, t.Key())
 			switch {
 			case err != nil && errors.Is(err, ErrNoPackage):
 				o.State, o.Why = "gone", err.Error()
 			case err != nil:
 				return nil, err
-			}
-			if sel != nil && sel.Source.Git != nil {
-				o.To = sel.Source.Git.Commit
 			}
 			if o.State == "" {
 				if verr := sel.Valid(); verr != nil {

@@ -67,10 +67,10 @@ func runPluginOutdated(e *env, fs *pflag.FlagSet) int {
 		}
 		switch o.State {
 		case "gone":
-			fmt.Fprintf(e.stdout, "%s on %s: gone from its source%s\n  %s\n  it keeps running what you approved; 'dalo plugin remove %s --provider %s' takes it away\n", pkg, o.Provider, at, termtext.Escape(o.Why), pkg, o.Provider)
+			fmt.Fprintf(e.stdout, "%s on %s: gone from its source%s\n  %s\n  it keeps running what you approved; 'dalo plugin remove %s --provider %s' takes it away\n", pkg, o.Provider, atCommit(o.To), termtext.Escape(o.Why), pkg, o.Provider)
 			continue
 		case "invalid":
-			fmt.Fprintf(e.stdout, "%s on %s: its source's version does not validate%s\n  'dalo plugin review %s' shows why; it keeps running what you approved\n", pkg, o.Provider, at, pkg)
+			fmt.Fprintf(e.stdout, "%s on %s: its source's version does not validate%s\n  'dalo plugin review %s' shows why; it keeps running what you approved\n", pkg, o.Provider, atCommit(o.To), pkg)
 			continue
 		}
 		fmt.Fprintf(e.stdout, "%s on %s%s\n", pkg, o.Provider, at)
