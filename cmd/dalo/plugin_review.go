@@ -24,13 +24,15 @@ everything to read before trusting it: each tool's files with sha256 and
 size, runtime, argv, env, capabilities, platforms, cwd and inputs; each hook
 with its subject, phase, effect, matcher, bindings, timeout, failure policy
 and its support on the provider; members and what they resolve to; and
-where instructions would apply. It writes nothing and grants nothing.
+where instructions would apply. For a git source it says which commit it
+shows: the one the source is pinned to. It writes nothing and grants
+nothing.
 
 Without --provider it shows hook support on every known provider version;
 approvals are shown only with --provider.
 
---json prints the same review as one JSON object: package, valid,
-providers, tools (files with path, sha256 and size; runtime,
+--json prints the same review as one JSON object: package, valid, pin
+(a git source's url, ref, commit and tree), providers, tools (files with path, sha256 and size; runtime,
 runtime_version, argv, env, capabilities, platforms, cwd, inputs,
 approval), hooks (subject, phase, effect, matcher, bindings, timeout_ms,
 failure_policy, error_visibility, requirement, fallback, support per
