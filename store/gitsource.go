@@ -396,8 +396,10 @@ func (s *Store) UpdateSource(id, to string) (*SourceUpdate, error) {
 	next := src
 	next.Git = &GitPin{URL: src.Git.URL, Ref: src.Git.Ref, Commit: commit, Tree: tree}
 	next.Path = s.sourceRoot(next)
-	if up.Packages, err = s.diffSources(src, next); err != nil {
-		return nil, err
+	if commit != src.Git.Commit {
+		if up.Packages, err = s.diffSources(src, next); err != nil {
+			return nil, err
+		}
 	}
 
 	l, err := s.Lock()

@@ -41,14 +41,11 @@ type version struct {
 	members map[string]map[string]string          // member ref → path ("" for an agent file) → sha256
 }
 
-// versionOf reads the version of package p of the loaded source.
-func versionOf(src *engine.Source, p *engine.Package) *version {
-	v := &version{m: p.Manifest, tools: map[string]map[string]plan.FileDigest{}, members: map[string]map[string]string{}}
-	for i, q := range src.Packages {
-		if q == p {
-			v.valid = src.Report.Packages[i].Valid
-		}
-	}
+// versionOf reads the version of package i of the loaded source, whose
+// references refs lists (references by package, see refsByPackage).
+func versionOf(src *engine.Source, i int, refs []engine.Reference) *version {
+	p := src.Packages[i]
+	v := &version{valid: src.Report.Packages[i].Valid, m: p.Manifest, tools: map[string]map[string]plan.FileDigest{}, members: map[string]map[string]string{}}
 	if v.m == nil {
 		return v
 	}
@@ -59,23 +56,32 @@ func versionOf(src *engine.Source, p *engine.Package) *version {
 			v.tools[t.ID] = files
 		}
 	}
-	for _, r := range src.Report.References {
-		kind := engine.ParseRef(r.Ref).Kind
-		if r.Package != p.Name || r.Resolution != engine.Resolved || !strings.HasPrefix(r.Field, "plugin.members[") || (kind != "skill" && kind != "agent") {
+	for _, r := range refs {
+		ref := engine.ParseRef(r.Ref)
+		if r.Resolution != engine.Resolved || !strings.HasPrefix(r.Field, "plugin.members[") || (ref.Kind != "skill" && ref.Kind != "agent") {
 			continue
 		}
-		if ref := engine.ParseRef(r.Ref); ref.Source != "" && ref.Source != src.ID {
+		if ref.Source != "" && ref.Source != src.ID {
 			continue // another source's: it has versions of its own
 		}
 		target := filepath.Join(src.Root, filepath.FromSlash(r.Target))
-		if kind == "skill" {
+		if ref.Kind == "skill" {
 			target = filepath.Dir(target)
 		}
-		if files, err := listFiles(target, kind == "skill", &src.Limits); err == nil {
+		if files, err := listFiles(target, ref.Kind == "skill", &src.Limits); err == nil {
 			v.members[r.Ref] = hexFiles(files)
 		}
 	}
 	return v
+}
+
+// refsByPackage groups a report's references by package name.
+func refsByPackage(src *engine.Source) map[string][]engine.Reference {
+	out := map[string][]engine.Reference{}
+	for _, r := range src.Report.References {
+		out[r.Package] = append(out[r.Package], r)
+	}
+	return out
 }
 
 // A field is one value of a version: its item and field name.
@@ -289,30 +295,37 @@ func (s *Store) diffSources(old, new Source) ([]PackageDiff, error) {
 	if err != nil {
 		return nil, err
 	}
-	pkgs := map[string]*engine.Package{}
-	valid := map[string]bool{}
-	for _, p := range a.Packages {
-		pkgs["a "+p.Name] = p
+	at := func(src *engine.Source) map[string]int {
+		out := map[string]int{}
+		for i, p := range src.Packages {
+			out[p.Name] = i
+		}
+		return out
 	}
-	for i, p := range b.Packages {
-		pkgs["b "+p.Name] = p
-		valid[p.Name] = b.Report.Packages[i].Valid
-	}
+	ia, ib := at(a), at(b)
+	ra, rb := refsByPackage(a), refsByPackage(b)
 	names := map[string]bool{}
-	for k := range pkgs {
-		names[k[2:]] = true
+	for n := range ia {
+		names[n] = true
+	}
+	for n := range ib {
+		names[n] = true
 	}
 	var out []PackageDiff
 	for _, n := range sortedKeys(names) {
-		d := PackageDiff{Package: new.ID + ":" + n, Valid: valid[n], Differences: []Difference{}}
-		pa, pb := pkgs["a "+n], pkgs["b "+n]
+		d := PackageDiff{Package: new.ID + ":" + n, Differences: []Difference{}}
+		i, inA := ia[n]
+		j, inB := ib[n]
+		if inB {
+			d.Valid = b.Report.Packages[j].Valid
+		}
 		switch {
-		case pa == nil:
+		case !inA:
 			d.State = "added"
-		case pb == nil:
+		case !inB:
 			d.State = "removed"
 		default:
-			d.Differences = diffVersions(versionOf(a, pa), versionOf(b, pb))
+			d.Differences = diffVersions(versionOf(a, i, ra[n]), versionOf(b, j, rb[n]))
 			d.State = "changed"
 			if len(d.Differences) == 0 {
 				d.State = "unchanged"

@@ -291,7 +291,8 @@ func (s *Store) installedVersion(ip *InstalledPackage, ledger map[string]*plan.G
 // currentVersion is the selected package's version now, with the files of
 // only the members ip has written, which are the ones to compare.
 func (s *Store) currentVersion(sel *Selection, ip *InstalledPackage) *version {
-	v := versionOf(sel.Loaded, sel.Pkg)
+	i := slices.Index(sel.Loaded.Packages, sel.Pkg)
+	v := versionOf(sel.Loaded, i, sel.References())
 	for ref := range v.members {
 		if !slices.ContainsFunc(append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...), func(o OwnedTree) bool { return o.Ref == ref }) {
 			delete(v.members, ref)
