@@ -56,6 +56,17 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 	if err != nil {
 		return nil, err
 	}
+	sel, err := s.load(srcID, provider)
+	if err != nil {
+		return nil, err
+	}
+	return sel.pick(name)
+}
+
+// load validates source srcID for provider: a Selection of no package
+// yet, which pick narrows.
+func (s *Store) load(srcID, provider string) (*Selection, error) {
+	var err error
 	// The provider first: an unknown one is bad usage, whatever the
 	// registry holds.
 	sel := &Selection{}
@@ -81,6 +92,14 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.ID, err)
 	}
+	return sel, nil
+}
+
+// pick is sel, loaded, narrowed to its package name: a copy, so that one
+// load serves every package of the source.
+func (loaded *Selection) pick(name string) (*Selection, error) {
+	sel := *loaded
+	src := sel.Source
 	for i, p := range sel.Loaded.Packages {
 		if p.Name == name {
 			sel.Pkg = p
@@ -110,7 +129,7 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 			}
 		}
 	}
-	return sel, nil
+	return &sel, nil
 }
 
 type noPackageError struct{ msg string }

@@ -85,15 +85,25 @@ func (u *Update) Current() bool {
 // required one without a grant); and each grant of a tool or hook the
 // package no longer has, to revoke. It writes nothing.
 func (s *Store) PlanUpdate(sel *Selection) (*Update, error) {
+	in, err := s.Installed(sel.Table.Name)
+	if err != nil {
+		return nil, err
+	}
+	gs, err := s.Grants()
+	if err != nil {
+		return nil, err
+	}
+	return s.planUpdate(sel, in, gs)
+}
+
+// planUpdate is PlanUpdate with what is installed on the provider and the
+// whole ledger read.
+func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Update, error) {
 	if err := sel.Valid(); err != nil {
 		return nil, err
 	}
 	t := sel.Table
 	pkg := sel.Identity.String()
-	in, err := s.Installed(t.Name)
-	if err != nil {
-		return nil, err
-	}
 	ip := in.Find(pkg)
 	if ip == nil {
 		return nil, fmt.Errorf("%s is not installed on %s: 'dalo plugin install %s --provider %s' installs it", pkg, t.Name, pkg, t.Name)
@@ -102,10 +112,7 @@ func (s *Store) PlanUpdate(sel *Selection) (*Update, error) {
 	if sel.Source.Git != nil {
 		u.To = sel.Source.Git.Commit
 	}
-	ledger, err := s.packageGrants(t.Name, pkg)
-	if err != nil {
-		return nil, err
-	}
+	ledger := packageGrants(gs, t.Name, pkg)
 	// What the installed package had: its manifest's tools and hooks, or,
 	// in a record without it, what has a grant or is installed.
 	had := map[string]bool{}
@@ -253,19 +260,15 @@ func hookWhy(old *plan.Grant, now *plan.HookBinds) string {
 	return strings.Join(why, "; ")
 }
 
-// packageGrants are the ledger's grants of pkg on provider, by "kind item".
-func (s *Store) packageGrants(provider, pkg string) (map[string]*plan.Grant, error) {
-	gs, err := s.Grants()
-	if err != nil {
-		return nil, err
-	}
+// packageGrants are the grants of pkg on provider in gs, by "kind item".
+func packageGrants(gs []*plan.Grant, provider, pkg string) map[string]*plan.Grant {
 	out := map[string]*plan.Grant{}
 	for _, g := range gs {
 		if g.Provider == provider && g.Package == pkg {
 			out[g.Kind+" "+g.Item] = g
 		}
 	}
-	return out, nil
+	return out
 }
 
 // installedVersion is the version of ip as installed: its manifest, each
@@ -348,6 +351,10 @@ func (s *Store) Outdated() ([]Outdated, error) {
 	if err != nil {
 		return nil, err
 	}
+	gs, err := s.Grants()
+	if err != nil {
+		return nil, err
+	}
 	var out []Outdated
 	for _, name := range names {
 		in, err := s.Installed(name)
@@ -358,35 +365,43 @@ func (s *Store) Outdated() ([]Outdated, error) {
 		if err != nil {
 			continue // no table for what is installed: doctor says so
 		}
+		loaded := map[string]*Selection{} // source id → validated once for t
 		for i := range in.Packages {
 			ip := &in.Packages[i]
 			o := Outdated{Package: ip.Package, Provider: name, From: ip.Commit, Grants: []GrantChange{}, Differences: []Difference{}}
-			if src, err := s.LookupSource(ip.Source); err == nil && src.Git != nil {
-				o.To = src.Git.Commit
+			base := loaded[ip.Source]
+			if base == nil {
+				if base, err = s.load(ip.Source, t.Key()); err != nil {
+					return nil, err
+				}
+				loaded[ip.Source] = base
 			}
-			sel, err := s.Select(ip.Package, t.Key())
+			if base.Source.Git != nil {
+				o.To = base.Source.Git.Commit
+			}
+			_, pkgName, _ := ParsePackageRef(ip.Package)
+			sel, err := base.pick(pkgName)
 			switch {
-			case err != nil && errors.Is(err, ErrNoPackage):
+			case errors.Is(err, ErrNoPackage):
 				o.State, o.Why = "gone", err.Error()
 			case err != nil:
 				return nil, err
-			}
-			if o.State == "" {
+			default:
 				if verr := sel.Valid(); verr != nil {
 					o.State, o.Why = "invalid", verr.Error()
-				} else {
-					u, err := s.PlanUpdate(sel)
-					if err != nil {
-						return nil, err
-					}
-					if u.Current() {
-						continue
-					}
-					o.State, o.Differences = "outdated", u.Differences
-					for _, g := range u.Grants {
-						if g.State != GrantUnchanged {
-							o.Grants = append(o.Grants, g)
-						}
+					break
+				}
+				u, err := s.planUpdate(sel, in, gs)
+				if err != nil {
+					return nil, err
+				}
+				if u.Current() {
+					continue
+				}
+				o.State, o.Differences = "outdated", u.Differences
+				for _, g := range u.Grants {
+					if g.State != GrantUnchanged {
+						o.Grants = append(o.Grants, g)
 					}
 				}
 			}
