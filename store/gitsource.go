@@ -227,20 +227,11 @@ func (s *Store) addGitSource(id string, u gitrepo.URL, ref string) (Source, erro
 		return Source{}, err
 	}
 
-	l, err := s.Lock()
+	l, srcs, err := s.lockUnregistered(id)
 	if err != nil {
 		return Source{}, err
 	}
 	defer l.Unlock()
-	srcs, err := s.Sources()
-	if err != nil {
-		return Source{}, err
-	}
-	for _, x := range srcs {
-		if x.ID == id {
-			return Source{}, s.alreadyRegistered(id)
-		}
-	}
 	final := s.sourceDir(id)
 	if err := s.dropSourceDir(id); err != nil {
 		return Source{}, err

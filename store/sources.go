@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 
 	"dalo/engine"
@@ -70,6 +71,24 @@ func (s *Store) putSources(srcs []Source) error {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return writeJSON(s.path("sources.json"), sourcesFile{Schema: 1, Sources: out})
+}
+
+// lockUnregistered takes the store's lock and reads the registry, in
+// which id must not be registered yet.
+func (s *Store) lockUnregistered(id string) (*Lock, []Source, error) {
+	l, err := s.Lock()
+	if err != nil {
+		return nil, nil, err
+	}
+	srcs, err := s.Sources()
+	if err == nil && slices.ContainsFunc(srcs, func(x Source) bool { return x.ID == id }) {
+		err = s.alreadyRegistered(id)
+	}
+	if err != nil {
+		l.Unlock()
+		return nil, nil, err
+	}
+	return l, srcs, nil
 }
 
 func (s *Store) alreadyRegistered(id string) error {
@@ -143,20 +162,11 @@ func (s *Store) addDirSource(id, dir string) (Source, error) {
 	if err != nil {
 		return Source{}, err
 	}
-	l, err := s.Lock()
+	l, srcs, err := s.lockUnregistered(id)
 	if err != nil {
 		return Source{}, err
 	}
 	defer l.Unlock()
-	srcs, err := s.Sources()
-	if err != nil {
-		return Source{}, err
-	}
-	for _, x := range srcs {
-		if x.ID == id {
-			return Source{}, s.alreadyRegistered(id)
-		}
-	}
 	src := Source{ID: id, Path: abs}
 	return src, s.putSources(append(srcs, src))
 }

@@ -193,9 +193,9 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 		if err != nil {
 			return nil, err
 		}
-		// A hook asked for needs its tool's grant: asked for too, unless
-		// it is carried over.
-		if c != nil && c.New != nil && changes["tool "+h.Tool] == nil {
+		// A hook asked for or carried over needs its tool's grant: asked
+		// for too when the tool has none.
+		if c != nil && changes["tool "+h.Tool] == nil {
 			if _, err := propose("tool", h.Tool, "hook "+h.ID+" runs it", toolBinds[h.Tool]); err != nil {
 				return nil, err
 			}
