@@ -46,8 +46,8 @@ func (s *Store) Sources() ([]Source, error) {
 	}
 	for i, x := range f.Sources {
 		if x.Git != nil {
-			if !validTree.MatchString(x.Git.Tree) {
-				return nil, fmt.Errorf("%s is corrupt: source %s pins tree %q", s.path("sources.json"), x.ID, x.Git.Tree)
+			if !validObject.MatchString(x.Git.Tree) || !validObject.MatchString(x.Git.Commit) {
+				return nil, fmt.Errorf("%s is corrupt: source %s pins commit %q, tree %q", s.path("sources.json"), x.ID, x.Git.Commit, x.Git.Tree)
 			}
 			f.Sources[i].Path = s.sourceRoot(x)
 		}
@@ -55,8 +55,9 @@ func (s *Store) Sources() ([]Source, error) {
 	return f.Sources, nil
 }
 
-// validTree is what a pinned tree id must be: it names a directory.
-var validTree = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+// validObject is what a pinned commit or tree id must be: the tree names
+// a directory, and both are given to git.
+var validObject = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 // putSources writes the registry, sorted by id, under the lock the
 // caller holds. A git source's path is not recorded: it follows from the
