@@ -49,7 +49,7 @@ func checkTrust(home, provider, event string, h *plan.PlannedHook) (*plan.HookBi
 	// its policy judges every failure below. (Reading the two grants
 	// concurrently was measured slower: the dispatcher is a short-lived
 	// process, and a goroutine's start costs more than a grant's read.)
-	hg, hb, err := readGrant(home, "hook", hookID)
+	hg, hb, err := readGrantFor(home, "hook", hookID, h.HookGrant.Digest)
 	if err != nil {
 		return nil, fmt.Errorf("hook grant: %w", err)
 	}
@@ -60,7 +60,7 @@ func checkTrust(home, provider, event string, h *plan.PlannedHook) (*plan.HookBi
 	if err := checkHook(h, hbinds, provider, event, hookID); err != nil {
 		return hbinds, err
 	}
-	tg, tb, err := readGrant(home, "tool", toolID)
+	tg, tb, err := readGrantFor(home, "tool", toolID, h.ToolGrant.Digest)
 	if err != nil {
 		return hbinds, fmt.Errorf("tool grant: %w", err)
 	}
@@ -86,14 +86,30 @@ func packageOf(ref string) (plan.PackageIdentity, bool) {
 	return plan.PackageIdentity{Source: src, Name: name}, true
 }
 
-// readGrant reads the grant id of the ledger, a regular file of bounded
-// size, and decodes what it binds, a *plan.ToolBinds or a *plan.HookBinds
-// by kind, refusing it unless its digest is the digest of that.
-func readGrant(home, kind, id string) (*plan.Grant, any, error) {
+// readGrantFor reads the grant id of the ledger, or, when the ledger's is
+// missing or not the one the plan names by its digest want, the grant of
+// that id an update is writing (plan.PendingDir) if it is that one. The
+// errors are the ledger's.
+func readGrantFor(home, kind, id, want string) (*plan.Grant, any, error) {
+	g, binds, err := readGrant(home, "grants", kind, id)
+	if err == nil && g.Digest == want {
+		return g, binds, nil
+	}
+	if pg, pb, perr := readGrant(home, plan.PendingDir, kind, id); perr == nil && pg.Digest == want {
+		return pg, pb, nil
+	}
+	return g, binds, err
+}
+
+// readGrant reads the grant id in the directory dir of the store (the
+// ledger, or the pending grants), a regular file of bounded size, and
+// decodes what it binds, a *plan.ToolBinds or a *plan.HookBinds by kind,
+// refusing it unless its digest is the digest of that.
+func readGrant(home, dir, kind, id string) (*plan.Grant, any, error) {
 	if id == "" || !filepath.IsLocal(id) || filepath.Base(id) != id {
 		return nil, nil, fmt.Errorf("grant id %q is not a file name", id)
 	}
-	name := filepath.Join(home, "grants", plan.GrantFile(id))
+	name := filepath.Join(home, dir, plan.GrantFile(id))
 	f, _, err := regular.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%s is revoked (%s does not exist)", id, name)

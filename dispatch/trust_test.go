@@ -222,3 +222,74 @@ func TestTrustIntact(t *testing.T) {
 		t.Errorf("the handler did not run: %v", err)
 	}
 }
+
+// TestPendingGrants checks the one place dispatch reads a grant outside
+// the ledger: a grant an update wrote (plan.PendingDir) before moving it
+// into the ledger. It is honoured only when the ledger's grant of that id
+// is not the one the plan names and it is, whole.
+func TestPendingGrants(t *testing.T) {
+	pend := func(home, id string) string {
+		dir := filepath.Join(home, plan.PendingDir)
+		os.MkdirAll(dir, 0o700)
+		data, err := os.ReadFile(filepath.Join(home, "grants", id+".json"))
+		if err != nil {
+			panic(err)
+		}
+		name := filepath.Join(dir, plan.GrantFile(id))
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			panic(err)
+		}
+		return name
+	}
+	for _, c := range []struct {
+		name   string
+		change func(home string, p *plan.Plan)
+		runs   bool
+		diag   string
+	}{
+		{"both-pending", func(home string, p *plan.Plan) {
+			h := p.Events["PreToolUse"][0]
+			for _, id := range []string{h.ToolGrant.ID, h.HookGrant.ID} {
+				pend(home, id)
+				os.Remove(filepath.Join(home, "grants", id+".json"))
+			}
+		}, true, ""},
+		{"ledger-holds-another", func(home string, p *plan.Plan) {
+			id := p.Events["PreToolUse"][0].HookGrant.ID
+			pend(home, id)
+			regrant(home, id, func(b any) { b.(*plan.HookBinds).TimeoutMS = 9000 })
+		}, true, ""},
+		{"pending-holds-another", func(home string, p *plan.Plan) {
+			id := p.Events["PreToolUse"][0].HookGrant.ID
+			regrant(home, id, func(b any) { b.(*plan.HookBinds).TimeoutMS = 9000 })
+			pend(home, id)
+			os.Remove(filepath.Join(home, "grants", id+".json"))
+		}, false, "hook grant: claude+test+pkg+hook+gate is revoked"},
+		{"pending-edited", func(home string, p *plan.Plan) {
+			id := p.Events["PreToolUse"][0].HookGrant.ID
+			name := pend(home, id)
+			os.Remove(filepath.Join(home, "grants", id+".json"))
+			data, _ := os.ReadFile(name)
+			os.WriteFile(name, []byte(strings.Replace(string(data), `"timeout_ms": 5000`, `"timeout_ms": 5001`, 1)), 0o600)
+		}, false, "is revoked"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			marker := filepath.Join(t.TempDir(), "ran")
+			h := dispatchtest.Hook{
+				ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed",
+				ToolNames: []string{"Bash"},
+				Script:    "#!/bin/sh\n: > " + marker + "\nprintf '{\"kind\":\"allow\"}'\n",
+			}
+			out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, c.change)
+			n := decode(t, out)
+			_, err := os.Stat(marker)
+			if ran := err == nil; ran != c.runs {
+				t.Errorf("the handler ran: %v, want %v\n%s", ran, c.runs, out.Stdout)
+			}
+			if !c.runs && (n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, c.diag)) {
+				t.Errorf("want a deny with %q: %s", c.diag, out.Stdout)
+			}
+		})
+	}
+}

@@ -85,9 +85,15 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 		add(StatusProblem, s.path("sources.json"), "%v", err)
 	} else {
 		for _, x := range srcs {
-			if fi, err := os.Stat(x.Path); err != nil || !fi.IsDir() {
+			fi, err := os.Stat(x.Path)
+			switch {
+			case x.Git != nil && (err != nil || !fi.IsDir()):
+				add(StatusProblem, "source "+x.ID, "the snapshot of its pinned commit %s is missing (%s): write it again with 'dalo source update %s --to %s'", x.Git.Commit, x.Path, x.ID, x.Git.Commit)
+			case x.Git != nil:
+				add(StatusOK, "source "+x.ID, "%s, %s at commit %s", x.Git.URL, x.Git.RefName(), x.Git.Commit)
+			case err != nil || !fi.IsDir():
 				add(StatusProblem, "source "+x.ID, "%s is not a readable directory", x.Path)
-			} else {
+			default:
 				add(StatusOK, "source "+x.ID, "%s", x.Path)
 			}
 		}
@@ -155,7 +161,7 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 				continue
 			}
 		}
-		c := &forceCheck{s: s, t: t, in: in, grants: grants, opt: opt, records: records, instructions: inst}
+		c := &forceCheck{s: s, t: t, in: in, grants: grants, pending: s.pendingGrants(), opt: opt, records: records, instructions: inst}
 		out = append(out, c.run()...)
 		out = append(out, s.doctorHarness(ts, in)...)
 		forces = append(forces, c.forces...)
@@ -295,7 +301,7 @@ func (s *Store) Forces() ([]HookForce, error) {
 				continue
 			}
 		}
-		c := &forceCheck{s: s, t: t, in: in, grants: grants, opt: DoctorOptions{Getenv: os.Getenv}, records: records, instructions: inst}
+		c := &forceCheck{s: s, t: t, in: in, grants: grants, pending: s.pendingGrants(), opt: DoctorOptions{Getenv: os.Getenv}, records: records, instructions: inst}
 		c.run()
 		out = append(out, c.forces...)
 	}
@@ -309,6 +315,7 @@ type forceCheck struct {
 	t            *providers.Table
 	in           *Installed
 	grants       map[string]*plan.Grant
+	pending      map[string]*plan.Grant // an update's, not yet the ledger's (plan.PendingDir)
 	opt          DoctorOptions
 	records      map[string]*Installed
 	instructions []InstructionState
@@ -358,6 +365,9 @@ func (c *forceCheck) run() []Finding {
 			key := ip.Package + "/" + h.Hook.Hook
 			for _, ref := range []plan.GrantRef{h.Hook.ToolGrant, h.Hook.HookGrant} {
 				g := c.grants[ref.ID]
+				if p := c.pending[ref.ID]; p != nil && p.Digest == ref.Digest {
+					g = p // dispatch holds the hook to it, as the update left it
+				}
 				switch {
 				case g == nil:
 					c.add(StatusProblem, subj, "hook %s will not run: grant %s was revoked; approve it again or remove the package", h.Hook.Hook, ref.ID)

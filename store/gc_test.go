@@ -122,7 +122,7 @@ func TestInstalledProviders(t *testing.T) {
 	}
 
 	src := t.TempDir()
-	if _, err := s.AddSource("company", src); err != nil {
+	if _, err := s.AddSource("company", src, ""); err != nil {
 		t.Fatal(err)
 	}
 	err = s.RemoveSource("company")

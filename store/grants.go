@@ -155,12 +155,7 @@ func (s *Store) PutGrants(gs []*plan.Grant) error {
 		return fmt.Errorf("writing the ledger: %w", err)
 	}
 	for i, g := range gs {
-		var b bytes.Buffer
-		if err := json.Indent(&b, mustJSON(g), "", "  "); err != nil {
-			return err
-		}
-		b.WriteByte('\n')
-		if err := writeFile(s.grantPath(g.ID), b.Bytes(), 0o600); err != nil {
+		if err := writeFile(s.grantPath(g.ID), grantBytes(g), 0o600); err != nil {
 			return err
 		}
 		if i == 0 {
@@ -170,11 +165,23 @@ func (s *Store) PutGrants(gs []*plan.Grant) error {
 	return nil
 }
 
-// DeleteGrants removes grants from the ledger under the lock the caller
-// holds; they stop being honoured at the next dispatch.
+// grantBytes is a grant's file in the ledger: indented JSON.
+func grantBytes(g *plan.Grant) []byte {
+	var b bytes.Buffer
+	json.Indent(&b, mustJSON(g), "", "  ") // our own JSON: it indents
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+// DeleteGrants removes grants from the ledger, and any pending grant of
+// the same id (see plan.PendingDir), under the lock the caller holds; they
+// stop being honoured at the next dispatch.
 func (s *Store) DeleteGrants(ids []string) error {
 	for i, id := range ids {
 		if err := os.Remove(s.grantPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("revoking %s: %w", id, err)
+		}
+		if err := os.Remove(s.path(plan.PendingDir, plan.GrantFile(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("revoking %s: %w", id, err)
 		}
 		if i == 0 {

@@ -55,7 +55,7 @@ func (s *Store) Lock() (*Lock, error) {
 		l.Unlock()
 		return nil, err
 	}
-	for _, d := range []string{s.Dir, s.path("grants"), s.path("plans"), s.path("installs"), s.path("staged"), s.path(dispatchersDir)} {
+	for _, d := range []string{s.Dir, s.path("grants"), s.path(plan.PendingDir), s.path("plans"), s.path("installs"), s.path("staged"), s.path(dispatchersDir)} {
 		ents, err := os.ReadDir(d)
 		if err != nil {
 			continue
@@ -67,6 +67,9 @@ func (s *Store) Lock() (*Lock, error) {
 		}
 	}
 	s.sweepHarnessTemps()
+	// An update killed part way is finished or undone before anything
+	// else reads the ledger.
+	s.settlePending()
 	// Staged trees no installed package uses (a run killed between
 	// recording a removal and unstaging leaves them) go too. Failing to
 	// collect them does not stop this writer: gcStaged deletes nothing
@@ -76,6 +79,8 @@ func (s *Store) Lock() (*Lock, error) {
 	// So do dispatcher copies no entry calls (a run killed between
 	// recording its new entries and collecting them leaves them).
 	s.gcDispatchers()
+	// And git sources' repositories and snapshots no pin names.
+	s.gcSources()
 	return l, nil
 }
 

@@ -71,6 +71,9 @@ type InstallOptions struct {
 	// rather than dalo finding the harness of that version: the record
 	// keeps it, and doctor and status say so.
 	Chosen bool
+	// Grants are grants to install with instead of the ledger's, by id:
+	// those an update is about to write (see [Store.Update]).
+	Grants map[string]*plan.Grant
 }
 
 // Install installs the selected package on its provider: it stages the
@@ -81,16 +84,32 @@ type InstallOptions struct {
 // nothing, when a required part is missing, blocked, unapproved or
 // unsupported, or when tool bytes differ from their grant.
 func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*InstallResult, error) {
-	dryRun := opt.DryRun
 	if err := sel.Valid(); err != nil {
 		return nil, err
 	}
-	if !dryRun {
+	if !opt.DryRun {
 		l, err := s.Lock()
 		if err != nil {
 			return nil, err
 		}
 		defer l.Unlock()
+	}
+	return s.install(sel, d, opt)
+}
+
+// install is Install, under the store's lock the caller holds unless
+// opt.DryRun.
+func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*InstallResult, error) {
+	dryRun := opt.DryRun
+	grant := func(id string) (*plan.Grant, error) {
+		if g, ok := opt.Grants[id]; ok {
+			return g, nil
+		}
+		g, err := s.Grant(id)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return g, err
 	}
 	t := sel.Table
 	res := &InstallResult{Provider: t.Key()}
@@ -100,7 +119,10 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 		return nil, err
 	}
 	prev := in.Find(pkg)
-	ip := InstalledPackage{Package: pkg, Source: sel.Identity.Source, Hooks: []InstalledHook{}, Staged: []string{}, Skills: []OwnedTree{}, Agents: []OwnedTree{}, Omitted: []string{}, Fallbacks: []string{}}
+	ip := InstalledPackage{Package: pkg, Source: sel.Identity.Source, Hooks: []InstalledHook{}, Staged: []string{}, Skills: []OwnedTree{}, Agents: []OwnedTree{}, Omitted: []string{}, Fallbacks: []string{}, Manifest: sel.Pkg.Manifest}
+	if sel.Source.Git != nil {
+		ip.Commit = sel.Source.Git.Commit
+	}
 	var blocks []string
 	omit := func(requirement, what string) {
 		if requirement == "required" {
@@ -124,12 +146,12 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 			continue
 		}
 		tool := sel.Tool(h.Tool)
-		tg, err := s.Grant(plan.GrantID(t.Name, sel.Identity, "tool", h.Tool))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		tg, err := grant(plan.GrantID(t.Name, sel.Identity, "tool", h.Tool))
+		if err != nil {
 			return nil, err
 		}
-		hg, err := s.Grant(plan.GrantID(t.Name, sel.Identity, "hook", h.ID))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		hg, err := grant(plan.GrantID(t.Name, sel.Identity, "hook", h.ID))
+		if err != nil {
 			return nil, err
 		}
 		if tg == nil || hg == nil {
@@ -499,7 +521,7 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 
 // pending is the record of ip that install writes before it writes the
 // members and switches the plan: ip, with what of prev a run killed before
-// the final record still leaves in use. Staged keeps prev's trees too, the
+// the final record still leaves in use, and prev's manifest and commit. Staged keeps prev's trees too, the
 // plan in use runs them; each member prev wrote that install rewrites
 // (same says which it keeps as they are) accepts prev's bytes as dalo's
 // own; and members the package dropped stay recorded until removed.
@@ -508,6 +530,10 @@ func pending(ip InstalledPackage, prev *InstalledPackage, same map[string]bool) 
 		return ip
 	}
 	out := ip
+	// What was installed is what an update compares with until the
+	// install completes: a run killed before keeps asking for the new
+	// version's grants.
+	out.Manifest, out.Commit = prev.Manifest, prev.Commit
 	out.Staged = append(append([]string(nil), ip.Staged...), prev.Staged...)
 	slices.Sort(out.Staged)
 	out.Staged = slices.Compact(out.Staged)

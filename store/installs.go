@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"dalo/engine"
 	"dalo/providers"
 	"dalo/store/plan"
 )
@@ -46,6 +47,11 @@ type InstalledPackage struct {
 	// while one is not enabled in a file the harness reads, and doctor
 	// reports one that is not any more.
 	Instructions []InstructionID `json:"instructions,omitempty"`
+	// Manifest is the package as installed, and Commit the commit of its
+	// git source: what 'dalo plugin outdated' and 'dalo plugin update'
+	// compare the source with now.
+	Manifest *engine.Manifest `json:"manifest,omitempty"`
+	Commit   string           `json:"commit,omitempty"`
 }
 
 // An InstalledHook is a planned hook and the native event it runs on.

@@ -37,6 +37,10 @@ func ParsePackageRef(ref string) (source, name string, err error) {
 	return source, name, nil
 }
 
+// ErrNoPackage is wrapped by Select's error when the source has no such
+// package (any more).
+var ErrNoPackage = errors.New("no such package")
+
 // ErrInvalid marks a package that failed validation: nothing can be
 // reviewed for trust, approved or installed from it.
 var ErrInvalid = errors.New("package is invalid")
@@ -52,6 +56,17 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 	if err != nil {
 		return nil, err
 	}
+	sel, err := s.load(srcID, provider)
+	if err != nil {
+		return nil, err
+	}
+	return sel.pick(name)
+}
+
+// load validates source srcID for provider: a Selection of no package
+// yet, which pick narrows.
+func (s *Store) load(srcID, provider string) (*Selection, error) {
+	var err error
 	// The provider first: an unknown one is bad usage, whatever the
 	// registry holds.
 	sel := &Selection{}
@@ -77,6 +92,14 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.ID, err)
 	}
+	return sel, nil
+}
+
+// pick is sel, loaded, narrowed to its package name: a copy, so that one
+// load serves every package of the source.
+func (loaded *Selection) pick(name string) (*Selection, error) {
+	sel := *loaded
+	src := sel.Source
 	for i, p := range sel.Loaded.Packages {
 		if p.Name == name {
 			sel.Pkg = p
@@ -88,7 +111,11 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 		for _, p := range sel.Loaded.Packages {
 			names = append(names, p.Name)
 		}
-		return nil, fmt.Errorf("no package %s in source %s (%s); its packages: %s", name, src.ID, src.Path, strings.Join(names, ", "))
+		where := src.Path
+		if src.Git != nil {
+			where = "commit " + src.Git.Commit
+		}
+		return nil, &noPackageError{fmt.Sprintf("no package %s in source %s (%s); its packages: %s", name, src.ID, where, strings.Join(names, ", "))}
 	}
 	sel.Identity = plan.PackageIdentity{Source: src.ID, Name: name}
 	if sel.Pkg.Manifest != nil {
@@ -102,8 +129,13 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 			}
 		}
 	}
-	return sel, nil
+	return &sel, nil
 }
+
+type noPackageError struct{ msg string }
+
+func (e *noPackageError) Error() string        { return e.msg }
+func (e *noPackageError) Is(target error) bool { return target == ErrNoPackage }
 
 // Valid reports whether the package passed validation, its own contract
 // and its required references (a package they block cannot be activated

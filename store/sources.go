@@ -8,18 +8,26 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 
 	"dalo/engine"
 	"dalo/internal/regular"
+	"dalo/store/gitrepo"
 )
 
 // A Source is a registered source: an identity the user chose and the
-// directory it names. The registry is the user's alone: a package cannot add
-// or trust a source by naming it.
+// directory it names, or the git repository it is fetched from and the
+// commit it is pinned to. The registry is the user's alone: a package
+// cannot add or trust a source by naming it.
 type Source struct {
-	ID   string `json:"id"`
-	Path string `json:"path"`
+	ID string `json:"id"`
+	// Path is the directory the source's packages are read from: the
+	// user's directory, or for a git source the snapshot of its pinned
+	// commit in the store (not recorded: it follows from the pin).
+	Path string  `json:"path,omitempty"`
+	Git  *GitPin `json:"git,omitempty"`
 }
 
 type sourcesFile struct {
@@ -36,7 +44,64 @@ func (s *Store) Sources() ([]Source, error) {
 		}
 		return nil, err
 	}
+	for i, x := range f.Sources {
+		if x.Git != nil {
+			if !validObject.MatchString(x.Git.Tree) || !validObject.MatchString(x.Git.Commit) {
+				return nil, fmt.Errorf("%s is corrupt: source %s pins commit %q, tree %q", s.path("sources.json"), x.ID, x.Git.Commit, x.Git.Tree)
+			}
+			f.Sources[i].Path = s.sourceRoot(x)
+		}
+	}
 	return f.Sources, nil
+}
+
+// validObject is what a pinned commit or tree id must be: the tree names
+// a directory, and both are given to git.
+var validObject = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
+// putSources writes the registry, sorted by id, under the lock the
+// caller holds. A git source's path is not recorded: it follows from the
+// pin.
+func (s *Store) putSources(srcs []Source) error {
+	out := make([]Source, len(srcs))
+	for i, x := range srcs {
+		out[i] = x
+		if x.Git != nil {
+			out[i].Path = ""
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return writeJSON(s.path("sources.json"), sourcesFile{Schema: 1, Sources: out})
+}
+
+// lockUnregistered takes the store's lock and reads the registry, in
+// which id must not be registered yet.
+func (s *Store) lockUnregistered(id string) (*Lock, []Source, error) {
+	l, err := s.Lock()
+	if err != nil {
+		return nil, nil, err
+	}
+	srcs, err := s.Sources()
+	if err == nil && slices.ContainsFunc(srcs, func(x Source) bool { return x.ID == id }) {
+		err = s.alreadyRegistered(id)
+	}
+	if err != nil {
+		l.Unlock()
+		return nil, nil, err
+	}
+	return l, srcs, nil
+}
+
+func (s *Store) alreadyRegistered(id string) error {
+	src, err := s.LookupSource(id)
+	if err != nil {
+		return err
+	}
+	where := src.Path
+	if src.Git != nil {
+		where = src.Git.URL
+	}
+	return fmt.Errorf("source %s is already registered as %s; remove it first", id, where)
 }
 
 // Registry is the registry as engine.Options.Registry wants it.
@@ -63,16 +128,32 @@ func (s *Store) LookupSource(id string) (Source, error) {
 			return x, nil
 		}
 	}
-	return Source{}, fmt.Errorf("no source %s in the registry (%s); add it with 'dalo source add %s PATH'", id, s.path("sources.json"), id)
+	return Source{}, fmt.Errorf("no source %s in the registry (%s); add it with 'dalo source add %s PATH|URL'", id, s.path("sources.json"), id)
 }
 
-// AddSource registers dir under id.
-func (s *Store) AddSource(id, dir string) (Source, error) {
+// AddSource registers loc under id: a git URL (see gitrepo.ParseURL),
+// fetched and pinned to the commit ref names (a branch or tag; "" the
+// remote's default branch), or else a directory.
+func (s *Store) AddSource(id, loc, ref string) (Source, error) {
 	// The id is a reference atom and a part of the grant file names
 	// (GrantID): #SourceID says which ids are both.
 	if err := engine.CheckSourceID(id); err != nil {
 		return Source{}, err
 	}
+	u, isGit, err := gitrepo.ParseURL(loc)
+	switch {
+	case err != nil:
+		return Source{}, err
+	case isGit:
+		return s.addGitSource(id, u, ref)
+	case ref != "":
+		return Source{}, fmt.Errorf("--ref is for a git URL; %s is a directory", loc)
+	}
+	return s.addDirSource(id, loc)
+}
+
+// addDirSource registers the directory dir under id.
+func (s *Store) addDirSource(id, dir string) (Source, error) {
 	// The same check, and words, as validate's: the error wraps
 	// engine.ErrNoSource, a usage error on the command line.
 	if err := engine.CheckSourceDir(dir); err != nil {
@@ -82,24 +163,13 @@ func (s *Store) AddSource(id, dir string) (Source, error) {
 	if err != nil {
 		return Source{}, err
 	}
-	l, err := s.Lock()
+	l, srcs, err := s.lockUnregistered(id)
 	if err != nil {
 		return Source{}, err
 	}
 	defer l.Unlock()
-	srcs, err := s.Sources()
-	if err != nil {
-		return Source{}, err
-	}
-	for _, x := range srcs {
-		if x.ID == id {
-			return Source{}, fmt.Errorf("source %s is already registered as %s; remove it first", id, x.Path)
-		}
-	}
 	src := Source{ID: id, Path: abs}
-	srcs = append(srcs, src)
-	sort.Slice(srcs, func(i, j int) bool { return srcs[i].ID < srcs[j].ID })
-	return src, writeJSON(s.path("sources.json"), sourcesFile{Schema: 1, Sources: srcs})
+	return src, s.putSources(append(srcs, src))
 }
 
 // RemoveSource unregisters id. It refuses while grants or installations
@@ -147,8 +217,20 @@ func (s *Store) RemoveSource(id string) error {
 			}
 		}
 	}
+	gone := srcs[i]
 	srcs = append(srcs[:i], srcs[i+1:]...)
-	return writeJSON(s.path("sources.json"), sourcesFile{Schema: 1, Sources: srcs})
+	if err := s.putSources(srcs); err != nil {
+		return err
+	}
+	if gone.Git != nil {
+		// Its repository and snapshot go too; if a fetch holds them,
+		// the next writer collects them once it ends.
+		if release, busy, err := lockSource(s.sourceDir(id), false); err == nil && !busy {
+			removeTree(s.sourceDir(id))
+			release()
+		}
+	}
+	return nil
 }
 
 // maxStateFile bounds the read of one store file dalo decodes: a grant,

@@ -120,17 +120,8 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 	for _, u := range stops {
 		fmt.Fprintf(e.stdout, "warning: installed hook %s of %s on %s runs with a grant this replaces: from then on it does not run (%s) until you run 'dalo plugin install %s --provider %s'\n", u.Hook, u.Package, u.Provider, u.Failing(), u.Package, u.Provider)
 	}
-	if !yes {
-		if !isTerminal(e.stdin) {
-			fmt.Fprintf(e.stderr, "dalo %s: refusing to approve without confirmation: standard input is not a terminal; review with 'dalo plugin review %s --provider %s' and pass --yes\n", cmd, sel.Identity, sel.Table.Name)
-			return exitFail
-		}
-		fmt.Fprintf(e.stdout, "Approve these %d grants? [y/N] ", len(fresh))
-		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-			fmt.Fprintln(e.stdout, "nothing approved")
-			return exitFail
-		}
+	if !yes && !confirm(e, cmd, fmt.Sprintf("Approve these %d grants?", len(fresh)), fmt.Sprintf("'dalo plugin review %s --provider %s'", sel.Identity, sel.Table.Name)) {
+		return exitFail
 	}
 	if err := s.Approve(fresh); err != nil {
 		return fail(e, cmd, err)
@@ -152,6 +143,23 @@ func stillChanged(e *env, s *store.Store, sel *store.Selection) {
 	if cmd := s.ReapproveCommand(sel); cmd != "" {
 		fmt.Fprintf(e.stdout, "grants of %s on %s still differ from the package: approve them again with '%s'\n", sel.Identity, sel.Table.Name, cmd)
 	}
+}
+
+// confirm asks question on the terminal and says whether the user said
+// yes. Without a terminal it refuses, naming review, the command that
+// shows what the user would approve, and --yes.
+func confirm(e *env, cmd, question, review string) bool {
+	if !isTerminal(e.stdin) {
+		fmt.Fprintf(e.stderr, "dalo %s: refusing to approve without confirmation: standard input is not a terminal; review with %s and pass --yes\n", cmd, review)
+		return false
+	}
+	fmt.Fprintf(e.stdout, "%s [y/N] ", question)
+	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		fmt.Fprintln(e.stdout, "nothing approved")
+		return false
+	}
+	return true
 }
 
 // stoppedHooks lists, once each, the installed hooks that approving props

@@ -94,73 +94,113 @@ func runPluginInstall(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, err)
 	}
-	ts, err := providers.Load()
+	trust, _ := fs.GetBool("trust")
+	tg, code := findInstallTarget(e, s, cmd, provider, trust)
+	if tg == nil {
+		return code
+	}
+	tg.opt.DryRun = dry
+	sel, err := s.Select(fs.Arg(0), tg.t.Key())
 	if err != nil {
 		return fail(e, cmd, err)
 	}
-	opt := store.InstallOptions{DryRun: dry}
-	opt.Trust, _ = fs.GetBool("trust")
-	// The table of exactly the harness the user runs, unless they name one.
-	var t *providers.Table
-	h, herr := s.FindHarness(ts, strings.SplitN(provider, "@", 2)[0])
-	if strings.Contains(provider, "@") {
-		if t, err = ts.Resolve(provider); err != nil {
-			return usageError(e, cmd, "%v", err)
-		}
-		opt.Chosen = true
-	} else {
-		if _, ok := ts.Newest(provider); !ok {
-			return usageError(e, cmd, "unknown provider %s; known: %s", provider, strings.Join(store.Providers(), ", "))
-		}
-		if t, h, err = s.HarnessTable(ts, provider); err != nil {
-			fmt.Fprintf(e.stderr, "dalo %s: %v\nnothing was written\n", cmd, err)
-			return exitFail
-		}
-	}
-	if h != nil {
-		opt.Harness = h.Path
-	} else if opt.Trust {
-		fmt.Fprintf(e.stderr, "dalo %s: --trust: no %s to ask for the hash of dalo's entries: %v\nnothing was written\n", cmd, t.Harness, herr)
-		return exitFail
-	}
-	sel, err := s.Select(fs.Arg(0), t.Key())
+	res, err := s.Install(sel, disp, tg.opt)
 	if err != nil {
-		return fail(e, cmd, err)
-	}
-	res, err := s.Install(sel, disp, opt)
-	if err != nil {
-		var be *store.BlockedError
-		if errors.As(err, &be) {
-			fmt.Fprintf(e.stderr, "dalo %s: %v\nnothing was written\n", cmd, err)
-			return exitFail
-		}
-		return fail(e, cmd, err)
+		return installFailed(e, cmd, err)
 	}
 	verb := "installed"
 	if dry {
 		verb = "would install"
 	}
 	fmt.Fprintf(e.stdout, "%s %s on %s\n", verb, sel.Identity, res.Provider)
+	tg.notes(res, disp)
+	printInstall(e.stdout, res, dry)
+	if dry {
+		printDiffs(e.stdout, res)
+	}
+	return exitOK
+}
+
+// printDiffs ends a dry run of install: the diffs of the files it would
+// change.
+func printDiffs(w io.Writer, res *store.InstallResult) {
+	if res.Diff == "" {
+		fmt.Fprintf(w, "%s would not change\n", res.Config)
+	} else {
+		fmt.Fprint(w, res.Diff)
+	}
+	fmt.Fprint(w, res.TrustDiff)
+	fmt.Fprintln(w, "dry run: nothing was written")
+}
+
+// An installTarget is the table install uses, and how: the table of
+// exactly the harness the user runs, unless they name one.
+type installTarget struct {
+	t        *providers.Table
+	opt      store.InstallOptions
+	provider string         // as the user wrote it
+	h        *store.Harness // the harness found, or nil
+	herr     error          // why none was found
+}
+
+// findInstallTarget resolves --provider for install and update: a table
+// named NAME@VERSION is the user's choice; a bare NAME is the table of
+// the harness of that name installed, which must exist. With trust, the
+// harness is what install asks for the hashes of its entries. It reports
+// what goes wrong and returns nil with the exit status.
+func findInstallTarget(e *env, s *store.Store, cmd, provider string, trust bool) (*installTarget, int) {
+	ts, err := providers.Load()
+	if err != nil {
+		return nil, fail(e, cmd, err)
+	}
+	tg := &installTarget{provider: provider, opt: store.InstallOptions{Trust: trust}}
+	tg.h, tg.herr = s.FindHarness(ts, strings.SplitN(provider, "@", 2)[0])
+	if strings.Contains(provider, "@") {
+		if tg.t, err = ts.Resolve(provider); err != nil {
+			return nil, usageError(e, cmd, "%v", err)
+		}
+		tg.opt.Chosen = true
+	} else {
+		if _, ok := ts.Newest(provider); !ok {
+			return nil, usageError(e, cmd, "unknown provider %s; known: %s", provider, strings.Join(store.Providers(), ", "))
+		}
+		if tg.t, tg.h, err = s.HarnessTable(ts, provider); err != nil {
+			fmt.Fprintf(e.stderr, "dalo %s: %v\nnothing was written\n", cmd, err)
+			return nil, exitFail
+		}
+	}
+	if tg.h != nil {
+		tg.opt.Harness = tg.h.Path
+	} else if trust {
+		fmt.Fprintf(e.stderr, "dalo %s: --trust: no %s to ask for the hash of dalo's entries: %v\nnothing was written\n", cmd, tg.t.Harness, tg.herr)
+		return nil, exitFail
+	}
+	return tg, exitOK
+}
+
+// notes adds to res what install says of the table it used and of the
+// dispatcher the entries call.
+func (tg *installTarget) notes(res *store.InstallResult, disp store.Dispatcher) {
+	t, h := tg.t, tg.h
 	switch {
-	case opt.Chosen && h != nil && h.Table != t:
-		res.Notes = append(res.Notes, fmt.Sprintf("%s is your choice (--provider %s), not evidence: the %s found is %s (%s)", t.Key(), provider, t.Name, orOutput(h), h.Path))
-	case opt.Chosen && h == nil:
-		res.Notes = append(res.Notes, fmt.Sprintf("%s is your choice (--provider %s), not evidence: %v", t.Key(), provider, herr))
+	case tg.opt.Chosen && h != nil && h.Table != t:
+		res.Notes = append(res.Notes, fmt.Sprintf("%s is your choice (--provider %s), not evidence: the %s found is %s (%s)", t.Key(), tg.provider, t.Name, orOutput(h), h.Path))
+	case tg.opt.Chosen && h == nil:
+		res.Notes = append(res.Notes, fmt.Sprintf("%s is your choice (--provider %s), not evidence: %v", t.Key(), tg.provider, tg.herr))
 	}
 	if !disp.Hook && len(res.Hooks) > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("no %s of this dalo's build beside it: the harness entries call 'dalo hook dispatch', which adds more than twice dalo-hook's overhead to every tool call (build both together: go install ./cmd/...)", plan.HookBinary))
 	}
-	printInstall(e.stdout, res, dry)
-	if dry {
-		if res.Diff == "" {
-			fmt.Fprintf(e.stdout, "%s would not change\n", res.Config)
-		} else {
-			fmt.Fprint(e.stdout, res.Diff)
-		}
-		fmt.Fprint(e.stdout, res.TrustDiff)
-		fmt.Fprintln(e.stdout, "dry run: nothing was written")
+}
+
+// installFailed reports an install that refused or failed.
+func installFailed(e *env, cmd string, err error) int {
+	var be *store.BlockedError
+	if errors.As(err, &be) {
+		fmt.Fprintf(e.stderr, "dalo %s: %v\nnothing was written\n", cmd, err)
+		return exitFail
 	}
-	return exitOK
+	return fail(e, cmd, err)
 }
 
 // orOutput is the version of h, or what its --version printed.

@@ -92,7 +92,7 @@ func runPluginList(e *env, fs *pflag.FlagSet) int {
 		return code
 	}
 	if len(srcs) == 0 {
-		fmt.Fprintln(e.stdout, "no sources; add one with 'dalo source add ID PATH'")
+		fmt.Fprintln(e.stdout, "no sources; add one with 'dalo source add ID PATH|URL'")
 	}
 	// One column each for the package, its state, its description and
 	// where it is installed, aligned across rows.

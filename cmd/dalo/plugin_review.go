@@ -24,13 +24,15 @@ everything to read before trusting it: each tool's files with sha256 and
 size, runtime, argv, env, capabilities, platforms, cwd and inputs; each hook
 with its subject, phase, effect, matcher, bindings, timeout, failure policy
 and its support on the provider; members and what they resolve to; and
-where instructions would apply. It writes nothing and grants nothing.
+where instructions would apply. For a git source it says which commit it
+shows: the one the source is pinned to. It writes nothing and grants
+nothing.
 
 Without --provider it shows hook support on every known provider version;
 approvals are shown only with --provider.
 
---json prints the same review as one JSON object: package, valid,
-providers, tools (files with path, sha256 and size; runtime,
+--json prints the same review as one JSON object: package, valid, pin
+(a git source's url, ref, commit and tree), providers, tools (files with path, sha256 and size; runtime,
 runtime_version, argv, env, capabilities, platforms, cwd, inputs,
 approval), hooks (subject, phase, effect, matcher, bindings, timeout_ms,
 failure_policy, error_visibility, requirement, fallback, support per
@@ -110,8 +112,11 @@ type review struct {
 	Description string               `json:"description"`
 	Source      string               `json:"source"`
 	Path        string               `json:"path"`
-	Valid       bool                 `json:"valid"`
-	Providers   []string             `json:"providers"`
+	// Pin is, for a git source, the commit the review shows and where it
+	// comes from.
+	Pin       *store.GitPin `json:"pin,omitempty"`
+	Valid     bool          `json:"valid"`
+	Providers []string      `json:"providers"`
 	// Table says, with --provider, which table of the provider the review
 	// used and whether it matches the harness found.
 	Table        string       `json:"table,omitempty"`
@@ -220,6 +225,7 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 		Description:  p.Description,
 		Source:       sel.Source.ID,
 		Path:         filepath.Join(sel.Source.Path, sel.Pkg.Dir),
+		Pin:          sel.Source.Git,
 		Valid:        true,
 		Approvals:    sel.Table != nil,
 		Providers:    []string{},
@@ -336,7 +342,11 @@ func (r *review) writeText(w io.Writer) {
 		}
 		fmt.Fprint(w, ")")
 	}
-	fmt.Fprintf(w, "\n  %s\n  source %s: %s\n  valid: yes\n", termtext.Escape(r.Description), r.Source, termtext.Escape(r.Path))
+	fmt.Fprintf(w, "\n  %s\n  source %s: %s\n", termtext.Escape(r.Description), r.Source, termtext.Escape(r.Path))
+	if r.Pin != nil {
+		fmt.Fprintf(w, "  commit %s of %s (%s)\n", r.Pin.Commit, termtext.Escape(r.Pin.URL), termtext.Escape(r.Pin.RefName()))
+	}
+	fmt.Fprintln(w, "  valid: yes")
 	if !r.Approvals {
 		fmt.Fprintln(w, "  approvals: name --provider to see them")
 	}

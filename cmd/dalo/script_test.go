@@ -43,10 +43,15 @@ func TestMain(m *testing.M) {
 //	                            text/template file TEMPLATE, with
 //	                            {{repeat S N}} and {{range seq N}}
 //	gentree DIR N               create N empty files DIR/f1 ... DIR/fN
+//	githttpd NAME ROOT [U:P]    serve the git repositories under ROOT over
+//	                            https on loopback (git http-backend), at
+//	                            $NAME (see githttpd_test.go)
 //
 // and the condition [root] (running as root, when permissions do not stop
 // reads). $CLAUDE_PLUGINS is testdata/claude-plugins, real Claude Code
-// plugins for 'dalo import claude-plugin'.
+// plugins for 'dalo import claude-plugin'. Git commits made in a script have
+// fixed authors and dates, so their ids are the same in every run; $DALOBIN
+// is a PATH with dalo and without git, $PATH_BEFORE the PATH to restore.
 //
 // '! exec' only says that a command failed, and the draft gives exit 1
 // (invalid) and exit 2 (bad usage) different meanings. The generators make
@@ -78,6 +83,23 @@ func TestScript(t *testing.T) {
 				}
 			}
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+			// Git, for the scripts that build repositories: the machine's
+			// configuration left out, commits dated so that their ids are
+			// the same in every run. $DALOBIN holds dalo alone, for a PATH
+			// without git.
+			for k, v := range map[string]string{
+				"GIT_CONFIG_NOSYSTEM": "1",
+				"GIT_AUTHOR_NAME":     "Author", "GIT_AUTHOR_EMAIL": "author@example.com", "GIT_AUTHOR_DATE": "2026-11-02T10:00:00Z",
+				"GIT_COMMITTER_NAME": "Author", "GIT_COMMITTER_EMAIL": "author@example.com", "GIT_COMMITTER_DATE": "2026-11-02T10:00:00Z",
+			} {
+				env.Setenv(k, v)
+			}
+			self, err := exec.LookPath("dalo")
+			if err != nil {
+				return err
+			}
+			env.Setenv("DALOBIN", filepath.Dir(self))
+			env.Setenv("PATH_BEFORE", env.Getenv("PATH"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -86,6 +108,7 @@ func TestScript(t *testing.T) {
 			"genfile":     cmdGenfile,
 			"gentext":     cmdGentext,
 			"gentree":     cmdGentree,
+			"githttpd":    cmdGithttpd,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {

@@ -121,6 +121,17 @@ func GrantID(provider string, pkg PackageIdentity, kind, item string) string {
 	return strings.Join([]string{provider, pkg.Source, pkg.Name, kind, item}, "+")
 }
 
+// PendingDir is the directory, under the store, of the grants an update
+// ('dalo plugin update') writes before it switches the plan to them, in
+// files named as the ledger's (GrantFile). The user approved them; dispatch
+// holds a hook to one only where the ledger's grant of that id is not the
+// one its plan names and this one is: for the moment between the switch
+// and the update moving them into the ledger, so that the update leaves
+// the previous install or the new one in force, never neither. A writer
+// finding them after an update was killed moves them into the ledger if
+// the plans name them, and drops them if not.
+const PendingDir = "pending"
+
 // GrantFile is the file name, under the ledger's directory, of grant id:
 // id.json, or, for an id too long to be a file name within a temporary
 // file's name, h-<sha256 of id>.json (a hash cannot be an id, which holds

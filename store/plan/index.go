@@ -532,24 +532,56 @@ func readIndexFile(what, name string, v any) error {
 // nothing. The caller holds the store lock, so no generation changes
 // meanwhile.
 func Roots(plansDir string) ([]string, error) {
+	seen := map[string]bool{}
+	err := walkPlans(plansDir, func(h namedHook) {
+		if h.Tool.Root != "" {
+			seen[h.Tool.Root] = true
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sortedSet(seen), nil
+}
+
+// GrantsNamed lists the grants, as "id digest", that the plans under
+// plansDir name, as Roots lists their staged roots: what dispatch may hold
+// a hook to now.
+func GrantsNamed(plansDir string) (map[string]bool, error) {
+	seen := map[string]bool{}
+	err := walkPlans(plansDir, func(h namedHook) {
+		for _, g := range []GrantRef{h.ToolGrant, h.HookGrant} {
+			if g.ID != "" {
+				seen[g.ID+" "+g.Digest] = true
+			}
+		}
+	})
+	return seen, err
+}
+
+// namedHook is what Roots and GrantsNamed read of a planned hook.
+type namedHook struct {
+	Tool struct {
+		Root string `json:"root"`
+	} `json:"tool"`
+	ToolGrant GrantRef `json:"tool_grant"`
+	HookGrant GrantRef `json:"hook_grant"`
+}
+
+// walkPlans calls add with every hook that the plans under plansDir name:
+// the whole plans, and every generation a pointer of the index names.
+func walkPlans(plansDir string, add func(namedHook)) error {
 	ents, err := os.ReadDir(plansDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing dispatch plans: %w", err)
+		return fmt.Errorf("listing dispatch plans: %w", err)
 	}
-	seen := map[string]bool{}
-	type hooks []struct {
-		Tool struct {
-			Root string `json:"root"`
-		} `json:"tool"`
-	}
-	add := func(hs hooks) {
+	type hooks []namedHook
+	addAll := func(hs hooks) {
 		for _, h := range hs {
-			if h.Tool.Root != "" {
-				seen[h.Tool.Root] = true
-			}
+			add(h)
 		}
 	}
 	for _, e := range ents {
@@ -562,10 +594,10 @@ func Roots(plansDir string) ([]string, error) {
 				Events map[string]hooks `json:"events"`
 			}
 			if err := readIndexFile("dispatch plan", filepath.Join(plansDir, name), &p); err != nil {
-				return nil, err
+				return err
 			}
 			for _, hs := range p.Events {
-				add(hs)
+				addAll(hs)
 			}
 			continue
 		}
@@ -575,7 +607,7 @@ func Roots(plansDir string) ([]string, error) {
 		dir := filepath.Join(plansDir, name)
 		ptrs, err := pointers(dir)
 		if err != nil {
-			return nil, fmt.Errorf("reading dispatch index: %w", err)
+			return fmt.Errorf("reading dispatch index: %w", err)
 		}
 		// Every pointer's generation: a dispatcher of another schema
 		// may still read its own until the entries stop calling it.
@@ -585,27 +617,27 @@ func Roots(plansDir string) ([]string, error) {
 				continue
 			}
 			if err != nil {
-				return nil, fmt.Errorf("reading dispatch index: %w", err)
+				return fmt.Errorf("reading dispatch index: %w", err)
 			}
 			if !strings.HasPrefix(gen, "g-") || strings.ContainsRune(gen, '/') {
-				return nil, fmt.Errorf("reading dispatch index %s: %s points to %q, not a generation", dir, ptr, gen)
+				return fmt.Errorf("reading dispatch index %s: %s points to %q, not a generation", dir, ptr, gen)
 			}
 			files, err := indexFiles(filepath.Join(dir, gen))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			for _, f := range files {
 				var x struct {
 					Hooks hooks `json:"hooks"`
 				}
 				if err := readIndexFile("dispatch index", f, &x); err != nil {
-					return nil, err
+					return err
 				}
-				add(x.Hooks)
+				addAll(x.Hooks)
 			}
 		}
 	}
-	return sortedSet(seen), nil
+	return nil
 }
 
 // indexFiles lists the JSON files of one generation: its event files and
