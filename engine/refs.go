@@ -54,7 +54,7 @@ func (v *sourceCheck) uniqueIDs() {
 		}
 		id := p.Manifest.Plugin.ID
 		if q, dup := first[id]; dup {
-			p.diags.errorf("E076", p.doc.at("plugin.id"), "plugin.id", "plugin.id %s is also the id of %s; ids are unique in a source", id, q.File)
+			p.diags.errorf("E076", p.at("plugin.id"), "plugin.id", "plugin.id %s is also the id of %s; ids are unique in a source", id, q.File)
 			continue
 		}
 		first[id] = p
@@ -105,7 +105,7 @@ func (v *sourceCheck) omissions() {
 			if d.Severity != Error {
 				continue
 			}
-			p.refDiags.warnf("W073", p.doc.at(r.Field), r.Field, "%s member %s is visibly omitted: %s", r.Requirement, r.Ref, finding(d))
+			p.refDiags.warnf("W073", p.at(r.Field), r.Field, "%s member %s is visibly omitted: %s", r.Requirement, r.Ref, finding(d))
 		}
 	}
 	for path, l := range v.files {
@@ -149,7 +149,7 @@ func (v *sourceCheck) reference(p *Package, field, ref, requirement string) {
 		return
 	}
 	v.refs = append(v.refs, Reference{Package: p.Name, Field: field, Ref: ref, Requirement: requirement, Resolution: t.resolution, Target: t.path, Reason: t.reason})
-	pos, l := p.doc.at(field), &p.refDiags
+	pos, l := p.at(field), &p.refDiags
 	switch {
 	case t.resolution == Resolved:
 	case t.resolution == OutOfSource && requirement == "required":
@@ -509,16 +509,101 @@ func (v *sourceCheck) cycles() {
 			}
 		}
 	}
+	// Only a package in a strongly connected component with a cycle can
+	// be on one, and its cycles stay inside that component: searching
+	// there alone keeps a long chain of requires linear.
+	comp := cyclicComponents(v.pkgs, edges)
 	for _, p := range v.pkgs {
-		cyc, field := shortestCycle(edges, p.Name)
+		c, ok := comp[p.Name]
+		if !ok {
+			continue
+		}
+		cyc, field := shortestCycle(c, p.Name)
 		if cyc == nil {
 			continue
 		}
-		p.diags.errorf("E077", p.doc.at(field), field, "cycle in plugin.requires: %s", nameCycle(cyc))
+		p.diags.errorf("E077", p.at(field), field, "cycle in plugin.requires: %s", nameCycle(cyc))
 	}
 }
 
 type edge struct{ to, field string }
+
+// cyclicComponents returns, for each package on a cycle, the edges of its
+// strongly connected component (Tarjan's algorithm, iterative so that a
+// chain of 10,000 requires needs no deep stack).
+func cyclicComponents(pkgs []*Package, edges map[string][]edge) map[string]map[string][]edge {
+	index := map[string]int{}
+	low := map[string]int{}
+	onStack := map[string]bool{}
+	var stack []string
+	out := map[string]map[string][]edge{}
+	type frame struct {
+		node string
+		next int
+	}
+	for _, p := range pkgs {
+		if _, seen := index[p.Name]; seen {
+			continue
+		}
+		call := []frame{{node: p.Name}}
+		index[p.Name], low[p.Name] = len(index), len(index)
+		stack = append(stack, p.Name)
+		onStack[p.Name] = true
+		for len(call) > 0 {
+			f := &call[len(call)-1]
+			if es := edges[f.node]; f.next < len(es) {
+				to := es[f.next].to
+				f.next++
+				if _, seen := index[to]; !seen {
+					index[to], low[to] = len(index), len(index)
+					stack = append(stack, to)
+					onStack[to] = true
+					call = append(call, frame{node: to})
+				} else if onStack[to] {
+					low[f.node] = min(low[f.node], index[to])
+				}
+				continue
+			}
+			n := f.node
+			call = call[:len(call)-1]
+			if len(call) > 0 {
+				parent := call[len(call)-1].node
+				low[parent] = min(low[parent], low[n])
+			}
+			if low[n] != index[n] {
+				continue
+			}
+			i := len(stack) - 1
+			for stack[i] != n {
+				i--
+			}
+			members := stack[i:]
+			stack = stack[:i]
+			in := map[string]bool{}
+			for _, m := range members {
+				onStack[m] = false
+				in[m] = true
+			}
+			self := false
+			for _, e := range edges[n] {
+				self = self || e.to == n
+			}
+			if len(members) == 1 && !self {
+				continue
+			}
+			sub := map[string][]edge{}
+			for _, m := range members {
+				for _, e := range edges[m] {
+					if in[e.to] {
+						sub[m] = append(sub[m], e)
+					}
+				}
+				out[m] = sub
+			}
+		}
+	}
+	return out
+}
 
 // shortestCycle returns the shortest cycle from start back to itself
 // (start first and last), breadth first, with the field of start's edge

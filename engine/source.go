@@ -78,6 +78,11 @@ type Options struct {
 	// directory. Validation passes none: it never consults the user's
 	// registry, so such references stay out_of_source.
 	Registry map[string]string
+	// Sized, when set, is told how many packages discovery found and how
+	// many bytes their manifests hold, before any is checked: what the
+	// validation will hold in memory grows with both, and dalo sets its
+	// memory limit from them.
+	Sized func(packages int, manifestBytes int64)
 }
 
 // A Package is one discovered package after its own checks.
@@ -86,7 +91,13 @@ type Package struct {
 	Dir      string // relative to the source root: plugins/<name>
 	File     string // plugins/<name>/PLUGIN.toml
 	Manifest *Manifest
-	doc      *manifest
+	// doc is the decoded manifest while the package's own checks run.
+	// They end by keeping only pos, the positions of the fields the
+	// source-wide checks report at (sourceFields): the whole document
+	// costs some 30 KB a package, which at 10,000 packages is most of
+	// the memory validation holds.
+	doc *manifest
+	pos map[string]Pos
 	// diags are the findings of the package's own contract: its manifest
 	// and its files. refDiags are those of the resolution of its
 	// references (unresolved, out of source, a member that fails its own
@@ -141,7 +152,10 @@ func Load(root string, opts Options) (*Source, error) {
 	s := &Source{Root: root, ID: opts.SourceID, Limits: rules.Limits, Layout: rules.Layout}
 	top := &diagList{}
 	lay := rules.Layout
-	names := discover(root, lay, top)
+	names, size := discover(root, lay, int64(rules.Limits.ManifestBytes), top)
+	if opts.Sized != nil {
+		opts.Sized(len(names), size)
+	}
 	s.Packages = make([]*Package, len(names))
 	for i, n := range names {
 		file := lay.Path("plugin", n)
@@ -208,29 +222,31 @@ func Load(root string, opts Options) (*Source, error) {
 }
 
 // discover lists the package directories of the plugin kind's directory
-// (plugins/), not recursively.
-func discover(root string, lay Layout, l *diagList) []string {
+// (plugins/), not recursively, and the bytes of their manifests that
+// validation will read: those within the limit of max bytes.
+func discover(root string, lay Layout, max int64, l *diagList) ([]string, int64) {
 	top := lay["plugin"].Dir
 	manifest := lay.File("plugin")
 	dir := filepath.Join(root, top)
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		l.file = top
 		l.errorf("E003", Pos{}, "", "%s is a symlink; packages cannot rely on symlinks", top)
 		l.file = ""
-		return nil
+		return nil, 0
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		l.file = top
 		l.errorf("E005", Pos{}, "", "%s cannot be read: %v", top, unwrapPathError(err))
 		l.file = ""
-		return nil
+		return nil, 0
 	}
 	var names []string
+	var size int64
 	for _, e := range ents {
 		rel := lay.Dir("plugin", e.Name())
 		switch {
@@ -239,16 +255,20 @@ func discover(root string, lay Layout, l *diagList) []string {
 			l.errorf("E003", Pos{}, "", "%s is a symlink; a package directory cannot rely on symlinks", rel)
 		case e.IsDir():
 			mf := filepath.Join(dir, e.Name(), manifest)
-			if _, err := os.Lstat(mf); errors.Is(err, fs.ErrNotExist) {
+			fi, err := os.Lstat(mf)
+			if errors.Is(err, fs.ErrNotExist) {
 				l.file = rel
 				l.warnf("W002", Pos{}, "", "%s has no %s; it is not a package", rel, manifest)
 				continue
 			}
 			names = append(names, e.Name())
+			if err == nil && fi.Mode().IsRegular() && fi.Size() <= max {
+				size += fi.Size()
+			}
 		}
 	}
 	l.file = ""
-	return names
+	return names, size
 }
 
 // checkPackages runs each package's own checks on a pool of workers, each
@@ -287,6 +307,54 @@ func checkPackages(root, sourceID string, pkgs []*Package, first *Rules) {
 }
 
 func checkPackage(root, sourceID string, p *Package, r *Rules) {
+	checkManifest(root, sourceID, p, r)
+	if p.doc != nil {
+		p.pos = make(map[string]Pos)
+		for _, f := range sourceFields(p) {
+			p.pos[f] = p.doc.at(f)
+		}
+		p.doc = nil
+	}
+}
+
+// sourceFields lists every field of p a source-wide check may report at:
+// plugin.id (E076), each member and required reference (their
+// resolution, W073, E077), and each hook's timeout and matcher names (the
+// provider findings W101, W102).
+func sourceFields(p *Package) []string {
+	fs := []string{"plugin.id"}
+	if p.refs != nil {
+		for _, mb := range p.refs.members {
+			fs = append(fs, fmt.Sprintf("plugin.members[%d].ref", mb.n))
+		}
+		for _, rq := range p.refs.requires {
+			fs = append(fs, fmt.Sprintf("plugin.requires[%d].ref", rq.n))
+		}
+	}
+	if p.Manifest != nil {
+		for i, h := range p.Manifest.Hooks {
+			at := indexPath("hook", i)
+			fs = append(fs, at+".timeout_ms")
+			if h.Matcher != nil {
+				for n := range h.Matcher.ToolNames {
+					fs = append(fs, fmt.Sprintf("%s.matcher.tool_names[%d]", at, n))
+				}
+			}
+		}
+	}
+	return fs
+}
+
+// at is the position of field, one of sourceFields, once the package's
+// own checks are done.
+func (p *Package) at(field string) Pos {
+	if pos, ok := p.pos[field]; ok {
+		return pos
+	}
+	return Pos{1, 1}
+}
+
+func checkManifest(root, sourceID string, p *Package, r *Rules) {
 	l := &p.diags
 	lim := &r.Limits
 	name := r.Layout.File("plugin") // PLUGIN.toml

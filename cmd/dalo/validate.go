@@ -71,7 +71,7 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 		if err != nil {
 			return usageError(e, name, "%v", err)
 		}
-		rep, err := engine.Validate(fs.Arg(0), engine.Options{SourceID: id, Providers: keys})
+		rep, err := engine.Validate(fs.Arg(0), engine.Options{SourceID: id, Providers: keys, Sized: limitMemory})
 		if errors.Is(err, engine.ErrSourceID) {
 			return usageError(e, name, "--source-id: %v", err)
 		}
