@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -25,8 +26,9 @@ type sourceCheck struct {
 	root, id string
 	rules    *Rules
 	registry map[string]string
-	pkgs     []*Package
-	byName   map[string]*Package
+	pkgs     []*Package           // the packages validated
+	byName   map[string]*Package  // the packages validated, by name
+	exists   map[string]bool      // every package discovery found, by name
 	files    map[string]*diagList // diagnostics about member files
 	targets  map[string]target    // resolved asset, by kind:source:selector
 	refs     []Reference
@@ -46,9 +48,12 @@ func (v *sourceCheck) fileDiags(file string) *diagList {
 	return l
 }
 
-func (v *sourceCheck) uniqueIDs() {
+// uniqueIDs reports each package whose id an earlier package of pkgs, in
+// discovery order, already has (E076). pkgs holds the packages validated
+// and every package that could have one of their ids before them.
+func (v *sourceCheck) uniqueIDs(pkgs []*Package) {
 	first := map[string]*Package{}
-	for _, p := range v.pkgs {
+	for _, p := range pkgs {
 		if p.Manifest == nil || p.Manifest.Plugin.ID == "" {
 			continue
 		}
@@ -59,6 +64,102 @@ func (v *sourceCheck) uniqueIDs() {
 		}
 		first[id] = p
 	}
+}
+
+// mentionsAny reports whether src may declare one of ids: it holds one
+// as written, or a backslash, with which a TOML string can spell one
+// otherwise (an escape, a line continuation). Most manifests are told
+// apart by this alone, without parsing them.
+func mentionsAny(src []byte, ids map[string]int) bool {
+	if bytes.IndexByte(src, '\\') >= 0 {
+		return true
+	}
+	for id := range ids {
+		if bytes.Contains(src, []byte(id)) {
+			return true
+		}
+	}
+	return false
+}
+
+// closure checks the packages named in want and those they require,
+// transitively, in this source, and returns them in discovery order.
+func (v *sourceCheck) closure(all []*Package, want []string) []*Package {
+	byName := map[string]*Package{}
+	for _, p := range all {
+		byName[p.Name] = p
+	}
+	taken := map[*Package]bool{}
+	var frontier, out []*Package
+	add := func(name string) {
+		if p := byName[name]; p != nil && !taken[p] {
+			taken[p] = true
+			frontier = append(frontier, p)
+		}
+	}
+	for _, n := range want {
+		add(n)
+	}
+	for len(frontier) > 0 {
+		next := frontier
+		frontier = nil
+		checkPackages(v.root, v.id, next, v.rules)
+		out = append(out, next...)
+		for _, p := range next {
+			if p.refs == nil {
+				continue
+			}
+			for _, rq := range p.refs.requires {
+				if r := ParseRef(rq.Ref); r.Kind == "plugin" && (r.Source == "" || r.Source == v.id) {
+					add(r.Selector)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *Package) int { return a.order - b.order })
+	return out
+}
+
+// idClaimants returns the packages uniqueIDs must see for the answer about
+// the validated packages to be the one validating the whole source gives:
+// those, and every other package before one of them whose manifest
+// declares one of their ids, checked. The other manifests are only read
+// and scanned for plugin.id (declaredID); a package the scan names is
+// checked in full, since only a package whose manifest is valid in shape
+// holds its id.
+func (v *sourceCheck) idClaimants(all, checked []*Package) []*Package {
+	ids := map[string]int{} // id → the last place a validated package has it
+	isChecked := map[*Package]bool{}
+	for _, p := range checked {
+		isChecked[p] = true
+		if p.Manifest != nil && p.Manifest.Plugin.ID != "" {
+			ids[p.Manifest.Plugin.ID] = max(ids[p.Manifest.Plugin.ID], p.order)
+		}
+	}
+	if len(ids) == 0 {
+		return checked
+	}
+	var more []*Package
+	buf := make([]byte, v.rules.Limits.ManifestBytes+1)
+	for _, p := range all {
+		if isChecked[p] {
+			continue
+		}
+		src, err := regular.ReadInto(filepath.Join(v.root, filepath.FromSlash(p.File)), buf)
+		if err != nil || len(src) == len(buf) || !mentionsAny(src, ids) {
+			continue // not read, over the limit, or no such id
+		}
+		if last, ok := ids[declaredID(bytes.TrimPrefix(src, []byte(utf8BOM)))]; ok && p.order < last {
+			more = append(more, p)
+		}
+	}
+	if len(more) == 0 {
+		return checked
+	}
+	checkPackages(v.root, v.id, more, v.rules)
+	out := append(slices.Clone(checked), more...)
+	slices.SortFunc(out, func(a, b *Package) int { return a.order - b.order })
+	return out
 }
 
 // references resolves every member and required plugin of every package
@@ -231,7 +332,7 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 	}
 	rel := v.rules.Layout.Path(r.Kind, r.Selector)
 	if r.Kind == "plugin" && src == v.id {
-		if _, ok := v.byName[r.Selector]; !ok {
+		if !v.exists[r.Selector] {
 			return target{resolution: Unresolved, reason: "no package " + v.rules.Layout.Dir("plugin", r.Selector)}
 		}
 		return target{resolution: Resolved, path: rel, root: root}

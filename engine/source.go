@@ -83,6 +83,15 @@ type Options struct {
 	// validation will hold in memory grows with both, and dalo sets its
 	// memory limit from them.
 	Sized func(packages int, manifestBytes int64)
+	// Packages, when not empty, limits validation to these packages and
+	// those they require, transitively, in this source: what a command
+	// about one package needs. The report holds those alone, each with
+	// the answer validating the whole source gives it; the facts that
+	// concern the whole source (which packages exist, which ids are
+	// taken) come from discovery and a scan of the other manifests for
+	// their plugin.id. A name no package has is not an error: Source.Names
+	// says which there are.
+	Packages []string
 }
 
 // A Package is one discovered package after its own checks.
@@ -108,6 +117,9 @@ type Package struct {
 	// refs is what the manifest references, as far as it can be read:
 	// nil only when the manifest was not decoded.
 	refs *refList
+	// order is the package's place in discovery: the first of two
+	// packages with one id keeps it.
+	order int
 }
 
 // Source is a validated source: its packages and the report.
@@ -122,6 +134,8 @@ type Source struct {
 	// Layout is where references point in the source (#SourceLayout);
 	// the store reads asset paths from it rather than restating them.
 	Layout Layout
+	// Names are the packages discovery found, validated or not.
+	Names []string
 }
 
 // Validate validates the author source at root without a store.
@@ -156,18 +170,29 @@ func Load(root string, opts Options) (*Source, error) {
 	if opts.Sized != nil {
 		opts.Sized(len(names), size)
 	}
-	s.Packages = make([]*Package, len(names))
+	s.Names = names
+	all := make([]*Package, len(names))
 	for i, n := range names {
 		file := lay.Path("plugin", n)
-		s.Packages[i] = &Package{Name: n, Dir: lay.Dir("plugin", n), File: file, diags: diagList{file: file}, refDiags: diagList{file: file}}
+		all[i] = &Package{Name: n, Dir: lay.Dir("plugin", n), File: file, order: i, diags: diagList{file: file}, refDiags: diagList{file: file}}
 	}
-	checkPackages(root, opts.SourceID, s.Packages, rules)
-
-	v := &sourceCheck{root: root, id: opts.SourceID, rules: rules, registry: opts.Registry, pkgs: s.Packages, byName: map[string]*Package{}, files: map[string]*diagList{}}
+	v := &sourceCheck{root: root, id: opts.SourceID, rules: rules, registry: opts.Registry, byName: map[string]*Package{}, files: map[string]*diagList{}, exists: map[string]bool{}}
+	for _, p := range all {
+		v.exists[p.Name] = true
+	}
+	claimants := all
+	if len(opts.Packages) == 0 {
+		s.Packages = all
+		checkPackages(root, opts.SourceID, s.Packages, rules)
+	} else {
+		s.Packages = v.closure(all, opts.Packages)
+		claimants = v.idClaimants(all, s.Packages)
+	}
+	v.pkgs = s.Packages
 	for _, p := range s.Packages {
 		v.byName[p.Name] = p
 	}
-	v.uniqueIDs()
+	v.uniqueIDs(claimants)
 	v.references()
 	v.omissions()
 	v.cycles()
@@ -204,7 +229,7 @@ func Load(root string, opts Options) (*Source, error) {
 	}
 	// No package is its own finding only when discovery did not already
 	// say why (a symlinked or unreadable plugins/ or package directory).
-	if len(s.Packages) == 0 && !top.hasErrors() {
+	if len(names) == 0 && !top.hasErrors() {
 		rep.Diagnostics = append(rep.Diagnostics, Diagnostic{Severity: Error, Code: "E001", File: lay["plugin"].Dir, Message: "no package found: a source exposes packages only at " + lay.Path("plugin", "<name>")})
 	}
 	rep.Capabilities = caps

@@ -71,3 +71,55 @@ func Open(name string) (*os.File, fs.FileInfo, error) {
 	}
 	return f, fi, nil
 }
+
+// ReadInto reads the regular file name into buf, with Open's checks and
+// errors, and returns the bytes read: all of the file, or the first
+// len(buf) bytes of a longer one (a caller that passes its limit plus one
+// byte knows a file over the limit by a full buffer). It uses the system
+// calls directly, without an *os.File and the runtime's poller: a command
+// about one package reads every other manifest of its source for their ids,
+// and this halves the cost of each read.
+func ReadInto(name string, buf []byte) ([]byte, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err == syscall.ELOOP {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrSymlink}
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		fi, err := os.Lstat(name)
+		mode := fs.ModeIrregular
+		if err == nil {
+			mode = fi.Mode()
+		}
+		return nil, &TypeError{Name: name, Mode: mode}
+	}
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return buf[:n], nil
+}
