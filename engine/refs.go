@@ -103,7 +103,7 @@ func (v *sourceCheck) closure(all []*Package, want []string) []*Package {
 	for len(frontier) > 0 {
 		next := frontier
 		frontier = nil
-		checkPackages(v.root, v.id, next, v.rules)
+		checkPackages(v.root, v.id, next, v.rules, nil)
 		out = append(out, next...)
 		for _, p := range next {
 			if p.refs == nil {
@@ -156,7 +156,7 @@ func (v *sourceCheck) idClaimants(all, checked []*Package) []*Package {
 	if len(more) == 0 {
 		return checked
 	}
-	checkPackages(v.root, v.id, more, v.rules)
+	checkPackages(v.root, v.id, more, v.rules, nil)
 	out := append(slices.Clone(checked), more...)
 	slices.SortFunc(out, func(a, b *Package) int { return a.order - b.order })
 	return out

@@ -92,6 +92,11 @@ type Options struct {
 	// their plugin.id. A name no package has is not an error: Source.Names
 	// says which there are.
 	Packages []string
+	// Cache, when set, keeps the answers of package checks between runs:
+	// a package whose inputs did not change is not checked again. Only
+	// Validate reads it (validate and vet); Load ignores it, since what it
+	// returns is read for decisions of trust.
+	Cache Cache
 }
 
 // A Package is one discovered package after its own checks.
@@ -140,7 +145,7 @@ type Source struct {
 
 // Validate validates the author source at root without a store.
 func Validate(root string, opts Options) (*Report, error) {
-	s, err := Load(root, opts)
+	s, err := load(root, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +155,11 @@ func Validate(root string, opts Options) (*Report, error) {
 // Load validates the source at root and keeps the decoded packages, for
 // review, approval and installation.
 func Load(root string, opts Options) (*Source, error) {
+	opts.Cache = nil
+	return load(root, opts)
+}
+
+func load(root string, opts Options) (*Source, error) {
 	if opts.SourceID == "" {
 		opts.SourceID = DefaultSourceID
 	}
@@ -183,7 +193,7 @@ func Load(root string, opts Options) (*Source, error) {
 	claimants := all
 	if len(opts.Packages) == 0 {
 		s.Packages = all
-		checkPackages(root, opts.SourceID, s.Packages, rules)
+		checkPackages(root, opts.SourceID, s.Packages, rules, opts.Cache)
 	} else {
 		s.Packages = v.closure(all, opts.Packages)
 		claimants = v.idClaimants(all, s.Packages)
@@ -297,30 +307,38 @@ func discover(root string, lay Layout, max int64, l *diagList) ([]string, int64)
 }
 
 // checkPackages runs each package's own checks on a pool of workers, each
-// with its own compiled rules.
-func checkPackages(root, sourceID string, pkgs []*Package, first *Rules) {
+// with its own compiled rules, compiled when it first checks a package
+// the cache c (which may be nil) does not answer for.
+func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c Cache) {
 	workers := min(runtime.GOMAXPROCS(0), len(pkgs))
+	own := func() *Rules { return first }
 	if workers <= 1 {
 		for _, p := range pkgs {
-			checkPackage(root, sourceID, p, first)
+			checkCached(root, sourceID, p, first, own, c)
 		}
 		return
 	}
 	next := make(chan *Package)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		rules := first
+		own := own
 		if w > 0 {
-			var err error
-			if rules, err = LoadRules(); err != nil {
-				rules = first // cannot happen: first loaded the same files
+			var rules *Rules
+			own = func() *Rules {
+				if rules == nil {
+					var err error
+					if rules, err = LoadRules(); err != nil {
+						rules = first // cannot happen: first loaded the same files
+					}
+				}
+				return rules
 			}
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for p := range next {
-				checkPackage(root, sourceID, p, rules)
+				checkCached(root, sourceID, p, first, own, c)
 			}
 		}()
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/internal/cache"
 	"dalo/internal/termtext"
 )
 
@@ -22,6 +23,15 @@ tool, grants trust or changes a harness configuration.
 It prints one line per diagnostic (file:line:column: severity code field:
 message), then a grid of hooks by provider, then a summary line. --json
 prints report schema 1 instead.
+
+A package whose manifest and directory did not change since an earlier
+run is not checked again: the answer comes from a cache under
+$XDG_CACHE_HOME/dalo (or ~/.cache/dalo), keyed by everything it depends on
+(the manifest's bytes, the name, type, permissions and size of every entry
+of the package directory, the source id, the user, and this build of
+dalo). The report is the same with and without it; the cache may be
+deleted at any time. --no-cache neither reads nor writes it. Only validate
+and vet use it: review, approve and install always check afresh.
 
 --source-id must be a source id 'dalo source add' would accept: letters,
 digits, '.', '_' or '-', starting and ending with a letter or digit.
@@ -47,6 +57,7 @@ func init() {
 			flags: func(fs *pflag.FlagSet) {
 				fs.String("source-id", engine.DefaultSourceID, "source identity for explicit same-source references")
 				fs.StringArray("provider", nil, "report hook support for this provider@version (repeatable; a bare name means its newest version)")
+				fs.Bool("no-cache", false, "check every package afresh, without reading or writing the validation cache")
 			},
 			run: runValidate(name),
 		})
@@ -71,7 +82,14 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 		if err != nil {
 			return usageError(e, name, "%v", err)
 		}
-		rep, err := engine.Validate(fs.Arg(0), engine.Options{SourceID: id, Providers: keys, Sized: limitMemory})
+		opts := engine.Options{SourceID: id, Providers: keys, Sized: limitMemory}
+		if noCache, _ := fs.GetBool("no-cache"); !noCache {
+			if c := validationCache(); c != nil {
+				defer c.Close()
+				opts.Cache = c
+			}
+		}
+		rep, err := engine.Validate(fs.Arg(0), opts)
 		if errors.Is(err, engine.ErrSourceID) {
 			return usageError(e, name, "--source-id: %v", err)
 		}
@@ -92,6 +110,21 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 		}
 		return exitOK
 	}
+}
+
+// validationCache returns the cache of package checks, or nil when there
+// is no place for one (no home directory) or no identity of this build to
+// key it by: then validation checks every package, as with --no-cache.
+func validationCache() *cache.Cache {
+	dir, err := cache.Dir()
+	if err != nil {
+		return nil
+	}
+	build, err := cache.BuildID()
+	if err != nil {
+		return nil
+	}
+	return cache.New(dir, "validate", build)
 }
 
 func printReport(w io.Writer, rep *engine.Report) {
