@@ -4,11 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"dalo/internal/regular"
 )
 
 // A Cache keeps the answers of package checks between runs
@@ -34,18 +37,28 @@ const packageKeyVersion = "dalo package check 1"
 // tree breaks the limits (the check stops early on such a tree, and so
 // should the key).
 func packageKey(root, sourceID string, p *Package, r *Rules) ([]byte, bool) {
-	src, tooBig, err := readBounded(filepath.Join(root, filepath.FromSlash(p.File)), int64(r.Limits.ManifestBytes))
+	src, tooBig, err := regular.ReadLimited(filepath.Join(root, filepath.FromSlash(p.File)), int64(r.Limits.ManifestBytes))
 	if err != nil || tooBig {
 		return nil, false
 	}
 	h := sha256.New()
-	sum := sha256.Sum256(src)
-	fmt.Fprintf(h, "%s\nsource %q\npackage %q\nuser %s\nmanifest %x\n", packageKeyVersion, sourceID, p.Name, user(), sum)
-	dir := filepath.Join(root, filepath.FromSlash(p.Dir))
-	fi, err := os.Lstat(dir)
-	if err != nil {
+	fmt.Fprintf(h, "%s\nsource %q\npackage %q\nuser %s\nmanifest %x\n", packageKeyVersion, sourceID, p.Name, user(), sha256.Sum256(src))
+	if !hashTree(h, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits) {
 		return nil, false
 	}
+	return h.Sum(nil), true
+}
+
+// hashTree writes into h the name, type, permissions, size and owner of
+// dir and of every entry under it, as walkTree reaches them (no symlink
+// followed), in the order it does. It returns false when a directory
+// cannot be read or the tree breaks the entry or depth limits.
+func hashTree(h io.Writer, dir string, lim *Limits) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	writeEntry(h, ".", fi)
 	entries := 0
 	var walk func(dir, rel string, depth int) bool
 	walk = func(dir, rel string, depth int) bool {
@@ -54,7 +67,7 @@ func packageKey(root, sourceID string, p *Package, r *Rules) ([]byte, bool) {
 			return false
 		}
 		for _, e := range ents {
-			if entries++; entries > r.Limits.PackageEntries {
+			if entries++; entries > lim.PackageEntries {
 				return false
 			}
 			fi, err := e.Info()
@@ -63,19 +76,64 @@ func packageKey(root, sourceID string, p *Package, r *Rules) ([]byte, bool) {
 			}
 			name := rel + "/" + e.Name()
 			writeEntry(h, name, fi)
-			if fi.IsDir() {
-				if depth+1 > r.Limits.DirectoryDepth || !walk(filepath.Join(dir, e.Name()), name, depth+1) {
-					return false
-				}
+			if fi.IsDir() && (depth+1 > lim.DirectoryDepth || !walk(filepath.Join(dir, e.Name()), name, depth+1)) {
+				return false
 			}
 		}
 		return true
 	}
-	writeEntry(h, ".", fi)
-	if !fi.IsDir() || !walk(dir, ".", 0) {
+	return walk(dir, ".", 0)
+}
+
+// The check of a skill or an agent a reference resolves to reads, beside
+// the rules, its file's first bytes, up to the front matter limit (the
+// front matter), the file's type, permissions and size, and of a skill,
+// every entry of its directory (the walk of the limits).
+const assetKeyVersion = "dalo asset check 1"
+
+// assetKey returns the key of the check of the skill or agent name whose
+// file is rel, which lstat described as fi; false when it is not one to
+// cache.
+func (v *sourceCheck) assetKey(kind, name, rel string, fi fs.FileInfo) ([]byte, bool) {
+	head, _, err := regular.ReadLimited(filepath.Join(v.root, filepath.FromSlash(rel)), int64(v.rules.Limits.FrontMatterBytes+8))
+	if err != nil {
+		return nil, false
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\nkind %s\nname %q\nuser %s\nhead %x\n", assetKeyVersion, kind, name, user(), sha256.Sum256(head))
+	writeEntry(h, rel, fi)
+	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits) {
 		return nil, false
 	}
 	return h.Sum(nil), true
+}
+
+// checkAsset runs check, which reports about the file rel, through the
+// cache: the diagnostics it gave for the same inputs, or a fresh check
+// whose diagnostics it then keeps.
+func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check func()) {
+	if v.cache == nil {
+		check()
+		return
+	}
+	key, ok := v.assetKey(kind, name, rel, fi)
+	if ok {
+		var ds []Diagnostic
+		if data := v.cache.Get(key); data != nil && json.Unmarshal(data, &ds) == nil {
+			v.fileDiags(rel).diags = ds
+			return
+		}
+	}
+	check()
+	if !ok {
+		return
+	}
+	if after, ok := v.assetKey(kind, name, rel, fi); !ok || string(after) != string(key) {
+		return
+	}
+	if data, err := json.Marshal(v.fileDiags(rel).diags); err == nil {
+		v.cache.Put(key, data)
+	}
 }
 
 // user is who the process is, as permissions read it: its effective user
@@ -85,7 +143,7 @@ var user = sync.OnceValue(func() string {
 	return fmt.Sprint(os.Geteuid(), os.Getegid(), groups)
 })
 
-func writeEntry(h interface{ Write([]byte) (int, error) }, name string, fi fs.FileInfo) {
+func writeEntry(h io.Writer, name string, fi fs.FileInfo) {
 	uid, gid := -1, -1
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		uid, gid = int(st.Uid), int(st.Gid)

@@ -36,8 +36,8 @@ func (c *memCache) Put(key, data []byte) {
 
 // TestValidateCacheChecksOnlyWhatChanged validates a source twice through
 // a cache, then after editing one manifest: the second run checks no
-// package, the third only the edited one, and every report is the one
-// validating without a cache gives.
+// package, skill or agent, the third only the edited package, and every
+// report is the one validating without a cache gives.
 func TestValidateCacheChecksOnlyWhatChanged(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "src")
 	if err := sourcegen.Write(dir, 30, 0); err != nil {
@@ -52,7 +52,9 @@ func TestValidateCacheChecksOnlyWhatChanged(t *testing.T) {
 		b, _ := json.Marshal(rep)
 		return string(b)
 	}
-	for i, want := range []struct{ hits, puts int }{{0, 30}, {30, 0}, {29, 1}} {
+	// Beside the 30 packages, the 36 skills and agents they name are
+	// checked once each.
+	for i, want := range []struct{ hits, puts int }{{0, 30 + 36}, {30 + 36, 0}, {29 + 36, 1}} {
 		if i == 2 {
 			f := filepath.Join(dir, "plugins/pkg-0007/PLUGIN.toml")
 			b, _ := os.ReadFile(f)

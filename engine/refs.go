@@ -26,6 +26,7 @@ type sourceCheck struct {
 	root, id string
 	rules    *Rules
 	registry map[string]string
+	cache    Cache                // nil but in Validate
 	pkgs     []*Package           // the packages validated
 	byName   map[string]*Package  // the packages validated, by name
 	exists   map[string]bool      // every package discovery found, by name
@@ -140,13 +141,12 @@ func (v *sourceCheck) idClaimants(all, checked []*Package) []*Package {
 		return checked
 	}
 	var more []*Package
-	buf := make([]byte, v.rules.Limits.ManifestBytes+1)
 	for _, p := range all {
 		if isChecked[p] {
 			continue
 		}
-		src, err := regular.ReadInto(filepath.Join(v.root, filepath.FromSlash(p.File)), buf)
-		if err != nil || len(src) == len(buf) || !mentionsAny(src, ids) {
+		src, tooBig, err := regular.ReadLimited(filepath.Join(v.root, filepath.FromSlash(p.File)), int64(v.rules.Limits.ManifestBytes))
+		if err != nil || tooBig || !mentionsAny(src, ids) {
 			continue // not read, over the limit, or no such id
 		}
 		if last, ok := ids[declaredID(bytes.TrimPrefix(src, []byte(utf8BOM)))]; ok && p.order < last {
@@ -345,7 +345,7 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 	if src == v.id {
 		switch r.Kind {
 		case "skill":
-			v.skill(r.Selector, rel)
+			v.skill(r.Selector, rel, fi)
 		case "agent":
 			v.agent(r.Selector, rel, fi)
 		case "instruction":
@@ -439,26 +439,30 @@ func checkText(r io.Reader) (Pos, string, error) {
 
 // skill checks a resolved skill: its directory within the limits and its
 // Agent Skills front matter.
-func (v *sourceCheck) skill(name, rel string) {
-	l := v.fileDiags(rel)
-	walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l)
-	fm, off, ok := v.frontMatter(rel, l)
-	if !ok {
-		return
-	}
-	v.checkFrontMatter(v.rules.skillDef, "skill", name, rel, fm, off, l)
+func (v *sourceCheck) skill(name, rel string, fi fs.FileInfo) {
+	v.checkAsset("skill", name, rel, fi, func() {
+		l := v.fileDiags(rel)
+		walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l)
+		fm, off, ok := v.frontMatter(rel, l)
+		if !ok {
+			return
+		}
+		v.checkFrontMatter(v.rules.skillDef, "skill", name, rel, fm, off, l)
+	})
 }
 
 func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
-	l := v.fileDiags(rel)
-	if v.tooBig(rel, fi, l) {
-		return
-	}
-	fm, off, ok := v.frontMatter(rel, l)
-	if !ok {
-		return
-	}
-	v.checkFrontMatter(v.rules.agentDef, "agent", name, rel, fm, off, l)
+	v.checkAsset("agent", name, rel, fi, func() {
+		l := v.fileDiags(rel)
+		if v.tooBig(rel, fi, l) {
+			return
+		}
+		fm, off, ok := v.frontMatter(rel, l)
+		if !ok {
+			return
+		}
+		v.checkFrontMatter(v.rules.agentDef, "agent", name, rel, fm, off, l)
+	})
 }
 
 // frontMatter reads the YAML front matter of a Markdown file, bounded: it

@@ -36,14 +36,17 @@ func TestOpen(t *testing.T) {
 				}
 			}
 			f, fi, err := Open(p)
-			data, rerr := ReadInto(p, make([]byte, 4))
+			data, tooBig, rerr := ReadLimited(p, 4)
 			if tc.want == "" {
 				if err != nil || fi.Size() != 5 {
 					t.Fatalf("Open = %v, %v", fi, err)
 				}
 				f.Close()
-				if rerr != nil || string(data) != "byte" {
-					t.Fatalf("ReadInto a 4-byte buffer = %q, %v; want the first 4 bytes", data, rerr)
+				if rerr != nil || string(data) != "byte" || !tooBig {
+					t.Fatalf("ReadLimited to 4 bytes = %q, %t, %v; want the first 4 bytes and tooBig", data, tooBig, rerr)
+				}
+				if data, tooBig, err := ReadLimited(p, 5); err != nil || string(data) != "bytes" || tooBig {
+					t.Fatalf("ReadLimited to 5 bytes = %q, %t, %v; want the file", data, tooBig, err)
 				}
 				return
 			}
@@ -52,7 +55,7 @@ func TestOpen(t *testing.T) {
 				t.Fatalf("Open opened %s", tc.name)
 			}
 			if rerr == nil {
-				t.Fatalf("ReadInto read %s", tc.name)
+				t.Fatalf("ReadLimited read %s", tc.name)
 			}
 			for _, err := range []error{err, rerr} {
 				if got := err.Error(); len(got) < len(tc.want) || got[len(got)-len(tc.want):] != tc.want {
