@@ -53,51 +53,58 @@ var skimDocs = []string{
 // holds.
 func TestScanSkimmed(t *testing.T) {
 	for _, doc := range skimDocs {
-		whole, werr := scanJSON([]byte(doc))
-		for name, scan := range map[string]func([]byte) (*jvalue, error){"scanConfigJSON": scanConfigJSON, "rescanConfigJSON": rescanConfigJSON} {
-			skim, serr := scan([]byte(doc))
-			if name == "rescanConfigJSON" && werr != nil {
-				continue // it reads only documents scanned whole before
-			}
-			if fmt.Sprint(werr) != fmt.Sprint(serr) {
-				t.Errorf("%s(%s): error %v, the whole scan's %v", name, doc, serr, werr)
-				continue
-			}
-			if werr != nil {
-				continue
-			}
-			if got, want := dupText(anyDuplicate(skim)), dupText(anyDuplicate(whole)); got != want {
-				t.Errorf("%s(%s): first duplicate %s, the whole scan's %s", name, doc, got, want)
-			}
-			if skim.start != whole.start || skim.end != whole.end || len(skim.members) != len(whole.members) {
-				t.Errorf("%s(%s): the top level differs", name, doc)
-			}
+		checkSkimmed(t, []byte(doc))
+	}
+}
+
+// checkSkimmed checks the skimmed scans of doc against the whole one
+// (FuzzScanJSON runs it too).
+func checkSkimmed(t *testing.T, doc []byte) {
+	t.Helper()
+	whole, werr := scanJSON(doc)
+	for name, scan := range map[string]func([]byte) (*jvalue, error){"scanConfigJSON": scanConfigJSON, "rescanConfigJSON": rescanConfigJSON} {
+		if name == "rescanConfigJSON" && werr != nil {
+			continue // it reads only documents scanned whole before
 		}
-		var visited []string
-		serr := scanStrings([]byte(doc), func(tok []byte) { visited = append(visited, string(tok)) })
+		skim, serr := scan(doc)
 		if fmt.Sprint(werr) != fmt.Sprint(serr) {
-			t.Errorf("scanStrings(%s): error %v, the whole scan's %v", doc, serr, werr)
+			t.Errorf("%s(%q): error %v, the whole scan's %v", name, doc, serr, werr)
+			continue
 		}
 		if werr != nil {
 			continue
 		}
-		var want []string
-		var walk func(v *jvalue)
-		walk = func(v *jvalue) {
-			if v.kind == '"' {
-				want = append(want, doc[v.start:v.end])
-			}
-			for _, m := range v.members {
-				walk(m.val)
-			}
-			for _, e := range v.elems {
-				walk(e)
-			}
+		if got, want := dupText(anyDuplicate(skim)), dupText(anyDuplicate(whole)); got != want {
+			t.Errorf("%s(%q): first duplicate %s, the whole scan's %s", name, doc, got, want)
 		}
-		walk(whole)
-		if strings.Join(visited, "|") != strings.Join(want, "|") {
-			t.Errorf("scanStrings(%s) visited %q, want %q", doc, visited, want)
+		if skim.start != whole.start || skim.end != whole.end || len(skim.members) != len(whole.members) {
+			t.Errorf("%s(%q): the top level differs", name, doc)
 		}
+	}
+	var visited []string
+	serr := scanStrings(doc, func(tok []byte) { visited = append(visited, string(tok)) })
+	if fmt.Sprint(werr) != fmt.Sprint(serr) {
+		t.Errorf("scanStrings(%q): error %v, the whole scan's %v", doc, serr, werr)
+	}
+	if werr != nil {
+		return
+	}
+	var want []string
+	var walk func(v *jvalue)
+	walk = func(v *jvalue) {
+		if v.kind == '"' {
+			want = append(want, string(doc[v.start:v.end]))
+		}
+		for _, m := range v.members {
+			walk(m.val)
+		}
+		for _, e := range v.elems {
+			walk(e)
+		}
+	}
+	walk(whole)
+	if strings.Join(visited, "|") != strings.Join(want, "|") {
+		t.Errorf("scanStrings(%q) visited %q, want %q", doc, visited, want)
 	}
 }
 
