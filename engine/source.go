@@ -78,11 +78,13 @@ type Options struct {
 	// directory. Validation passes none: it never consults the user's
 	// registry, so such references stay out_of_source.
 	Registry map[string]string
-	// Sized, when set, is told how many packages discovery found and how
-	// many bytes their manifests hold, before any is checked: what the
-	// validation will hold in memory grows with both, and dalo sets its
-	// memory limit from them.
-	Sized func(packages int, manifestBytes int64)
+	// Sized, when set, is told how many packages discovery found, how
+	// many bytes their manifests hold and how many the largest holds,
+	// before any is checked: what validation holds in memory grows with
+	// the first two, and what a worker needs while it checks a manifest
+	// with the third (some 40 times its size). dalo sets its memory
+	// limit from them.
+	Sized func(packages int, manifestBytes, largest int64)
 	// Packages, when not empty, limits validation to these packages and
 	// those they require, transitively, in this source: what a command
 	// about one package needs. The report holds those alone, each with
@@ -176,9 +178,9 @@ func load(root string, opts Options) (*Source, error) {
 	s := &Source{Root: root, ID: opts.SourceID, Limits: rules.Limits, Layout: rules.Layout}
 	top := &diagList{}
 	lay := rules.Layout
-	names, size := discover(root, lay, int64(rules.Limits.ManifestBytes), top)
+	names, size, largest := discover(root, lay, int64(rules.Limits.ManifestBytes), top)
 	if opts.Sized != nil {
-		opts.Sized(len(names), size)
+		opts.Sized(len(names), size, largest)
 	}
 	s.Names = names
 	all := make([]*Package, len(names))
@@ -258,30 +260,31 @@ func load(root string, opts Options) (*Source, error) {
 
 // discover lists the package directories of the plugin kind's directory
 // (plugins/), not recursively, and the bytes of their manifests that
-// validation will read: those within the limit of max bytes.
-func discover(root string, lay Layout, max int64, l *diagList) ([]string, int64) {
+// validation will read (those within the limit of limit bytes): all of
+// them and the largest.
+func discover(root string, lay Layout, limit int64, l *diagList) ([]string, int64, int64) {
 	top := lay["plugin"].Dir
 	manifest := lay.File("plugin")
 	dir := filepath.Join(root, top)
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return nil, 0
+		return nil, 0, 0
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		l.file = top
 		l.errorf("E003", Pos{}, "", "%s is a symlink; packages cannot rely on symlinks", top)
 		l.file = ""
-		return nil, 0
+		return nil, 0, 0
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		l.file = top
 		l.errorf("E005", Pos{}, "", "%s cannot be read: %v", top, unwrapPathError(err))
 		l.file = ""
-		return nil, 0
+		return nil, 0, 0
 	}
 	var names []string
-	var size int64
+	var size, largest int64
 	for _, e := range ents {
 		rel := lay.Dir("plugin", e.Name())
 		switch {
@@ -297,13 +300,14 @@ func discover(root string, lay Layout, max int64, l *diagList) ([]string, int64)
 				continue
 			}
 			names = append(names, e.Name())
-			if err == nil && fi.Mode().IsRegular() && fi.Size() <= max {
+			if err == nil && fi.Mode().IsRegular() && fi.Size() <= limit {
 				size += fi.Size()
+				largest = max(largest, fi.Size())
 			}
 		}
 	}
 	l.file = ""
-	return names, size
+	return names, size, largest
 }
 
 // checkPackages runs each package's own checks on a pool of workers, each

@@ -74,17 +74,19 @@ func tuneGC() {
 // limitMemory sets a soft memory limit from the size of the source about
 // to be validated, unless GOMEMLIMIT is set: three times what validation
 // holds until it reports (measured: about 4 KiB a package beside its
-// manifest's bytes), over a base of 64 MiB for the rules, the workers and
-// a manifest near the 1 MiB limit in flight. Below the limit the
-// collector paces by GOGC alone; at it, what is live is at most a third
-// of it, so the collector never runs back to back as under a fixed limit.
-// bench/validate.sh measures the bound at 1,000, 5,000 and 10,000
-// packages.
-func limitMemory(packages int, manifestBytes int64) {
+// manifest's bytes), and for each worker 128 times the largest manifest
+// (checking one holds some 40 times its size while it runs), over a base
+// of 64 MiB for the rules and the runtime. Below the limit the collector
+// paces by GOGC alone; at it, what is live is at most a third of it, so
+// the collector never runs back to back as under a fixed limit (120 MiB
+// made 5,000 packages cost 4x the CPU, and a 1 MiB manifest under a limit
+// of 67 MiB 3x). bench/validate.sh measures the bound.
+func limitMemory(packages int, manifestBytes, largest int64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(64<<20 + 3*(int64(packages)<<12+manifestBytes))
+	workers := int64(runtime.GOMAXPROCS(0))
+	debug.SetMemoryLimit(64<<20 + 3*(int64(packages)<<12+manifestBytes) + workers*128*largest)
 }
 
 const mainDoc = `dalo validates, reviews and runs Portable Agent Packages.
