@@ -2,14 +2,16 @@ package engine
 
 import (
 	"crypto/sha256"
-	"encoding/json"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"dalo/internal/regular"
 )
@@ -50,39 +52,70 @@ func packageKey(root, sourceID string, p *Package, r *Rules) ([]byte, bool) {
 }
 
 // hashTree writes into h the name, type, permissions, size and owner of
-// dir and of every entry under it, as walkTree reaches them (no symlink
-// followed), in the order it does. It returns false when a directory
-// cannot be read or the tree breaks the entry or depth limits.
+// dir and of every entry under it, without following a symlink, names in
+// order. It returns false when a directory cannot be read or the tree
+// breaks the entry or depth limits. It reads each directory by its
+// descriptor and each entry relative to it: this is most of what a run
+// with every answer in the cache does.
 func hashTree(h io.Writer, dir string, lim *Limits) bool {
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
 		return false
 	}
-	writeEntry(h, ".", fi)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		unix.Close(fd)
+		return false
+	}
+	buf := appendStat(nil, ".", &st)
 	entries := 0
-	var walk func(dir, rel string, depth int) bool
-	walk = func(dir, rel string, depth int) bool {
-		ents, err := os.ReadDir(dir)
+	var walk func(fd int, rel string, depth int) bool
+	walk = func(fd int, rel string, depth int) bool {
+		f := os.NewFile(uintptr(fd), rel)
+		defer f.Close()
+		names, err := f.Readdirnames(-1)
 		if err != nil {
 			return false
 		}
-		for _, e := range ents {
+		slices.Sort(names)
+		for _, n := range names {
 			if entries++; entries > lim.PackageEntries {
 				return false
 			}
-			fi, err := e.Info()
-			if err != nil {
+			if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 				return false
 			}
-			name := rel + "/" + e.Name()
-			writeEntry(h, name, fi)
-			if fi.IsDir() && (depth+1 > lim.DirectoryDepth || !walk(filepath.Join(dir, e.Name()), name, depth+1)) {
+			name := rel + "/" + n
+			buf = appendStat(buf, name, &st)
+			if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				continue
+			}
+			if depth+1 > lim.DirectoryDepth {
+				return false
+			}
+			sub, err := unix.Openat(fd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil || !walk(sub, name, depth+1) {
 				return false
 			}
 		}
 		return true
 	}
-	return walk(dir, ".", 0)
+	if !walk(fd, ".", 0) {
+		return false
+	}
+	h.Write(buf)
+	return true
+}
+
+// appendStat appends to b what a key holds of one entry: its name (length
+// first), mode (type and permissions), size and owner.
+func appendStat(b []byte, name string, st *unix.Stat_t) []byte {
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	b = binary.AppendUvarint(b, uint64(st.Mode))
+	b = binary.AppendVarint(b, st.Size)
+	b = binary.AppendUvarint(b, uint64(st.Uid))
+	return binary.AppendUvarint(b, uint64(st.Gid))
 }
 
 // The check of a skill or an agent a reference resolves to reads, beside
@@ -92,16 +125,19 @@ func hashTree(h io.Writer, dir string, lim *Limits) bool {
 const assetKeyVersion = "dalo asset check 1"
 
 // assetKey returns the key of the check of the skill or agent name whose
-// file is rel, which lstat described as fi; false when it is not one to
-// cache.
-func (v *sourceCheck) assetKey(kind, name, rel string, fi fs.FileInfo) ([]byte, bool) {
+// file is rel; false when it is not one to cache.
+func (v *sourceCheck) assetKey(kind, name, rel string) ([]byte, bool) {
 	head, _, err := regular.ReadLimited(filepath.Join(v.root, filepath.FromSlash(rel)), int64(v.rules.Limits.FrontMatterBytes+8))
 	if err != nil {
 		return nil, false
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\nkind %s\nname %q\nuser %s\nhead %x\n", assetKeyVersion, kind, name, user(), sha256.Sum256(head))
-	writeEntry(h, rel, fi)
+	var st unix.Stat_t
+	if unix.Lstat(filepath.Join(v.root, filepath.FromSlash(rel)), &st) != nil {
+		return nil, false
+	}
+	h.Write(appendStat(nil, rel, &st))
 	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits) {
 		return nil, false
 	}
@@ -116,24 +152,26 @@ func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check f
 		check()
 		return
 	}
-	key, ok := v.assetKey(kind, name, rel, fi)
+	key, ok := v.assetKey(kind, name, rel)
 	if ok {
-		var ds []Diagnostic
-		if data := v.cache.Get(key); data != nil && json.Unmarshal(data, &ds) == nil {
-			v.fileDiags(rel).diags = ds
-			return
+		if data := v.cache.Get(key); data != nil {
+			d := decoder{b: data}
+			if ds := d.diags(); !d.bad && len(d.b) == 0 {
+				v.fileDiags(rel).diags = ds
+				return
+			}
 		}
 	}
 	check()
 	if !ok {
 		return
 	}
-	if after, ok := v.assetKey(kind, name, rel, fi); !ok || string(after) != string(key) {
+	if after, ok := v.assetKey(kind, name, rel); !ok || string(after) != string(key) {
 		return
 	}
-	if data, err := json.Marshal(v.fileDiags(rel).diags); err == nil {
-		v.cache.Put(key, data)
-	}
+	var e encoder
+	e.diags(v.fileDiags(rel).diags)
+	v.cache.Put(key, e.b)
 }
 
 // user is who the process is, as permissions read it: its effective user
@@ -143,41 +181,13 @@ var user = sync.OnceValue(func() string {
 	return fmt.Sprint(os.Geteuid(), os.Getegid(), groups)
 })
 
-func writeEntry(h io.Writer, name string, fi fs.FileInfo) {
-	uid, gid := -1, -1
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		uid, gid = int(st.Uid), int(st.Gid)
-	}
-	fmt.Fprintf(h, "%q %v %d %d %d\n", name, fi.Mode(), fi.Size(), uid, gid)
-}
-
-// A packageEntry is what a package check leaves for the source-wide
-// checks and the report, as the cache holds it: the manifest reduced to
-// what those read (reportView), the package's diagnostics, its references
-// when the manifest's shape failed (else they are the manifest's), and the
-// positions of sourceFields, as [line, column].
-type packageEntry struct {
-	Manifest *Manifest        `json:"m,omitempty"`
-	Diags    []Diagnostic     `json:"d,omitempty"`
-	Refs     *refListEntry    `json:"r,omitempty"`
-	Pos      map[string][]int `json:"p,omitempty"`
-}
-
-type refListEntry struct {
-	Members  []memberEntry  `json:"m"`
-	Requires []requireEntry `json:"r"`
-	Partial  bool           `json:"p"`
-}
-
-type memberEntry struct {
-	N int `json:"n"`
-	Member
-}
-
-type requireEntry struct {
-	N int `json:"n"`
-	Require
-}
+// A package's entry in the cache is what its check leaves for the
+// source-wide checks and the report: its diagnostics, the positions of
+// sourceFields, the manifest reduced to what those read (reportView) and,
+// when the manifest's shape failed, its references (else they are the
+// manifest's). It is written in a compact form of its own (codec): decoding
+// JSON was a fifth of a run with every answer in the cache.
+const entryVersion = 1
 
 // reportView is m with only what validation reads of it once the
 // package's own checks are done: the id (uniqueIDs), the references
@@ -202,60 +212,233 @@ func reportView(m *Manifest) *Manifest {
 	return v
 }
 
-func (p *Package) entry() ([]byte, error) {
-	e := packageEntry{Diags: p.diags.diags}
-	if p.pos != nil {
-		e.Pos = make(map[string][]int, len(p.pos))
-		for f, pos := range p.pos {
-			e.Pos[f] = []int{pos.Line, pos.Column}
-		}
+func (p *Package) entry() []byte {
+	var e encoder
+	e.int(entryVersion)
+	e.diags(p.diags.diags)
+	e.int(len(p.pos) - boolInt(p.pos == nil))
+	for _, f := range sortedKeys(p.pos) {
+		e.str(f)
+		e.int(p.pos[f].Line)
+		e.int(p.pos[f].Column)
 	}
-	if p.Manifest != nil {
-		e.Manifest = reportView(p.Manifest)
-	} else if rl := p.refs; rl != nil {
-		e.Refs = &refListEntry{Partial: rl.partialMembers}
-		for _, mb := range rl.members {
-			e.Refs.Members = append(e.Refs.Members, memberEntry{mb.n, mb.Member})
+	switch {
+	case p.Manifest != nil:
+		e.int(1)
+		e.manifest(reportView(p.Manifest))
+	case p.refs != nil:
+		e.int(2)
+		e.int(len(p.refs.members))
+		for _, mb := range p.refs.members {
+			e.int(mb.n)
+			e.member(mb.Member)
 		}
-		for _, rq := range rl.requires {
-			e.Refs.Requires = append(e.Refs.Requires, requireEntry{rq.n, rq.Require})
+		e.int(len(p.refs.requires))
+		for _, rq := range p.refs.requires {
+			e.int(rq.n)
+			e.str(rq.Ref)
+			e.str(rq.Requirement)
 		}
+		e.int(boolInt(p.refs.partialMembers))
+	default:
+		e.int(0)
 	}
-	return json.Marshal(e)
+	return e.b
 }
 
 // restore sets p to the check the cache held; false leaves p as it was.
 func (p *Package) restore(data []byte) bool {
-	var e packageEntry
-	if err := json.Unmarshal(data, &e); err != nil {
+	d := decoder{b: data}
+	if d.int() != entryVersion {
 		return false
 	}
-	p.pos = nil
-	if e.Pos != nil {
-		p.pos = make(map[string]Pos, len(e.Pos))
-		for f, lc := range e.Pos {
-			if len(lc) != 2 {
-				return false
-			}
-			p.pos[f] = Pos{lc[0], lc[1]}
+	diags := d.diags()
+	var pos map[string]Pos
+	if n := d.int(); n >= 0 {
+		pos = make(map[string]Pos, min(n, len(d.b)))
+		for range d.count(n) {
+			f := d.str()
+			pos[f] = Pos{d.int(), d.int()}
 		}
 	}
-	p.Manifest = e.Manifest
-	p.diags.diags = e.Diags
-	p.refs = nil
-	switch {
-	case e.Manifest != nil:
-		p.refs = manifestRefs(e.Manifest)
-	case e.Refs != nil:
-		p.refs = &refList{partialMembers: e.Refs.Partial}
-		for _, mb := range e.Refs.Members {
-			p.refs.members = append(p.refs.members, memberAt{mb.N, mb.Member})
+	var m *Manifest
+	var refs *refList
+	switch d.int() {
+	case 1:
+		m = d.manifest()
+		refs = manifestRefs(m)
+	case 2:
+		refs = &refList{}
+		for range d.count(d.int()) {
+			refs.members = append(refs.members, memberAt{d.int(), d.member()})
 		}
-		for _, rq := range e.Refs.Requires {
-			p.refs.requires = append(p.refs.requires, requireAt{rq.N, rq.Require})
+		for range d.count(d.int()) {
+			refs.requires = append(refs.requires, requireAt{d.int(), Require{Ref: d.str(), Requirement: d.str()}})
 		}
+		refs.partialMembers = d.int() == 1
 	}
+	if d.bad || len(d.b) != 0 {
+		return false
+	}
+	p.diags.diags, p.pos, p.Manifest, p.refs = diags, pos, m, refs
 	return true
+}
+
+type encoder struct{ b []byte }
+
+func (e *encoder) int(n int)    { e.b = binary.AppendVarint(e.b, int64(n)) }
+func (e *encoder) str(s string) { e.int(len(s)); e.b = append(e.b, s...) }
+
+func (e *encoder) diags(ds []Diagnostic) {
+	e.int(len(ds))
+	for _, x := range ds {
+		e.str(string(x.Severity))
+		e.str(x.Code)
+		e.str(x.Message)
+		e.str(x.File)
+		e.int(x.Line)
+		e.int(x.Column)
+		e.str(x.Field)
+	}
+}
+
+func (e *encoder) member(mb Member) {
+	e.str(mb.Ref)
+	e.str(mb.Requirement)
+	e.int(boolInt(mb.Fallback != nil))
+	if mb.Fallback != nil {
+		e.str(mb.Fallback.Kind)
+		e.str(mb.Fallback.Skill)
+	}
+}
+
+func (e *encoder) manifest(m *Manifest) {
+	e.int(m.SchemaVersion)
+	e.str(m.Plugin.Name)
+	e.str(m.Plugin.ID)
+	e.int(len(m.Plugin.Members))
+	for _, mb := range m.Plugin.Members {
+		e.member(mb)
+	}
+	e.int(len(m.Plugin.Requires))
+	for _, rq := range m.Plugin.Requires {
+		e.str(rq.Ref)
+		e.str(rq.Requirement)
+	}
+	e.int(len(m.Tools))
+	for _, t := range m.Tools {
+		e.str(t.ID)
+		e.str(t.Runtime)
+		e.str(t.Entry)
+		e.str(t.Availability)
+	}
+	e.int(len(m.Hooks))
+	for _, h := range m.Hooks {
+		for _, s := range []string{h.ID, h.Tool, h.Subject, h.Phase, h.Effect, h.Requirement, h.Fallback, h.FailurePolicy, h.ErrorVisibility} {
+			e.str(s)
+		}
+		e.int(h.TimeoutMS)
+		switch {
+		case h.Matcher == nil:
+			e.int(-1)
+		case h.Matcher.ToolNames == nil:
+			e.int(-2)
+		default:
+			e.int(len(h.Matcher.ToolNames))
+			for _, n := range h.Matcher.ToolNames {
+				e.str(n)
+			}
+		}
+	}
+}
+
+// A decoder reads what an encoder wrote; bad says it could not, and then
+// everything it returns is to be dropped.
+type decoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *decoder) int() int {
+	n, w := binary.Varint(d.b)
+	if w <= 0 {
+		d.bad, d.b = true, nil
+		return 0
+	}
+	d.b = d.b[w:]
+	return int(n)
+}
+
+func (d *decoder) str() string {
+	n := d.int()
+	if n < 0 || n > len(d.b) {
+		d.bad, d.b = true, nil
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+// count returns n as a number of elements still to read, each of which
+// takes a byte at least; 0 when it cannot be.
+func (d *decoder) count(n int) int {
+	if n < 0 || n > len(d.b) {
+		d.bad, d.b = true, nil
+		return 0
+	}
+	return n
+}
+
+func (d *decoder) diags() []Diagnostic {
+	var ds []Diagnostic
+	for range d.count(d.int()) {
+		ds = append(ds, Diagnostic{Severity: Severity(d.str()), Code: d.str(), Message: d.str(), File: d.str(), Line: d.int(), Column: d.int(), Field: d.str()})
+	}
+	return ds
+}
+
+func (d *decoder) member() Member {
+	mb := Member{Ref: d.str(), Requirement: d.str()}
+	if d.int() == 1 {
+		mb.Fallback = &Fallback{Kind: d.str(), Skill: d.str()}
+	}
+	return mb
+}
+
+func (d *decoder) manifest() *Manifest {
+	m := &Manifest{SchemaVersion: d.int()}
+	m.Plugin.Name, m.Plugin.ID = d.str(), d.str()
+	for range d.count(d.int()) {
+		m.Plugin.Members = append(m.Plugin.Members, d.member())
+	}
+	for range d.count(d.int()) {
+		m.Plugin.Requires = append(m.Plugin.Requires, Require{Ref: d.str(), Requirement: d.str()})
+	}
+	for range d.count(d.int()) {
+		m.Tools = append(m.Tools, Tool{ID: d.str(), Runtime: d.str(), Entry: d.str(), Availability: d.str()})
+	}
+	for range d.count(d.int()) {
+		h := Hook{ID: d.str(), Tool: d.str(), Subject: d.str(), Phase: d.str(), Effect: d.str(), Requirement: d.str(), Fallback: d.str(), FailurePolicy: d.str(), ErrorVisibility: d.str(), TimeoutMS: d.int()}
+		switch n := d.int(); {
+		case n == -2:
+			h.Matcher = &Matcher{}
+		case n >= 0:
+			h.Matcher = &Matcher{ToolNames: []string{}}
+			for range d.count(n) {
+				h.Matcher.ToolNames = append(h.Matcher.ToolNames, d.str())
+			}
+		}
+		m.Hooks = append(m.Hooks, h)
+	}
+	return m
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // checkCached is checkPackage through cache c: an answer the cache holds
@@ -282,7 +465,5 @@ func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules,
 	if after, ok := packageKey(root, sourceID, p, r); !ok || string(after) != string(key) {
 		return
 	}
-	if data, err := p.entry(); err == nil {
-		c.Put(key, data)
-	}
+	c.Put(key, p.entry())
 }

@@ -76,3 +76,30 @@ func TestValidateCacheChecksOnlyWhatChanged(t *testing.T) {
 		t.Errorf("Load read the cache (%d hits, %v): it must check afresh", c.hits, err)
 	}
 }
+
+// TestEntryDamaged restores every package of a source from its entry, then
+// from every shorter prefix of it: the whole entry gives the package back
+// as checked, and a prefix is refused without a panic.
+func TestEntryDamaged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "src")
+	if err := sourcegen.Write(dir, 5, 0); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range s.Packages {
+		data := p.entry()
+		var q Package
+		if !q.restore(data) || string(q.entry()) != string(data) {
+			t.Fatalf("%s: restored differently", p.Name)
+		}
+		for n := range len(data) {
+			var q Package
+			if q.restore(data[:n]) {
+				t.Errorf("%s: a prefix of %d of %d bytes restored", p.Name, n, len(data))
+			}
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -84,7 +86,7 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 		}
 		opts := engine.Options{SourceID: id, Providers: keys, Sized: limitMemory}
 		if noCache, _ := fs.GetBool("no-cache"); !noCache {
-			if c := validationCache(); c != nil {
+			if c := validationCache(fs.Arg(0), id); c != nil {
 				defer c.Close()
 				opts.Cache = c
 			}
@@ -103,7 +105,11 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 		if e.json {
 			writeJSON(e, rep)
 		} else {
-			printReport(e.stdout, rep)
+			// One write for the report, not one per line: a large source's
+			// grid has a line per hook.
+			w := bufio.NewWriter(e.stdout)
+			printReport(w, rep)
+			w.Flush()
 		}
 		if !rep.Valid {
 			return exitFail
@@ -112,10 +118,11 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 	}
 }
 
-// validationCache returns the cache of package checks, or nil when there
-// is no place for one (no home directory) or no identity of this build to
-// key it by: then validation checks every package, as with --no-cache.
-func validationCache() *cache.Cache {
+// validationCache returns the cache of package checks of the source root
+// validated as id, or nil when there is no place for one (no home
+// directory) or no identity of this build to key it by: then validation
+// checks every package, as with --no-cache.
+func validationCache(root, id string) *cache.Cache {
 	dir, err := cache.Dir()
 	if err != nil {
 		return nil
@@ -124,7 +131,11 @@ func validationCache() *cache.Cache {
 	if err != nil {
 		return nil
 	}
-	return cache.New(dir, "validate", build)
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil
+	}
+	return cache.Open(dir, "validate", build, abs+"\x00"+id)
 }
 
 func printReport(w io.Writer, rep *engine.Report) {
