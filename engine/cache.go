@@ -71,9 +71,8 @@ func hashTree(h io.Writer, dir string, lim *Limits) bool {
 	entries := 0
 	var walk func(fd int, rel string, depth int) bool
 	walk = func(fd int, rel string, depth int) bool {
-		f := os.NewFile(uintptr(fd), rel)
-		defer f.Close()
-		names, err := f.Readdirnames(-1)
+		defer unix.Close(fd)
+		names, err := dirNames(fd)
 		if err != nil {
 			return false
 		}
