@@ -384,11 +384,26 @@ func (s *scanner) array(keep bool) (*jvalue, error) {
 	}
 }
 
+// stringSpecial marks the bytes that end a string's plain run: the closing
+// quote, a backslash and the control characters JSON refuses in it.
+var stringSpecial = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 // string scans a string and returns its text, or "" when keep is false.
 func (s *scanner) string(keep bool) (string, error) {
 	start := s.pos
 	escaped := false
 	s.pos++ // the opening quote
+	// Most bytes of a string are none of these: skip them with one
+	// table look-up each.
+	for s.pos < len(s.doc) && !stringSpecial[s.doc[s.pos]] {
+		s.pos++
+	}
 	if !keep && s.checked {
 		for {
 			i := bytes.IndexByte(s.doc[s.pos:], '"')
