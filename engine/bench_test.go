@@ -2,6 +2,7 @@ package engine
 
 import (
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"dalo/bench/sourcegen"
@@ -77,4 +78,45 @@ func BenchmarkDecodeManifest(b *testing.B) {
 			b.Fatal(l.diags)
 		}
 	}
+}
+
+// TestLoadHoldsLittlePerPackage checks what a validated source keeps in
+// memory per package, the figure the memory bound of a large source rests
+// on (cmd/dalo limitMemory, the README): its decoded manifest document
+// (some 30 KB for a generated package) is dropped once the package's own
+// checks are done, keeping only the positions the source-wide checks
+// report at.
+func TestLoadHoldsLittlePerPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("validates 300 packages")
+	}
+	const n = 300
+	dir := filepath.Join(t.TempDir(), "source")
+	if err := sourcegen.Write(dir, n, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadRules(); err != nil { // the shared memo, warmed
+		t.Fatal(err)
+	}
+	before := liveHeap()
+	s, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := (liveHeap() - before) / n
+	runtime.KeepAlive(s)
+	if !s.Report.Valid {
+		t.Fatalf("generated source invalid: %v", s.Report.Diagnostics)
+	}
+	t.Logf("%d bytes held per package", per)
+	if per > 12<<10 {
+		t.Errorf("a validated source holds %d bytes per package, want at most 12 KiB", per)
+	}
+}
+
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }

@@ -94,14 +94,14 @@ func (p *Package) hasErrorUnder(at string) bool {
 func (p *Package) checkMatcher(tables []*providers.Table, at string, h Hook) {
 	// A matcher on a row without one (#Combinations) is an error of the
 	// hook (E035), which is not asked about at all.
-	if h.Matcher == nil || p.doc == nil {
+	if h.Matcher == nil || p.pos == nil {
 		return
 	}
 	for n, name := range h.Matcher.ToolNames {
 		f := fmt.Sprintf("%s.matcher.tool_names[%d]", at, n)
 		for _, t := range tables {
 			if !t.KnowsTool(name) {
-				p.diags.warnOnce("W101", p.doc.at(f), f, "%s has no native tool %s, so this name matches nothing there; its tools: %s", t.Key(), name, strings.Join(t.ToolNames(), ", "))
+				p.diags.warnOnce("W101", p.at(f), f, "%s has no native tool %s, so this name matches nothing there; its tools: %s", t.Key(), name, strings.Join(t.ToolNames(), ", "))
 			}
 		}
 	}
@@ -110,11 +110,11 @@ func (p *Package) checkMatcher(tables []*providers.Table, at string, h Hook) {
 // checkTimeout warns when the provider cuts the hook's timeout.
 func (p *Package) checkTimeout(t *providers.Table, at string, h Hook, event string) {
 	max, ok := t.TimeoutClampMS(event)
-	if !ok || h.TimeoutMS <= max || p.doc == nil {
+	if !ok || h.TimeoutMS <= max || p.pos == nil {
 		return
 	}
 	f := at + ".timeout_ms"
-	p.diags.warnOnce("W102", p.doc.at(f), f, "%s cuts %s hook timeouts to %d ms; this hook asks for %d ms", t.Key(), event, max, h.TimeoutMS)
+	p.diags.warnOnce("W102", p.at(f), f, "%s cuts %s hook timeouts to %d ms; this hook asks for %d ms", t.Key(), event, max, h.TimeoutMS)
 }
 
 func selectTables(ts *providers.Tables, keys []string) ([]*providers.Table, error) {

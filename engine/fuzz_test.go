@@ -6,13 +6,15 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"cuelang.org/go/cue"
 )
 
 // FuzzManifest feeds arbitrary bytes as a PLUGIN.toml: validation must not
-// panic, and every diagnostic about the manifest must point inside it.
+// panic, every diagnostic about the manifest must point inside it, and
+// the shape is accepted field by field only when CUE accepts it whole.
 func FuzzManifest(f *testing.F) {
 	f.Add([]byte(manifestA))
 	f.Add([]byte("schema_version = 1\n[plugin]\nname = \"a\"\ndescription = \"x\"\n[[hook]]\nbindings = [{ input = 1 }]\n"))
@@ -33,6 +35,9 @@ func FuzzManifest(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The field-by-field proof of the shape accepts only what CUE
+		// does.
+		acceptAgrees(t, fuzzRules(), src)
 		lines := bytes.Split(src, []byte("\n"))
 		for _, d := range rep.Diagnostics {
 			if d.File != "plugins/a/PLUGIN.toml" || d.Line == 0 {
@@ -89,3 +94,11 @@ func FuzzReference(f *testing.F) {
 		}
 	})
 }
+
+var fuzzRules = sync.OnceValue(func() *Rules {
+	r, err := LoadRules()
+	if err != nil {
+		panic(err)
+	}
+	return r
+})

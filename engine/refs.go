@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -25,8 +26,10 @@ type sourceCheck struct {
 	root, id string
 	rules    *Rules
 	registry map[string]string
-	pkgs     []*Package
-	byName   map[string]*Package
+	cache    Cache                // nil but in Validate
+	pkgs     []*Package           // the packages validated
+	byName   map[string]*Package  // the packages validated, by name
+	exists   map[string]bool      // every package discovery found, by name
 	files    map[string]*diagList // diagnostics about member files
 	targets  map[string]target    // resolved asset, by kind:source:selector
 	refs     []Reference
@@ -46,19 +49,117 @@ func (v *sourceCheck) fileDiags(file string) *diagList {
 	return l
 }
 
-func (v *sourceCheck) uniqueIDs() {
+// uniqueIDs reports each package whose id an earlier package of pkgs, in
+// discovery order, already has (E076). pkgs holds the packages validated
+// and every package that could have one of their ids before them.
+func (v *sourceCheck) uniqueIDs(pkgs []*Package) {
 	first := map[string]*Package{}
-	for _, p := range v.pkgs {
+	for _, p := range pkgs {
 		if p.Manifest == nil || p.Manifest.Plugin.ID == "" {
 			continue
 		}
 		id := p.Manifest.Plugin.ID
 		if q, dup := first[id]; dup {
-			p.diags.errorf("E076", p.doc.at("plugin.id"), "plugin.id", "plugin.id %s is also the id of %s; ids are unique in a source", id, q.File)
+			p.diags.errorf("E076", p.at("plugin.id"), "plugin.id", "plugin.id %s is also the id of %s; ids are unique in a source", id, q.File)
 			continue
 		}
 		first[id] = p
 	}
+}
+
+// mentionsAny reports whether src may declare one of ids: it holds one
+// as written, or a backslash, with which a TOML string can spell one
+// otherwise (an escape, a line continuation). Most manifests are told
+// apart by this alone, without parsing them.
+func mentionsAny(src []byte, ids map[string]int) bool {
+	if bytes.IndexByte(src, '\\') >= 0 {
+		return true
+	}
+	for id := range ids {
+		if bytes.Contains(src, []byte(id)) {
+			return true
+		}
+	}
+	return false
+}
+
+// closure checks the packages named in want and those they require,
+// transitively, in this source, and returns them in discovery order.
+func (v *sourceCheck) closure(all []*Package, want []string) []*Package {
+	byName := map[string]*Package{}
+	for _, p := range all {
+		byName[p.Name] = p
+	}
+	taken := map[*Package]bool{}
+	var frontier, out []*Package
+	add := func(name string) {
+		if p := byName[name]; p != nil && !taken[p] {
+			taken[p] = true
+			frontier = append(frontier, p)
+		}
+	}
+	for _, n := range want {
+		add(n)
+	}
+	for len(frontier) > 0 {
+		next := frontier
+		frontier = nil
+		checkPackages(v.root, v.id, next, v.rules, nil)
+		out = append(out, next...)
+		for _, p := range next {
+			if p.refs == nil {
+				continue
+			}
+			for _, rq := range p.refs.requires {
+				if r := ParseRef(rq.Ref); r.Kind == "plugin" && (r.Source == "" || r.Source == v.id) {
+					add(r.Selector)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *Package) int { return a.order - b.order })
+	return out
+}
+
+// idClaimants returns the packages uniqueIDs must see for the answer about
+// the validated packages to be the one validating the whole source gives:
+// those, and every other package before one of them whose manifest
+// declares one of their ids, checked. The other manifests are only read
+// and scanned for plugin.id (declaredID); a package the scan names is
+// checked in full, since only a package whose manifest is valid in shape
+// holds its id.
+func (v *sourceCheck) idClaimants(all, checked []*Package) []*Package {
+	ids := map[string]int{} // id → the last place a validated package has it
+	isChecked := map[*Package]bool{}
+	for _, p := range checked {
+		isChecked[p] = true
+		if p.Manifest != nil && p.Manifest.Plugin.ID != "" {
+			ids[p.Manifest.Plugin.ID] = max(ids[p.Manifest.Plugin.ID], p.order)
+		}
+	}
+	if len(ids) == 0 {
+		return checked
+	}
+	var more []*Package
+	for _, p := range all {
+		if isChecked[p] {
+			continue
+		}
+		src, tooBig, err := regular.ReadLimited(filepath.Join(v.root, filepath.FromSlash(p.File)), int64(v.rules.Limits.ManifestBytes))
+		if err != nil || tooBig || !mentionsAny(src, ids) {
+			continue // not read, over the limit, or no such id
+		}
+		if last, ok := ids[declaredID(bytes.TrimPrefix(src, []byte(utf8BOM)))]; ok && p.order < last {
+			more = append(more, p)
+		}
+	}
+	if len(more) == 0 {
+		return checked
+	}
+	checkPackages(v.root, v.id, more, v.rules, nil)
+	out := append(slices.Clone(checked), more...)
+	slices.SortFunc(out, func(a, b *Package) int { return a.order - b.order })
+	return out
 }
 
 // references resolves every member and required plugin of every package
@@ -105,7 +206,7 @@ func (v *sourceCheck) omissions() {
 			if d.Severity != Error {
 				continue
 			}
-			p.refDiags.warnf("W073", p.doc.at(r.Field), r.Field, "%s member %s is visibly omitted: %s", r.Requirement, r.Ref, finding(d))
+			p.refDiags.warnf("W073", p.at(r.Field), r.Field, "%s member %s is visibly omitted: %s", r.Requirement, r.Ref, finding(d))
 		}
 	}
 	for path, l := range v.files {
@@ -149,7 +250,7 @@ func (v *sourceCheck) reference(p *Package, field, ref, requirement string) {
 		return
 	}
 	v.refs = append(v.refs, Reference{Package: p.Name, Field: field, Ref: ref, Requirement: requirement, Resolution: t.resolution, Target: t.path, Reason: t.reason})
-	pos, l := p.doc.at(field), &p.refDiags
+	pos, l := p.at(field), &p.refDiags
 	switch {
 	case t.resolution == Resolved:
 	case t.resolution == OutOfSource && requirement == "required":
@@ -231,7 +332,7 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 	}
 	rel := v.rules.Layout.Path(r.Kind, r.Selector)
 	if r.Kind == "plugin" && src == v.id {
-		if _, ok := v.byName[r.Selector]; !ok {
+		if !v.exists[r.Selector] {
 			return target{resolution: Unresolved, reason: "no package " + v.rules.Layout.Dir("plugin", r.Selector)}
 		}
 		return target{resolution: Resolved, path: rel, root: root}
@@ -244,7 +345,7 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 	if src == v.id {
 		switch r.Kind {
 		case "skill":
-			v.skill(r.Selector, rel)
+			v.skill(r.Selector, rel, fi)
 		case "agent":
 			v.agent(r.Selector, rel, fi)
 		case "instruction":
@@ -338,26 +439,30 @@ func checkText(r io.Reader) (Pos, string, error) {
 
 // skill checks a resolved skill: its directory within the limits and its
 // Agent Skills front matter.
-func (v *sourceCheck) skill(name, rel string) {
-	l := v.fileDiags(rel)
-	walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l)
-	fm, off, ok := v.frontMatter(rel, l)
-	if !ok {
-		return
-	}
-	v.checkFrontMatter(v.rules.skillDef, "skill", name, rel, fm, off, l)
+func (v *sourceCheck) skill(name, rel string, fi fs.FileInfo) {
+	v.checkAsset("skill", name, rel, fi, func() {
+		l := v.fileDiags(rel)
+		walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l)
+		fm, off, ok := v.frontMatter(rel, l)
+		if !ok {
+			return
+		}
+		v.checkFrontMatter(v.rules.skillDef, "skill", name, rel, fm, off, l)
+	})
 }
 
 func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
-	l := v.fileDiags(rel)
-	if v.tooBig(rel, fi, l) {
-		return
-	}
-	fm, off, ok := v.frontMatter(rel, l)
-	if !ok {
-		return
-	}
-	v.checkFrontMatter(v.rules.agentDef, "agent", name, rel, fm, off, l)
+	v.checkAsset("agent", name, rel, fi, func() {
+		l := v.fileDiags(rel)
+		if v.tooBig(rel, fi, l) {
+			return
+		}
+		fm, off, ok := v.frontMatter(rel, l)
+		if !ok {
+			return
+		}
+		v.checkFrontMatter(v.rules.agentDef, "agent", name, rel, fm, off, l)
+	})
 }
 
 // frontMatter reads the YAML front matter of a Markdown file, bounded: it
@@ -509,16 +614,101 @@ func (v *sourceCheck) cycles() {
 			}
 		}
 	}
+	// Only a package in a strongly connected component with a cycle can
+	// be on one, and its cycles stay inside that component: searching
+	// there alone keeps a long chain of requires linear.
+	comp := cyclicComponents(v.pkgs, edges)
 	for _, p := range v.pkgs {
-		cyc, field := shortestCycle(edges, p.Name)
+		c, ok := comp[p.Name]
+		if !ok {
+			continue
+		}
+		cyc, field := shortestCycle(c, p.Name)
 		if cyc == nil {
 			continue
 		}
-		p.diags.errorf("E077", p.doc.at(field), field, "cycle in plugin.requires: %s", nameCycle(cyc))
+		p.diags.errorf("E077", p.at(field), field, "cycle in plugin.requires: %s", nameCycle(cyc))
 	}
 }
 
 type edge struct{ to, field string }
+
+// cyclicComponents returns, for each package on a cycle, the edges of its
+// strongly connected component (Tarjan's algorithm, iterative so that a
+// chain of 10,000 requires needs no deep stack).
+func cyclicComponents(pkgs []*Package, edges map[string][]edge) map[string]map[string][]edge {
+	index := map[string]int{}
+	low := map[string]int{}
+	onStack := map[string]bool{}
+	var stack []string
+	out := map[string]map[string][]edge{}
+	type frame struct {
+		node string
+		next int
+	}
+	for _, p := range pkgs {
+		if _, seen := index[p.Name]; seen {
+			continue
+		}
+		call := []frame{{node: p.Name}}
+		index[p.Name], low[p.Name] = len(index), len(index)
+		stack = append(stack, p.Name)
+		onStack[p.Name] = true
+		for len(call) > 0 {
+			f := &call[len(call)-1]
+			if es := edges[f.node]; f.next < len(es) {
+				to := es[f.next].to
+				f.next++
+				if _, seen := index[to]; !seen {
+					index[to], low[to] = len(index), len(index)
+					stack = append(stack, to)
+					onStack[to] = true
+					call = append(call, frame{node: to})
+				} else if onStack[to] {
+					low[f.node] = min(low[f.node], index[to])
+				}
+				continue
+			}
+			n := f.node
+			call = call[:len(call)-1]
+			if len(call) > 0 {
+				parent := call[len(call)-1].node
+				low[parent] = min(low[parent], low[n])
+			}
+			if low[n] != index[n] {
+				continue
+			}
+			i := len(stack) - 1
+			for stack[i] != n {
+				i--
+			}
+			members := stack[i:]
+			stack = stack[:i]
+			in := map[string]bool{}
+			for _, m := range members {
+				onStack[m] = false
+				in[m] = true
+			}
+			self := false
+			for _, e := range edges[n] {
+				self = self || e.to == n
+			}
+			if len(members) == 1 && !self {
+				continue
+			}
+			sub := map[string][]edge{}
+			for _, m := range members {
+				for _, e := range edges[m] {
+					if in[e.to] {
+						sub[m] = append(sub[m], e)
+					}
+				}
+				out[m] = sub
+			}
+		}
+	}
+	return out
+}
 
 // shortestCycle returns the shortest cycle from start back to itself
 // (start first and last), breadth first, with the field of start's edge

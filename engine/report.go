@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // Report is validation report schema 1 (docs/design.md §5).
 type Report struct {
 	Schema        int                         `json:"schema"`
@@ -10,6 +12,12 @@ type Report struct {
 	Capabilities  map[string][]HookCapability `json:"provider_hook_capabilities"`
 	Authorization string                      `json:"authorization"`
 	Diagnostics   []Diagnostic                `json:"diagnostics"`
+
+	// blocked indexes Blocked by package, built on the first call for
+	// the references then held (blockedOf): asking of every package of a
+	// large source must not scan every reference each time.
+	blocked   map[string][]Reference
+	blockedOf int
 }
 
 type SourceInfo struct {
@@ -90,13 +98,16 @@ type HookCapability struct {
 // (PackageReport.Valid) is its contract alone; a source with a blocked
 // package is not valid.
 func (r *Report) Blocked(name string) []Reference {
-	var out []Reference
-	for _, ref := range r.References {
-		if ref.Package == name && ref.Requirement == "required" && ref.Resolution != Resolved {
-			out = append(out, ref)
+	if r.blocked == nil || r.blockedOf != len(r.References) {
+		r.blocked = map[string][]Reference{}
+		r.blockedOf = len(r.References)
+		for _, ref := range r.References {
+			if ref.Requirement == "required" && ref.Resolution != Resolved {
+				r.blocked[ref.Package] = append(r.blocked[ref.Package], ref)
+			}
 		}
 	}
-	return out
+	return slices.Clip(r.blocked[name])
 }
 
 // Errors counts the error diagnostics of r.

@@ -64,6 +64,7 @@ type Rules struct {
 	// kinds of reference it may name (#RefPositions.members.*.fallback).
 	fallbacks map[string]map[string]bool
 	fields    map[string]map[string]fieldDef // struct definition path → fields
+	elems     map[string]cue.Value           // definition path → its elements' constraint
 	memo      *ruleMemo
 }
 
@@ -76,8 +77,24 @@ type fieldDef struct {
 // distinct question. The questions take enumerated values only, so it stays
 // small.
 type ruleMemo struct {
-	mu sync.Mutex
-	m  map[string][]violation
+	mu       sync.Mutex
+	m        map[string][]violation
+	verdicts map[string]bool // acceptStruct's questions
+}
+
+// verdict returns the answer remembered under key, or asks for it.
+func (m *ruleMemo) verdict(key string, ask func() bool) bool {
+	m.mu.Lock()
+	ok, known := m.verdicts[key]
+	m.mu.Unlock()
+	if known {
+		return ok
+	}
+	ok = ask()
+	m.mu.Lock()
+	m.verdicts[key] = ok
+	m.mu.Unlock()
+	return ok
 }
 
 type violation struct {
@@ -86,7 +103,7 @@ type violation struct {
 	Message string `json:"message"`
 }
 
-var sharedMemo = &ruleMemo{m: make(map[string][]violation)}
+var sharedMemo = &ruleMemo{m: make(map[string][]violation), verdicts: make(map[string]bool)}
 
 // LoadRules compiles the embedded definitions.
 func LoadRules() (*Rules, error) {
@@ -105,6 +122,7 @@ func LoadRules() (*Rules, error) {
 		skillDef: root.LookupPath(cue.ParsePath("#SkillFrontMatter")),
 		agentDef: root.LookupPath(cue.ParsePath("#AgentFrontMatter")),
 		fields:   make(map[string]map[string]fieldDef),
+		elems:    make(map[string]cue.Value),
 		memo:     sharedMemo,
 	}
 	if err := root.LookupPath(cue.ParsePath("#Limits")).Decode(&r.Limits); err != nil {

@@ -14,9 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"cuelang.org/go/cue"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"dalo/bench/sourcegen"
 )
 
 //go:generate go test -run ^TestSchemaFile$ -update-schema .
@@ -339,6 +342,7 @@ func TestSchemaClassification(t *testing.T) {
 			writeFile(t, root, "plugins/design-review/PLUGIN.toml", tc.manifest)
 
 			schemaErr := schemaCheck(sch, []byte(tc.manifest))
+			acceptAgrees(t, fuzzRules(), []byte(tc.manifest))
 			rep, err := Validate(root, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -539,4 +543,82 @@ func TestSchemaMetadata(t *testing.T) {
 	if d, _ := hook["timeout_ms"].(map[string]any)["description"].(string); !strings.Contains(d, "100 to 120000") {
 		t.Errorf("hook.timeout_ms has description %q, want its @expect text", d)
 	}
+}
+
+// acceptAgrees checks, for one manifest, that the field-by-field proof of
+// its shape (acceptStruct) accepts it only if unifying it whole with
+// #Manifest does, and returns both verdicts.
+func acceptAgrees(t *testing.T, r *Rules, src []byte) (accepted, whole bool) {
+	t.Helper()
+	var l diagList
+	m := decodeManifest(bytes.TrimPrefix(src, []byte(utf8BOM)), &r.Limits, &l)
+	if m == nil {
+		return false, false
+	}
+	shape := shapeData(m.data)
+	accepted = r.acceptStruct(r.manifest, "#Manifest", shape)
+	whole = r.manifest.Unify(r.ctx.Encode(cueData(shape))).Validate(cue.Concrete(true), cue.Final()) == nil
+	if accepted && !whole {
+		t.Errorf("accepted field by field, refused whole:\n%s", src)
+	}
+	return accepted, whole
+}
+
+// TestAcceptShapeAgrees runs every manifest of the conformance suite,
+// of examples/ and of a generated source through acceptStruct and through
+// a whole unification with #Manifest: the first never accepts what the
+// second refuses, and accepts every manifest the second accepts.
+func TestAcceptShapeAgrees(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{"../examples"}
+	archives, err := filepath.Glob("../testdata/script/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range archives {
+		ar, err := txtar.ParseFile(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		for _, f := range ar.Files {
+			if filepath.IsLocal(f.Name) {
+				writeFile(t, dir, f.Name, string(f.Data))
+			}
+		}
+		dirs = append(dirs, dir)
+	}
+	gen := filepath.Join(t.TempDir(), "gen")
+	if err := sourcegen.Write(gen, 60, 0); err != nil {
+		t.Fatal(err)
+	}
+	dirs = append(dirs, gen)
+	var n, valid int
+	for _, d := range dirs {
+		ms, err := findManifests(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			src, err := os.ReadFile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			accepted, whole := acceptAgrees(t, r, src)
+			if whole && !accepted {
+				t.Errorf("%s: valid in shape, but not accepted field by field", m)
+			}
+			n++
+			if whole {
+				valid++
+			}
+		}
+	}
+	if valid < 100 || n-valid < 30 {
+		t.Fatalf("only %d manifests, %d valid in shape", n, valid)
+	}
+	t.Logf("%d manifests, %d valid in shape", n, valid)
 }

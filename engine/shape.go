@@ -17,6 +17,9 @@ import (
 // says what was expected.
 func (r *Rules) checkShape(m *manifest, l *diagList) bool {
 	shape := shapeData(m.data)
+	if r.acceptStruct(r.manifest, "#Manifest", shape) {
+		return true
+	}
 	data := r.ctx.Encode(cueData(shape))
 	err := r.manifest.Unify(data).Validate(cue.Concrete(true), cue.Final())
 	if err == nil {
@@ -356,4 +359,102 @@ func shortValue(v any) string {
 		return fmt.Sprintf("%q", v)
 	}
 	return fmt.Sprint(v)
+}
+
+// acceptStruct reports whether data passes def, the struct definition
+// name, proved field by field: no field def does not take, every required
+// one there, and each value passing its field's definition, asked of CUE
+// one scalar at a time (acceptLeaf) and one list length at a time
+// (acceptLen). Most of a manifest's scalars recur (a runtime, an effect, a
+// requirement, a timeout), and CUE is asked about each distinct one once
+// per process: unifying whole manifests with #Manifest was two thirds of
+// validating a large source. It never refuses: false only means not
+// proved, and checkShape then unifies the whole manifest, which gives the
+// diagnostics. What CUE would refuse it must not accept; a test and
+// FuzzManifest hold it to that.
+func (r *Rules) acceptStruct(def cue.Value, name string, data map[string]any) bool {
+	if def.IncompleteKind() != cue.StructKind {
+		return false // a struct and something else: not walked here
+	}
+	fields := r.structFields(def, name)
+	for k, v := range data {
+		fd, ok := fields[k]
+		if !ok {
+			if !def.Allows(cue.Str(k)) {
+				return false
+			}
+			elem := r.element(def, name+".*", cue.AnyString)
+			if !elem.Exists() || !r.acceptValue(elem, name+".*", v) {
+				return false
+			}
+			continue
+		}
+		if !r.acceptValue(fd.v, name+"."+k, v) {
+			return false
+		}
+	}
+	for k, fd := range fields {
+		if _, ok := data[k]; !ok && fd.required {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Rules) acceptValue(def cue.Value, name string, v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		return r.acceptStruct(def, name, v)
+	case []any:
+		if def.IncompleteKind() != cue.ListKind {
+			return false
+		}
+		elem := r.element(def, name+"[]", cue.AnyIndex)
+		if !elem.Exists() {
+			return false
+		}
+		for _, x := range v {
+			if !r.acceptValue(elem, name+"[]", x) {
+				return false
+			}
+		}
+		return r.acceptLen(def, name, len(v))
+	case string, int64, float64, bool:
+		return r.acceptLeaf(def, name, v)
+	}
+	return false // a datetime, or what TOML cannot hold
+}
+
+// element returns the constraint def puts on any field or element (sel is
+// cue.AnyString or cue.AnyIndex), looked up once per definition name:
+// looking it up evaluates, and a manifest has a list in every tool.
+func (r *Rules) element(def cue.Value, name string, sel cue.Selector) cue.Value {
+	if e, ok := r.elems[name]; ok {
+		return e
+	}
+	e := def.LookupPath(cue.MakePath(sel))
+	r.elems[name] = e
+	return e
+}
+
+// acceptLeaf asks CUE whether the scalar v passes def, the definition
+// name, remembering the answer.
+func (r *Rules) acceptLeaf(def cue.Value, name string, v any) bool {
+	key := fmt.Sprintf("leaf|%s|%T|%v", name, v, v)
+	if len(key) > 256 {
+		// A long text is seldom asked about twice: not remembered.
+		return def.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
+	}
+	return r.memo.verdict(key, func() bool {
+		return def.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
+	})
+}
+
+// acceptLen asks CUE whether def, the list definition name, admits n
+// elements (list.MaxItems), with elements it does not look at.
+func (r *Rules) acceptLen(def cue.Value, name string, n int) bool {
+	return r.memo.verdict(fmt.Sprintf("len|%s|%d", name, n), func() bool {
+		list := r.ctx.CompileString("[" + strings.Repeat("_, ", n) + "]")
+		return def.Unify(list).Validate() == nil
+	})
 }

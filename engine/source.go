@@ -78,6 +78,27 @@ type Options struct {
 	// directory. Validation passes none: it never consults the user's
 	// registry, so such references stay out_of_source.
 	Registry map[string]string
+	// Sized, when set, is told how many packages discovery found, how
+	// many bytes their manifests hold and how many the largest holds,
+	// before any is checked: what validation holds in memory grows with
+	// the first two, and what a worker needs while it checks a manifest
+	// with the third (some 40 times its size). dalo sets its memory
+	// limit from them.
+	Sized func(packages int, manifestBytes, largest int64)
+	// Packages, when not empty, limits validation to these packages and
+	// those they require, transitively, in this source: what a command
+	// about one package needs. The report holds those alone, each with
+	// the answer validating the whole source gives it; the facts that
+	// concern the whole source (which packages exist, which ids are
+	// taken) come from discovery and a scan of the other manifests for
+	// their plugin.id. A name no package has is not an error: Source.Names
+	// says which there are.
+	Packages []string
+	// Cache, when set, keeps the answers of package checks between runs:
+	// a package whose inputs did not change is not checked again. Only
+	// Validate reads it (validate and vet); Load ignores it, since what it
+	// returns is read for decisions of trust.
+	Cache Cache
 }
 
 // A Package is one discovered package after its own checks.
@@ -86,7 +107,13 @@ type Package struct {
 	Dir      string // relative to the source root: plugins/<name>
 	File     string // plugins/<name>/PLUGIN.toml
 	Manifest *Manifest
-	doc      *manifest
+	// doc is the decoded manifest while the package's own checks run.
+	// They end by keeping only pos, the positions of the fields the
+	// source-wide checks report at (sourceFields): the whole document
+	// costs some 30 KB a package, which at 10,000 packages is most of
+	// the memory validation holds.
+	doc *manifest
+	pos map[string]Pos
 	// diags are the findings of the package's own contract: its manifest
 	// and its files. refDiags are those of the resolution of its
 	// references (unresolved, out of source, a member that fails its own
@@ -97,6 +124,9 @@ type Package struct {
 	// refs is what the manifest references, as far as it can be read:
 	// nil only when the manifest was not decoded.
 	refs *refList
+	// order is the package's place in discovery: the first of two
+	// packages with one id keeps it.
+	order int
 }
 
 // Source is a validated source: its packages and the report.
@@ -111,11 +141,13 @@ type Source struct {
 	// Layout is where references point in the source (#SourceLayout);
 	// the store reads asset paths from it rather than restating them.
 	Layout Layout
+	// Names are the packages discovery found, validated or not.
+	Names []string
 }
 
 // Validate validates the author source at root without a store.
 func Validate(root string, opts Options) (*Report, error) {
-	s, err := Load(root, opts)
+	s, err := load(root, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +157,11 @@ func Validate(root string, opts Options) (*Report, error) {
 // Load validates the source at root and keeps the decoded packages, for
 // review, approval and installation.
 func Load(root string, opts Options) (*Source, error) {
+	opts.Cache = nil
+	return load(root, opts)
+}
+
+func load(root string, opts Options) (*Source, error) {
 	if opts.SourceID == "" {
 		opts.SourceID = DefaultSourceID
 	}
@@ -141,19 +178,33 @@ func Load(root string, opts Options) (*Source, error) {
 	s := &Source{Root: root, ID: opts.SourceID, Limits: rules.Limits, Layout: rules.Layout}
 	top := &diagList{}
 	lay := rules.Layout
-	names := discover(root, lay, top)
-	s.Packages = make([]*Package, len(names))
+	names, size, largest := discover(root, lay, int64(rules.Limits.ManifestBytes), top)
+	if opts.Sized != nil {
+		opts.Sized(len(names), size, largest)
+	}
+	s.Names = names
+	all := make([]*Package, len(names))
 	for i, n := range names {
 		file := lay.Path("plugin", n)
-		s.Packages[i] = &Package{Name: n, Dir: lay.Dir("plugin", n), File: file, diags: diagList{file: file}, refDiags: diagList{file: file}}
+		all[i] = &Package{Name: n, Dir: lay.Dir("plugin", n), File: file, order: i, diags: diagList{file: file}, refDiags: diagList{file: file}}
 	}
-	checkPackages(root, opts.SourceID, s.Packages, rules)
-
-	v := &sourceCheck{root: root, id: opts.SourceID, rules: rules, registry: opts.Registry, pkgs: s.Packages, byName: map[string]*Package{}, files: map[string]*diagList{}}
+	v := &sourceCheck{root: root, id: opts.SourceID, rules: rules, registry: opts.Registry, cache: opts.Cache, byName: map[string]*Package{}, files: map[string]*diagList{}, exists: map[string]bool{}}
+	for _, p := range all {
+		v.exists[p.Name] = true
+	}
+	claimants := all
+	if len(opts.Packages) == 0 {
+		s.Packages = all
+		checkPackages(root, opts.SourceID, s.Packages, rules, opts.Cache)
+	} else {
+		s.Packages = v.closure(all, opts.Packages)
+		claimants = v.idClaimants(all, s.Packages)
+	}
+	v.pkgs = s.Packages
 	for _, p := range s.Packages {
 		v.byName[p.Name] = p
 	}
-	v.uniqueIDs()
+	v.uniqueIDs(claimants)
 	v.references()
 	v.omissions()
 	v.cycles()
@@ -190,7 +241,7 @@ func Load(root string, opts Options) (*Source, error) {
 	}
 	// No package is its own finding only when discovery did not already
 	// say why (a symlinked or unreadable plugins/ or package directory).
-	if len(s.Packages) == 0 && !top.hasErrors() {
+	if len(names) == 0 && !top.hasErrors() {
 		rep.Diagnostics = append(rep.Diagnostics, Diagnostic{Severity: Error, Code: "E001", File: lay["plugin"].Dir, Message: "no package found: a source exposes packages only at " + lay.Path("plugin", "<name>")})
 	}
 	rep.Capabilities = caps
@@ -208,29 +259,32 @@ func Load(root string, opts Options) (*Source, error) {
 }
 
 // discover lists the package directories of the plugin kind's directory
-// (plugins/), not recursively.
-func discover(root string, lay Layout, l *diagList) []string {
+// (plugins/), not recursively, and the bytes of their manifests that
+// validation will read (those within the limit of limit bytes): all of
+// them and the largest.
+func discover(root string, lay Layout, limit int64, l *diagList) ([]string, int64, int64) {
 	top := lay["plugin"].Dir
 	manifest := lay.File("plugin")
 	dir := filepath.Join(root, top)
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return nil
+		return nil, 0, 0
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		l.file = top
 		l.errorf("E003", Pos{}, "", "%s is a symlink; packages cannot rely on symlinks", top)
 		l.file = ""
-		return nil
+		return nil, 0, 0
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		l.file = top
 		l.errorf("E005", Pos{}, "", "%s cannot be read: %v", top, unwrapPathError(err))
 		l.file = ""
-		return nil
+		return nil, 0, 0
 	}
 	var names []string
+	var size, largest int64
 	for _, e := range ents {
 		rel := lay.Dir("plugin", e.Name())
 		switch {
@@ -239,43 +293,56 @@ func discover(root string, lay Layout, l *diagList) []string {
 			l.errorf("E003", Pos{}, "", "%s is a symlink; a package directory cannot rely on symlinks", rel)
 		case e.IsDir():
 			mf := filepath.Join(dir, e.Name(), manifest)
-			if _, err := os.Lstat(mf); errors.Is(err, fs.ErrNotExist) {
+			fi, err := os.Lstat(mf)
+			if errors.Is(err, fs.ErrNotExist) {
 				l.file = rel
 				l.warnf("W002", Pos{}, "", "%s has no %s; it is not a package", rel, manifest)
 				continue
 			}
 			names = append(names, e.Name())
+			if err == nil && fi.Mode().IsRegular() && fi.Size() <= limit {
+				size += fi.Size()
+				largest = max(largest, fi.Size())
+			}
 		}
 	}
 	l.file = ""
-	return names
+	return names, size, largest
 }
 
 // checkPackages runs each package's own checks on a pool of workers, each
-// with its own compiled rules.
-func checkPackages(root, sourceID string, pkgs []*Package, first *Rules) {
+// with its own compiled rules, compiled when it first checks a package
+// the cache c (which may be nil) does not answer for.
+func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c Cache) {
 	workers := min(runtime.GOMAXPROCS(0), len(pkgs))
+	own := func() *Rules { return first }
 	if workers <= 1 {
 		for _, p := range pkgs {
-			checkPackage(root, sourceID, p, first)
+			checkCached(root, sourceID, p, first, own, c)
 		}
 		return
 	}
 	next := make(chan *Package)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		rules := first
+		own := own
 		if w > 0 {
-			var err error
-			if rules, err = LoadRules(); err != nil {
-				rules = first // cannot happen: first loaded the same files
+			var rules *Rules
+			own = func() *Rules {
+				if rules == nil {
+					var err error
+					if rules, err = LoadRules(); err != nil {
+						rules = first // cannot happen: first loaded the same files
+					}
+				}
+				return rules
 			}
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for p := range next {
-				checkPackage(root, sourceID, p, rules)
+				checkCached(root, sourceID, p, first, own, c)
 			}
 		}()
 	}
@@ -287,6 +354,54 @@ func checkPackages(root, sourceID string, pkgs []*Package, first *Rules) {
 }
 
 func checkPackage(root, sourceID string, p *Package, r *Rules) {
+	checkManifest(root, sourceID, p, r)
+	if p.doc != nil {
+		p.pos = make(map[string]Pos)
+		for _, f := range sourceFields(p) {
+			p.pos[f] = p.doc.at(f)
+		}
+		p.doc = nil
+	}
+}
+
+// sourceFields lists every field of p a source-wide check may report at:
+// plugin.id (E076), each member and required reference (their
+// resolution, W073, E077), and each hook's timeout and matcher names (the
+// provider findings W101, W102).
+func sourceFields(p *Package) []string {
+	fs := []string{"plugin.id"}
+	if p.refs != nil {
+		for _, mb := range p.refs.members {
+			fs = append(fs, fmt.Sprintf("plugin.members[%d].ref", mb.n))
+		}
+		for _, rq := range p.refs.requires {
+			fs = append(fs, fmt.Sprintf("plugin.requires[%d].ref", rq.n))
+		}
+	}
+	if p.Manifest != nil {
+		for i, h := range p.Manifest.Hooks {
+			at := indexPath("hook", i)
+			fs = append(fs, at+".timeout_ms")
+			if h.Matcher != nil {
+				for n := range h.Matcher.ToolNames {
+					fs = append(fs, fmt.Sprintf("%s.matcher.tool_names[%d]", at, n))
+				}
+			}
+		}
+	}
+	return fs
+}
+
+// at is the position of field, one of sourceFields, once the package's
+// own checks are done.
+func (p *Package) at(field string) Pos {
+	if pos, ok := p.pos[field]; ok {
+		return pos
+	}
+	return Pos{1, 1}
+}
+
+func checkManifest(root, sourceID string, p *Package, r *Rules) {
 	l := &p.diags
 	lim := &r.Limits
 	name := r.Layout.File("plugin") // PLUGIN.toml

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -650,4 +651,58 @@ func cueData(v any) any {
 		return map[string]any{"datetime": fmt.Sprint(v)}
 	}
 	return v
+}
+
+// declaredID returns the plugin.id a manifest declares as a string, read
+// with the TOML parser alone, without decoding or checking anything else:
+// what a command about one package reads of the others, to know whether
+// one of them holds its id. It may name an id that a full check would not
+// count (in a manifest invalid in shape); it never misses one that it
+// would, since a manifest that decodes declares its plugin.id as
+// [plugin] id, a dotted plugin.id or an inline plugin table.
+func declaredID(src []byte) string {
+	var p unstable.Parser
+	p.Reset(src)
+	var table []string
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = appendKey(table[:0], e.Key())
+		case unstable.KeyValue:
+			if id := idIn(appendKey(slices.Clone(table), e.Key()), e.Value()); id != "" {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// idIn returns the id that key = v declares: v itself for plugin.id, the
+// id of an inline plugin table.
+func idIn(key []string, v *unstable.Node) string {
+	switch {
+	case len(key) == 2 && key[0] == "plugin" && key[1] == "id" && v.Kind == unstable.String:
+		return string(v.Data)
+	case len(key) == 1 && key[0] == "plugin" && v.Kind == unstable.InlineTable:
+		it := v.Children()
+		for it.Next() {
+			kv := it.Node()
+			if kv.Kind != unstable.KeyValue {
+				continue
+			}
+			if id := idIn(appendKey(slices.Clone(key), kv.Key()), kv.Value()); id != "" {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// appendKey appends the parts of a dotted key to path.
+func appendKey(path []string, it unstable.Iterator) []string {
+	for it.Next() {
+		path = append(path, string(it.Node().Data))
+	}
+	return path
 }

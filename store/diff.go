@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -11,8 +12,7 @@ func UnifiedDiff(name string, old, new []byte) string {
 	if string(old) == string(new) {
 		return ""
 	}
-	a, b := splitLines(string(old)), splitLines(string(new))
-	ops := diffLines(a, b)
+	ops := diffAround(old, new)
 	var out strings.Builder
 	oldName, newName := "a/"+strings.TrimPrefix(name, "/"), "b/"+strings.TrimPrefix(name, "/")
 	if old == nil {
@@ -65,6 +65,62 @@ func UnifiedDiff(name string, old, new []byte) string {
 		i = end
 	}
 	return out.String()
+}
+
+// diffAround is diffLines of old and new, from the end of their common
+// leading lines to the start of their common trailing lines, with the
+// three lines of context on either side that a hunk shows: an edit of a
+// 50 MB settings.json splits a few lines, not the whole file twice. The
+// common lines are found on the bytes, line by line, as diffLines would
+// find them, so the hunks are the same.
+func diffAround(old, new []byte) []diffOp {
+	const ctx = 3
+	i := 0 // the common leading lines end here, in both
+	for i < len(old) && i < len(new) {
+		ea, eb := lineEnd(old, i), lineEnd(new, i)
+		if ea != eb || !bytes.Equal(old[i:ea], new[i:eb]) {
+			break
+		}
+		i = ea
+	}
+	ea, eb := len(old), len(new) // the common trailing lines start here
+	for ea > i && eb > i {
+		sa, sb := lineStart(old, ea), lineStart(new, eb)
+		if sa < i || sb < i || !bytes.Equal(old[sa:ea], new[sb:eb]) {
+			break
+		}
+		ea, eb = sa, sb
+	}
+	start := i
+	for k := 0; k < ctx && start > 0; k++ {
+		start = lineStart(old, start)
+	}
+	end := ea
+	for k := 0; k < ctx && end < len(old); k++ {
+		end = lineEnd(old, end)
+	}
+	line := bytes.Count(old[:start], []byte("\n"))
+	ops := diffLines(splitLines(string(old[start:end])), splitLines(string(new[start:eb+end-ea])))
+	for k := range ops {
+		ops[k].a += line
+		ops[k].b += line
+	}
+	return ops
+}
+
+// lineEnd returns where the line of doc that starts at i ends, after its
+// newline if it has one.
+func lineEnd(doc []byte, i int) int {
+	if j := bytes.IndexByte(doc[i:], '\n'); j >= 0 {
+		return i + j + 1
+	}
+	return len(doc)
+}
+
+// lineStart returns where the line of doc that ends at end (after its
+// newline, or at the end of doc) starts.
+func lineStart(doc []byte, end int) int {
+	return bytes.LastIndexByte(doc[:end-1], '\n') + 1
 }
 
 func hunkRange(start, n int) string {

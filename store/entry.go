@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"debug/buildinfo"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -211,23 +213,21 @@ func (s *Store) gcDispatchers() error {
 		if doc == nil {
 			continue
 		}
-		top, err := scanJSON(doc)
+		// Every string of the file counts, wherever it is. Only one that
+		// holds " --provider " (as written, or behind an escape) can be
+		// an entry's command: the others are not decoded.
+		err = scanStrings(doc, func(tok []byte) {
+			if !bytes.Contains(tok, []byte(" --provider ")) && bytes.IndexByte(tok, '\\') < 0 {
+				return
+			}
+			var cmd string
+			if json.Unmarshal(tok, &cmd) == nil {
+				use(cmd)
+			}
+		})
 		if err != nil {
 			return fmt.Errorf("collecting dispatcher copies: %s: %w", in.Harness.File, err)
 		}
-		var walk func(v *jvalue)
-		walk = func(v *jvalue) {
-			if v.kind == '"' {
-				use(v.str)
-			}
-			for _, m := range v.members {
-				walk(m.val)
-			}
-			for _, e := range v.elems {
-				walk(e)
-			}
-		}
-		walk(top)
 	}
 	root := s.path(dispatchersDir)
 	ents, err := os.ReadDir(root)

@@ -19,9 +19,11 @@ import (
 // FuzzScanJSON: the scanner accepts only JSON, every value it reports is
 // the JSON at its offsets, and it accepts the JSON the harnesses read: not
 // nested past its limit, in UTF-8 without a byte order mark, without
-// duplicate keys (which it may or may not refuse).
+// duplicate keys (which it may or may not refuse); the skimmed scans of a
+// harness configuration agree with it.
 func FuzzScanJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
+		checkSkimmed(t, doc)
 		v, err := scanJSON(doc)
 		if err != nil {
 			var se *SyntaxError

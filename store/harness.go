@@ -174,7 +174,11 @@ type found struct {
 // entries) when the harness keeps the last copy, where dalo would edit the
 // first; anywhere in it when the harness then reads none of its hooks.
 func (o owner) scanConfig(file string, doc []byte) (top, hooks *jvalue, owned []found, err error) {
-	top, err = scanJSON(doc)
+	return o.scanConfigWith(scanConfigJSON, file, doc)
+}
+
+func (o owner) scanConfigWith(scan func([]byte) (*jvalue, error), file string, doc []byte) (top, hooks *jvalue, owned []found, err error) {
+	top, err = scan(doc)
 	if err != nil {
 		return nil, nil, nil, &ConfigError{file, err.Error()}
 	}
@@ -291,7 +295,8 @@ func (o owner) editConfig(file string, doc []byte, st HarnessState, want map[str
 	// One edit at a time, each on a fresh scan: edits never overlap.
 	edit := func(sp splice) { doc = applySplices(doc, []splice{sp}) }
 	for {
-		top, hooks, owned, err := o.scanConfig(file, doc)
+		// Scanned whole above; since, only dalo's own splices changed it.
+		top, hooks, owned, err := o.scanConfigWith(rescanConfigJSON, file, doc)
 		if err != nil {
 			return nil, st, err
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -363,4 +364,59 @@ func TestEntryCommand(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUnifiedDiffAround checks that the diff of a long document, found
+// around the lines that differ, is the one the whole line diff gives.
+func TestUnifiedDiffAround(t *testing.T) {
+	var lines []string
+	for i := range 200 {
+		lines = append(lines, fmt.Sprintf("line %d\n", i%7))
+	}
+	doc := strings.Join(lines, "")
+	edits := []func(string) string{
+		func(s string) string { return "x\n" + s },
+		func(s string) string { return s + "x\n" },
+		func(s string) string { return s + "x" },
+		func(s string) string { return strings.TrimSuffix(s, "\n") },
+		func(s string) string { return strings.Replace(s, "line 3\n", "line three\n", 1) },
+		func(s string) string { return strings.Replace(s, "line 3\nline 4\n", "", 5) },
+		func(s string) string { return strings.Replace(s, "line 6\n", "line 6\nnew\n", -1) },
+		func(s string) string { return s[:len(s)/2] + "mid\n" + s[len(s)/2:] },
+		func(s string) string { return "" },
+		func(s string) string { return "line 0\n" },
+	}
+	for i, e := range edits {
+		for _, pair := range [][2]string{{doc, e(doc)}, {e(doc), doc}} {
+			old, new := []byte(pair[0]), []byte(pair[1])
+			want := diffLines(splitLines(pair[0]), splitLines(pair[1]))
+			got := diffAround(old, new)
+			// The whole diff also lists every common line; the hunks show
+			// the changed ones and three around each.
+			if hunkLines(t, got) != hunkLines(t, want) {
+				t.Errorf("edit %d: around:\n%s\nwhole:\n%s", i, hunkLines(t, got), hunkLines(t, want))
+			}
+		}
+	}
+}
+
+// hunkLines is the lines of the hunks UnifiedDiff would print of ops.
+func hunkLines(t *testing.T, ops []diffOp) string {
+	t.Helper()
+	var b strings.Builder
+	for k, o := range ops {
+		if o.kind == ' ' {
+			near := false
+			for d := -3; d <= 3; d++ {
+				if k+d >= 0 && k+d < len(ops) && ops[k+d].kind != ' ' {
+					near = true
+				}
+			}
+			if !near {
+				continue
+			}
+		}
+		fmt.Fprintf(&b, "%c%d,%d %q\n", o.kind, o.a, o.b, o.text)
+	}
+	return b.String()
 }

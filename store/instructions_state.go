@@ -174,7 +174,13 @@ func readUserFile(name, hint string, check func(fs.FileInfo) error) (data []byte
 	if fi.Size() > maxUserFileBytes {
 		return nil, false, fmt.Errorf("%s is %d bytes, more than the %d dalo reads", name, fi.Size(), maxUserFileBytes)
 	}
-	data, err = io.ReadAll(io.LimitReader(f, maxUserFileBytes+1))
+	// A buffer of the file's size and a byte more, read to its end: a
+	// 50 MB settings.json grown by io.ReadAll's doubling cost a third of
+	// an install, most of it clearing memory.
+	var buf bytes.Buffer
+	buf.Grow(int(fi.Size()) + 1)
+	_, err = buf.ReadFrom(io.LimitReader(f, maxUserFileBytes+1))
+	data = buf.Bytes()
 	if err != nil {
 		return nil, false, fmt.Errorf("reading %s: %w", name, unwrapPath(err))
 	}

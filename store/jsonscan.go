@@ -25,6 +25,12 @@ type jvalue struct {
 	// (index into members), each with the index of the first: JSON readers
 	// differ on which copy counts, so dalo edits no such object.
 	dups [][2]int
+	// skimmed is set on a value scanned without its members and elements
+	// (scanConfigJSON), and dupIn then is the first object in it, itself
+	// first, that holds a key twice (with the first such pair alone as
+	// its members), or nil.
+	skimmed bool
+	dupIn   *jvalue
 }
 
 // duplicate returns the first pair of members of v, an object, that share
@@ -42,6 +48,9 @@ func (v *jvalue) duplicate() (first, again *jmember, ok bool) {
 func anyDuplicate(v *jvalue) *jvalue {
 	if len(v.dups) > 0 {
 		return v
+	}
+	if v.skimmed {
+		return v.dupIn
 	}
 	for _, m := range v.members {
 		if d := anyDuplicate(m.val); d != nil {
@@ -85,13 +94,52 @@ type scanner struct {
 	doc   []byte
 	pos   int
 	depth int
+	// config: the document is a harness configuration, of which dalo
+	// reads the top-level object and what its "hooks" member holds; every
+	// other member's value is checked but skimmed (jvalue.skimmed).
+	config bool
+	// checked: the document was scanned whole before and changed since
+	// only by dalo's splices of JSON it rendered itself (editConfig), so
+	// a skimmed string is skipped to its closing quote, not checked again.
+	checked bool
+	// skimDepth is the depth of the outermost skimmed container being
+	// scanned, or 0.
+	skimDepth int
+	// skimTop skims the whole document; visit, when set, is called with
+	// every string value (scanStrings).
+	skimTop bool
+	visit   func(tok []byte)
 }
 
 const maxJSONDepth = 512
 
 // scanJSON scans a whole document: one value with optional whitespace.
-func scanJSON(doc []byte) (*jvalue, error) {
-	if !utf8.Valid(doc) {
+func scanJSON(doc []byte) (*jvalue, error) { return scanDoc(&scanner{doc: doc}) }
+
+// scanStrings checks doc as scanJSON does and calls visit with each string
+// value in it (not the keys), quotes and escapes included, without keeping
+// anything else.
+func scanStrings(doc []byte, visit func(tok []byte)) error {
+	_, err := scanDoc(&scanner{doc: doc, visit: visit, skimTop: true})
+	return err
+}
+
+// scanConfigJSON is scanJSON for a harness configuration: it checks the
+// whole document and finds every key held twice, but keeps values only in
+// the top-level object and its "hooks" member. A user's settings.json can
+// hold megabytes of permissions dalo never reads, and install scans it
+// once per edit.
+func scanConfigJSON(doc []byte) (*jvalue, error) { return scanDoc(&scanner{doc: doc, config: true}) }
+
+// rescanConfigJSON is scanConfigJSON for a document scanned before and
+// since changed only by splices of dalo's (scanner.checked).
+func rescanConfigJSON(doc []byte) (*jvalue, error) {
+	return scanDoc(&scanner{doc: doc, config: true, checked: true})
+}
+
+func scanDoc(s *scanner) (*jvalue, error) {
+	doc := s.doc
+	if !s.checked && !utf8.Valid(doc) {
 		return nil, &SyntaxError{1, 1, "not UTF-8"}
 	}
 	if bytes.HasPrefix(doc, []byte(utf8BOM)) {
@@ -99,9 +147,8 @@ func scanJSON(doc []byte) (*jvalue, error) {
 		// it: accepting it here would install hooks the harness never runs.
 		return nil, &SyntaxError{1, 1, "the file starts with a UTF-8 byte order mark (U+FEFF), which JSON does not allow and the harness would not read either; save the file without it"}
 	}
-	s := &scanner{doc: doc}
 	s.space()
-	v, err := s.value()
+	v, err := s.value(!s.skimTop)
 	if err != nil {
 		return nil, err
 	}
@@ -139,35 +186,46 @@ func (s *scanner) space() {
 	}
 }
 
-func (s *scanner) value() (*jvalue, error) {
+// value scans one value; when keep is false, it is skimmed: checked and
+// placed, its strings not decoded, its members and elements not kept.
+func (s *scanner) value(keep bool) (*jvalue, error) {
 	if s.pos >= len(s.doc) {
 		return nil, s.errorf("unexpected end of input")
 	}
 	switch c := s.doc[s.pos]; {
 	case c == '{':
-		return s.object()
+		return s.object(keep)
 	case c == '[':
-		return s.array()
+		return s.array(keep)
 	case c == '"':
 		start := s.pos
-		str, err := s.string()
-		if err != nil {
+		str, err := s.string(keep)
+		if err == nil && s.visit != nil {
+			s.visit(s.doc[start:s.pos])
+		}
+		if err != nil || s.skipping() {
 			return nil, err
 		}
-		return &jvalue{kind: '"', start: start, end: s.pos, str: str}, nil
+		return &jvalue{kind: '"', start: start, end: s.pos, str: str, skimmed: !keep}, nil
 	case c == '-' || c >= '0' && c <= '9':
 		return s.number()
 	default:
 		for _, lit := range []string{"true", "false", "null"} {
 			if bytes.HasPrefix(s.doc[s.pos:], []byte(lit)) {
-				v := &jvalue{kind: 'l', start: s.pos, end: s.pos + len(lit)}
 				s.pos += len(lit)
-				return v, nil
+				if s.skipping() {
+					return nil, nil
+				}
+				return &jvalue{kind: 'l', start: s.pos - len(lit), end: s.pos}, nil
 			}
 		}
 		return nil, s.errorf("unexpected %q", c)
 	}
 }
+
+// skipping reports whether the value being scanned is inside a skimmed
+// container: nothing asks where it is, so a scalar there gets no jvalue.
+func (s *scanner) skipping() bool { return s.skimDepth > 0 && s.depth >= s.skimDepth }
 
 func (s *scanner) nest() error {
 	s.depth++
@@ -177,12 +235,21 @@ func (s *scanner) nest() error {
 	return nil
 }
 
-func (s *scanner) object() (*jvalue, error) {
+func (s *scanner) object(keep bool) (*jvalue, error) {
 	if err := s.nest(); err != nil {
 		return nil, err
 	}
 	defer func() { s.depth-- }()
-	v := &jvalue{kind: '{', start: s.pos}
+	v := &jvalue{kind: '{', start: s.pos, skimmed: !keep}
+	if !keep && s.skimDepth == 0 {
+		s.skimDepth = s.depth
+		defer func() { s.skimDepth = 0 }()
+	}
+	if !keep {
+		// A skimmed object keeps its members only until its end, to find
+		// keys held twice; then only the first such pair, if any.
+		defer func() { v.members = nil }()
+	}
 	var keys map[string]int // key → index of its first member, once the object is large
 	s.pos++
 	s.space()
@@ -197,7 +264,7 @@ func (s *scanner) object() (*jvalue, error) {
 			return nil, s.errorf("expected a string key")
 		}
 		ks := s.pos
-		key, err := s.string()
+		key, err := s.string(true)
 		if err != nil {
 			return nil, err
 		}
@@ -207,9 +274,14 @@ func (s *scanner) object() (*jvalue, error) {
 		}
 		s.pos++
 		s.space()
-		val, err := s.value()
+		// Of a configuration, the top level and hooks are kept.
+		val, err := s.value(keep && (!s.config || s.depth > 1 || key == "hooks"))
 		if err != nil {
 			return nil, err
+		}
+		if !keep {
+			v.skim(val)
+			val = nil
 		}
 		// Small objects are searched; a large one keeps an index, so that
 		// a document is scanned in linear time.
@@ -246,6 +318,11 @@ func (s *scanner) object() (*jvalue, error) {
 		case '}':
 			s.pos++
 			v.end = s.pos
+			if !keep && len(v.dups) > 0 {
+				d := v.dups[0]
+				v.dupIn = &jvalue{kind: '{', start: v.start, end: v.end, members: []jmember{v.members[d[0]], v.members[d[1]]}, dups: [][2]int{{0, 1}}}
+				v.dups = nil
+			}
 			return v, nil
 		default:
 			return nil, s.errorf("expected ',' or '}' in an object, found %q", s.doc[s.pos])
@@ -253,12 +330,25 @@ func (s *scanner) object() (*jvalue, error) {
 	}
 }
 
-func (s *scanner) array() (*jvalue, error) {
+// skim records in v, a skimmed container, the first object holding a key
+// twice that c, a value in it, holds: the first in document order, since
+// v's own pair, found at its end, replaces it.
+func (v *jvalue) skim(c *jvalue) {
+	if v.dupIn == nil && c != nil && c.skimmed {
+		v.dupIn = c.dupIn
+	}
+}
+
+func (s *scanner) array(keep bool) (*jvalue, error) {
 	if err := s.nest(); err != nil {
 		return nil, err
 	}
 	defer func() { s.depth-- }()
-	v := &jvalue{kind: '[', start: s.pos}
+	v := &jvalue{kind: '[', start: s.pos, skimmed: !keep}
+	if !keep && s.skimDepth == 0 {
+		s.skimDepth = s.depth
+		defer func() { s.skimDepth = 0 }()
+	}
 	s.pos++
 	s.space()
 	if s.pos < len(s.doc) && s.doc[s.pos] == ']' {
@@ -268,11 +358,15 @@ func (s *scanner) array() (*jvalue, error) {
 	}
 	for {
 		s.space()
-		e, err := s.value()
+		e, err := s.value(keep)
 		if err != nil {
 			return nil, err
 		}
-		v.elems = append(v.elems, e)
+		if keep {
+			v.elems = append(v.elems, e)
+		} else {
+			v.skim(e)
+		}
 		s.space()
 		if s.pos >= len(s.doc) {
 			return nil, s.errorf("unexpected end of input in an array")
@@ -290,13 +384,59 @@ func (s *scanner) array() (*jvalue, error) {
 	}
 }
 
-func (s *scanner) string() (string, error) {
+// stringSpecial marks the bytes that end a string's plain run: the closing
+// quote, a backslash and the control characters JSON refuses in it.
+var stringSpecial = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// string scans a string and returns its text, or "" when keep is false.
+func (s *scanner) string(keep bool) (string, error) {
 	start := s.pos
+	escaped := false
 	s.pos++ // the opening quote
+	// Most bytes of a string are none of these: skip them with one
+	// table look-up each.
+	for s.pos < len(s.doc) && !stringSpecial[s.doc[s.pos]] {
+		s.pos++
+	}
+	if !keep && s.checked {
+		for {
+			i := bytes.IndexByte(s.doc[s.pos:], '"')
+			if i < 0 {
+				s.pos = start
+				return "", s.errorf("unterminated string")
+			}
+			s.pos += i
+			n := 0 // backslashes before the quote: an odd number escapes it
+			for j := s.pos - 1; j > start && s.doc[j] == '\\'; j-- {
+				n++
+			}
+			s.pos++
+			if n%2 == 0 {
+				return "", nil
+			}
+		}
+	}
 	for s.pos < len(s.doc) {
 		switch c := s.doc[s.pos]; {
 		case c == '"':
 			s.pos++
+			if !keep {
+				return "", nil // checked: what follows decodes the escapes
+			}
+			if !escaped {
+				// Its bytes are its text: the document is valid UTF-8
+				// (scanJSON) and control characters were refused. Most
+				// strings are so, and decoding each through
+				// encoding/json cost two thirds of scanning a large
+				// settings.json.
+				return string(s.doc[start+1 : s.pos-1]), nil
+			}
 			var out string
 			if err := json.Unmarshal(s.doc[start:s.pos], &out); err != nil {
 				s.pos = start
@@ -304,6 +444,7 @@ func (s *scanner) string() (string, error) {
 			}
 			return out, nil
 		case c == '\\':
+			escaped = true
 			if s.pos+1 >= len(s.doc) {
 				return "", s.errorf("unterminated string")
 			}
@@ -369,6 +510,9 @@ func (s *scanner) number() (*jvalue, error) {
 		if digits() == 0 {
 			return nil, s.errorf("invalid number")
 		}
+	}
+	if s.skipping() {
+		return nil, nil
 	}
 	return &jvalue{kind: '0', start: start, end: s.pos}, nil
 }

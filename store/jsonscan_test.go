@@ -1,6 +1,10 @@
 package store
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 // A document the scanner refuses gets a position and words for what is
 // there; a byte order mark is named, not shown as the character 'ï'.
@@ -21,4 +25,93 @@ func TestScanJSONErrors(t *testing.T) {
 	if _, err := scanJSON([]byte(`{"a": "` + utf8BOM + `"}`)); err != nil {
 		t.Errorf("U+FEFF inside a string is text: %v", err)
 	}
+}
+
+// skimDocs are documents whose skimmed scans (scanConfigJSON, scanStrings)
+// must agree with the whole scan: keys held twice at every depth, escapes,
+// every kind of value, and broken ones.
+var skimDocs = []string{
+	`{}`,
+	`{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}`,
+	`{"permissions": {"allow": ["a", "b\"c", "d\\", "\u0041"], "deny": [1, -2.5e3, true, null, {}]}, "hooks": {}}`,
+	`{"permissions": {"allow": [{"x": 1, "x": 2}], "ask": {"y": 1, "y": 2}}, "hooks": {"a": [], "a": []}}`,
+	`{"p": [[{"k": 1}, {"k": 1, "j": {"z": 1, "z": 2}}], {"q": 1, "q": 2}]}`,
+	`{"p": {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8, "i": 9, "j": 10, "k": 11, "l": 12, "m": 13, "n": 14, "o": 15, "p": 16, "q": 17, "a": 18}}`,
+	`{"p": {"\u0061": 1, "a": 2}, "s": "x --provider claude y"}`,
+	`{"p": ["a", "b"`,
+	`{"p": ["a\x01"]}`,
+	`{"p": ["\q"]}`,
+	`{"p": [01]}`,
+	`{"p": tru}`,
+	`{"hooks": {"Stop": [{"hooks": [{"command": "a", "command": "b"}]}]}}`,
+}
+
+// TestScanSkimmed proves that a harness configuration scanned for editing,
+// which skims what dalo does not edit, refuses and accepts what the whole
+// scan does, at the same place, and finds the same first object holding a
+// key twice; and that scanStrings visits the string values the whole scan
+// holds.
+func TestScanSkimmed(t *testing.T) {
+	for _, doc := range skimDocs {
+		checkSkimmed(t, []byte(doc))
+	}
+}
+
+// checkSkimmed checks the skimmed scans of doc against the whole one
+// (FuzzScanJSON runs it too).
+func checkSkimmed(t *testing.T, doc []byte) {
+	t.Helper()
+	whole, werr := scanJSON(doc)
+	for name, scan := range map[string]func([]byte) (*jvalue, error){"scanConfigJSON": scanConfigJSON, "rescanConfigJSON": rescanConfigJSON} {
+		if name == "rescanConfigJSON" && werr != nil {
+			continue // it reads only documents scanned whole before
+		}
+		skim, serr := scan(doc)
+		if fmt.Sprint(werr) != fmt.Sprint(serr) {
+			t.Errorf("%s(%q): error %v, the whole scan's %v", name, doc, serr, werr)
+			continue
+		}
+		if werr != nil {
+			continue
+		}
+		if got, want := dupText(anyDuplicate(skim)), dupText(anyDuplicate(whole)); got != want {
+			t.Errorf("%s(%q): first duplicate %s, the whole scan's %s", name, doc, got, want)
+		}
+		if skim.start != whole.start || skim.end != whole.end || len(skim.members) != len(whole.members) {
+			t.Errorf("%s(%q): the top level differs", name, doc)
+		}
+	}
+	var visited []string
+	serr := scanStrings(doc, func(tok []byte) { visited = append(visited, string(tok)) })
+	if fmt.Sprint(werr) != fmt.Sprint(serr) {
+		t.Errorf("scanStrings(%q): error %v, the whole scan's %v", doc, serr, werr)
+	}
+	if werr != nil {
+		return
+	}
+	var want []string
+	var walk func(v *jvalue)
+	walk = func(v *jvalue) {
+		if v.kind == '"' {
+			want = append(want, string(doc[v.start:v.end]))
+		}
+		for _, m := range v.members {
+			walk(m.val)
+		}
+		for _, e := range v.elems {
+			walk(e)
+		}
+	}
+	walk(whole)
+	if strings.Join(visited, "|") != strings.Join(want, "|") {
+		t.Errorf("scanStrings(%q) visited %q, want %q", doc, visited, want)
+	}
+}
+
+func dupText(v *jvalue) string {
+	if v == nil {
+		return "none"
+	}
+	first, again, _ := v.duplicate()
+	return fmt.Sprintf("%q at %d and %d", first.key, first.keyStart, again.keyStart)
 }

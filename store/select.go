@@ -56,16 +56,18 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel, err := s.load(srcID, provider)
+	sel, err := s.load(srcID, provider, []string{name})
 	if err != nil {
 		return nil, err
 	}
 	return sel.pick(name)
 }
 
-// load validates source srcID for provider: a Selection of no package
-// yet, which pick narrows.
-func (s *Store) load(srcID, provider string) (*Selection, error) {
+// load validates the packages names of source srcID, and those they
+// require, for provider: a Selection of no package yet, which pick
+// narrows to one of them. A command about some packages costs what they
+// cost, not what the whole source does.
+func (s *Store) load(srcID, provider string, names []string) (*Selection, error) {
 	var err error
 	// The provider first: an unknown one is bad usage, whatever the
 	// registry holds.
@@ -88,7 +90,7 @@ func (s *Store) load(srcID, provider string) (*Selection, error) {
 		return nil, err
 	}
 	src := sel.Source
-	sel.Loaded, err = engine.Load(src.Path, engine.Options{SourceID: src.ID, Registry: sel.Registry, Providers: keys})
+	sel.Loaded, err = engine.Load(src.Path, engine.Options{SourceID: src.ID, Registry: sel.Registry, Providers: keys, Packages: names})
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.ID, err)
 	}
@@ -107,15 +109,11 @@ func (loaded *Selection) pick(name string) (*Selection, error) {
 		}
 	}
 	if sel.Pkg == nil {
-		var names []string
-		for _, p := range sel.Loaded.Packages {
-			names = append(names, p.Name)
-		}
 		where := src.Path
 		if src.Git != nil {
 			where = "commit " + src.Git.Commit
 		}
-		return nil, &noPackageError{fmt.Sprintf("no package %s in source %s (%s); its packages: %s", name, src.ID, where, strings.Join(names, ", "))}
+		return nil, &noPackageError{fmt.Sprintf("no package %s in source %s (%s); its packages: %s", name, src.ID, where, strings.Join(sel.Loaded.Names, ", "))}
 	}
 	sel.Identity = plan.PackageIdentity{Source: src.ID, Name: name}
 	if sel.Pkg.Manifest != nil {

@@ -365,13 +365,20 @@ func (s *Store) Outdated() ([]Outdated, error) {
 		if err != nil {
 			continue // no table for what is installed: doctor says so
 		}
-		loaded := map[string]*Selection{} // source id → validated once for t
+		loaded := map[string]*Selection{}  // source id → validated once for t
+		installed := map[string][]string{} // source id → its packages installed
+		for _, ip := range in.Packages {
+			_, pkgName, _ := ParsePackageRef(ip.Package)
+			installed[ip.Source] = append(installed[ip.Source], pkgName)
+		}
 		for i := range in.Packages {
 			ip := &in.Packages[i]
 			o := Outdated{Package: ip.Package, Provider: name, From: ip.Commit, Grants: []GrantChange{}, Differences: []Difference{}}
 			base := loaded[ip.Source]
 			if base == nil {
-				if base, err = s.load(ip.Source, t.Key()); err != nil {
+				// Those of its packages installed here, and what they
+				// require: not the whole source.
+				if base, err = s.load(ip.Source, t.Key(), installed[ip.Source]); err != nil {
 					return nil, err
 				}
 				loaded[ip.Source] = base

@@ -10,7 +10,9 @@
 //	412.30 405.10 430.90 101464 0 780.20 428.00
 //
 // With -stdin FILE every run reads FILE on its standard input (a harness's
-// native payload, for dispatch).
+// native payload, for dispatch). With -before CMD, sh runs CMD before every
+// run, unmeasured: it edits a manifest before each re-validation, or undoes
+// an install before the next.
 //
 // One warm-up run, not counted, comes first so that every counted run
 // reads the source from the page cache.
@@ -31,6 +33,7 @@ import (
 func main() {
 	n := flag.Int("n", 5, "counted runs")
 	stdin := flag.String("stdin", "", "a file every run reads on its standard input")
+	before := flag.String("before", "", "a shell command run before every run, not measured")
 	flag.Parse()
 	args := flag.Args()
 	if len(args) == 0 || *n < 1 {
@@ -49,6 +52,12 @@ func main() {
 	var peak int64
 	status := 0
 	for i := 0; i <= *n; i++ {
+		if *before != "" {
+			if out, err := exec.Command("sh", "-c", *before).CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "measure: -before: %v\n%s", err, out)
+				os.Exit(1)
+			}
+		}
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Stdin = bytes.NewReader(in)
 		start := time.Now()

@@ -57,18 +57,36 @@ func main() {
 	os.Exit(run(os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
 }
 
-// tuneGC lets the heap grow four times before collecting, under a soft
-// limit of 120 MiB. A dalo process lives for milliseconds to about a
-// second; collecting at the default pace cost a third of its CPU in
-// bench/validate.sh (one package: 33 -> 22 ms; 1,000 packages: 1.38 ->
-// 1.01 s at 133 MB peak RSS). GOGC and GOMEMLIMIT, when set, still win.
+// tuneGC lets the heap grow four times over what is live before
+// collecting. A dalo process lives for milliseconds to seconds; collecting
+// at the default pace cost a third of its CPU in bench/validate.sh (one
+// package: 33 -> 22 ms). There is no fixed memory limit: past one, the
+// collector runs nearly all the time (5,000 packages under 120 MiB cost
+// 4x the CPU). Memory stays bounded because what validation keeps of a
+// package is small and fixed (see the README, "Speed and memory"). GOGC
+// and GOMEMLIMIT, when set, still win.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(120 << 20)
+}
+
+// limitMemory sets a soft memory limit from the size of the source about
+// to be validated, unless GOMEMLIMIT is set: three times what validation
+// holds until it reports (measured: about 4 KiB a package beside its
+// manifest's bytes), and for each worker 128 times the largest manifest
+// (checking one holds some 40 times its size while it runs), over a base
+// of 64 MiB for the rules and the runtime. Below the limit the collector
+// paces by GOGC alone; at it, what is live is at most a third of it, so
+// the collector never runs back to back as under a fixed limit (120 MiB
+// made 5,000 packages cost 4x the CPU, and a 1 MiB manifest under a limit
+// of 67 MiB 3x). bench/validate.sh measures the bound.
+func limitMemory(packages int, manifestBytes, largest int64) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
 	}
+	workers := int64(runtime.GOMAXPROCS(0))
+	debug.SetMemoryLimit(64<<20 + 3*(int64(packages)<<12+manifestBytes) + workers*128*largest)
 }
 
 const mainDoc = `dalo validates, reviews and runs Portable Agent Packages.

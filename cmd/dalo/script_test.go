@@ -100,6 +100,8 @@ func TestScript(t *testing.T) {
 			}
 			env.Setenv("DALOBIN", filepath.Dir(self))
 			env.Setenv("PATH_BEFORE", env.Getenv("PATH"))
+			// Validation's cache, in the script's own directory.
+			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, ".cache"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

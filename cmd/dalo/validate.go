@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/internal/cache"
 	"dalo/internal/termtext"
 )
 
@@ -22,6 +25,15 @@ tool, grants trust or changes a harness configuration.
 It prints one line per diagnostic (file:line:column: severity code field:
 message), then a grid of hooks by provider, then a summary line. --json
 prints report schema 1 instead.
+
+A package whose manifest and directory did not change since an earlier
+run is not checked again: the answer comes from a cache under
+$XDG_CACHE_HOME/dalo (or ~/.cache/dalo), keyed by everything it depends on
+(the manifest's bytes, the name, type, permissions and size of every entry
+of the package directory, the source id, the user, and this build of
+dalo). The report is the same with and without it; the cache may be
+deleted at any time. --no-cache neither reads nor writes it. Only validate
+and vet use it: review, approve and install always check afresh.
 
 --source-id must be a source id 'dalo source add' would accept: letters,
 digits, '.', '_' or '-', starting and ending with a letter or digit.
@@ -47,6 +59,7 @@ func init() {
 			flags: func(fs *pflag.FlagSet) {
 				fs.String("source-id", engine.DefaultSourceID, "source identity for explicit same-source references")
 				fs.StringArray("provider", nil, "report hook support for this provider@version (repeatable; a bare name means its newest version)")
+				fs.Bool("no-cache", false, "check every package afresh, without reading or writing the validation cache")
 			},
 			run: runValidate(name),
 		})
@@ -71,7 +84,14 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 		if err != nil {
 			return usageError(e, name, "%v", err)
 		}
-		rep, err := engine.Validate(fs.Arg(0), engine.Options{SourceID: id, Providers: keys})
+		opts := engine.Options{SourceID: id, Providers: keys, Sized: limitMemory}
+		if noCache, _ := fs.GetBool("no-cache"); !noCache {
+			if c := validationCache(fs.Arg(0), id); c != nil {
+				defer c.Close()
+				opts.Cache = c
+			}
+		}
+		rep, err := engine.Validate(fs.Arg(0), opts)
 		if errors.Is(err, engine.ErrSourceID) {
 			return usageError(e, name, "--source-id: %v", err)
 		}
@@ -85,13 +105,37 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 		if e.json {
 			writeJSON(e, rep)
 		} else {
-			printReport(e.stdout, rep)
+			// One write for the report, not one per line: a large source's
+			// grid has a line per hook.
+			w := bufio.NewWriter(e.stdout)
+			printReport(w, rep)
+			w.Flush()
 		}
 		if !rep.Valid {
 			return exitFail
 		}
 		return exitOK
 	}
+}
+
+// validationCache returns the cache of package checks of the source root
+// validated as id, or nil when there is no place for one (no home
+// directory) or no identity of this build to key it by: then validation
+// checks every package, as with --no-cache.
+func validationCache(root, id string) *cache.Cache {
+	dir, err := cache.Dir()
+	if err != nil {
+		return nil
+	}
+	build, err := cache.BuildID()
+	if err != nil {
+		return nil
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil
+	}
+	return cache.Open(dir, "validate", build, abs+"\x00"+id)
 }
 
 func printReport(w io.Writer, rep *engine.Report) {

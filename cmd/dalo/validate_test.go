@@ -210,6 +210,9 @@ func TestValidateWritesNothing(t *testing.T) {
 		}
 	}
 	cache := filepath.Join(root, "cache")
+	if err := os.Mkdir(cache, 0o700); err != nil { // a user's, as XDG_CACHE_HOME names it
+		t.Fatal(err)
+	}
 	env := []string{
 		"PATH=" + bin,
 		"HOME=" + filepath.Join(root, "home"),
@@ -243,6 +246,7 @@ func TestValidateWritesNothing(t *testing.T) {
 	} else {
 		t.Log("validate has no --no-cache flag yet: every run must write nothing at all")
 	}
+	cached := false
 	for _, args := range runs {
 		before := snapshot(t, root)
 		cmd := exec.Command(self, args...)
@@ -262,6 +266,7 @@ func TestValidateWritesNothing(t *testing.T) {
 		}
 		for _, d := range diffSnapshots(before, after) {
 			if allowed != "" && (d == allowed || strings.HasPrefix(d, allowed+string(filepath.Separator))) {
+				cached = true
 				continue
 			}
 			if allowed != "" && d == cache {
@@ -273,6 +278,9 @@ func TestValidateWritesNothing(t *testing.T) {
 		for _, m := range ran {
 			t.Errorf("dalo %s ran %s", strings.Join(args, " "), m.Name())
 		}
+	}
+	if noCache && !cached {
+		t.Errorf("validation wrote no cache under %s: the runs checked the writes of no cache", cache)
 	}
 }
 

@@ -71,3 +71,59 @@ func Open(name string) (*os.File, fs.FileInfo, error) {
 	}
 	return f, fi, nil
 }
+
+// ReadLimited reads the regular file name, with Open's checks and errors:
+// all of it, or, when it holds more than limit bytes, its first limit
+// bytes and tooBig. It uses the system calls directly, without an
+// *os.File and the runtime's poller, and a buffer of the file's size: a
+// command about one package reads every other manifest of its source for
+// their ids, and validation with a cache every manifest for its key, and
+// this halves the cost of each read.
+func ReadLimited(name string, limit int64) (data []byte, tooBig bool, err error) {
+	var fd int
+	for {
+		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err == syscall.ELOOP {
+		return nil, false, &fs.PathError{Op: "open", Path: name, Err: ErrSymlink}
+	}
+	if err != nil {
+		return nil, false, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, false, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		mode := fs.ModeIrregular
+		if fi, err := os.Lstat(name); err == nil {
+			mode = fi.Mode()
+		}
+		return nil, false, &TypeError{Name: name, Mode: mode}
+	}
+	// One byte more than the file holds, or than the limit, tells its end
+	// (or that it grew) from a full buffer.
+	buf := make([]byte, min(st.Size, limit)+1)
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	if int64(n) > limit {
+		return buf[:limit], true, nil
+	}
+	return buf[:n], false, nil
+}

@@ -36,22 +36,34 @@ func TestOpen(t *testing.T) {
 				}
 			}
 			f, fi, err := Open(p)
+			data, tooBig, rerr := ReadLimited(p, 4)
 			if tc.want == "" {
 				if err != nil || fi.Size() != 5 {
 					t.Fatalf("Open = %v, %v", fi, err)
 				}
 				f.Close()
+				if rerr != nil || string(data) != "byte" || !tooBig {
+					t.Fatalf("ReadLimited to 4 bytes = %q, %t, %v; want the first 4 bytes and tooBig", data, tooBig, rerr)
+				}
+				if data, tooBig, err := ReadLimited(p, 5); err != nil || string(data) != "bytes" || tooBig {
+					t.Fatalf("ReadLimited to 5 bytes = %q, %t, %v; want the file", data, tooBig, err)
+				}
 				return
 			}
 			if err == nil {
 				f.Close()
 				t.Fatalf("Open opened %s", tc.name)
 			}
-			if got := err.Error(); len(got) < len(tc.want) || got[len(got)-len(tc.want):] != tc.want {
-				t.Errorf("error %q, want it to end %q", got, tc.want)
+			if rerr == nil {
+				t.Fatalf("ReadLimited read %s", tc.name)
 			}
-			if tc.is != nil && !errors.Is(err, tc.is) {
-				t.Errorf("error %v is not %v", err, tc.is)
+			for _, err := range []error{err, rerr} {
+				if got := err.Error(); len(got) < len(tc.want) || got[len(got)-len(tc.want):] != tc.want {
+					t.Errorf("error %q, want it to end %q", got, tc.want)
+				}
+				if tc.is != nil && !errors.Is(err, tc.is) {
+					t.Errorf("error %v is not %v", err, tc.is)
+				}
 			}
 		})
 	}

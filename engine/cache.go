@@ -1,0 +1,468 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"dalo/internal/regular"
+)
+
+// A Cache keeps the answers of package checks between runs
+// (Options.Cache): dalo's is internal/cache, on disk. Get returns nil on
+// a miss; Put may drop what it is given. Only validate and vet use one:
+// review, approve and install decide on trust and always check afresh.
+type Cache interface {
+	Get(key []byte) []byte
+	Put(key, data []byte)
+}
+
+// A package check reads the manifest's bytes and, of the package
+// directory, every entry's name, type, permissions and size (the walk of
+// the limits, the tool files' checks), and nothing else of the machine;
+// with the source id, the package's name and dalo's own rules and code
+// (the cache's build identity) that is all its answer depends on. The key
+// holds exactly that, and who asks: permissions mean something else to
+// another user or group.
+const packageKeyVersion = "dalo package check 1"
+
+// packageKey returns the key of p's check, or false when the package is
+// not one to cache: its manifest or a directory cannot be read, or its
+// tree breaks the limits (the check stops early on such a tree, and so
+// should the key).
+func packageKey(root, sourceID string, p *Package, r *Rules) ([]byte, bool) {
+	src, tooBig, err := regular.ReadLimited(filepath.Join(root, filepath.FromSlash(p.File)), int64(r.Limits.ManifestBytes))
+	if err != nil || tooBig {
+		return nil, false
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\nsource %q\npackage %q\nuser %s\nmanifest %x\n", packageKeyVersion, sourceID, p.Name, user(), sha256.Sum256(src))
+	if !hashTree(h, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits) {
+		return nil, false
+	}
+	return h.Sum(nil), true
+}
+
+// hashTree writes into h the name, type, permissions, size and owner of
+// dir and of every entry under it, without following a symlink, names in
+// order. It returns false when a directory cannot be read or the tree
+// breaks the entry or depth limits. It reads each directory by its
+// descriptor and each entry relative to it: this is most of what a run
+// with every answer in the cache does.
+func hashTree(h io.Writer, dir string, lim *Limits) bool {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		unix.Close(fd)
+		return false
+	}
+	buf := appendStat(nil, ".", &st)
+	entries := 0
+	var walk func(fd int, rel string, depth int) bool
+	walk = func(fd int, rel string, depth int) bool {
+		defer unix.Close(fd)
+		names, err := dirNames(fd)
+		if err != nil {
+			return false
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			if entries++; entries > lim.PackageEntries {
+				return false
+			}
+			if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return false
+			}
+			name := rel + "/" + n
+			buf = appendStat(buf, name, &st)
+			if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				continue
+			}
+			if depth+1 > lim.DirectoryDepth {
+				return false
+			}
+			sub, err := unix.Openat(fd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil || !walk(sub, name, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(fd, ".", 0) {
+		return false
+	}
+	h.Write(buf)
+	return true
+}
+
+// appendStat appends to b what a key holds of one entry: its name (length
+// first), mode (type and permissions), size and owner.
+func appendStat(b []byte, name string, st *unix.Stat_t) []byte {
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	b = binary.AppendUvarint(b, uint64(st.Mode))
+	b = binary.AppendVarint(b, st.Size)
+	b = binary.AppendUvarint(b, uint64(st.Uid))
+	return binary.AppendUvarint(b, uint64(st.Gid))
+}
+
+// The check of a skill or an agent a reference resolves to reads, beside
+// the rules, its file's first bytes, up to the front matter limit (the
+// front matter), the file's type, permissions and size, and of a skill,
+// every entry of its directory (the walk of the limits).
+const assetKeyVersion = "dalo asset check 1"
+
+// assetKey returns the key of the check of the skill or agent name whose
+// file is rel; false when it is not one to cache.
+func (v *sourceCheck) assetKey(kind, name, rel string) ([]byte, bool) {
+	head, _, err := regular.ReadLimited(filepath.Join(v.root, filepath.FromSlash(rel)), int64(v.rules.Limits.FrontMatterBytes+8))
+	if err != nil {
+		return nil, false
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\nkind %s\nname %q\nuser %s\nhead %x\n", assetKeyVersion, kind, name, user(), sha256.Sum256(head))
+	var st unix.Stat_t
+	if unix.Lstat(filepath.Join(v.root, filepath.FromSlash(rel)), &st) != nil {
+		return nil, false
+	}
+	h.Write(appendStat(nil, rel, &st))
+	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits) {
+		return nil, false
+	}
+	return h.Sum(nil), true
+}
+
+// checkAsset runs check, which reports about the file rel, through the
+// cache: the diagnostics it gave for the same inputs, or a fresh check
+// whose diagnostics it then keeps.
+func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check func()) {
+	if v.cache == nil {
+		check()
+		return
+	}
+	key, ok := v.assetKey(kind, name, rel)
+	if ok {
+		if data := v.cache.Get(key); data != nil {
+			d := decoder{b: data}
+			if ds := d.diags(); !d.bad && len(d.b) == 0 {
+				v.fileDiags(rel).diags = ds
+				return
+			}
+		}
+	}
+	check()
+	if !ok {
+		return
+	}
+	if after, ok := v.assetKey(kind, name, rel); !ok || string(after) != string(key) {
+		return
+	}
+	var e encoder
+	e.diags(v.fileDiags(rel).diags)
+	v.cache.Put(key, e.b)
+}
+
+// user is who the process is, as permissions read it: its effective user
+// and group and its other groups.
+var user = sync.OnceValue(func() string {
+	groups, _ := os.Getgroups()
+	return fmt.Sprint(os.Geteuid(), os.Getegid(), groups)
+})
+
+// A package's entry in the cache is what its check leaves for the
+// source-wide checks and the report: its diagnostics, the positions of
+// sourceFields, the manifest reduced to what those read (reportView) and,
+// when the manifest's shape failed, its references (else they are the
+// manifest's). It is written in a compact form of its own (codec): decoding
+// JSON was a fifth of a run with every answer in the cache.
+const entryVersion = 1
+
+// reportView is m with only what validation reads of it once the
+// package's own checks are done: the id (uniqueIDs), the references
+// (manifestRefs), what the report lists of each tool and hook and what a
+// provider table is asked about a hook (ProviderCapabilities). This is
+// why only Validate takes a cache: Load returns manifests whole, for
+// review, approval and installation.
+func reportView(m *Manifest) *Manifest {
+	v := &Manifest{SchemaVersion: m.SchemaVersion, Plugin: Plugin{
+		Name: m.Plugin.Name, ID: m.Plugin.ID, Members: m.Plugin.Members, Requires: m.Plugin.Requires,
+	}}
+	for _, t := range m.Tools {
+		v.Tools = append(v.Tools, Tool{ID: t.ID, Runtime: t.Runtime, Entry: t.Entry, Availability: t.Availability})
+	}
+	for _, h := range m.Hooks {
+		v.Hooks = append(v.Hooks, Hook{
+			ID: h.ID, Tool: h.Tool, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
+			Requirement: h.Requirement, Fallback: h.Fallback, TimeoutMS: h.TimeoutMS,
+			FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility, Matcher: h.Matcher,
+		})
+	}
+	return v
+}
+
+func (p *Package) entry() []byte {
+	var e encoder
+	e.int(entryVersion)
+	e.diags(p.diags.diags)
+	e.int(len(p.pos) - boolInt(p.pos == nil))
+	for _, f := range sortedKeys(p.pos) {
+		e.str(f)
+		e.int(p.pos[f].Line)
+		e.int(p.pos[f].Column)
+	}
+	switch {
+	case p.Manifest != nil:
+		e.int(1)
+		e.manifest(reportView(p.Manifest))
+	case p.refs != nil:
+		e.int(2)
+		e.int(len(p.refs.members))
+		for _, mb := range p.refs.members {
+			e.int(mb.n)
+			e.member(mb.Member)
+		}
+		e.int(len(p.refs.requires))
+		for _, rq := range p.refs.requires {
+			e.int(rq.n)
+			e.str(rq.Ref)
+			e.str(rq.Requirement)
+		}
+		e.int(boolInt(p.refs.partialMembers))
+	default:
+		e.int(0)
+	}
+	return e.b
+}
+
+// restore sets p to the check the cache held; false leaves p as it was.
+func (p *Package) restore(data []byte) bool {
+	d := decoder{b: data}
+	if d.int() != entryVersion {
+		return false
+	}
+	diags := d.diags()
+	var pos map[string]Pos
+	if n := d.int(); n >= 0 {
+		pos = make(map[string]Pos, min(n, len(d.b)))
+		for range d.count(n) {
+			f := d.str()
+			pos[f] = Pos{d.int(), d.int()}
+		}
+	}
+	var m *Manifest
+	var refs *refList
+	switch d.int() {
+	case 1:
+		m = d.manifest()
+		refs = manifestRefs(m)
+	case 2:
+		refs = &refList{}
+		for range d.count(d.int()) {
+			refs.members = append(refs.members, memberAt{d.int(), d.member()})
+		}
+		for range d.count(d.int()) {
+			refs.requires = append(refs.requires, requireAt{d.int(), Require{Ref: d.str(), Requirement: d.str()}})
+		}
+		refs.partialMembers = d.int() == 1
+	}
+	if d.bad || len(d.b) != 0 {
+		return false
+	}
+	p.diags.diags, p.pos, p.Manifest, p.refs = diags, pos, m, refs
+	return true
+}
+
+type encoder struct{ b []byte }
+
+func (e *encoder) int(n int)    { e.b = binary.AppendVarint(e.b, int64(n)) }
+func (e *encoder) str(s string) { e.int(len(s)); e.b = append(e.b, s...) }
+
+func (e *encoder) diags(ds []Diagnostic) {
+	e.int(len(ds))
+	for _, x := range ds {
+		e.str(string(x.Severity))
+		e.str(x.Code)
+		e.str(x.Message)
+		e.str(x.File)
+		e.int(x.Line)
+		e.int(x.Column)
+		e.str(x.Field)
+	}
+}
+
+func (e *encoder) member(mb Member) {
+	e.str(mb.Ref)
+	e.str(mb.Requirement)
+	e.int(boolInt(mb.Fallback != nil))
+	if mb.Fallback != nil {
+		e.str(mb.Fallback.Kind)
+		e.str(mb.Fallback.Skill)
+	}
+}
+
+func (e *encoder) manifest(m *Manifest) {
+	e.int(m.SchemaVersion)
+	e.str(m.Plugin.Name)
+	e.str(m.Plugin.ID)
+	e.int(len(m.Plugin.Members))
+	for _, mb := range m.Plugin.Members {
+		e.member(mb)
+	}
+	e.int(len(m.Plugin.Requires))
+	for _, rq := range m.Plugin.Requires {
+		e.str(rq.Ref)
+		e.str(rq.Requirement)
+	}
+	e.int(len(m.Tools))
+	for _, t := range m.Tools {
+		e.str(t.ID)
+		e.str(t.Runtime)
+		e.str(t.Entry)
+		e.str(t.Availability)
+	}
+	e.int(len(m.Hooks))
+	for _, h := range m.Hooks {
+		for _, s := range []string{h.ID, h.Tool, h.Subject, h.Phase, h.Effect, h.Requirement, h.Fallback, h.FailurePolicy, h.ErrorVisibility} {
+			e.str(s)
+		}
+		e.int(h.TimeoutMS)
+		switch {
+		case h.Matcher == nil:
+			e.int(-1)
+		case h.Matcher.ToolNames == nil:
+			e.int(-2)
+		default:
+			e.int(len(h.Matcher.ToolNames))
+			for _, n := range h.Matcher.ToolNames {
+				e.str(n)
+			}
+		}
+	}
+}
+
+// A decoder reads what an encoder wrote; bad says it could not, and then
+// everything it returns is to be dropped.
+type decoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *decoder) int() int {
+	n, w := binary.Varint(d.b)
+	if w <= 0 {
+		d.bad, d.b = true, nil
+		return 0
+	}
+	d.b = d.b[w:]
+	return int(n)
+}
+
+func (d *decoder) str() string {
+	n := d.int()
+	if n < 0 || n > len(d.b) {
+		d.bad, d.b = true, nil
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+// count returns n as a number of elements still to read, each of which
+// takes a byte at least; 0 when it cannot be.
+func (d *decoder) count(n int) int {
+	if n < 0 || n > len(d.b) {
+		d.bad, d.b = true, nil
+		return 0
+	}
+	return n
+}
+
+func (d *decoder) diags() []Diagnostic {
+	var ds []Diagnostic
+	for range d.count(d.int()) {
+		ds = append(ds, Diagnostic{Severity: Severity(d.str()), Code: d.str(), Message: d.str(), File: d.str(), Line: d.int(), Column: d.int(), Field: d.str()})
+	}
+	return ds
+}
+
+func (d *decoder) member() Member {
+	mb := Member{Ref: d.str(), Requirement: d.str()}
+	if d.int() == 1 {
+		mb.Fallback = &Fallback{Kind: d.str(), Skill: d.str()}
+	}
+	return mb
+}
+
+func (d *decoder) manifest() *Manifest {
+	m := &Manifest{SchemaVersion: d.int()}
+	m.Plugin.Name, m.Plugin.ID = d.str(), d.str()
+	for range d.count(d.int()) {
+		m.Plugin.Members = append(m.Plugin.Members, d.member())
+	}
+	for range d.count(d.int()) {
+		m.Plugin.Requires = append(m.Plugin.Requires, Require{Ref: d.str(), Requirement: d.str()})
+	}
+	for range d.count(d.int()) {
+		m.Tools = append(m.Tools, Tool{ID: d.str(), Runtime: d.str(), Entry: d.str(), Availability: d.str()})
+	}
+	for range d.count(d.int()) {
+		h := Hook{ID: d.str(), Tool: d.str(), Subject: d.str(), Phase: d.str(), Effect: d.str(), Requirement: d.str(), Fallback: d.str(), FailurePolicy: d.str(), ErrorVisibility: d.str(), TimeoutMS: d.int()}
+		switch n := d.int(); {
+		case n == -2:
+			h.Matcher = &Matcher{}
+		case n >= 0:
+			h.Matcher = &Matcher{ToolNames: []string{}}
+			for range d.count(n) {
+				h.Matcher.ToolNames = append(h.Matcher.ToolNames, d.str())
+			}
+		}
+		m.Hooks = append(m.Hooks, h)
+	}
+	return m
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// checkCached is checkPackage through cache c: an answer the cache holds
+// for exactly these inputs, or a fresh check it then keeps. The key is
+// made before and after the check, and a package that changed meanwhile
+// is not kept: its answer may be of neither.
+// The key needs only r's limits; the check runs with own(), the rules of
+// the worker.
+func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules, c Cache) {
+	if c == nil {
+		checkPackage(root, sourceID, p, own())
+		return
+	}
+	key, ok := packageKey(root, sourceID, p, r)
+	if ok {
+		if data := c.Get(key); data != nil && p.restore(data) {
+			return
+		}
+	}
+	checkPackage(root, sourceID, p, own())
+	if !ok {
+		return
+	}
+	if after, ok := packageKey(root, sourceID, p, r); !ok || string(after) != string(key) {
+		return
+	}
+	c.Put(key, p.entry())
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package engine
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirNames reads the names in the directory open as fd, which stays open.
+func dirNames(fd int) ([]string, error) {
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(dup), "")
+	defer f.Close()
+	return f.Readdirnames(-1)
+}

@@ -1,0 +1,47 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// bigSettings is a settings.json of about size bytes, as a user's grows:
+// a long list of permissions, other hooks and dalo's entry for PreToolUse
+// among them.
+func bigSettings(size int) []byte {
+	var b strings.Builder
+	b.WriteString("{\n  \"permissions\": {\n    \"allow\": [\n")
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "      \"Bash(tool-%d --flag value-%d:*)\",\n", i, i)
+	}
+	b.WriteString("      \"Read\"\n    ]\n  },\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"mine\"\n          }\n        ]\n      }\n    ]\n  }\n}\n")
+	return []byte(b.String())
+}
+
+// BenchmarkInstallBigSettings is what install does with a 50 MB
+// settings.json: adds dalo's entries for three events and computes the
+// diff it shows. It must stay linear in the file's size.
+func BenchmarkInstallBigSettings(b *testing.B) {
+	for _, size := range []int{5 << 20, 50 << 20} {
+		b.Run(fmt.Sprintf("MB=%d", size>>20), func(b *testing.B) {
+			doc := bigSettings(size)
+			want := map[string]HarnessEntry{
+				"PreToolUse":       entry(dispatchPre, 7, "*"),
+				"Stop":             entry("/bin/dalo hook dispatch --provider claude --event Stop", 7, ""),
+				"UserPromptSubmit": entry("/bin/dalo hook dispatch --provider claude --event UserPromptSubmit", 7, ""),
+			}
+			b.SetBytes(int64(len(doc)))
+			b.ReportAllocs()
+			for b.Loop() {
+				got, _, err := testOwner("claude").editConfig("settings.json", doc, HarnessState{}, want)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if UnifiedDiff("settings.json", doc, got) == "" {
+					b.Fatal("no diff")
+				}
+			}
+		})
+	}
+}
