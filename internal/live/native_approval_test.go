@@ -113,6 +113,7 @@ var apprCodexCases = []struct {
 // an unsupported decision and changes nothing.
 func TestNativeCodexRewriteApproval(t *testing.T) {
 	t.Parallel()
+	harness(t, "codex")
 	for _, c := range apprCodexCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -217,14 +218,15 @@ func TestNativeCodexRewriteApproval(t *testing.T) {
 }
 
 // apprExec runs codex exec in the project dir with approval policy and
-// sandbox mode (hook trust bypassed, as the other live runs do) and
+// sandbox mode (hook trust as the other live runs have it) and
 // returns what it printed as an appSession.
 func (w *world) apprExec(prompt, policy, sandbox string) appSession {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-		"--sandbox", sandbox, "-c", "approval_policy="+strconv.Quote(policy), prompt)
+	args := append([]string{"exec", "--skip-git-repo-check"}, w.codexTrust().flags...)
+	args = append(args, "--sandbox", sandbox, "-c", "approval_policy="+strconv.Quote(policy), prompt)
+	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), args...)
 	cmd.Dir = w.work
 	cmd.Env = w.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -264,6 +266,7 @@ var apprClaudeCases = []struct{ name, answer, ran, refused string }{
 // file; beside "allow" the rewritten command runs, the check skipped.
 func TestNativeClaudeRewriteApproval(t *testing.T) {
 	t.Parallel()
+	harness(t, "claude")
 	for _, c := range apprClaudeCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

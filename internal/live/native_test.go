@@ -147,7 +147,8 @@ func natTurns(srv *fakemodel.Server) []fakemodel.Request {
 // ignores it without a word.
 func TestNativeSessionEnd(t *testing.T) {
 	t.Parallel()
-	for _, p := range []string{"claude", "codex"} {
+	needs(t, providers...)
+	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, p, natScript)
@@ -224,9 +225,11 @@ var natStopCases = []struct {
 // systemMessage or plain stdout reaches the model on neither.
 func TestNativeStop(t *testing.T) {
 	t.Parallel()
-	for _, p := range []string{"claude", "codex"} {
+	needs(t, providers...)
+	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
+			harness(t, p)
 			for _, c := range natStopCases {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
@@ -494,7 +497,8 @@ func (w *world) natTUI(prompt, shown string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
 	defer cancel()
 	// script's terminal has no size unless told one.
-	line := "stty rows 40 cols 120; " + harness(w.t, "codex") + " --dangerously-bypass-approvals-and-sandbox --dangerously-bypass-hook-trust '" + prompt + "'"
+	line := "stty rows 40 cols 120; " + harness(w.t, "codex") + " --dangerously-bypass-approvals-and-sandbox " +
+		strings.Join(w.codexTrust().flags, " ") + " '" + prompt + "'"
 	cmd := exec.CommandContext(ctx, "script", "-qfc", line, "/dev/null")
 	cmd.Dir = w.work
 	cmd.Env = append(w.env, "TERM=xterm-256color", "COLUMNS=120", "LINES=40")

@@ -106,8 +106,8 @@ func (w *world) appServer(prompts ...string) appSession {
 }
 
 // appServerWith runs one codex app-server session in the project dir: it
-// starts a thread as th says (hook trust bypassed for the session, as
-// --dangerously-bypass-hook-trust does), answers every request the server
+// starts a thread as th says (with the world's hook trust, codexTrust),
+// answers every request the server
 // sends with th.decision, and runs one turn per prompt, each to its
 // turn/completed, then closes the server's stdin and waits for it to
 // exit. It fails the test on a protocol error or a timeout.
@@ -219,7 +219,7 @@ func (w *world) appServerWith(th appThread, prompts ...string) appSession {
 	send(map[string]any{"method": "initialized"})
 	send(map[string]any{"id": 2, "method": "thread/start", "params": map[string]any{
 		"cwd": w.work, "approvalPolicy": th.policy, "sandbox": th.sandbox,
-		"config": map[string]any{"bypass_hook_trust": true}}})
+		"config": w.codexTrust().config}})
 	var started struct {
 		Thread struct{ ID string } `json:"thread"`
 	}
@@ -306,6 +306,7 @@ func TestCodexUserChannel(t *testing.T) {
 // or the stderr.
 func TestCodexPromptGateUser(t *testing.T) {
 	t.Parallel()
+	harness(t, "codex")
 	for _, c := range []struct{ name, prompt, word string }{
 		{"deny", "Please handle the forbidden-prompt now.", "forbidden-prompt"},
 		{"crash_fail_closed", "Please handle the crash-prompt now.", "crash-prompt"},

@@ -37,7 +37,7 @@ func callID(provider string, n int) string {
 // model does not call never runs.
 func TestProbeContext(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude")
+	needs(t, providers...)
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
@@ -109,7 +109,7 @@ func TestProbeContext(t *testing.T) {
 // stderr never reaches the model.
 func TestProbeFailures(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude")
+	needs(t, providers...)
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
@@ -219,7 +219,7 @@ func modelText(q fakemodel.Request, substr string) string {
 // runs and the command with it.)
 func TestProbeTrust(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude")
+	needs(t, providers...)
 	for _, p := range providers {
 		for _, c := range []string{"revoked", "changed"} {
 			t.Run(p+"/"+c, func(t *testing.T) {
