@@ -97,7 +97,7 @@ var apprCodexCases = []struct {
 		ran: apprNewMark},
 	// codex exec cannot ask: it runs with approval never whatever the
 	// policy, the command in the sandbox.
-	{name: "exec_untrusted_rewrite", answer: apprRewrite, policy: "untrusted", sandbox: "read-only", exec: true,
+	{name: "exec_on_request_rewrite", answer: apprRewrite, policy: "on-request", sandbox: "read-only", exec: true,
 		ran: apprNewMark},
 }
 
@@ -128,7 +128,7 @@ func TestNativeCodexRewriteApproval(t *testing.T) {
 					w.apprFail(a, "codex exec with approval_policy %q did not run with approval never and sandbox %s", c.policy, c.sandbox)
 				}
 			} else {
-				a = w.appServerWith(appThread{c.policy, c.sandbox, c.decision}, "Run the command, appr.")
+				a = w.appServerWith(appThread{policy: c.policy, sandbox: c.sandbox, decision: c.decision}, "Run the command, appr.")
 			}
 
 			// The hook ran once, on the model's command. Its
@@ -287,9 +287,14 @@ func TestNativeClaudeRewriteApproval(t *testing.T) {
 				if want := c.ran == apprNewMark && f == apprNewFile; w.exists(f) != want {
 					w.failf(s, "%s exists = %v, want %v", f, w.exists(f), want)
 				}
-				blocked := "touch in '" + filepath.Join(w.work, f) + "' was blocked"
-				if saw := w.server.Contains(blocked); saw != (f == c.refused) {
-					w.failf(s, "the model read %q = %v; want %v", blocked, saw, f == c.refused)
+				// Claude's refusal names the command's file: "touch in
+				// '<file>' was blocked" (2.1.233), "... needs approval"
+				// (2.1.332).
+				refusal := toolResult(w.server, callID("claude", 0))
+				named := strings.Contains(refusal, "touch in '"+filepath.Join(w.work, f)+"'") &&
+					(strings.Contains(refusal, "was blocked") || strings.Contains(refusal, "needs approval"))
+				if named != (f == c.refused) {
+					w.failf(s, "the model read a refusal naming %s = %v (%q); want %v", f, named, refusal, f == c.refused)
 				}
 			}
 		})
