@@ -153,6 +153,12 @@ func probe(key, run string, quiet bool, out io.Writer) (bool, error) {
 	}
 	env = []string{"DALO_HARNESS_DIR=" + dir, "DALO_LIVE_TABLES=" + key, "DALO_LIVE_RESULTS=" + results}
 	logs, suiteErr := testLogs(env, args...)
+	if logs != nil {
+		path := filepath.Join(os.TempDir(), "dalo-probe-"+key+".log")
+		if err := os.WriteFile(path, []byte(strings.Join(logs.all, "\n")+"\n"), 0o644); err == nil {
+			step(out, "the live suite's whole output: %s", path)
+		}
+	}
 	proof, err := live.ReadProof(results)
 	if err != nil {
 		if suiteErr != nil {
@@ -443,6 +449,7 @@ func reportEvents(out io.Writer, ts *providers.Tables, t, near *providers.Table,
 // A suiteLog is the output of each test of a go test -json run.
 type suiteLog struct {
 	out    map[string][]string // test → its output lines
+	all    []string            // every output line, in order
 	failed []string            // the tests that failed, in order
 }
 
@@ -469,7 +476,9 @@ func testLogs(env []string, args ...string) (*suiteLog, error) {
 		}
 		switch ev.Action {
 		case "output":
-			l.out[ev.Test] = append(l.out[ev.Test], strings.TrimRight(ev.Output, "\n"))
+			line := strings.TrimRight(ev.Output, "\n")
+			l.out[ev.Test] = append(l.out[ev.Test], line)
+			l.all = append(l.all, line)
 		case "fail":
 			if ev.Test != "" {
 				l.failed = append(l.failed, ev.Test)
