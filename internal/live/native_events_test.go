@@ -105,7 +105,7 @@ func TestNativeCodexInterrupt(t *testing.T) {
 	t.Parallel()
 	unmappedOrSkip(t, "codex", "events", "Interrupt")
 	w := newWorld(t, "codex", fakemodel.Script{fakemodel.Run("sleep 20; touch " + natRanFile), fakemodel.Say(natFinal)})
-	w.natConfigureEvents("Interrupt", "Stop", "PreToolUse", "PostToolUse", "SessionEnd")
+	w.natConfigureEvents(3, "Interrupt", "Stop", "PreToolUse", "PostToolUse", "SessionEnd")
 	w.natAnswer("Interrupt", `{"systemMessage":"`+natText+`"}`, "", 0)
 	th := asExec
 	th.interrupt = true
@@ -155,7 +155,7 @@ func TestNativeCodexModelRequest(t *testing.T) {
 	t.Parallel()
 	unmappedOrSkip(t, "codex", "events", "PreModelRequest")
 	w := newWorld(t, "codex", natScript)
-	w.natConfigureEvents("PreModelRequest", "PostModelRequest", "Stop")
+	w.natConfigureEvents(3, "PreModelRequest", "PostModelRequest", "Stop")
 	s := w.run("Run the command, nat-model-request.")
 	pre, post := w.natPayloads("PreModelRequest"), w.natPayloads("PostModelRequest")
 	if turns := natTurns(w.server); len(turns) != 2 || len(pre) != 2 || len(post) != 2 {
@@ -192,7 +192,7 @@ func TestNativeCodexMCPOutput(t *testing.T) {
 		fakemodel.Say(natFinal),
 	})
 	w.codexMCPServer()
-	w.natConfigureEvents("PostToolUse")
+	w.natConfigureEvents(3, "PostToolUse")
 	w.natAnswer("PostToolUse", `{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedMCPToolOutput":{"content":[{"type":"text","text":"`+natText+`"}]}}}`, "", 0)
 	a := w.appServer("Call the probe tool, nat-mcp-output.")
 	posts := w.natPayloads("PostToolUse")
@@ -212,16 +212,17 @@ func TestNativeCodexMCPOutput(t *testing.T) {
 	}
 }
 
-// natConfigureEvents is natConfigure for the events named, each with a
-// matcher "*" where it takes one.
-func (w *world) natConfigureEvents(events ...string) {
+// natConfigureEvents writes the harness's own hook file with a natHookScript
+// entry for each of events, with the timeout (seconds) and, where the event
+// takes one, the matcher "*".
+func (w *world) natConfigureEvents(timeout int, events ...string) {
 	w.t.Helper()
 	script := filepath.Join(w.root, "nat-hook.sh")
 	w.writeFile(script, natHookScript)
 	hooks := map[string]any{}
 	for _, e := range events {
 		entry := map[string]any{"hooks": []any{map[string]any{
-			"type": "command", "command": "sh " + script + " " + w.out + " " + e, "timeout": 3}}}
+			"type": "command", "command": "sh " + script + " " + w.out + " " + e, "timeout": timeout}}}
 		if e == "PreToolUse" || e == "PostToolUse" {
 			entry["matcher"] = "*"
 		}
@@ -288,7 +289,7 @@ func TestNativeClaudeSkillShell(t *testing.T) {
 	w.writeFile(filepath.Join(w.home, ".claude", "skills", "shell-probe", "SKILL.md"),
 		"---\nname: shell-probe\ndescription: A probe skill with an inline shell command.\nallowed-tools: Bash(touch:*)\n---\n\n"+
 			"The marker: !`touch "+ran+" && echo "+natText+"`\n")
-	w.natConfigureEvents("PreToolUse", "PostToolUse", "PreSkillShellCommand")
+	w.natConfigureEvents(3, "PreToolUse", "PostToolUse", "PreSkillShellCommand")
 	s := w.run("Use the shell-probe skill.")
 	if _, err := os.Stat(ran); err != nil || !w.server.Contains(natText) {
 		w.failf(s, "the skill's shell command ran = %v, its output reached the model = %v; want true, true", err == nil, w.server.Contains(natText))

@@ -59,29 +59,11 @@ var natScript = fakemodel.Script{fakemodel.Run("echo nat-out; touch " + natRanFi
 
 // natConfigure writes the harness's own hook file, as a user would by
 // hand: one natHookScript entry per event of natEvents ($CLAUDE_CONFIG_DIR/
-// settings.json, $CODEX_HOME/hooks.json; same shape).
+// settings.json, $CODEX_HOME/hooks.json; same shape), each with a 10 s
+// timeout.
 func (w *world) natConfigure() {
 	w.t.Helper()
-	script := filepath.Join(w.root, "nat-hook.sh")
-	w.writeFile(script, natHookScript)
-	hooks := map[string]any{}
-	for _, e := range natEvents {
-		entry := map[string]any{"hooks": []any{map[string]any{
-			"type": "command", "command": "sh " + script + " " + w.out + " " + e, "timeout": 10}}}
-		if e == "PreToolUse" || e == "PostToolUse" {
-			entry["matcher"] = "*"
-		}
-		hooks[e] = []any{entry}
-	}
-	b, err := json.MarshalIndent(map[string]any{"hooks": hooks}, "", "  ")
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	path := filepath.Join(w.home, ".claude", "settings.json")
-	if w.provider == "codex" {
-		path = filepath.Join(w.home, ".codex", "hooks.json")
-	}
-	w.writeFile(path, string(b))
+	w.natConfigureEvents(10, natEvents...)
 }
 
 // natAnswer makes the first run of event's hook print stdout, write stderr
