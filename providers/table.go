@@ -35,6 +35,8 @@ type Table struct {
 	Undelivered map[string]string `json:"undelivered"`
 	// Rows is subject → phase → row, for every admitted combination.
 	Rows map[string]map[string]Row `json:"rows"`
+	// Unmapped is what the harness offers hooks that no row reaches.
+	Unmapped Unmapped `json:"unmapped"`
 
 	// File is the table's path below the tables directory.
 	File  string    `json:"-"`
@@ -183,6 +185,20 @@ type Payload struct {
 type PayloadField struct {
 	Key      string   `json:"key"`
 	Type     string   `json:"type,omitempty"`
+	Evidence []string `json:"evidence"`
+}
+
+// Unmapped lists the native events and output fields of a harness version
+// that no row of the draft's combination table reaches, each with why.
+type Unmapped struct {
+	Events  map[string]UnmappedClaim `json:"events,omitempty"`
+	Outputs map[string]UnmappedClaim `json:"outputs,omitempty"`
+}
+
+// An UnmappedClaim is the reason a package author reads for something no
+// portable hook reaches, with the evidence that the version has it.
+type UnmappedClaim struct {
+	Reason   string   `json:"reason"`
 	Evidence []string `json:"evidence"`
 }
 

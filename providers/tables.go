@@ -109,7 +109,7 @@ func (ts *Tables) add(t *Table) {
 
 func (ts *Tables) sort() {
 	slices.SortFunc(ts.all, func(a, b *Table) int {
-		return cmp.Or(cmp.Compare(a.Name, b.Name), compareVersions(a.Version, b.Version))
+		return cmp.Or(cmp.Compare(a.Name, b.Name), CompareVersions(a.Version, b.Version))
 	})
 }
 
@@ -222,8 +222,8 @@ func (ts *Tables) Resolve(arg string) (*Table, error) {
 // table describes: a command given one was used wrongly (exit status 2).
 var ErrUnknownProvider = errors.New("unknown provider")
 
-// compareVersions orders dotted numeric versions (2.1.233 < 2.1.1000).
-func compareVersions(a, b string) int {
+// CompareVersions orders dotted numeric versions (2.1.233 < 2.1.1000).
+func CompareVersions(a, b string) int {
 	as, bs := strings.Split(a, "."), strings.Split(b, ".")
 	for i := 0; i < max(len(as), len(bs)); i++ {
 		var x, y int

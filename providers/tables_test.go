@@ -15,7 +15,7 @@ func TestEmbeddedTablesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(ts.Keys(), " "), "claude@2.1.233 codex@0.147.0"; got != want {
+	if got, want := strings.Join(ts.Keys(), " "), "claude@2.1.233 claude@2.1.332 codex@0.147.0 codex@0.171.0"; got != want {
 		t.Fatalf("keys = %s, want %s", got, want)
 	}
 	for _, tc := range []struct {
@@ -26,6 +26,8 @@ func TestEmbeddedTablesLoad(t *testing.T) {
 		{"claude", "2.1.233", "SessionEnd", "session", "end"},
 		{"codex", "0.147.0", "UserPromptSubmit", "prompt", "before"},
 		{"codex", "0.147.0", "", "tool_call", "failure"},
+		{"claude", "2.1.332", "PostToolUseFailure", "tool_call", "failure"},
+		{"codex", "0.171.0", "", "tool_call", "failure"},
 	} {
 		tb, ok := ts.Lookup(tc.name, tc.version)
 		if !ok {
@@ -48,10 +50,11 @@ func TestEmbeddedTablesLoad(t *testing.T) {
 func TestLookupIsExact(t *testing.T) {
 	ts := mustLoad(t)
 	for _, tc := range []struct{ arg, want, err string }{
-		{"claude", "claude@2.1.233", ""},
+		{"claude", "claude@2.1.332", ""},
 		{"claude@2.1.233", "claude@2.1.233", ""},
-		{"codex", "codex@0.147.0", ""},
-		{"claude@2.1.234", "", "unknown provider claude@2.1.234; known: claude@2.1.233, codex@0.147.0"},
+		{"codex", "codex@0.171.0", ""},
+		{"codex@0.147.0", "codex@0.147.0", ""},
+		{"claude@2.1.234", "", "unknown provider claude@2.1.234; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0"},
 		{"claude@2.1", "", "unknown provider claude@2.1;"},
 		{"gemini", "", "unknown provider gemini;"},
 	} {
@@ -360,6 +363,14 @@ func TestMatcherToolNames(t *testing.T) {
 		{"codex@0.147.0",
 			[]string{"Bash", "apply_patch"},
 			[]string{"Edit", "mcp__memory__create_entities", ""}},
+		// Codex 0.171.0 names an MCP server's tool to hooks as Claude
+		// Code does (providers/testdata/README.md finding 50).
+		{"codex@0.171.0",
+			[]string{"Bash", "apply_patch", "mcp__memory__create_entities", "mcp__cmsrv__probe"},
+			[]string{"Edit", "mcp__", "mcp__memory", "mcp____tool", ""}},
+		{"claude@2.1.332",
+			[]string{"Bash", "Edit", "Write", "Read", "mcp__memory__create_entities"},
+			[]string{"bash", "apply_patch", "mcp__", "mcp____tool", ""}},
 	} {
 		name, version, _ := strings.Cut(tc.table, "@")
 		tb, ok := ts.Lookup(name, version)
@@ -376,5 +387,26 @@ func TestMatcherToolNames(t *testing.T) {
 				t.Errorf("%s: the table knows %q, which is no native tool name there", tc.table, n)
 			}
 		}
+	}
+}
+
+// A native event a table lists as unmapped is one no row uses: a table
+// cannot both map an event and say no row reaches it.
+func TestUnmappedEventsAreUnused(t *testing.T) {
+	ts := mustLoad(t)
+	n := 0
+	for _, tb := range ts.All() {
+		for e, u := range tb.Unmapped.Events {
+			n++
+			if _, used := tb.Events[e]; used {
+				t.Errorf("%s: %s is both in events and in unmapped.events", tb.Key(), e)
+			}
+			if strings.TrimSpace(u.Reason) == "" {
+				t.Errorf("%s: unmapped.events.%s has no reason", tb.Key(), e)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no table lists an unmapped event; the walk is broken")
 	}
 }

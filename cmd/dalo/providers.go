@@ -224,6 +224,21 @@ func printTable(w io.Writer, t *providers.Table) {
 		}
 	}
 	tw.Flush()
+
+	// What the harness offers hooks that no row reaches, and why.
+	if len(t.Unmapped.Events)+len(t.Unmapped.Outputs) > 0 {
+		fmt.Fprintln(w, "\nNo row reaches:")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, list := range []struct {
+			kind  string
+			items map[string]providers.UnmappedClaim
+		}{{"event", t.Unmapped.Events}, {"output", t.Unmapped.Outputs}} {
+			for _, n := range sortedNames(list.items) {
+				fmt.Fprintf(tw, "  %s %s\t%s\n", list.kind, n, list.items[n].Reason)
+			}
+		}
+		tw.Flush()
+	}
 	fmt.Fprintf(w, "\nEvidence for each claim: dalo --json providers show %s\n", t.Key())
 }
 

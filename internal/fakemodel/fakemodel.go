@@ -33,6 +33,10 @@ type Step struct {
 	// string Input calls a freeform (custom) tool with that text instead.
 	Tool  string
 	Input any
+	// Namespace is, on OpenAI, the namespace of Tool's function: Codex
+	// offers an MCP server's tools as the functions of a namespace
+	// (mcp__<server>).
+	Namespace string
 
 	// Text is a final assistant answer, which ends the harness's turn.
 	Text string

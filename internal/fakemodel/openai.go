@@ -46,6 +46,9 @@ func (openAI) serve(w http.ResponseWriter, req *Request, script Script, seq int)
 			"arguments": inputJSON(input),
 			"status":    "completed",
 		}
+		if st.Namespace != "" {
+			item["namespace"] = st.Namespace
+		}
 		if text, ok := input.(string); ok && st.Tool != "" {
 			// A freeform (custom) tool, such as Codex's apply_patch for
 			// the models it offers it to, takes its input as raw text.

@@ -17,8 +17,6 @@ func pre(fields map[string]any) map[string]any {
 	return map[string]any{"hookSpecificOutput": fields}
 }
 
-const claudeVersion = "2.1.233"
-
 // TestRecordClaude records every hook event of Claude Code once, plus the
 // Stop that follows a blocked Stop, and checks where it loads skills and
 // subagents from.
@@ -34,7 +32,7 @@ func TestRecordClaude(t *testing.T) {
 	t.Logf("fired: %v", r.fired())
 
 	p := r.payloads()
-	dir := filepath.Join(recordingsDir, "claude", claudeVersion)
+	dir := filepath.Join(recordingsDir, "claude", r.version)
 	for _, ev := range claudeEvents {
 		if len(p[ev]) == 0 {
 			t.Errorf("%s did not fire", ev)
@@ -79,7 +77,7 @@ func TestRecordClaudeConfigDir(t *testing.T) {
 
 // TestRecordClaudeOutputs checks the native hook outputs of docs/design.md §4.
 func TestRecordClaudeOutputs(t *testing.T) {
-	harnessDir(t) // skip the whole table, not each case
+	recordVersion(t, "claude") // skip the whole table, not each case
 	t.Run("add_context", func(t *testing.T) {
 		r := newRun(t, "claude", Script{Run("echo a"), Run("exit 7"), Say("ok")})
 		r.hooks(claudeEvents)

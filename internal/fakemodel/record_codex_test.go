@@ -7,8 +7,6 @@ import (
 	"testing"
 )
 
-const codexVersion = "0.147.0"
-
 // TestRecordCodex records every hook event of Codex once, plus the Stop
 // that follows a blocked Stop, and checks where it loads skills from.
 func TestRecordCodex(t *testing.T) {
@@ -23,7 +21,7 @@ func TestRecordCodex(t *testing.T) {
 	t.Logf("fired: %v", r.fired())
 
 	p := r.payloads()
-	dir := filepath.Join(recordingsDir, "codex", codexVersion)
+	dir := filepath.Join(recordingsDir, "codex", r.version)
 	for _, ev := range codexEvents {
 		if len(p[ev]) == 0 {
 			t.Errorf("%s did not fire", ev)
@@ -70,7 +68,7 @@ func TestRecordCodexTrust(t *testing.T) {
 
 // TestRecordCodexOutputs checks the native hook outputs of docs/design.md §4.
 func TestRecordCodexOutputs(t *testing.T) {
-	harnessDir(t) // skip the whole table, not each case
+	recordVersion(t, "codex") // skip the whole table, not each case
 	t.Run("add_context", func(t *testing.T) {
 		r := newRun(t, "codex", Script{Run("echo a"), Run("exit 7"), Say("ok")})
 		r.hooks(codexEvents)

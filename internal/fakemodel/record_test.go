@@ -17,19 +17,21 @@ import (
 
 // The recording driver runs the real harnesses against the fake servers and
 // stores the native hook payloads they send under
-// providers/testdata/recordings. It needs the harnesses installed, so it
-// runs only on request:
+// providers/testdata/recordings/<name>/<version>. It needs the harnesses
+// installed, so it runs only on request, for the versions DALO_RECORD
+// names (name@version, separated by spaces or commas; one per harness):
 //
-//	DALO_RECORD=1 DALO_HARNESS_DIR=$(.ci/harnesses) go test -run Record -v ./internal/fakemodel/
+//	DALO_RECORD=claude@2.1.233,codex@0.147.0 DALO_HARNESS_DIR=$(.ci/harnesses) go test -run Record -v ./internal/fakemodel/
 //
-// .ci/harnesses installs the exact harness versions outside the module and
-// prints where.
+// .ci/harnesses installs the exact harness versions outside the module,
+// each in <DALO_HARNESS_DIR>/<name>@<version>, and prints where. The probe
+// (internal/live/probe) records a version it adds this way.
 //
 // Besides the recordings, the driver checks the harness behaviours the
 // provider tables rely on and logs each finding as "FINDING: ...".
 
-const recordSkipMsg = "recording runs the real harnesses; set DALO_RECORD=1 and " +
-	"DALO_HARNESS_DIR=<folder holding node_modules/.bin/{claude,codex}> to enable it"
+const recordSkipMsg = "recording runs the real harnesses; set DALO_RECORD=<name>@<version>,... and " +
+	"DALO_HARNESS_DIR=<folder holding <name>@<version>/node_modules/.bin/<name>> to enable it"
 
 // recordingsDir is where payloads are stored, relative to this package.
 const recordingsDir = "../../providers/testdata/recordings"
@@ -43,19 +45,35 @@ var codexEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "Po
 // toolEvents take a matcher; the other events have none.
 var toolEvents = map[string]bool{"PreToolUse": true, "PostToolUse": true, "PostToolUseFailure": true}
 
-func harnessDir(t *testing.T) string {
+// recordVersion returns the version of harness DALO_RECORD names, and
+// skips the test when recording is off or names no version of harness.
+func recordVersion(t *testing.T, harness string) string {
 	t.Helper()
-	dir := os.Getenv("DALO_HARNESS_DIR")
-	if os.Getenv("DALO_RECORD") != "1" || dir == "" {
+	if os.Getenv("DALO_HARNESS_DIR") == "" {
 		t.Skip(recordSkipMsg)
 	}
-	return dir
+	for _, key := range strings.Fields(strings.ReplaceAll(os.Getenv("DALO_RECORD"), ",", " ")) {
+		if name, version, ok := strings.Cut(key, "@"); ok && name == harness {
+			return version
+		}
+	}
+	t.Skip(recordSkipMsg)
+	return ""
+}
+
+// harnessBin returns the binary of the version of harness DALO_RECORD
+// names, skipping as recordVersion does.
+func harnessBin(t *testing.T, harness string) string {
+	t.Helper()
+	version := recordVersion(t, harness)
+	return filepath.Join(os.Getenv("DALO_HARNESS_DIR"), harness+"@"+version, "node_modules", ".bin", harness)
 }
 
 // A run is one headless harness session in fresh temp dirs.
 type run struct {
 	t       *testing.T
 	harness string // "claude" or "codex"
+	version string // the harness's version, which DALO_RECORD names
 	bin     string
 	root    string // temp root
 	home    string // $HOME
@@ -72,11 +90,11 @@ type run struct {
 
 func newRun(t *testing.T, harness string, script Script) *run {
 	t.Helper()
-	dir := harnessDir(t)
+	bin := harnessBin(t, harness)
 	root := t.TempDir()
 	r := &run{
-		t: t, harness: harness,
-		bin:  filepath.Join(dir, "node_modules", ".bin", harness),
+		t: t, harness: harness, version: recordVersion(t, harness),
+		bin:  bin,
 		root: root, home: filepath.Join(root, "home"), work: filepath.Join(root, "work"),
 		out: filepath.Join(root, "out"), resp: filepath.Join(root, "resp"),
 	}

@@ -21,7 +21,7 @@ import (
 // records Codex's own trust in dalo's entries (--trust), as a user would.
 func TestImportClaudePlugin(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude") // skip once, not per case
+	needs(t, providers...) // skip once, not per case
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("hookify's hooks run python3, which is not on PATH")
 	}

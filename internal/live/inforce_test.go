@@ -97,7 +97,7 @@ func (w *world) daloExit(args ...string) (string, int) {
 // the entries trusted by install --trust, no bypass flag.
 func TestDispatcherGone(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude")
+	needs(t, providers...)
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
@@ -130,7 +130,7 @@ func TestDispatcherGone(t *testing.T) {
 // refuses to edit such a file (testdata/script/plugin_install_duplicates.txtar).
 func TestDuplicateKeys(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude")
+	needs(t, providers...)
 	hook := func(w *world, name string) string {
 		return `{"type": "command", "command": "touch ` + filepath.Join(w.out, name) + `", "timeout": 10}`
 	}

@@ -23,7 +23,7 @@ var providers = []string{"claude", "codex"}
 // session end observe.
 func TestSession(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude") // skip once, not per case
+	needs(t, providers...) // skip once, not per case
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
@@ -112,7 +112,7 @@ func TestSession(t *testing.T) {
 // crashing fail_open gate, an output to replace and a failing command.
 func TestToolCalls(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude") // skip once, not per case
+	needs(t, providers...) // skip once, not per case
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
@@ -222,7 +222,7 @@ func samePath(a, b string) bool {
 // fail_closed crash. Either way the prompt must never reach the model.
 func TestPromptGate(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude") // skip once, not per case
+	needs(t, providers...) // skip once, not per case
 	for _, p := range providers {
 		for _, c := range []struct{ name, prompt, mark string }{
 			{"deny", "Please handle the forbidden-prompt now.", markPromptDeny},
@@ -300,7 +300,7 @@ func TestPromptGate(t *testing.T) {
 // Codex (which has none) alike.
 func TestFailClosedStop(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude")
+	needs(t, providers...)
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()

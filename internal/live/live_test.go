@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,27 +23,84 @@ import (
 	provtables "dalo/providers"
 )
 
-const skipMsg = "live harness tests need the exact harness versions of dalo's newest provider tables; " +
+const skipMsg = "live harness tests need the exact harness versions of dalo's provider tables; " +
 	"enable them with DALO_HARNESS_DIR=$(.ci/harnesses) go test ./internal/live/ " +
-	"(DALO_HARNESS_DIR is a folder holding node_modules/.bin/{claude,codex})"
+	"(DALO_HARNESS_DIR is a folder holding <name>@<version>/node_modules/.bin/<name> per table)"
 
-// harnessVersions is, for each provider the tests drive, what --version
-// prints for the version of its newest table: the live tests prove those
-// tables, and a run of another version would prove nothing about them.
-func harnessVersions() (map[string]string, error) {
+// A target is a provider table this run proves, and the harness of exactly
+// its version.
+type target struct {
+	key, name, version string
+	// versionOutput is what the harness must print for --version.
+	versionOutput string
+	// bin is the harness binary: <DALO_HARNESS_DIR>/<key>/node_modules/.bin/<name>.
+	bin string
+
+	once sync.Once
+	err  error // the harness is missing or prints another version
+}
+
+// targets are the tables this run proves, by harness name: those
+// DALO_LIVE_TABLES names (name@version, separated by spaces or commas; one
+// version per harness), else the newest table of each harness. targetsErr
+// is why there are none.
+var (
+	targets    map[string]*target
+	targetsErr error
+)
+
+// loadTargets reads DALO_LIVE_TABLES against the provider tables dalo
+// embeds: a key with no table is an error, as it is for dalo itself.
+func loadTargets(dir string) (map[string]*target, error) {
 	ts, err := provtables.Load()
 	if err != nil {
 		return nil, err
 	}
-	want := map[string]string{}
-	for _, p := range providers {
-		t, ok := ts.Newest(p)
-		if !ok {
-			return nil, fmt.Errorf("no provider table for %s", p)
+	keys := strings.Fields(strings.ReplaceAll(os.Getenv("DALO_LIVE_TABLES"), ",", " "))
+	if len(keys) == 0 {
+		for _, p := range providers {
+			if t, ok := ts.Newest(p); ok {
+				keys = append(keys, t.Key())
+			}
 		}
-		want[p] = t.VersionOutput.Text
 	}
-	return want, nil
+	out := map[string]*target{}
+	for _, key := range keys {
+		name, version, _ := strings.Cut(key, "@")
+		t, ok := ts.Lookup(name, version)
+		if !ok {
+			return nil, fmt.Errorf("DALO_LIVE_TABLES: no provider table %s; known: %s", key, strings.Join(ts.Keys(), ", "))
+		}
+		if prev := out[name]; prev != nil {
+			return nil, fmt.Errorf("DALO_LIVE_TABLES: %s and %s: a run proves one version of a harness", prev.key, key)
+		}
+		out[name] = &target{key: t.Key(), name: t.Name, version: t.Version, versionOutput: t.VersionOutput.Text,
+			bin: filepath.Join(dir, t.Key(), "node_modules", ".bin", t.Name)}
+	}
+	return out, nil
+}
+
+// check runs the target's harness for its version, once, under a bound.
+func (tg *target) check() {
+	tg.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, tg.bin, "--version").Output()
+		if got := strings.TrimSpace(string(out)); err != nil || got != tg.versionOutput {
+			tg.err = fmt.Errorf("%s --version: got %q (err %v), want %q\n"+
+				"install the versions of the provider tables with .ci/harnesses", tg.bin, got, err, tg.versionOutput)
+		}
+	})
+}
+
+// keys returns the keys of the tables under test, sorted.
+func targetKeys() []string {
+	var keys []string
+	for _, tg := range targets {
+		keys = append(keys, tg.key)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Bounds: a session normally takes a few seconds; a dalo command well under one.
@@ -59,67 +118,172 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	if os.Getenv("DALO_HARNESS_DIR") != "" {
-		dir, err := os.MkdirTemp("", "dalo-live-bin-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		daloBin = filepath.Join(dir, "dalo")
-		// The real binaries, as a user installs them: dalo, and beside it
-		// dalo-hook, which the entries install writes call. Import paths,
-		// so the build does not depend on the test's cwd.
-		out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "dalo/cmd/dalo", "dalo/cmd/dalo-hook").CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "building dalo: %v\n%s", err, out)
-			return 1
-		}
-	}
-	return m.Run()
-}
-
-var (
-	versionOnce sync.Once
-	versionErr  error
-)
-
-// harness returns the path of the named harness's binary. It skips the
-// test when DALO_HARNESS_DIR is unset, unless CI=true, and fails it when the
-// installed harness is not the version of the table under test.
-func harness(t *testing.T, name string) string {
-	t.Helper()
 	dir := os.Getenv("DALO_HARNESS_DIR")
 	if dir == "" {
+		return m.Run()
+	}
+	targets, targetsErr = loadTargets(dir)
+	tmp, err := os.MkdirTemp("", "dalo-live-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	daloBin = filepath.Join(tmp, "dalo")
+	// The real binaries, as a user installs them: dalo, and beside it
+	// dalo-hook, which the entries install writes call. Import paths,
+	// so the build does not depend on the test's cwd.
+	out, err := exec.Command("go", "build", "-o", tmp+string(filepath.Separator), "dalo/cmd/dalo", "dalo/cmd/dalo-hook").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building dalo: %v\n%s", err, out)
+		return 1
+	}
+	code := m.Run()
+	if err := writeResults(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "writing the live test results: %v\n", err)
+		return 1
+	}
+	return code
+}
+
+// liveEnabled skips t when the harnesses are not installed
+// (DALO_HARNESS_DIR unset), unless CI=true, where it fails it: a CI run
+// that silently skipped the live tests would prove nothing.
+func liveEnabled(t *testing.T) {
+	t.Helper()
+	if os.Getenv("DALO_HARNESS_DIR") == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("CI=true but DALO_HARNESS_DIR is unset: " + skipMsg)
 		}
 		t.Skip(skipMsg)
 	}
-	versionOnce.Do(func() {
-		versions, err := harnessVersions()
-		if err != nil {
-			versionErr = err
+	if targetsErr != nil {
+		t.Fatal(targetsErr)
+	}
+}
+
+// harness returns the path of the named harness's binary, of the version of
+// the table under test. It skips the test when DALO_HARNESS_DIR is unset
+// (unless CI=true) or when this run proves no table of that harness, and
+// fails it when the installed harness is not the table's version.
+func harness(t *testing.T, name string) string {
+	t.Helper()
+	record(t)
+	liveEnabled(t)
+	tg := targets[name]
+	if tg == nil {
+		t.Skipf("this run proves %s, no table of %s", strings.Join(targetKeys(), " "), name)
+	}
+	tg.check()
+	if tg.err != nil {
+		t.Fatal(tg.err)
+	}
+	drove(t, tg.key)
+	return tg.bin
+}
+
+// needs is harness for a test whose subtests drive the harnesses named: it
+// skips t unless this run proves a table of one of them, so that a test
+// whose every subtest would skip says SKIP, not PASS.
+func needs(t *testing.T, names ...string) {
+	t.Helper()
+	record(t)
+	liveEnabled(t)
+	for _, n := range names {
+		if targets[n] != nil {
 			return
 		}
-		var errs []string
-		for h, want := range versions {
-			bin := filepath.Join(dir, "node_modules", ".bin", h)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			out, err := exec.CommandContext(ctx, bin, "--version").Output()
-			cancel()
-			if got := strings.TrimSpace(string(out)); err != nil || got != want {
-				errs = append(errs, fmt.Sprintf("%s --version: got %q (err %v), want %q", bin, got, err, want))
-			}
-		}
-		if errs != nil {
-			versionErr = fmt.Errorf("%s\ninstall the versions of the provider tables with .ci/harnesses", strings.Join(errs, "\n"))
-		}
-	})
-	if versionErr != nil {
-		t.Fatal(versionErr)
 	}
-	return filepath.Join(dir, "node_modules", ".bin", name)
+	t.Skipf("this run proves %s, no table of %s", strings.Join(targetKeys(), " "), strings.Join(names, " or "))
+}
+
+// The outcome of every test that called harness or needs, by name.
+var recorded = struct {
+	sync.Mutex
+	seen  map[*testing.T]bool
+	tests map[string]*Outcome
+}{seen: map[*testing.T]bool{}, tests: map[string]*Outcome{}}
+
+// record registers t's outcome for the results file, once per test: when
+// t and its subtests are done, its status, and the tables it or its
+// subtests drove. A test that passed while every subtest it ran skipped
+// is recorded as skipped.
+func record(t *testing.T) {
+	recorded.Lock()
+	defer recorded.Unlock()
+	if recorded.seen[t] {
+		return
+	}
+	recorded.seen[t] = true
+	name := t.Name()
+	if recorded.tests[name] == nil {
+		recorded.tests[name] = &Outcome{}
+	}
+	t.Cleanup(func() {
+		recorded.Lock()
+		defer recorded.Unlock()
+		o := recorded.tests[name]
+		switch {
+		case t.Failed():
+			o.Status = "fail"
+		case t.Skipped():
+			o.Status = "skip"
+		default:
+			o.Status = "pass"
+		}
+		var subs, passed int
+		for sub, so := range recorded.tests {
+			if !strings.HasPrefix(sub, name+"/") {
+				continue
+			}
+			subs++
+			if so.Status == "pass" {
+				passed++
+			}
+			o.Tables = append(o.Tables, so.Tables...)
+		}
+		if o.Status == "pass" && subs > 0 && passed == 0 {
+			o.Status = "skip"
+		}
+		sort.Strings(o.Tables)
+		o.Tables = slices.Compact(o.Tables)
+	})
+}
+
+// drove records that t ran the harness of table key.
+func drove(t *testing.T, key string) {
+	recorded.Lock()
+	defer recorded.Unlock()
+	o := recorded.tests[t.Name()]
+	if !slices.Contains(o.Tables, key) {
+		o.Tables = append(o.Tables, key)
+	}
+}
+
+// writeResults writes what this run proved to DALO_LIVE_RESULTS (a
+// directory), else to dir/results, as <tables>.json: the tables it drove,
+// with what each harness printed for --version, and every recorded test's
+// outcome.
+func writeResults(dir string) error {
+	recorded.Lock()
+	defer recorded.Unlock()
+	if len(recorded.tests) == 0 || targetsErr != nil {
+		return nil
+	}
+	r := Results{Tables: map[string]string{}, Tests: map[string]Outcome{}}
+	for _, tg := range targets {
+		if tg.err == nil {
+			r.Tables[tg.key] = tg.versionOutput
+		}
+	}
+	for name, o := range recorded.tests {
+		r.Tests[name] = *o
+	}
+	out := os.Getenv("DALO_LIVE_RESULTS")
+	if out == "" {
+		out = filepath.Join(dir, "results")
+	}
+	return r.Write(filepath.Join(out, ResultsName(targetKeys())))
 }
 
 // A world is one user's machine: a home, config homes for both harnesses, a
@@ -128,6 +292,7 @@ func harness(t *testing.T, name string) string {
 type world struct {
 	t        *testing.T
 	provider string
+	key      string // the table under test, name@version
 	root     string
 	home     string
 	work     string // the project: the harness's cwd, where commands run
@@ -155,7 +320,7 @@ func newWorldFor(t *testing.T, provider string, script func(*world) fakemodel.Sc
 	harness(t, provider) // skip or fail before making anything
 	root := t.TempDir()
 	w := &world{
-		t: t, provider: provider, root: root,
+		t: t, provider: provider, key: targets[provider].key, root: root,
 		home:  filepath.Join(root, "home"),
 		work:  filepath.Join(root, "work"),
 		out:   filepath.Join(root, "out"),
@@ -203,8 +368,8 @@ wire_api = "responses"
 		t.Fatalf("unknown provider %q", provider)
 	}
 	t.Cleanup(w.server.Close)
-	// The harness is on PATH, where a user has it: install finds it there
-	// and uses the table of its version.
+	// The harness under test is on PATH, where a user has it: install
+	// finds it there and uses the table of its version.
 	w.pathHarness()
 	return w
 }
@@ -255,11 +420,11 @@ func (w *world) installSource(id, pkg string, files map[string]string) string {
 	w.t.Helper()
 	src := filepath.Join(w.root, "src-"+id)
 	writeSource(w.t, src, files)
-	w.dalo("plugin", "validate", "--provider", w.provider, src)
+	w.dalo("plugin", "validate", "--provider", w.key, src)
 	w.dalo("source", "add", id, src)
 	ref := id + ":" + pkg
-	w.dalo("plugin", "approve", ref, "--provider", w.provider, "--all", "--yes")
-	args := []string{"plugin", "install", ref, "--provider", w.provider}
+	w.dalo("plugin", "approve", ref, "--provider", w.key, "--all", "--yes")
+	args := []string{"plugin", "install", ref, "--provider", w.key}
 	if w.provider == "codex" && !w.untrusted {
 		// As a user of Codex installs: recording Codex's trust for dalo's
 		// entries, so that Codex runs them.
@@ -301,14 +466,7 @@ func (w *world) runExit(prompt string) (session, error) {
 			args = append(args[:len(args)-1], "stream-json", "--verbose")
 		}
 	case "codex":
-		// Codex runs only hooks the user trusted in its /hooks review, and
-		// that trust is the user's act, not dalo's: install does not (and
-		// must not) forge it. A test run stands in for the user with the
-		// flag Codex offers for exactly this.
-		args = []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}
-		if !w.untrusted {
-			args = append(args, "--dangerously-bypass-hook-trust")
-		}
+		args = append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}, w.codexTrust().flags...)
 		args = append(args, prompt)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
@@ -336,6 +494,27 @@ func (w *world) runExit(prompt string) (session, error) {
 		w.t.Fatalf("%s %q: no end within %v: %v\nstdout:\n%s\nstderr:\n%s", w.provider, prompt, sessionTimeout, err, clip(s.stdout), clip(s.stderr))
 	}
 	return s, err
+}
+
+// A hookTrust is how a Codex run stands in for the user's trust in dalo's
+// entries: the flags of codex exec and its TUI, and the config of an app
+// server thread.
+type hookTrust struct {
+	flags  []string
+	config map[string]any
+}
+
+// codexTrust returns how this world's Codex runs trust dalo's entries.
+// Codex runs only hooks the user trusted in its /hooks review, and that
+// trust is the user's act: a test run stands in for the user with the
+// bypass Codex offers for exactly this, unless the world's user has not
+// trusted them (untrusted). Every Codex run of the suite (exec, app
+// server, TUI) takes it from here, the one place that says how.
+func (w *world) codexTrust() hookTrust {
+	if w.untrusted {
+		return hookTrust{config: map[string]any{}}
+	}
+	return hookTrust{flags: []string{"--dangerously-bypass-hook-trust"}, config: map[string]any{"bypass_hook_trust": true}}
 }
 
 // failf reports a failed check with what the harness printed, which is

@@ -3,9 +3,11 @@
 package live
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -174,6 +176,37 @@ func (w *world) mxcRuns(id string) [][]string {
 	return runs
 }
 
+// mxcPatchModel returns a model of the harness's own catalog (codex debug
+// models) to which Codex offers its native apply_patch as a freeform tool,
+// with no tool mode of its own: the catalog changes from version to version
+// (gpt-5.4 in 0.147.0's, gone from 0.171.0's; gpt-5.5 in both).
+func (w *world) mxcPatchModel() string {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), daloTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), "debug", "models")
+	cmd.Dir = w.work
+	cmd.Env = w.env
+	out, err := cmd.Output()
+	var catalog struct {
+		Models []struct {
+			Slug       string `json:"slug"`
+			ApplyPatch string `json:"apply_patch_tool_type"`
+			ToolMode   string `json:"tool_mode"`
+		} `json:"models"`
+	}
+	if err != nil || json.Unmarshal(out, &catalog) != nil {
+		w.t.Fatalf("codex debug models: %v\n%s", err, clip(string(out)))
+	}
+	for _, m := range catalog.Models {
+		if m.ApplyPatch == "freeform" && m.ToolMode == "" {
+			return m.Slug
+		}
+	}
+	w.t.Fatalf("codex debug models: no model with a freeform apply_patch and no tool mode\n%s", clip(string(out)))
+	return ""
+}
+
 // mxcModel points the world's Codex at model, keeping the fake provider:
 // the tools Codex offers depend on the model it recognises.
 func (w *world) mxcModel(model string) {
@@ -337,6 +370,11 @@ func TestMatrixCodex(t *testing.T) {
 			if r.Status != "completed" || len(r.Entries) != 0 {
 				w.failApp(a, "%s hook run: status %q, entries %+v; want completed with nothing shown or added", r.EventName, r.Status, r.Entries)
 			}
+			// dalo's entries run in Codex's turn, which waits for them
+			// (no async: true); a Codex that says so says "sync".
+			if r.ExecutionMode != "" && r.ExecutionMode != "sync" {
+				w.failApp(a, "%s hook run: execution mode %q, want sync: Codex does not wait for an async hook", r.EventName, r.ExecutionMode)
+			}
 		}
 		for _, e := range []string{"sessionStart", "userPromptSubmit", "preToolUse", "postToolUse", "stop"} {
 			if !events[e] {
@@ -451,9 +489,9 @@ func TestMatrixCodex(t *testing.T) {
 			a.event("sessionEnd"), strings.Contains(a.stderr, mxcStderr))
 	})
 
-	// apply_patch: a codex exec session with a model Codex knows (gpt-5.4),
-	// to which it offers its native apply_patch tool (a freeform tool; to
-	// the unknown "gpt-5" it offers none, finding 32). Two patches: a gate
+	// apply_patch: a codex exec session with a model Codex knows
+	// (mxcPatchModel), to which it offers its native apply_patch tool (a
+	// freeform tool; to the unknown "gpt-5" it offers none, finding 32). Two patches: a gate
 	// matching apply_patch runs on each with tool.name apply_patch and
 	// denies the one adding mxc-denied.txt; an after hook matching
 	// apply_patch runs on the applied one; hooks matching only Bash run on
@@ -469,7 +507,8 @@ func TestMatrixCodex(t *testing.T) {
 			{Tool: "apply_patch", Input: patch("mxc-patched.txt")},
 			fakemodel.Say("Done."),
 		})
-		w.mxcModel("gpt-5.4")
+		model := w.mxcPatchModel()
+		w.mxcModel(model)
 		w.installSource(mxcID, mxcPkg, mxcFiles(mxcPatchHooks...))
 		// dalo writes the SessionEnd entry's timeout already cut to the
 		// clamp; the user raises it to see Codex cut it.
@@ -483,9 +522,9 @@ func TestMatrixCodex(t *testing.T) {
 			tools = append(tools, fmt.Sprint(m["type"], ":", m["name"]))
 		}
 		sort.Strings(tools)
-		t.Logf("tools offered to gpt-5.4: %v", tools)
+		t.Logf("tools offered to %s: %v", model, tools)
 		if !slices.Contains(tools, "custom:apply_patch") {
-			w.failf(s, "Codex offered gpt-5.4 no freeform apply_patch tool: %v", tools)
+			w.failf(s, "Codex offered %s no freeform apply_patch tool: %v", model, tools)
 		}
 
 		want := [][]string{{"apply_patch", callID("codex", 0)}, {"apply_patch", callID("codex", 1)}}
@@ -525,6 +564,45 @@ func TestMatrixCodex(t *testing.T) {
 		time.Sleep(time.Until(begin.ModTime().Add(7 * time.Second)))
 		if w.output("end-slow.end") != "" {
 			w.failf(s, "the SessionEnd handler ran past Codex's 3 s cut to its end")
+		}
+	})
+
+	// mcp_tool: a codex exec session with a user's MCP server (cmsrv)
+	// whose tool the model calls. A gate whose matcher names the tool as
+	// hooks see it (mcp__cmsrv__probe, the table's pattern
+	// mcp__<server>__<tool>) runs on that call given that name, and
+	// abstains, so the tool runs and its answer reaches the model; an after
+	// hook naming it runs after it. Only where the table under test admits
+	// the name (tool_patterns).
+	t.Run("mcp_tool", func(t *testing.T) {
+		t.Parallel()
+		const tool = "mcp__cmsrv__probe"
+		if tb := tableUnder(t, "codex"); !tb.KnowsTool(tool) {
+			t.Skipf("%s admits no MCP tool name in a matcher", tb.Key())
+		}
+		w := newWorld(t, "codex", fakemodel.Script{
+			{Tool: "probe", Namespace: "mcp__cmsrv", Input: map[string]any{"text": "mxc-mcp-call"}},
+			fakemodel.Say(mxcFinal),
+		})
+		w.codexMCPServer()
+		w.installSource(mxcID, mxcPkg, mxcFiles(
+			mxcHook{id: "mcp-gate", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed", tools: tool,
+				inputs: []string{"tool=string=tool.name", "call=string=tool.call_id"}, answer: "abstain"},
+			mxcHook{id: "mcp-after", subject: "tool_call", phase: "after", effect: "observe", tools: tool,
+				inputs: []string{"tool=string=tool.name"}, answer: "observe"},
+			mxcHook{id: "bash-pre", subject: "tool_call", phase: "before", effect: "observe", tools: "Bash", answer: "observe"}))
+		s := w.run("Call the probe tool, mxc-mcp.")
+		if got, want := w.mxcRuns("mcp-gate"), [][]string{{tool, callID("codex", 0)}}; fmt.Sprint(got) != fmt.Sprint(want) {
+			w.failf(s, "MCP gate: bound tool.name, tool.call_id per run = %q, want %q", got, want)
+		}
+		if got := w.mxcRuns("mcp-after"); fmt.Sprint(got) != fmt.Sprint([][]string{{tool}}) {
+			w.failf(s, "MCP after hook: bound tool.name per run = %q, want one run given %s", got, tool)
+		}
+		if got := w.output("bash-pre.argv"); got != "" {
+			w.failf(s, "a hook matching only Bash ran on the MCP call: %q", got)
+		}
+		if got := toolOutput(w.server, callID("codex", 0)); !strings.Contains(got, cmMCPOut+" mxc-mcp-call") {
+			w.failf(s, "the MCP tool's answer did not reach the model: %q", got)
 		}
 	})
 }

@@ -97,7 +97,7 @@ var apprCodexCases = []struct {
 		ran: apprNewMark},
 	// codex exec cannot ask: it runs with approval never whatever the
 	// policy, the command in the sandbox.
-	{name: "exec_untrusted_rewrite", answer: apprRewrite, policy: "untrusted", sandbox: "read-only", exec: true,
+	{name: "exec_on_request_rewrite", answer: apprRewrite, policy: "on-request", sandbox: "read-only", exec: true,
 		ran: apprNewMark},
 }
 
@@ -113,6 +113,7 @@ var apprCodexCases = []struct {
 // an unsupported decision and changes nothing.
 func TestNativeCodexRewriteApproval(t *testing.T) {
 	t.Parallel()
+	harness(t, "codex")
 	for _, c := range apprCodexCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -127,7 +128,7 @@ func TestNativeCodexRewriteApproval(t *testing.T) {
 					w.apprFail(a, "codex exec with approval_policy %q did not run with approval never and sandbox %s", c.policy, c.sandbox)
 				}
 			} else {
-				a = w.appServerWith(appThread{c.policy, c.sandbox, c.decision}, "Run the command, appr.")
+				a = w.appServerWith(appThread{policy: c.policy, sandbox: c.sandbox, decision: c.decision}, "Run the command, appr.")
 			}
 
 			// The hook ran once, on the model's command. Its
@@ -217,14 +218,15 @@ func TestNativeCodexRewriteApproval(t *testing.T) {
 }
 
 // apprExec runs codex exec in the project dir with approval policy and
-// sandbox mode (hook trust bypassed, as the other live runs do) and
+// sandbox mode (hook trust as the other live runs have it) and
 // returns what it printed as an appSession.
 func (w *world) apprExec(prompt, policy, sandbox string) appSession {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-		"--sandbox", sandbox, "-c", "approval_policy="+strconv.Quote(policy), prompt)
+	args := append([]string{"exec", "--skip-git-repo-check"}, w.codexTrust().flags...)
+	args = append(args, "--sandbox", sandbox, "-c", "approval_policy="+strconv.Quote(policy), prompt)
+	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), args...)
 	cmd.Dir = w.work
 	cmd.Env = w.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -264,6 +266,7 @@ var apprClaudeCases = []struct{ name, answer, ran, refused string }{
 // file; beside "allow" the rewritten command runs, the check skipped.
 func TestNativeClaudeRewriteApproval(t *testing.T) {
 	t.Parallel()
+	harness(t, "claude")
 	for _, c := range apprClaudeCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -284,9 +287,14 @@ func TestNativeClaudeRewriteApproval(t *testing.T) {
 				if want := c.ran == apprNewMark && f == apprNewFile; w.exists(f) != want {
 					w.failf(s, "%s exists = %v, want %v", f, w.exists(f), want)
 				}
-				blocked := "touch in '" + filepath.Join(w.work, f) + "' was blocked"
-				if saw := w.server.Contains(blocked); saw != (f == c.refused) {
-					w.failf(s, "the model read %q = %v; want %v", blocked, saw, f == c.refused)
+				// Claude's refusal names the command's file: "touch in
+				// '<file>' was blocked" (2.1.233), "... needs approval"
+				// (2.1.332).
+				refusal := toolResult(w.server, callID("claude", 0))
+				named := strings.Contains(refusal, "touch in '"+filepath.Join(w.work, f)+"'") &&
+					(strings.Contains(refusal, "was blocked") || strings.Contains(refusal, "needs approval"))
+				if named != (f == c.refused) {
+					w.failf(s, "the model read a refusal naming %s = %v (%q); want %v", f, named, refusal, f == c.refused)
 				}
 			}
 		})

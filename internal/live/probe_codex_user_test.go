@@ -30,7 +30,10 @@ import (
 type hookRun struct {
 	EventName string `json:"eventName"`
 	Status    string `json:"status"`
-	Entries   []struct {
+	// ExecutionMode is "sync" or "async" (an entry with async: true,
+	// Codex 0.148 and later); empty where Codex does not say.
+	ExecutionMode string `json:"executionMode"`
+	Entries       []struct {
 		Kind string `json:"kind"`
 		Text string `json:"text"`
 	} `json:"entries"`
@@ -81,6 +84,9 @@ type appItem struct {
 // server sends (an approval).
 type appThread struct {
 	policy, sandbox, decision string
+	// interrupt interrupts each turn (turn/interrupt) when its first
+	// command starts, as a user pressing Esc does.
+	interrupt bool
 }
 
 // asExec is a thread as codex exec runs one: no approvals, no sandbox.
@@ -106,9 +112,10 @@ func (w *world) appServer(prompts ...string) appSession {
 }
 
 // appServerWith runs one codex app-server session in the project dir: it
-// starts a thread as th says (hook trust bypassed for the session, as
-// --dangerously-bypass-hook-trust does), answers every request the server
-// sends with th.decision, and runs one turn per prompt, each to its
+// starts a thread as th says (with the world's hook trust, codexTrust),
+// answers every request the server
+// sends with th.decision, and runs one turn per prompt (interrupted if
+// th.interrupt says so), each to its
 // turn/completed, then closes the server's stdin and waits for it to
 // exit. It fails the test on a protocol error or a timeout.
 func (w *world) appServerWith(th appThread, prompts ...string) appSession {
@@ -219,7 +226,7 @@ func (w *world) appServerWith(th appThread, prompts ...string) appSession {
 	send(map[string]any{"method": "initialized"})
 	send(map[string]any{"id": 2, "method": "thread/start", "params": map[string]any{
 		"cwd": w.work, "approvalPolicy": th.policy, "sandbox": th.sandbox,
-		"config": map[string]any{"bypass_hook_trust": true}}})
+		"config": w.codexTrust().config}})
 	var started struct {
 		Thread struct{ ID string } `json:"thread"`
 	}
@@ -227,10 +234,25 @@ func (w *world) appServerWith(th appThread, prompts ...string) appSession {
 		fail("thread/start answer: no thread id (%v)", err)
 	}
 	for i, prompt := range prompts {
-		send(map[string]any{"id": 3 + i, "method": "turn/start", "params": map[string]any{
+		id := 3 + i
+		send(map[string]any{"id": id, "method": "turn/start", "params": map[string]any{
 			"threadId": started.Thread.ID,
 			"input":    []any{map[string]any{"type": "text", "text": prompt}}}})
-		read(fmt.Sprintf("turn %d completed", i+1), func(m message) bool { return m.Method == "turn/completed" })
+		var turn struct {
+			Turn struct{ ID string } `json:"turn"`
+		}
+		interrupted := false
+		read(fmt.Sprintf("turn %d completed", i+1), func(m message) bool {
+			switch {
+			case m.Method == "" && string(m.ID) == strconv.Itoa(id):
+				json.Unmarshal(m.Result, &turn)
+			case th.interrupt && !interrupted && m.Method == "item/started" && strings.Contains(string(m.Params), `"type":"commandExecution"`):
+				interrupted = true
+				send(map[string]any{"id": 100 + i, "method": "turn/interrupt", "params": map[string]any{
+					"threadId": started.Thread.ID, "turnId": turn.Turn.ID}})
+			}
+			return m.Method == "turn/completed"
+		})
 	}
 	in.Close()
 	read("", func(message) bool { return false })
@@ -306,6 +328,7 @@ func TestCodexUserChannel(t *testing.T) {
 // or the stderr.
 func TestCodexPromptGateUser(t *testing.T) {
 	t.Parallel()
+	harness(t, "codex")
 	for _, c := range []struct{ name, prompt, word string }{
 		{"deny", "Please handle the forbidden-prompt now.", "forbidden-prompt"},
 		{"crash_fail_closed", "Please handle the crash-prompt now.", "crash-prompt"},

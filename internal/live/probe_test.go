@@ -37,7 +37,7 @@ func callID(provider string, n int) string {
 // model does not call never runs.
 func TestProbeContext(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude")
+	needs(t, providers...)
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
@@ -109,7 +109,7 @@ func TestProbeContext(t *testing.T) {
 // stderr never reaches the model.
 func TestProbeFailures(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude")
+	needs(t, providers...)
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
@@ -219,7 +219,7 @@ func modelText(q fakemodel.Request, substr string) string {
 // runs and the command with it.)
 func TestProbeTrust(t *testing.T) {
 	t.Parallel()
-	harness(t, "claude")
+	needs(t, providers...)
 	for _, p := range providers {
 		for _, c := range []string{"revoked", "changed"} {
 			t.Run(p+"/"+c, func(t *testing.T) {
@@ -307,7 +307,7 @@ func TestProbeClaudeWrite(t *testing.T) {
 // TestProbeCodexShellPatch runs a Codex session whose model applies a patch
 // through its shell tool (Codex 0.147.0 offers gpt-5, the model these
 // tests name and one it does not know, no apply_patch tool: finding 37;
-// TestMatrixCodex/apply_patch drives the native tool with gpt-5.4). Codex
+// TestMatrixCodex/apply_patch drives the native tool with a model of Codex's catalog). Codex
 // intercepts the patch and applies it itself: PreToolUse fires with
 // tool_name Bash, so a hook matching apply_patch does not run, and
 // PostToolUse does not fire at all.

@@ -1,0 +1,90 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// NativeEvents returns the hook events the harness binary bin (of harness
+// name) accepts in its hook configuration, spelt as its configuration
+// spells them (PreToolUse), sorted. Each harness says so itself: Claude
+// Code's doctor lists the valid events when a settings file names an
+// unknown one; Codex's app-server protocol schema enumerates them. It runs
+// the harness in a temporary home, with no model and no network.
+func NativeEvents(name, bin string) ([]string, error) {
+	home, err := os.MkdirTemp("", "dalo-native-events-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(home)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
+	var events []string
+	switch name {
+	case "claude":
+		cfg := filepath.Join(home, ".claude")
+		if err := os.MkdirAll(cfg, 0o755); err != nil {
+			return nil, err
+		}
+		settings := `{"hooks": {"DaloNoSuchEvent": [{"hooks": [{"type": "command", "command": "true"}]}]}}`
+		if err := os.WriteFile(filepath.Join(cfg, "settings.json"), []byte(settings), 0o644); err != nil {
+			return nil, err
+		}
+		cmd := exec.CommandContext(ctx, bin, "doctor")
+		cmd.Dir = home
+		cmd.Env = append(env, "CLAUDE_CONFIG_DIR="+cfg, "ANTHROPIC_BASE_URL=http://127.0.0.1:9",
+			"ANTHROPIC_API_KEY=sk-ant-fake", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
+		out, err := cmd.CombinedOutput()
+		m := regexp.MustCompile(`Unknown hook event "DaloNoSuchEvent"[^\n]*Valid events: ([A-Za-z, ]+)`).FindSubmatch(out)
+		if m == nil {
+			return nil, fmt.Errorf("%s doctor (%v) listed no valid hook events for an unknown one:\n%s", bin, err, out)
+		}
+		for _, e := range strings.Split(string(m[1]), ",") {
+			events = append(events, strings.TrimSpace(e))
+		}
+	case "codex":
+		dir := filepath.Join(home, "schema")
+		cmd := exec.CommandContext(ctx, bin, "app-server", "generate-json-schema", "--out", dir)
+		cmd.Env = append(env, "CODEX_HOME="+filepath.Join(home, ".codex"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("%s app-server generate-json-schema: %v\n%s", bin, err, out)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "codex_app_server_protocol.v2.schemas.json"))
+		if err != nil {
+			return nil, err
+		}
+		var schema struct {
+			Definitions struct {
+				HookEventName struct {
+					Enum []string `json:"enum"`
+				}
+			} `json:"definitions"`
+		}
+		if err := json.Unmarshal(b, &schema); err != nil {
+			return nil, fmt.Errorf("codex app-server schema: %w", err)
+		}
+		// The protocol spells them as hooks/list does (preToolUse);
+		// hooks.json as events are written (PreToolUse).
+		for _, e := range schema.Definitions.HookEventName.Enum {
+			if e != "" {
+				events = append(events, strings.ToUpper(e[:1])+e[1:])
+			}
+		}
+	default:
+		return nil, fmt.Errorf("no way known to list the native events of %s", name)
+	}
+	if len(events) == 0 {
+		return nil, fmt.Errorf("%s listed no native events", bin)
+	}
+	sort.Strings(events)
+	return events, nil
+}
