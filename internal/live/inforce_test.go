@@ -102,7 +102,7 @@ func TestDispatcherGone(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
-			w.untrusted = true // no bypass flag: install --trust recorded Codex's trust
+			w.untrusted = true // no hook trusted but by install --trust
 			w.installGate()
 			if err := os.RemoveAll(filepath.Join(w.store, "dispatchers")); err != nil {
 				t.Fatal(err)
@@ -126,8 +126,13 @@ func TestDispatcherGone(t *testing.T) {
 // TestDuplicateKeys proves what each harness reads of a hook file holding a
 // key twice, with hand-written hooks that each touch a file when they run.
 // Claude Code keeps the last copy of a key; Codex reads none of the file's
-// hooks, for a key twice anywhere in it, even inside one hook entry. dalo
-// refuses to edit such a file (testdata/script/plugin_install_duplicates.txtar).
+// hooks, for a key twice anywhere in it, even inside one hook entry. On
+// Codex the hooks are first trusted as the user's review records it, in
+// the same file without the duplicate (the trust keys are the hooks'
+// places, the hashes their definitions, the same in both), and the hooks
+// of each copy run the same command: a Codex that read either copy would
+// run it. dalo refuses to edit such a file
+// (testdata/script/plugin_install_duplicates.txtar).
 func TestDuplicateKeys(t *testing.T) {
 	t.Parallel()
 	needs(t, providers...)
@@ -137,28 +142,43 @@ func TestDuplicateKeys(t *testing.T) {
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
-			for _, c := range []struct{ name, doc string }{
+			for _, c := range []struct{ name, doc, once string }{
 				// Two copies of "hooks": which is read?
-				{"hooks twice", `{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [FIRST]}]}, "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [LAST]}]}}`},
+				{"hooks twice",
+					`{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [FIRST]}]}, "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [LAST]}]}}`,
+					`{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [LAST]}]}}`},
 				// A key twice inside the one entry: is the rest read?
-				{"matcher twice", `{"hooks": {"PreToolUse": [{"matcher": "*", "matcher": "*", "hooks": [FIRST]}], "SessionStart": [{"hooks": [LAST]}]}}`},
+				{"matcher twice",
+					`{"hooks": {"PreToolUse": [{"matcher": "*", "matcher": "*", "hooks": [FIRST]}], "SessionStart": [{"hooks": [LAST]}]}}`,
+					`{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [FIRST]}], "SessionStart": [{"hooks": [LAST]}]}}`},
 			} {
 				w := newWorld(t, p, fakemodel.Script{fakemodel.Run("echo hi"), fakemodel.Say("Done.")})
-				w.untrusted = false // hand-written hooks: the test trusts them for the session, as a user's /hooks review would
-				doc := strings.NewReplacer("FIRST", hook(w, "first"), "LAST", hook(w, "last")).Replace(c.doc)
+				first, last := "first", "last"
+				if p == "codex" {
+					first = "last" // one command in both copies, trusted once
+				}
+				r := strings.NewReplacer("FIRST", hook(w, first), "LAST", hook(w, last))
 				file := filepath.Join(w.home, ".claude", "settings.json")
 				if p == "codex" {
 					file = filepath.Join(w.home, ".codex", "hooks.json")
+					w.writeFile(file, r.Replace(c.once))
+					w.codexTrust()     // the user reviews the file without the duplicate
+					w.untrusted = true // and nobody reviews it again
+					// Without the duplicate, the trusted hooks run.
+					if s := w.run("Run the command you are given."); !fileExists(filepath.Join(w.out, "last")) {
+						w.failf(s, "codex, %s: without the duplicate, the trusted hook did not run", c.name)
+					}
+					os.Remove(filepath.Join(w.out, "last"))
 				}
-				w.writeFile(file, doc)
+				w.writeFile(file, r.Replace(c.doc))
 				s := w.run("Run the command you are given.")
-				first, last := fileExists(filepath.Join(w.out, "first")), fileExists(filepath.Join(w.out, "last"))
-				t.Logf("%s, %s: first copy ran = %v, last copy ran = %v", p, c.name, first, last)
+				ranFirst, ranLast := fileExists(filepath.Join(w.out, "first")), fileExists(filepath.Join(w.out, "last"))
+				t.Logf("%s, %s: first copy ran = %v, last copy ran = %v", p, c.name, ranFirst, ranLast)
 				switch {
-				case p == "claude" && c.name == "hooks twice" && (first || !last):
-					w.failf(s, "claude, %s: first ran = %v, last ran = %v; want the last copy only", c.name, first, last)
-				case p == "codex" && (first || last):
-					w.failf(s, "codex, %s: first ran = %v, last ran = %v; want no hook of the file", c.name, first, last)
+				case p == "claude" && c.name == "hooks twice" && (ranFirst || !ranLast):
+					w.failf(s, "claude, %s: first ran = %v, last ran = %v; want the last copy only", c.name, ranFirst, ranLast)
+				case p == "codex" && (ranFirst || ranLast):
+					w.failf(s, "codex, %s: a hook ran (first %v, last %v); want no hook of the file, though each was trusted", c.name, ranFirst, ranLast)
 				}
 			}
 		})

@@ -3,6 +3,7 @@
 package live
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -300,8 +302,13 @@ type world struct {
 	store    string // $DALO_HOME
 	server   *fakemodel.Server
 	env      []string
-	// untrusted runs Codex as a user who has not trusted dalo's entries.
+	// untrusted runs Codex as a user who has trusted no hook: not dalo's
+	// entries (installed without --trust), nor their own (codexTrust).
 	untrusted bool
+	// reviewAll has the world's user trust every hook before a Codex run,
+	// dalo's entries too: a test that edits those by hand, as a user who
+	// then reviews the edit.
+	reviewAll bool
 	// allowedTools is Claude's --allowedTools; "Bash" when empty.
 	allowedTools string
 	// streamJSON runs Claude with --output-format stream-json --verbose,
@@ -496,25 +503,118 @@ func (w *world) runExit(prompt string) (session, error) {
 	return s, err
 }
 
-// A hookTrust is how a Codex run stands in for the user's trust in dalo's
-// entries: the flags of codex exec and its TUI, and the config of an app
-// server thread.
+// A hookTrust is what a Codex run needs of the user's trust in hooks: the
+// flags of codex exec and its TUI, and the config of an app server thread.
+// Both are empty: no run of the suite passes a bypass a user would not.
 type hookTrust struct {
 	flags  []string
 	config map[string]any
 }
 
-// codexTrust returns how this world's Codex runs trust dalo's entries.
-// Codex runs only hooks the user trusted in its /hooks review, and that
-// trust is the user's act: a test run stands in for the user with the
-// bypass Codex offers for exactly this, unless the world's user has not
-// trusted them (untrusted). Every Codex run of the suite (exec, app
-// server, TUI) takes it from here, the one place that says how.
+// codexTrust readies the world's Codex for a run as its user would have:
+// Codex runs only the hooks its user trusted in its /hooks review. dalo's
+// entries are trusted by install --trust, which the suite uses as a user
+// does (installSource), and nothing here trusts them, so that a run proves
+// that trust; every other hook of hooks.json, written by hand as a user
+// writes their own, is trusted here as the user's review records it
+// (reviewCodexHooks), and so is a dalo entry the test edited by hand
+// (reviewAll). Unless the world's user trusts nothing (untrusted). Every
+// Codex run of the suite (exec, app server, TUI) calls it first.
 func (w *world) codexTrust() hookTrust {
-	if w.untrusted {
-		return hookTrust{config: map[string]any{}}
+	w.t.Helper()
+	if !w.untrusted {
+		w.reviewCodexHooks(func(cmd string) bool { return w.reviewAll || !isDaloEntry(cmd) })
 	}
-	return hookTrust{flags: []string{"--dangerously-bypass-hook-trust"}, config: map[string]any{"bypass_hook_trust": true}}
+	return hookTrust{config: map[string]any{}}
+}
+
+// isDaloEntry says whether a hook command is one of dalo's entries.
+func isDaloEntry(cmd string) bool {
+	return strings.Contains(cmd, "/dispatchers/") && strings.Contains(cmd, " --home ")
+}
+
+// reviewCodexHooks does what the user's /hooks review in Codex does for
+// the hooks the user accepts (those whose command accept takes): it asks
+// Codex (codex app-server, hooks/list) for every hook of the world's Codex
+// home with its key and current hash, and records trusted_hash for each
+// one not trusted yet (config/value/write, as the review writes it).
+func (w *world) reviewCodexHooks(accept func(cmd string) bool) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), daloTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), "app-server")
+	cmd.Dir = w.work
+	cmd.Env = w.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatalf("codex app-server: %v", err)
+	}
+	defer func() {
+		in.Close()
+		cmd.Wait()
+	}()
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 16<<20)
+	call := func(id int, method string, params any) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+		if _, err := in.Write(append(b, '\n')); err != nil {
+			w.t.Fatalf("codex app-server %s: %v", method, err)
+		}
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.Method != "" || string(m.ID) != strconv.Itoa(id) {
+				continue
+			}
+			if m.Error != nil {
+				w.t.Fatalf("codex app-server %s: %s", method, m.Error)
+			}
+			return m.Result
+		}
+		w.t.Fatalf("codex app-server %s: no answer (%v)", method, sc.Err())
+		return nil
+	}
+	call(1, "initialize", map[string]any{"clientInfo": map[string]any{"name": "dalo-live", "version": "0"}})
+	b, _ := json.Marshal(map[string]any{"method": "initialized"})
+	in.Write(append(b, '\n'))
+	var list struct {
+		Data []struct {
+			Hooks []struct {
+				Key         string `json:"key"`
+				Command     string `json:"command"`
+				CurrentHash string `json:"currentHash"`
+				TrustStatus string `json:"trustStatus"`
+			} `json:"hooks"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(call(2, "hooks/list", map[string]any{"cwds": []string{w.work}}), &list); err != nil {
+		w.t.Fatalf("codex app-server hooks/list: %v", err)
+	}
+	trust := map[string]any{}
+	for _, d := range list.Data {
+		for _, h := range d.Hooks {
+			if h.TrustStatus != "trusted" && accept(h.Command) {
+				trust[h.Key] = map[string]any{"trusted_hash": h.CurrentHash}
+			}
+		}
+	}
+	if len(trust) > 0 {
+		call(3, "config/value/write", map[string]any{"keyPath": "hooks.state", "value": trust, "mergeStrategy": "upsert"})
+	}
 }
 
 // failf reports a failed check with what the harness printed, which is

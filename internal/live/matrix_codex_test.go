@@ -224,6 +224,7 @@ wire_api = "responses"
 // Codex's hooks.json to seconds, as a user editing the file would.
 func (w *world) mxcSessionEndTimeout(seconds int) {
 	w.t.Helper()
+	w.reviewAll = true // the user reviews their edit of dalo's entry in /hooks
 	path := filepath.Join(w.home, ".codex", "hooks.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
