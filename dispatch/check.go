@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A HookCheck is what Check found of one hook of an event.

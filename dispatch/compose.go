@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A Note is a text a hook (its Source: "package/hook", or "dalo" for the

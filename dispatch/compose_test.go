@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // TestCapContext checks that the joined model context stays within

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // MaxPayload bounds the native JSON read from the harness on stdin.

@@ -15,7 +15,7 @@ import (
 	"dalo/dispatch"
 	"dalo/dispatch/dispatchtest"
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 var versions = map[string]string{"claude": "2.1.233", "codex": "0.147.0"}

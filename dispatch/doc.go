@@ -2,7 +2,7 @@
 // event and composes their portable results into one outcome. It is the
 // hot path behind `dalo hook dispatch`: the harness calls it on every
 // session start, prompt, tool call and stop, so it reads only the dispatch
-// plan index written by install (package dalo/store/plan), never a
+// plan index written by install (package dalo/plan), never a
 // manifest, never a provider table, and never evaluates CUE.
 //
 // It holds:

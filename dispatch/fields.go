@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // Fields are the portable event fields of one native payload, by name

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // Fuzz targets for what dispatch parses from untrusted bytes: a handler's

@@ -9,7 +9,7 @@ import (
 
 	"dalo/dispatch"
 	"dalo/dispatch/dispatchtest"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // What a handler gets and what dispatch keeps of what it gives, at the

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // Render turns an outcome into the native answer of one event, as the

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A Result is one handler's validated portable result.

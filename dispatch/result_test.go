@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // rulesLimits are the response limits as install copies them into the

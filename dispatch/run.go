@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // maxStderr is how much of a handler's stderr is kept for the user; the

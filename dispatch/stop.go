@@ -3,7 +3,7 @@ package dispatch
 import (
 	"fmt"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // failurePasses settles whether the failing fail_closed hooks of runs that

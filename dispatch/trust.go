@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"dalo/internal/regular"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // maxGrantFile bounds the read of one grant file of the ledger.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"dalo/dispatch/dispatchtest"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // writable makes every directory under home writable again, so that the

@@ -21,7 +21,7 @@ func TestCompiledIsCurrent(t *testing.T) {
 	}
 }
 
-// store/plan/known.go is what KnownSource writes from the tables today.
+// plan/known.go is what KnownSource writes from the tables today.
 func TestKnownIsCurrent(t *testing.T) {
 	want, err := KnownSource()
 	if err != nil {
@@ -29,7 +29,7 @@ func TestKnownIsCurrent(t *testing.T) {
 	}
 	got, err := os.ReadFile(KnownFile)
 	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("store/plan/known.go is stale (%v): a provider table changed since it was written.\nRefresh it with: %s", err, RefreshCommand)
+		t.Fatalf("plan/known.go is stale (%v): a provider table changed since it was written.\nRefresh it with: %s", err, RefreshCommand)
 	}
 }
 

@@ -13,13 +13,13 @@ import (
 
 	"cuelang.org/go/cue"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // KnownFile is where KnownSource is written, relative to this package.
-const KnownFile = "../store/plan/known.go"
+const KnownFile = "../plan/known.go"
 
-// KnownSource is the Go source of store/plan/known.go, what the
+// KnownSource is the Go source of plan/known.go, what the
 // dispatcher, which links no provider table and evaluates no CUE, knows of
 // them: every provider that has a table and the native events of its
 // tables, to tell a misspelt --provider or --event from one that simply has

@@ -11,7 +11,7 @@ import (
 
 	"cuelang.org/go/cue"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A Table is one harness version's provider table, decoded from its CUE

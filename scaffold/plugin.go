@@ -10,7 +10,7 @@ import (
 	"dalo/engine"
 	"dalo/internal/termtext"
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A PluginSpec says what a new package holds.

@@ -12,7 +12,7 @@ import (
 
 	"dalo/engine"
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // admitted returns every (subject, phase, effect) the rules admit: a

@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"dalo/engine"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // Init makes dir a source: the directory of each reference kind of the

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A Tree is a set of new files for a source, by slash-separated path

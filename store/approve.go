@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A Proposal is a grant approve would write, with what the user reads

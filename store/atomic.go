@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // writeFile replaces name with data atomically: it writes a temporary file

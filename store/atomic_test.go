@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // TestWriteFileSyncs: writeFile syncs the new bytes before they replace

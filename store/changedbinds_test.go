@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // TestChangedBinds: a refusal names the fields of the binds that changed.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"dalo/engine"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A plan or index naming a staged tree keeps it, whatever the install

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A Finding is one thing doctor checked.

@@ -18,7 +18,7 @@ import (
 
 	"dalo/internal/regular"
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A Dispatcher is the program harness entries start dispatch with: an

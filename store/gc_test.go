@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // Digests of staged trees in the collector's tests.

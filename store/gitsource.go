@@ -12,7 +12,7 @@ import (
 
 	"dalo/engine"
 	"dalo/store/gitrepo"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A GitPin is where a git source is fetched from and the commit the

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A GrantUse is an installed hook whose plan names a grant: dispatch runs

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // ParseGrantID reads back every id GrantID builds, and rejects what it

@@ -12,7 +12,7 @@ import (
 	"sort"
 
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A HarnessEntry is one dispatcher entry of a harness configuration: the

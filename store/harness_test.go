@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 func entry(cmd string, timeout int, matcher string) HarnessEntry {

@@ -10,7 +10,7 @@ import (
 	"syscall"
 
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A Store is the state under one directory. Its methods that change state

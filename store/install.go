@@ -16,7 +16,7 @@ import (
 	"dalo/engine"
 	"dalo/internal/termtext"
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // An InstallResult says what install did or, for a dry run, would do.

@@ -12,7 +12,7 @@ import (
 
 	"dalo/engine"
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // Installed is what dalo installed for one provider: the packages, what

@@ -16,7 +16,7 @@ import (
 	"dalo/engine"
 	"dalo/internal/regular"
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // Instruction targets. The consumer, not the package, chooses where an

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"dalo/engine"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A Difference is one thing that differs between two versions of a

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A RemoveResult says what remove took away, and what it kept because the

@@ -14,7 +14,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 
 	defs "dalo/cue"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // ResultKinds asks the rules which result kinds each effect admits

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // TestRulesForPlan checks what install copies from the rules' tables into

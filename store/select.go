@@ -11,7 +11,7 @@ import (
 	"dalo/engine"
 	"dalo/internal/termtext"
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A Selection is one package of a registered source, validated with the

@@ -15,7 +15,7 @@ import (
 
 	"dalo/internal/regular"
 	"dalo/internal/termtext"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // hashFile reads a regular file without following a symlink and returns its

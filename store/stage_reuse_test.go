@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // TestStageReuse alters a staged tree behind dalo's back, one way per case:

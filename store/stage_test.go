@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"dalo/engine"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // TestReadChecked swaps a digested file for something else, as a user or

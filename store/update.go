@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"dalo/providers"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // What an update does with a grant ([GrantChange.State]).

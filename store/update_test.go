@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // kitManifest writes package kit: tools a, b and c, hooks A (required,

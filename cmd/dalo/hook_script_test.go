@@ -12,7 +12,7 @@ import (
 	"dalo/dispatch/dispatchtest"
 	"dalo/providers"
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // cmdHookfixture prepares the inputs of the dispatch_*.txtar scripts:

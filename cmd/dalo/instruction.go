@@ -12,7 +12,7 @@ import (
 	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 const instructionEnableDoc = `Enable writes one standing instruction of a package into the file you

@@ -13,7 +13,7 @@ import (
 
 	"dalo/internal/termtext"
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 const pluginApproveDoc = `Plugin approve records your trust in tools and hooks of a package for one

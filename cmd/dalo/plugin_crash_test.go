@@ -14,7 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // The crash hook exists only in the test binary: production dalo has no

@@ -13,7 +13,7 @@ import (
 	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 const pluginInstallDoc = `Plugin install activates a package on a harness. It copies the exact

@@ -16,7 +16,7 @@ import (
 	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 const pluginReviewDoc = `Plugin review validates a package of a registered source and shows

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 const pluginRevokeDoc = `Plugin revoke removes grants of a package from the ledger: the tools and

@@ -8,7 +8,7 @@ import (
 
 	"dalo/internal/termtext"
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 const pluginStatusDoc = `Plugin status lists the approval ledger: every grant, what it covers, and

@@ -14,7 +14,7 @@ import (
 	"dalo/providers"
 	"dalo/store"
 	"dalo/store/gitrepo"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 const sourceAddDoc = `Source add registers a source under an identity of your choice: a directory,

@@ -13,7 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // updateFixture builds, in dir, what testdata/script/plugin_update.txtar

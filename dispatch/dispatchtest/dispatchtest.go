@@ -17,7 +17,7 @@ import (
 
 	"dalo/providers"
 	"dalo/store"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // A Hook is one hook to install, with its tool's entry script.

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"dalo/internal/fakemodel"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 var providers = []string{"claude", "codex"}

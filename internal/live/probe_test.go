@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"dalo/internal/fakemodel"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // probeFailure is how the model reads the diagnostic of a failed probe hook

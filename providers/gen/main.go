@@ -2,7 +2,7 @@
 // from CUE, with every answer of #Capability on them, which the dalo binary
 // embeds so that no command evaluates CUE for provider tables; and
 // providers/EVIDENCE.md, what each claim of each table rests on, for a
-// reviewer; and store/plan/known.go, the providers and native events the
+// reviewer; and plan/known.go, the providers and native events the
 // dispatcher may be asked for and the interpreters of the tool runtimes. Run it as go generate ./providers after changing a table or the
 // rules.
 package main

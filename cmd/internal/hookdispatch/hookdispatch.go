@@ -18,7 +18,7 @@ import (
 	"syscall"
 
 	"dalo/dispatch"
-	"dalo/store/plan"
+	"dalo/plan"
 )
 
 // Name is the command's name under dalo.
