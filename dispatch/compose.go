@@ -116,7 +116,7 @@ func source(h *plan.PlannedHook) string { return h.Package + "/" + h.Hook }
 //   - report and fail_open leave the action unchanged; the diagnostic goes
 //     to the user, and with model_and_user also to the model as context,
 //     cut to the plan's result_text_bytes.
-//   - fail_closed does what the plan's rules (#FailClosed) say for the
+//   - fail_closed does what the rules (plan.FailClosed) say for the
 //     hook's effect: deny the action (gate, rewrite_input) or ask for
 //     another workflow pass (continue_workflow), with the diagnostic
 //     as the model-facing reason under model_and_user, and a generic reason
@@ -141,7 +141,7 @@ func source(h *plan.PlannedHook) string { return h.Package + "/" + h.Hook }
 //     the user sees the conflict.
 //   - Continue requests all apply, reasons joined; allow, observe and abstain
 //     ask for nothing.
-func compose(runs []run, lim plan.Limits, rules plan.Rules) *Outcome {
+func compose(runs []run, lim plan.Limits) *Outcome {
 	o := &Outcome{}
 	var allows, denies []string
 	var rewrites, replaces []Note // Text holds the JSON
@@ -151,7 +151,7 @@ func compose(runs []run, lim plan.Limits, rules plan.Rules) *Outcome {
 		}
 		h, src := r.hook, source(r.hook)
 		if r.failure != "" {
-			if applyFailure(o, h, r, lim, rules) == plan.FailDeny {
+			if applyFailure(o, h, r, lim) == plan.FailDeny {
 				denies = append(denies, src)
 			}
 			continue
@@ -240,11 +240,11 @@ func capContext(o *Outcome, lim plan.Limits) {
 
 // applyFailure applies the failure policy of h and returns what a
 // fail_closed failure did (plan.FailDeny, plan.FailContinue), or "". What a
-// fail_closed hook does comes from its effect (rules.FailClosed, the plan's
-// copy of #FailClosed). The diagnostic is cut to lim.ResultTextBytes, the
+// fail_closed hook does comes from its effect (plan.FailClosed, compiled
+// from #FailClosed). The diagnostic is cut to lim.ResultTextBytes, the
 // bound of any text a handler can put before the model: under
 // model_and_user it is model context.
-func applyFailure(o *Outcome, h *plan.PlannedHook, r run, lim plan.Limits, rules plan.Rules) string {
+func applyFailure(o *Outcome, h *plan.PlannedHook, r run, lim plan.Limits) string {
 	src := source(h)
 	failure := bound(r.failure, lim.ResultTextBytes)
 	user := fmt.Sprintf("dalo: hook %s failed (%s): %s", src, h.FailurePolicy, failure)
@@ -257,7 +257,7 @@ func applyFailure(o *Outcome, h *plan.PlannedHook, r run, lim plan.Limits, rules
 		model = "This hook failed: " + failure + "."
 	}
 	if h.FailurePolicy == "fail_closed" {
-		switch rules.FailClosed[h.Effect] {
+		switch plan.FailClosed[h.Effect] {
 		case plan.FailDeny:
 			o.Deny = append(o.Deny, Note{Source: src, Text: model + " The action was blocked (fail_closed).", UserText: user})
 			return plan.FailDeny

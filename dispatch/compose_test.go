@@ -31,7 +31,7 @@ func TestCapContext(t *testing.T) {
 		{"from the end", []run{ctx("a", 20), ctx("b", 20), ctx("c", 18), ctx("d", 20), ctx("e", 0)}, []string{"p/a", "p/b", "p/c"}, "p/d, p/e"},
 	}
 	for _, tt := range tests {
-		o := compose(tt.runs, lim, plan.Rules{})
+		o := compose(tt.runs, lim)
 		if got := strings.Join(sources(o.Context), " "); got != strings.Join(tt.kept, " ") {
 			t.Errorf("%s: kept %q, want %q", tt.name, got, tt.kept)
 		}

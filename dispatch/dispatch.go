@@ -19,6 +19,10 @@ const MaxPayload = 64 << 20
 // maxParallel bounds how many handlers of one event run at once.
 const maxParallel = 8
 
+// limits bound every handler's response: the rules' (#Limits), built in.
+// A variable only so that tests can lower them.
+var limits = plan.DraftLimits
+
 // Native is the dispatcher's answer to the harness.
 type Native struct {
 	Stdout []byte
@@ -180,12 +184,12 @@ func dispatch(req Request) (Native, error) {
 		go func(r *run) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			runHook(req, fields, ef.Limits, ef.Rules, r)
+			runHook(req, fields, r)
 		}(&runs[i])
 	}
 	wg.Wait()
-	failurePasses(req.Home, req.Provider, fields, runs, ef.Rules)
-	return Render(&ef.Native, compose(runs, ef.Limits, ef.Rules)), nil
+	failurePasses(req.Home, req.Provider, fields, runs)
+	return Render(&ef.Native, compose(runs, limits)), nil
 }
 
 // knownProviders is the names of plan.Known, sorted.
@@ -199,11 +203,11 @@ func knownProviders() []string {
 }
 
 // runHook re-checks trust, runs the handler and parses its result, within
-// lim, the limits of the event's index, by its rules. Trust is checked
+// the rules' limits. Trust is checked
 // first, for a hook that already failed or that its matcher skips too: a
 // failing hook is judged by the policy its grant binds (see checkTrust),
 // and a skip by the matcher its grant binds.
-func runHook(req Request, fields Fields, lim plan.Limits, rules plan.Rules, r *run) {
+func runHook(req Request, fields Fields, r *run) {
 	bound, err := checkTrust(req.Home, req.Provider, req.Event, r.hook)
 	if bound != nil && (bound.FailurePolicy != r.hook.FailurePolicy || bound.ErrorVisibility != r.hook.ErrorVisibility || bound.Effect != r.hook.Effect) {
 		judged := *r.hook
@@ -233,13 +237,13 @@ func runHook(req Request, fields Fields, lim plan.Limits, rules plan.Rules, r *r
 		r.failure = "not run: " + err.Error()
 		return
 	}
-	e := c.run(req.Payload, time.Duration(h.TimeoutMS)*time.Millisecond, lim.ResponseBytes)
+	e := c.run(req.Payload, time.Duration(h.TimeoutMS)*time.Millisecond, limits.ResponseBytes)
 	r.stderr = e.stderr
 	if e.err != nil {
 		r.failure = e.err.Error()
 		return
 	}
-	res, err := parseResult(e.stdout, h.ResultKinds, rules.Results, lim)
+	res, err := parseResult(e.stdout, plan.ResultKinds[h.Effect], limits)
 	if err != nil {
 		r.failure = "malformed result: " + err.Error()
 		return

@@ -1,6 +1,10 @@
 package dispatch
 
-import "time"
+import (
+	"time"
+
+	"dalo/plan"
+)
 
 // SetPipeDrain widens or narrows how long stderr is drained, for a test,
 // and returns what restores it.
@@ -19,4 +23,12 @@ func Interrupted() (restore func()) {
 		live.stopped = false
 		live.Unlock()
 	}
+}
+
+// SetLimits sets the limits every handler's response is held to, for a
+// test, and returns what restores the rules'.
+func SetLimits(l plan.Limits) (restore func()) {
+	old := limits
+	limits = l
+	return func() { limits = old }
 }

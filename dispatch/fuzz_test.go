@@ -8,7 +8,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"dalo/store"
 	"dalo/plan"
 )
 
@@ -21,15 +20,10 @@ import (
 // error never quotes more than a few dozen characters of the output (under
 // model_and_user the error is model context).
 func FuzzParseResult(f *testing.F) {
-	rules, err := store.Rules()
-	if err != nil {
-		f.Fatal(err)
-	}
-	shapes := rules.Results
 	kinds := []string{"observe", "allow", "deny", "add_context", "continue_workflow", "rewrite_input", "replace_output"}
 	lim := plan.Limits{ResponseBytes: 1 << 10, ResultTextBytes: 64, RewrittenInputBytes: 64}
 	f.Fuzz(func(t *testing.T, out []byte) {
-		r, err := parseResult(out, kinds, shapes, lim)
+		r, err := parseResult(out, kinds, lim)
 		if err != nil {
 			if n := len(err.Error()); n > 400 {
 				t.Fatalf("a %d-byte error quotes the output: %.200q", n, err)
@@ -44,13 +38,13 @@ func FuzzParseResult(f *testing.F) {
 		if json.Unmarshal(obj["kind"], &kind) != nil || kind != r.Kind || kind != "abstain" && !slices.Contains(kinds, kind) {
 			t.Fatalf("accepted %q as kind %q", out, r.Kind)
 		}
-		key := shapes[kind].Key
+		key := plan.ResultShapes[kind].Key
 		for k := range obj {
 			if k != "kind" && k != key {
 				t.Fatalf("accepted %q with key %q", out, k)
 			}
 		}
-		switch shapes[kind].Type {
+		switch plan.ResultShapes[kind].Type {
 		case plan.ShapeText:
 			var text string
 			json.Unmarshal(obj[key], &text)

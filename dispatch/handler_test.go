@@ -53,21 +53,20 @@ func TestNoStartAfterInterrupt(t *testing.T) {
 	}
 }
 
-// TestResponseLimitExact: a result of exactly the plan's response_bytes
-// is read; one byte more kills the handler.
+// TestResponseLimitExact: a result of exactly response_bytes is read; one
+// byte more kills the handler. (Not parallel: it lowers the limits of the
+// whole package.)
 func TestResponseLimitExact(t *testing.T) {
 	const limit = 64
 	result := `{"kind":"deny","reason":"No."}`
 	for _, size := range []int{limit, limit + 1} {
 		h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate",
 			Script: fmt.Sprintf("#!/bin/sh\nprintf '%%s' '%s%s'\n", result, strings.Repeat(" ", size-len(result)))}
-		n := decode(t, dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h},
-			func(home string, p *plan.Plan) {
-				p.Limits.ResponseBytes = limit
-				if err := dispatchtest.WritePlan(home, p); err != nil {
-					t.Error(err)
-				}
-			}))
+		lim := plan.DraftLimits
+		lim.ResponseBytes = limit
+		restore := dispatch.SetLimits(lim)
+		n := decode(t, dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil))
+		restore()
 		over := fmt.Sprintf("handler wrote more than %d bytes to stdout and was killed", limit)
 		if size == limit && (n.HookSpecificOutput.PermissionDecision != "deny" || n.SystemMessage != "") {
 			t.Errorf("%d bytes, the limit: %+v, want the handler's deny", size, n)

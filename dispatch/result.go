@@ -22,9 +22,9 @@ type Result struct {
 // parseResult checks that out is exactly one JSON object of the draft's
 // result shapes, with no unknown or duplicate key and nothing after it, and
 // that its kind is one of kinds (abstain is always admitted), its key the
-// one shapes (the plan's copy of #ResultShapes) gives the kind, and its
-// text or rewritten input within lim, the plan's limits.
-func parseResult(out []byte, kinds []string, shapes map[string]plan.ResultShape, lim plan.Limits) (*Result, error) {
+// one plan.ResultShapes gives the kind, and its text or rewritten input
+// within lim.
+func parseResult(out []byte, kinds []string, lim plan.Limits) (*Result, error) {
 	if !utf8.Valid(out) {
 		return nil, errors.New("result is not valid UTF-8")
 	}
@@ -72,7 +72,7 @@ func parseResult(out []byte, kinds []string, shapes map[string]plan.ResultShape,
 	if err := json.Unmarshal(rawKind, &kind); err != nil {
 		return nil, errors.New("result kind is not a string")
 	}
-	shape, known := shapes[kind]
+	shape, known := plan.ResultShapes[kind]
 	extra := shape.Key
 	if !known {
 		return nil, fmt.Errorf("result kind %s is unknown", short(kind))

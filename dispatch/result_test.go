@@ -1,38 +1,16 @@
 package dispatch
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
-	"dalo/store"
 	"dalo/plan"
 )
 
-// rulesLimits are the response limits as install copies them into the
-// plan, from the rules. The test, not the dispatch path, links CUE here
-// (TestHotPathDeps checks the path alone).
-func rulesLimits(t *testing.T) plan.Limits {
-	t.Helper()
-	lim, err := store.Limits()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lim
-}
-
-// rulesOf returns the rules' tables as install copies them into the plan.
-func rulesOf(t *testing.T) plan.Rules {
-	t.Helper()
-	r, err := store.Rules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func TestParseResult(t *testing.T) {
-	lim := rulesLimits(t)
+	lim := plan.DraftLimits
 	gate := []string{"allow", "deny", "abstain"}
 	rewrite := []string{"rewrite_input", "abstain"}
 	big := `{"kind":"rewrite_input","input":{"c":"` + strings.Repeat("x", lim.RewrittenInputBytes) + `"}}`
@@ -45,7 +23,7 @@ func TestParseResult(t *testing.T) {
 		{`{"kind":"allow"}`, gate, "allow", ""},
 		{` {"kind":"deny","reason":"Policy failed."}` + "\n", gate, "deny", ""},
 		{`{"kind":"abstain"}`, []string{"observe", "abstain"}, "abstain", ""},
-		// Which kinds an effect admits is the plan's (#ResultKinds), abstain included.
+		// Which kinds an effect admits is the caller's (plan.ResultKinds, abstain included).
 		{`{"kind":"abstain"}`, []string{"observe"}, "", "result kind abstain does not match the declared effect (admitted: observe)"},
 		{`{"kind":"rewrite_input","input":{"command":"echo reviewed"}}`, rewrite, "rewrite_input", ""},
 		{`{"kind":"observe"}`, gate, "", "does not match the declared effect"},
@@ -75,7 +53,7 @@ func TestParseResult(t *testing.T) {
 		if len(name) > 60 {
 			name = name[:60]
 		}
-		r, err := parseResult([]byte(tt.out), tt.kinds, rulesOf(t).Results, lim)
+		r, err := parseResult([]byte(tt.out), tt.kinds, lim)
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", name, err)
@@ -102,7 +80,7 @@ func TestParseResultLimits(t *testing.T) {
 	}
 	kinds := []string{"deny", "add_context", "rewrite_input"}
 	for _, tt := range tests {
-		_, err := parseResult([]byte(tt.out), kinds, rulesOf(t).Results, lim)
+		_, err := parseResult([]byte(tt.out), kinds, lim)
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", tt.out, err)
@@ -115,7 +93,7 @@ func TestParseResultLimits(t *testing.T) {
 // TestParseResultQuotesBounded checks that a diagnostic quotes at most a
 // short prefix of whatever the handler wrote: it may reach the model.
 func TestParseResultQuotesBounded(t *testing.T) {
-	lim := rulesLimits(t)
+	lim := plan.DraftLimits
 	huge := strings.Repeat("k", 1<<20)
 	for _, out := range []string{
 		`{"kind":"` + huge + `"}`,
@@ -125,7 +103,7 @@ func TestParseResultQuotesBounded(t *testing.T) {
 		`{"kind":"deny","reason":"` + huge + `"}`,
 		huge,
 	} {
-		_, err := parseResult([]byte(out), []string{"allow", "deny"}, rulesOf(t).Results, lim)
+		_, err := parseResult([]byte(out), []string{"allow", "deny"}, lim)
 		if err == nil {
 			t.Fatalf("%.40s: no error", out)
 		}
@@ -133,24 +111,35 @@ func TestParseResultQuotesBounded(t *testing.T) {
 			t.Errorf("%.40s: diagnostic of %d bytes: %.300s", out, len(err.Error()), err)
 		}
 	}
-	_, err := parseResult([]byte(`{"kind":"`+huge+`"}`), nil, rulesOf(t).Results, lim)
+	_, err := parseResult([]byte(`{"kind":"`+huge+`"}`), nil, lim)
 	if want := `result kind "` + strings.Repeat("k", maxQuoted) + `"… is unknown`; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
 
-// TestParseResultShapes checks that the shapes are the plan's, not a
-// table of the dispatcher's own.
+// TestParseResultShapes checks every result kind against its shape in
+// the rules (plan.ResultShapes): the kind with its one key of its type is
+// a result, with another key it is not, and a kind the rules have no shape
+// for is unknown.
 func TestParseResultShapes(t *testing.T) {
-	lim := rulesLimits(t)
-	shapes := map[string]plan.ResultShape{"allow": {Key: "why", Type: plan.ShapeText}, "deny": {}}
-	if r, err := parseResult([]byte(`{"kind":"allow","why":"ok"}`), []string{"allow"}, shapes, lim); err != nil || r.Text != "ok" {
-		t.Errorf("allow with why: %+v, %v", r, err)
+	values := map[string]string{plan.ShapeText: `"ok"`, plan.ShapeObject: `{"c":1}`}
+	for kind, shape := range plan.ResultShapes {
+		whole := `{"kind":"` + kind + `"}`
+		if shape.Key != "" {
+			whole = `{"kind":"` + kind + `","` + shape.Key + `":` + values[shape.Type] + `}`
+		}
+		if _, err := parseResult([]byte(whole), []string{kind}, plan.DraftLimits); err != nil {
+			t.Errorf("%s: %v", whole, err)
+		}
+		var m map[string]json.RawMessage
+		json.Unmarshal([]byte(whole), &m)
+		m["why"] = json.RawMessage(`"x"`)
+		extra, _ := json.Marshal(m)
+		if _, err := parseResult(extra, []string{kind}, plan.DraftLimits); err == nil || !strings.Contains(err.Error(), `unknown key "why"`) {
+			t.Errorf("%s: error %v, want the unknown key", extra, err)
+		}
 	}
-	if _, err := parseResult([]byte(`{"kind":"deny","reason":"no"}`), []string{"deny"}, shapes, lim); err == nil || !strings.Contains(err.Error(), `unknown key "reason"`) {
-		t.Errorf("deny with reason: error %v", err)
-	}
-	if _, err := parseResult([]byte(`{"kind":"add_context","context":"x"}`), []string{"add_context"}, shapes, lim); err == nil || !strings.Contains(err.Error(), "is unknown") {
+	if _, err := parseResult([]byte(`{"kind":"approve"}`), []string{"approve"}, plan.DraftLimits); err == nil || !strings.Contains(err.Error(), "is unknown") {
 		t.Errorf("kind without a shape: error %v", err)
 	}
 }
@@ -161,7 +150,7 @@ func TestComposeBoundsFailure(t *testing.T) {
 	lim := plan.Limits{ResponseBytes: 64, ResultTextBytes: 100, RewrittenInputBytes: 12}
 	for _, policy := range []string{"report", "fail_closed"} {
 		h := &plan.PlannedHook{Package: "p", Hook: "h", Effect: "gate", FailurePolicy: policy, ErrorVisibility: "model_and_user"}
-		o := compose([]run{{hook: h, failure: strings.Repeat("x", 1<<20)}}, lim, rulesOf(t))
+		o := compose([]run{{hook: h, failure: strings.Repeat("x", 1<<20)}}, lim)
 		notes := o.Context
 		if policy == "fail_closed" {
 			notes = o.Deny

@@ -36,8 +36,8 @@ type command struct {
 
 // newCommand builds the invocation of h's tool for an event with fields f:
 //
-//   - with an interpreter (plan.Runtimes, generated from #Runtimes of the
-//     rules, never the plan's copy, which no grant binds): the interpreter,
+//   - with an interpreter (plan.Runtimes, compiled from #Runtimes of the
+//     rules; no plan names one, and no grant binds it): the interpreter,
 //     looked up on the dispatcher's own PATH (the PATH the harness gave
 //     dalo, not the handler's environment: PATH reaches the handler only
 //     if its tool declares it in env), its arguments (python3's -E -s -B),

@@ -25,8 +25,8 @@ import (
 // loop). Without a session id the passes cannot be counted: the first
 // Stop of a turn, known from workflow.already_continued, may still ask
 // for one, and no later Stop.
-func failurePasses(home, provider string, fields Fields, runs []run, rules plan.Rules) {
-	why := passRefused(home, provider, fields, runs, rules)
+func failurePasses(home, provider string, fields Fields, runs []run) {
+	why := passRefused(home, provider, fields, runs)
 	if why == "" {
 		return
 	}
@@ -37,10 +37,10 @@ func failurePasses(home, provider string, fields Fields, runs []run, rules plan.
 
 // passRefused is failurePasses' decision: "" when the failing hooks may
 // ask for another pass (or none can), else why not.
-func passRefused(home, provider string, fields Fields, runs []run, rules plan.Rules) string {
+func passRefused(home, provider string, fields Fields, runs []run) string {
 	counted, want := false, false
 	for _, r := range runs {
-		if r.hook.FailurePolicy != "fail_closed" || rules.FailClosed[r.hook.Effect] != plan.FailContinue {
+		if r.hook.FailurePolicy != "fail_closed" || plan.FailClosed[r.hook.Effect] != plan.FailContinue {
 			continue
 		}
 		counted = true

@@ -199,13 +199,6 @@ func checkHook(h *plan.PlannedHook, b *plan.HookBinds, provider, event, id strin
 			return differs(f.name, "hook", id)
 		}
 	}
-	// Result kinds are no part of a grant either: they are the rules' for
-	// the bound effect (#ResultKinds, built in). A plan whose copy differs
-	// would let a handler answer with another effect's kinds.
-	got := slices.Sorted(slices.Values(h.ResultKinds))
-	if !slices.Equal(slices.Compact(got), plan.ResultKinds[b.Effect]) {
-		return fmt.Errorf("the plan's result kinds of effect %s differ from the rules' (#ResultKinds)%s", b.Effect, reinstall)
-	}
 	return nil
 }
 
@@ -235,15 +228,10 @@ func checkTool(home string, t *plan.PlannedTool, b *plan.ToolBinds, id string) e
 		}
 	}
 	// The interpreter is no part of a grant: it is the rules' for the
-	// bound runtime, and dispatch runs the one built into it (see
-	// newCommand). A plan whose copy differs was edited, or written by a
-	// dalo with other rules.
-	rt, ok := plan.Runtimes[t.Runtime]
-	if !ok {
+	// bound runtime (plan.Runtimes), and no plan names one (see
+	// newCommand).
+	if _, ok := plan.Runtimes[t.Runtime]; !ok {
 		return fmt.Errorf("runtime %q of tool grant %s is not one this dalo runs%s", t.Runtime, id, reinstall)
-	}
-	if t.Interpreter != rt.Interpreter || !slices.Equal(t.InterpreterArgs, rt.Args) {
-		return fmt.Errorf("the plan's interpreter of runtime %s differs from the rules' (#Runtimes)%s", t.Runtime, reinstall)
 	}
 	if _, ok := b.Files[t.Entry]; !ok {
 		return fmt.Errorf("tool grant %s binds no file %s, its entry%s", id, t.Entry, reinstall)

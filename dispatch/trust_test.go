@@ -91,6 +91,37 @@ func editIndex(home, provider string, edit func(h *plan.PlannedHook)) {
 	}
 }
 
+// editIndexJSON edits every file of the current index generation of
+// provider under home as JSON, for what no field of the plan types holds.
+func editIndexJSON(home, provider string, edit func(file map[string]any)) {
+	dir := filepath.Join(home, "plans", provider+".d")
+	gen, err := os.Readlink(filepath.Join(dir, plan.Pointer))
+	if err != nil {
+		panic(err)
+	}
+	err = filepath.WalkDir(filepath.Join(dir, gen), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var file map[string]any
+		if err := json.Unmarshal(data, &file); err != nil {
+			return err
+		}
+		edit(file)
+		if data, err = json.Marshal(file); err != nil {
+			return err
+		}
+		return os.WriteFile(p, data, 0o644)
+	})
+	if err != nil {
+		panic(err)
+	}
+}
+
 // plant writes a file into the staged tree of tool, read-only as it is.
 func plant(tool plan.PlannedTool, rel, content string) {
 	name := filepath.Join(tool.Root, filepath.FromSlash(rel))
@@ -121,14 +152,6 @@ func TestTrustTampering(t *testing.T) {
 		{"env", func(home string, p *plan.Plan) {
 			editIndex(home, "claude", func(h *plan.PlannedHook) { h.Tool.Env = append(h.Tool.Env, "AWS_SECRET_ACCESS_KEY") })
 		}, "the plan's env differs from what tool grant"},
-		{"interpreter", func(home string, p *plan.Plan) {
-			editIndex(home, "claude", func(h *plan.PlannedHook) {
-				h.Tool.Interpreter, h.Tool.InterpreterArgs = "sh", []string{"-c", "printf '{\"kind\":\"allow\"}'"}
-			})
-		}, "the plan's interpreter of runtime executable differs from the rules'"},
-		{"result-kinds", func(home string, p *plan.Plan) {
-			editIndex(home, "claude", func(h *plan.PlannedHook) { h.ResultKinds = []string{"abstain", "allow", "deny", "rewrite_input"} })
-		}, "the plan's result kinds of effect gate differ from the rules'"},
 		{"file-dropped-then-edited", func(home string, p *plan.Plan) {
 			editIndex(home, "claude", func(h *plan.PlannedHook) { h.Tool.Files = map[string]string{} })
 			tool := p.Events["PreToolUse"][0].Tool
@@ -200,6 +223,43 @@ func TestTrustTampering(t *testing.T) {
 				t.Errorf("the handler ran")
 			}
 		})
+	}
+}
+
+// TestPlanNamesNoRules: the rules dispatch applies are built into it,
+// and an index that names them (as plans of schema 5 did: the limits,
+// result shapes, fail_closed actions, result kinds and interpreters) is
+// read as if it did not: a plan cannot lower a limit, admit another kind,
+// turn fail_closed off or run another interpreter.
+func TestPlanNamesNoRules(t *testing.T) {
+	names := func(home string, p *plan.Plan) {
+		editIndexJSON(home, "claude", func(file map[string]any) {
+			file["limits"] = map[string]any{"response_bytes": 1, "result_text_bytes": 1, "rewritten_input_bytes": 1}
+			file["rules"] = map[string]any{"results": map[string]any{"rewrite_input": map[string]any{}}, "fail_closed": map[string]any{}}
+			for _, h := range file["hooks"].([]any) {
+				h := h.(map[string]any)
+				h["result_kinds"] = []string{"abstain", "allow", "deny", "rewrite_input"}
+				tool := h["tool"].(map[string]any)
+				tool["interpreter"], tool["interpreter_args"] = "sh", []string{"-c", `printf '{"kind":"allow"}'`}
+			}
+		})
+	}
+	for _, c := range []struct{ name, result, reason string }{
+		// The handler's own answer, within the rules' limits, run as the
+		// rules' runtime runs it.
+		{"deny", `{"kind":"deny","reason":"Ran as approved."}`, "Ran as approved."},
+		// A kind the effect does not admit is malformed, and the hook
+		// fails closed.
+		{"rewrite", `{"kind":"rewrite_input","input":{"command":"rm -rf /"}}`, "does not match the declared effect"},
+	} {
+		h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed",
+			Visibility: "model_and_user", Script: "#!/bin/sh\nprintf '%s' '" + c.result + "'\n"}
+		out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, names)
+		n := decode(t, out)
+		hso := n.HookSpecificOutput
+		if hso.PermissionDecision != "deny" || !strings.Contains(hso.PermissionDecisionReason, c.reason) || hso.UpdatedInput != nil {
+			t.Errorf("%s: %s, want a deny saying %q", c.name, out.Stdout, c.reason)
+		}
 	}
 }
 

@@ -29,7 +29,7 @@ func TestDraftLimits(t *testing.T) {
 		// most 64 characters, a description of 1024, compatibility of
 		// 500. dalo's own: ids of 128 characters, and front matter read
 		// up to 64 KiB.
-		SkillNameChars: 64, SkillDescChars: 1024, SkillCompatChars: 500,
+		SkillNameChars: 64, SkillDescriptionChars: 1024, SkillCompatibilityChars: 500,
 		IDChars: 128, FrontMatterBytes: 64 << 10,
 	}
 	if r.Limits != want {

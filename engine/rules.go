@@ -9,31 +9,12 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 
 	defs "dalo/cue"
+	"dalo/plan"
 )
 
-// Limits are the reference limits, read from #Limits in the CUE definitions.
-type Limits struct {
-	ManifestBytes       int   `json:"manifest_bytes"`
-	StringBytes         int   `json:"string_bytes"`
-	ArrayEntries        int   `json:"array_entries"`
-	TOMLNesting         int   `json:"toml_nesting"`
-	PackageEntries      int   `json:"package_entries"`
-	DirectoryDepth      int   `json:"directory_depth"`
-	FileBytes           int64 `json:"file_bytes"`
-	PackageBytes        int64 `json:"package_bytes"`
-	MatcherToolNames    int   `json:"matcher_tool_names"`
-	Bindings            int   `json:"bindings"`
-	ResponseBytes       int   `json:"response_bytes"`
-	ResultTextBytes     int   `json:"result_text_bytes"`
-	RewrittenInputBytes int   `json:"rewritten_input_bytes"`
-	IDChars             int   `json:"id_chars"`
-	TimeoutMinMS        int   `json:"timeout_min_ms"`
-	TimeoutMaxMS        int   `json:"timeout_max_ms"`
-	FrontMatterBytes    int   `json:"front_matter_bytes"`
-	SkillNameChars      int   `json:"skill_name_chars"`
-	SkillDescChars      int   `json:"skill_description_chars"`
-	SkillCompatChars    int   `json:"skill_compatibility_chars"`
-}
+// Limits are the reference limits (#Limits), compiled into package plan
+// with the other static tables of the rules (plan.DraftLimits).
+type Limits = plan.Limits
 
 // Rules is the compiled CUE definitions in one cue.Context. A cue.Context is
 // not shared between goroutines here: each worker compiles its own Rules,
@@ -53,12 +34,9 @@ type Rules struct {
 	Layout       Layout
 	sourceIDDef  cue.Value
 	sourceIDRule string
-	// selfRunning is the runtimes whose entry runs itself (#Runtimes
-	// with no interpreter), so must be executable.
-	selfRunning map[string]bool
-	// argvOpens and argvWhole are #ArgvInterpolation: an argument holding
-	// argvOpens must match argvWhole whole, group 1 naming the input.
-	argvOpens string
+	// argvWhole is #ArgvInterpolation's (plan.ArgvWhole): an argument
+	// holding plan.ArgvSubstitution must match it whole, group 1 naming
+	// the input.
 	argvWhole *regexp.Regexp
 	// fallbacks is, per member kind that takes an inline fallback, the
 	// kinds of reference it may name (#RefPositions.members.*.fallback).
@@ -124,9 +102,7 @@ func LoadRules() (*Rules, error) {
 		fields:   make(map[string]map[string]fieldDef),
 		elems:    make(map[string]cue.Value),
 		memo:     sharedMemo,
-	}
-	if err := root.LookupPath(cue.ParsePath("#Limits")).Decode(&r.Limits); err != nil {
-		return nil, fmt.Errorf("rules: #Limits: %w", err)
+		Limits:   plan.DraftLimits,
 	}
 	if err := root.LookupPath(cue.ParsePath("#SourceLayout")).Decode(&r.Layout); err != nil {
 		return nil, fmt.Errorf("rules: #SourceLayout: %w", err)
@@ -135,23 +111,7 @@ func LoadRules() (*Rules, error) {
 	if err := root.LookupPath(cue.ParsePath("#SourceIDRule")).Decode(&r.sourceIDRule); err != nil {
 		return nil, fmt.Errorf("rules: #SourceIDRule: %w", err)
 	}
-	var runtimes map[string]struct{ Interpreter string }
-	if err := root.LookupPath(cue.ParsePath("#Runtimes")).Decode(&runtimes); err != nil {
-		return nil, fmt.Errorf("rules: #Runtimes: %w", err)
-	}
-	r.selfRunning = map[string]bool{}
-	for rt, x := range runtimes {
-		r.selfRunning[rt] = x.Interpreter == ""
-	}
-	var argv struct {
-		Substitution string `json:"substitution"`
-		Whole        string `json:"whole"`
-	}
-	if err := root.LookupPath(cue.ParsePath("#ArgvInterpolation")).Decode(&argv); err != nil {
-		return nil, fmt.Errorf("rules: #ArgvInterpolation: %w", err)
-	}
-	r.argvOpens = argv.Substitution
-	if r.argvWhole, err = regexp.Compile(argv.Whole); err != nil {
+	if r.argvWhole, err = regexp.Compile(plan.ArgvWhole); err != nil {
 		return nil, fmt.Errorf("rules: #ArgvInterpolation.whole: %w", err)
 	}
 	var members map[string]struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"dalo/internal/regular"
+	"dalo/plan"
 )
 
 // DefaultSourceID is the source identity validate uses unless told another.
@@ -497,7 +498,7 @@ func (c *pkgCheck) tools() {
 			inputs[in.Name] = n
 		}
 		for n, a := range t.Argv {
-			if !strings.Contains(a, c.r.argvOpens) {
+			if !strings.Contains(a, plan.ArgvSubstitution) {
 				continue
 			}
 			f := fmt.Sprintf("%s.argv[%d]", at, n)
@@ -509,7 +510,7 @@ func (c *pkgCheck) tools() {
 				c.l.errorf("E043", c.doc.at(f), f, "argv interpolates undeclared input %s", m[1])
 			}
 		}
-		c.toolFile(at+".entry", t.Entry, c.r.selfRunning[t.Runtime])
+		c.toolFile(at+".entry", t.Entry, plan.Runtimes[t.Runtime].Interpreter == "")
 		files := map[string]int{}
 		for n, f := range t.Files {
 			fp := fmt.Sprintf("%s.files[%d]", at, n)

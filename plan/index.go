@@ -53,10 +53,6 @@ type EventFile struct {
 	Version  string `json:"version"`
 	Event    string `json:"event"`
 	Native   Native `json:"native"`
-	// Limits bound the response of each of the event's handlers.
-	Limits Limits `json:"limits"`
-	// Rules are the tables dispatch applies to results and failures.
-	Rules Rules `json:"rules"`
 	// Hooks are the event's hooks without a tool matcher, in stable
 	// hook-identity order.
 	Hooks []PlannedHook `json:"hooks"`
@@ -100,12 +96,6 @@ func WriteIndex(plansDir string, p *Plan, step func()) error {
 	dir := indexDir(plansDir, p.Provider)
 	if len(p.Events) == 0 {
 		return RemoveIndex(plansDir, p.Provider)
-	}
-	if err := p.Limits.Check(); err != nil {
-		return fmt.Errorf("writing dispatch index of %s: %w", p.Provider, err)
-	}
-	if err := p.Rules.Check(); err != nil {
-		return fmt.Errorf("writing dispatch index of %s: %w", p.Provider, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("writing dispatch index: %w", err)
@@ -262,7 +252,7 @@ func writeGeneration(dir string, p *Plan) error {
 		if !ok {
 			return fmt.Errorf("writing dispatch index: event %s has no native protocol in the plan", ev)
 		}
-		ef := EventFile{Schema: Schema, Provider: p.Provider, Version: p.Version, Event: ev, Native: n, Limits: p.Limits, Rules: p.Rules, Hooks: []PlannedHook{}}
+		ef := EventFile{Schema: Schema, Provider: p.Provider, Version: p.Version, Event: ev, Native: n, Hooks: []PlannedHook{}}
 		buckets := map[string][]PlannedHook{}
 		for _, h := range p.Events[ev] {
 			if len(h.ToolNames) == 0 {
@@ -365,7 +355,7 @@ var ErrNotInstalled = errors.New("nothing is installed: the store has no dispatc
 // each once. No file for the event in the current generation means no
 // hooks: a nil EventFile and no error; no index at all is ErrNotInstalled.
 //
-// An index of another schema, one without its limits, or a legacy
+// An index of another schema, or a legacy
 // plans/<provider>.json without an index, is an error: dispatch must not
 // guess at a format it does not read.
 func Load(plansDir, provider, event string, pick func(n *Native) (tool string, all bool)) (*EventFile, error) {
@@ -416,12 +406,6 @@ func load(plansDir, provider, event string, pick func(n *Native) (string, bool))
 	}
 	if ef.Provider != provider || ef.Event != event {
 		return nil, fmt.Errorf("reading dispatch index %s: it is for %s %s", name, ef.Provider, ef.Event)
-	}
-	if err := ef.Limits.Check(); err != nil {
-		return nil, fmt.Errorf("reading dispatch index %s: %v; run 'dalo plugin install' again", name, err)
-	}
-	if err := ef.Rules.Check(); err != nil {
-		return nil, fmt.Errorf("reading dispatch index %s: %v; run 'dalo plugin install' again", name, err)
 	}
 	if len(ef.Tools) == 0 {
 		return &ef, nil

@@ -30,16 +30,8 @@ func ids(ef *EventFile) string {
 func testPlan(version string, hooks ...PlannedHook) *Plan {
 	return &Plan{Schema: Schema, Provider: "claude", Version: version,
 		Events:  map[string][]PlannedHook{"PreToolUse": hooks, "Stop": {hook("a", "stop")}},
-		Natives: map[string]Native{"PreToolUse": {Event: "PreToolUse"}, "Stop": {Event: "Stop"}},
-		Limits:  testLimits, Rules: testRules}
+		Natives: map[string]Native{"PreToolUse": {Event: "PreToolUse"}, "Stop": {Event: "Stop"}}}
 }
-
-// testRules are rules of the format's tests.
-var testRules = Rules{Results: map[string]ResultShape{"allow": {}, "deny": {Key: "reason", Type: ShapeText}}, FailClosed: map[string]string{"gate": FailDeny}}
-
-// testLimits are limits of the format's tests, not the rules' numbers
-// (package store reads those from #Limits).
-var testLimits = Limits{ResponseBytes: 300, ResultTextBytes: 20, RewrittenInputBytes: 100}
 
 // A dispatch reads the hooks without a matcher and the bucket of its tool
 // only; with an unknown tool name, every bucket.
@@ -71,9 +63,6 @@ func TestLoadBuckets(t *testing.T) {
 		}
 		if got := ids(ef); got != tc.want {
 			t.Errorf("%s %q: hooks %s, want %s", tc.event, tc.tool, got, tc.want)
-		}
-		if ef != nil && ef.Limits != testLimits {
-			t.Errorf("%s %q: limits %+v, want %+v", tc.event, tc.tool, ef.Limits, testLimits)
 		}
 	}
 	if err := WriteIndex(dir, &Plan{Provider: "claude"}, nil); err != nil {
@@ -156,25 +145,36 @@ func TestLoadOtherSchema(t *testing.T) {
 // entries still call a dispatcher of the old schema, its pointer and
 // generation stay; this schema's dispatcher reads only its own pointer, and
 // refuses an index with only another schema's; DropOtherSchemas then
-// removes the old pointer and generation.
+// removes the old pointer and generation. The old schemas: 1 to 4 had one
+// pointer, current; 5 its own, current.5, and copies of the rules in every
+// index file, which this schema reads from the rules compiled into it.
 func TestSchemaSwitch(t *testing.T) {
+	for _, tc := range []struct{ pointer, file string }{
+		{"current", `{"schema":4,"provider":"claude","event":"Stop","hooks":[{"tool":{"root":"/staged/old"}}]}`},
+		{"current.5", `{"schema":5,"provider":"claude","event":"Stop","native":{},"limits":{"response_bytes":4194304,"result_text_bytes":16384,"rewritten_input_bytes":1048576},"rules":{"results":{"allow":{}},"fail_closed":{"gate":"deny"}},"hooks":[{"result_kinds":["abstain","observe"],"tool":{"root":"/staged/old","interpreter":"node"}}]}`},
+	} {
+		t.Run(tc.pointer, func(t *testing.T) { testSchemaSwitch(t, tc.pointer, tc.file) })
+	}
+}
+
+func testSchemaSwitch(t *testing.T, pointer, file string) {
 	dir := t.TempDir()
 	idx := indexDir(dir, "claude")
 	old := filepath.Join(idx, "g-old")
 	if err := os.MkdirAll(old, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(old, "Stop.json"), []byte(`{"schema":5,"provider":"claude","event":"Stop","hooks":[{"tool":{"root":"/staged/old"}}]}`), 0o644)
-	if err := os.Symlink("g-old", filepath.Join(idx, "current")); err != nil {
+	os.WriteFile(filepath.Join(old, "Stop.json"), []byte(file), 0o644)
+	if err := os.Symlink("g-old", filepath.Join(idx, pointer)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(dir, "claude", "Stop", nil); err == nil || !strings.Contains(err.Error(), "it holds plans of another schema (current), this dalo reads "+strconv.Itoa(Schema)+"; run 'dalo plugin install' again") {
+	if _, err := Load(dir, "claude", "Stop", nil); err == nil || !strings.Contains(err.Error(), "it holds plans of another schema ("+pointer+"), this dalo reads "+strconv.Itoa(Schema)+"; run 'dalo plugin install' again") {
 		t.Errorf("an index of another schema only: %v", err)
 	}
 	if err := WriteIndex(dir, testPlan("1"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if gen, err := os.Readlink(filepath.Join(idx, "current")); err != nil || gen != "g-old" {
+	if gen, err := os.Readlink(filepath.Join(idx, pointer)); err != nil || gen != "g-old" {
 		t.Fatalf("the old schema's pointer after writing this schema's: %q, %v", gen, err)
 	}
 	if _, err := os.Stat(filepath.Join(old, "Stop.json")); err != nil {
@@ -194,44 +194,8 @@ func TestSchemaSwitch(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if len(names) != 2 || !slices.Contains(names, Pointer) || slices.Contains(names, "current") || slices.Contains(names, "g-old") {
+	if len(names) != 2 || !slices.Contains(names, Pointer) || slices.Contains(names, pointer) || slices.Contains(names, "g-old") {
 		t.Errorf("after DropOtherSchemas the index holds %q, want %s and its generation", names, Pointer)
 	}
 }
 
-// Limits that are missing or not positive are refused on write and on
-// read: zero would mean "nothing is admitted", and must never be read as
-// "no limit".
-func TestLimitsRequired(t *testing.T) {
-	dir := t.TempDir()
-	for _, lim := range []Limits{{}, {ResponseBytes: 1, ResultTextBytes: 1}, {ResponseBytes: -1, ResultTextBytes: 1, RewrittenInputBytes: 1}} {
-		p := testPlan("1")
-		p.Limits = lim
-		if err := WriteIndex(dir, p, nil); err == nil || !strings.Contains(err.Error(), "not a positive byte count") {
-			t.Errorf("limits %+v: WriteIndex error %v", lim, err)
-		}
-	}
-	if err := WriteIndex(dir, testPlan("1"), nil); err != nil {
-		t.Fatal(err)
-	}
-	gen, err := os.Readlink(filepath.Join(indexDir(dir, "claude"), Pointer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := filepath.Join(indexDir(dir, "claude"), gen, "Stop.json")
-	for _, tc := range []struct{ file, want string }{
-		{`{"schema":5,"provider":"claude","event":"Stop","hooks":[]}`, "limits.response_bytes is 0, not a positive byte count; run 'dalo plugin install' again"},
-		{`{"schema":5,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":0},"hooks":[]}`, "limits.rewritten_input_bytes is 0"},
-		{`{"schema":5,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"hooks":[]}`, "rules.results is empty"},
-		{`{"schema":5,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"rules":{"results":{"deny":{"key":"reason","type":"list"}}},"hooks":[]}`, `rules.results.deny has key "reason" of type "list"`},
-		{`{"schema":5,"provider":"claude","event":"Stop","limits":{"response_bytes":1,"result_text_bytes":1,"rewritten_input_bytes":1},"rules":{"results":{"allow":{}},"fail_closed":{"gate":"allow"}},"hooks":[]}`, `rules.fail_closed.gate is "allow", not deny or continue`},
-	} {
-		if err := os.WriteFile(name, []byte(tc.file), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := Load(dir, "claude", "Stop", nil)
-		if err == nil || !strings.Contains(err.Error(), "reading dispatch index "+name+": "+tc.want) {
-			t.Errorf("%s: error %v, want %q", tc.file, err, tc.want)
-		}
-	}
-}

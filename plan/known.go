@@ -19,6 +19,80 @@ var Blocking = map[string]Block{
 	"codex":  {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
 }
 
+// DraftLimits are the draft's reference limits (#Limits): what the
+// validator enforces, and dispatch bounds a handler's response by.
+var DraftLimits = Limits{
+	ManifestBytes:           1048576,
+	StringBytes:             16384,
+	ArrayEntries:            1024,
+	TOMLNesting:             32,
+	PackageEntries:          4096,
+	DirectoryDepth:          32,
+	FileBytes:               67108864,
+	PackageBytes:            268435456,
+	MatcherToolNames:        256,
+	Bindings:                256,
+	ResponseBytes:           4194304,
+	ResultTextBytes:         16384,
+	RewrittenInputBytes:     1048576,
+	IDChars:                 128,
+	TimeoutMinMS:            100,
+	TimeoutMaxMS:            120000,
+	FrontMatterBytes:        65536,
+	SkillNameChars:          64,
+	SkillDescriptionChars:   1024,
+	SkillCompatibilityChars: 500,
+}
+
+// ResultKinds is the result kinds a handler of each effect may answer
+// (#ResultKinds), abstain included, sorted.
+var ResultKinds = map[string][]string{
+	"add_context":       {"abstain", "add_context"},
+	"continue_workflow": {"abstain", "continue_workflow"},
+	"gate":              {"abstain", "allow", "deny"},
+	"observe":           {"abstain", "observe"},
+	"replace_output":    {"abstain", "replace_output"},
+	"rewrite_input":     {"abstain", "rewrite_input"},
+}
+
+// ResultShapes gives every result kind the one key it carries beside
+// kind, and that key's type (#ResultShapes); a kind that carries kind
+// alone has the zero ResultShape.
+var ResultShapes = map[string]ResultShape{
+	"abstain":           {},
+	"add_context":       {Key: "context", Type: ShapeText},
+	"allow":             {},
+	"continue_workflow": {Key: "reason", Type: ShapeText},
+	"deny":              {Key: "reason", Type: ShapeText},
+	"observe":           {},
+	"replace_output":    {Key: "output", Type: ShapeObject},
+	"rewrite_input":     {Key: "input", Type: ShapeObject},
+}
+
+// FailurePolicies is the failure policies each effect admits
+// (#FailurePolicies), in the order the rules list them.
+var FailurePolicies = map[string][]string{
+	"add_context":       {"report", "fail_open"},
+	"continue_workflow": {"report", "fail_open", "fail_closed"},
+	"gate":              {"report", "fail_open", "fail_closed"},
+	"observe":           {"report"},
+	"replace_output":    {"report"},
+	"rewrite_input":     {"report", "fail_open", "fail_closed"},
+}
+
+// FailClosed says what a failing fail_closed hook of each effect that
+// admits fail_closed does (#FailClosed): FailDeny, deny the action it
+// gates, or FailContinue, ask for another workflow pass.
+var FailClosed = map[string]string{
+	"continue_workflow": FailContinue,
+	"gate":              FailDeny,
+	"rewrite_input":     FailDeny,
+}
+
+// FailClosedPasses is the most workflow passes failing fail_closed hooks
+// ask for in a row in one session (#FailClosedPasses).
+const FailClosedPasses = 3
+
 // Runtimes is how the entry of a tool of each runtime runs (#Runtimes):
 // its interpreter, found on dalo's PATH ("" runs the entry itself), and
 // the arguments the interpreter takes before the entry.
@@ -28,25 +102,14 @@ var Runtimes = map[string]Runtime{
 	"python":     {Interpreter: "python3", Args: []string{"-E", "-s", "-B"}},
 }
 
-// ResultKinds is the result kinds a handler of each effect may answer
-// (#ResultKinds), abstain included.
-var ResultKinds = map[string][]string{
-	"add_context":       []string{"abstain", "add_context"},
-	"continue_workflow": []string{"abstain", "continue_workflow"},
-	"gate":              []string{"abstain", "allow", "deny"},
-	"observe":           []string{"abstain", "observe"},
-	"replace_output":    []string{"abstain", "replace_output"},
-	"rewrite_input":     []string{"abstain", "rewrite_input"},
-}
-
-// ArgvPrefix and ArgvSuffix open and close an argv argument that
-// interpolates the tool input named between them (#ArgvInterpolation).
-// Any other argument is passed as it is.
+// An argv argument that is exactly ArgvPrefix, an input's name and
+// ArgvSuffix (it matches the regular expression ArgvWhole, group 1
+// naming the input) interpolates that input (#ArgvInterpolation); any
+// other argument holding ArgvSubstitution is refused by the validator,
+// and any other is passed as it is.
 const (
-	ArgvPrefix = "${input."
-	ArgvSuffix = "}"
+	ArgvSubstitution = "${"
+	ArgvPrefix       = "${input."
+	ArgvSuffix       = "}"
+	ArgvWhole        = `^\$\{input\.([A-Za-z_][A-Za-z0-9_]*)\}$`
 )
-
-// FailClosedPasses is the most workflow passes failing fail_closed hooks
-// ask for in a row in one session (#FailClosedPasses).
-const FailClosedPasses = 3

@@ -1,12 +1,20 @@
-// Package plan holds the dispatch plan format: the contract between
-// install (package store writes it) and `dalo hook dispatch` (package
-// dispatch reads it on every harness event). It is a leaf package, imported
+// Package plan holds the contract between install and dispatch: what
+// install (package store) writes and `dalo hook dispatch` (package
+// dispatch) reads on every harness event. It is a leaf package, imported
 // by both, so that the dispatch hot path links no CUE and no validator.
 //
-// A plan holds everything dispatch needs: the hooks, and for every native
+// A plan holds what install decided: the hooks, and for every native
 // event the harness's native protocol copied from the provider table (see
 // [Native]), so that the hot path never evaluates CUE, never loads a
 // provider table and never reads a manifest.
+//
+// The rules dispatch and the store apply are not in a plan: the result
+// kinds and shapes, the limits, the failure policies and what fail_closed
+// does, how each runtime runs, and the providers and native events there
+// are. go generate ./providers compiles them from the CUE rules and the
+// provider tables into known.go, so that the validator, install and
+// dispatch read one answer, built into the binary, and a test fails while
+// it is stale.
 //
 // The plan lives in the store ($DALO_HOME, see [Home]), whose layout package
 // store documents; the part dispatch reads is described at [WriteIndex].
@@ -21,18 +29,19 @@
 // tree under it.
 package plan
 
-import (
-	"fmt"
-	"sort"
-)
+import "sort"
 
 // Schema is the version of the plan format. 2 added the native protocol
 // of each event (Natives) and the per-event index dispatch reads; 3 the
-// response limits (Limits); 4 the result shapes and fail_closed actions
-// (Rules) and each tool's interpreter; 5 one index pointer per schema
-// (Pointer), so that a plan of a new schema and the harness entries that
-// call a dispatcher reading it switch over in order.
-const Schema = 5
+// response limits; 4 the result shapes and fail_closed actions and each
+// tool's interpreter; 5 one index pointer per schema (Pointer), so that a
+// plan of a new schema and the harness entries that call a dispatcher
+// reading it switch over in order; 6 dropped the copies of the rules (the
+// limits, result shapes and kinds, fail_closed actions, interpreters):
+// dispatch reads them from the rules compiled into it (known.go), never
+// from a plan. A plan of schema 5 is read by the schema-5 dispatcher its
+// entries call until install or remove rewrites it (see DropOtherSchemas).
+const Schema = 6
 
 // A Plan is every installed, approved hook of one provider, by native event.
 type Plan struct {
@@ -43,37 +52,20 @@ type Plan struct {
 	// Natives is the native protocol of every event in Events, copied
 	// from the provider table at install.
 	Natives map[string]Native `json:"natives"`
-	// Limits bound every handler's response, copied from the rules at
-	// install.
-	Limits Limits `json:"limits"`
-	// Rules are the tables of the rules dispatch applies, copied from the
-	// rules at install.
-	Rules Rules `json:"rules"`
 }
 
-// Rules are the draft's tables dispatch applies to a handler's answer and
-// to its failure, copied from the rules (cue/hooks.cue) at install so that
-// dispatch reads them without evaluating CUE.
-type Rules struct {
-	// Results gives every result kind its shape (#ResultShapes).
-	Results map[string]ResultShape `json:"results"`
-	// FailClosed gives every effect that admits fail_closed what its
-	// failing fail_closed hook does (#FailClosed): FailDeny or
-	// FailContinue.
-	FailClosed map[string]string `json:"fail_closed"`
-}
-
-// What a failing fail_closed hook does, as #FailClosed names it.
+// What a failing fail_closed hook does, as #FailClosed names it
+// ([FailClosed]).
 const (
 	FailDeny     = "deny"     // deny the action the hook gates
 	FailContinue = "continue" // ask for another workflow pass
 )
 
 // A ResultShape is the one key a result kind carries beside kind, and its
-// type; a kind without one has the zero ResultShape.
+// type ([ResultShapes]); a kind without one has the zero ResultShape.
 type ResultShape struct {
-	Key  string `json:"key,omitempty"`  // context, reason, input, output
-	Type string `json:"type,omitempty"` // ShapeText or ShapeObject
+	Key  string // context, reason, input, output
+	Type string // ShapeText or ShapeObject
 }
 
 // Types of a result key (#ResultShapes).
@@ -82,51 +74,33 @@ const (
 	ShapeObject = "object" // a JSON object
 )
 
-// Check reports rules that are missing or name what dispatch cannot
-// apply: a plan without them is refused rather than misread.
-func (r Rules) Check() error {
-	if len(r.Results) == 0 {
-		return fmt.Errorf("rules.results is empty")
-	}
-	for kind, s := range r.Results {
-		if (s.Key == "") != (s.Type == "") || (s.Type != "" && s.Type != ShapeText && s.Type != ShapeObject) {
-			return fmt.Errorf("rules.results.%s has key %q of type %q", kind, s.Key, s.Type)
-		}
-	}
-	for effect, a := range r.FailClosed {
-		if a != FailDeny && a != FailContinue {
-			return fmt.Errorf("rules.fail_closed.%s is %q, not %s or %s", effect, a, FailDeny, FailContinue)
-		}
-	}
-	return nil
-}
-
-// Limits are the draft's limits of a handler's response, copied from the
-// rules (#Limits) at install so that dispatch enforces the numbers the
-// rules hold without evaluating CUE. Each counts bytes.
+// Limits are the draft's reference limits (#Limits), each a count of
+// bytes, characters, entries or milliseconds as its name says; the rules'
+// numbers are [DraftLimits]. The validator enforces them all; dispatch
+// bounds a handler's response by the last three. go generate fills
+// DraftLimits by the json names, and fails on a limit of the rules this
+// type lacks.
 type Limits struct {
-	ResponseBytes       int `json:"response_bytes"`        // stdout of one handler
-	ResultTextBytes     int `json:"result_text_bytes"`     // a result's context or reason
-	RewrittenInputBytes int `json:"rewritten_input_bytes"` // a rewritten tool input, compact JSON
-}
-
-// Check reports a limit that is missing or not positive: zero would read
-// as "nothing is admitted", not as "no limit", so a plan without its
-// limits is refused rather than misread.
-func (l Limits) Check() error {
-	for _, f := range []struct {
-		name string
-		n    int
-	}{
-		{"response_bytes", l.ResponseBytes},
-		{"result_text_bytes", l.ResultTextBytes},
-		{"rewritten_input_bytes", l.RewrittenInputBytes},
-	} {
-		if f.n <= 0 {
-			return fmt.Errorf("limits.%s is %d, not a positive byte count", f.name, f.n)
-		}
-	}
-	return nil
+	ManifestBytes           int   `json:"manifest_bytes"`
+	StringBytes             int   `json:"string_bytes"`
+	ArrayEntries            int   `json:"array_entries"`
+	TOMLNesting             int   `json:"toml_nesting"`
+	PackageEntries          int   `json:"package_entries"`
+	DirectoryDepth          int   `json:"directory_depth"`
+	FileBytes               int64 `json:"file_bytes"`
+	PackageBytes            int64 `json:"package_bytes"`
+	MatcherToolNames        int   `json:"matcher_tool_names"`
+	Bindings                int   `json:"bindings"`
+	IDChars                 int   `json:"id_chars"`
+	TimeoutMinMS            int   `json:"timeout_min_ms"`
+	TimeoutMaxMS            int   `json:"timeout_max_ms"`
+	FrontMatterBytes        int   `json:"front_matter_bytes"`
+	SkillNameChars          int   `json:"skill_name_chars"`
+	SkillDescriptionChars   int   `json:"skill_description_chars"`
+	SkillCompatibilityChars int   `json:"skill_compatibility_chars"`
+	ResponseBytes           int   `json:"response_bytes"`        // stdout of one handler
+	ResultTextBytes         int   `json:"result_text_bytes"`     // a result's context or reason
+	RewrittenInputBytes     int   `json:"rewritten_input_bytes"` // a rewritten tool input, compact JSON
 }
 
 // Parts of a composed outcome, as a provider table names them: each is
@@ -197,7 +171,6 @@ type PlannedHook struct {
 	FailurePolicy   string           `json:"failure_policy"`
 	ErrorVisibility string           `json:"error_visibility"`
 	Bindings        []PlannedBinding `json:"bindings,omitempty"`
-	ResultKinds     []string         `json:"result_kinds"` // from #ResultKinds, abstain included
 	ToolGrant       GrantRef         `json:"tool_grant"`
 	HookGrant       GrantRef         `json:"hook_grant"`
 	Tool            PlannedTool      `json:"tool"`
@@ -218,31 +191,24 @@ type GrantRef struct {
 
 // A PlannedTool is the staged tool a hook runs.
 type PlannedTool struct {
-	ID      string `json:"id"`
-	Root    string `json:"root"` // absolute path of the staged, read-only tool root (the cwd)
-	Runtime string `json:"runtime"`
-	// Interpreter runs the entry, found on dalo's PATH; empty, the entry
-	// runs itself (#Runtimes, copied at install). No grant binds it:
-	// dispatch runs the one of [Runtimes] and refuses a plan whose copy
-	// differs.
-	Interpreter string `json:"interpreter,omitempty"`
-	// InterpreterArgs go to the interpreter before the entry (#Runtimes,
-	// copied at install): python3's -E -s -B.
-	InterpreterArgs []string          `json:"interpreter_args,omitempty"`
-	Entry           string            `json:"entry"`
-	Argv            []string          `json:"argv"`
-	Env             []string          `json:"env,omitempty"`
-	Inputs          []PlannedInput    `json:"inputs,omitempty"`
-	Files           map[string]string `json:"files"` // path relative to Root → sha256 hex, entry included
+	ID   string `json:"id"`
+	Root string `json:"root"` // absolute path of the staged, read-only tool root (the cwd)
+	// Runtime runs the entry as [Runtimes] says for it: no grant binds
+	// the interpreter, the rules do.
+	Runtime string            `json:"runtime"`
+	Entry   string            `json:"entry"`
+	Argv    []string          `json:"argv"`
+	Env     []string          `json:"env,omitempty"`
+	Inputs  []PlannedInput    `json:"inputs,omitempty"`
+	Files   map[string]string `json:"files"` // path relative to Root → sha256 hex, entry included
 }
 
-// A Runtime is how the entry of a tool of one runtime runs (#Runtimes):
+// A Runtime is how the entry of a tool of one runtime runs ([Runtimes]):
 // with Interpreter, found on dalo's PATH ("" runs the entry itself), and
-// Args before the entry. Dispatch takes it from [Runtimes], generated from
-// the rules, not from the plan.
+// Args before the entry.
 type Runtime struct {
-	Interpreter string   `json:"interpreter"`
-	Args        []string `json:"args,omitempty"`
+	Interpreter string
+	Args        []string
 }
 
 // A PlannedInput is a declared tool input.

@@ -18,25 +18,25 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // rows and effects it supports there (docs/design.md §3 and §4).
 var goldenRows = map[string][]dispatchtest.Row{
 	"claude": {
-		{Payload: "SessionStart", Event: "SessionStart", Subject: "session", Phase: "start", Effects: []string{"observe", "add_context"}},
-		{Payload: "UserPromptSubmit", Event: "UserPromptSubmit", Subject: "prompt", Phase: "before", Effects: []string{"observe", "add_context", "gate"}},
-		{Payload: "PreToolUse", Event: "PreToolUse", Subject: "tool_call", Phase: "before", Effects: []string{"observe", "add_context", "gate", "rewrite_input"}},
-		{Payload: "PostToolUse", Event: "PostToolUse", Subject: "tool_call", Phase: "after", Effects: []string{"observe", "add_context", "replace_output"}},
-		{Payload: "PostToolUseFailure", Event: "PostToolUseFailure", Subject: "tool_call", Phase: "failure", Effects: []string{"observe", "add_context"}},
-		{Payload: "Stop", Event: "Stop", Subject: "workflow", Phase: "stop", Effects: []string{"observe", "continue_workflow"}},
-		{Payload: "Stop.continued", Event: "Stop", Subject: "workflow", Phase: "stop", Effects: []string{"continue_workflow"}},
-		{Payload: "SessionEnd", Event: "SessionEnd", Subject: "session", Phase: "end", Effects: []string{"observe"}},
+		{Payload: "SessionStart", Event: "SessionStart", Effects: []string{"observe", "add_context"}},
+		{Payload: "UserPromptSubmit", Event: "UserPromptSubmit", Effects: []string{"observe", "add_context", "gate"}},
+		{Payload: "PreToolUse", Event: "PreToolUse", Effects: []string{"observe", "add_context", "gate", "rewrite_input"}},
+		{Payload: "PostToolUse", Event: "PostToolUse", Effects: []string{"observe", "add_context", "replace_output"}},
+		{Payload: "PostToolUseFailure", Event: "PostToolUseFailure", Effects: []string{"observe", "add_context"}},
+		{Payload: "Stop", Event: "Stop", Effects: []string{"observe", "continue_workflow"}},
+		{Payload: "Stop.continued", Event: "Stop", Effects: []string{"continue_workflow"}},
+		{Payload: "SessionEnd", Event: "SessionEnd", Effects: []string{"observe"}},
 	},
 	// Codex: no failure event, no output replacement.
 	"codex": {
-		{Payload: "SessionStart", Event: "SessionStart", Subject: "session", Phase: "start", Effects: []string{"observe", "add_context"}},
-		{Payload: "UserPromptSubmit", Event: "UserPromptSubmit", Subject: "prompt", Phase: "before", Effects: []string{"observe", "add_context", "gate"}},
-		{Payload: "PreToolUse", Event: "PreToolUse", Subject: "tool_call", Phase: "before", Effects: []string{"observe", "add_context", "gate", "rewrite_input"}},
-		{Payload: "PostToolUse", Event: "PostToolUse", Subject: "tool_call", Phase: "after", Effects: []string{"observe", "add_context"}},
-		{Payload: "PostToolUse.exit7", Event: "PostToolUse", Subject: "tool_call", Phase: "after", Effects: []string{"add_context"}},
-		{Payload: "Stop", Event: "Stop", Subject: "workflow", Phase: "stop", Effects: []string{"observe", "continue_workflow"}},
-		{Payload: "Stop.continued", Event: "Stop", Subject: "workflow", Phase: "stop", Effects: []string{"continue_workflow"}},
-		{Payload: "SessionEnd", Event: "SessionEnd", Subject: "session", Phase: "end", Effects: []string{"observe"}},
+		{Payload: "SessionStart", Event: "SessionStart", Effects: []string{"observe", "add_context"}},
+		{Payload: "UserPromptSubmit", Event: "UserPromptSubmit", Effects: []string{"observe", "add_context", "gate"}},
+		{Payload: "PreToolUse", Event: "PreToolUse", Effects: []string{"observe", "add_context", "gate", "rewrite_input"}},
+		{Payload: "PostToolUse", Event: "PostToolUse", Effects: []string{"observe", "add_context"}},
+		{Payload: "PostToolUse.exit7", Event: "PostToolUse", Effects: []string{"add_context"}},
+		{Payload: "Stop", Event: "Stop", Effects: []string{"observe", "continue_workflow"}},
+		{Payload: "Stop.continued", Event: "Stop", Effects: []string{"continue_workflow"}},
+		{Payload: "SessionEnd", Event: "SessionEnd", Effects: []string{"observe"}},
 	},
 }
 

@@ -9,8 +9,8 @@ import (
 
 	"dalo/engine"
 	"dalo/internal/termtext"
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // A PluginSpec says what a new package holds.
@@ -89,7 +89,7 @@ func NewPlugin(r *engine.Rules, tables *providers.Tables, spec PluginSpec) (*Tre
 	}
 	for _, h := range spec.Hooks {
 		writeTool(&m, h.ID(), h.String())
-		writeHook(&m, r, tables, h)
+		writeHook(&m, tables, h)
 		t.Add(pkgDir+"/"+h.ID()+".sh", toolScript(h.ID(), &h), true)
 	}
 	if len(spec.Hooks) == 0 {
@@ -220,7 +220,7 @@ func timeout(tables *providers.Tables, subject, phase string) (int, string) {
 	return ms, why
 }
 
-func writeHook(m *strings.Builder, r *engine.Rules, tables *providers.Tables, h HookSpec) {
+func writeHook(m *strings.Builder, tables *providers.Tables, h HookSpec) {
 	ms, why := timeout(tables, h.Subject, h.Phase)
 	timeoutComment := "# How long the tool may run, in milliseconds, from 100 to 120000.\n"
 	if why != "" {
@@ -244,7 +244,7 @@ effect = %s
 requirement = "required"
 %stimeout_ms = %d
 `, Comment("A hook: at "+h.Subject+"/"+h.Phase+", dalo runs its tool and applies the result as effect "+h.Effect+"."), TOMLString(h.ID()), TOMLString(h.ID()), TOMLString(h.Subject), TOMLString(h.Phase), TOMLString(h.Effect), timeoutComment, ms)
-	m.WriteString(policyComment(r, h.Effect))
+	m.WriteString(policyComment(h.Effect))
 	fmt.Fprintf(m, `failure_policy = "report"
 # never is the only value.
 retry = "never"
@@ -267,21 +267,17 @@ blocking_scope = "matched_event"
 // policyComment says what failure_policy = "report" does and which other
 // policies the rules admit for effect; for the effects that admit
 // fail_closed (a gate among them), what a failure does under it.
-func policyComment(r *engine.Rules, effect string) string {
+func policyComment(effect string) string {
 	const report = "# What a failure of the tool does (a crash, a timeout, a result the effect\n# does not admit): report leaves the action unchanged and tells the user.\n"
-	policies, closed, err := r.FailurePolicies(effect)
-	if err != nil {
-		return report
-	}
-	others := slices.DeleteFunc(slices.Clone(policies), func(p string) bool { return p == "report" })
+	others := slices.DeleteFunc(slices.Clone(plan.FailurePolicies[effect]), func(p string) bool { return p == "report" })
 	if len(others) == 0 {
 		return report + "# It is the only policy the draft admits for " + effect + ".\n"
 	}
 	s := report + "# The draft also admits for " + effect + ": " + strings.Join(others, ", ") + "."
-	switch closed {
-	case "deny":
+	switch plan.FailClosed[effect] {
+	case plan.FailDeny:
 		s += "\n# fail_closed makes the hook fail closed: a failure denies the action."
-	case "continue":
+	case plan.FailContinue:
 		s += "\n# fail_closed makes a failure ask for another workflow pass."
 	}
 	return s + "\n"

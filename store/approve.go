@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // A Proposal is a grant approve would write, with what the user reads

@@ -17,14 +17,6 @@ import (
 // still runs from a tree the record dropped. A plan it cannot read keeps
 // everything.
 func TestGCStagedKeepsPlanRoots(t *testing.T) {
-	lim, err := Limits()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules, err := Rules()
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name    string
 		write   func(s *Store) error
@@ -32,7 +24,7 @@ func TestGCStagedKeepsPlanRoots(t *testing.T) {
 		wantErr bool
 	}{
 		{"index", func(s *Store) error {
-			p := &plan.Plan{Schema: plan.Schema, Provider: "claude", Limits: lim, Rules: rules,
+			p := &plan.Plan{Schema: plan.Schema, Provider: "claude",
 				Events:  map[string][]plan.PlannedHook{"PreToolUse": {{Package: "company:kit", Hook: "guard", ToolNames: []string{"Bash"}, Tool: plan.PlannedTool{Root: s.StagedDir(unusedTree)}}}},
 				Natives: map[string]plan.Native{"PreToolUse": {}}}
 			os.MkdirAll(s.path("plans"), 0o755)

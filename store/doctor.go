@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // A Finding is one thing doctor checked.

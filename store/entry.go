@@ -17,8 +17,8 @@ import (
 	"strings"
 
 	"dalo/internal/regular"
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // A Dispatcher is the program harness entries start dispatch with: an

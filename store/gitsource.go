@@ -11,8 +11,8 @@ import (
 	"syscall"
 
 	"dalo/engine"
-	"dalo/store/gitrepo"
 	"dalo/plan"
+	"dalo/store/gitrepo"
 )
 
 // A GitPin is where a git source is fetched from and the commit the

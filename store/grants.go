@@ -30,12 +30,10 @@ type GrantUse struct {
 // (#FailClosed), as dispatch does.
 func (u GrantUse) Failing() string {
 	if u.FailurePolicy == "fail_closed" {
-		rules, err := Rules()
-		switch {
-		case err != nil:
-		case rules.FailClosed[u.Effect] == plan.FailDeny:
+		switch plan.FailClosed[u.Effect] {
+		case plan.FailDeny:
 			return "under its fail_closed policy every action it guards is denied, with a failure message"
-		case rules.FailClosed[u.Effect] == plan.FailContinue:
+		case plan.FailContinue:
 			return fmt.Sprintf("under its fail_closed policy every stop it matches asks for another workflow pass, with a failure message (at most %d passes in a row, then the agent may stop)", plan.FailClosedPasses)
 		}
 	}

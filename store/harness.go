@@ -11,8 +11,8 @@ import (
 	"reflect"
 	"sort"
 
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // A HarnessEntry is one dispatcher entry of a harness configuration: the

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 func entry(cmd string, timeout int, matcher string) HarnessEntry {
@@ -219,7 +219,7 @@ func TestTimeoutField(t *testing.T) {
 	}
 	// The record round-trips through JSON as the store keeps it.
 	var back HarnessState
-	if err := jsonUnmarshal(mustJSON(st), &back); err != nil {
+	if err := json.Unmarshal(mustJSON(st), &back); err != nil {
 		t.Fatal(err)
 	}
 	if got := back.Entries["PreToolUse"].Hooks[0]; got != e.Hooks[0] {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"syscall"
 
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // A Store is the state under one directory. Its methods that change state

@@ -15,8 +15,8 @@ import (
 
 	"dalo/engine"
 	"dalo/internal/termtext"
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // An InstallResult says what install did or, for a dry run, would do.
@@ -169,7 +169,7 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 		td, _ := plan.Digest(tb)
 		if td != tg.Digest {
 			var approved plan.ToolBinds
-			if err := jsonUnmarshal(tg.Binds, &approved); err != nil {
+			if err := json.Unmarshal(tg.Binds, &approved); err != nil {
 				return nil, fmt.Errorf("%s is corrupt: %v", s.grantPath(tg.ID), err)
 			}
 			changed := changedFiles(approved.Files, tb.Files)
@@ -191,7 +191,7 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 		if hd, _ := plan.Digest(hb); hd != hg.Digest {
 			why := "its event binding, effect or failure handling differs"
 			var approved plan.HookBinds
-			if jsonUnmarshal(hg.Binds, &approved) == nil {
+			if json.Unmarshal(hg.Binds, &approved) == nil {
 				if approved.ToolDigest != td {
 					why = fmt.Sprintf("its grant names an earlier grant of its tool %s, approved again since", h.Tool)
 				} else if c := changedBinds(approved, hb); len(c) > 0 {
@@ -217,15 +217,6 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 		// others' actions denied still.
 		renew = append(renew, fmt.Sprintf("review with 'dalo plugin review %s --provider %s', then approve again, each tool with every hook that runs it: '%s'", pkg, t.Name, s.ReapproveCommand(sel)))
 		return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: renew}
-	}
-	if len(ip.Hooks) > 0 {
-		kinds, err := ResultKinds()
-		if err != nil {
-			return nil, err
-		}
-		for i := range ip.Hooks {
-			ip.Hooks[i].Hook.ResultKinds = kinds[ip.Hooks[i].Hook.Effect]
-		}
 	}
 
 	// Members: what install does with each is decided once, for review too.

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"dalo/engine"
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // Installed is what dalo installed for one provider: the packages, what
@@ -226,33 +226,17 @@ func (s *Store) ReadPlan(provider string) (*plan.Plan, error) {
 }
 
 // PlanOf is the dispatch plan of everything in: every hook by native
-// event, in stable hook-identity order (package, then hook id), with its
-// tool's interpreter; the native protocol of each of those events from t,
-// the table of the installed version; and the limits and rules dispatch
-// applies. Install writes it; dispatchtest builds its plans with it too.
+// event, in stable hook-identity order (package, then hook id), and the
+// native protocol of each of those events from t, the table of the
+// installed version. Install writes it; dispatchtest builds its plans with
+// it too.
 func PlanOf(t *providers.Table, in *Installed) (*plan.Plan, error) {
-	lim, err := Limits()
-	if err != nil {
-		return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
-	}
-	rules, err := Rules()
-	if err != nil {
-		return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
-	}
-	runtimes, err := Runtimes()
-	if err != nil {
-		return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
-	}
-	p := &plan.Plan{Schema: plan.Schema, Provider: in.Provider, Version: in.Version, Events: map[string][]plan.PlannedHook{}, Natives: map[string]plan.Native{}, Limits: lim, Rules: rules}
+	p := &plan.Plan{Schema: plan.Schema, Provider: in.Provider, Version: in.Version, Events: map[string][]plan.PlannedHook{}, Natives: map[string]plan.Native{}}
 	for _, ip := range in.Packages {
 		for _, h := range ip.Hooks {
-			// The interpreter comes from the rules each time the plan is
-			// written, so that a plan rebuilt from an older record has it.
-			x, ok := runtimes[h.Hook.Tool.Runtime]
-			if !ok {
+			if _, ok := plan.Runtimes[h.Hook.Tool.Runtime]; !ok {
 				return nil, fmt.Errorf("dispatch plan of %s: hook %s of %s: the rules have no runtime %q", in.Provider, h.Hook.Hook, h.Hook.Package, h.Hook.Tool.Runtime)
 			}
-			h.Hook.Tool.Interpreter, h.Hook.Tool.InterpreterArgs = x.Interpreter, x.Args
 			p.Events[h.Event] = append(p.Events[h.Event], h.Hook)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 
 	"dalo/engine"
 	"dalo/internal/regular"
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // Instruction targets. The consumer, not the package, chooses where an

@@ -11,8 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // A RemoveResult says what remove took away, and what it kept because the

@@ -10,8 +10,8 @@ import (
 
 	"dalo/engine"
 	"dalo/internal/termtext"
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // A Selection is one package of a registered source, validated with the

@@ -34,6 +34,12 @@ func hashFile(name string) (plan.FileDigest, error) {
 	return plan.FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n, Executable: fi.Mode().Perm()&0o100 != 0}, nil
 }
 
+// sha256Hex is the sha256 of data, in hex.
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
 // hashFiles digests the files rel (slash-separated, relative to root).
 func hashFiles(root string, rel []string) (map[string]plan.FileDigest, error) {
 	out := make(map[string]plan.FileDigest, len(rel))

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"dalo/providers"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // What an update does with a grant ([GrantChange.State]).
@@ -224,7 +225,7 @@ func toolWhy(old *plan.Grant, now *plan.ToolBinds) string {
 		return ""
 	}
 	var was plan.ToolBinds
-	if jsonUnmarshal(old.Binds, &was) != nil {
+	if json.Unmarshal(old.Binds, &was) != nil {
 		return "its grant cannot be read"
 	}
 	var why []string
@@ -244,7 +245,7 @@ func hookWhy(old *plan.Grant, now *plan.HookBinds) string {
 		return ""
 	}
 	var was plan.HookBinds
-	if jsonUnmarshal(old.Binds, &was) != nil {
+	if json.Unmarshal(old.Binds, &was) != nil {
 		return "its grant cannot be read"
 	}
 	var why []string
@@ -281,7 +282,7 @@ func (s *Store) installedVersion(ip *InstalledPackage, ledger map[string]*plan.G
 	}
 	for key, g := range ledger {
 		var b plan.ToolBinds
-		if g.Kind == "tool" && jsonUnmarshal(g.Binds, &b) == nil {
+		if g.Kind == "tool" && json.Unmarshal(g.Binds, &b) == nil {
 			v.tools[strings.TrimPrefix(key, "tool ")] = b.Files
 		}
 	}

@@ -10,9 +10,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"dalo/dispatch/dispatchtest"
-	"dalo/providers"
-	"dalo/store"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // cmdHookfixture prepares the inputs of the dispatch_*.txtar scripts:
@@ -54,19 +53,6 @@ func cmdHookfixture(ts *testscript.TestScript, neg bool, args []string) {
 		tb, ok := tables.Lookup(p.Provider, p.Version)
 		if !ok {
 			ts.Fatalf("no provider table %s@%s", p.Provider, p.Version)
-		}
-		lim, err := store.Limits()
-		ts.Check(err)
-		p.Limits = lim
-		p.Rules, err = store.Rules()
-		ts.Check(err)
-		runtimes, err := store.Runtimes()
-		ts.Check(err)
-		for _, hooks := range p.Events {
-			for i := range hooks {
-				rt := runtimes[hooks[i].Tool.Runtime]
-				hooks[i].Tool.Interpreter, hooks[i].Tool.InterpreterArgs = rt.Interpreter, rt.Args
-			}
 		}
 		p.Natives = map[string]plan.Native{}
 		for ev := range p.Events {

@@ -10,9 +10,9 @@ import (
 
 	"dalo/engine"
 	"dalo/internal/termtext"
+	"dalo/plan"
 	"dalo/providers"
 	"dalo/store"
-	"dalo/plan"
 )
 
 const instructionEnableDoc = `Enable writes one standing instruction of a package into the file you

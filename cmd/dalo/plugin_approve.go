@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"dalo/internal/termtext"
-	"dalo/store"
 	"dalo/plan"
+	"dalo/store"
 )
 
 const pluginApproveDoc = `Plugin approve records your trust in tools and hooks of a package for one

@@ -13,8 +13,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"dalo/store"
 	"dalo/plan"
+	"dalo/store"
 )
 
 // The crash hook exists only in the test binary: production dalo has no

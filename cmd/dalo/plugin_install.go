@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/internal/termtext"
+	"dalo/plan"
 	"dalo/providers"
 	"dalo/store"
-	"dalo/plan"
 )
 
 const pluginInstallDoc = `Plugin install activates a package on a harness. It copies the exact

@@ -14,9 +14,9 @@ import (
 
 	"dalo/engine"
 	"dalo/internal/termtext"
+	"dalo/plan"
 	"dalo/providers"
 	"dalo/store"
-	"dalo/plan"
 )
 
 const pluginReviewDoc = `Plugin review validates a package of a registered source and shows

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"dalo/store"
 	"dalo/plan"
+	"dalo/store"
 )
 
 const pluginRevokeDoc = `Plugin revoke removes grants of a package from the ledger: the tools and

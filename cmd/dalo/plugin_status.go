@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/internal/termtext"
-	"dalo/store"
 	"dalo/plan"
+	"dalo/store"
 )
 
 const pluginStatusDoc = `Plugin status lists the approval ledger: every grant, what it covers, and

@@ -11,10 +11,10 @@ import (
 
 	"dalo/engine"
 	"dalo/internal/termtext"
+	"dalo/plan"
 	"dalo/providers"
 	"dalo/store"
 	"dalo/store/gitrepo"
-	"dalo/plan"
 )
 
 const sourceAddDoc = `Source add registers a source under an identity of your choice: a directory,

@@ -12,8 +12,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"dalo/store"
 	"dalo/plan"
+	"dalo/store"
 )
 
 // updateFixture builds, in dir, what testdata/script/plugin_update.txtar

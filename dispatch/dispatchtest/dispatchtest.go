@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"dalo/plan"
 	"dalo/providers"
 	"dalo/store"
-	"dalo/plan"
 )
 
 // A Hook is one hook to install, with its tool's entry script.
@@ -46,15 +46,9 @@ type Hook struct {
 // for its tool and for itself under home/grants, and writes the plan of
 // provider (its dispatch index under home/plans, replacing any there),
 // with the native protocol of each event from the newest provider table
-// of that name, and the result kinds, response limits, result shapes,
-// fail_closed actions and interpreters from the rules, as install copies
-// them.
+// of that name, as install writes it.
 func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error) {
 	ts, err := providers.Load()
-	if err != nil {
-		return nil, err
-	}
-	kinds, err := store.ResultKinds()
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +67,7 @@ func Install(home, provider string, events map[string][]Hook) (*plan.Plan, error
 	pkgs := map[string]int{}
 	for event, hooks := range events {
 		for _, h := range hooks {
-			ph, err := planned(src, h, kinds[h.Effect])
+			ph, err := planned(src, h)
 			if err != nil {
 				return nil, err
 			}
@@ -112,7 +106,7 @@ func WritePlan(home string, p *plan.Plan) error {
 
 // planned writes h's entry into a source directory of its own under src
 // and returns its hook as the plan holds it, its tool rooted there.
-func planned(src string, h Hook, kinds []string) (*plan.PlannedHook, error) {
+func planned(src string, h Hook) (*plan.PlannedHook, error) {
 	if h.Package == "" {
 		h.Package = "test:pkg"
 	}
@@ -143,7 +137,6 @@ func planned(src string, h Hook, kinds []string) (*plan.PlannedHook, error) {
 		Package: h.Package, Hook: h.ID, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
 		Requirement: "required", ToolNames: h.ToolNames, TimeoutMS: h.TimeoutMS,
 		FailurePolicy: h.Policy, ErrorVisibility: h.Visibility, Bindings: h.Bindings,
-		ResultKinds: kinds,
 		Tool: plan.PlannedTool{
 			ID: h.ID, Root: root, Runtime: h.Runtime, Entry: h.Entry, Argv: h.Argv,
 			Env: h.Env, Inputs: h.Inputs, Files: map[string]string{h.Entry: ""},

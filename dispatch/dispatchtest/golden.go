@@ -3,25 +3,26 @@ package dispatchtest
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"dalo/dispatch"
-	"dalo/store"
+	"dalo/plan"
+	"dalo/providers"
 )
 
-// A Row is one native event of a harness with the hook row it serves and
-// the effects the harness supports there.
+// A Row is one recorded native event of a harness and the effects to
+// dispatch on it: the hook row it serves is the provider table's.
 type Row struct {
-	Payload string // recording file name without .json: PreToolUse, Stop.continued
-	Event   string
-	Subject string
-	Phase   string
-	Effects []string
+	Payload string   // recording file name without .json: PreToolUse, Stop.continued
+	Event   string   // the native event
+	Effects []string // effects the table supports on the event's row
 }
 
 // results are the handler outputs the golden tests use, by kind.
@@ -38,16 +39,32 @@ var results = map[string]string{
 
 // Golden dispatches, through the plan of the newest provider table of
 // provider (see Install), for every row, one real handler per result kind of
-// every supported effect, and one failing handler per admitted policy and
-// visibility, with the recorded payload on stdin, and compares the native
-// answer with goldenDir/<Payload>.<case>.txtar. With update it rewrites
-// the files. check, if not nil, is called on every answer.
+// every effect (plan.ResultKinds), and one failing handler of the row's
+// last effect per failure policy it admits (plan.FailurePolicies) and error
+// visibility the table delivers failures to, with the recorded payload on
+// stdin, and compares the native answer with
+// goldenDir/<Payload>.<case>.txtar. With update it rewrites the files.
+// check, if not nil, is called on every answer.
 func Golden(t *testing.T, provider, recordings, goldenDir string, rows []Row, update bool, check func(t *testing.T, event string, out dispatch.Native)) {
-	resultKinds, err := store.ResultKinds()
+	ts, err := providers.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
+	tb, ok := ts.Newest(provider)
+	if !ok {
+		t.Fatalf("no provider table %s", provider)
+	}
 	for _, row := range rows {
+		subject, phase, ok := tb.RowOf(row.Event)
+		if !ok {
+			t.Fatalf("%s: no hook row is served by %s", tb.Key(), row.Event)
+		}
+		tr, _ := tb.Row(subject, phase)
+		for _, eff := range row.Effects {
+			if e, ok := tr.Effects[eff]; !ok || e.Status != providers.Supported {
+				t.Fatalf("%s: %s/%s (%s) does not support effect %s", tb.Key(), subject, phase, row.Event, eff)
+			}
+		}
 		payload, err := os.ReadFile(filepath.Join(recordings, row.Payload+".json"))
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +76,7 @@ func Golden(t *testing.T, provider, recordings, goldenDir string, rows []Row, up
 		var cases []tc
 		seen := map[string]bool{}
 		for _, eff := range row.Effects {
-			for _, kind := range resultKinds[eff] {
+			for _, kind := range plan.ResultKinds[eff] {
 				if seen[kind] {
 					continue
 				}
@@ -67,14 +84,9 @@ func Golden(t *testing.T, provider, recordings, goldenDir string, rows []Row, up
 				cases = append(cases, tc{kind, Hook{ID: "h", Effect: eff, Script: "#!/bin/sh\nprintf '%s' '" + results[kind] + "'\n"}})
 			}
 		}
-		policies := []string{"report"}
-		gate := row.Phase == "before" && (row.Subject == "prompt" || row.Subject == "tool_call") || row.Subject == "workflow"
-		if gate {
-			policies = append(policies, "fail_closed")
-		}
 		eff := row.Effects[len(row.Effects)-1]
-		for _, pol := range policies {
-			for _, vis := range []string{"user", "model_and_user"} {
+		for _, pol := range plan.FailurePolicies[eff] {
+			for _, vis := range slices.Sorted(maps.Keys(tr.Failures[pol])) {
 				cases = append(cases, tc{"failure." + pol + "." + vis, Hook{ID: "h", Effect: eff, Policy: pol, Visibility: vis,
 					Script: "#!/bin/sh\necho handler-stderr >&2\nexit 3\n"}})
 			}
@@ -84,7 +96,7 @@ func Golden(t *testing.T, provider, recordings, goldenDir string, rows []Row, up
 			t.Run(name, func(t *testing.T) {
 				home := t.TempDir()
 				h := c.hook
-				h.Package, h.Subject, h.Phase = "example:design-review", row.Subject, row.Phase
+				h.Package, h.Subject, h.Phase = "example:design-review", subject, phase
 				if _, err := Install(home, provider, map[string][]Hook{row.Event: {h}}); err != nil {
 					t.Fatal(err)
 				}
