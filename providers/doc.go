@@ -9,8 +9,9 @@
 // payload holds each portable field and how each part of a composed
 // outcome is written (payload, channels, undelivered) — with the evidence
 // for each claim. Install copies that protocol into the dispatch plan
-// (DispatchNative), so that dispatch renders from the table without
-// loading it.
+// (store.NativeOf), so that dispatch renders from the table without
+// loading it. The package knows neither the store nor the plan: it
+// answers questions about harness versions.
 //
 // Adding a harness version is adding a CUE file and its evidence and
 // running go generate ./providers: no Go changes. Lookup is exact:
@@ -37,7 +38,6 @@
 //	(*Table).RowOf(nativeEvent)               the row a native event serves
 //	(*Table).Output(subject, phase, effect, kind)       native output of a result
 //	(*Table).FailureOutput(subject, phase, policy, vis) native output of a failure
-//	(*Table).DispatchNative(nativeEvent)      the event's protocol, for the plan
 //	(*Table).ConfigHome, Path, SkillDirs, AgentDir      where the harness reads
 //	(*Table).KnowsTool, ToolNames             native tool names for matchers
 //	(*Table).NativeTimeout, TimeoutClampMS    timeouts in the native unit

@@ -8,6 +8,7 @@ import (
 
 	"dalo/dispatch"
 	"dalo/providers"
+	"dalo/store"
 )
 
 // TestOutputsAreChannels keeps the two views of a table's native protocol
@@ -35,7 +36,7 @@ func TestOutputsAreChannels(t *testing.T) {
 				if r.Status != providers.Supported {
 					continue
 				}
-				n, err := tb.DispatchNative(r.NativeEvent)
+				n, err := store.NativeOf(tb, r.NativeEvent)
 				if err != nil {
 					t.Fatal(err)
 				}

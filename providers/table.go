@@ -2,16 +2,11 @@ package providers
 
 import (
 	"fmt"
-	"maps"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
-	"strings"
 
 	"cuelang.org/go/cue"
-
-	"dalo/plan"
 )
 
 // A Table is one harness version's provider table, decoded from its CUE
@@ -165,7 +160,7 @@ type ToolPattern struct {
 
 // An Event is a native event the table uses, with its native protocol:
 // where its payload holds the portable fields, and the channels its output
-// offers for each part of a composed outcome (plan.Part* names).
+// offers for each part of a composed outcome (#Part names).
 type Event struct {
 	OutputIgnored bool               `json:"output_ignored"`
 	ToolMatcher   bool               `json:"tool_matcher"`
@@ -241,7 +236,7 @@ type Delivery struct {
 // A NativeOutput is what the dispatcher prints and how it exits. Stdout is
 // a template whose placeholders #NativeOutput in cue/provider.cue lists;
 // nil means print nothing. Dispatch renders from the event's channels
-// (copied into the plan by DispatchNative); a row's outputs are the
+// (copied into the plan by install, store.NativeOf); a row's outputs are the
 // table's claim, which `dalo providers show` prints and the tests hold the
 // channels to.
 type NativeOutput struct {
@@ -325,44 +320,6 @@ func (t *Table) FailureOutput(subject, phase, policy, visibility string) (Native
 		return NativeOutput{}, false
 	}
 	return *d.Output, true
-}
-
-// DispatchNative returns the native protocol of event as the dispatch
-// plan carries it: install copies it there, so that dispatch renders a
-// harness's answers from this table without loading it.
-func (t *Table) DispatchNative(event string) (plan.Native, error) {
-	e, ok := t.Events[event]
-	if !ok {
-		return plan.Native{}, fmt.Errorf("%s: no native event %s", t.Key(), event)
-	}
-	n := plan.Native{Harness: t.Harness, Event: event, Channels: map[string]plan.Output{}}
-	for _, f := range slices.Sorted(maps.Keys(e.Payload.Fields)) {
-		pf := e.Payload.Fields[f]
-		n.Fields = append(n.Fields, plan.Field{Field: f, Key: pf.Key, Type: pf.Type})
-	}
-	if e.Payload.Actor != nil {
-		n.ActorKey = e.Payload.Actor.Key
-	}
-	for part, o := range e.Channels {
-		n.Channels[part] = plan.Output{Stdout: o.Stdout, Stderr: o.Stderr, Exit: o.Exit, UserOnly: o.UserOnly != nil}
-	}
-	for _, part := range []string{plan.PartContext, plan.PartDeny, plan.PartContinue, plan.PartRewriteInput, plan.PartReplaceOutput} {
-		if _, ok := n.Channels[part]; ok {
-			continue
-		}
-		msg, ok := e.Undelivered[part]
-		if !ok {
-			msg, ok = t.Undelivered[part]
-		}
-		if !ok {
-			return plan.Native{}, fmt.Errorf("%s: event %s has no channel and no undelivered message for %s", t.Key(), event, part)
-		}
-		if n.Undelivered == nil {
-			n.Undelivered = map[string]string{}
-		}
-		n.Undelivered[part] = strings.ReplaceAll(msg, "$event", event)
-	}
-	return n, nil
 }
 
 // KnowsTool says whether name is a native tool name a matcher may use.

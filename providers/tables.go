@@ -23,7 +23,7 @@ import (
 // The tables, one per harness version, in a directory per harness. A new
 // harness version is a new file here and nothing else; so is a new harness
 // (a new directory), since the table also carries the harness's native
-// protocol that dispatch renders (see (*Table).DispatchNative).
+// protocol that dispatch renders (install copies it into the plan).
 //
 //go:embed */*.cue
 var embedded embed.FS

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -242,7 +243,7 @@ func PlanOf(t *providers.Table, in *Installed) (*plan.Plan, error) {
 	}
 	for ev, hs := range p.Events {
 		plan.SortHooks(hs)
-		n, err := t.DispatchNative(ev)
+		n, err := NativeOf(t, ev)
 		if err != nil {
 			return nil, fmt.Errorf("dispatch plan of %s: %w", in.Provider, err)
 		}
@@ -379,4 +380,44 @@ func (s *Store) gcStaged() error {
 	}
 	defer release()
 	return s.unstage(drop)
+}
+
+// NativeOf is the native protocol of event in the table t, as the dispatch
+// plan carries it: install copies it there, so that dispatch renders a
+// harness's answers from the table without loading it. A part of an
+// outcome the event has no channel for gets its undelivered message, the
+// event's own or the table's.
+func NativeOf(t *providers.Table, event string) (plan.Native, error) {
+	e, ok := t.Events[event]
+	if !ok {
+		return plan.Native{}, fmt.Errorf("%s: no native event %s", t.Key(), event)
+	}
+	n := plan.Native{Harness: t.Harness, Event: event, Channels: map[string]plan.Output{}}
+	for _, f := range slices.Sorted(maps.Keys(e.Payload.Fields)) {
+		pf := e.Payload.Fields[f]
+		n.Fields = append(n.Fields, plan.Field{Field: f, Key: pf.Key, Type: pf.Type})
+	}
+	if e.Payload.Actor != nil {
+		n.ActorKey = e.Payload.Actor.Key
+	}
+	for part, o := range e.Channels {
+		n.Channels[part] = plan.Output{Stdout: o.Stdout, Stderr: o.Stderr, Exit: o.Exit, UserOnly: o.UserOnly != nil}
+	}
+	for _, part := range []string{plan.PartContext, plan.PartDeny, plan.PartContinue, plan.PartRewriteInput, plan.PartReplaceOutput} {
+		if _, ok := n.Channels[part]; ok {
+			continue
+		}
+		msg, ok := e.Undelivered[part]
+		if !ok {
+			msg, ok = t.Undelivered[part]
+		}
+		if !ok {
+			return plan.Native{}, fmt.Errorf("%s: event %s has no channel and no undelivered message for %s", t.Key(), event, part)
+		}
+		if n.Undelivered == nil {
+			n.Undelivered = map[string]string{}
+		}
+		n.Undelivered[part] = strings.ReplaceAll(msg, "$event", event)
+	}
+	return n, nil
 }

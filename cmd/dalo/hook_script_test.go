@@ -12,6 +12,7 @@ import (
 	"dalo/dispatch/dispatchtest"
 	"dalo/plan"
 	"dalo/providers"
+	"dalo/store"
 )
 
 // cmdHookfixture prepares the inputs of the dispatch_*.txtar scripts:
@@ -56,7 +57,7 @@ func cmdHookfixture(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		p.Natives = map[string]plan.Native{}
 		for ev := range p.Events {
-			n, err := tb.DispatchNative(ev)
+			n, err := store.NativeOf(tb, ev)
 			ts.Check(err)
 			p.Natives[ev] = n
 		}
