@@ -198,4 +198,3 @@ func testSchemaSwitch(t *testing.T, pointer, file string) {
 		t.Errorf("after DropOtherSchemas the index holds %q, want %s and its generation", names, Pointer)
 	}
 }
-

@@ -62,11 +62,13 @@ type Home struct {
 	Evidence []string `json:"evidence"`
 }
 
-// HooksFile is the file dalo writes its dispatcher entries into, and what
-// the harness makes of a JSON object that holds a key twice.
+// HooksFile is the file dalo writes its dispatcher entries into, what the
+// harness makes of a JSON object that holds a key twice, and the shape of
+// dalo's entry for one native event there.
 type HooksFile struct {
 	Location
 	DuplicateKeys DuplicateKeys `json:"duplicate_keys"`
+	Entry         EntryTemplate `json:"entry"`
 }
 
 // DuplicateKeys says what the harness reads of an object with a key twice:
@@ -142,8 +144,7 @@ const TrustListCodexAppServer = "codex-app-server"
 
 // Timeout is how the native config expresses a hook timeout.
 type Timeout struct {
-	Unit   string           `json:"unit"`  // seconds or milliseconds
-	Field  string           `json:"field"` // the native config field
+	Unit   string           `json:"unit"` // seconds or milliseconds; the entry template says where
 	Clamps map[string]Clamp `json:"clamps,omitempty"`
 }
 

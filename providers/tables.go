@@ -139,6 +139,9 @@ func loadTable(ctx *cue.Context, provDef cue.Value, fsys fs.FS, file string) (*T
 	if t.Name != name || t.Version != version {
 		return nil, fmt.Errorf("provider table %s says %s@%s; its path says %s@%s", file, t.Name, t.Version, name, version)
 	}
+	if err := t.checkEntry(); err != nil {
+		return nil, fmt.Errorf("provider table %s: config.hooks.entry: %w", file, err)
+	}
 	return t, nil
 }
 

@@ -527,7 +527,7 @@ func (c *forceCheck) entries(want *plan.Plan) {
 			c.why(c.event, f.event, "dalo's "+f.event+" entry in "+file+" was changed since dalo wrote it")
 			continue
 		}
-		cmd, _ := parseEntryCommand(rec.Hooks[0].Command)
+		cmd, _ := parseEntryCommand(rec.command(t))
 		switch {
 		case cmd.Home == "":
 			c.add(StatusProblem, file, "dalo entry for %s was written by an earlier dalo: it names no store, and calls %s, which may not stay; run 'dalo plugin install' again", f.event, cmd.Program)
@@ -569,7 +569,7 @@ func (c *forceCheck) runCheck(cmd entryCommand, event string) string {
 		w := wantEntryCommand(c.t, &dispatcherCopy{Dispatcher: Dispatcher{Hook: !cmd.Dalo}, Path: cmd.Program}, cmd.Home, event, true)
 		rebuilt.Block, rebuilt.Continued = w.Block, w.Continued
 	}
-	if rebuilt.String() != c.in.Harness.Entries[event].Hooks[0].Command {
+	if rebuilt.String() != c.in.Harness.Entries[event].command(c.t) {
 		return "its command is not one dalo writes; doctor does not run it"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)

@@ -188,19 +188,35 @@ func (s *Store) gcDispatchers() error {
 		return fmt.Errorf("collecting dispatcher copies: %w", err)
 	}
 	used := map[string]bool{}
-	use := func(cmd string) {
-		if c, ok := parseEntryCommand(cmd); ok {
-			used[c.Program] = true
-		}
+	// Every string of a JSON document counts, wherever it is: its shape is
+	// a table's, and dalo may have no table of the provider any more. Only
+	// one that holds " --provider " (as written, or behind an escape) can
+	// be an entry's command: the others are not decoded.
+	useStrings := func(doc []byte) error {
+		return scanStrings(doc, func(tok []byte) {
+			if !bytes.Contains(tok, []byte(" --provider ")) && bytes.IndexByte(tok, '\\') < 0 {
+				return
+			}
+			var cmd string
+			if json.Unmarshal(tok, &cmd) != nil {
+				return
+			}
+			if c, ok := parseEntryCommand(cmd); ok {
+				used[c.Program] = true
+			}
+		})
 	}
 	for _, p := range names {
 		in, err := s.Installed(p)
 		if err != nil {
 			return fmt.Errorf("collecting dispatcher copies: %w", err)
 		}
-		for _, e := range in.Harness.Entries {
-			for _, h := range e.Hooks {
-				use(h.Command)
+		for ev, e := range in.Harness.Entries {
+			if len(e) == 0 {
+				continue
+			}
+			if err := useStrings(e); err != nil {
+				return fmt.Errorf("collecting dispatcher copies: the install record of %s, entry %s: %w", p, ev, err)
 			}
 		}
 		if in.Harness.File == "" {
@@ -213,19 +229,7 @@ func (s *Store) gcDispatchers() error {
 		if doc == nil {
 			continue
 		}
-		// Every string of the file counts, wherever it is. Only one that
-		// holds " --provider " (as written, or behind an escape) can be
-		// an entry's command: the others are not decoded.
-		err = scanStrings(doc, func(tok []byte) {
-			if !bytes.Contains(tok, []byte(" --provider ")) && bytes.IndexByte(tok, '\\') < 0 {
-				return
-			}
-			var cmd string
-			if json.Unmarshal(tok, &cmd) == nil {
-				use(cmd)
-			}
-		})
-		if err != nil {
+		if err := useStrings(doc); err != nil {
 			return fmt.Errorf("collecting dispatcher copies: %s: %w", in.Harness.File, err)
 		}
 	}

@@ -15,75 +15,114 @@ import (
 	"dalo/providers"
 )
 
-// A HarnessEntry is one dispatcher entry of a harness configuration: the
-// shape both harnesses read, {"matcher": "*", "hooks": [{"type": "command",
-// "command": "...", "timeout": 10}]}. The command is what makes it dalo's:
-// `<dalo> hook dispatch --provider P --event E`, or the same from dalo-hook,
-// `<dalo-hook> dispatch --provider P --event E` (see [Dispatcher]).
-type HarnessEntry struct {
-	Matcher string        `json:"matcher,omitempty"`
-	Hooks   []HarnessHook `json:"hooks"`
-}
+// A HarnessEntry is one of dalo's dispatcher entries in a harness's hooks
+// file: the JSON the provider table's entry template gives for one native
+// event ((*providers.Table).Entry), compact, its members in the template's
+// order. What makes it dalo's is its command, at the template's place of
+// $command: `<dalo> hook dispatch --provider P --event E`, or the same
+// from dalo-hook, `<dalo-hook> dispatch --provider P --event E` (see
+// [Dispatcher]). Install records read back hold it compact too, whatever
+// spacing the record has.
+type HarnessEntry json.RawMessage
 
-// A HarnessHook is the command of an entry. Its timeout is written under
-// the key the provider table names (timeout.field), so that a harness
-// whose key differs needs a table, not Go: the JSON is
-// {"type": ..., "command": ..., TimeoutField: Timeout}, in that order, and
-// reading it back takes the one other member as the timeout.
-type HarnessHook struct {
-	Type         string
-	Command      string
-	Timeout      int    // in the table's unit
-	TimeoutField string // the native key of Timeout
-}
-
-func (h HarnessHook) MarshalJSON() ([]byte, error) {
-	if h.TimeoutField == "" || h.TimeoutField == "type" || h.TimeoutField == "command" {
-		return nil, fmt.Errorf("harness hook %q: timeout field %q", h.Command, h.TimeoutField)
+func (e HarnessEntry) MarshalJSON() ([]byte, error) {
+	if len(e) == 0 {
+		return []byte("null"), nil
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // as the rest of the entry is written
-	b.WriteString(`{"type":`)
-	enc.Encode(h.Type)
-	b.WriteString(`,"command":`)
-	enc.Encode(h.Command)
-	b.WriteString(",")
-	enc.Encode(h.TimeoutField)
-	b.WriteString(":")
-	enc.Encode(h.Timeout)
-	b.WriteString("}")
-	return b.Bytes(), nil
+	return e, nil
 }
 
-func (h *HarnessHook) UnmarshalJSON(data []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+// UnmarshalJSON reads an entry back as dalo wrote it: compact, and its
+// strings without the HTML escapes (\u0026 for &) that encoding/json adds
+// when the install record is written, so that an entry read back is the
+// same bytes as the one the table gives.
+func (e *HarnessEntry) UnmarshalJSON(data []byte) error {
+	var b bytes.Buffer
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := compactEntry(&b, dec); err != nil {
+		return fmt.Errorf("harness entry: %w", err)
+	}
+	*e = b.Bytes()
+	return nil
+}
+
+// compactEntry writes the next JSON value of dec compactly, its members in
+// their order, its strings escaped as the harness configuration is written.
+func compactEntry(b *bytes.Buffer, dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
 		return err
 	}
-	*h = HarnessHook{}
-	for k, v := range m {
-		var err error
-		switch k {
-		case "type":
-			err = json.Unmarshal(v, &h.Type)
-		case "command":
-			err = json.Unmarshal(v, &h.Command)
-		default:
-			if h.TimeoutField != "" {
-				return fmt.Errorf("harness hook: members %s and %s; want one timeout", h.TimeoutField, k)
+	switch tok {
+	case json.Delim('{'), json.Delim('['):
+		b.WriteString(tok.(json.Delim).String())
+		obj := tok == json.Delim('{')
+		for i := 0; dec.More(); i++ {
+			if i > 0 {
+				b.WriteByte(',')
 			}
-			h.TimeoutField = k
-			err = json.Unmarshal(v, &h.Timeout)
+			if obj {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				writeJSONString(b, k.(string))
+				b.WriteByte(':')
+			}
+			if err := compactEntry(b, dec); err != nil {
+				return err
+			}
 		}
+		end, err := dec.Token()
 		if err != nil {
-			return fmt.Errorf("harness hook %s: %w", k, err)
+			return err
 		}
+		b.WriteString(end.(json.Delim).String())
+		return nil
 	}
-	if h.TimeoutField == "" {
-		return errors.New("harness hook: no timeout")
+	switch v := tok.(type) {
+	case string:
+		writeJSONString(b, v)
+	case json.Number:
+		b.WriteString(v.String())
+	default: // bool, nil
+		m, _ := json.Marshal(v)
+		b.Write(m)
 	}
 	return nil
+}
+
+// writeJSONString writes s as a JSON string without HTML escapes.
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	b.Truncate(b.Len() - 1) // Encode's newline
+}
+
+// command is the command of e, a dalo entry of the table t's shape, at the
+// place of the template's $command; "" when there is none.
+func (e HarnessEntry) command(t *providers.Table) string {
+	var v any
+	if json.Unmarshal(e, &v) != nil {
+		return ""
+	}
+	for _, k := range t.EntryPath(providers.EntryCommand) {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			if len(x) == 0 {
+				return ""
+			}
+			v = x[0] // dalo's entries hold one command
+		default:
+			return ""
+		}
+	}
+	s, _ := v.(string)
+	return s
 }
 
 // HarnessState records what dalo wrote into one harness configuration file,
@@ -112,40 +151,50 @@ type HarnessState struct {
 
 // An owner says whose entries of a harness configuration are dalo's, and
 // how the harness reads the file: the entries of provider that dispatch
-// from the store at home (or name no store: an earlier dalo's), in a file
+// from the store at home (or name no store: an earlier dalo's), with the
+// command at command (the entry template's path to $command), in a file
 // the harness (its name) reads as dups says (providers.ReadsLast or
 // ReadsNone) when an object holds a key twice.
 type owner struct {
 	provider, home string
 	harness, dups  string
+	command        []string
 }
 
 // ownerOf is the owner of t's hook file for the store s.
 func (s *Store) ownerOf(t *providers.Table) owner {
-	return owner{provider: t.Name, home: s.Dir, harness: t.Harness, dups: t.Config.Hooks.DuplicateKeys.Reads}
+	return owner{provider: t.Name, home: s.Dir, harness: t.Harness, dups: t.Config.Hooks.DuplicateKeys.Reads,
+		command: t.EntryPath(providers.EntryCommand)}
 }
 
 // ownedEvent says which event a configuration entry is dalo's entry for, if
-// any: an object whose hooks hold one command that starts a dispatcher
+// any: one that holds, at the place of the template's command (any element
+// of an array on the way), a command that starts a dispatcher
 // (parseEntryCommand) for o's provider and store.
 func (o owner) ownedEvent(entry *jvalue) (string, bool) {
-	if entry.kind != '{' {
-		return "", false
-	}
-	hs := entry.member("hooks")
-	if hs == nil || hs.val.kind != '[' {
-		return "", false
-	}
-	for _, h := range hs.val.elems {
-		if h.kind != '{' {
-			continue
+	return o.commandAt(entry, o.command)
+}
+
+func (o owner) commandAt(v *jvalue, path []string) (string, bool) {
+	if len(path) == 0 {
+		if v.kind != '"' {
+			return "", false
 		}
-		c := h.member("command")
-		if c == nil || c.val.kind != '"' {
-			continue
-		}
-		if e, ok := parseEntryCommand(c.val.str); ok && e.Provider == o.provider && (e.Home == "" || e.Home == o.home) {
+		if e, ok := parseEntryCommand(v.str); ok && e.Provider == o.provider && (e.Home == "" || e.Home == o.home) {
 			return e.Event, true
+		}
+		return "", false
+	}
+	switch {
+	case v.kind == '{' && path[0] != "":
+		if m := v.member(path[0]); m != nil {
+			return o.commandAt(m.val, path[1:])
+		}
+	case v.kind == '[' && path[0] == "":
+		for _, e := range v.elems {
+			if ev, ok := o.commandAt(e, path[1:]); ok {
+				return ev, true
+			}
 		}
 	}
 	return "", false

@@ -16,8 +16,13 @@ import (
 	"dalo/providers"
 )
 
+// entry is an entry of the shape of Claude Code's and Codex's tables.
 func entry(cmd string, timeout int, matcher string) HarnessEntry {
-	return HarnessEntry{Matcher: matcher, Hooks: []HarnessHook{{Type: "command", Command: cmd, Timeout: timeout, TimeoutField: "timeout"}}}
+	m := ""
+	if matcher != "" {
+		m = `"matcher":` + string(mustJSON(matcher)) + ","
+	}
+	return HarnessEntry(fmt.Sprintf(`{%s"hooks":[{"type":"command","command":%s,"timeout":%d}]}`, m, mustJSON(cmd), timeout))
 }
 
 const dispatchPre = "/bin/dalo hook dispatch --provider claude --event PreToolUse"
@@ -203,52 +208,75 @@ func TestReadConfig(t *testing.T) {
 	}
 }
 
-// TestTimeoutField writes the timeout under the key the provider table
-// names, keeps it through the store's record, and removes the entry again.
-func TestTimeoutField(t *testing.T) {
-	e := entry(dispatchPre, 7, "*")
-	e.Hooks[0].TimeoutField = "timeout_sec"
-	want := map[string]HarnessEntry{"PreToolUse": e}
-	doc := []byte("{\n  \"model\": \"opus\"\n}\n")
-	added, st, err := testOwner("claude").editConfig("settings.json", doc, HarnessState{}, want)
+// TestEntryShapeFromTable: the entry's shape is the table's template,
+// member order and timeout key included; dalo finds its command where the
+// template puts it, keeps the entry through the store's record, however
+// the record is spaced, and removes it again byte for byte.
+func TestEntryShapeFromTable(t *testing.T) {
+	tb := &providers.Table{Name: "claude", Version: "1.0.0", Events: map[string]providers.Event{"PreToolUse": {ToolMatcher: true}, "Stop": {}}}
+	tb.Config.Hooks.Entry = providers.EntryTemplate{
+		Template: json.RawMessage(`{"hooks": [{"command": "$command", "type": "command", "timeout_ms": "$timeout"}], "matcher": "$matcher"}`),
+		Matcher:  "*",
+	}
+	pre, err := tb.Entry("PreToolUse", dispatchPre, 7000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(added), "\"command\": \"/bin/dalo hook dispatch --provider claude --event PreToolUse\",\n            \"timeout_sec\": 7\n") || strings.Contains(string(added), `"timeout"`) {
-		t.Fatalf("added:\n%s", added)
-	}
-	// The record round-trips through JSON as the store keeps it.
-	var back HarnessState
-	if err := json.Unmarshal(mustJSON(st), &back); err != nil {
+	stop, err := tb.Entry("Stop", strings.Replace(dispatchPre, "PreToolUse", "Stop", 1), 7000)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := back.Entries["PreToolUse"].Hooks[0]; got != e.Hooks[0] {
-		t.Fatalf("record read back as %+v, want %+v", got, e.Hooks[0])
+	if want := `{"hooks":[{"command":"/bin/dalo hook dispatch --provider claude --event PreToolUse","type":"command","timeout_ms":7000}],"matcher":"*"}`; string(pre) != want {
+		t.Fatalf("PreToolUse entry %s, want %s", pre, want)
 	}
-	removed, _, err := testOwner("claude").editConfig("settings.json", added, back, nil)
+	if want := `{"hooks":[{"command":"/bin/dalo hook dispatch --provider claude --event Stop","type":"command","timeout_ms":7000}]}`; string(stop) != want {
+		t.Fatalf("Stop entry %s, want %s", stop, want)
+	}
+	o := testOwner("claude")
+	o.command = tb.EntryPath(providers.EntryCommand)
+	want := map[string]HarnessEntry{"PreToolUse": HarnessEntry(pre), "Stop": HarnessEntry(stop)}
+	doc := []byte("{\n  \"model\": \"opus\"\n}\n")
+	added, st, err := o.editConfig("settings.json", doc, HarnessState{}, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(added), "\"command\": \"/bin/dalo hook dispatch --provider claude --event PreToolUse\",\n            \"type\": \"command\",\n            \"timeout_ms\": 7000\n") {
+		t.Fatalf("added:\n%s", added)
+	}
+	if _, _, owned, err := o.scanConfig("settings.json", added); err != nil || len(owned) != 2 {
+		t.Fatalf("dalo's entries found in the edited file: %d, %v", len(owned), err)
+	}
+	// The record round-trips through JSON as the store keeps it, indented.
+	var back HarnessState
+	rec, _ := json.MarshalIndent(st, "", "  ")
+	if err := json.Unmarshal(rec, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(back.Entries["PreToolUse"]); got != string(pre) {
+		t.Fatalf("record read back as %s, want %s", got, pre)
+	}
+	if got := back.Entries["PreToolUse"].command(tb); got != dispatchPre {
+		t.Fatalf("the record's command %q, want %q", got, dispatchPre)
+	}
+	again, _, err := o.editConfig("settings.json", added, back, want)
+	if err != nil || string(again) != string(added) {
+		t.Fatalf("editing again: %v\n%s", err, again)
+	}
+	removed, _, err := o.editConfig("settings.json", added, back, nil)
 	if err != nil || string(removed) != string(doc) {
 		t.Fatalf("removed: %q %v", removed, err)
 	}
 	// An entry whose timeout is under another key is not what dalo wrote.
-	edited := []byte(strings.Replace(string(added), `"timeout_sec"`, `"timeout"`, 1))
-	if _, _, err := testOwner("claude").editConfig("settings.json", edited, back, want); err == nil || !strings.Contains(err.Error(), "was changed since dalo wrote it") {
+	edited := []byte(strings.Replace(string(added), `"timeout_ms"`, `"timeout"`, 1))
+	if _, _, err := o.editConfig("settings.json", edited, back, want); err == nil || !strings.Contains(err.Error(), "was changed since dalo wrote it") {
 		t.Fatalf("edited entry: %v", err)
-	}
-	for _, bad := range []string{`{"type":"command","command":"x"}`, `{"type":"command","command":"x","timeout":1,"timeout_sec":1}`} {
-		var h HarnessHook
-		if err := json.Unmarshal([]byte(bad), &h); err == nil {
-			t.Errorf("%s read as %+v", bad, h)
-		}
-	}
-	if _, err := json.Marshal(HarnessHook{Type: "command", Command: "x"}); err == nil {
-		t.Error("a hook without a timeout field marshals")
 	}
 }
 
 // testOwner owns the entries of provider from the store /store, in a file
 // its harness reads as Claude Code does.
 func testOwner(provider string) owner {
-	return owner{provider: provider, home: "/store", harness: "the harness", dups: providers.ReadsLast}
+	return owner{provider: provider, home: "/store", harness: "the harness", dups: providers.ReadsLast, command: []string{"hooks", "", "command"}}
 }
 
 // TestFindDispatcher: the entries call the dalo-hook beside dalo when there
@@ -419,4 +447,29 @@ func hunkLines(t *testing.T, ops []diffOp) string {
 		fmt.Fprintf(&b, "%c%d,%d %q\n", o.kind, o.a, o.b, o.text)
 	}
 	return b.String()
+}
+
+// TestHarnessEntryReadBack: an entry read back from an install record is
+// the bytes the table gave, though encoding/json wrote the record with
+// HTML escapes (the fail_closed guard's command holds && and >&2).
+func TestHarnessEntryReadBack(t *testing.T) {
+	for _, e := range []string{
+		`{"matcher":"*","hooks":[{"type":"command","command":"d || { [ $s -lt 126 ] && exit $s; echo \"x\" >&2; }","timeout":7}]}`,
+		`{"hooks":[{"command":"a\\u0026b é","timeout_ms":1.5e3,"on":true,"off":null}]}`,
+	} {
+		rec, err := json.MarshalIndent(map[string]HarnessEntry{"e": HarnessEntry(e)}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(rec), `\u0026`) {
+			t.Fatalf("the record has no HTML escape to undo:\n%s", rec)
+		}
+		var back map[string]HarnessEntry
+		if err := json.Unmarshal(rec, &back); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(back["e"]); got != e {
+			t.Errorf("read back as\n%s\nwant\n%s", got, e)
+		}
+	}
 }

@@ -336,7 +336,11 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 		return nil, err
 	}
 	o := s.ownerOf(t)
-	newCfg, newSt, err := o.editConfig(cfg, old, st, s.wantEntries(t, &next, dc))
+	want, err := s.wantEntries(t, &next, dc)
+	if err != nil {
+		return nil, err
+	}
+	newCfg, newSt, err := o.editConfig(cfg, old, st, want)
 	if err != nil {
 		return nil, err
 	}

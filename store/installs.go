@@ -283,8 +283,9 @@ func (s *Store) putPlan(t *providers.Table, in *Installed, stepName string) erro
 
 // wantEntries is the dispatcher entry of every native event in use,
 // calling the store's dispatcher copy c: with --fail-closed and its guard
-// on an event where a required fail_closed hook is installed.
-func (s *Store) wantEntries(t *providers.Table, in *Installed, c *dispatcherCopy) map[string]HarnessEntry {
+// on an event where a required fail_closed hook is installed. Its shape is
+// the table's (config.hooks.entry).
+func (s *Store) wantEntries(t *providers.Table, in *Installed, c *dispatcherCopy) (map[string]HarnessEntry, error) {
 	sum := map[string]int{}
 	closed := map[string]bool{}
 	for _, ip := range in.Packages {
@@ -297,23 +298,21 @@ func (s *Store) wantEntries(t *providers.Table, in *Installed, c *dispatcherCopy
 	}
 	out := map[string]HarnessEntry{}
 	for ev, ms := range sum {
-		e := HarnessEntry{Hooks: []HarnessHook{{
-			Type: "command", Command: wantEntryCommand(t, c, s.Dir, ev, closed[ev]).String(),
-			// The hooks of an event run concurrently, but only so many at
-			// once (dispatch's maxParallel), so their sum bounds the worst
-			// case; the dispatcher needs a little more to report a timeout.
-			Timeout: t.NativeTimeout(ms + dispatchSlackMS), TimeoutField: t.Timeout.Field,
-		}}}
+		// The hooks of an event run concurrently, but only so many at
+		// once (dispatch's maxParallel), so their sum bounds the worst
+		// case; the dispatcher needs a little more to report a timeout.
+		timeout := t.NativeTimeout(ms + dispatchSlackMS)
 		if max, ok := t.TimeoutClampMS(ev); ok {
 			// The harness cuts it anyway, and warns when it does.
-			e.Hooks[0].Timeout = min(e.Hooks[0].Timeout, t.NativeTimeout(max))
+			timeout = min(timeout, t.NativeTimeout(max))
 		}
-		if t.Events[ev].ToolMatcher {
-			e.Matcher = "*"
+		e, err := t.Entry(ev, wantEntryCommand(t, c, s.Dir, ev, closed[ev]).String(), timeout)
+		if err != nil {
+			return nil, err
 		}
 		out[ev] = e
 	}
-	return out
+	return out, nil
 }
 
 // dispatchSlackMS is the time the dispatcher itself may take beyond its

@@ -102,7 +102,11 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 		return nil, err
 	}
 	o := s.ownerOf(t)
-	newCfg, newSt, err := o.editConfig(cfg, old, in.Harness, s.wantEntries(t, &next, dc))
+	want, err := s.wantEntries(t, &next, dc)
+	if err != nil {
+		return nil, err
+	}
+	newCfg, newSt, err := o.editConfig(cfg, old, in.Harness, want)
 	if err != nil {
 		return nil, err
 	}

@@ -612,7 +612,7 @@ func trustHashes(t *providers.Table, exe string, want map[string]HarnessEntry) (
 	hashes, snakes = map[string]string{}, map[string]string{}
 	for ev, e := range want {
 		for _, h := range listed {
-			if h.Command == e.Hooks[0].Command && strings.HasPrefix(h.Key, file+":") && strings.HasPrefix(h.Hash, "sha256:") {
+			if h.Command == e.command(t) && strings.HasPrefix(h.Key, file+":") && strings.HasPrefix(h.Hash, "sha256:") {
 				hashes[ev], snakes[ev] = h.Hash, keySnake(h.Key, file)
 			}
 		}

@@ -168,7 +168,7 @@ func printTable(w io.Writer, t *providers.Table) {
 		trust = "required: " + c.Trust.How
 	}
 	fmt.Fprintf(tw, "trust\t%s\n", trust)
-	timeout := fmt.Sprintf("%s, native field %s", t.Timeout.Unit, t.Timeout.Field)
+	timeout := fmt.Sprintf("%s, native field %s", t.Timeout.Unit, t.TimeoutField())
 	for _, ev := range sortedNames(t.Timeout.Clamps) {
 		timeout += fmt.Sprintf("; %s cut to %d ms", ev, t.Timeout.Clamps[ev].MaxMS)
 	}
