@@ -57,6 +57,10 @@ type compiledTable struct {
 	Table        *Table                                 `json:"table"`
 	Answers      []Capability                           `json:"answers"`
 	Capabilities map[string]map[string]map[string][]int `json:"capabilities"`
+	// Members maps every #MemberInstall question (its key) to an index
+	// into MemberAnswers, the distinct answers.
+	MemberAnswers []MemberAnswer `json:"member_answers"`
+	Members       map[string]int `json:"members"`
 }
 
 // Compile compiles the embedded tables and rules from CUE and returns the
@@ -130,6 +134,9 @@ func compileFS(fsys fs.FS) ([]byte, error) {
 				}
 			}
 		}
+		if err := compileMembers(ts, root, t, &ct); err != nil {
+			return nil, err
+		}
 		out.Tables = append(out.Tables, ct)
 	}
 	b, err := json.MarshalIndent(out, "", "\t")
@@ -137,6 +144,41 @@ func compileFS(fsys fs.FS) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// compileMembers asks #MemberInstall every question it takes on t.
+func compileMembers(ts *Tables, root cue.Value, t *Table, ct *compiledTable) error {
+	def := root.LookupPath(cue.ParsePath("#MemberInstall"))
+	var enums [3][]string
+	for i, f := range []string{"kind", "requirement", "validation"} {
+		var err error
+		if enums[i], err = enum(def.LookupPath(cue.MakePath(cue.Str(f)))); err != nil {
+			return fmt.Errorf("provider tables: #MemberInstall.%s: %w", f, err)
+		}
+	}
+	ct.Members = map[string]int{}
+	seen := map[MemberAnswer]int{}
+	for _, k := range enums[0] {
+		for _, req := range enums[1] {
+			for _, v := range enums[2] {
+				for _, fb := range []bool{false, true} {
+					q := MemberQuestion{k, req, v, fb}
+					a, err := ts.MemberInstall(t, q)
+					if err != nil {
+						return err
+					}
+					i, ok := seen[a]
+					if !ok {
+						i = len(ct.MemberAnswers)
+						seen[a] = i
+						ct.MemberAnswers = append(ct.MemberAnswers, a)
+					}
+					ct.Members[q.key()] = i
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // answer returns the compiled answer to q on t, or false when q is outside

@@ -79,6 +79,37 @@ func TestCompiledMatchesCUE(t *testing.T) {
 	}
 }
 
+// Every #MemberInstall answer compiled.json holds is CUE's.
+func TestCompiledMembersMatchCUE(t *testing.T) {
+	ts := mustLoad(t)
+	cts, err := LoadFS(embedded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range ts.All() {
+		ct, _ := cts.Lookup(tb.Name, tb.Version)
+		members := ts.compiled.byKey[tb.Key()].Members
+		if len(members) != 4*2*4*2 {
+			t.Errorf("%s: %d member questions compiled, want every one of 64", tb.Key(), len(members))
+		}
+		for key := range members {
+			f := strings.Split(key, "|")
+			q := MemberQuestion{f[0], f[1], f[2], f[3] == "true"}
+			got, err := ts.MemberInstall(tb, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := cts.MemberInstall(ct, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("%s %+v: compiled %+v, CUE %+v", tb.Key(), q, got, want)
+			}
+		}
+	}
+}
+
 // A question outside the compiled domain (a combination draft 0.1 does not
 // admit) is still #Capability's answer: the tables are compiled from CUE
 // to ask it.

@@ -34,6 +34,7 @@
 //	(*Tables).Newest(name)                    newest known version of a harness
 //	(*Tables).Resolve("claude" | "claude@2.1.233")
 //	(*Tables).Capability(table, Question)     #Capability's answer for a hook
+//	(*Tables).MemberInstall(table, MemberQuestion) #MemberInstall's answer for a member
 //	(*Table).NativeEvent(subject, phase)      the native event of a row
 //	(*Table).RowOf(nativeEvent)               the row a native event serves
 //	(*Table).Output(subject, phase, effect, kind)       native output of a result
@@ -41,6 +42,7 @@
 //	(*Table).ConfigHome, Path, SkillDirs, AgentDir      where the harness reads
 //	(*Table).KnowsTool, ToolNames             native tool names for matchers
 //	(*Table).NativeTimeout, TimeoutClampMS    timeouts in the native unit
+//	(*Table).Entry(event, command, timeout)   dalo's entry in the hooks file
 //
 // Functions that resolve paths take getenv (os.Getenv, or a test's
 // environment) rather than reading the process environment themselves.

@@ -29,12 +29,13 @@ import (
 var embedded embed.FS
 
 // Tables is every loaded provider table, with the means to answer
-// #Capability on a table: the compiled rules (tables from LoadFS), or the
+// #Capability and #MemberInstall on a table: the compiled rules (tables from LoadFS), or the
 // answers compiled ahead of time (tables from Load).
 type Tables struct {
-	byKey  map[string]*Table
-	all    []*Table // by name, then version, oldest first
-	capDef cue.Value
+	byKey     map[string]*Table
+	all       []*Table // by name, then version, oldest first
+	capDef    cue.Value
+	memberDef cue.Value
 
 	// compiled holds the answers Compile computed (tables from Load).
 	compiled *compiled
@@ -77,9 +78,10 @@ func compileTables(fsys fs.FS) (*Tables, cue.Value, error) {
 	}
 	provDef := root.LookupPath(cue.ParsePath("#Provider"))
 	ts := &Tables{
-		byKey:  map[string]*Table{},
-		capDef: root.LookupPath(cue.ParsePath("#Capability")),
-		memo:   map[string]Capability{},
+		byKey:     map[string]*Table{},
+		capDef:    root.LookupPath(cue.ParsePath("#Capability")),
+		memberDef: root.LookupPath(cue.ParsePath("#MemberInstall")),
+		memo:      map[string]Capability{},
 	}
 	if err := provDef.Err(); err != nil {
 		return nil, cue.Value{}, fmt.Errorf("provider tables: #Provider: %w", err)

@@ -304,14 +304,15 @@ func (sel *Selection) MemberPath(r engine.Reference) (string, error) {
 	return filepath.Join(root, filepath.FromSlash(r.Target)), nil
 }
 
-// What install does with a member on a provider ([MemberAction.Action]).
+// What install does with a member on a provider ([MemberAction.Action]):
+// #MemberInstall's actions (cue/provider.cue), which say what each means.
 const (
-	MemberSkill       = "installed"   // a skill directory, written where the harness reads skills
-	MemberSubagent    = "subagent"    // an agent file, written where the harness reads subagents
-	MemberFallback    = "fallback"    // an agent the harness cannot hold: its inline fallback skill stands in
-	MemberBlocks      = "blocks"      // install refuses the package
-	MemberOmitted     = "omitted"     // optional, left out, listed
-	MemberInstruction = "instruction" // never written by install
+	MemberSkill       = "installed"
+	MemberSubagent    = "subagent"
+	MemberFallback    = "fallback"
+	MemberBlocks      = "blocks"
+	MemberOmitted     = "omitted"
+	MemberInstruction = "instruction"
 )
 
 // A MemberAction is what install does with one member of the package on
@@ -326,10 +327,16 @@ type MemberAction struct {
 }
 
 // MemberActions decides, for every member of the selected package, what
-// install does with it on t, given the harness locations (getenv is
-// os.Getenv or a test's) and what dalo already installed there: a skill or
-// agent at the same place that is not this package's blocks installation.
+// install does with it on t: #MemberInstall's answer (cue/provider.cue),
+// with the harness locations (getenv is os.Getenv or a test's) and what
+// dalo already installed there: a skill or agent at the same place that
+// is not this package's blocks installation, since dalo never overwrites
+// what is not its own.
 func (s *Store) MemberActions(sel *Selection, t *providers.Table, getenv func(string) string) ([]MemberAction, error) {
+	ts, err := providers.Load()
+	if err != nil {
+		return nil, err
+	}
 	skillsDirs, err := t.SkillDirs(getenv)
 	if err != nil {
 		return nil, err
@@ -337,7 +344,7 @@ func (s *Store) MemberActions(sel *Selection, t *providers.Table, getenv func(st
 	if len(skillsDirs) == 0 {
 		return nil, fmt.Errorf("%s: the provider table names no skills directory", t.Key())
 	}
-	agentDir, hasAgents, err := t.AgentDir(getenv)
+	agentDir, _, err := t.AgentDir(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -351,52 +358,55 @@ func (s *Store) MemberActions(sel *Selection, t *providers.Table, getenv func(st
 	for _, r := range sel.References() {
 		refs[r.Field] = r
 	}
-	// missing is a member install cannot write: a required one blocks.
-	missing := func(a MemberAction, text string) MemberAction {
-		a.Action, a.Text, a.Src, a.Dest, a.Dir = MemberOmitted, text, "", "", false
-		if a.Requirement == "required" {
-			a.Action = MemberBlocks
-		}
-		return a
-	}
 	var out []MemberAction
 	for n, mb := range sel.Pkg.Manifest.Plugin.Members {
 		ref := engine.ParseRef(mb.Ref)
-		a := MemberAction{Ref: mb.Ref, Kind: ref.Kind, Requirement: mb.Requirement}
 		r := refs[fmt.Sprintf("plugin.members[%d].ref", n)]
+		q := providers.MemberQuestion{Kind: providers.MemberKind(ref.Kind), Requirement: mb.Requirement,
+			Validation: providers.MemberKept, HasFallback: mb.Fallback != nil}
+		var why string
 		switch {
-		case ref.Kind == "instruction":
-			a.Action = MemberInstruction
-			a.Text = "not written by install; 'dalo instruction enable' can write it into " + t.Display(t.Config.Instructions) + " or a project file you choose"
-		case ref.Kind != "skill" && ref.Kind != "agent":
-			a = missing(a, "install writes no "+ref.Kind+" members")
 		case sel.omitted(r.Field) != "":
-			a = missing(a, "omitted by validation: "+sel.omitted(r.Field))
+			q.Validation, why = providers.MemberOmitted, sel.omitted(r.Field)
 		case r.Resolution != engine.Resolved:
-			a = missing(a, "does not resolve: "+orUnknown(r.Reason))
-		case ref.Kind == "skill":
-			a.Action, a.Dir = MemberSkill, true
-			a.Dest = filepath.Join(skillsDirs[0], ref.Selector)
-			a.Text = "installed to " + strings.Replace(t.Display(t.Config.Skills[0]), "<name>", ref.Selector, 1)
-		case hasAgents:
-			a.Action = MemberSubagent
-			a.Dest = filepath.Join(agentDir, ref.Selector+".md")
-			a.Text = "installed as a subagent to " + strings.Replace(t.Display(*t.Config.Agents.Location), "<name>", ref.Selector, 1)
-		case mb.Fallback != nil:
-			a.Action = MemberFallback
-			a.Text = fmt.Sprintf("cannot be installed as an agent, so its inline fallback %s is installed instead, without the agent's isolation or permissions: %s", mb.Fallback.Skill, strings.TrimSuffix(t.Config.Agents.Reason, "."))
-		default:
-			a = missing(a, "cannot be installed as an agent and has no inline fallback: "+strings.TrimSuffix(t.Config.Agents.Reason, "."))
+			q.Validation, why = providers.MemberUnresolved, orUnknown(r.Reason)
+		}
+		ask := func() (MemberAction, error) {
+			ans, err := ts.MemberInstall(t, q)
+			if err != nil {
+				return MemberAction{}, err
+			}
+			a := MemberAction{Ref: mb.Ref, Kind: ref.Kind, Requirement: mb.Requirement, Action: ans.Action}
+			place := func(l providers.Location) string { return strings.Replace(t.Display(l), "<name>", ref.Selector, 1) }
+			fill := []string{"<kind>", ref.Kind, "<why>", why, "<instructions>", t.Display(t.Config.Instructions)}
+			switch a.Action {
+			case MemberSkill:
+				a.Dir, a.Dest = true, filepath.Join(skillsDirs[0], ref.Selector)
+				fill = append(fill, "<skills>", place(t.Config.Skills[0]))
+			case MemberSubagent:
+				a.Dest = filepath.Join(agentDir, ref.Selector+".md")
+				fill = append(fill, "<agents>", place(*t.Config.Agents.Location))
+			case MemberFallback:
+				fill = append(fill, "<fallback>", mb.Fallback.Skill)
+			}
+			a.Text = strings.NewReplacer(fill...).Replace(ans.Text)
+			return a, nil
+		}
+		a, err := ask()
+		if err != nil {
+			return nil, err
 		}
 		if a.Dest != "" {
-			src, err := sel.MemberPath(r)
-			if err != nil {
-				a = missing(a, err.Error())
+			if src, err := sel.MemberPath(r); err != nil {
+				q.Validation, why = providers.MemberUnreachable, err.Error()
+				if a, err = ask(); err != nil {
+					return nil, err
+				}
 			} else if a.Src = src; a.Dir {
 				a.Src = filepath.Dir(src) // the skill directory of its SKILL.md
 			}
 		}
-		if a.Dest != "" && (a.Action == MemberSkill || a.Action == MemberSubagent) {
+		if a.Dest != "" {
 			if text := conflict(a.Dest, owned, pkg); text != "" {
 				a.Action, a.Text = MemberBlocks, text
 			} else if text := changedSince(in.Find(pkg), a.Dest); text != "" {
