@@ -1,7 +1,8 @@
 // Package store keeps dalo's state on the user's machine: the source
 // registry, the approval ledger, content-addressed staging, the dispatch
-// plans, the harness configuration entries dalo owns and the instruction
-// blocks it wrote. It is plain files under $DALO_HOME, written atomically
+// plans, and the records of what dalo wrote into files the user owns (its
+// harness configuration entries, edited with package jsonedit, and its
+// instruction blocks, edited with package instruction). It is plain files under $DALO_HOME, written atomically
 // under an advisory lock, readable at any moment by concurrent dispatches.
 //
 // Layout of $DALO_HOME (the one description of it; see [plan.Home]):
@@ -17,7 +18,7 @@
 //	installs/<provider>.json  what install wrote for a provider: packages, their
 //	                          skills and agents, the harness entries dalo owns; the
 //	                          providers with a record are the installed ones
-//	instructions.json         the instruction blocks enabled (see instructions.go)
+//	instructions.json         the instruction blocks enabled (see instructions_state.go)
 //	lock                      the advisory lock writers hold
 //	dispatch.lock             empty; every dispatch holds a shared lock on it for its
 //	                          whole run, writers take it exclusively only to delete

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"dalo/instruction"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -441,7 +442,7 @@ func (c *forceCheck) required(ip *InstalledPackage) {
 // instructionInForce says whether instruction id is enabled in a file the
 // harness reads: its user-wide instruction file, or a project file of the
 // same name.
-func (c *forceCheck) instructionInForce(id InstructionID) bool {
+func (c *forceCheck) instructionInForce(id instruction.ID) bool {
 	return instructionEnabled(c.t, c.instructions, id)
 }
 
@@ -517,7 +518,7 @@ func (c *forceCheck) entries(want *plan.Plan) {
 	for _, f := range owned {
 		seen[f.event] = true
 		rec, ok := in.Harness.Entries[f.event]
-		text := doc[f.val.start:f.val.end]
+		text := doc[f.val.Start:f.val.End]
 		switch {
 		case !ok:
 			c.add(StatusProblem, file, "dalo entry for %s is not in the store: no installed package needs it; remove it by hand", f.event)

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"dalo/internal/regular"
+	"dalo/jsonedit"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -193,7 +194,7 @@ func (s *Store) gcDispatchers() error {
 	// one that holds " --provider " (as written, or behind an escape) can
 	// be an entry's command: the others are not decoded.
 	useStrings := func(doc []byte) error {
-		return scanStrings(doc, func(tok []byte) {
+		return jsonedit.ScanStrings(doc, func(tok []byte) {
 			if !bytes.Contains(tok, []byte(" --provider ")) && bytes.IndexByte(tok, '\\') < 0 {
 				return
 			}

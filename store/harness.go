@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sort"
 
+	"dalo/jsonedit"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -171,27 +172,27 @@ func (s *Store) ownerOf(t *providers.Table) owner {
 // any: one that holds, at the place of the template's command (any element
 // of an array on the way), a command that starts a dispatcher
 // (parseEntryCommand) for o's provider and store.
-func (o owner) ownedEvent(entry *jvalue) (string, bool) {
+func (o owner) ownedEvent(entry *jsonedit.Value) (string, bool) {
 	return o.commandAt(entry, o.command)
 }
 
-func (o owner) commandAt(v *jvalue, path []string) (string, bool) {
+func (o owner) commandAt(v *jsonedit.Value, path []string) (string, bool) {
 	if len(path) == 0 {
-		if v.kind != '"' {
+		if v.Kind != '"' {
 			return "", false
 		}
-		if e, ok := parseEntryCommand(v.str); ok && e.Provider == o.provider && (e.Home == "" || e.Home == o.home) {
+		if e, ok := parseEntryCommand(v.Str); ok && e.Provider == o.provider && (e.Home == "" || e.Home == o.home) {
 			return e.Event, true
 		}
 		return "", false
 	}
 	switch {
-	case v.kind == '{' && path[0] != "":
-		if m := v.member(path[0]); m != nil {
-			return o.commandAt(m.val, path[1:])
+	case v.Kind == '{' && path[0] != "":
+		if m := v.Member(path[0]); m != nil {
+			return o.commandAt(m.Val, path[1:])
 		}
-	case v.kind == '[' && path[0] == "":
-		for _, e := range v.elems {
+	case v.Kind == '[' && path[0] == "":
+		for _, e := range v.Elems {
 			if ev, ok := o.commandAt(e, path[1:]); ok {
 				return ev, true
 			}
@@ -211,10 +212,10 @@ func (e *ConfigError) Error() string { return e.File + ": " + e.Msg }
 // found is one of dalo's entries in a document.
 type found struct {
 	event    string
-	arr      *jvalue // the event's array
+	arr      *jsonedit.Value // the event's array
 	index    int
-	val      *jvalue
-	memberOf *jvalue // the hooks object
+	val      *jsonedit.Value
+	memberOf *jsonedit.Value // the hooks object
 }
 
 // scanConfig scans doc and finds the entries of o's in it. It refuses a
@@ -222,52 +223,52 @@ type found struct {
 // in an object dalo reads to edit (the top level, hooks, one of its
 // entries) when the harness keeps the last copy, where dalo would edit the
 // first; anywhere in it when the harness then reads none of its hooks.
-func (o owner) scanConfig(file string, doc []byte) (top, hooks *jvalue, owned []found, err error) {
-	return o.scanConfigWith(scanConfigJSON, file, doc)
+func (o owner) scanConfig(file string, doc []byte) (top, hooks *jsonedit.Value, owned []found, err error) {
+	return o.scanConfigWith(jsonedit.ScanMember, file, doc)
 }
 
-func (o owner) scanConfigWith(scan func([]byte) (*jvalue, error), file string, doc []byte) (top, hooks *jvalue, owned []found, err error) {
-	top, err = scan(doc)
+func (o owner) scanConfigWith(scan func([]byte, string) (*jsonedit.Value, error), file string, doc []byte) (top, hooks *jsonedit.Value, owned []found, err error) {
+	top, err = scan(doc, "hooks")
 	if err != nil {
 		return nil, nil, nil, &ConfigError{file, err.Error()}
 	}
-	if top.kind != '{' {
+	if top.Kind != '{' {
 		return nil, nil, nil, &ConfigError{file, "the top level is not a JSON object"}
 	}
 	if o.dups == providers.ReadsNone {
-		if d := anyDuplicate(top); d != nil {
+		if d := jsonedit.AnyDuplicate(top); d != nil {
 			return nil, nil, nil, o.duplicateError(file, doc, d)
 		}
 	}
-	if _, _, ok := top.duplicate(); ok {
+	if _, _, ok := top.Duplicate(); ok {
 		return nil, nil, nil, o.duplicateError(file, doc, top)
 	}
-	m := top.member("hooks")
+	m := top.Member("hooks")
 	if m == nil {
 		return top, nil, nil, nil
 	}
-	if m.val.kind != '{' {
-		l, c := position(doc, m.val.start)
+	if m.Val.Kind != '{' {
+		l, c := jsonedit.Position(doc, m.Val.Start)
 		return nil, nil, nil, &ConfigError{file, fmt.Sprintf("%d:%d: hooks is not a JSON object", l, c)}
 	}
-	hooks = m.val
-	if _, _, ok := hooks.duplicate(); ok {
+	hooks = m.Val
+	if _, _, ok := hooks.Duplicate(); ok {
 		return nil, nil, nil, o.duplicateError(file, doc, hooks)
 	}
-	for _, ev := range hooks.members {
-		if ev.val.kind != '[' {
+	for _, ev := range hooks.Members {
+		if ev.Val.Kind != '[' {
 			continue
 		}
-		for i, e := range ev.val.elems {
+		for i, e := range ev.Val.Elems {
 			if got, ok := o.ownedEvent(e); ok {
-				if d := anyDuplicate(e); d != nil {
+				if d := jsonedit.AnyDuplicate(e); d != nil {
 					return nil, nil, nil, o.duplicateError(file, doc, d)
 				}
-				if got != ev.key {
-					l, c := position(doc, e.start)
-					return nil, nil, nil, &ConfigError{file, fmt.Sprintf("%d:%d: dalo's entry for %s is under hooks.%s; move or delete it", l, c, got, ev.key)}
+				if got != ev.Key {
+					l, c := jsonedit.Position(doc, e.Start)
+					return nil, nil, nil, &ConfigError{file, fmt.Sprintf("%d:%d: dalo's entry for %s is under hooks.%s; move or delete it", l, c, got, ev.Key)}
 				}
-				owned = append(owned, found{event: ev.key, arr: ev.val, index: i, val: e, memberOf: hooks})
+				owned = append(owned, found{event: ev.Key, arr: ev.Val, index: i, val: e, memberOf: hooks})
 			}
 		}
 	}
@@ -276,10 +277,10 @@ func (o owner) scanConfigWith(scan func([]byte) (*jvalue, error), file string, d
 
 // duplicateError reports the first key that d, an object of doc, holds
 // twice, with the position of both copies and what the harness makes of it.
-func (o owner) duplicateError(file string, doc []byte, d *jvalue) error {
-	first, again, _ := d.duplicate()
-	l1, c1 := position(doc, first.keyStart)
-	l2, c2 := position(doc, again.keyStart)
+func (o owner) duplicateError(file string, doc []byte, d *jsonedit.Value) error {
+	first, again, _ := d.Duplicate()
+	l1, c1 := jsonedit.Position(doc, first.KeyStart)
+	l2, c2 := jsonedit.Position(doc, again.KeyStart)
 	reads := "reads only the last copy, and dalo would edit the first"
 	if o.dups == providers.ReadsNone {
 		reads = "then reads none of this file's hooks"
@@ -288,7 +289,7 @@ func (o owner) duplicateError(file string, doc []byte, d *jvalue) error {
 	if harness == "" {
 		harness = "the harness"
 	}
-	return &ConfigError{file, fmt.Sprintf("%d:%d: the key %q appears twice, here and at %s:%d:%d; %s %s: keep one copy, then run dalo again", l1, c1, first.key, file, l2, c2, harness, reads)}
+	return &ConfigError{file, fmt.Sprintf("%d:%d: the key %q appears twice, here and at %s:%d:%d; %s %s: keep one copy, then run dalo again", l1, c1, first.Key, file, l2, c2, harness, reads)}
 }
 
 // sameEntry says whether the entry text in doc means entry.
@@ -328,11 +329,11 @@ func (o owner) editConfig(file string, doc []byte, st HarnessState, want map[str
 	}
 	for _, f := range owned {
 		rec, ok := st.Entries[f.event]
-		if !ok || !sameEntry(doc[f.val.start:f.val.end], rec) {
-			if w, ok := want[f.event]; ok && sameEntry(doc[f.val.start:f.val.end], w) {
+		if !ok || !sameEntry(doc[f.val.Start:f.val.End], rec) {
+			if w, ok := want[f.event]; ok && sameEntry(doc[f.val.Start:f.val.End], w) {
 				continue // what dalo would write anyway
 			}
-			l, c := position(doc, f.val.start)
+			l, c := jsonedit.Position(doc, f.val.Start)
 			return nil, st, &ConfigError{file, fmt.Sprintf("%d:%d: dalo's %s entry was changed since dalo wrote it; restore it or delete it, then run dalo again", l, c, f.event)}
 		}
 	}
@@ -342,10 +343,10 @@ func (o owner) editConfig(file string, doc []byte, st HarnessState, want map[str
 	}
 	sort.Strings(events)
 	// One edit at a time, each on a fresh scan: edits never overlap.
-	edit := func(sp splice) { doc = applySplices(doc, []splice{sp}) }
+	edit := func(sp jsonedit.Splice) { doc = jsonedit.Apply(doc, []jsonedit.Splice{sp}) }
 	for {
 		// Scanned whole above; since, only dalo's own splices changed it.
-		top, hooks, owned, err := o.scanConfigWith(rescanConfigJSON, file, doc)
+		top, hooks, owned, err := o.scanConfigWith(jsonedit.RescanMember, file, doc)
 		if err != nil {
 			return nil, st, err
 		}
@@ -356,34 +357,34 @@ func (o owner) editConfig(file string, doc []byte, st HarnessState, want map[str
 			w, wanted := want[f.event]
 			if wanted && !seen[f.event] {
 				seen[f.event] = true
-				if !sameEntry(doc[f.val.start:f.val.end], w) {
-					l := containerLayout(doc, f.arr)
-					ind, own := lineIndent(doc, f.val.start)
+				if !sameEntry(doc[f.val.Start:f.val.End], w) {
+					l := jsonedit.ContainerLayout(doc, f.arr)
+					ind, own := jsonedit.LineIndent(doc, f.val.Start)
 					if !own {
-						ind = l.child
+						ind = l.Child
 					}
-					text := render(w, ind, unitOf(l, doc), true)
-					if !l.multiline {
-						text = inline(doc, w)
+					text := jsonedit.Render(w, ind, jsonedit.UnitOf(l, doc), true)
+					if !l.Multiline {
+						text = jsonedit.Inline(doc, w)
 					}
-					edit(splice{f.val.start, f.val.end, text})
+					edit(jsonedit.Splice{Start: f.val.Start, End: f.val.End, Text: text})
 					done = true
 					break
 				}
 				continue
 			}
-			if len(f.arr.elems) == 1 && st.Created[f.event] {
+			if len(f.arr.Elems) == 1 && st.Created[f.event] {
 				i := memberIndex(f.memberOf, f.event)
 				interior := ""
-				if len(f.memberOf.members) == 1 {
+				if len(f.memberOf.Members) == 1 {
 					// Only the last member's removal leaves what was
 					// between the braces before dalo added any.
 					interior = takeInterior(st, "hooks")
 				}
-				edit(removeChild(f.memberOf, i, interior))
+				edit(jsonedit.RemoveChild(f.memberOf, i, interior))
 				delete(st.Created, f.event)
 			} else {
-				edit(removeChild(f.arr, f.index, takeInterior(st, f.event)))
+				edit(jsonedit.RemoveChild(f.arr, f.index, takeInterior(st, f.event)))
 			}
 			done = true
 			break
@@ -400,21 +401,21 @@ func (o owner) editConfig(file string, doc []byte, st HarnessState, want map[str
 			switch {
 			case hooks == nil:
 				keepInterior(st, ".", doc, top)
-				edit(insertMember(doc, top, "hooks", map[string][]HarnessEntry{ev: {w}}))
+				edit(jsonedit.InsertMember(doc, top, "hooks", map[string][]HarnessEntry{ev: {w}}))
 				st.CreatedHooks = true
 				st.Created[ev] = true
-			case hooks.member(ev) == nil:
+			case hooks.Member(ev) == nil:
 				keepInterior(st, "hooks", doc, hooks)
-				edit(insertMember(doc, hooks, ev, []HarnessEntry{w}))
+				edit(jsonedit.InsertMember(doc, hooks, ev, []HarnessEntry{w}))
 				st.Created[ev] = true
 			default:
-				arr := hooks.member(ev).val
-				if arr.kind != '[' {
-					l, c := position(doc, arr.start)
+				arr := hooks.Member(ev).Val
+				if arr.Kind != '[' {
+					l, c := jsonedit.Position(doc, arr.Start)
 					return nil, st, &ConfigError{file, fmt.Sprintf("%d:%d: hooks.%s is not a JSON array", l, c, ev)}
 				}
 				keepInterior(st, ev, doc, arr)
-				edit(appendElem(doc, arr, w))
+				edit(jsonedit.AppendElem(doc, arr, w))
 			}
 			done = true
 			break
@@ -423,12 +424,12 @@ func (o owner) editConfig(file string, doc []byte, st HarnessState, want map[str
 			continue
 		}
 		// Tidy what dalo created and no longer needs.
-		if hooks != nil && len(hooks.members) == 0 && st.CreatedHooks && len(want) == 0 {
-			edit(removeChild(top, memberIndex(top, "hooks"), takeInterior(st, ".")))
+		if hooks != nil && len(hooks.Members) == 0 && st.CreatedHooks && len(want) == 0 {
+			edit(jsonedit.RemoveChild(top, memberIndex(top, "hooks"), takeInterior(st, ".")))
 			st.CreatedHooks = false
 			continue
 		}
-		if st.CreatedFile && len(want) == 0 && len(top.members) == 0 {
+		if st.CreatedFile && len(want) == 0 && len(top.Members) == 0 {
 			return nil, HarnessState{File: file}, nil
 		}
 		break
@@ -450,9 +451,9 @@ func cloneMap[V any](m map[string]V) map[string]V {
 }
 
 // keepInterior remembers what is inside container c when it is empty.
-func keepInterior(st HarnessState, key string, doc []byte, c *jvalue) {
-	if len(c.members) == 0 && len(c.elems) == 0 {
-		st.Interior[key] = string(doc[c.start+1 : c.end-1])
+func keepInterior(st HarnessState, key string, doc []byte, c *jsonedit.Value) {
+	if len(c.Members) == 0 && len(c.Elems) == 0 {
+		st.Interior[key] = string(doc[c.Start+1 : c.End-1])
 	}
 }
 
@@ -462,9 +463,9 @@ func takeInterior(st HarnessState, key string) string {
 	return in
 }
 
-func memberIndex(obj *jvalue, key string) int {
-	for i, m := range obj.members {
-		if m.key == key {
+func memberIndex(obj *jsonedit.Value, key string) int {
+	for i, m := range obj.Members {
+		if m.Key == key {
 			return i
 		}
 	}

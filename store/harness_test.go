@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"dalo/jsonedit"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -348,7 +349,7 @@ func TestOwnedEntry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := scanJSON(doc)
+		v, err := jsonedit.Scan(doc)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/instruction"
 	"dalo/internal/termtext"
 	"dalo/plan"
 	"dalo/providers"
@@ -239,7 +240,7 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 			}
 			// A required member blocks activation until it is in force:
 			// an instruction enabled in a file the harness reads.
-			id := InstructionID{Source: sel.Identity.Source, Selector: engine.ParseRef(a.Ref).Selector}
+			id := instruction.ID{Source: sel.Identity.Source, Selector: engine.ParseRef(a.Ref).Selector}
 			if src := engine.ParseRef(a.Ref).Source; src != "" {
 				id.Source = src
 			}

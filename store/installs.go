@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/instruction"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -47,7 +48,7 @@ type InstalledPackage struct {
 	// Instructions are its required instruction members: install refuses
 	// while one is not enabled in a file the harness reads, and doctor
 	// reports one that is not any more.
-	Instructions []InstructionID `json:"instructions,omitempty"`
+	Instructions []instruction.ID `json:"instructions,omitempty"`
 	// Manifest is the package as installed, and Commit the commit of its
 	// git source: what 'dalo plugin outdated' and 'dalo plugin update'
 	// compare the source with now.

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"dalo/engine"
+	"dalo/instruction"
 	"dalo/internal/regular"
 	"dalo/plan"
 	"dalo/providers"
@@ -204,7 +205,7 @@ func unwrapPath(err error) error {
 // An InstructionRecord is one instruction dalo enabled in one file.
 type InstructionRecord struct {
 	Target
-	InstructionID
+	instruction.ID
 	Package string `json:"package"` // SOURCE:NAME it was enabled through
 	SHA256  string `json:"sha256"`  // of the body as written
 }
@@ -262,9 +263,9 @@ func (s *Store) writeInstructions(f *instructionsFile) error {
 	return writeJSON(s.path("instructions.json"), f)
 }
 
-func (f *instructionsFile) record(file string, id InstructionID) int {
+func (f *instructionsFile) record(file string, id instruction.ID) int {
 	for i, r := range f.Instructions {
-		if r.File == file && r.InstructionID == id {
+		if r.File == file && r.ID == id {
 			return i
 		}
 	}
@@ -306,7 +307,7 @@ type EditOptions struct {
 	DryRun bool // compute and show, write nothing
 	// Show is called with the edit before anything is written, so that the
 	// user sees where it applies first; an error stops the edit.
-	Show func(*Edit) error
+	Show func(*instruction.Edit) error
 }
 
 // ActionGone is the action of a disable whose block the user already
@@ -317,7 +318,7 @@ const ActionGone = "gone"
 // records it, under the store lock. The file is written before the record:
 // a crash between the two leaves a block that list does not show but that
 // disable still finds by its markers.
-func (s *Store) EnableInstruction(t Target, in Instruction, opt EditOptions) (*Edit, error) {
+func (s *Store) EnableInstruction(t Target, in instruction.Asset, opt EditOptions) (*instruction.Edit, error) {
 	if !opt.DryRun {
 		l, err := s.Lock()
 		if err != nil {
@@ -334,7 +335,7 @@ func (s *Store) EnableInstruction(t Target, in Instruction, opt EditOptions) (*E
 	if err != nil {
 		return nil, err
 	}
-	e, err := enableBlock(t.File, data, in, opt.Force)
+	e, err := instruction.Enable(t.File, data, in, opt.Force)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +347,7 @@ func (s *Store) EnableInstruction(t Target, in Instruction, opt EditOptions) (*E
 	if opt.DryRun {
 		return e, nil
 	}
-	if e.Action != ActionUnchanged || !exists {
+	if e.Action != instruction.ActionUnchanged || !exists {
 		if err := writeTarget(t.File, data, exists, e.After); err != nil {
 			return nil, err
 		}
@@ -367,7 +368,7 @@ func (s *Store) EnableInstruction(t Target, in Instruction, opt EditOptions) (*E
 	if e.NewlineAdded {
 		f.facts(t.File).NewlineAdded = true
 	}
-	rec := InstructionRecord{Target: t, InstructionID: in.ID, Package: in.Package, SHA256: bodyDigestOfBlock(e.Block)}
+	rec := InstructionRecord{Target: t, ID: in.ID, Package: in.Package, SHA256: instruction.BlockDigest(e.Block)}
 	if i := f.record(t.File, in.ID); i >= 0 {
 		if f.Instructions[i] == rec {
 			return e, nil
@@ -384,7 +385,7 @@ func (s *Store) EnableInstruction(t Target, in Instruction, opt EditOptions) (*E
 // record, under the store lock. When the last block goes, the facts of the
 // file apply: a line ending dalo added is removed, and a file dalo created
 // that is left empty is deleted.
-func (s *Store) DisableInstruction(t Target, id InstructionID, opt EditOptions) (*Edit, error) {
+func (s *Store) DisableInstruction(t Target, id instruction.ID, opt EditOptions) (*instruction.Edit, error) {
 	if !opt.DryRun {
 		l, err := s.Lock()
 		if err != nil {
@@ -403,15 +404,15 @@ func (s *Store) DisableInstruction(t Target, id InstructionID, opt EditOptions) 
 		return nil, err
 	}
 	facts := *f.facts(t.File)
-	var e *Edit
+	var e *instruction.Edit
 	if exists {
-		e, err = disableBlock(t.File, data, id, opt.Force, facts.NewlineAdded)
+		e, err = instruction.Disable(t.File, data, id, opt.Force, facts.NewlineAdded)
 	} else {
-		err = fmt.Errorf("%s does not exist: %s is %w there", t.File, id, ErrNotEnabled)
+		err = fmt.Errorf("%s does not exist: %s is %w there", t.File, id, instruction.ErrNotEnabled)
 	}
 	switch {
-	case errors.Is(err, ErrNotEnabled) && rec >= 0:
-		e = &Edit{Action: ActionGone, Before: data, After: data}
+	case errors.Is(err, instruction.ErrNotEnabled) && rec >= 0:
+		e = &instruction.Edit{Action: ActionGone, Before: data, After: data}
 	case err != nil:
 		return nil, err
 	}
@@ -423,8 +424,8 @@ func (s *Store) DisableInstruction(t Target, id InstructionID, opt EditOptions) 
 	if opt.DryRun {
 		return e, nil
 	}
-	if e.Action == ActionRemove {
-		blocks, _ := parseBlocks(t.File, e.After)
+	if e.Action == instruction.ActionRemove {
+		blocks, _ := instruction.Parse(t.File, e.After)
 		last := len(blocks) == 0
 		if last && facts.Created && len(e.After) == 0 {
 			if err := removeTarget(t.File, data); err != nil {
@@ -488,16 +489,6 @@ func unchangedSince(name string, before []byte, existed bool) error {
 	return nil
 }
 
-// bodyDigestOfBlock is the digest of the body of a block dalo just wrote.
-func bodyDigestOfBlock(block []byte) string {
-	ls := splitTextLines(block, 0)
-	if len(ls) < 2 {
-		return ""
-	}
-	first, last := ls[0], ls[len(ls)-1]
-	return bodyDigest(block[first.off+len(first.text)+len(first.eol) : last.off])
-}
-
 // An InstructionState is a record checked against its file.
 type InstructionState struct {
 	InstructionRecord
@@ -513,7 +504,7 @@ func (s *Store) InstructionStates() ([]InstructionState, error) {
 	}
 	out := make([]InstructionState, 0, len(recs))
 	type fileState struct {
-		blocks  []*Block
+		blocks  []*instruction.Block
 		missing bool
 		err     error
 	}
@@ -530,7 +521,7 @@ func (s *Store) InstructionStates() ([]InstructionState, error) {
 			case !exists:
 				fst.missing = true
 			default:
-				fst.blocks, fst.err = parseBlocks(r.File, data)
+				fst.blocks, fst.err = instruction.Parse(r.File, data)
 			}
 			files[r.File] = fst
 		}
@@ -542,7 +533,7 @@ func (s *Store) InstructionStates() ([]InstructionState, error) {
 		default:
 			st.State, st.Detail = "missing", "no block in "+r.File
 			for _, b := range fst.blocks {
-				if b.ID == r.InstructionID {
+				if b.ID == r.ID {
 					st.State, st.Detail = "enabled", ""
 					if b.Edited() {
 						st.State = "edited"
@@ -560,9 +551,9 @@ func (s *Store) InstructionStates() ([]InstructionState, error) {
 // the member's requirement too: a recommended instruction is enabled only
 // by name. The file is read without following a symlink that appeared
 // since validation, within the file limit the source was checked against.
-func (sel *Selection) PackageInstruction(id InstructionID) (Instruction, string, error) {
+func (sel *Selection) PackageInstruction(id instruction.ID) (instruction.Asset, string, error) {
 	if err := sel.Valid(); err != nil {
-		return Instruction{}, "", err
+		return instruction.Asset{}, "", err
 	}
 	pkg := sel.Identity.String()
 	var members []string
@@ -585,22 +576,22 @@ func (sel *Selection) PackageInstruction(id InstructionID) (Instruction, string,
 				continue
 			}
 			if why := sel.omitted(field); why != "" {
-				return Instruction{}, "", fmt.Errorf("%s of %s is omitted by validation, and dalo writes nothing it omitted: %s", mb.Ref, pkg, why)
+				return instruction.Asset{}, "", fmt.Errorf("%s of %s is omitted by validation, and dalo writes nothing it omitted: %s", mb.Ref, pkg, why)
 			}
 			if ref.Resolution != engine.Resolved {
-				return Instruction{}, "", fmt.Errorf("%s of %s does not resolve (%s): %s", mb.Ref, pkg, ref.Resolution, ref.Reason)
+				return instruction.Asset{}, "", fmt.Errorf("%s of %s does not resolve (%s): %s", mb.Ref, pkg, ref.Resolution, ref.Reason)
 			}
 			file, err := sel.MemberPath(ref)
 			if err != nil {
-				return Instruction{}, "", err
+				return instruction.Asset{}, "", err
 			}
 			content, err := readInstructionFile(file, sel.Loaded.Limits.FileBytes)
 			if err != nil {
-				return Instruction{}, "", err
+				return instruction.Asset{}, "", err
 			}
-			return Instruction{ID: id, Package: pkg, Content: content}, mb.Requirement, nil
+			return instruction.Asset{ID: id, Package: pkg, Content: content}, mb.Requirement, nil
 		}
-		return Instruction{}, "", fmt.Errorf("%s of %s was not resolved", mb.Ref, pkg)
+		return instruction.Asset{}, "", fmt.Errorf("%s of %s was not resolved", mb.Ref, pkg)
 	}
 	have := "it has no instruction members"
 	if len(members) > 0 {
@@ -610,7 +601,7 @@ func (sel *Selection) PackageInstruction(id InstructionID) (Instruction, string,
 	if id.Source != sel.Identity.Source {
 		ref = "instruction:" + id.Source + ":" + id.Selector
 	}
-	return Instruction{}, "", fmt.Errorf("%s is not a member of %s; %s", ref, pkg, have)
+	return instruction.Asset{}, "", fmt.Errorf("%s is not a member of %s; %s", ref, pkg, have)
 }
 
 // readInstructionFile reads a resolved instruction file, without following
@@ -640,10 +631,10 @@ func readInstructionFile(file string, limit int64) ([]byte, error) {
 // instruction file (the target named for t), or a project file of the
 // same name (a project's CLAUDE.md, AGENTS.md). A block the user edited
 // since is still theirs to keep, and counts.
-func instructionEnabled(t *providers.Table, states []InstructionState, id InstructionID) bool {
+func instructionEnabled(t *providers.Table, states []InstructionState, id instruction.ID) bool {
 	base := filepath.Base(filepath.FromSlash(t.Config.Instructions.Path))
 	for _, st := range states {
-		if st.InstructionID != id || st.State != "enabled" && st.State != "edited" {
+		if st.ID != id || st.State != "enabled" && st.State != "edited" {
 			continue
 		}
 		if st.Name == t.Name || st.Scope == ScopeProject && filepath.Base(st.File) == base {

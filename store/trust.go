@@ -748,25 +748,25 @@ func (o owner) movedKeys(file string, old, new []byte) []string {
 		return nil
 	}
 	var out []string
-	for _, m := range oh.members {
-		nm := nh.member(m.key)
-		if m.val.kind != '[' || nm == nil || nm.val.kind != '[' {
+	for _, m := range oh.Members {
+		nm := nh.Member(m.Key)
+		if m.Val.Kind != '[' || nm == nil || nm.Val.Kind != '[' {
 			continue
 		}
 		var before, after []int // indexes of the user's entries
-		for i, e := range m.val.elems {
+		for i, e := range m.Val.Elems {
 			if _, ok := o.ownedEvent(e); !ok {
 				before = append(before, i)
 			}
 		}
-		for i, e := range nm.val.elems {
+		for i, e := range nm.Val.Elems {
 			if _, ok := o.ownedEvent(e); !ok {
 				after = append(after, i)
 			}
 		}
 		for k := 0; k < len(before) && k < len(after); k++ {
 			if before[k] != after[k] {
-				out = append(out, fmt.Sprintf("%s moves to %s", trustKey(file, m.key, "", before[k]), trustKey(file, m.key, "", after[k])))
+				out = append(out, fmt.Sprintf("%s moves to %s", trustKey(file, m.Key, "", before[k]), trustKey(file, m.Key, "", after[k])))
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/instruction"
 	"dalo/internal/termtext"
 	"dalo/plan"
 	"dalo/providers"
@@ -104,7 +105,7 @@ type instructionArgs struct {
 	pkg    string // SOURCE:NAME
 	source string // the package's source
 	ref    engine.Ref
-	id     store.InstructionID
+	id     instruction.ID
 	target store.Target
 	opt    store.EditOptions
 }
@@ -123,7 +124,7 @@ func parseInstructionArgs(e *env, name string, fs *pflag.FlagSet) (*instructionA
 	if a.ref.Kind != "instruction" || a.ref.Selector == "" || strings.ContainsAny(fs.Arg(1), "#/\\") {
 		return nil, usageError(e, name, "%q: want instruction:SELECTOR or instruction:SOURCE:SELECTOR", fs.Arg(1))
 	}
-	a.id = store.InstructionID{Source: a.ref.Source, Selector: a.ref.Selector}
+	a.id = instruction.ID{Source: a.ref.Source, Selector: a.ref.Selector}
 	if a.id.Source == "" {
 		a.id.Source = src
 	}
@@ -165,7 +166,7 @@ func runInstructionEnable(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(err)
 	}
-	a.opt.Show = func(ed *store.Edit) error {
+	a.opt.Show = func(ed *instruction.Edit) error {
 		if e.json {
 			return nil
 		}
@@ -188,7 +189,7 @@ func runInstructionDisable(e *env, fs *pflag.FlagSet) int {
 	}
 	st, err := instructionStore()
 	if err == nil {
-		a.opt.Show = func(ed *store.Edit) error {
+		a.opt.Show = func(ed *instruction.Edit) error {
 			if !e.json {
 				printTarget(e.stdout, a.target)
 				fmt.Fprintf(e.stdout, "instruction: %s of %s\n", a.id, a.pkg)
@@ -196,7 +197,7 @@ func runInstructionDisable(e *env, fs *pflag.FlagSet) int {
 			}
 			return nil
 		}
-		var ed *store.Edit
+		var ed *instruction.Edit
 		if ed, err = st.DisableInstruction(a.target, a.id, a.opt); err == nil {
 			return reportEdit(e, a, ed)
 		}
@@ -221,7 +222,7 @@ func printTarget(w io.Writer, t store.Target) {
 }
 
 // showEdit prints the block, or with --dry-run the exact diff.
-func showEdit(w io.Writer, a *instructionArgs, ed *store.Edit) {
+func showEdit(w io.Writer, a *instructionArgs, ed *instruction.Edit) {
 	if ed.Action == store.ActionGone {
 		return
 	}
@@ -232,7 +233,7 @@ func showEdit(w io.Writer, a *instructionArgs, ed *store.Edit) {
 		}
 		return
 	}
-	if ed.Action != store.ActionUnchanged {
+	if ed.Action != instruction.ActionUnchanged {
 		w.Write(ed.Block)
 		if len(ed.Block) > 0 && ed.Block[len(ed.Block)-1] != '\n' {
 			fmt.Fprintln(w)
@@ -241,19 +242,19 @@ func showEdit(w io.Writer, a *instructionArgs, ed *store.Edit) {
 }
 
 var instructionDone = map[string]string{
-	store.ActionAdd:       "enabled: added the block to",
-	store.ActionUpdate:    "enabled: updated the block in",
-	store.ActionTakeOver:  "enabled: took over the edited block in",
-	store.ActionUnchanged: "already enabled: nothing changed in",
-	store.ActionRemove:    "disabled: removed the block from",
-	store.ActionGone:      "disabled: the block was already gone; forgot the record of",
+	instruction.ActionAdd:       "enabled: added the block to",
+	instruction.ActionUpdate:    "enabled: updated the block in",
+	instruction.ActionTakeOver:  "enabled: took over the edited block in",
+	instruction.ActionUnchanged: "already enabled: nothing changed in",
+	instruction.ActionRemove:    "disabled: removed the block from",
+	store.ActionGone:            "disabled: the block was already gone; forgot the record of",
 }
 
-func reportEdit(e *env, a *instructionArgs, ed *store.Edit) int {
+func reportEdit(e *env, a *instructionArgs, ed *instruction.Edit) int {
 	if e.json {
 		writeJSON(e, struct {
 			store.Target
-			store.InstructionID
+			instruction.ID
 			Package string `json:"package"`
 			Action  string `json:"action"`
 			DryRun  bool   `json:"dry_run"`

@@ -1,8 +1,7 @@
-package store
-
-// Standing instructions live in files the user owns (CLAUDE.md, AGENTS.md,
-// a project file). dalo writes each enabled instruction there as one block
-// between two marker lines and never touches a byte outside its blocks:
+// Package instruction edits the blocks of standing instructions dalo
+// writes into files the user owns (CLAUDE.md, AGENTS.md, a project file):
+// each enabled instruction is one block between two marker lines, and no
+// byte outside its blocks is touched:
 //
 //	<!-- dalo:begin instruction:design-context source=company package=company:design-review sha256=HEX -->
 //	...the instruction, in the file's line endings...
@@ -12,11 +11,14 @@ package store
 // the two marker lines), so a block the user edited is told apart from one
 // dalo wrote and is never overwritten or removed silently.
 //
-// The file alone says which blocks are dalo's; $DALO_HOME/instructions.json
-// records what was enabled where (for list), and the two facts about a file
-// that its bytes cannot tell: whether dalo created it, and whether dalo
-// ended the user's last line because it had no final newline. With both,
-// disabling every block restores the file to its exact bytes before enable.
+// The file alone says which blocks are dalo's. The store records what was
+// enabled where, and the two facts about a file its bytes cannot tell:
+// whether dalo created it, and whether dalo ended the user's last line
+// because it had no final newline (Edit.NewlineAdded). With both,
+// disabling every block restores the file to its exact bytes before
+// enable. Nothing here reads or writes a file: Enable and Disable take
+// and return bytes.
+package instruction
 
 import (
 	"bytes"
@@ -44,19 +46,19 @@ var (
 	markerDigest  = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
-// An InstructionID names an instruction asset: instructions/<Selector>.md of
+// An ID names an instruction asset: instructions/<Selector>.md of
 // the source registered as Source. It is the identity of a block: a file
-// holds at most one block per InstructionID.
-type InstructionID struct {
+// holds at most one block per ID.
+type ID struct {
 	Source   string `json:"source"`
 	Selector string `json:"instruction"`
 }
 
-func (id InstructionID) String() string {
+func (id ID) String() string {
 	return "instruction:" + id.Selector + " (source " + id.Source + ")"
 }
 
-func (id InstructionID) check() error {
+func (id ID) check() error {
 	if !markerAtom.MatchString(id.Source) {
 		return fmt.Errorf("source id %q cannot appear in a marker: it must match %s", id.Source, markerAtom)
 	}
@@ -66,17 +68,17 @@ func (id InstructionID) check() error {
 	return nil
 }
 
-// An Instruction is what enable writes: the instruction's identity, the
+// An Asset is what enable writes: the instruction's identity, the
 // package it was enabled through (SOURCE:NAME) and its Markdown.
-type Instruction struct {
-	ID      InstructionID
+type Asset struct {
+	ID      ID
 	Package string
 	Content []byte
 }
 
 // A Block is one dalo block found in a file.
 type Block struct {
-	ID      InstructionID
+	ID      ID
 	Package string
 	Digest  string // from the begin marker
 	Line    int    // of the begin marker, 1-based
@@ -161,19 +163,19 @@ func fileLineEnding(content []byte) string {
 	return "\n"
 }
 
-// parseBlocks finds every dalo block in data, the contents of the file
+// Parse finds every dalo block in data, the contents of the file
 // named name. A line is a marker only when it starts the line with
 // "<!-- dalo:begin " or "<!-- dalo:end "; any other line, including other
 // tools' markers and dalo markers quoted inside a line, is user text. It
 // does not parse Markdown: a fence opened in an instruction's own text, or
 // left open in the user's, would otherwise hide dalo's markers from dalo,
 // and harnesses read the file as text anyway.
-func parseBlocks(name string, data []byte) ([]*Block, error) {
+func Parse(name string, data []byte) ([]*Block, error) {
 	var (
 		blocks    []*Block
 		open      *Block
 		bodyStart int
-		seen      = map[InstructionID]int{}
+		seen      = map[ID]int{}
 	)
 	base := 0
 	if bytes.HasPrefix(data, []byte(utf8BOM)) {
@@ -220,8 +222,8 @@ func parseBlocks(name string, data []byte) ([]*Block, error) {
 	return blocks, nil
 }
 
-func parseBegin(s string) (InstructionID, string, string, error) {
-	var id InstructionID
+func parseBegin(s string) (ID, string, string, error) {
+	var id ID
 	fields, err := markerFields(s, beginPrefix)
 	if err != nil {
 		return id, "", "", err
@@ -244,13 +246,13 @@ func parseBegin(s string) (InstructionID, string, string, error) {
 	return id, pkg, sum, nil
 }
 
-func parseEnd(s string) (InstructionID, error) {
+func parseEnd(s string) (ID, error) {
 	fields, err := markerFields(s, endPrefix)
 	if err != nil {
-		return InstructionID{}, err
+		return ID{}, err
 	}
 	if len(fields) != 2 {
-		return InstructionID{}, fmt.Errorf("malformed end marker: want %sinstruction:SELECTOR source=ID%s", endPrefix, markerClose)
+		return ID{}, fmt.Errorf("malformed end marker: want %sinstruction:SELECTOR source=ID%s", endPrefix, markerClose)
 	}
 	return markerID(fields[0], fields[1])
 }
@@ -264,16 +266,16 @@ func markerFields(s, prefix string) ([]string, error) {
 	return strings.Split(mid, " "), nil
 }
 
-func markerID(ref, src string) (InstructionID, error) {
+func markerID(ref, src string) (ID, error) {
 	sel, ok := strings.CutPrefix(ref, "instruction:")
 	if !ok || !markerAtom.MatchString(sel) {
-		return InstructionID{}, fmt.Errorf("malformed marker: %q is not instruction:SELECTOR", ref)
+		return ID{}, fmt.Errorf("malformed marker: %q is not instruction:SELECTOR", ref)
 	}
 	id, ok := strings.CutPrefix(src, "source=")
 	if !ok || !markerAtom.MatchString(id) {
-		return InstructionID{}, fmt.Errorf("malformed marker: %q is not source=ID", src)
+		return ID{}, fmt.Errorf("malformed marker: %q is not source=ID", src)
 	}
-	return InstructionID{Source: id, Selector: sel}, nil
+	return ID{Source: id, Selector: sel}, nil
 }
 
 func bodyDigest(b []byte) string {
@@ -300,8 +302,19 @@ func instructionBody(name string, content []byte, eol string) ([]byte, error) {
 	return []byte(s), nil
 }
 
+// BlockDigest is the digest of the body of block, a whole block as
+// enable wrote it (Edit.Block): what its begin marker records.
+func BlockDigest(block []byte) string {
+	ls := splitTextLines(block, 0)
+	if len(ls) < 2 {
+		return ""
+	}
+	first, last := ls[0], ls[len(ls)-1]
+	return bodyDigest(block[first.off+len(first.text)+len(first.eol) : last.off])
+}
+
 // blockText is a whole block: begin marker, body, end marker.
-func blockText(in Instruction, b []byte, eol string) []byte {
+func blockText(in Asset, b []byte, eol string) []byte {
 	var w bytes.Buffer
 	fmt.Fprintf(&w, "%sinstruction:%s source=%s package=%s sha256=%s%s%s", beginPrefix, in.ID.Selector, in.ID.Source, in.Package, bodyDigest(b), markerClose, eol)
 	w.Write(b)
@@ -328,21 +341,21 @@ type Edit struct {
 	NewlineAdded bool   // enable ended the user's last line
 }
 
-// enableBlock returns data, the contents of the file named name, with the
+// Enable returns data, the contents of the file named name, with the
 // block of in. A new block goes after everything else, separated from any
 // text before it by one blank line, in the file's line-ending style, after
 // its byte order mark if it has one; if the last line had no line ending,
 // it gets one (Edit.NewlineAdded). A block already there with the same
 // body and package is left alone; an unedited one is replaced in place; an
 // edited one is a *ConflictError unless force.
-func enableBlock(name string, data []byte, in Instruction, force bool) (*Edit, error) {
+func Enable(name string, data []byte, in Asset, force bool) (*Edit, error) {
 	if err := in.ID.check(); err != nil {
 		return nil, err
 	}
 	if !markerPackage.MatchString(in.Package) {
 		return nil, fmt.Errorf("package %q cannot appear in a marker: it must be SOURCE:NAME matching %s", in.Package, markerPackage)
 	}
-	blocks, err := parseBlocks(name, data)
+	blocks, err := Parse(name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -386,14 +399,14 @@ func enableBlock(name string, data []byte, in Instruction, force bool) (*Edit, e
 	return e, nil
 }
 
-// disableBlock returns data without the block of id, and without the blank
+// Disable returns data without the block of id, and without the blank
 // line that separated it: the one before it, or else the one after it.
 // newlineAdded says that enabling ended the user's last line; once no dalo
 // block is left, that line ending goes too, unless the user has written
 // after the block since. An edited block is a
 // *ConflictError unless force; a missing one wraps ErrNotEnabled.
-func disableBlock(name string, data []byte, id InstructionID, force, newlineAdded bool) (*Edit, error) {
-	blocks, err := parseBlocks(name, data)
+func Disable(name string, data []byte, id ID, force, newlineAdded bool) (*Edit, error) {
+	blocks, err := Parse(name, data)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package store
+package jsonedit
 
 import (
 	"fmt"
@@ -17,17 +17,17 @@ func TestScanJSONErrors(t *testing.T) {
 		{"\xff", "1:1: not valid JSON: not UTF-8"},
 	}
 	for _, tt := range tests {
-		_, err := scanJSON([]byte(tt.doc))
+		_, err := Scan([]byte(tt.doc))
 		if err == nil || err.Error() != tt.want {
-			t.Errorf("scanJSON(%q) = %v, want %s", tt.doc, err, tt.want)
+			t.Errorf("Scan(%q) = %v, want %s", tt.doc, err, tt.want)
 		}
 	}
-	if _, err := scanJSON([]byte(`{"a": "` + utf8BOM + `"}`)); err != nil {
+	if _, err := Scan([]byte(`{"a": "` + utf8BOM + `"}`)); err != nil {
 		t.Errorf("U+FEFF inside a string is text: %v", err)
 	}
 }
 
-// skimDocs are documents whose skimmed scans (scanConfigJSON, scanStrings)
+// skimDocs are documents whose skimmed scans (ScanMember, ScanStrings)
 // must agree with the whole scan: keys held twice at every depth, escapes,
 // every kind of value, and broken ones.
 var skimDocs = []string{
@@ -46,11 +46,10 @@ var skimDocs = []string{
 	`{"hooks": {"Stop": [{"hooks": [{"command": "a", "command": "b"}]}]}}`,
 }
 
-// TestScanSkimmed proves that a harness configuration scanned for editing,
-// which skims what dalo does not edit, refuses and accepts what the whole
-// scan does, at the same place, and finds the same first object holding a
-// key twice; and that scanStrings visits the string values the whole scan
-// holds.
+// TestScanSkimmed proves that a document scanned for editing one member,
+// which skims the rest, refuses and accepts what the whole scan does, at
+// the same place, and finds the same first object holding a key twice;
+// and that ScanStrings visits the string values the whole scan holds.
 func TestScanSkimmed(t *testing.T) {
 	for _, doc := range skimDocs {
 		checkSkimmed(t, []byte(doc))
@@ -61,12 +60,12 @@ func TestScanSkimmed(t *testing.T) {
 // (FuzzScanJSON runs it too).
 func checkSkimmed(t *testing.T, doc []byte) {
 	t.Helper()
-	whole, werr := scanJSON(doc)
-	for name, scan := range map[string]func([]byte) (*jvalue, error){"scanConfigJSON": scanConfigJSON, "rescanConfigJSON": rescanConfigJSON} {
-		if name == "rescanConfigJSON" && werr != nil {
+	whole, werr := Scan(doc)
+	for name, scan := range map[string]func([]byte, string) (*Value, error){"ScanMember": ScanMember, "RescanMember": RescanMember} {
+		if name == "RescanMember" && werr != nil {
 			continue // it reads only documents scanned whole before
 		}
-		skim, serr := scan(doc)
+		skim, serr := scan(doc, "hooks")
 		if fmt.Sprint(werr) != fmt.Sprint(serr) {
 			t.Errorf("%s(%q): error %v, the whole scan's %v", name, doc, serr, werr)
 			continue
@@ -74,44 +73,44 @@ func checkSkimmed(t *testing.T, doc []byte) {
 		if werr != nil {
 			continue
 		}
-		if got, want := dupText(anyDuplicate(skim)), dupText(anyDuplicate(whole)); got != want {
+		if got, want := dupText(AnyDuplicate(skim)), dupText(AnyDuplicate(whole)); got != want {
 			t.Errorf("%s(%q): first duplicate %s, the whole scan's %s", name, doc, got, want)
 		}
-		if skim.start != whole.start || skim.end != whole.end || len(skim.members) != len(whole.members) {
+		if skim.Start != whole.Start || skim.End != whole.End || len(skim.Members) != len(whole.Members) {
 			t.Errorf("%s(%q): the top level differs", name, doc)
 		}
 	}
 	var visited []string
-	serr := scanStrings(doc, func(tok []byte) { visited = append(visited, string(tok)) })
+	serr := ScanStrings(doc, func(tok []byte) { visited = append(visited, string(tok)) })
 	if fmt.Sprint(werr) != fmt.Sprint(serr) {
-		t.Errorf("scanStrings(%q): error %v, the whole scan's %v", doc, serr, werr)
+		t.Errorf("ScanStrings(%q): error %v, the whole scan's %v", doc, serr, werr)
 	}
 	if werr != nil {
 		return
 	}
 	var want []string
-	var walk func(v *jvalue)
-	walk = func(v *jvalue) {
-		if v.kind == '"' {
-			want = append(want, string(doc[v.start:v.end]))
+	var walk func(v *Value)
+	walk = func(v *Value) {
+		if v.Kind == '"' {
+			want = append(want, string(doc[v.Start:v.End]))
 		}
-		for _, m := range v.members {
-			walk(m.val)
+		for _, m := range v.Members {
+			walk(m.Val)
 		}
-		for _, e := range v.elems {
+		for _, e := range v.Elems {
 			walk(e)
 		}
 	}
 	walk(whole)
 	if strings.Join(visited, "|") != strings.Join(want, "|") {
-		t.Errorf("scanStrings(%q) visited %q, want %q", doc, visited, want)
+		t.Errorf("ScanStrings(%q) visited %q, want %q", doc, visited, want)
 	}
 }
 
-func dupText(v *jvalue) string {
+func dupText(v *Value) string {
 	if v == nil {
 		return "none"
 	}
-	first, again, _ := v.duplicate()
-	return fmt.Sprintf("%q at %d and %d", first.key, first.keyStart, again.keyStart)
+	first, again, _ := v.Duplicate()
+	return fmt.Sprintf("%q at %d and %d", first.Key, first.KeyStart, again.KeyStart)
 }

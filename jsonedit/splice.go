@@ -1,0 +1,203 @@
+package jsonedit
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// A Splice replaces doc[start:end] with text.
+type Splice struct {
+	Start, End int
+	Text       string
+}
+
+func Apply(doc []byte, ss []Splice) []byte {
+	// Later splices first, so offsets stay valid; the splices never overlap.
+	for i := 1; i < len(ss); i++ {
+		for j := i; j > 0 && ss[j].Start > ss[j-1].Start; j-- {
+			ss[j], ss[j-1] = ss[j-1], ss[j]
+		}
+	}
+	out := append([]byte(nil), doc...)
+	for _, sp := range ss {
+		out = append(out[:sp.Start], append([]byte(sp.Text), out[sp.End:]...)...)
+	}
+	return out
+}
+
+// LineIndent is the whitespace that starts the line holding offset off, and
+// whether only whitespace precedes off on that line.
+func LineIndent(doc []byte, off int) (string, bool) {
+	ls := bytes.LastIndexByte(doc[:off], '\n') + 1
+	pre := doc[ls:off]
+	trimmed := bytes.TrimLeft(pre, " \t")
+	return string(pre[:len(pre)-len(trimmed)]), len(trimmed) == 0
+}
+
+// docUnit guesses the document's indentation unit from its first indented
+// line; two spaces when it has none.
+func docUnit(doc []byte) string {
+	for _, line := range bytes.Split(doc, []byte("\n"))[1:] {
+		t := bytes.TrimLeft(line, " \t")
+		if len(t) > 0 && len(t) < len(line) {
+			return string(line[:len(line)-len(t)])
+		}
+	}
+	return "  "
+}
+
+// Layout says how to write new children into a container: on their own
+// lines (with the indent of a child and of the closing bracket) or inline.
+type Layout struct {
+	Multiline    bool
+	Child, Close string
+}
+
+func ContainerLayout(doc []byte, c *Value) Layout {
+	closeIndent, _ := LineIndent(doc, c.Start)
+	var first int = -1
+	if len(c.Members) > 0 {
+		first = c.Members[0].KeyStart
+	} else if len(c.Elems) > 0 {
+		first = c.Elems[0].Start
+	}
+	if first < 0 {
+		if !bytes.Contains(bytes.TrimRight(doc, " \t\r\n"), []byte("\n")) {
+			return Layout{} // a one-line document stays on one line
+		}
+		return Layout{Multiline: true, Child: closeIndent + docUnit(doc), Close: closeIndent}
+	}
+	ind, own := LineIndent(doc, first)
+	if !own {
+		return Layout{}
+	}
+	if ci, ownClose := LineIndent(doc, c.End-1); ownClose {
+		closeIndent = ci
+	}
+	return Layout{Multiline: true, Child: ind, Close: closeIndent}
+}
+
+// Render marshals v for a place whose lines start with indent.
+func Render(v any, indent, unit string, multiline bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if multiline {
+		enc.SetIndent(indent, unit)
+	}
+	enc.Encode(v)
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out
+}
+
+// Inline renders v on one line in the style of doc: with a space after
+// ':' and ',' unless the document writes its JSON without them.
+func Inline(doc []byte, v any) string {
+	out := Render(v, "", "", false)
+	if bytes.Contains(doc, []byte(`": `)) || !bytes.Contains(doc, []byte(`":`)) {
+		out = spaced(out)
+	}
+	return out
+}
+
+// spaced puts a space after the ':' and ',' of compact JSON outside
+// strings, the way people write one-line JSON.
+func spaced(s string) string {
+	var b strings.Builder
+	in, esc := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		b.WriteByte(c)
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ':' || c == ','):
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+func UnitOf(l Layout, doc []byte) string {
+	if l.Multiline && strings.HasPrefix(l.Child, l.Close) && len(l.Child) > len(l.Close) {
+		return l.Child[len(l.Close):]
+	}
+	return docUnit(doc)
+}
+
+// InsertMember adds "key": v at the end of object obj.
+func InsertMember(doc []byte, obj *Value, key string, v any) Splice {
+	l := ContainerLayout(doc, obj)
+	unit := UnitOf(l, doc)
+	sep := ": "
+	val := Render(v, l.Child, unit, true)
+	if !l.Multiline {
+		val = Inline(doc, v)
+		if !bytes.Contains(doc, []byte(`": `)) && bytes.Contains(doc, []byte(`":`)) {
+			sep = ":"
+		}
+	}
+	kv := Render(key, "", "", false) + sep + val
+	return insertChild(doc, obj, len(obj.Members) == 0, kv, l)
+}
+
+// AppendElem adds v at the end of array arr.
+func AppendElem(doc []byte, arr *Value, v any) Splice {
+	l := ContainerLayout(doc, arr)
+	unit := UnitOf(l, doc)
+	val := Render(v, l.Child, unit, true)
+	if !l.Multiline {
+		val = Inline(doc, v)
+	}
+	return insertChild(doc, arr, len(arr.Elems) == 0, val, l)
+}
+
+func insertChild(doc []byte, c *Value, empty bool, text string, l Layout) Splice {
+	if empty {
+		if l.Multiline {
+			return Splice{c.Start + 1, c.End - 1, "\n" + l.Child + text + "\n" + l.Close}
+		}
+		return Splice{c.Start + 1, c.End - 1, text}
+	}
+	var lastEnd int
+	if c.Kind == '{' {
+		lastEnd = c.Members[len(c.Members)-1].Val.End
+	} else {
+		lastEnd = c.Elems[len(c.Elems)-1].End
+	}
+	if l.Multiline {
+		return Splice{lastEnd, lastEnd, ",\n" + l.Child + text}
+	}
+	if !bytes.Contains(doc, []byte(", ")) && !bytes.Contains(doc, []byte(`": `)) {
+		return Splice{lastEnd, lastEnd, "," + text}
+	}
+	return Splice{lastEnd, lastEnd, ", " + text}
+}
+
+// RemoveChild removes child i of container c (an element, or a member from
+// its key), with the separator that went with it. Removing the last child
+// leaves interior between the brackets: what was there before a child was
+// added, when known.
+func RemoveChild(c *Value, i int, interior string) Splice {
+	n := len(c.Elems)
+	start := func(k int) int { return c.Elems[k].Start }
+	end := func(k int) int { return c.Elems[k].End }
+	if c.Kind == '{' {
+		n = len(c.Members)
+		start = func(k int) int { return c.Members[k].KeyStart }
+		end = func(k int) int { return c.Members[k].Val.End }
+	}
+	switch {
+	case n == 1:
+		return Splice{c.Start + 1, c.End - 1, interior}
+	case i < n-1:
+		return Splice{start(i), start(i + 1), ""}
+	default:
+		return Splice{end(i - 1), end(i), ""}
+	}
+}
