@@ -47,6 +47,12 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 	if len(tools)+len(hooks) == 0 && !all {
 		return nil, nil, fmt.Errorf("%s: nothing to approve: name --tool ID or --hook ID, or --all", sel.Identity)
 	}
+	// What the ledger holds for each item now: the state review shows and
+	// install acts on.
+	toolStates, hookStates, err := s.GrantStates(sel, nil)
+	if err != nil {
+		return nil, nil, err
+	}
 	now := time.Now().UTC().Format(time.RFC3339)
 	toolGrants := map[string]*plan.Grant{}
 	added := map[string]bool{}
@@ -54,38 +60,32 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 		if g, ok := toolGrants[id]; ok {
 			return g, nil
 		}
-		t := sel.Tool(id)
-		if t == nil {
+		if sel.Tool(id) == nil {
 			return nil, fmt.Errorf("%s has no tool %s; its tools: %s", sel.Identity, id, toolList(sel))
 		}
-		b, err := sel.ToolBinds(t)
-		if err != nil {
-			return nil, err
-		}
-		g, err := plan.NewGrant("tool", sel.Table.Name, sel.Identity, id, b, now)
+		g, err := plan.NewGrant("tool", sel.Table.Name, sel.Identity, id, toolStates[id].Tool, now)
 		if err != nil {
 			return nil, err
 		}
 		toolGrants[id] = g
 		return g, nil
 	}
-	add := func(g *plan.Grant, why string) error {
+	add := func(g *plan.Grant, st GrantState, why string) error {
 		if added[g.ID] {
 			return nil
 		}
 		added[g.ID] = true
-		old, err := s.Grant(g.ID)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+		if st.State == GrantUnknown {
+			return st.Err
 		}
-		p := Proposal{Grant: g, Why: why, Exists: old != nil && old.Digest == g.Digest}
-		if old != nil && !p.Exists {
+		p := Proposal{Grant: g, Why: why, Exists: st.State == GrantApproved}
+		if st.State == GrantChanged {
 			uses, err := s.GrantUses(g.ID)
 			if err != nil {
 				return err
 			}
 			for _, u := range uses {
-				if u.Digest == old.Digest {
+				if u.Digest == st.Grant.Digest {
 					p.Stops = append(p.Stops, u)
 				}
 			}
@@ -98,7 +98,7 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := add(g, ""); err != nil {
+		if err := add(g, toolStates[id], ""); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -120,18 +120,14 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := add(tg, "hook "+id+" runs it"); err != nil {
+		if err := add(tg, toolStates[h.Tool], "hook "+id+" runs it"); err != nil {
 			return nil, nil, err
 		}
-		b, err := sel.HookBinds(h, tg.Digest)
+		g, err := plan.NewGrant("hook", sel.Table.Name, sel.Identity, id, hookStates[id].Hook, now)
 		if err != nil {
 			return nil, nil, err
 		}
-		g, err := plan.NewGrant("hook", sel.Table.Name, sel.Identity, id, b, now)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := add(g, ""); err != nil {
+		if err := add(g, hookStates[id], ""); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -150,28 +146,16 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 // of the package would still leave every hook it guards failing.
 func (s *Store) ReapproveCommand(sel *Selection) string {
 	m := sel.Pkg.Manifest
-	// renew says whether the grant of item, now digest d (err: unknown),
-	// needs renewing. A grant that cannot be read counts: approving
-	// replaces it.
-	renew := func(kind, item, d string, err error) bool {
-		g, gerr := s.Grant(plan.GrantID(sel.Table.Name, sel.Identity, kind, item))
-		switch {
-		case errors.Is(gerr, fs.ErrNotExist):
-			return false
-		case gerr != nil || err != nil:
-			return true
-		}
-		return d != g.Digest
+	toolStates, hookStates, err := s.GrantStates(sel, nil)
+	if err != nil {
+		return "" // no state to tell: review and install say why
 	}
-	digests := map[string]string{} // tool id → the digest of the tool now
-	tools := map[string]bool{}     // tool id → named in the command
+	// renew says whether a grant needs renewing: it no longer matches, or
+	// cannot be read (approving replaces it).
+	renew := func(st GrantState) bool { return st.State == GrantChanged || st.State == GrantUnknown }
+	tools := map[string]bool{} // tool id → named in the command
 	for i := range m.Tools {
-		t := &m.Tools[i]
-		b, err := sel.ToolBinds(t)
-		if err == nil {
-			digests[t.ID], err = plan.Digest(b)
-		}
-		tools[t.ID] = renew("tool", t.ID, digests[t.ID], err)
+		tools[m.Tools[i].ID] = renew(toolStates[m.Tools[i].ID])
 	}
 	var hooks []string
 	for i := range m.Hooks {
@@ -179,14 +163,9 @@ func (s *Store) ReapproveCommand(sel *Selection) string {
 		if sel.Caps[h.ID].Status != providers.Supported {
 			continue
 		}
-		b, err := sel.HookBinds(h, digests[h.Tool])
-		var d string
-		if err == nil {
-			d, err = plan.Digest(b)
-		}
-		_, gerr := s.Grant(plan.GrantID(sel.Table.Name, sel.Identity, "hook", h.ID))
-		approved := !errors.Is(gerr, fs.ErrNotExist)
-		if tools[h.Tool] && (approved || h.Requirement == "required") || renew("hook", h.ID, d, err) {
+		st := hookStates[h.ID]
+		approved := st.State != GrantNotApproved
+		if tools[h.Tool] && (approved || h.Requirement == "required") || renew(st) {
 			hooks = append(hooks, h.ID)
 			tools[h.Tool] = true
 		}

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -102,16 +101,6 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 // opt.DryRun.
 func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*InstallResult, error) {
 	dryRun := opt.DryRun
-	grant := func(id string) (*plan.Grant, error) {
-		if g, ok := opt.Grants[id]; ok {
-			return g, nil
-		}
-		g, err := s.Grant(id)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return g, err
-	}
 	t := sel.Table
 	res := &InstallResult{Provider: t.Key()}
 	pkg := sel.Identity.String()
@@ -139,6 +128,12 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 	type stage struct{ files map[string]plan.FileDigest }
 	stages := map[string]stage{} // tool id → its approved files
 	m := sel.Pkg.Manifest
+	// The grants' states: the answer review shows, with the grants this
+	// command approves counted as the ledger's.
+	toolStates, hookStates, err := s.GrantStates(sel, opt.Grants)
+	if err != nil {
+		return nil, err
+	}
 	for i := range m.Hooks {
 		h := &m.Hooks[i]
 		c := sel.Caps[h.ID]
@@ -147,28 +142,22 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 			continue
 		}
 		tool := sel.Tool(h.Tool)
-		tg, err := grant(plan.GrantID(t.Name, sel.Identity, "tool", h.Tool))
-		if err != nil {
-			return nil, err
+		ts, hs := toolStates[h.Tool], hookStates[h.ID]
+		for _, st := range []GrantState{ts, hs} {
+			if st.State == GrantUnknown {
+				return nil, st.Err
+			}
 		}
-		hg, err := grant(plan.GrantID(t.Name, sel.Identity, "hook", h.ID))
-		if err != nil {
-			return nil, err
-		}
-		if tg == nil || hg == nil {
+		if ts.State == GrantNotApproved || hs.State == GrantNotApproved {
 			what := "hook " + h.ID
-			if tg == nil {
+			if ts.State == GrantNotApproved {
 				what = fmt.Sprintf("hook %s (its tool %s)", h.ID, h.Tool)
 			}
 			omit(h.Requirement, fmt.Sprintf("%s is not approved for %s: run 'dalo plugin review %s --provider %s', then 'dalo plugin approve %s --provider %s --hook %s'", what, t.Name, pkg, t.Name, pkg, t.Name, h.ID))
 			continue
 		}
-		tb, err := sel.ToolBinds(tool)
-		if err != nil {
-			return nil, err
-		}
-		td, _ := plan.Digest(tb)
-		if td != tg.Digest {
+		tg, hg, tb, td := ts.Grant, hs.Grant, ts.Tool, ts.Digest
+		if ts.State == GrantChanged {
 			var approved plan.ToolBinds
 			if err := json.Unmarshal(tg.Binds, &approved); err != nil {
 				return nil, fmt.Errorf("%s is corrupt: %v", s.grantPath(tg.ID), err)
@@ -185,11 +174,8 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 			}
 			continue
 		}
-		hb, err := sel.HookBinds(h, td)
-		if err != nil {
-			return nil, err
-		}
-		if hd, _ := plan.Digest(hb); hd != hg.Digest {
+		hb := hs.Hook
+		if hs.State == GrantChanged {
 			why := "its event binding, effect or failure handling differs"
 			var approved plan.HookBinds
 			if json.Unmarshal(hg.Binds, &approved) == nil {

@@ -46,6 +46,34 @@ func kitManifest(t *testing.T, src string, edit func(hooks map[string]string)) {
 	}
 }
 
+// approvedKit is a store with source company holding kit (kitManifest),
+// its tools a and c and hooks A and C approved on claude@2.1.233.
+func approvedKit(t *testing.T) (s *Store, src string, sel *Selection) {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, "claude"))
+	t.Setenv("HOME", home)
+	s = &Store{Dir: filepath.Join(home, "store")}
+	src = filepath.Join(home, "src")
+	os.MkdirAll(filepath.Join(src, "plugins/kit"), 0o755)
+	kitManifest(t, src, nil)
+	if _, err := s.AddSource("company", src, ""); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := s.Select("company:kit", "claude@2.1.233")
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, _, err := s.Propose(sel, []string{"a", "c"}, []string{"A", "C"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Approve(props); err != nil {
+		t.Fatal(err)
+	}
+	return s, src, sel
+}
+
 // TestPlanUpdate holds an update's decision, grant by grant, to the rule:
 // carried over when the package asks what the grant binds; asked again
 // when its bytes or contract changed, or the tool a hook runs did; asked
@@ -82,27 +110,7 @@ func TestPlanUpdate(t *testing.T) {
 		}, "tool c unchanged; hook A unchanged; tool a new hook A runs it; hook C unchanged"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			home := t.TempDir()
-			t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, "claude"))
-			t.Setenv("HOME", home)
-			s := &Store{Dir: filepath.Join(home, "store")}
-			src := filepath.Join(home, "src")
-			os.MkdirAll(filepath.Join(src, "plugins/kit"), 0o755)
-			kitManifest(t, src, nil)
-			if _, err := s.AddSource("company", src, ""); err != nil {
-				t.Fatal(err)
-			}
-			sel, err := s.Select("company:kit", "claude@2.1.233")
-			if err != nil {
-				t.Fatal(err)
-			}
-			props, _, err := s.Propose(sel, []string{"a", "c"}, []string{"A", "C"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Approve(props); err != nil {
-				t.Fatal(err)
-			}
+			s, src, sel := approvedKit(t)
 			exe, _ := os.Executable()
 			if _, err := s.Install(sel, Dispatcher{Exe: exe}, InstallOptions{}); err != nil {
 				t.Fatal(err)
@@ -110,7 +118,8 @@ func TestPlanUpdate(t *testing.T) {
 			if tc.change != nil {
 				tc.change(t, s, src)
 			}
-			if sel, err = s.Select("company:kit", "claude@2.1.233"); err != nil {
+			sel, err := s.Select("company:kit", "claude@2.1.233")
+			if err != nil {
 				t.Fatal(err)
 			}
 			u, err := s.PlanUpdate(sel)

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -240,15 +238,21 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 		r.Providers = append(r.Providers, t.Key())
 	}
 
-	toolDigests := map[string]string{}
+	// The grants' states, with --provider: the same answer approve and
+	// install act on.
+	var toolGrants, hookGrants map[string]store.GrantState
+	if sel.Table != nil {
+		var err error
+		if toolGrants, hookGrants, err = s.GrantStates(sel, nil); err != nil {
+			return nil, err
+		}
+	}
 	for i := range m.Tools {
 		t := &m.Tools[i]
 		b, err := sel.ToolBinds(t)
 		if err != nil {
 			return nil, err
 		}
-		d, _ := plan.Digest(b)
-		toolDigests[t.ID] = d
 		rt := reviewTool{
 			ID: t.ID, Availability: t.Availability, Runtime: t.Runtime, RuntimeVersion: t.RuntimeVersion,
 			Entry: t.Entry, Argv: nonNil(b.Argv), Cwd: t.Cwd, Env: sorted(t.Env),
@@ -263,7 +267,7 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 			rt.Files = append(rt.Files, reviewFile{Path: f, SHA256: fd.SHA256, Size: fd.Size, Executable: fd.Executable})
 		}
 		if sel.Table != nil {
-			rt.Approval = approvalState(s, plan.GrantID(sel.Table.Name, sel.Identity, "tool", t.ID), d)
+			rt.Approval = approvalOf(toolGrants[t.ID])
 		}
 		r.Tools = append(r.Tools, rt)
 	}
@@ -287,12 +291,7 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 			})
 		}
 		if sel.Table != nil {
-			hb, err := sel.HookBinds(h, toolDigests[h.Tool])
-			if err != nil {
-				return nil, err
-			}
-			d, _ := plan.Digest(hb)
-			rh.Approval = approvalState(s, plan.GrantID(sel.Table.Name, sel.Identity, "hook", h.ID), d)
+			rh.Approval = approvalOf(hookGrants[h.ID])
 		}
 		r.Hooks = append(r.Hooks, rh)
 	}
@@ -480,28 +479,23 @@ func (r reviewRef) resolution() string {
 	return s
 }
 
-// approvalState says whether the ledger holds grant id with digest d.
-func approvalState(s *store.Store, id, d string) *reviewApproval {
-	g, err := s.Grant(id)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &reviewApproval{State: "not_approved", Grant: id}
-	case err != nil:
-		return &reviewApproval{State: "unknown", Grant: id, Error: err.Error()}
-	case g.Digest != d:
-		return &reviewApproval{State: "changed", Grant: id}
+// approvalOf is a grant's state as review shows it.
+func approvalOf(st store.GrantState) *reviewApproval {
+	a := &reviewApproval{State: st.State, Grant: st.ID}
+	if st.Err != nil {
+		a.Error = st.Err.Error()
 	}
-	return &reviewApproval{State: "approved", Grant: id}
+	return a
 }
 
 // String is the approval as the text review shows it.
 func (a *reviewApproval) String() string {
 	switch a.State {
-	case "not_approved":
+	case store.GrantNotApproved:
 		return "not approved"
-	case "unknown":
+	case store.GrantUnknown:
 		return "unknown: " + a.Error
-	case "changed":
+	case store.GrantChanged:
 		return "approved before, but it changed since: approve it again (grant " + a.Grant + ")"
 	}
 	return "approved (grant " + a.Grant + ")"
