@@ -98,9 +98,51 @@ func (s *Store) Install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 }
 
 // install is Install, under the store's lock the caller holds unless
-// opt.DryRun.
+// opt.DryRun: it decides everything first (planInstall), then writes
+// (apply). A dry run stops after the plan.
 func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*InstallResult, error) {
-	dryRun := opt.DryRun
+	p, err := s.planInstall(sel, d, opt)
+	if err != nil {
+		return nil, err
+	}
+	if opt.DryRun {
+		return p.res, nil
+	}
+	if err := s.apply(p); err != nil {
+		return nil, err
+	}
+	return p.res, nil
+}
+
+// An installPlan is everything an install decided, and nothing written
+// yet: what it reports, the install record it leads to, the tool trees to
+// stage, the members to write, and the new text of the harness
+// configuration and trust file with what they hold now.
+type installPlan struct {
+	res     *InstallResult
+	sel     *Selection
+	pkg     string
+	prev    *InstalledPackage // the package's install record before, or nil
+	ip      InstalledPackage  // its record after, but for the members written
+	next    Installed         // the provider's install record after
+	stages  map[string]stagedTool
+	members []member
+	dc      *dispatcherCopy
+	cfg     string       // the harness configuration file
+	old     []byte       // its text now (nil: it does not exist)
+	newCfg  []byte       // its text after (nil: removed)
+	st      HarnessState // what dalo's entries in it are now
+	newSt   HarnessState // and after
+	te      *trustEdit
+}
+
+// A stagedTool is the approved files of a tool install stages.
+type stagedTool struct{ files map[string]plan.FileDigest }
+
+// planInstall decides what installing the selected package does, reading
+// the store, the package and the harness configuration, and writing
+// nothing: the plan apply writes, or refuses with why.
+func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*installPlan, error) {
 	t := sel.Table
 	res := &InstallResult{Provider: t.Key()}
 	pkg := sel.Identity.String()
@@ -125,8 +167,7 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 	// Hooks: supported, approved, unchanged since approval. renew says
 	// why each grant that needs renewal does.
 	var renew []string
-	type stage struct{ files map[string]plan.FileDigest }
-	stages := map[string]stage{} // tool id → its approved files
+	stages := map[string]stagedTool{} // tool id → its approved files
 	m := sel.Pkg.Manifest
 	// The grants' states: the answer review shows, with the grants this
 	// command approves counted as the ledger's.
@@ -188,7 +229,7 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 			renew = append(renew, fmt.Sprintf("hook %s changed since it was approved (%s)", h.ID, why))
 			continue
 		}
-		stages[h.Tool] = stage{tb.Files}
+		stages[h.Tool] = stagedTool{tb.Files}
 		ip.Hooks = append(ip.Hooks, InstalledHook{Event: c.NativeEvent, Hook: plan.PlannedHook{
 			Package: pkg, Hook: h.ID, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
 			Requirement: h.Requirement, ToolNames: hb.Matcher, TimeoutMS: h.TimeoutMS,
@@ -368,9 +409,19 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 			res.Notes = append(res.Notes, fmt.Sprintf("%s runs only hooks you trusted, and has no trust dalo recorded for its entries of %s as they are now: %s; until then they do not run ('dalo doctor' checks)", t.Harness, strings.Join(stale, ", "), how))
 		}
 	}
-	if dryRun {
-		return res, nil
-	}
+	return &installPlan{
+		res: res, sel: sel, pkg: pkg, prev: prev, ip: ip, next: next,
+		stages: stages, members: members, dc: dc,
+		cfg: cfg, old: old, newCfg: newCfg, st: st, newSt: newSt, te: te,
+	}, nil
+}
+
+// apply writes what p decided, in an order that leaves every state a
+// reader or a crash can see whole (see the package documentation).
+func (s *Store) apply(p *installPlan) error {
+	sel, pkg, prev, ip, next, stages, members, dc := p.sel, p.pkg, p.prev, p.ip, p.next, p.stages, p.members, p.dc
+	cfg, old, newCfg, st, newSt, te := p.cfg, p.old, p.newCfg, p.st, p.newSt, p.te
+	t := sel.Table
 	// Every directory of the user's install writes into must take a new
 	// file, or nothing is written: an install that stopped at the harness
 	// configuration would leave its plan in place and its entries out.
@@ -383,7 +434,7 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 	}
 	for _, d := range dirs {
 		if err := probeWritable(d); err != nil {
-			return nil, err
+			return err
 		}
 	}
 
@@ -391,13 +442,13 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 	// written), members, the plan, the harness configuration.
 	for _, tool := range sortedKeys(stages) {
 		if _, err := s.Stage(sel.PkgDir(), stages[tool].files); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	step("install:staged")
 	if len(newSt.Entries) > 0 {
 		if err := s.placeDispatcher(dc); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	step("install:dispatcher")
@@ -414,7 +465,7 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 		}
 		files, err := listFiles(mb.src, mb.dir, &sel.Loaded.Limits)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", mb.ref, err)
+			return fmt.Errorf("%s: %w", mb.ref, err)
 		}
 		ot.Files = hexFiles(files)
 		written = append(written, ot)
@@ -454,13 +505,13 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 	next.Harness = mergeState(st, newSt)
 	next.Packages[next.find(pkg)] = pending(ip, prev, same)
 	if err := s.putInstalled(&next); err != nil {
-		return nil, err
+		return err
 	}
 	step("install:recorded")
 	next.Packages[next.find(pkg)] = ip
 	if prev != nil {
 		if kept := removeOwnedKept(&stale); len(kept) > 0 {
-			return nil, fmt.Errorf("%s: kept files changed since dalo wrote them:\n  %s", pkg, strings.Join(kept, "\n  "))
+			return fmt.Errorf("%s: kept files changed since dalo wrote them:\n  %s", pkg, strings.Join(kept, "\n  "))
 		}
 	}
 	for i, mb := range members {
@@ -468,37 +519,37 @@ func (s *Store) install(sel *Selection, d Dispatcher, opt InstallOptions) (*Inst
 			continue
 		}
 		if err := writeMember(mb, contents[i]); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	step("install:members")
 	if err := s.putPlan(t, &next, "install:plan-generation"); err != nil {
-		return nil, err
+		return err
 	}
 	step("install:plan")
 	if err := writeConfig(cfg, old, newCfg); err != nil {
-		return nil, err
+		return err
 	}
 	step("install:config")
 	if err := te.write(); err != nil {
-		return nil, err
+		return err
 	}
 	// The entries call a dispatcher of this plan schema now: the plans of
 	// others, and their generations, go.
 	if err := plan.DropOtherSchemas(s.path("plans"), t.Name); err != nil {
-		return nil, err
+		return err
 	}
 	next.Harness = newSt
 	if err := s.putInstalled(&next); err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.gcStaged(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.gcDispatchers(); err != nil {
-		return nil, err
+		return err
 	}
-	return res, nil
+	return nil
 }
 
 // pending is the record of ip that install writes before it writes the
