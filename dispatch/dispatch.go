@@ -160,7 +160,7 @@ func dispatch(req Request) (Native, error) {
 			name, ok := fields.String("tool.name")
 			if !ok {
 				r.failure = "not run: missing runtime binding: the native payload has no tool.name for the matcher"
-			} else if !contains(h.ToolNames, name) {
+			} else if !slices.Contains(h.ToolNames, name) {
 				// Only a hook of the tool's bucket is read, and its matcher
 				// names the tool, unless the plan was edited: the matcher
 				// is held to the grant's before the hook is skipped, so

@@ -59,15 +59,6 @@ func extractFields(payload []byte, n *plan.Native) (Fields, error) {
 	return f, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // payloadObject decodes the native payload, which must be one JSON object;
 // when it is not, it says in the user's terms what it is instead.
 func payloadObject(payload []byte) (map[string]json.RawMessage, error) {

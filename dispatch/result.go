@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -82,7 +83,7 @@ func parseResult(out []byte, kinds []string, lim plan.Limits) (*Result, error) {
 			return nil, fmt.Errorf("result of kind %s has unknown key %s", kind, short(k))
 		}
 	}
-	if !contains(kinds, kind) {
+	if !slices.Contains(kinds, kind) {
 		return nil, fmt.Errorf("result kind %s does not match the declared effect (admitted: %s)", kind, strings.Join(kinds, ", "))
 	}
 	r := &Result{Kind: kind}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,7 +217,7 @@ func (p *Package) entry() []byte {
 	e.int(entryVersion)
 	e.diags(p.diags.diags)
 	e.int(len(p.pos) - boolInt(p.pos == nil))
-	for _, f := range sortedKeys(p.pos) {
+	for _, f := range slices.Sorted(maps.Keys(p.pos)) {
 		e.str(f)
 		e.int(p.pos[f].Line)
 		e.int(p.pos[f].Column)

@@ -3,7 +3,9 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,7 +140,7 @@ func TestPackagesAnswerAsWholeSource(t *testing.T) {
 	}
 	roots["generated"] = gen
 	compared := 0
-	for _, name := range sortedKeys(roots) {
+	for _, name := range slices.Sorted(maps.Keys(roots)) {
 		root := roots[name]
 		whole, err := Load(root, Options{})
 		if err != nil {
@@ -187,7 +189,7 @@ func answerOf(s *Source, name string) string {
 			fmt.Fprintf(&b, "reference %s\n", j)
 		}
 	}
-	for _, k := range sortedKeys(rep.Capabilities) {
+	for _, k := range slices.Sorted(maps.Keys(rep.Capabilities)) {
 		for _, c := range rep.Capabilities[k] {
 			if c.Package == name {
 				j, _ := json.Marshal(c)

@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -413,7 +415,7 @@ func TestSchemaAgreesWithDalo(t *testing.T) {
 			r := filepath.Dir(filepath.Dir(filepath.Dir(m)))
 			byRoot[r] = append(byRoot[r], m)
 		}
-		for _, r := range sortedKeys(byRoot) {
+		for _, r := range slices.Sorted(maps.Keys(byRoot)) {
 			rep, err := Validate(r, Options{})
 			if err != nil {
 				t.Errorf("%s: %v", s.name, err)

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -233,7 +234,7 @@ func load(root string, opts Options) (*Source, error) {
 		rep.Diagnostics = append(rep.Diagnostics, p.diags.diags...)
 		rep.Diagnostics = append(rep.Diagnostics, p.refDiags.diags...)
 	}
-	for _, f := range sortedKeys(v.files) {
+	for _, f := range slices.Sorted(maps.Keys(v.files)) {
 		rep.Diagnostics = append(rep.Diagnostics, v.files[f].diags...)
 	}
 	sortDiagnostics(rep.Diagnostics)
@@ -720,13 +721,4 @@ func (c *pkgCheck) norm(ref string) string {
 func hasKey[V any](m map[string]V, k string) bool {
 	_, ok := m[k]
 	return ok
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

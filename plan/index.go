@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -525,7 +526,7 @@ func Roots(plansDir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sortedSet(seen), nil
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // GrantsNamed lists the grants, as "id digest", that the plans under
@@ -641,13 +642,4 @@ func indexFiles(gen string) ([]string, error) {
 		return nil
 	})
 	return out, err
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

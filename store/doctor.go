@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -452,7 +454,7 @@ func (c *forceCheck) index(want *plan.Plan) []Finding {
 	name := c.t.Name
 	subj := name + " dispatch index"
 	var bad []string
-	for _, ev := range sortedKeys(want.Events) {
+	for _, ev := range slices.Sorted(maps.Keys(want.Events)) {
 		ef, err := plan.Load(c.s.path("plans"), name, ev, func(*plan.Native) (string, bool) { return "", true })
 		if err != nil {
 			c.why(c.event, ev, "its dispatch index cannot be read: "+err.Error())
@@ -548,7 +550,7 @@ func (c *forceCheck) entries(want *plan.Plan) {
 		}
 		c.add(StatusOK, file, "dalo entry for %s present", f.event)
 	}
-	for _, ev := range sortedKeys(want.Events) {
+	for _, ev := range slices.Sorted(maps.Keys(want.Events)) {
 		if !seen[ev] {
 			c.add(StatusProblem, file, "dalo entry for %s is missing; run 'dalo plugin install' again", ev)
 			c.why(c.event, ev, "dalo's "+ev+" entry is missing from "+file)

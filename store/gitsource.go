@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"syscall"
 
@@ -70,7 +72,7 @@ func layoutDirs(lay engine.Layout) []string {
 	for _, e := range lay {
 		seen[e.Dir] = true
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // gitContext is the context of a source's git runs; gitrepo.Timeout

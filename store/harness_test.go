@@ -395,9 +395,10 @@ func TestEntryCommand(t *testing.T) {
 	}
 }
 
-// TestUnifiedDiffAround checks that the diff of a long document, found
-// around the lines that differ, is the one the whole line diff gives.
-func TestUnifiedDiffAround(t *testing.T) {
+// TestUnifiedDiffApplies: the diff of a long document, found around the
+// lines that differ, patches the old text into the new one, whatever the
+// edit, at the start, the middle, the end, without a final newline.
+func TestUnifiedDiffApplies(t *testing.T) {
 	var lines []string
 	for i := range 200 {
 		lines = append(lines, fmt.Sprintf("line %d\n", i%7))
@@ -417,37 +418,68 @@ func TestUnifiedDiffAround(t *testing.T) {
 	}
 	for i, e := range edits {
 		for _, pair := range [][2]string{{doc, e(doc)}, {e(doc), doc}} {
-			old, new := []byte(pair[0]), []byte(pair[1])
-			want := diffLines(splitLines(pair[0]), splitLines(pair[1]))
-			got := diffAround(old, new)
-			// The whole diff also lists every common line; the hunks show
-			// the changed ones and three around each.
-			if hunkLines(t, got) != hunkLines(t, want) {
-				t.Errorf("edit %d: around:\n%s\nwhole:\n%s", i, hunkLines(t, got), hunkLines(t, want))
+			d := UnifiedDiff("f", []byte(pair[0]), []byte(pair[1]))
+			if got := applyDiff(t, pair[0], d); got != pair[1] {
+				t.Errorf("edit %d: the diff\n%s\npatches into\n%q\nwant\n%q", i, d, got, pair[1])
 			}
 		}
 	}
 }
 
-// hunkLines is the lines of the hunks UnifiedDiff would print of ops.
-func hunkLines(t *testing.T, ops []diffOp) string {
+// applyDiff applies unified diff d to old.
+func applyDiff(t *testing.T, old, d string) string {
 	t.Helper()
-	var b strings.Builder
-	for k, o := range ops {
-		if o.kind == ' ' {
-			near := false
-			for d := -3; d <= 3; d++ {
-				if k+d >= 0 && k+d < len(ops) && ops[k+d].kind != ' ' {
-					near = true
-				}
+	src := strings.SplitAfter(old, "\n")
+	var out []string
+	next := 0 // the next line of src to copy
+	lines := strings.SplitAfter(d, "\n")
+	for k := 2; k < len(lines) && lines[k] != ""; k++ {
+		l := lines[k]
+		switch {
+		case strings.HasPrefix(l, "@@ -"):
+			var from int
+			r, _, _ := strings.Cut(strings.TrimPrefix(l, "@@ -"), " ")
+			fs, count, _ := strings.Cut(r, ",")
+			fmt.Sscan(fs, &from)
+			if count != "0" {
+				from-- // 1-based, unless the range is empty
 			}
-			if !near {
-				continue
+			out = append(out, src[next:from]...)
+			next = from
+		case strings.HasPrefix(l, "\\"):
+			// The line before has no newline: on the new side, when it
+			// is one of the new text's.
+			if p := lines[k-1][0]; p == ' ' || p == '+' {
+				out[len(out)-1] = strings.TrimSuffix(out[len(out)-1], "\n")
 			}
+		case l[0] == ' ':
+			out = append(out, l[1:])
+			next++
+		case l[0] == '-':
+			next++
+		case l[0] == '+':
+			out = append(out, l[1:])
 		}
-		fmt.Fprintf(&b, "%c%d,%d %q\n", o.kind, o.a, o.b, o.text)
 	}
-	return b.String()
+	out = append(out, src[next:]...)
+	return strings.Join(out, "")
+}
+
+// TestUnifiedDiffLocal: an edit of a long document, whose lines repeat,
+// is one hunk around the line that changed, with three lines of context
+// on either side.
+func TestUnifiedDiffLocal(t *testing.T) {
+	var lines []string
+	for i := range 20000 {
+		lines = append(lines, fmt.Sprintf("line %d\n", i%7))
+	}
+	old := strings.Join(lines, "")
+	lines[10000] = "line three\n"
+	got := UnifiedDiff("f", []byte(old), []byte(strings.Join(lines, "")))
+	want := "--- a/f\n+++ b/f\n@@ -9998,7 +9998,7 @@\n line 1\n line 2\n line 3\n-line 4\n+line three\n line 5\n line 6\n line 0\n"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
 }
 
 // TestHarnessEntryReadBack: an entry read back from an install record is

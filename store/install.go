@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -396,7 +397,7 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 	}
 	if t.Config.Trust.Required && len(newSt.Entries) > 0 && !opt.Trust {
 		var stale []string
-		for _, ev := range sortedKeys(newSt.Entries) {
+		for _, ev := range slices.Sorted(maps.Keys(newSt.Entries)) {
 			if r, ok := newSt.Trust[ev]; !ok || !reflect.DeepEqual(r.Entry, newSt.Entries[ev]) {
 				stale = append(stale, ev)
 			}
@@ -440,7 +441,7 @@ func (s *Store) apply(p *installPlan) error {
 
 	// Write: staged trees, the record (it owns what follows before it is
 	// written), members, the plan, the harness configuration.
-	for _, tool := range sortedKeys(stages) {
+	for _, tool := range slices.Sorted(maps.Keys(stages)) {
 		if _, err := s.Stage(sel.PkgDir(), stages[tool].files); err != nil {
 			return err
 		}
@@ -661,15 +662,6 @@ func hexFiles(files map[string]plan.FileDigest) map[string]string {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // ownedPaths maps every member path dalo wrote on this provider to the
 // package that owns it.
 func ownedPaths(in *Installed, _ string) map[string]string {
@@ -770,7 +762,7 @@ func writeMember(mb member, files map[string]plan.FileDigest) error {
 	if err != nil {
 		return fmt.Errorf("installing %s: %w", mb.ref, err)
 	}
-	for _, rel := range sortedKeys(files) {
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
 		data, err := readChecked(filepath.Join(mb.src, filepath.FromSlash(rel)), files[rel])
 		if err != nil {
 			return fmt.Errorf("installing %s: %w", mb.ref, err)

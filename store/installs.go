@@ -90,7 +90,7 @@ func (o *OwnedTree) files() []string {
 	for rel := range o.Earlier {
 		seen[rel] = true
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // agent says whether o is an agent file: its one key is "".

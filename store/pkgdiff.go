@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -239,7 +240,7 @@ func diffVersions(old, new *version) []Difference {
 var itemRank = []string{"plugin", "tool", "hook", "member", "requires"}
 
 func sortedItems(items map[string]bool) []string {
-	out := sortedKeys(items)
+	out := slices.Sorted(maps.Keys(items))
 	rank := func(s string) int {
 		k, _, _ := strings.Cut(s, " ")
 		return slices.Index(itemRank, k)
@@ -257,7 +258,7 @@ var fieldRank = []string{
 }
 
 func sortedFields(names map[string]bool) []string {
-	out := sortedKeys(names)
+	out := slices.Sorted(maps.Keys(names))
 	rank := func(s string) int {
 		if i := slices.Index(fieldRank, s); i >= 0 {
 			return i
@@ -312,7 +313,7 @@ func (s *Store) diffSources(old, new Source) ([]PackageDiff, error) {
 		names[n] = true
 	}
 	var out []PackageDiff
-	for _, n := range sortedKeys(names) {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		d := PackageDiff{Package: new.ID + ":" + n, Differences: []Difference{}}
 		i, inA := ia[n]
 		j, inB := ib[n]

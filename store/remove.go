@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -122,7 +123,7 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 		}
 		res.Moved = o.movedKeys(cfg, old, newCfg)
 		var stale []string
-		for _, ev := range sortedKeys(newSt.Entries) {
+		for _, ev := range slices.Sorted(maps.Keys(newSt.Entries)) {
 			if r, ok := newSt.Trust[ev]; ok && !reflect.DeepEqual(r.Entry, newSt.Entries[ev]) {
 				stale = append(stale, ev)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -202,7 +203,7 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 			}
 		}
 	}
-	for _, key := range sortedKeys(ledger) {
+	for _, key := range slices.Sorted(maps.Keys(ledger)) {
 		g := ledger[key]
 		if (g.Kind == "tool" && sel.Tool(g.Item) == nil) || (g.Kind == "hook" && sel.Hook(g.Item) == nil) {
 			changes[key] = &GrantChange{Kind: g.Kind, Item: g.Item, State: GrantGone, Old: g}

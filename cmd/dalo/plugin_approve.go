@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -196,7 +198,7 @@ func describeGrant(g *plan.Grant) string {
 		var b plan.ToolBinds
 		json.Unmarshal(g.Binds, &b)
 		var files []string
-		for _, f := range sortedFiles(b.Files) {
+		for _, f := range slices.Sorted(maps.Keys(b.Files)) {
 			files = append(files, fmt.Sprintf("%s sha256 %s", f, b.Files[f].SHA256[:12]))
 		}
 		return fmt.Sprintf("tool %s of %s: %s %s %s, env %s, capabilities %s; files: %s", g.Item, g.Package, b.Runtime, b.Entry, jsonText(b.Argv), listOr(b.Env, "none"), listOr(b.Capabilities, "none"), strings.Join(files, ", "))
@@ -206,13 +208,4 @@ func describeGrant(g *plan.Grant) string {
 		return fmt.Sprintf("hook %s of %s: %s/%s %s on %s, runs tool %s, %s", g.Item, g.Package, b.Subject, b.Phase, b.Effect, b.NativeEvent, b.Tool, b.FailurePolicy)
 	}
 	return g.Kind + " " + g.Item
-}
-
-func sortedFiles(m map[string]plan.FileDigest) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sortStrings(out)
-	return out
 }

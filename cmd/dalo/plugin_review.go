@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -255,8 +255,8 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 		}
 		rt := reviewTool{
 			ID: t.ID, Availability: t.Availability, Runtime: t.Runtime, RuntimeVersion: t.RuntimeVersion,
-			Entry: t.Entry, Argv: nonNil(b.Argv), Cwd: t.Cwd, Env: sorted(t.Env),
-			Capabilities: sorted(t.Capabilities), Platforms: sorted(t.Platforms),
+			Entry: t.Entry, Argv: nonNil(b.Argv), Cwd: t.Cwd, Env: nonNil(slices.Sorted(slices.Values(t.Env))),
+			Capabilities: nonNil(slices.Sorted(slices.Values(t.Capabilities))), Platforms: nonNil(slices.Sorted(slices.Values(t.Platforms))),
 			Inputs: b.Inputs, Files: []reviewFile{},
 		}
 		if rt.Inputs == nil {
@@ -505,16 +505,10 @@ func listOr(xs []string, none string) string {
 	if len(xs) == 0 {
 		return none
 	}
-	return strings.Join(sorted(xs), ", ")
+	return strings.Join(slices.Sorted(slices.Values(xs)), ", ")
 }
 
-// sorted returns a sorted copy of xs, never nil, so JSON shows [].
-func sorted(xs []string) []string {
-	ys := append([]string{}, xs...)
-	sort.Strings(ys)
-	return ys
-}
-
+// nonNil is xs, or an empty list for nil, so that JSON shows [].
 func nonNil(xs []string) []string {
 	if xs == nil {
 		return []string{}

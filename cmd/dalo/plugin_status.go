@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/spf13/pflag"
 
@@ -134,5 +133,3 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 	}
 	return exitOK
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -169,7 +171,7 @@ func printTable(w io.Writer, t *providers.Table) {
 	}
 	fmt.Fprintf(tw, "trust\t%s\n", trust)
 	timeout := fmt.Sprintf("%s, native field %s", t.Timeout.Unit, t.TimeoutField())
-	for _, ev := range sortedNames(t.Timeout.Clamps) {
+	for _, ev := range slices.Sorted(maps.Keys(t.Timeout.Clamps)) {
 		timeout += fmt.Sprintf("; %s cut to %d ms", ev, t.Timeout.Clamps[ev].MaxMS)
 	}
 	fmt.Fprintf(tw, "timeouts\t%s\n", timeout)
@@ -187,14 +189,14 @@ func printTable(w io.Writer, t *providers.Table) {
 			fmt.Fprintf(tw, "  %s\t*\t%s\t%s\n", name, r.Status, r.Reason)
 			continue
 		}
-		for _, en := range sortedNames(r.Effects) {
+		for _, en := range slices.Sorted(maps.Keys(r.Effects)) {
 			ef := r.Effects[en]
 			if ef.Status != providers.Supported {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, en, ef.Status, ef.Reason)
 				continue
 			}
 			var outs []string
-			for _, k := range sortedNames(ef.Outputs) {
+			for _, k := range slices.Sorted(maps.Keys(ef.Outputs)) {
 				outs = append(outs, k+" → "+summarize(ef.Outputs[k]))
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s: %s\n", name, en, ef.Status, r.NativeEvent, strings.Join(outs, "; "))
@@ -212,8 +214,8 @@ func printTable(w io.Writer, t *providers.Table) {
 			fmt.Fprintf(tw, "  %s\t*\t*\t%s\t%s\n", name, r.Status, r.Reason)
 			continue
 		}
-		for _, pol := range sortedNames(r.Failures) {
-			for _, vis := range sortedNames(r.Failures[pol]) {
+		for _, pol := range slices.Sorted(maps.Keys(r.Failures)) {
+			for _, vis := range slices.Sorted(maps.Keys(r.Failures[pol])) {
 				d := r.Failures[pol][vis]
 				what := d.Reason
 				if d.Status == providers.Supported && d.Output != nil {
@@ -233,7 +235,7 @@ func printTable(w io.Writer, t *providers.Table) {
 			kind  string
 			items map[string]providers.UnmappedClaim
 		}{{"event", t.Unmapped.Events}, {"output", t.Unmapped.Outputs}} {
-			for _, n := range sortedNames(list.items) {
+			for _, n := range slices.Sorted(maps.Keys(list.items)) {
 				fmt.Fprintf(tw, "  %s %s\t%s\n", list.kind, n, list.items[n].Reason)
 			}
 		}
@@ -247,7 +249,7 @@ func summarize(o providers.NativeOutput) string {
 	var parts []string
 	var walk func(prefix string, m map[string]any)
 	walk = func(prefix string, m map[string]any) {
-		for _, k := range sortedNames(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if k == "hookEventName" {
 				continue // always the event itself
 			}
@@ -276,13 +278,4 @@ func summarize(o providers.NativeOutput) string {
 		return "nothing"
 	}
 	return strings.Join(parts, " ")
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
