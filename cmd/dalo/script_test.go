@@ -49,7 +49,9 @@ func TestMain(m *testing.M) {
 //
 // and the condition [root] (running as root, when permissions do not stop
 // reads). $CLAUDE_PLUGINS is testdata/claude-plugins, real Claude Code
-// plugins for 'dalo import claude-plugin'. Git commits made in a script have
+// plugins for 'dalo import claude-plugin'; $VALIDATE is testdata/validate,
+// the packages of the validation rules' scripts, one directory a case, read
+// in place (validate writes nothing into a source). Git commits made in a script have
 // fixed authors and dates, so their ids are the same in every run; $DALOBIN
 // is a PATH with dalo and without git, $PATH_BEFORE the PATH to restore.
 //
@@ -70,6 +72,11 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			env.Setenv("CLAUDE_PLUGINS", plugins)
+			corpus, err := filepath.Abs("../../testdata/validate")
+			if err != nil {
+				return err
+			}
+			env.Setenv("VALIDATE", corpus)
 			// The harnesses, as a user has them installed: fakeharness
 			// (fakeharness_test.go) on PATH as claude and codex.
 			bin := filepath.Join(env.WorkDir, ".harnesses")
