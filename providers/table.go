@@ -62,8 +62,12 @@ type Config struct {
 // Home is the harness's configuration home: Env moves it; without Env it
 // is Default below the user's home directory.
 type Home struct {
-	Env      string   `json:"env"`
-	Default  string   `json:"default"`
+	Env     string `json:"env"`
+	Default string `json:"default"`
+	// Within is the configuration home below the directory Env names,
+	// when Env moves the user's home for the harness ("" when Env names
+	// the configuration home itself).
+	Within   string   `json:"within,omitempty"`
 	Evidence []string `json:"evidence"`
 }
 
@@ -91,8 +95,12 @@ const (
 // user: Key (a top-level key of the JSON file at Location) set to Value.
 type Switch struct {
 	Location Location `json:"location"`
-	Key      string   `json:"key"`
-	Value    any      `json:"value"`
+	// Key is a dotted path into the file's objects (hooksConfig.enabled).
+	Key   string `json:"key"`
+	Value any    `json:"value,omitempty"`
+	// Contains, "command", says Key is a list that switches off each hook
+	// whose command it holds, rather than all of them by Value.
+	Contains string   `json:"contains,omitempty"`
 	Means    string   `json:"means"`
 	Evidence []string `json:"evidence"`
 }
@@ -412,7 +420,7 @@ func (t *Table) NativeTimeout(ms int) int {
 // under $HOME. getenv is os.Getenv or a test's environment.
 func (t *Table) ConfigHome(getenv func(string) string) (string, error) {
 	if d := getenv(t.Config.Home.Env); d != "" {
-		return d, nil
+		return filepath.Join(d, filepath.FromSlash(t.Config.Home.Within)), nil
 	}
 	home := getenv("HOME")
 	if home == "" {
@@ -446,6 +454,9 @@ func (t *Table) Display(l Location) string {
 	switch l.Root {
 	case "config_home":
 		root = "$" + t.Config.Home.Env
+		if t.Config.Home.Within != "" {
+			root += "/" + t.Config.Home.Within
+		}
 	case "system":
 		root = ""
 	}

@@ -618,7 +618,8 @@ func (c *forceCheck) runCheck(cmd entryCommand, event string) string {
 }
 
 // switches reports the settings of the table's off list that are set: the
-// harness then runs none of dalo's entries.
+// harness then runs none of dalo's entries, or (a list of commands) none
+// of those it names.
 func (c *forceCheck) switches() {
 	if len(c.t.Config.Off) == 0 {
 		return
@@ -632,12 +633,29 @@ func (c *forceCheck) switches() {
 		if err != nil {
 			continue // absent: not set
 		}
-		var doc map[string]any
+		var doc any
 		if err := json.Unmarshal(data, &doc); err != nil {
 			c.add(StatusWarning, file, "not valid JSON (%v): doctor cannot tell whether it sets %s", err, sw.Key)
 			continue
 		}
-		if v, ok := doc[sw.Key]; ok && fmt.Sprint(v) == fmt.Sprint(sw.Value) {
+		v, ok := jsonPath(doc, sw.Key)
+		if !ok {
+			continue
+		}
+		if sw.Contains != "" {
+			list, _ := v.([]any)
+			for ev, e := range c.in.Harness.Entries {
+				for _, item := range list {
+					if s, _ := item.(string); s != "" && len(e.Hooks) > 0 && s == e.Hooks[0].Command {
+						why := fmt.Sprintf("%s lists dalo's %s entry in %s: %s", file, ev, sw.Key, sw.Means)
+						c.add(StatusProblem, file, "%s", why)
+						c.why(c.event, ev, why)
+					}
+				}
+			}
+			continue
+		}
+		if fmt.Sprint(v) == fmt.Sprint(sw.Value) {
 			why := fmt.Sprintf("%s sets %s to %v: %s", file, sw.Key, sw.Value, sw.Means)
 			c.add(StatusProblem, file, "%s", why)
 			if c.all == "" {
@@ -646,6 +664,20 @@ func (c *forceCheck) switches() {
 		}
 	}
 	c.add(StatusNote, c.t.Name, "%s also reads a project's own settings, which can switch hooks off for that project; doctor reads only the user's and the machine's", c.t.Harness)
+}
+
+// jsonPath is the value at the dotted path of a decoded JSON document.
+func jsonPath(doc any, path string) (any, bool) {
+	for _, k := range strings.Split(path, ".") {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if doc, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return doc, true
 }
 
 func toDigests(files map[string]string) map[string]plan.FileDigest {
