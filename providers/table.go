@@ -50,8 +50,12 @@ type Claim struct {
 }
 
 type Config struct {
-	Home         Home       `json:"home"`
-	Hooks        HooksFile  `json:"hooks"`
+	Home  Home      `json:"home"`
+	Hooks HooksFile `json:"hooks"`
+	// Comments, when set, says the harness reads its JSON settings as
+	// JSON with comments (// and /* */): dalo reads and edits them so,
+	// keeping every comment.
+	Comments     *Claim     `json:"comments,omitempty"`
 	Off          []Switch   `json:"off,omitempty"`
 	Instructions Location   `json:"instructions"`
 	Skills       []Location `json:"skills"`

@@ -215,8 +215,9 @@ func (s *Store) gcDispatchers() error {
 		}
 		// Every string of the file counts, wherever it is. Only one that
 		// holds " --provider " (as written, or behind an escape) can be
-		// an entry's command: the others are not decoded.
-		err = scanStrings(doc, func(tok []byte) {
+		// an entry's command: the others are not decoded. Comments, which
+		// some harnesses read as whitespace, run nothing.
+		err = scanStrings(doc, true, func(tok []byte) {
 			if !bytes.Contains(tok, []byte(" --provider ")) && bytes.IndexByte(tok, '\\') < 0 {
 				return
 			}

@@ -10,9 +10,9 @@ import (
 
 // The harness configuration files belong to the user. dalo edits them as
 // text: it scans the JSON into values with byte offsets and splices its own
-// entries in or out, so that every key, order, comment-free formatting
-// choice and byte of the user's survives. It never re-marshals the user's
-// document.
+// entries in or out, so that every key, order, formatting choice, comment
+// (where the harness reads the file with comments) and byte of the user's
+// survives. It never re-marshals the user's document.
 
 // A jvalue is one JSON value of a scanned document and where it is.
 type jvalue struct {
@@ -109,6 +109,9 @@ type scanner struct {
 	// every string value (scanStrings).
 	skimTop bool
 	visit   func(tok []byte)
+	// comments: the harness reads the document as JSON with comments, //
+	// to the end of the line and /* */, wherever whitespace may be.
+	comments bool
 }
 
 const maxJSONDepth = 512
@@ -118,9 +121,9 @@ func scanJSON(doc []byte) (*jvalue, error) { return scanDoc(&scanner{doc: doc}) 
 
 // scanStrings checks doc as scanJSON does and calls visit with each string
 // value in it (not the keys), quotes and escapes included, without keeping
-// anything else.
-func scanStrings(doc []byte, visit func(tok []byte)) error {
-	_, err := scanDoc(&scanner{doc: doc, visit: visit, skimTop: true})
+// anything else. With comments, comments are whitespace.
+func scanStrings(doc []byte, comments bool, visit func(tok []byte)) error {
+	_, err := scanDoc(&scanner{doc: doc, visit: visit, skimTop: true, comments: comments})
 	return err
 }
 
@@ -128,13 +131,47 @@ func scanStrings(doc []byte, visit func(tok []byte)) error {
 // whole document and finds every key held twice, but keeps values only in
 // the top-level object and its "hooks" member. A user's settings.json can
 // hold megabytes of permissions dalo never reads, and install scans it
-// once per edit.
-func scanConfigJSON(doc []byte) (*jvalue, error) { return scanDoc(&scanner{doc: doc, config: true}) }
+// once per edit. With comments, it reads comments as whitespace. checked
+// says doc was scanned before and since changed only by splices of dalo's
+// (scanner.checked).
+func scanConfigJSON(doc []byte, comments, checked bool) (*jvalue, error) {
+	return scanDoc(&scanner{doc: doc, config: true, comments: comments, checked: checked})
+}
 
-// rescanConfigJSON is scanConfigJSON for a document scanned before and
-// since changed only by splices of dalo's (scanner.checked).
-func rescanConfigJSON(doc []byte) (*jvalue, error) {
-	return scanDoc(&scanner{doc: doc, config: true, checked: true})
+// withoutComments returns doc, JSON with comments, with each comment
+// replaced by as many spaces (its newlines kept): what a JSON decoder
+// reads as the harness does, its offsets those of doc. doc must have been
+// scanned with comments first.
+func withoutComments(doc []byte) []byte {
+	out := bytes.Clone(doc)
+	s := &scanner{doc: doc, comments: true}
+	for s.pos < len(doc) {
+		switch c := doc[s.pos]; {
+		case c == '"':
+			s.pos++
+			for s.pos < len(doc) && doc[s.pos] != '"' {
+				if doc[s.pos] == '\\' {
+					s.pos++
+				}
+				s.pos++
+			}
+			s.pos++
+		case c == '/':
+			start := s.pos
+			s.space()
+			for i := start; i < s.pos; i++ {
+				if out[i] != '\n' && out[i] != '\r' {
+					out[i] = ' '
+				}
+			}
+			if s.pos == start {
+				s.pos++
+			}
+		default:
+			s.pos++
+		}
+	}
+	return out
 }
 
 func scanDoc(s *scanner) (*jvalue, error) {
@@ -180,6 +217,26 @@ func (s *scanner) space() {
 		switch s.doc[s.pos] {
 		case ' ', '\t', '\n', '\r':
 			s.pos++
+		case '/':
+			if !s.comments || s.pos+1 >= len(s.doc) {
+				return
+			}
+			switch s.doc[s.pos+1] {
+			case '/':
+				if i := bytes.IndexByte(s.doc[s.pos:], '\n'); i >= 0 {
+					s.pos += i + 1
+				} else {
+					s.pos = len(s.doc)
+				}
+			case '*':
+				i := bytes.Index(s.doc[s.pos+2:], []byte("*/"))
+				if i < 0 {
+					return // an unclosed comment: an error where a value or end is due
+				}
+				s.pos += 2 + i + 2
+			default:
+				return
+			}
 		default:
 			return
 		}
@@ -670,10 +727,16 @@ func appendElem(doc []byte, arr *jvalue, v any) splice {
 
 func insertChild(doc []byte, c *jvalue, empty bool, text string, l layout) splice {
 	if empty {
-		if l.multiline {
-			return splice{c.start + 1, c.end - 1, "\n" + l.child + text + "\n" + l.close_}
+		// An empty container may still hold comments: they stay, and the
+		// child goes after them.
+		from := c.start + 1 + len(bytes.TrimRight(doc[c.start+1:c.end-1], " \t\r\n"))
+		if l.multiline || bytes.Contains(doc[c.start+1:from], []byte("//")) {
+			return splice{from, c.end - 1, "\n" + l.child + text + "\n" + l.close_}
 		}
-		return splice{c.start + 1, c.end - 1, text}
+		if from > c.start+1 {
+			text = " " + text
+		}
+		return splice{from, c.end - 1, text}
 	}
 	var lastEnd int
 	if c.kind == '{' {

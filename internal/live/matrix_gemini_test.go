@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -88,6 +89,7 @@ func TestMatrixGemini(t *testing.T) {
 	t.Run("native_tools", testMatrixGeminiTools)
 	t.Run("untrusted_folder", testMatrixGeminiUntrusted)
 	t.Run("redacted_env", testMatrixGeminiRedacted)
+	t.Run("commented_settings", testMatrixGeminiComments)
 }
 
 // testMatrixGeminiFields runs a session with an observer on every native
@@ -414,5 +416,40 @@ func testMatrixGeminiRedacted(t *testing.T) {
 	if w.exists("gated-ran") || !w.server.Contains(markGate) {
 		w.failf(s, "redacted environment: the gated command ran = %v, the gate's reason reached the model = %v; want false, true",
 			w.exists("gated-ran"), w.server.Contains(markGate))
+	}
+}
+
+// testMatrixGeminiComments installs the gate into the user's settings.json
+// holding comments, which Gemini CLI reads (it strips them first): every
+// comment stays, Gemini CLI runs the gate, and doctor, reading the file
+// as Gemini CLI does, says it is in force, and that it is not once a
+// commented hooksConfig switches hooks off.
+func testMatrixGeminiComments(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+	file := w.hooksFile()
+	const mine = "// My Gemini CLI settings.\n{\n  /* how I sign in */ \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}}, // the key is in the environment\n  \"hooks\": {\n    // mine come later\n  }\n}\n"
+	w.writeFile(file, mine)
+	w.installGate()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"// My Gemini CLI settings.\n", "/* how I sign in */", "// the key is in the environment\n", "// mine come later\n"} {
+		if !strings.Contains(string(b), c) {
+			t.Errorf("install lost the comment %q:\n%s", c, b)
+		}
+	}
+	if out := w.dalo("doctor"); !regexp.MustCompile(`(?m)^in force +gemini ` + gateSource + `:` + gateKit + `/gate on BeforeTool: required$`).MatchString(out) {
+		t.Errorf("doctor does not say the gate is in force:\n%s", out)
+	}
+	s := w.run("Run the command you are given.")
+	if w.exists("gated-ran") || !w.server.Contains(markGate) {
+		w.failf(s, "commented settings: the gated command ran = %v, the gate's reason reached the model = %v; want false, true",
+			w.exists("gated-ran"), w.server.Contains(markGate))
+	}
+	w.writeFile(file, strings.Replace(string(b), "{\n", "{\n  // off for now\n  \"hooksConfig\": {\"enabled\": false},\n", 1))
+	if out, code := w.daloExit("doctor"); code != 1 || !strings.Contains(out, "sets hooksConfig.enabled to false") {
+		t.Errorf("doctor with a commented settings file switching hooks off: exit %d, want 1 saying so:\n%s", code, out)
 	}
 }
