@@ -208,7 +208,10 @@ func fileExists(name string) bool {
 // dalo's entries, so the gated command runs, and doctor says which setting
 // and that the gate is not in force. Claude Code's disableAllHooks; Gemini
 // CLI's hooksConfig.enabled false, and hooksConfig.disabled naming dalo's
-// BeforeTool command (its list of hooks not to run, by command).
+// BeforeTool command (its list of hooks not to run, by command). And one
+// that does not: a "disabled" list inside Gemini CLI's hooks object, named
+// by the docs of versions before 0.61.0, which 0.61.0 skips as an event
+// name and honors nowhere: the gate stays in force, and doctor says so.
 func TestHooksOff(t *testing.T) {
 	t.Parallel()
 	needs(t, "claude", "gemini")
@@ -217,14 +220,19 @@ func TestHooksOff(t *testing.T) {
 		// set returns the settings with the switch on.
 		set  func(w *world, settings map[string]any)
 		says string
+		// inForce: the setting switches nothing off.
+		inForce bool
 	}{
-		{"claude", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "sets disableAllHooks to true"},
+		{"claude", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "sets disableAllHooks to true", false},
 		{"gemini_enabled", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"enabled": false}
-		}, "sets hooksConfig.enabled to false"},
+		}, "sets hooksConfig.enabled to false", false},
 		{"gemini_disabled", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"disabled": []any{entryCommand(w, s, "BeforeTool")}}
-		}, "lists dalo's BeforeTool entry in hooksConfig.disabled"},
+		}, "lists dalo's BeforeTool entry in hooksConfig.disabled", false},
+		{"gemini_hooks_disabled", "gemini", func(w *world, s map[string]any) {
+			s["hooks"].(map[string]any)["disabled"] = []any{entryCommand(w, s, "BeforeTool")}
+		}, "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -246,10 +254,19 @@ func TestHooksOff(t *testing.T) {
 			}
 			w.writeFile(file, string(b)+"\n")
 			out, code := w.daloExit("doctor")
+			s := w.run("Run the command you are given.")
+			if c.inForce {
+				if code != 0 || !strings.Contains(out, c.says) {
+					t.Errorf("doctor: exit %d, want 0 saying %q:\n%s", code, c.says, out)
+				}
+				if w.exists("gated-ran") || !w.server.Contains(markGate) {
+					w.failf(s, "the gated command ran = %v, the gate's reason reached the model = %v; want false, true (the setting switches nothing off)", w.exists("gated-ran"), w.server.Contains(markGate))
+				}
+				return
+			}
 			if code != 1 || !strings.Contains(out, c.says) || !strings.Contains(out, "NOT in force") {
 				t.Errorf("doctor with the hooks off: exit %d, want 1 saying %q:\n%s", code, c.says, out)
 			}
-			s := w.run("Run the command you are given.")
 			if !w.exists("gated-ran") || w.server.Contains(markGate) {
 				w.failf(s, "hooks off: the gated command ran = %v, the gate's reason reached the model = %v; want true, false (the harness runs no dalo entry)", w.exists("gated-ran"), w.server.Contains(markGate))
 			}
