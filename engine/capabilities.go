@@ -53,7 +53,12 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 				FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
 				Requirement: h.Requirement, HasFallback: h.Fallback != "",
 			}
+			var names []string
+			if h.Matcher != nil {
+				names = h.Matcher.ToolNames
+			}
 			for _, t := range tables {
+				q.MatchesNothing = t.MatchesNothing(names)
 				c, err := ts.Capability(t, q)
 				if err != nil {
 					return nil, fmt.Errorf("%s %s: %w", p.File, at, err)

@@ -334,3 +334,35 @@ func TestInvalidHooksHaveNoCapability(t *testing.T) {
 // pinned are the tables these tests expect answers of, named, so that a
 // table added for a newer version changes none of them.
 var pinned = []string{"claude@2.1.233", "codex@0.147.0"}
+
+// TestCapabilityMatchesNothing: a hook whose matcher names none of a
+// harness's native tools would never run there, so it is unsupported on
+// that harness: a required one blocks activation, an optional one with
+// fallback omit is omitted. Where the harness knows one of its names, or
+// the matcher is empty, it is supported.
+func TestCapabilityMatchesNothing(t *testing.T) {
+	src := writeHooks(t, []hookTOML{
+		{id: "claude-shell", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Bash"]`},
+		{id: "portable", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Bash", "run_shell_command"]`},
+		{id: "all", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `[]`},
+	})
+	rep, err := Validate(src, Options{Providers: []string{"claude@2.1.233", "gemini@0.61.0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"claude@2.1.233 claude-shell": "supported", "claude@2.1.233 portable": "supported", "claude@2.1.233 all": "supported",
+		"gemini@0.61.0 claude-shell": "unsupported", "gemini@0.61.0 portable": "supported", "gemini@0.61.0 all": "supported",
+	}
+	for prov, caps := range rep.Capabilities {
+		for _, c := range caps {
+			k := prov + " " + c.Hook
+			if c.Status != want[k] {
+				t.Errorf("%s: %s (%s), want %s", k, c.Status, c.Reason, want[k])
+			}
+			if c.Status == "unsupported" && (!c.BlocksActivation || !strings.Contains(c.Reason, "name none of Gemini CLI's native tools")) {
+				t.Errorf("%s: blocks activation %v, reason %q", k, c.BlocksActivation, c.Reason)
+			}
+		}
+	}
+}

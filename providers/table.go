@@ -390,6 +390,14 @@ func (t *Table) KnowsTool(name string) bool {
 	return false
 }
 
+// MatchesNothing reports whether a matcher listing names matches no tool
+// of t's harness: names are native, and a hook written for another
+// harness's tools (Claude Code's Bash on Gemini CLI) would never run here.
+// An empty list matches every covered call.
+func (t *Table) MatchesNothing(names []string) bool {
+	return len(names) > 0 && !slices.ContainsFunc(names, t.KnowsTool)
+}
+
 // ToolNames lists the native tool names and tool-name families, sorted.
 func (t *Table) ToolNames() []string {
 	names := make([]string, 0, len(t.Tools)+len(t.ToolPatterns))

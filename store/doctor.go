@@ -377,6 +377,17 @@ func (c *forceCheck) run() []Finding {
 					c.why(c.hook, key, "grant "+ref.ID+" changed since install")
 				}
 			}
+			if c.t.MatchesNothing(h.Hook.ToolNames) {
+				// Installed by a dalo from before install refused it.
+				why := fmt.Sprintf("its tool_names (%s) name none of %s's native tools (%s), so it never runs",
+					strings.Join(h.Hook.ToolNames, ", "), c.t.Harness, strings.Join(c.t.ToolNames(), ", "))
+				st := StatusProblem
+				if h.Hook.Requirement != "required" {
+					st = StatusWarning
+				}
+				c.add(st, subj, "hook %s: %s", h.Hook.Hook, why)
+				c.why(c.hook, key, why)
+			}
 			if bad := VerifyStaged(h.Hook.Tool.Root, toDigests(h.Hook.Tool.Files)); len(bad) > 0 {
 				c.add(StatusProblem, subj, "staged tool %s differs from its approved bytes: %s", h.Hook.Tool.ID, strings.Join(bad, ", "))
 				c.why(c.hook, key, "its staged tool differs from the approved bytes")

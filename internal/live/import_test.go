@@ -19,8 +19,9 @@ import (
 // the plugin ships as an example, denies rm -rf: the command does not run
 // and hookify's message reaches the model as the reason. On Codex, install
 // records Codex's own trust in dalo's entries (--trust), as a user would.
-// Not on Gemini CLI: hookify's matcher names Claude's Bash, which Gemini CLI
-// has no tool of (validate warns W101), so its gate matches nothing there.
+// Not on Gemini CLI: hookify's scripts read Claude Code's tool names
+// (tool_name == 'Bash' in hooks/pretooluse.py), and Gemini CLI's shell is
+// run_shell_command, so its bash rules never fire there.
 func TestImportClaudePlugin(t *testing.T) {
 	t.Parallel()
 	needs(t, probed...) // skip once, not per case
