@@ -15,7 +15,7 @@ import (
 // none means every known version.
 //
 // It also adds the provider findings to each package's diagnostics: a
-// matcher tool name a selected provider does not know (W101) and a timeout
+// matcher that matches nothing on a selected provider (W101) and a timeout
 // the provider cuts short (W102).
 func ProviderCapabilities(pkgs []*Package, keys []string) (map[string][]HookCapability, error) {
 	ts, err := providers.Load()
@@ -53,7 +53,12 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 				FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
 				Requirement: h.Requirement, HasFallback: h.Fallback != "",
 			}
+			var names []string
+			if h.Matcher != nil {
+				names = h.Matcher.ToolNames
+			}
 			for _, t := range tables {
+				q.MatchesNothing = t.MatchesNothing(names)
 				c, err := ts.Capability(t, q)
 				if err != nil {
 					return nil, fmt.Errorf("%s %s: %w", p.File, at, err)
@@ -88,21 +93,51 @@ func (p *Package) hasErrorUnder(at string) bool {
 	return false
 }
 
-// checkMatcher warns about matcher tool names a selected provider does not
-// know: names are native, not a universal taxonomy, so a name one harness
-// knows may match nothing on another.
+// checkMatcher warns about matcher tool names that match nothing: names
+// are native, not a universal taxonomy, so a portable hook lists the names
+// of each harness it targets (Bash, run_shell_command), and a name one
+// harness knows is expected to match nothing on another. What is worth a
+// warning is a name no selected provider knows (a typo, or a harness dalo
+// has no table for), and a provider that knows none of the hook's names:
+// there the hook never runs.
 func (p *Package) checkMatcher(tables []*providers.Table, at string, h Hook) {
 	// A matcher on a row without one (#Combinations) is an error of the
 	// hook (E035), which is not asked about at all.
-	if h.Matcher == nil || p.pos == nil {
+	if h.Matcher == nil || p.pos == nil || len(h.Matcher.ToolNames) == 0 {
 		return
 	}
+	knows := make(map[*providers.Table]bool, len(tables))
 	for n, name := range h.Matcher.ToolNames {
-		f := fmt.Sprintf("%s.matcher.tool_names[%d]", at, n)
+		var by []string
 		for _, t := range tables {
-			if !t.KnowsTool(name) {
-				p.diags.warnOnce("W101", p.at(f), f, "%s has no native tool %s, so this name matches nothing there; its tools: %s", t.Key(), name, strings.Join(t.ToolNames(), ", "))
+			if t.KnowsTool(name) {
+				knows[t] = true
+				by = append(by, t.Key())
 			}
+		}
+		if len(by) > 0 {
+			continue
+		}
+		f := fmt.Sprintf("%s.matcher.tool_names[%d]", at, n)
+		if len(tables) == 1 {
+			t := tables[0]
+			p.diags.warnOnce("W101", p.at(f), f, "%s has no native tool %s, so this name matches nothing there; its tools: %s", t.Key(), name, strings.Join(t.ToolNames(), ", "))
+			continue
+		}
+		keys := make([]string, len(tables))
+		for i, t := range tables {
+			keys[i] = t.Key()
+		}
+		p.diags.warnOnce("W101", p.at(f), f, "no provider has a native tool %s (%s), so this name matches nothing", name, strings.Join(keys, ", "))
+	}
+	if len(knows) == 0 {
+		return // each name was reported, for every provider
+	}
+	// At the first name: the list itself has no position of its own.
+	f, first := at+".matcher.tool_names", at+".matcher.tool_names[0]"
+	for _, t := range tables {
+		if !knows[t] {
+			p.diags.warnOnce("W101", p.at(first), f, "%s has none of these native tools, so this hook never runs there; its tools: %s", t.Key(), strings.Join(t.ToolNames(), ", "))
 		}
 	}
 }

@@ -21,8 +21,8 @@ func TestResolveProviders(t *testing.T) {
 		{[]string{"claude"}, "claude@2.1.332", ""},
 		{[]string{"codex@0.147.0", "claude@2.1.233", "codex@0.147.0"}, "codex@0.147.0 claude@2.1.233", ""},
 		{[]string{"codex@0.147.0", "claude@2.1.233", "codex"}, "codex@0.147.0 claude@2.1.233 codex@0.171.0", ""},
-		{[]string{"claude@2.1.234"}, "", "unknown provider claude@2.1.234; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0"},
-		{[]string{"cursor"}, "", "unknown provider cursor; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0"},
+		{[]string{"claude@2.1.234"}, "", "unknown provider claude@2.1.234; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0, gemini@0.61.0"},
+		{[]string{"cursor"}, "", "unknown provider cursor; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0, gemini@0.61.0"},
 	} {
 		got, err := ResolveProviders(tc.args)
 		if tc.err != "" {
@@ -155,25 +155,36 @@ func TestProviderCapabilities(t *testing.T) {
 	}
 }
 
+// TestProviderFindings: a matcher name no selected provider knows is a
+// warning, and so is a provider that knows none of a hook's names (the
+// hook never runs there); a name one provider knows and another does not
+// is what a portable hook lists, and no warning. A provider's cut of the
+// timeout is a warning too.
 func TestProviderFindings(t *testing.T) {
 	src := writeHooks(t, []hookTOML{
 		{id: "gate", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Bash", "Edit", "apply_patch", "Nope"]`},
 		{id: "end", subject: "session", phase: "end", effect: "observe", requirement: "required", timeout: 5000},
+		{id: "edits", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Edit", "Write"]`},
 	})
 	for _, tc := range []struct {
 		providers []string
 		want      []string
 	}{
 		{pinned, []string{
-			"plugins/p/PLUGIN.toml:29:43: warning W101 hook[0].matcher.tool_names[2]: claude@2.1.233 has no native tool apply_patch, so this name matches nothing there; its tools: Bash, Edit, Glob, Grep, NotebookEdit, Read, WebFetch, WebSearch, Write, mcp__<server>__<tool>",
-			"plugins/p/PLUGIN.toml:29:58: warning W101 hook[0].matcher.tool_names[3]: claude@2.1.233 has no native tool Nope, so this name matches nothing there; its tools: Bash, Edit, Glob, Grep, NotebookEdit, Read, WebFetch, WebSearch, Write, mcp__<server>__<tool>",
-			"plugins/p/PLUGIN.toml:29:58: warning W101 hook[0].matcher.tool_names[3]: codex@0.147.0 has no native tool Nope, so this name matches nothing there; its tools: Bash, apply_patch",
-			"plugins/p/PLUGIN.toml:29:35: warning W101 hook[0].matcher.tool_names[1]: codex@0.147.0 has no native tool Edit, so this name matches nothing there; its tools: Bash, apply_patch",
+			"plugins/p/PLUGIN.toml:29:58: warning W101 hook[0].matcher.tool_names[3]: no provider has a native tool Nope (claude@2.1.233, codex@0.147.0), so this name matches nothing",
 			"plugins/p/PLUGIN.toml:39:14: warning W102 hook[1].timeout_ms: codex@0.147.0 cuts SessionEnd hook timeouts to 3000 ms; this hook asks for 5000 ms",
+			"plugins/p/PLUGIN.toml:58:27: warning W101 hook[2].matcher.tool_names: codex@0.147.0 has none of these native tools, so this hook never runs there; its tools: Bash, apply_patch",
 		}},
 		{[]string{"claude@2.1.233"}, []string{
 			"plugins/p/PLUGIN.toml:29:43: warning W101 hook[0].matcher.tool_names[2]: claude@2.1.233 has no native tool apply_patch",
 			"plugins/p/PLUGIN.toml:29:58: warning W101 hook[0].matcher.tool_names[3]: claude@2.1.233 has no native tool Nope",
+		}},
+		{[]string{"codex@0.147.0"}, []string{
+			"plugins/p/PLUGIN.toml:29:35: warning W101 hook[0].matcher.tool_names[1]: codex@0.147.0 has no native tool Edit",
+			"plugins/p/PLUGIN.toml:29:58: warning W101 hook[0].matcher.tool_names[3]: codex@0.147.0 has no native tool Nope",
+			"plugins/p/PLUGIN.toml:39:14: warning W102",
+			"plugins/p/PLUGIN.toml:58:27: warning W101 hook[2].matcher.tool_names[0]: codex@0.147.0 has no native tool Edit",
+			"plugins/p/PLUGIN.toml:58:35: warning W101 hook[2].matcher.tool_names[1]: codex@0.147.0 has no native tool Write",
 		}},
 	} {
 		rep, err := Validate(src, Options{Providers: tc.providers})
@@ -225,10 +236,10 @@ func TestProviderFindingsOnce(t *testing.T) {
 		}
 		counts = append(counts, len(s.Packages[0].diags.diags))
 	}
-	// Load computed them once already: W101 for Nope on both providers
-	// and W102 for Codex's SessionEnd cut.
-	if counts[0] != 3 || counts[1] != 3 {
-		t.Errorf("package diagnostics after each CapabilitiesWith: %v, want 3 each:\n%v", counts, s.Packages[0].diags.diags)
+	// Load computed them once already: W101 for Nope, which no provider
+	// knows, and W102 for Codex's SessionEnd cut.
+	if counts[0] != 2 || counts[1] != 2 {
+		t.Errorf("package diagnostics after each CapabilitiesWith: %v, want 2 each:\n%v", counts, s.Packages[0].diags.diags)
 	}
 }
 
@@ -323,3 +334,35 @@ func TestInvalidHooksHaveNoCapability(t *testing.T) {
 // pinned are the tables these tests expect answers of, named, so that a
 // table added for a newer version changes none of them.
 var pinned = []string{"claude@2.1.233", "codex@0.147.0"}
+
+// TestCapabilityMatchesNothing: a hook whose matcher names none of a
+// harness's native tools would never run there, so it is unsupported on
+// that harness: a required one blocks activation, an optional one with
+// fallback omit is omitted. Where the harness knows one of its names, or
+// the matcher is empty, it is supported.
+func TestCapabilityMatchesNothing(t *testing.T) {
+	src := writeHooks(t, []hookTOML{
+		{id: "claude-shell", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Bash"]`},
+		{id: "portable", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Bash", "run_shell_command"]`},
+		{id: "all", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `[]`},
+	})
+	rep, err := Validate(src, Options{Providers: []string{"claude@2.1.233", "gemini@0.61.0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"claude@2.1.233 claude-shell": "supported", "claude@2.1.233 portable": "supported", "claude@2.1.233 all": "supported",
+		"gemini@0.61.0 claude-shell": "unsupported", "gemini@0.61.0 portable": "supported", "gemini@0.61.0 all": "supported",
+	}
+	for prov, caps := range rep.Capabilities {
+		for _, c := range caps {
+			k := prov + " " + c.Hook
+			if c.Status != want[k] {
+				t.Errorf("%s: %s (%s), want %s", k, c.Status, c.Reason, want[k])
+			}
+			if c.Status == "unsupported" && (!c.BlocksActivation || !strings.Contains(c.Reason, "name none of Gemini CLI's native tools")) {
+				t.Errorf("%s: blocks activation %v, reason %q", k, c.BlocksActivation, c.Reason)
+			}
+		}
+	}
+}

@@ -1,7 +1,8 @@
 // Package jsonedit edits JSON documents people own as text: it scans a
 // document into values with their byte offsets, and splices values in or
 // out in the document's own layout, so that every key, order, formatting
-// choice and byte of the rest survives. It never re-marshals a document.
+// choice, comment (in JSON with comments) and byte of the rest survives.
+// It never re-marshals a document.
 // dalo edits the harnesses' hook configuration with it.
 package jsonedit
 
@@ -108,6 +109,9 @@ type scanner struct {
 	// every string value (ScanStrings).
 	skimTop bool
 	visit   func(tok []byte)
+	// comments: the document is JSON with comments, // to the end of the
+	// line and /* */, wherever whitespace may be.
+	comments bool
 }
 
 // MaxDepth is how deeply a document may nest.
@@ -121,9 +125,9 @@ func Scan(doc []byte) (*Value, error) { return scanDoc(&scanner{doc: doc}) }
 
 // ScanStrings checks doc as Scan does and calls visit with each string
 // value in it (not the keys), quotes and escapes included, without keeping
-// anything else.
-func ScanStrings(doc []byte, visit func(tok []byte)) error {
-	_, err := scanDoc(&scanner{doc: doc, visit: visit, skimTop: true})
+// anything else. With comments, comments are whitespace.
+func ScanStrings(doc []byte, comments bool, visit func(tok []byte)) error {
+	_, err := scanDoc(&scanner{doc: doc, visit: visit, skimTop: true, comments: comments})
 	return err
 }
 
@@ -131,16 +135,53 @@ func ScanStrings(doc []byte, visit func(tok []byte)) error {
 // it checks the whole document and finds every key held twice, but keeps
 // values only in the top-level object and its member key. A user's
 // settings.json can hold megabytes of permissions dalo never reads beside
-// its "hooks", and install scans it once per edit.
-func ScanMember(doc []byte, key string) (*Value, error) {
-	return scanDoc(&scanner{doc: doc, member: key})
+// its "hooks", and install scans it once per edit. With comments, it reads
+// comments as whitespace.
+func ScanMember(doc []byte, key string, comments bool) (*Value, error) {
+	return scanDoc(&scanner{doc: doc, member: key, comments: comments})
 }
 
 // RescanMember is ScanMember for a document scanned before and since
 // changed only by splices of JSON rendered here: what is skimmed is not
 // checked again.
-func RescanMember(doc []byte, key string) (*Value, error) {
-	return scanDoc(&scanner{doc: doc, member: key, checked: true})
+func RescanMember(doc []byte, key string, comments bool) (*Value, error) {
+	return scanDoc(&scanner{doc: doc, member: key, comments: comments, checked: true})
+}
+
+// WithoutComments returns doc, JSON with comments, with each comment
+// replaced by as many spaces (its newlines kept): what a JSON decoder
+// reads as a reader of comments does, its offsets those of doc. doc must
+// have been scanned with comments first.
+func WithoutComments(doc []byte) []byte {
+	out := bytes.Clone(doc)
+	s := &scanner{doc: doc, comments: true}
+	for s.pos < len(doc) {
+		switch c := doc[s.pos]; {
+		case c == '"':
+			s.pos++
+			for s.pos < len(doc) && doc[s.pos] != '"' {
+				if doc[s.pos] == '\\' {
+					s.pos++
+				}
+				s.pos++
+			}
+			s.pos++
+		case c == '/':
+			start := s.pos
+			s.space()
+			for i := start; i < s.pos; i++ {
+				if out[i] != '\n' && out[i] != '\r' {
+					out[i] = ' '
+				}
+			}
+			if s.pos == start {
+				s.pos++
+			}
+		default:
+			s.pos++
+		}
+	}
+	return out
 }
 
 func scanDoc(s *scanner) (*Value, error) {
@@ -186,6 +227,26 @@ func (s *scanner) space() {
 		switch s.doc[s.pos] {
 		case ' ', '\t', '\n', '\r':
 			s.pos++
+		case '/':
+			if !s.comments || s.pos+1 >= len(s.doc) {
+				return
+			}
+			switch s.doc[s.pos+1] {
+			case '/':
+				if i := bytes.IndexByte(s.doc[s.pos:], '\n'); i >= 0 {
+					s.pos += i + 1
+				} else {
+					s.pos = len(s.doc)
+				}
+			case '*':
+				i := bytes.Index(s.doc[s.pos+2:], []byte("*/"))
+				if i < 0 {
+					return // an unclosed comment: an error where a value or end is due
+				}
+				s.pos += 2 + i + 2
+			default:
+				return
+			}
 		default:
 			return
 		}

@@ -61,11 +61,11 @@ func TestScanSkimmed(t *testing.T) {
 func checkSkimmed(t *testing.T, doc []byte) {
 	t.Helper()
 	whole, werr := Scan(doc)
-	for name, scan := range map[string]func([]byte, string) (*Value, error){"ScanMember": ScanMember, "RescanMember": RescanMember} {
+	for name, scan := range map[string]func([]byte, string, bool) (*Value, error){"ScanMember": ScanMember, "RescanMember": RescanMember} {
 		if name == "RescanMember" && werr != nil {
 			continue // it reads only documents scanned whole before
 		}
-		skim, serr := scan(doc, "hooks")
+		skim, serr := scan(doc, "hooks", false)
 		if fmt.Sprint(werr) != fmt.Sprint(serr) {
 			t.Errorf("%s(%q): error %v, the whole scan's %v", name, doc, serr, werr)
 			continue
@@ -81,7 +81,7 @@ func checkSkimmed(t *testing.T, doc []byte) {
 		}
 	}
 	var visited []string
-	serr := ScanStrings(doc, func(tok []byte) { visited = append(visited, string(tok)) })
+	serr := ScanStrings(doc, false, func(tok []byte) { visited = append(visited, string(tok)) })
 	if fmt.Sprint(werr) != fmt.Sprint(serr) {
 		t.Errorf("ScanStrings(%q): error %v, the whole scan's %v", doc, serr, werr)
 	}

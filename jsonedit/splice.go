@@ -159,10 +159,16 @@ func AppendElem(doc []byte, arr *Value, v any) Splice {
 
 func insertChild(doc []byte, c *Value, empty bool, text string, l Layout) Splice {
 	if empty {
-		if l.Multiline {
-			return Splice{c.Start + 1, c.End - 1, "\n" + l.Child + text + "\n" + l.Close}
+		// An empty container may still hold comments: they stay, and the
+		// child goes after them.
+		from := c.Start + 1 + len(bytes.TrimRight(doc[c.Start+1:c.End-1], " \t\r\n"))
+		if l.Multiline || bytes.Contains(doc[c.Start+1:from], []byte("//")) {
+			return Splice{from, c.End - 1, "\n" + l.Child + text + "\n" + l.Close}
 		}
-		return Splice{c.Start + 1, c.End - 1, text}
+		if from > c.Start+1 {
+			text = " " + text
+		}
+		return Splice{from, c.End - 1, text}
 	}
 	var lastEnd int
 	if c.Kind == '{' {

@@ -7,6 +7,7 @@ package plan
 var Known = map[string][]string{
 	"claude": {"PostToolUse", "PostToolUseFailure", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
 	"codex":  {"PostToolUse", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
+	"gemini": {"AfterAgent", "AfterTool", "BeforeAgent", "BeforeTool", "SessionEnd", "SessionStart"},
 }
 
 // Blocking is how a hook command of each provider blocks the native
@@ -17,6 +18,7 @@ var Known = map[string][]string{
 var Blocking = map[string]Block{
 	"claude": {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
 	"codex":  {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
+	"gemini": {Exit: 2, Continued: map[string]string{"AfterAgent": "stop_hook_active"}},
 }
 
 // DraftLimits are the draft's reference limits (#Limits): what the

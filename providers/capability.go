@@ -15,6 +15,9 @@ type Question struct {
 	ErrorVisibility string `json:"error_visibility"`
 	Requirement     string `json:"requirement"`
 	HasFallback     bool   `json:"has_fallback"`
+	// MatchesNothing: the hook's matcher lists tool names the harness
+	// knows none of (Table.MatchesNothing).
+	MatchesNothing bool `json:"matches_nothing"`
 }
 
 // A Capability is #Capability's answer: what one harness version does with
@@ -62,7 +65,7 @@ func (ts *Tables) Capability(t *Table, q Question) (Capability, error) {
 		for k, x := range map[string]any{
 			"subject": q.Subject, "phase": q.Phase, "effect": q.Effect,
 			"failure_policy": q.FailurePolicy, "error_visibility": q.ErrorVisibility,
-			"requirement": q.Requirement, "has_fallback": q.HasFallback,
+			"requirement": q.Requirement, "has_fallback": q.HasFallback, "matches_nothing": q.MatchesNothing,
 		} {
 			v = v.FillPath(cue.MakePath(cue.Str(k)), x)
 		}
@@ -76,5 +79,5 @@ func (ts *Tables) Capability(t *Table, q Question) (Capability, error) {
 
 // key is how a question is written in the memo.
 func (q Question) key() string {
-	return fmt.Sprintf("%s|%s|%s|%s|%s|%s|%t", q.Subject, q.Phase, q.Effect, q.FailurePolicy, q.ErrorVisibility, q.Requirement, q.HasFallback)
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%s|%t|%t", q.Subject, q.Phase, q.Effect, q.FailurePolicy, q.ErrorVisibility, q.Requirement, q.HasFallback, q.MatchesNothing)
 }

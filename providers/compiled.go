@@ -115,17 +115,19 @@ func compileFS(fsys fs.FS) ([]byte, error) {
 						for _, vis := range d.Visibilities {
 							for _, req := range d.Requirements {
 								for _, fb := range []bool{false, true} {
-									c, err := ts.Capability(t, Question{s, p, e, fp, vis, req, fb})
-									if err != nil {
-										return nil, err
+									for _, mn := range []bool{false, true} {
+										c, err := ts.Capability(t, Question{s, p, e, fp, vis, req, fb, mn})
+										if err != nil {
+											return nil, err
+										}
+										i, ok := seen[c]
+										if !ok {
+											i = len(ct.Answers)
+											seen[c] = i
+											ct.Answers = append(ct.Answers, c)
+										}
+										idx = append(idx, i)
 									}
-									i, ok := seen[c]
-									if !ok {
-										i = len(ct.Answers)
-										seen[c] = i
-										ct.Answers = append(ct.Answers, c)
-									}
-									idx = append(idx, i)
 								}
 							}
 						}
@@ -195,8 +197,11 @@ func (c *compiled) answer(t *Table, q Question) (Capability, bool) {
 	if idx == nil || fp < 0 || vis < 0 || req < 0 {
 		return Capability{}, false
 	}
-	i := ((fp*len(c.Domain.Visibilities)+vis)*len(c.Domain.Requirements) + req) * 2
+	i := ((fp*len(c.Domain.Visibilities)+vis)*len(c.Domain.Requirements) + req) * 4
 	if q.HasFallback {
+		i += 2
+	}
+	if q.MatchesNothing {
 		i++
 	}
 	if i >= len(idx) || idx[i] < 0 || idx[i] >= len(ct.Answers) {

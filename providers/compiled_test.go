@@ -56,11 +56,13 @@ func TestCompiledMatchesCUE(t *testing.T) {
 		}
 	}
 	for _, q := range []Question{
-		{"tool_call", "before", "rewrite_input", "fail_closed", "model_and_user", "required", false},
-		{"session", "end", "observe", "report", "model_and_user", "optional", true},
-		{"session", "end", "observe", "report", "model_and_user", "required", false},
-		{"workflow", "stop", "continue_workflow", "fail_open", "user", "optional", false},
-		{"tool_call", "after", "replace_output", "fail_closed", "user", "required", false},
+		{"tool_call", "before", "rewrite_input", "fail_closed", "model_and_user", "required", false, false},
+		{"session", "end", "observe", "report", "model_and_user", "optional", true, false},
+		{"session", "end", "observe", "report", "model_and_user", "required", false, false},
+		{"workflow", "stop", "continue_workflow", "fail_open", "user", "optional", false, false},
+		{"tool_call", "after", "replace_output", "fail_closed", "user", "required", false, false},
+		{"tool_call", "before", "gate", "fail_closed", "user", "required", false, true},
+		{"tool_call", "after", "observe", "report", "user", "optional", true, true},
 	} {
 		for _, tb := range ts.All() {
 			ct, _ := cts.Lookup(tb.Name, tb.Version)
@@ -116,7 +118,7 @@ func TestCompiledMembersMatchCUE(t *testing.T) {
 func TestCapabilityOutsideCompiledDomain(t *testing.T) {
 	ts := mustLoad(t)
 	claude, _ := ts.Lookup("claude", "2.1.233")
-	q := Question{"session", "stop", "gate", "report", "user", "required", false}
+	q := Question{"session", "stop", "gate", "report", "user", "required", false, false}
 	if _, ok := ts.compiled.answer(claude, q); ok {
 		t.Fatal("compiled.json answers a combination draft 0.1 does not admit")
 	}

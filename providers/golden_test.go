@@ -38,6 +38,18 @@ var goldenRows = map[string][]dispatchtest.Row{
 		{Payload: "Stop.continued", Event: "Stop", Effects: []string{"continue_workflow"}},
 		{Payload: "SessionEnd", Event: "SessionEnd", Effects: []string{"observe"}},
 	},
+	// Gemini CLI: no failure event, no output replacement, no context
+	// before a tool call.
+	"gemini": {
+		{Payload: "SessionStart", Event: "SessionStart", Effects: []string{"observe", "add_context"}},
+		{Payload: "BeforeAgent", Event: "BeforeAgent", Effects: []string{"observe", "add_context", "gate"}},
+		{Payload: "BeforeTool", Event: "BeforeTool", Effects: []string{"observe", "gate", "rewrite_input"}},
+		{Payload: "AfterTool", Event: "AfterTool", Effects: []string{"observe", "add_context"}},
+		{Payload: "AfterTool.exit7", Event: "AfterTool", Effects: []string{"add_context"}},
+		{Payload: "AfterAgent", Event: "AfterAgent", Effects: []string{"observe", "continue_workflow"}},
+		{Payload: "AfterAgent.continued", Event: "AfterAgent", Effects: []string{"continue_workflow"}},
+		{Payload: "SessionEnd", Event: "SessionEnd", Effects: []string{"observe"}},
+	},
 }
 
 // TestGolden drives the generic dispatcher, with the native protocol each
@@ -89,6 +101,32 @@ var goldenChecks = map[string]func(t *testing.T, event string, out dispatch.Nati
 		}
 		if d := string(n.HSO["permissionDecision"]); d != "" && d != `"deny"` {
 			t.Errorf("permissionDecision %s: Claude keeps its own permission flow", d)
+		}
+	},
+	// What Gemini CLI was seen to read: one JSON object, hookEventName
+	// beside any hookSpecificOutput, nothing on stdout for SessionEnd
+	// (it ignores flow control there), no context before a tool call.
+	"gemini": func(t *testing.T, event string, out dispatch.Native) {
+		if len(out.Stdout) == 0 {
+			return
+		}
+		if event == "SessionEnd" {
+			t.Errorf("stdout on SessionEnd: %s", out.Stdout)
+		}
+		var n struct {
+			HSO map[string]json.RawMessage `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal(out.Stdout, &n); err != nil {
+			t.Fatalf("stdout is not JSON: %v", err)
+		}
+		if n.HSO == nil {
+			return
+		}
+		if string(n.HSO["hookEventName"]) != `"`+event+`"` {
+			t.Errorf("hookEventName %s on %s", n.HSO["hookEventName"], event)
+		}
+		if event == "BeforeTool" && n.HSO["additionalContext"] != nil {
+			t.Errorf("additionalContext on BeforeTool, which Gemini CLI drops")
 		}
 	},
 	// Codex's rules: no unknown key, a rewrite always beside

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 
 	"cuelang.org/go/cue"
@@ -45,8 +46,12 @@ type Claim struct {
 }
 
 type Config struct {
-	Home         Home       `json:"home"`
-	Hooks        HooksFile  `json:"hooks"`
+	Home  Home      `json:"home"`
+	Hooks HooksFile `json:"hooks"`
+	// Comments, when set, says the harness reads its JSON settings as
+	// JSON with comments (// and /* */): dalo reads and edits them so,
+	// keeping every comment.
+	Comments     *Claim     `json:"comments,omitempty"`
 	Off          []Switch   `json:"off,omitempty"`
 	Instructions Location   `json:"instructions"`
 	Skills       []Location `json:"skills"`
@@ -57,8 +62,12 @@ type Config struct {
 // Home is the harness's configuration home: Env moves it; without Env it
 // is Default below the user's home directory.
 type Home struct {
-	Env      string   `json:"env"`
-	Default  string   `json:"default"`
+	Env     string `json:"env"`
+	Default string `json:"default"`
+	// Within is the configuration home below the directory Env names,
+	// when Env moves the user's home for the harness ("" when Env names
+	// the configuration home itself).
+	Within   string   `json:"within,omitempty"`
 	Evidence []string `json:"evidence"`
 }
 
@@ -88,8 +97,12 @@ const (
 // user: Key (a top-level key of the JSON file at Location) set to Value.
 type Switch struct {
 	Location Location `json:"location"`
-	Key      string   `json:"key"`
-	Value    any      `json:"value"`
+	// Key is a dotted path into the file's objects (hooksConfig.enabled).
+	Key   string `json:"key"`
+	Value any    `json:"value,omitempty"`
+	// Contains, "command", says Key is a list that switches off each hook
+	// whose command it holds, rather than all of them by Value.
+	Contains string   `json:"contains,omitempty"`
 	Means    string   `json:"means"`
 	Evidence []string `json:"evidence"`
 }
@@ -336,6 +349,14 @@ func (t *Table) KnowsTool(name string) bool {
 	return false
 }
 
+// MatchesNothing reports whether a matcher listing names matches no tool
+// of t's harness: names are native, and a hook written for another
+// harness's tools (Claude Code's Bash on Gemini CLI) would never run here.
+// An empty list matches every covered call.
+func (t *Table) MatchesNothing(names []string) bool {
+	return len(names) > 0 && !slices.ContainsFunc(names, t.KnowsTool)
+}
+
 // ToolNames lists the native tool names and tool-name families, sorted.
 func (t *Table) ToolNames() []string {
 	names := make([]string, 0, len(t.Tools)+len(t.ToolPatterns))
@@ -370,7 +391,7 @@ func (t *Table) NativeTimeout(ms int) int {
 // under $HOME. getenv is os.Getenv or a test's environment.
 func (t *Table) ConfigHome(getenv func(string) string) (string, error) {
 	if d := getenv(t.Config.Home.Env); d != "" {
-		return d, nil
+		return filepath.Join(d, filepath.FromSlash(t.Config.Home.Within)), nil
 	}
 	home := getenv("HOME")
 	if home == "" {
@@ -404,6 +425,9 @@ func (t *Table) Display(l Location) string {
 	switch l.Root {
 	case "config_home":
 		root = "$" + t.Config.Home.Env
+		if t.Config.Home.Within != "" {
+			root += "/" + t.Config.Home.Within
+		}
 	case "system":
 		root = ""
 	}

@@ -15,7 +15,7 @@ func TestEmbeddedTablesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(ts.Keys(), " "), "claude@2.1.233 claude@2.1.332 codex@0.147.0 codex@0.171.0"; got != want {
+	if got, want := strings.Join(ts.Keys(), " "), "claude@2.1.233 claude@2.1.332 codex@0.147.0 codex@0.171.0 gemini@0.61.0"; got != want {
 		t.Fatalf("keys = %s, want %s", got, want)
 	}
 	for _, tc := range []struct {
@@ -28,6 +28,9 @@ func TestEmbeddedTablesLoad(t *testing.T) {
 		{"codex", "0.147.0", "", "tool_call", "failure"},
 		{"claude", "2.1.332", "PostToolUseFailure", "tool_call", "failure"},
 		{"codex", "0.171.0", "", "tool_call", "failure"},
+		{"gemini", "0.61.0", "BeforeAgent", "prompt", "before"},
+		{"gemini", "0.61.0", "AfterAgent", "workflow", "stop"},
+		{"gemini", "0.61.0", "", "tool_call", "failure"},
 	} {
 		tb, ok := ts.Lookup(tc.name, tc.version)
 		if !ok {
@@ -54,9 +57,11 @@ func TestLookupIsExact(t *testing.T) {
 		{"claude@2.1.233", "claude@2.1.233", ""},
 		{"codex", "codex@0.171.0", ""},
 		{"codex@0.147.0", "codex@0.147.0", ""},
-		{"claude@2.1.234", "", "unknown provider claude@2.1.234; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0"},
+		{"claude@2.1.234", "", "unknown provider claude@2.1.234; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0, gemini@0.61.0"},
 		{"claude@2.1", "", "unknown provider claude@2.1;"},
-		{"gemini", "", "unknown provider gemini;"},
+		{"gemini", "gemini@0.61.0", ""},
+		{"gemini@0.60.0", "", "unknown provider gemini@0.60.0;"},
+		{"opencode", "", "unknown provider opencode;"},
 	} {
 		tb, err := ts.Resolve(tc.arg)
 		switch {

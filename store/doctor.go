@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"dalo/instruction"
+	"dalo/jsonedit"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -380,6 +381,17 @@ func (c *forceCheck) run() []Finding {
 					c.why(c.hook, key, "grant "+ref.ID+" changed since install")
 				}
 			}
+			if c.t.MatchesNothing(h.Hook.ToolNames) {
+				// Installed by a dalo from before install refused it.
+				why := fmt.Sprintf("its tool_names (%s) name none of %s's native tools (%s), so it never runs",
+					strings.Join(h.Hook.ToolNames, ", "), c.t.Harness, strings.Join(c.t.ToolNames(), ", "))
+				st := StatusProblem
+				if h.Hook.Requirement != "required" {
+					st = StatusWarning
+				}
+				c.add(st, subj, "hook %s: %s", h.Hook.Hook, why)
+				c.why(c.hook, key, why)
+			}
 			if bad := VerifyStaged(h.Hook.Tool.Root, toDigests(h.Hook.Tool.Files)); len(bad) > 0 {
 				c.add(StatusProblem, subj, "staged tool %s differs from its approved bytes: %s", h.Hook.Tool.ID, strings.Join(bad, ", "))
 				c.why(c.hook, key, "its staged tool differs from the approved bytes")
@@ -621,7 +633,8 @@ func (c *forceCheck) runCheck(cmd entryCommand, event string) string {
 }
 
 // switches reports the settings of the table's off list that are set: the
-// harness then runs none of dalo's entries.
+// harness then runs none of dalo's entries, or (a list of commands) none
+// of those it names.
 func (c *forceCheck) switches() {
 	if len(c.t.Config.Off) == 0 {
 		return
@@ -635,12 +648,35 @@ func (c *forceCheck) switches() {
 		if err != nil {
 			continue // absent: not set
 		}
-		var doc map[string]any
+		if c.t.Config.Comments != nil {
+			// The harness reads comments as whitespace; so does doctor.
+			if jsonedit.ScanStrings(data, true, func([]byte) {}) == nil {
+				data = jsonedit.WithoutComments(data)
+			}
+		}
+		var doc any
 		if err := json.Unmarshal(data, &doc); err != nil {
 			c.add(StatusWarning, file, "not valid JSON (%v): doctor cannot tell whether it sets %s", err, sw.Key)
 			continue
 		}
-		if v, ok := doc[sw.Key]; ok && fmt.Sprint(v) == fmt.Sprint(sw.Value) {
+		v, ok := jsonPath(doc, sw.Key)
+		if !ok {
+			continue
+		}
+		if sw.Contains != "" {
+			list, _ := v.([]any)
+			for ev, e := range c.in.Harness.Entries {
+				for _, item := range list {
+					if s, _ := item.(string); s != "" && s == e.command(c.t) {
+						why := fmt.Sprintf("%s lists dalo's %s entry in %s: %s", file, ev, sw.Key, sw.Means)
+						c.add(StatusProblem, file, "%s", why)
+						c.why(c.event, ev, why)
+					}
+				}
+			}
+			continue
+		}
+		if fmt.Sprint(v) == fmt.Sprint(sw.Value) {
 			why := fmt.Sprintf("%s sets %s to %v: %s", file, sw.Key, sw.Value, sw.Means)
 			c.add(StatusProblem, file, "%s", why)
 			if c.all == "" {
@@ -649,6 +685,20 @@ func (c *forceCheck) switches() {
 		}
 	}
 	c.add(StatusNote, c.t.Name, "%s also reads a project's own settings, which can switch hooks off for that project; doctor reads only the user's and the machine's", c.t.Harness)
+}
+
+// jsonPath is the value at the dotted path of a decoded JSON document.
+func jsonPath(doc any, path string) (any, bool) {
+	for _, k := range strings.Split(path, ".") {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if doc, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return doc, true
 }
 
 func toDigests(files map[string]string) map[string]plan.FileDigest {

@@ -192,9 +192,10 @@ func (s *Store) gcDispatchers() error {
 	// Every string of a JSON document counts, wherever it is: its shape is
 	// a table's, and dalo may have no table of the provider any more. Only
 	// one that holds " --provider " (as written, or behind an escape) can
-	// be an entry's command: the others are not decoded.
+	// be an entry's command: the others are not decoded. Comments, which
+	// some harnesses read as whitespace, run nothing.
 	useStrings := func(doc []byte) error {
-		return jsonedit.ScanStrings(doc, func(tok []byte) {
+		return jsonedit.ScanStrings(doc, true, func(tok []byte) {
 			if !bytes.Contains(tok, []byte(" --provider ")) && bytes.IndexByte(tok, '\\') < 0 {
 				return
 			}

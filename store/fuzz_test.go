@@ -24,8 +24,18 @@ func FuzzEditConfig(f *testing.F) {
 		"PreToolUse": entry(dispatchPre, 7, "*"),
 		"Stop":       entry(strings.Replace(dispatchPre, "PreToolUse", "Stop", 1), 7, ""),
 	}
-	o := testOwner("claude")
-	f.Fuzz(func(t *testing.T, doc []byte) {
+	f.Add([]byte("// mine\n{\"hooks\": { /* none */ }, \"a\": \"//\" // x\n}"), true)
+	f.Fuzz(func(t *testing.T, doc []byte, comments bool) {
+		// comments: a harness that reads its settings as JSON with
+		// comments (Gemini CLI's); they are whitespace to it.
+		o := testOwner("claude")
+		o.comments = comments
+		plain := func(b []byte) []byte {
+			if comments {
+				return jsonedit.WithoutComments(b)
+			}
+			return b
+		}
 		_, _, owned, err := o.scanConfig("settings.json", doc)
 		if err != nil || len(owned) > 0 {
 			return // refused, or already holding entries of dalo's that no state describes
@@ -34,7 +44,7 @@ func FuzzEditConfig(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !json.Valid(got) {
+		if !json.Valid(plain(got)) {
 			t.Fatalf("%q: edited into %q, not JSON", doc, got)
 		}
 		again, st2, err := o.editConfig("settings.json", got, st, want)
@@ -45,12 +55,12 @@ func FuzzEditConfig(f *testing.F) {
 		if err != nil || !bytes.Equal(back, doc) {
 			t.Fatalf("%q: removing dalo's entries from %q gave %q (%v), not the user's bytes", doc, got, back, err)
 		}
-		if v, _ := jsonedit.Scan(doc); v == nil || jsonedit.AnyDuplicate(v) != nil {
+		if v, _ := jsonedit.Scan(plain(doc)); v == nil || jsonedit.AnyDuplicate(v) != nil {
 			return // which of two values is the user's is issue 10's
 		}
 		var before, after map[string]any
-		json.Unmarshal(doc, &before)
-		json.Unmarshal(got, &after)
+		json.Unmarshal(plain(doc), &before)
+		json.Unmarshal(plain(got), &after)
 		if !reflect.DeepEqual(withoutEntries(after, before, want), before) {
 			t.Fatalf("%q: edited into %q, which changes the user's values", doc, got)
 		}

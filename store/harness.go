@@ -160,12 +160,14 @@ type owner struct {
 	provider, home string
 	harness, dups  string
 	command        []string
+	// comments: the harness reads the file as JSON with comments.
+	comments bool
 }
 
 // ownerOf is the owner of t's hook file for the store s.
 func (s *Store) ownerOf(t *providers.Table) owner {
 	return owner{provider: t.Name, home: s.Dir, harness: t.Harness, dups: t.Config.Hooks.DuplicateKeys.Reads,
-		command: t.EntryPath(providers.EntryCommand)}
+		command: t.EntryPath(providers.EntryCommand), comments: t.Config.Comments != nil}
 }
 
 // ownedEvent says which event a configuration entry is dalo's entry for, if
@@ -224,11 +226,17 @@ type found struct {
 // entries) when the harness keeps the last copy, where dalo would edit the
 // first; anywhere in it when the harness then reads none of its hooks.
 func (o owner) scanConfig(file string, doc []byte) (top, hooks *jsonedit.Value, owned []found, err error) {
-	return o.scanConfigWith(jsonedit.ScanMember, file, doc)
+	return o.scanConfigWith(false, file, doc)
 }
 
-func (o owner) scanConfigWith(scan func([]byte, string) (*jsonedit.Value, error), file string, doc []byte) (top, hooks *jsonedit.Value, owned []found, err error) {
-	top, err = scan(doc, "hooks")
+// scanConfigWith is scanConfig; checked says doc was scanned before and
+// since changed only by dalo's splices.
+func (o owner) scanConfigWith(checked bool, file string, doc []byte) (top, hooks *jsonedit.Value, owned []found, err error) {
+	scan := jsonedit.ScanMember
+	if checked {
+		scan = jsonedit.RescanMember
+	}
+	top, err = scan(doc, "hooks", o.comments)
 	if err != nil {
 		return nil, nil, nil, &ConfigError{file, err.Error()}
 	}
@@ -346,7 +354,7 @@ func (o owner) editConfig(file string, doc []byte, st HarnessState, want map[str
 	edit := func(sp jsonedit.Splice) { doc = jsonedit.Apply(doc, []jsonedit.Splice{sp}) }
 	for {
 		// Scanned whole above; since, only dalo's own splices changed it.
-		top, hooks, owned, err := o.scanConfigWith(jsonedit.RescanMember, file, doc)
+		top, hooks, owned, err := o.scanConfigWith(true, file, doc)
 		if err != nil {
 			return nil, st, err
 		}

@@ -86,6 +86,44 @@ func TestEditConfigRoundTrip(t *testing.T) {
 	}
 }
 
+// TestEditConfigComments edits the settings of a harness that reads them
+// as JSON with comments (Gemini CLI): every comment survives, a comment
+// that looks like a key or holds a brace changes nothing, and removing
+// dalo's entry gives the document back byte for byte. A harness that reads
+// plain JSON gets the syntax error it would give itself.
+func TestEditConfigComments(t *testing.T) {
+	const pre = "/bin/dalo hook dispatch --provider gemini --event BeforeTool"
+	want := map[string]HarnessEntry{"BeforeTool": entry(pre, 7000, "*")}
+	doc := "// The user's settings. {\"hooks\": \"not this\"}\n{\n  /* auth */ \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}}, // key\n" +
+		"  \"url\": \"http://example.com/*not a comment*/\", // a URL holds //\n  \"hooks\": {\n    // none yet\n  }\n}\n// end\n"
+	o := testOwner("gemini")
+	o.comments = true
+	got, st, err := o.editConfig("settings.json", []byte(doc), HarnessState{}, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"// The user's settings. {\"hooks\": \"not this\"}\n", "/* auth */", "// key\n", "// a URL holds //\n", "// none yet", "// end\n", "http://example.com/*not a comment*/"} {
+		if !strings.Contains(string(got), c) {
+			t.Errorf("the edit lost %q:\n%s", c, got)
+		}
+	}
+	if _, _, owned, err := o.scanConfig("settings.json", got); err != nil || len(owned) != 1 || owned[0].event != "BeforeTool" {
+		t.Fatalf("dalo's entry is not where the harness reads it (%v, %d found):\n%s", err, len(owned), got)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(jsonedit.WithoutComments(got), &m); err != nil || m["url"] != "http://example.com/*not a comment*/" {
+		t.Fatalf("without comments: %v, url %v:\n%s", err, m["url"], jsonedit.WithoutComments(got))
+	}
+	back, _, err := o.editConfig("settings.json", got, st, nil)
+	if err != nil || string(back) != doc {
+		t.Fatalf("removed (%v):\n%q\nwant:\n%q", err, back, doc)
+	}
+	_, _, err = testOwner("claude").editConfig("settings.json", []byte(doc), HarnessState{}, want)
+	if err == nil || err.Error() != "settings.json: 1:1: not valid JSON: unexpected '/'" {
+		t.Errorf("plain JSON with a comment: %v", err)
+	}
+}
+
 // TestEditConfigCreates creates the file when it is missing and deletes it
 // again when dalo's entries go.
 func TestEditConfigCreates(t *testing.T) {

@@ -16,9 +16,10 @@ import (
 )
 
 // fakeHarness stands in for a harness command in the conformance suite:
-// each script has claude and codex on PATH, in $WORK/.harnesses, which run
-// `fakeharness NAME ARGS...`, as a user has the harness installed. A
-// script that needs another one writes its own there.
+// each script has every harness a provider table names on PATH, in
+// $WORK/.harnesses, each running `fakeharness NAME ARGS...`, as a user
+// has the harness installed. A script that needs another one writes its
+// own there.
 //
 // For --version it prints $FAKE_<NAME>_VERSION, else what the newest
 // provider table of NAME says its harness prints: a bare --provider NAME

@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"dalo/cmd/internal/hookdispatch"
+	"dalo/providers"
 )
 
 var update = flag.Bool("update", false, "update testscript golden sections")
@@ -78,12 +79,21 @@ func TestScript(t *testing.T) {
 			}
 			env.Setenv("VALIDATE", corpus)
 			// The harnesses, as a user has them installed: fakeharness
-			// (fakeharness_test.go) on PATH as claude and codex.
+			// (fakeharness_test.go) on PATH under the name of each harness
+			// a provider table describes.
 			bin := filepath.Join(env.WorkDir, ".harnesses")
 			if err := os.Mkdir(bin, 0o755); err != nil {
 				return err
 			}
-			for _, name := range []string{"claude", "codex"} {
+			ts, err := providers.Load()
+			if err != nil {
+				return err
+			}
+			names := map[string]bool{}
+			for _, t := range ts.All() {
+				names[t.Name] = true
+			}
+			for name := range names {
 				script := "#!/bin/sh\nexec fakeharness " + name + " \"$@\"\n"
 				if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
 					return err

@@ -42,8 +42,10 @@ var claudeEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "P
 var codexEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
 	"Stop", "SessionEnd"}
 
+var geminiEvents = []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"}
+
 // toolEvents take a matcher; the other events have none.
-var toolEvents = map[string]bool{"PreToolUse": true, "PostToolUse": true, "PostToolUseFailure": true}
+var toolEvents = map[string]bool{"PreToolUse": true, "PostToolUse": true, "PostToolUseFailure": true, "BeforeTool": true, "AfterTool": true}
 
 // recordVersion returns the version of harness DALO_RECORD names, and
 // skips the test when recording is off or names no version of harness.
@@ -111,6 +113,14 @@ func newRun(t *testing.T, harness string, script Script) *run {
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 			"DISABLE_AUTOUPDATER=1")
 		r.args = []string{"-p", "PROMPT", "--allowedTools", "Bash", "--output-format", "json"}
+	} else if harness == "gemini" {
+		r.server = NewGemini(script)
+		r.cfg = filepath.Join(r.home, ".gemini")
+		r.env = append(r.env, "GEMINI_API_KEY=fake-gemini-key", "GOOGLE_GEMINI_BASE_URL="+r.server.URL)
+		// Headless, the shell tool is offered in yolo mode only; the
+		// project folder is trusted as the user's trust dialog records it.
+		r.args = []string{"-p", "PROMPT", "--approval-mode", "yolo"}
+		writeFile(t, filepath.Join(r.cfg, "trustedFolders.json"), fmt.Sprintf("{%q: \"TRUST_FOLDER\"}\n", r.work))
 	} else {
 		r.server = NewOpenAI(script)
 		r.cfg = filepath.Join(r.home, ".codex")
@@ -154,11 +164,20 @@ exit 0
 		}
 		hooks[ev] = []any{group}
 	}
-	b, _ := json.MarshalIndent(map[string]any{"hooks": hooks}, "", "  ")
+	doc := map[string]any{"hooks": hooks}
 	name := "settings.json"
-	if r.harness == "codex" {
+	switch r.harness {
+	case "codex":
 		name = "hooks.json"
+	case "gemini":
+		// Gemini CLI's timeout is in milliseconds; its settings also hold
+		// the API key's auth type.
+		for _, g := range hooks {
+			g.([]any)[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)["timeout"] = 10000
+		}
+		doc["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}
 	}
+	b, _ := json.MarshalIndent(doc, "", "  ")
 	must(r.t, os.MkdirAll(r.cfg, 0o755))
 	writeFile(r.t, filepath.Join(r.cfg, name), string(b))
 }
@@ -290,6 +309,10 @@ func (r *run) scrub(raw []byte) []byte {
 	s = regexp.MustCompile(`call_fake_\d+`).ReplaceAllString(s, "call_0")
 	s = regexp.MustCompile(`\d{4}/\d{2}/\d{2}/rollout-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}`).
 		ReplaceAllString(s, "2026/11/30/rollout-2026-11-30T00-00-00")
+	// Gemini CLI: its transcript's name and each payload's timestamp.
+	s = regexp.MustCompile(`session-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-[0-9a-f]{8}`).ReplaceAllString(s, "session-2026-12-01T00-00-00000000")
+	s = regexp.MustCompile(`"timestamp": *"\d{4}-\d{2}-\d{2}T[0-9:.]+Z"`).ReplaceAllString(s, `"timestamp":"2026-12-01T00:00:00.000Z"`)
+	s = regexp.MustCompile(`Process Group PGID: \d+`).ReplaceAllString(s, "Process Group PGID: 0")
 	if left := uuidRE.FindAllString(s, -1); len(left) > 0 {
 		for _, u := range left {
 			if !strings.HasPrefix(u, "00000000-0000-0000-0000-") {

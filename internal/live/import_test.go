@@ -19,9 +19,12 @@ import (
 // the plugin ships as an example, denies rm -rf: the command does not run
 // and hookify's message reaches the model as the reason. On Codex, install
 // records Codex's own trust in dalo's entries (--trust), as a user would.
+// Not on Gemini CLI: hookify's scripts read Claude Code's tool names
+// (tool_name == 'Bash' in hooks/pretooluse.py), and Gemini CLI's shell is
+// run_shell_command, so its bash rules never fire there.
 func TestImportClaudePlugin(t *testing.T) {
 	t.Parallel()
-	needs(t, providers...) // skip once, not per case
+	needs(t, probed...) // skip once, not per case
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("hookify's hooks run python3, which is not on PATH")
 	}
@@ -29,7 +32,7 @@ func TestImportClaudePlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range providers {
+	for _, p := range probed {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, p, fakemodel.Script{

@@ -5,6 +5,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +42,7 @@ func (w *world) installGate() string {
 	w.t.Helper()
 	w.pathHarness()
 	src := filepath.Join(w.root, "src-"+gateSource)
-	writeSource(w.t, src, gateKitFiles())
+	writeSource(w.t, src, w.nativeShell(gateKitFiles()))
 	w.dalo("source", "add", gateSource, src)
 	ref := gateSource + ":" + gateKit
 	w.dalo("plugin", "approve", ref, "--provider", w.provider, "--all", "--yes")
@@ -116,7 +117,8 @@ func TestDispatcherGone(t *testing.T) {
 			if w.exists("gated-ran") {
 				w.failf(s, "the dispatcher is gone, and the command the required fail_closed gate guards ran")
 			}
-			if !w.server.Contains("a required fail_closed hook guards PreToolUse, so dalo blocks it") {
+			event := map[string]string{"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}[p]
+			if !w.server.Contains("a required fail_closed hook guards " + event + ", so dalo blocks it") {
 				w.failf(s, "the block's reason did not reach the model")
 			}
 		})
@@ -125,7 +127,7 @@ func TestDispatcherGone(t *testing.T) {
 
 // TestDuplicateKeys proves what each harness reads of a hook file holding a
 // key twice, with hand-written hooks that each touch a file when they run.
-// Claude Code keeps the last copy of a key; Codex reads none of the file's
+// Claude Code and Gemini CLI keep the last copy of a key; Codex reads none of the file's
 // hooks, for a key twice anywhere in it, even inside one hook entry. On
 // Codex the hooks are first trusted as the user's review records it, in
 // the same file without the duplicate (the trust keys are the hooks'
@@ -137,7 +139,11 @@ func TestDuplicateKeys(t *testing.T) {
 	t.Parallel()
 	needs(t, providers...)
 	hook := func(w *world, name string) string {
-		return `{"type": "command", "command": "touch ` + filepath.Join(w.out, name) + `", "timeout": 10}`
+		timeout := "10"
+		if w.provider == "gemini" {
+			timeout = "10000" // milliseconds
+		}
+		return `{"type": "command", "command": "touch ` + filepath.Join(w.out, name) + `", "timeout": ` + timeout + `}`
 	}
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
@@ -158,9 +164,14 @@ func TestDuplicateKeys(t *testing.T) {
 					first = "last" // one command in both copies, trusted once
 				}
 				r := strings.NewReplacer("FIRST", hook(w, first), "LAST", hook(w, last))
-				file := filepath.Join(w.home, ".claude", "settings.json")
+				if p == "gemini" {
+					// Gemini CLI's names of the events, and its user's auth
+					// in the same file.
+					r = strings.NewReplacer("FIRST", hook(w, first), "LAST", hook(w, last),
+						"PreToolUse", "BeforeTool", `{"hooks"`, `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks"`)
+				}
+				file := w.hooksFile()
 				if p == "codex" {
-					file = filepath.Join(w.home, ".codex", "hooks.json")
 					w.writeFile(file, r.Replace(c.once))
 					w.codexTrust()     // the user reviews the file without the duplicate
 					w.untrusted = true // and nobody reviews it again
@@ -175,8 +186,10 @@ func TestDuplicateKeys(t *testing.T) {
 				ranFirst, ranLast := fileExists(filepath.Join(w.out, "first")), fileExists(filepath.Join(w.out, "last"))
 				t.Logf("%s, %s: first copy ran = %v, last copy ran = %v", p, c.name, ranFirst, ranLast)
 				switch {
-				case p == "claude" && c.name == "hooks twice" && (ranFirst || !ranLast):
-					w.failf(s, "claude, %s: first ran = %v, last ran = %v; want the last copy only", c.name, ranFirst, ranLast)
+				case p != "codex" && c.name == "hooks twice" && (ranFirst || !ranLast):
+					w.failf(s, "%s, %s: first ran = %v, last ran = %v; want the last copy only", p, c.name, ranFirst, ranLast)
+				case p == "gemini" && c.name == "matcher twice" && (!ranFirst || !ranLast):
+					w.failf(s, "gemini, %s: first ran = %v, last ran = %v; want both (the last matcher kept, the rest read)", c.name, ranFirst, ranLast)
 				case p == "codex" && (ranFirst || ranLast):
 					w.failf(s, "codex, %s: a hook ran (first %v, last %v); want no hook of the file, though each was trusted", c.name, ranFirst, ranLast)
 				}
@@ -190,25 +203,91 @@ func fileExists(name string) bool {
 	return err == nil
 }
 
-// TestHooksOff installs the gate on Claude Code and then sets the user's
-// setting disableAllHooks: Claude runs none of the user's hooks, so the
-// gated command runs, and doctor says why the gate is not in force.
+// TestHooksOff installs the gate and then sets, as its user would, a
+// setting of the harness that switches hooks off: the harness runs none of
+// dalo's entries, so the gated command runs, and doctor says which setting
+// and that the gate is not in force. Claude Code's disableAllHooks; Gemini
+// CLI's hooksConfig.enabled false, and hooksConfig.disabled naming dalo's
+// BeforeTool command (its list of hooks not to run, by command). And one
+// that does not: a "disabled" list inside Gemini CLI's hooks object, named
+// by the docs of versions before 0.61.0, which 0.61.0 skips as an event
+// name and honors nowhere: the gate stays in force, and doctor says so.
 func TestHooksOff(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, "claude", fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
-	w.installGate()
-	file := filepath.Join(w.home, ".claude", "settings.json")
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
+	needs(t, "claude", "gemini")
+	for _, c := range []struct {
+		name, provider string
+		// set returns the settings with the switch on.
+		set  func(w *world, settings map[string]any)
+		says string
+		// inForce: the setting switches nothing off.
+		inForce bool
+	}{
+		{"claude", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "sets disableAllHooks to true", false},
+		{"gemini_enabled", "gemini", func(w *world, s map[string]any) {
+			s["hooksConfig"] = map[string]any{"enabled": false}
+		}, "sets hooksConfig.enabled to false", false},
+		{"gemini_disabled", "gemini", func(w *world, s map[string]any) {
+			s["hooksConfig"] = map[string]any{"disabled": []any{entryCommand(w, s, "BeforeTool")}}
+		}, "lists dalo's BeforeTool entry in hooksConfig.disabled", false},
+		{"gemini_hooks_disabled", "gemini", func(w *world, s map[string]any) {
+			s["hooks"].(map[string]any)["disabled"] = []any{entryCommand(w, s, "BeforeTool")}
+		}, "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, c.provider, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+			w.installGate()
+			file := w.hooksFile()
+			var settings map[string]any
+			b, err := os.ReadFile(file)
+			if err == nil {
+				err = json.Unmarshal(b, &settings)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.set(w, settings)
+			b, err = json.MarshalIndent(settings, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.writeFile(file, string(b)+"\n")
+			out, code := w.daloExit("doctor")
+			s := w.run("Run the command you are given.")
+			if c.inForce {
+				if code != 0 || !strings.Contains(out, c.says) {
+					t.Errorf("doctor: exit %d, want 0 saying %q:\n%s", code, c.says, out)
+				}
+				if w.exists("gated-ran") || !w.server.Contains(markGate) {
+					w.failf(s, "the gated command ran = %v, the gate's reason reached the model = %v; want false, true (the setting switches nothing off)", w.exists("gated-ran"), w.server.Contains(markGate))
+				}
+				return
+			}
+			if code != 1 || !strings.Contains(out, c.says) || !strings.Contains(out, "NOT in force") {
+				t.Errorf("doctor with the hooks off: exit %d, want 1 saying %q:\n%s", code, c.says, out)
+			}
+			if !w.exists("gated-ran") || w.server.Contains(markGate) {
+				w.failf(s, "hooks off: the gated command ran = %v, the gate's reason reached the model = %v; want true, false (the harness runs no dalo entry)", w.exists("gated-ran"), w.server.Contains(markGate))
+			}
+		})
 	}
-	w.writeFile(file, strings.Replace(string(b), "{", `{"disableAllHooks": true, `, 1))
-	out, code := w.daloExit("doctor")
-	if code != 1 || !strings.Contains(out, "sets disableAllHooks to true") || !strings.Contains(out, "NOT in force") {
-		t.Errorf("doctor with disableAllHooks: exit %d, want 1 naming the setting:\n%s", code, out)
+}
+
+// entryCommand returns the command of dalo's entry for event in the
+// harness settings s, failing the test without one.
+func entryCommand(w *world, s map[string]any, event string) string {
+	w.t.Helper()
+	hooks, _ := s["hooks"].(map[string]any)
+	groups, _ := hooks[event].([]any)
+	for _, g := range groups {
+		hs, _ := g.(map[string]any)["hooks"].([]any)
+		for _, h := range hs {
+			if cmd, _ := h.(map[string]any)["command"].(string); isDaloEntry(cmd) {
+				return cmd
+			}
+		}
 	}
-	s := w.run("Run the command you are given.")
-	if !w.exists("gated-ran") || w.server.Contains(markGate) {
-		w.failf(s, "disableAllHooks: the gated command ran = %v, the gate's reason reached the model = %v; want true, false (Claude runs no user hook)", w.exists("gated-ran"), w.server.Contains(markGate))
-	}
+	w.t.Fatalf("no dalo entry for %s in %v", event, hooks)
+	return ""
 }

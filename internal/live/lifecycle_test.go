@@ -15,7 +15,13 @@ import (
 	"dalo/plan"
 )
 
-var providers = []string{"claude", "codex"}
+// providers are the harnesses with a table; probed are those the probe
+// and native tests (probe_test.go, native_*_test.go) were written for,
+// whose claims on Gemini CLI the Gemini matrix proves (gemini_test.go).
+var (
+	providers = []string{"claude", "codex", "gemini"}
+	probed    = []string{"claude", "codex"}
+)
 
 // TestSession installs the package and runs a session with no tool call:
 // session start observe with bound inputs, prompt context reaching the
@@ -31,8 +37,8 @@ func TestSession(t *testing.T) {
 			w.install()
 			// The entries call dalo-hook, built beside dalo, so every hook
 			// below ran through it.
-			cfg := map[string]string{"claude": ".claude/settings.json", "codex": ".codex/hooks.json"}[p]
-			if b, err := os.ReadFile(filepath.Join(w.home, cfg)); err != nil || !strings.Contains(string(b), "/dalo-hook dispatch --home "+w.store+" --provider "+p+" --event ") {
+			cfg := w.hooksFile()
+			if b, err := os.ReadFile(cfg); err != nil || !strings.Contains(string(b), "/dalo-hook dispatch --home "+w.store+" --provider "+p+" --event ") {
 				t.Fatalf("%s does not call dalo-hook dispatch from the store (err %v):\n%s", cfg, err, b)
 			}
 			const agentProbe = "LIVE-CODEX-AGENT-PROBE-0c1d"
@@ -53,7 +59,7 @@ func TestSession(t *testing.T) {
 				}
 			}
 			switch p {
-			case "claude":
+			case "claude", "gemini":
 				if !w.server.Contains(markAgent) {
 					w.failf(s, "agent member: its description %s did not reach the model", markAgent)
 				}
@@ -121,7 +127,7 @@ func TestToolCalls(t *testing.T) {
 				fakemodel.Run("touch denied"),
 				fakemodel.Run("touch crash-closed"),
 				fakemodel.Run("touch crash-open"),
-				fakemodel.Run("echo orig$((40+2))out"),
+				fakemodel.Run("printf 'orig%sout' 42"), // not $((...)): Gemini CLI refuses it
 				fakemodel.Run("exit 7"),
 				fakemodel.Say("All done."),
 			})
@@ -163,18 +169,25 @@ func TestToolCalls(t *testing.T) {
 			}
 
 			// The user channel (systemMessage): Claude's stream shows the
-			// user each diagnostic with the handler's stderr. Codex 0.147.0
-			// exec prints it nowhere, not even with --json: logged.
+			// user each diagnostic with the handler's stderr, and headless
+			// Gemini CLI prints it on stderr. Codex 0.147.0 exec prints it
+			// nowhere, not even with --json: logged.
 			for _, c := range []struct{ hook, policy, mark string }{
 				{"guard", "fail_closed", markClosedStderr},
 				{"lenient", "fail_open", markOpenStderr},
 			} {
-				if p == "codex" {
+				diag := "dalo: hook " + srcID + ":" + pkgName + "/" + c.hook + " failed (" + c.policy + "): handler exited with status 3"
+				switch p {
+				case "codex":
 					t.Logf("user channel: handler stderr %s in harness stdout = %v, stderr = %v, files under home %q",
 						c.mark, strings.Contains(s.stdout, c.mark), strings.Contains(s.stderr, c.mark), w.homeFiles(c.mark))
 					continue
+				case "gemini":
+					if want := "Hook system message: " + diag + "\n  stderr: " + c.mark; !strings.Contains(s.stderr, want) {
+						w.failf(s, "%s gate crashed: Gemini CLI did not show the user %q", c.policy, want)
+					}
+					continue
 				}
-				diag := "dalo: hook " + srcID + ":" + pkgName + "/" + c.hook + " failed (" + c.policy + "): handler exited with status 3"
 				if m, ok := shown(w.userMessages(s), "PreToolUse:Bash says: "+diag, "PreToolUse:Bash says:   stderr: "+c.mark); !ok {
 					w.failf(s, "%s gate crashed: the user was not shown %q with its stderr %s", c.policy, diag, c.mark)
 				} else {
@@ -193,8 +206,8 @@ func TestToolCalls(t *testing.T) {
 				if !w.server.Contains(markFailureContext) {
 					w.failf(s, "failure add_context %q did not reach the model", markFailureContext)
 				}
-			case "codex":
-				// Not offered on Codex 0.147.0: install omits both optional
+			case "codex", "gemini":
+				// Not offered on Codex nor Gemini CLI: install omits both optional
 				// hooks, visibly, and the model sees the real output.
 				for _, h := range []string{"replace", "failure-context"} {
 					if !regexp.MustCompile(`(?m)^  omitted: hook ` + regexp.QuoteMeta(h) + ` `).MatchString(installed) {
@@ -272,6 +285,19 @@ func TestPromptGate(t *testing.T) {
 					if m, ok := shown(msgs, "UserPromptSubmit says:"); ok {
 						w.failf(s, "blocked prompt: Claude now shows a blocking prompt hook's systemMessage (%q): update finding 34 and the table's evidence", m.text)
 					}
+				} else if p == "gemini" {
+					// Gemini CLI shows the user the block reason as a
+					// warning on stderr, and never sends it to the model.
+					want := "[WARNING] Agent execution blocked: [" + srcID + ":" + pkgName + "/prompt-gate] " + markPromptDeny
+					if c.name == "crash_fail_closed" {
+						want = "[WARNING] Agent execution blocked: dalo: hook " + srcID + ":" + pkgName + "/prompt-gate failed (fail_closed): handler exited with status 3\n  stderr: " + markPromptStderr
+					}
+					if !strings.Contains(s.stderr, want) {
+						w.failf(s, "blocked prompt: Gemini CLI did not show the user %q", want)
+					}
+					if strings.Contains(s.stderr, "the details were shown to the user") {
+						w.failf(s, "blocked prompt: the user was shown the generic text meant for a model")
+					}
 				} else {
 					t.Logf("user channel: %s in harness stdout = %v, stderr = %v, files under home %q", c.mark,
 						strings.Contains(s.stdout, c.mark), strings.Contains(s.stderr, c.mark), w.homeFiles(c.mark))
@@ -310,12 +336,7 @@ func TestFailClosedStop(t *testing.T) {
 			w.writeFile(filepath.Join(w.work, "crash-stop"), "")
 			w.writeFile(filepath.Join(w.work, "crash-end"), "")
 			s := w.run("Say something short.")
-			var posts int
-			for _, q := range w.server.Requests() {
-				if q.Method == "POST" {
-					posts++
-				}
-			}
+			posts := len(natTurns(w.server))
 			if want := 1 + plan.FailClosedPasses; posts != want {
 				w.failf(s, "model requests = %d, want %d: the first turn and the %d passes the failing stop hook may ask for", posts, want, plan.FailClosedPasses)
 			}
@@ -336,8 +357,18 @@ func TestFailClosedStop(t *testing.T) {
 			// A failing session end hook under report: dispatch exits 1 with
 			// the diagnostic on stderr, which Claude Code passes on to the
 			// user's stderr. (Codex 0.147.0 exec prints it nowhere: logged.)
-			if p == "claude" && !strings.Contains(s.stderr, markEndStderr) {
-				w.failf(s, "crashed session end hook: its diagnostic (with %s) is not on Claude's stderr", markEndStderr)
+			if (p == "claude" || p == "gemini") && !strings.Contains(s.stderr, markEndStderr) {
+				w.failf(s, "crashed session end hook: its diagnostic (with %s) is not on %s's stderr", markEndStderr, p)
+			}
+			// Headless Gemini CLI prints the stop hook's user channel on
+			// stderr: each failure, and on the last stop why no pass.
+			if p == "gemini" {
+				diag := "Hook system message: dalo: hook " + srcID + ":" + pkgName + "/strict-stop failed (fail_closed): handler exited with status 3\n  stderr: " + markStopStderr
+				bound := fmt.Sprintf("dalo: hook %s:%s/strict-stop is fail_closed, but failing fail_closed hooks already asked for %d workflow passes in a row, the most dalo asks for; not asking for another pass",
+					srcID, pkgName, plan.FailClosedPasses)
+				if n := strings.Count(s.stderr, diag); n != 1+plan.FailClosedPasses || !strings.Contains(s.stderr, bound) {
+					w.failf(s, "gemini: the user was shown the stop hook's failure %d times (want %d) and why no more passes = %v", n, 1+plan.FailClosedPasses, strings.Contains(s.stderr, bound))
+				}
 			}
 			// The crashed fail_closed stop hook's diagnostic: Claude's
 			// stream shows it the user. (Codex 0.147.0: logged.)

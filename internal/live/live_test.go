@@ -60,7 +60,7 @@ func loadTargets(dir string) (map[string]*target, error) {
 	}
 	keys := strings.Fields(strings.ReplaceAll(os.Getenv("DALO_LIVE_TABLES"), ",", " "))
 	if len(keys) == 0 {
-		for _, p := range providers {
+		for _, p := range harnesses(ts) {
 			if t, ok := ts.Newest(p); ok {
 				keys = append(keys, t.Key())
 			}
@@ -80,6 +80,18 @@ func loadTargets(dir string) (map[string]*target, error) {
 			bin: filepath.Join(dir, t.Key(), "node_modules", ".bin", t.Name)}
 	}
 	return out, nil
+}
+
+// harnesses lists the names of the harnesses that have a table, sorted.
+func harnesses(ts *provtables.Tables) []string {
+	var names []string
+	for _, t := range ts.All() {
+		if !slices.Contains(names, t.Name) {
+			names = append(names, t.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // check runs the target's harness for its version, once, under a bound.
@@ -371,6 +383,17 @@ name = "fake"
 base_url = "%s/v1"
 wire_api = "responses"
 `, w.server.URL))
+	case "gemini":
+		w.server = fakemodel.NewGemini(script(w))
+		// GEMINI_CLI_HOME moves the home Gemini CLI keeps its .gemini in:
+		// away from HOME, so that a session proves dalo wrote where the
+		// variable says.
+		w.env = append(w.env, "GEMINI_API_KEY=fake-gemini-key", "GOOGLE_GEMINI_BASE_URL="+w.server.URL,
+			"GEMINI_CLI_HOME="+filepath.Join(root, "gemini-home"))
+		// The user's own Gemini CLI configuration: an API key, and the
+		// project folder trusted, as its trust dialog records it.
+		w.writeFile(w.hooksFile(), geminiAuth+"\n")
+		w.writeFile(filepath.Join(w.configHome(), "trustedFolders.json"), fmt.Sprintf("{%q: \"TRUST_FOLDER\"}\n", w.work))
 	default:
 		t.Fatalf("unknown provider %q", provider)
 	}
@@ -379,6 +402,32 @@ wire_api = "responses"
 	// finds it there and uses the table of its version.
 	w.pathHarness()
 	return w
+}
+
+// geminiAuth is the Gemini CLI settings of the world's user: an API key.
+const geminiAuth = `{"security": {"auth": {"selectedType": "gemini-api-key"}}}`
+
+// configHome is the world's harness's configuration home.
+func (w *world) configHome() string {
+	switch w.provider {
+	case "claude":
+		return filepath.Join(w.home, ".claude")
+	case "codex":
+		return filepath.Join(w.home, ".codex")
+	case "gemini":
+		return filepath.Join(w.root, "gemini-home", ".gemini")
+	}
+	w.t.Fatalf("unknown provider %q", w.provider)
+	return ""
+}
+
+// hooksFile is the file the world's harness reads hooks from, where dalo
+// writes its entries.
+func (w *world) hooksFile() string {
+	if w.provider == "codex" {
+		return filepath.Join(w.configHome(), "hooks.json")
+	}
+	return filepath.Join(w.configHome(), "settings.json")
 }
 
 func (w *world) writeFile(path, content string) {
@@ -426,7 +475,7 @@ func (w *world) install() string {
 func (w *world) installSource(id, pkg string, files map[string]string) string {
 	w.t.Helper()
 	src := filepath.Join(w.root, "src-"+id)
-	writeSource(w.t, src, files)
+	writeSource(w.t, src, w.nativeShell(files))
 	w.dalo("plugin", "validate", "--provider", w.key, src)
 	w.dalo("source", "add", id, src)
 	ref := id + ":" + pkg
@@ -438,6 +487,27 @@ func (w *world) installSource(id, pkg string, files map[string]string) string {
 		args = append(args, "--trust")
 	}
 	return w.dalo(args...)
+}
+
+// shellTool is the native name of each harness's shell tool.
+var shellTool = map[string]string{"claude": "Bash", "codex": "Bash", "gemini": "run_shell_command"}
+
+// nativeShell returns files with every matcher on the shell tool naming
+// the world's harness's shell tool: a source written for one harness, as
+// its author would write it for another.
+func (w *world) nativeShell(files map[string]string) map[string]string {
+	name := shellTool[w.provider]
+	if name == "Bash" {
+		return files
+	}
+	out := make(map[string]string, len(files))
+	for path, content := range files {
+		if strings.HasSuffix(path, ".toml") {
+			content = strings.ReplaceAll(content, `tool_names = ["Bash"]`, `tool_names = ["`+name+`"]`)
+		}
+		out[path] = content
+	}
+	return out
 }
 
 // A session is the result of one headless harness run.
@@ -475,6 +545,9 @@ func (w *world) runExit(prompt string) (session, error) {
 	case "codex":
 		args = append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}, w.codexTrust().flags...)
 		args = append(args, prompt)
+	case "gemini":
+		// Headless, Gemini CLI offers its shell tool only in yolo mode.
+		args = []string{"-p", prompt, "--approval-mode", "yolo"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
 	defer cancel()

@@ -39,6 +39,9 @@ type cmHook struct {
 	fields                                                []string
 	result                                                string
 	exit                                                  int
+	// when, a shell case pattern, limits the result (or the crash) to a
+	// payload it matches; on any other the handler abstains.
+	when string
 }
 
 // cmFieldTypes is the type of each portable field that is not a string
@@ -48,10 +51,15 @@ var cmFieldTypes = map[string]string{
 }
 
 // cmFiles returns the author source of package cmPkg holding hooks. Each
-// handler appends its argv, one line each, then "--", to
+// handler appends its argv, each value NUL-terminated, then "--", to
 // $LIVE_OUT/<id>.argv, and its stdin on one line to $LIVE_OUT/<id>.stdin.
 func cmFiles(hooks []cmHook) map[string]string {
-	k := kit{name: cmPkg, description: "Probes of the Claude Code table's claims."}
+	return matrixFiles(cmPkg, "Probes of the Claude Code table's claims.", hooks)
+}
+
+// matrixFiles is cmFiles for the package name, with its description.
+func matrixFiles(name, description string, hooks []cmHook) map[string]string {
+	k := kit{name: name, description: description}
 	for _, h := range hooks {
 		var inputs []string
 		for _, f := range h.fields {
@@ -65,28 +73,32 @@ func cmFiles(hooks []cmHook) map[string]string {
 		if h.exit != 0 {
 			act = fmt.Sprintf("echo '%s' >&2; exit %d", cmStderr, h.exit)
 		}
+		if h.when != "" {
+			act = "case \"$in\" in\n" + h.when + ") " + act + " ;;\n*) echo '{\"kind\":\"abstain\"}' ;;\nesac"
+		}
 		k.hooks = append(k.hooks, kitHook{id: h.id, subject: h.subject, phase: h.phase, effect: h.effect,
 			policy: h.policy, visibility: h.visibility, tools: toolList(h.tools), inputs: inputs, env: []string{"PATH", "LIVE_OUT"},
 			handler: "#!/bin/sh\nin=$(cat)\n" +
-				"{ printf '%s\\n' \"$@\"; echo --; } >> \"$LIVE_OUT/" + h.id + ".argv\"\n" +
+				"printf '%s\\000' \"$@\" -- >> \"$LIVE_OUT/" + h.id + ".argv\"\n" +
 				"printf '%s' \"$in\" | tr -d '\\n' >> \"$LIVE_OUT/" + h.id + ".stdin\"\n" +
 				"echo >> \"$LIVE_OUT/" + h.id + ".stdin\"\n" + act + "\n"})
 	}
 	return k.files()
 }
 
-// cmRuns returns the argv of each run of hook id, in order.
+// cmRuns returns the argv of each run of hook id, in order, without empty
+// values. Values are NUL-terminated: a prompt may hold newlines.
 func (w *world) cmRuns(id string) [][]string {
 	var runs [][]string
 	var cur []string
-	for _, line := range strings.Split(w.output(id+".argv"), "\n") {
-		if line == "--" {
+	for _, v := range strings.Split(w.output(id+".argv"), "\x00") {
+		if v == "--" {
 			runs = append(runs, cur)
 			cur = nil
 			continue
 		}
-		if line != "" {
-			cur = append(cur, line)
+		if v != "" {
+			cur = append(cur, v)
 		}
 	}
 	return runs

@@ -60,8 +60,8 @@ func unmappedOrSkip(t *testing.T, name, kind, what string) *provtables.Table {
 // one of them. The list is logged, so that a new event shows.
 func TestNativeEvents(t *testing.T) {
 	t.Parallel()
-	needs(t, providers...)
-	for _, p := range providers {
+	needs(t, probed...)
+	for _, p := range probed {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			tb := tableUnder(t, p)
@@ -321,8 +321,8 @@ func TestNativeClaudeSkillShell(t *testing.T) {
 // (every hook run fails, Stop's included) and no shell command either.
 func TestDeletedCwd(t *testing.T) {
 	t.Parallel()
-	needs(t, providers...)
-	for _, p := range providers {
+	needs(t, probed...)
+	for _, p := range probed {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			after := "touch cwd-after-delete"

@@ -109,12 +109,14 @@ func (w *world) natPayloads(event string) []map[string]any {
 
 // natTurns returns the model requests that asked the model for a turn of
 // the session: those offering it tools. Codex's TUI (0.171.0) also asks
-// the model for a title of the session, offering none.
+// the model for a title of the session, offering none; Gemini CLI asks its
+// routing model to score the prompt first.
 func natTurns(srv *fakemodel.Server) []fakemodel.Request {
 	var qs []fakemodel.Request
 	for _, q := range srv.Requests() {
 		tools, _ := q.JSON["tools"].([]any)
-		if q.Method == "POST" && (strings.HasSuffix(q.Path, "/messages") || strings.HasSuffix(q.Path, "/responses")) && len(tools) > 0 {
+		turn := strings.HasSuffix(q.Path, "/messages") || strings.HasSuffix(q.Path, "/responses") || strings.HasSuffix(q.Path, ":streamGenerateContent")
+		if q.Method == "POST" && turn && len(tools) > 0 {
 			qs = append(qs, q)
 		}
 	}
@@ -132,8 +134,8 @@ func natTurns(srv *fakemodel.Server) []fakemodel.Request {
 // ignores it without a word.
 func TestNativeSessionEnd(t *testing.T) {
 	t.Parallel()
-	needs(t, providers...)
-	for _, p := range providers {
+	needs(t, probed...)
+	for _, p := range probed {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, p, natScript)
@@ -210,8 +212,8 @@ var natStopCases = []struct {
 // systemMessage or plain stdout reaches the model on neither.
 func TestNativeStop(t *testing.T) {
 	t.Parallel()
-	needs(t, providers...)
-	for _, p := range providers {
+	needs(t, probed...)
+	for _, p := range probed {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			harness(t, p)

@@ -37,8 +37,8 @@ func callID(provider string, n int) string {
 // model does not call never runs.
 func TestProbeContext(t *testing.T) {
 	t.Parallel()
-	needs(t, providers...)
-	for _, p := range providers {
+	needs(t, probed...)
+	for _, p := range probed {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, p, fakemodel.Script{
@@ -109,8 +109,8 @@ func TestProbeContext(t *testing.T) {
 // stderr never reaches the model.
 func TestProbeFailures(t *testing.T) {
 	t.Parallel()
-	needs(t, providers...)
-	for _, p := range providers {
+	needs(t, probed...)
+	for _, p := range probed {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, p, fakemodel.Script{
@@ -219,8 +219,8 @@ func modelText(q fakemodel.Request, substr string) string {
 // runs and the command with it.)
 func TestProbeTrust(t *testing.T) {
 	t.Parallel()
-	needs(t, providers...)
-	for _, p := range providers {
+	needs(t, probed...)
+	for _, p := range probed {
 		for _, c := range []string{"revoked", "changed"} {
 			t.Run(p+"/"+c, func(t *testing.T) {
 				t.Parallel()

@@ -44,7 +44,7 @@ func TestEveryTestChecksItsHarness(t *testing.T) {
 			// proves one of them (needs): harness would skip it whole on
 			// a run of the other.
 			want := checkers
-			if rangesOver(fd.Body, "providers") {
+			if rangesOver(fd.Body, "providers") || rangesOver(fd.Body, "probed") {
 				want = map[string]bool{"needs": true}
 			}
 			checked := false

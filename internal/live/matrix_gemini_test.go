@@ -1,0 +1,455 @@
+//go:build unix
+
+package live
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"dalo/internal/fakemodel"
+)
+
+// The Gemini matrix: live tests that prove the claims of the Gemini CLI
+// table (providers/gemini/0.61.0.cue) that the shared lifecycle tests
+// (TestSession, TestToolCalls, TestPromptGate, TestFailClosedStop) do not:
+// the payload fields, context on each event that takes it, every failure
+// delivery, the native tool names, and a folder its user has not trusted.
+// Each subtest installs a kit of its own, built from cmHook rows.
+
+const (
+	gmID    = "gm"
+	gmPkg   = "gemini-matrix"
+	gmFinal = "GM-FINAL-ANSWER-3d7c"
+)
+
+// gmEvents are the rows of the table, with the native event, the portable
+// fields its payload holds (events.<E>.payload) and its tool matcher.
+var gmEvents = []struct {
+	subject, phase, event, tools string
+	fields                       []string
+}{
+	{"session", "start", "SessionStart", "", []string{"session.id", "session.cwd", "transcript.path"}},
+	{"prompt", "before", "BeforeAgent", "", []string{"session.id", "session.cwd", "transcript.path", "prompt.text"}},
+	{"tool_call", "before", "BeforeTool", "run_shell_command", []string{"session.id", "session.cwd", "transcript.path", "tool.name"}},
+	{"tool_call", "after", "AfterTool", "run_shell_command", []string{"session.id", "session.cwd", "transcript.path", "tool.name"}},
+	{"workflow", "stop", "AfterAgent", "", []string{"session.id", "session.cwd", "transcript.path", "workflow.last_message", "workflow.already_continued"}},
+	{"session", "end", "SessionEnd", "", []string{"session.id", "session.cwd", "transcript.path", "session.end_reason"}},
+}
+
+// gmKeys is where the table says Gemini CLI's payload holds each field.
+var gmKeys = map[string]string{
+	"session.id": "session_id", "session.cwd": "cwd", "transcript.path": "transcript_path",
+	"prompt.text": "prompt", "tool.name": "tool_name",
+	"workflow.last_message": "prompt_response", "workflow.already_continued": "stop_hook_active",
+	"session.end_reason": "reason",
+}
+
+// gmDiag is the first line of dalo's diagnostic for a failed hook of the
+// Gemini matrix kit: what the user is shown.
+func gmDiag(id, policy string) string {
+	return fmt.Sprintf("dalo: hook %s:%s/%s failed (%s): handler exited with status 3", gmID, gmPkg, id, policy)
+}
+
+// gmModelDiag is what the model reads of the same failure, when its
+// visibility is model_and_user.
+func gmModelDiag(id string) string {
+	return fmt.Sprintf("[%s:%s/%s] This hook failed: handler exited with status 3.", gmID, gmPkg, id)
+}
+
+// gmCheckModel fails unless the model read the failure of h exactly when
+// its visibility is model_and_user, and never a handler's stderr.
+func (w *world) gmCheckModel(s session, h cmHook) {
+	w.t.Helper()
+	toModel := w.server.Contains(gmModelDiag(h.id))
+	if toModel != (h.visibility == "model_and_user") {
+		w.failf(s, "%s (%s): the failure reached the model = %v", h.id, h.visibility, toModel)
+	}
+	if h.visibility == "user" && w.server.Contains(gmDiag(h.id, h.policy)) {
+		w.failf(s, "%s: a user-only diagnostic reached the model", h.id)
+	}
+	if w.server.Contains(cmStderr) {
+		w.failf(s, "a handler's stderr reached the model")
+	}
+}
+
+// TestMatrixGemini runs Gemini CLI sessions that prove the table's claims
+// beyond the shared lifecycle tests.
+func TestMatrixGemini(t *testing.T) {
+	t.Parallel()
+	harness(t, "gemini")
+	t.Run("fields_context", testMatrixGeminiFields)
+	t.Run("failures", testMatrixGeminiFailures)
+	t.Run("fail_closed", testMatrixGeminiFailClosed)
+	t.Run("prompt_closed_model", testMatrixGeminiPromptClosed)
+	t.Run("native_tools", testMatrixGeminiTools)
+	t.Run("untrusted_folder", testMatrixGeminiUntrusted)
+	t.Run("redacted_env", testMatrixGeminiRedacted)
+	t.Run("commented_settings", testMatrixGeminiComments)
+}
+
+// testMatrixGeminiFields runs a session with an observer on every native
+// event binding every field the table says its payload holds, and context
+// from session start and after the successful tool call. Each bound value
+// is the payload's key the table names, and right: one session id, the
+// project dir, one transcript under the configuration home, the prompt,
+// the shell tool's name (for the failed command as for the other: AfterTool
+// fires for both), the model's final text, false, the end reason. Both
+// contexts reach the model; the observers change nothing.
+func testMatrixGeminiFields(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "gemini", fakemodel.Script{
+		fakemodel.Run("echo gm-out-42; touch gm-ran"),
+		fakemodel.Run("exit 7"),
+		fakemodel.Say(gmFinal),
+	})
+	const startCtx, postCtx = "GM-START-CONTEXT-51f0", "GM-POST-CONTEXT-a2c9"
+	var hooks []cmHook
+	for _, e := range gmEvents {
+		hooks = append(hooks, cmHook{id: "f-" + e.event, subject: e.subject, phase: e.phase, effect: "observe",
+			policy: "report", visibility: "user", tools: e.tools, fields: e.fields, result: `{"kind":"observe"}`})
+	}
+	hooks = append(hooks,
+		cmHook{id: "start-context", subject: "session", phase: "start", effect: "add_context",
+			result: `{"kind":"add_context","context":"` + startCtx + `"}`},
+		cmHook{id: "post-context", subject: "tool_call", phase: "after", effect: "add_context", tools: "run_shell_command",
+			when: "*gm-ran*", result: `{"kind":"add_context","context":"` + postCtx + `"}`})
+	w.installSource(gmID, gmPkg, matrixFiles(gmPkg, "Probes of the Gemini CLI table's claims.", hooks))
+	const prompt = "Run the matrix commands, gm-fields-prompt."
+	s := w.run(prompt)
+
+	calls := map[string]int{"BeforeTool": 2, "AfterTool": 2}
+	var sid, transcript string
+	for _, e := range gmEvents {
+		id := "f-" + e.event
+		runs, payloads := w.cmRuns(id), w.cmPayloads(id)
+		want := 1
+		if n := calls[e.event]; n != 0 {
+			want = n
+		}
+		if len(runs) != want || len(payloads) != want {
+			w.failf(s, "%s observer: %d runs (%d payloads), want %d", e.event, len(runs), len(payloads), want)
+			continue
+		}
+		for i, argv := range runs {
+			if len(argv) != len(e.fields) {
+				w.failf(s, "%s observer run %d: argv %q, want one value per field %q", e.event, i, argv, e.fields)
+				continue
+			}
+			for j, f := range e.fields {
+				got := argv[j]
+				if pv, ok := payloads[i][gmKeys[f]]; !ok || fmt.Sprint(pv) != got {
+					w.failf(s, "%s %s = %q, payload %s = %v (present %v)", e.event, f, got, gmKeys[f], pv, ok)
+				}
+				bad := ""
+				switch f {
+				case "session.id":
+					if sid == "" {
+						sid = got
+					}
+					if got == "" || got != sid {
+						bad = "one session id, " + sid
+					}
+				case "session.cwd":
+					if !samePath(got, w.work) {
+						bad = "the project dir " + w.work
+					}
+				case "transcript.path":
+					if transcript == "" {
+						transcript = got
+					}
+					if got != transcript || !strings.HasPrefix(got, w.configHome()+string(filepath.Separator)) {
+						bad = "one path under " + w.configHome()
+					}
+				case "prompt.text":
+					// Gemini CLI puts the context SessionStart added in
+					// front of the first prompt, before BeforeAgent sees it.
+					if got != "<hook_context>["+gmID+":"+gmPkg+"/start-context] "+startCtx+"</hook_context>\n\n"+prompt {
+						bad = "the prompt, after the session's context"
+					}
+				case "tool.name":
+					if got != "run_shell_command" {
+						bad = "run_shell_command"
+					}
+				case "workflow.last_message":
+					if got != gmFinal {
+						bad = "the model's final text " + gmFinal
+					}
+				case "workflow.already_continued":
+					if got != "false" {
+						bad = "false"
+					}
+				case "session.end_reason":
+					if got != "exit" {
+						bad = "exit"
+					}
+				}
+				if bad != "" {
+					w.failf(s, "%s run %d: bound %s = %q, want %s", e.event, i, f, got, bad)
+				}
+			}
+		}
+	}
+	if b, err := os.ReadFile(transcript); err != nil || !strings.Contains(string(b), "gm-fields-prompt") {
+		w.failf(s, "transcript.path %q: the file does not hold the session's prompt (%v)", transcript, err)
+	}
+	for _, c := range []string{startCtx, postCtx} {
+		if !w.server.Contains(c) {
+			w.failf(s, "context %s did not reach the model", c)
+		}
+	}
+	if !w.exists("gm-ran") || !w.server.Contains("gm-out-42") || !w.server.Contains("Exit Code: 7") {
+		w.failf(s, "the commands ran = %v, their results reached the model = %v, %v; want true", w.exists("gm-ran"),
+			w.server.Contains("gm-out-42"), w.server.Contains("Exit Code: 7"))
+	}
+	if n := len(natTurns(w.server)); n != 3 {
+		w.failf(s, "model turns = %d, want 3: two tool calls and the answer", n)
+	}
+	if strings.Contains(s.stderr, "Hook system message") || !strings.Contains(s.stdout, gmFinal) {
+		w.failf(s, "the user was shown a hook message, or not the final answer")
+	}
+}
+
+// testMatrixGeminiFailures runs a session in which a report or fail_open
+// hook crashes on every event, for each error visibility the table
+// supports there: the session goes on (the command runs, no extra turn),
+// Gemini CLI shows the user each diagnostic on stderr, and only the
+// model_and_user ones reach the model.
+func testMatrixGeminiFailures(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gm-ran"), fakemodel.Say(gmFinal)})
+	hooks := []cmHook{
+		{id: "start-report-user", subject: "session", phase: "start", effect: "observe", policy: "report", visibility: "user"},
+		{id: "start-report-model", subject: "session", phase: "start", effect: "observe", policy: "report", visibility: "model_and_user"},
+		{id: "prompt-report-user", subject: "prompt", phase: "before", effect: "observe", policy: "report", visibility: "user"},
+		{id: "prompt-open-model", subject: "prompt", phase: "before", effect: "add_context", policy: "fail_open", visibility: "model_and_user"},
+		{id: "pre-report-user", subject: "tool_call", phase: "before", effect: "observe", policy: "report", visibility: "user", tools: "run_shell_command"},
+		{id: "pre-open-user", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_open", visibility: "user", tools: "run_shell_command"},
+		{id: "post-report-model", subject: "tool_call", phase: "after", effect: "observe", policy: "report", visibility: "model_and_user", tools: "run_shell_command"},
+		{id: "post-open-user", subject: "tool_call", phase: "after", effect: "add_context", policy: "fail_open", visibility: "user", tools: "run_shell_command"},
+		{id: "stop-report-user", subject: "workflow", phase: "stop", effect: "observe", policy: "report", visibility: "user"},
+		{id: "stop-open-user", subject: "workflow", phase: "stop", effect: "continue_workflow", policy: "fail_open", visibility: "user"},
+		{id: "end-report-user", subject: "session", phase: "end", effect: "observe", policy: "report", visibility: "user"},
+	}
+	for i := range hooks {
+		hooks[i].exit = 3
+	}
+	w.installSource(gmID, gmPkg, matrixFiles(gmPkg, "Probes of the Gemini CLI table's claims.", hooks))
+	s := w.run("Run the command you are given.")
+	if !w.exists("gm-ran") || len(natTurns(w.server)) != 2 {
+		w.failf(s, "the command ran = %v, model turns = %d; want true, 2: no failure here blocks or asks for a pass",
+			w.exists("gm-ran"), len(natTurns(w.server)))
+	}
+	for _, h := range hooks {
+		diag := gmDiag(h.id, h.policy)
+		if !strings.Contains(s.stderr, diag+"\n  stderr: "+cmStderr) {
+			w.failf(s, "%s: Gemini CLI did not show the user %q with the handler's stderr", h.id, diag)
+		}
+		w.gmCheckModel(s, h)
+	}
+}
+
+// testMatrixGeminiFailClosed runs a session in which fail_closed hooks
+// crash: a gate before each of two commands, one per error visibility, and
+// a continuation on the first stop. Neither command runs; the model reads
+// the generic reason for the user-only gate and the diagnostic for the
+// other; the user is shown both; the crashed stop hook asks for one more
+// pass, whose prompt is its diagnostic, and the next stop ends the session.
+func testMatrixGeminiFailClosed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gm-a"), fakemodel.Run("touch gm-b"), fakemodel.Say(gmFinal)})
+	hooks := []cmHook{
+		{id: "pre-closed-user", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed", visibility: "user",
+			tools: "run_shell_command", when: "*gm-a*", exit: 3},
+		{id: "pre-closed-model", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed", visibility: "model_and_user",
+			tools: "run_shell_command", when: "*gm-b*", exit: 3},
+		{id: "stop-closed-model", subject: "workflow", phase: "stop", effect: "continue_workflow", policy: "fail_closed", visibility: "model_and_user",
+			when: `*'"stop_hook_active":false'*`, exit: 3},
+	}
+	w.installSource(gmID, gmPkg, matrixFiles(gmPkg, "Probes of the Gemini CLI table's claims.", hooks))
+	s := w.run("Run the commands you are given.")
+	if w.exists("gm-a") || w.exists("gm-b") {
+		w.failf(s, "a fail_closed gate crashed, and its command ran (gm-a %v, gm-b %v)", w.exists("gm-a"), w.exists("gm-b"))
+	}
+	if !w.server.Contains("This hook failed; the details were shown to the user. The action was blocked (fail_closed).") {
+		w.failf(s, "user-only fail_closed gate: the generic reason did not reach the model")
+	}
+	for _, h := range hooks {
+		diag := gmDiag(h.id, h.policy)
+		if !strings.Contains(s.stderr, "Hook system message: "+diag+"\n  stderr: "+cmStderr) {
+			w.failf(s, "%s: Gemini CLI did not show the user %q", h.id, diag)
+		}
+		w.gmCheckModel(s, h)
+	}
+	if n := len(natTurns(w.server)); n != 4 {
+		w.failf(s, "model turns = %d, want 4: two calls, the answer, and the one pass the crashed stop hook asked for", n)
+	}
+	if got := len(w.cmRuns("stop-closed-model")); got != 2 {
+		w.failf(s, "the stop hook ran %d times, want 2", got)
+	}
+}
+
+// testMatrixGeminiPromptClosed runs a session whose fail_closed prompt
+// gate, with error_visibility model_and_user, crashes: the prompt never
+// reaches the model (no model request at all), so the diagnostic reaches
+// the user only, as the block reason, with the handler's stderr.
+func testMatrixGeminiPromptClosed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gm-ran"), fakemodel.Say(gmFinal)})
+	h := cmHook{id: "prompt-closed-model", subject: "prompt", phase: "before", effect: "gate", policy: "fail_closed",
+		visibility: "model_and_user", exit: 3}
+	w.installSource(gmID, gmPkg, matrixFiles(gmPkg, "Probes of the Gemini CLI table's claims.", []cmHook{h}))
+	const prompt = "Run the command you are given, gm-closed-prompt."
+	s, err := w.runExit(prompt)
+	t.Logf("gemini exit: %v", err)
+	if n := len(w.server.Requests()); n != 0 || w.exists("gm-ran") {
+		w.failf(s, "blocked prompt: %d model requests, the command ran = %v; want 0, false", n, w.exists("gm-ran"))
+	}
+	if want := "[WARNING] Agent execution blocked: " + gmDiag(h.id, h.policy) + "\n  stderr: " + cmStderr; !strings.Contains(s.stderr, want) {
+		w.failf(s, "blocked prompt: Gemini CLI did not show the user %q", want)
+	}
+	if len(w.cmRuns(h.id)) != 1 {
+		w.failf(s, "the prompt gate ran %d times, want 1", len(w.cmRuns(h.id)))
+	}
+}
+
+// testMatrixGeminiTools runs a session whose model writes a file and reads
+// one with Gemini CLI's own tools: a gate matching write_file denies the
+// write, an observer matching read_file sees the read with its native
+// name, and an observer of the shell tool, which the model never calls,
+// never runs.
+func testMatrixGeminiTools(t *testing.T) {
+	t.Parallel()
+	const deny, content = "GM-WRITE-DENY-7e02", "GM-READ-CONTENT-c51b"
+	w := newWorldFor(t, "gemini", func(w *world) fakemodel.Script {
+		return fakemodel.Script{
+			{Tool: "write_file", Input: map[string]any{"file_path": filepath.Join(w.work, "gm-written.txt"), "content": "written"}},
+			{Tool: "read_file", Input: map[string]any{"file_path": filepath.Join(w.work, "gm-read.txt")}},
+			fakemodel.Say(gmFinal),
+		}
+	})
+	w.writeFile(filepath.Join(w.work, "gm-read.txt"), content+"\n")
+	hooks := []cmHook{
+		{id: "write-gate", subject: "tool_call", phase: "before", effect: "gate", policy: "report", visibility: "user",
+			tools: "write_file", fields: []string{"tool.name"}, result: `{"kind":"deny","reason":"` + deny + `"}`},
+		{id: "read-observe", subject: "tool_call", phase: "after", effect: "observe", policy: "report", visibility: "user",
+			tools: "read_file", fields: []string{"tool.name"}, result: `{"kind":"observe"}`},
+		{id: "shell-observe", subject: "tool_call", phase: "before", effect: "observe", policy: "report", visibility: "user",
+			tools: "run_shell_command", result: `{"kind":"observe"}`},
+	}
+	w.installSource(gmID, gmPkg, matrixFiles(gmPkg, "Probes of the Gemini CLI table's claims.", hooks))
+	s := w.run("Write one file and read another.")
+	if w.exists("gm-written.txt") || !w.server.Contains(deny) {
+		w.failf(s, "write_file gate: the file was written = %v, the reason reached the model = %v; want false, true",
+			w.exists("gm-written.txt"), w.server.Contains(deny))
+	}
+	if runs := w.cmRuns("write-gate"); len(runs) != 1 || len(runs[0]) != 1 || runs[0][0] != "write_file" {
+		w.failf(s, "write_file gate runs %q, want one with tool.name write_file", runs)
+	}
+	if runs := w.cmRuns("read-observe"); len(runs) != 1 || len(runs[0]) != 1 || runs[0][0] != "read_file" {
+		w.failf(s, "read_file observer runs %q, want one with tool.name read_file", runs)
+	}
+	if !w.server.Contains(content) {
+		w.failf(s, "read_file: the file's content did not reach the model")
+	}
+	if runs := w.cmRuns("shell-observe"); len(runs) != 0 {
+		w.failf(s, "the shell observer ran %d times, and the model called no shell", len(runs))
+	}
+}
+
+// testMatrixGeminiUntrusted installs the gate and runs Gemini CLI headless
+// in a project folder its user has not trusted: it exits before any model
+// request, so nothing the gate guards can run ungated there.
+func testMatrixGeminiUntrusted(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+	if err := os.Remove(filepath.Join(w.configHome(), "trustedFolders.json")); err != nil {
+		t.Fatal(err)
+	}
+	w.installGate()
+	s, err := w.runExit("Run the command you are given.")
+	t.Logf("gemini exit: %v", err)
+	if err == nil || len(natTurns(w.server)) != 0 || w.exists("gated-ran") {
+		w.failf(s, "untrusted folder: exit %v, model turns %d, the command ran %v; want a failure, 0, false",
+			err, len(natTurns(w.server)), w.exists("gated-ran"))
+	}
+}
+
+// testMatrixGeminiRedacted installs the gate and runs Gemini CLI with its
+// strictest environment redaction, as in a GitHub Actions job (GITHUB_SHA
+// set) with security.environmentVariableRedaction on: hooks then get only
+// the few variables Gemini CLI always allows (PATH, HOME, ...). dalo's
+// entries name the store on their command line, so the gate stays in
+// force: the gated command does not run and the reason reaches the model.
+// A hook of the user's own shows what was redacted.
+func testMatrixGeminiRedacted(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+	w.installGate()
+	file := w.hooksFile()
+	var settings map[string]any
+	b, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(b, &settings)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings["security"].(map[string]any)["environmentVariableRedaction"] = map[string]any{"enabled": true}
+	// A hook of the user's own records the environment hooks get.
+	envFile := filepath.Join(w.out, "hook.env")
+	hooks := settings["hooks"].(map[string]any)
+	hooks["BeforeTool"] = append(hooks["BeforeTool"].([]any), map[string]any{"matcher": "*", "hooks": []any{
+		map[string]any{"type": "command", "command": "env > " + envFile, "timeout": 10000}}})
+	b, _ = json.MarshalIndent(settings, "", "  ")
+	w.writeFile(file, string(b))
+	w.env = append(w.env, "GITHUB_SHA=0123456789abcdef0123456789abcdef01234567", "DALO_HOME="+w.store)
+	s := w.run("Run the command you are given.")
+	env, err := os.ReadFile(envFile)
+	if err != nil || strings.Contains(string(env), "DALO_HOME=") || !strings.Contains(string(env), "PATH=") {
+		w.failf(s, "the user's hook: environment %q (%v), want PATH and no DALO_HOME: redaction on", env, err)
+	}
+	if w.exists("gated-ran") || !w.server.Contains(markGate) {
+		w.failf(s, "redacted environment: the gated command ran = %v, the gate's reason reached the model = %v; want false, true",
+			w.exists("gated-ran"), w.server.Contains(markGate))
+	}
+}
+
+// testMatrixGeminiComments installs the gate into the user's settings.json
+// holding comments, which Gemini CLI reads (it strips them first): every
+// comment stays, Gemini CLI runs the gate, and doctor, reading the file
+// as Gemini CLI does, says it is in force, and that it is not once a
+// commented hooksConfig switches hooks off.
+func testMatrixGeminiComments(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+	file := w.hooksFile()
+	const mine = "// My Gemini CLI settings.\n{\n  /* how I sign in */ \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}}, // the key is in the environment\n  \"hooks\": {\n    // mine come later\n  }\n}\n"
+	w.writeFile(file, mine)
+	w.installGate()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"// My Gemini CLI settings.\n", "/* how I sign in */", "// the key is in the environment\n", "// mine come later\n"} {
+		if !strings.Contains(string(b), c) {
+			t.Errorf("install lost the comment %q:\n%s", c, b)
+		}
+	}
+	if out := w.dalo("doctor"); !regexp.MustCompile(`(?m)^in force +gemini ` + gateSource + `:` + gateKit + `/gate on BeforeTool: required$`).MatchString(out) {
+		t.Errorf("doctor does not say the gate is in force:\n%s", out)
+	}
+	s := w.run("Run the command you are given.")
+	if w.exists("gated-ran") || !w.server.Contains(markGate) {
+		w.failf(s, "commented settings: the gated command ran = %v, the gate's reason reached the model = %v; want false, true",
+			w.exists("gated-ran"), w.server.Contains(markGate))
+	}
+	w.writeFile(file, strings.Replace(string(b), "{\n", "{\n  // off for now\n  \"hooksConfig\": {\"enabled\": false},\n", 1))
+	if out, code := w.daloExit("doctor"); code != 1 || !strings.Contains(out, "sets hooksConfig.enabled to false") {
+		t.Errorf("doctor with a commented settings file switching hooks off: exit %d, want 1 saying so:\n%s", code, out)
+	}
+}
