@@ -254,15 +254,7 @@ func TestHooksOff(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, c.provider, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 			w.installGate()
-			file := w.hooksFile()
-			var settings map[string]any
-			b, err := os.ReadFile(file)
-			if err == nil {
-				err = json.Unmarshal(b, &settings)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			file, settings := w.hooksFile(), w.settings()
 			doctorIn := w.root
 			if c.project {
 				file, settings, doctorIn = filepath.Join(w.work, ".gemini", "settings.json"), map[string]any{}, w.work
@@ -272,11 +264,7 @@ func TestHooksOff(t *testing.T) {
 				}
 			}
 			c.set(w, settings)
-			b, err = json.MarshalIndent(settings, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.writeFile(file, string(b)+"\n")
+			w.writeJSON(file, settings)
 			out, code := w.daloExitIn(doctorIn, "doctor")
 			s := w.run("Run the command you are given.")
 			if c.inForce {
@@ -296,6 +284,30 @@ func TestHooksOff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// settings returns the harness's hook file, decoded.
+func (w *world) settings() map[string]any {
+	w.t.Helper()
+	var m map[string]any
+	b, err := os.ReadFile(w.hooksFile())
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return m
+}
+
+// writeJSON writes v to file as indented JSON.
+func (w *world) writeJSON(file string, v any) {
+	w.t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.writeFile(file, string(b)+"\n")
 }
 
 // entryCommand returns the command of dalo's entry for event in the
