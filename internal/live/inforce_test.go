@@ -218,9 +218,10 @@ func fileExists(name string) bool {
 // that does not: a "disabled" list inside Gemini CLI's hooks object, named
 // by the docs of versions before 0.61.0, which 0.61.0 skips as an event
 // name and honors nowhere: the gate stays in force, and doctor says so.
-// And Gemini CLI's project settings, which override the user's: doctor run
-// in the project reads them and says the gate is off there; run elsewhere,
-// it reads no project's.
+// And a project's own settings, which override the user's (Claude Code's
+// .claude/settings.json and settings.local.json, Gemini CLI's
+// .gemini/settings.json): doctor run in the project reads them and says
+// the gate is off there; run elsewhere, it reads no project's.
 func TestHooksOff(t *testing.T) {
 	t.Parallel()
 	needs(t, "claude", "gemini")
@@ -231,24 +232,26 @@ func TestHooksOff(t *testing.T) {
 		says string
 		// inForce: the setting switches nothing off.
 		inForce bool
-		// project: the setting is in the project's own settings
-		// (<project>/.gemini/settings.json, set is given an empty map),
-		// and doctor runs in the project.
-		project bool
+		// project, when set, is the project's own settings file the
+		// setting goes in (set is given an empty map), and doctor runs in
+		// the project.
+		project string
 	}{
-		{"claude", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "sets disableAllHooks to true", false, false},
+		{"claude", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "sets disableAllHooks to true", false, ""},
 		{"gemini_enabled", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"enabled": false}
-		}, "sets hooksConfig.enabled to false", false, false},
+		}, "sets hooksConfig.enabled to false", false, ""},
 		{"gemini_disabled", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"disabled": []any{entryCommand(w, s, "BeforeTool")}}
-		}, "lists dalo's BeforeTool entry in hooksConfig.disabled", false, false},
+		}, "lists dalo's BeforeTool entry in hooksConfig.disabled", false, ""},
 		{"gemini_hooks_disabled", "gemini", func(w *world, s map[string]any) {
 			s["hooks"].(map[string]any)["disabled"] = []any{entryCommand(w, s, "BeforeTool")}
-		}, "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required", true, false},
+		}, "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required", true, ""},
 		{"gemini_project", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"enabled": false}
-		}, "in this project, ", false, true},
+		}, "in this project, ", false, ".gemini/settings.json"},
+		{"claude_project", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "in this project, ", false, ".claude/settings.json"},
+		{"claude_project_local", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "in this project, ", false, ".claude/settings.local.json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -256,8 +259,8 @@ func TestHooksOff(t *testing.T) {
 			w.installGate()
 			file, settings := w.hooksFile(), w.settings()
 			doctorIn := w.root
-			if c.project {
-				file, settings, doctorIn = filepath.Join(w.work, ".gemini", "settings.json"), map[string]any{}, w.work
+			if c.project != "" {
+				file, settings, doctorIn = filepath.Join(w.work, filepath.FromSlash(c.project)), map[string]any{}, w.work
 				// Outside it, doctor reads no project's settings.
 				if out, code := w.daloExit("doctor"); code != 0 {
 					t.Errorf("doctor outside the project: exit %d, want 0:\n%s", code, out)
