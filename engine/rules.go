@@ -41,9 +41,12 @@ type Rules struct {
 	// fallbacks is, per member kind that takes an inline fallback, the
 	// kinds of reference it may name (#RefPositions.members.*.fallback).
 	fallbacks map[string]map[string]bool
-	fields    map[string]map[string]fieldDef // struct definition path → fields
-	elems     map[string]cue.Value           // definition path → its elements' constraint
-	memo      *ruleMemo
+	// fields and elems cache what shape checks ask of the schema; Load
+	// checks packages concurrently, so cacheMu guards them.
+	cacheMu sync.Mutex
+	fields  map[string]map[string]fieldDef // struct definition path → fields
+	elems   map[string]cue.Value           // definition path → its elements' constraint
+	memo    *ruleMemo
 }
 
 type fieldDef struct {

@@ -92,6 +92,8 @@ func cuePath(sels []string) string {
 
 // structFields lists the fields of a struct definition, cached by name.
 func (r *Rules) structFields(def cue.Value, name string) map[string]fieldDef {
+	r.cacheMu.Lock()
+	defer r.cacheMu.Unlock()
 	if fs, ok := r.fields[name]; ok {
 		return fs
 	}
@@ -429,6 +431,8 @@ func (r *Rules) acceptValue(def cue.Value, name string, v any) bool {
 // cue.AnyString or cue.AnyIndex), looked up once per definition name:
 // looking it up evaluates, and a manifest has a list in every tool.
 func (r *Rules) element(def cue.Value, name string, sel cue.Selector) cue.Value {
+	r.cacheMu.Lock()
+	defer r.cacheMu.Unlock()
 	if e, ok := r.elems[name]; ok {
 		return e
 	}

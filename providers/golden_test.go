@@ -76,56 +76,42 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// hookOutput checks what Claude Code and Gemini CLI were both seen to read
+// of a hook's stdout: one JSON object, hookEventName beside any
+// hookSpecificOutput, nothing on SessionEnd (its output is ignored). It
+// returns the hookSpecificOutput, or nil.
+func hookOutput(t *testing.T, event string, out dispatch.Native) map[string]json.RawMessage {
+	t.Helper()
+	if len(out.Stdout) == 0 {
+		return nil
+	}
+	if event == "SessionEnd" {
+		t.Errorf("stdout on SessionEnd: %s", out.Stdout)
+	}
+	var n struct {
+		HSO map[string]json.RawMessage `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(out.Stdout, &n); err != nil {
+		t.Fatalf("stdout is not JSON: %v", err)
+	}
+	if n.HSO != nil && string(n.HSO["hookEventName"]) != `"`+event+`"` {
+		t.Errorf("hookEventName %s on %s", n.HSO["hookEventName"], event)
+	}
+	return n.HSO
+}
+
 var goldenChecks = map[string]func(t *testing.T, event string, out dispatch.Native){
 	// What Claude Code was seen to accept: never a native allow, a rewrite
-	// without permissionDecision, hookEventName beside any
-	// hookSpecificOutput, nothing on stdout for SessionEnd.
+	// without permissionDecision.
 	"claude": func(t *testing.T, event string, out dispatch.Native) {
-		if len(out.Stdout) == 0 {
-			return
-		}
-		if event == "SessionEnd" {
-			t.Errorf("stdout on SessionEnd: %s", out.Stdout)
-		}
-		var n struct {
-			HSO map[string]json.RawMessage `json:"hookSpecificOutput"`
-		}
-		if err := json.Unmarshal(out.Stdout, &n); err != nil {
-			t.Fatalf("stdout is not JSON: %v", err)
-		}
-		if n.HSO == nil {
-			return
-		}
-		if string(n.HSO["hookEventName"]) != `"`+event+`"` {
-			t.Errorf("hookEventName %s on %s", n.HSO["hookEventName"], event)
-		}
-		if d := string(n.HSO["permissionDecision"]); d != "" && d != `"deny"` {
+		hso := hookOutput(t, event, out)
+		if d := string(hso["permissionDecision"]); d != "" && d != `"deny"` {
 			t.Errorf("permissionDecision %s: Claude keeps its own permission flow", d)
 		}
 	},
-	// What Gemini CLI was seen to read: one JSON object, hookEventName
-	// beside any hookSpecificOutput, nothing on stdout for SessionEnd
-	// (it ignores flow control there), no context before a tool call.
+	// What Gemini CLI was seen to read: no context before a tool call.
 	"gemini": func(t *testing.T, event string, out dispatch.Native) {
-		if len(out.Stdout) == 0 {
-			return
-		}
-		if event == "SessionEnd" {
-			t.Errorf("stdout on SessionEnd: %s", out.Stdout)
-		}
-		var n struct {
-			HSO map[string]json.RawMessage `json:"hookSpecificOutput"`
-		}
-		if err := json.Unmarshal(out.Stdout, &n); err != nil {
-			t.Fatalf("stdout is not JSON: %v", err)
-		}
-		if n.HSO == nil {
-			return
-		}
-		if string(n.HSO["hookEventName"]) != `"`+event+`"` {
-			t.Errorf("hookEventName %s on %s", n.HSO["hookEventName"], event)
-		}
-		if event == "BeforeTool" && n.HSO["additionalContext"] != nil {
+		if hso := hookOutput(t, event, out); event == "BeforeTool" && hso["additionalContext"] != nil {
 			t.Errorf("additionalContext on BeforeTool, which Gemini CLI drops")
 		}
 	},

@@ -410,6 +410,8 @@ func (t *Table) Path(l Location, getenv func(string) string) (string, error) {
 		}
 	case "system":
 		root = string(filepath.Separator)
+	case "project":
+		return "", fmt.Errorf("%s: %s is a project's, not the user's", t.Key(), l.Path)
 	default:
 		var err error
 		if root, err = t.ConfigHome(getenv); err != nil {
@@ -430,6 +432,8 @@ func (t *Table) Display(l Location) string {
 		}
 	case "system":
 		root = ""
+	case "project":
+		root = "<project>"
 	}
 	s := root + "/" + l.Path
 	if l.Layout != "" {

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +50,9 @@ type DoctorOptions struct {
 	Run bool
 	// Getenv locates the harnesses' files (os.Getenv).
 	Getenv func(string) string
+	// Project is the project whose own settings doctor reads where a
+	// table lists them (the current directory), or "" for none.
+	Project string
 }
 
 // checkTimeout bounds one run of an entry's dispatcher with --check.
@@ -639,8 +643,17 @@ func (c *forceCheck) switches() {
 	if len(c.t.Config.Off) == 0 {
 		return
 	}
+	project := false // the table lists a project's settings
 	for _, sw := range c.t.Config.Off {
 		file, err := c.t.Path(sw.Location, c.opt.Getenv)
+		where := ""
+		if sw.Location.Root == "project" {
+			project = true
+			if c.opt.Project == "" {
+				continue
+			}
+			file, err, where = filepath.Join(c.opt.Project, filepath.FromSlash(sw.Location.Path)), nil, "in this project, "
+		}
 		if err != nil {
 			continue
 		}
@@ -668,7 +681,7 @@ func (c *forceCheck) switches() {
 			for ev, e := range c.in.Harness.Entries {
 				for _, item := range list {
 					if s, _ := item.(string); s != "" && s == e.command(c.t) {
-						why := fmt.Sprintf("%s lists dalo's %s entry in %s: %s", file, ev, sw.Key, sw.Means)
+						why := fmt.Sprintf("%s%s lists dalo's %s entry in %s: %s", where, file, ev, sw.Key, sw.Means)
 						c.add(StatusProblem, file, "%s", why)
 						c.why(c.event, ev, why)
 					}
@@ -677,14 +690,19 @@ func (c *forceCheck) switches() {
 			continue
 		}
 		if fmt.Sprint(v) == fmt.Sprint(sw.Value) {
-			why := fmt.Sprintf("%s sets %s to %v: %s", file, sw.Key, sw.Value, sw.Means)
+			why := fmt.Sprintf("%s%s sets %s to %v: %s", where, file, sw.Key, sw.Value, sw.Means)
 			c.add(StatusProblem, file, "%s", why)
 			if c.all == "" {
 				c.all = why
 			}
 		}
 	}
-	c.add(StatusNote, c.t.Name, "%s also reads a project's own settings, which can switch hooks off for that project; doctor reads only the user's and the machine's", c.t.Harness)
+	switch {
+	case !project:
+		c.add(StatusNote, c.t.Name, "%s also reads a project's own settings, which can switch hooks off for that project; doctor reads only the user's and the machine's", c.t.Harness)
+	case c.opt.Project != "":
+		c.add(StatusNote, c.t.Name, "%s also reads each project's own settings, which can switch hooks off for that project: doctor read those of %s, the current directory; run it in another project to check that one", c.t.Harness, c.opt.Project)
+	}
 }
 
 // jsonPath is the value at the dotted path of a decoded JSON document.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 
@@ -23,8 +24,9 @@ entry's dispatcher runs, by running it as the harness would but without a
 shell and with --check (it loads the plan and re-checks each hook's grants,
 digests and staged tree, and runs no handler); that no setting switches the
 harness's hooks off (Claude Code's disableAllHooks, allowManagedHooksOnly
-in managed settings; a project's own settings can too, which doctor does
-not read); that Codex trusts each of dalo's entries as it is now (by the
+in managed settings; Gemini CLI's hooksConfig), in the user's and the
+machine's settings and in those of the project in the current directory
+(another project's own settings can too: run doctor there); that Codex trusts each of dalo's entries as it is now (by the
 hashes dalo recorded with 'plugin install --trust'; doctor starts no
 harness); and that each package's required dependencies and instructions
 are in force.
@@ -52,7 +54,10 @@ func runDoctor(e *env, fs *pflag.FlagSet) int {
 	if !ok {
 		return exitFail
 	}
-	found, err := s.Doctor(store.DoctorOptions{Run: true})
+	// A project's own settings can switch hooks off there: doctor reads
+	// those of the directory it runs in, where the tables list them.
+	wd, _ := os.Getwd()
+	found, err := s.Doctor(store.DoctorOptions{Run: true, Project: wd})
 	if err != nil {
 		return fail(e, "doctor", err)
 	}

@@ -71,10 +71,16 @@ func (w *world) pathHarness() {
 // exit status, whatever it is.
 func (w *world) daloExit(args ...string) (string, int) {
 	w.t.Helper()
+	return w.daloExitIn(w.root, args...)
+}
+
+// daloExitIn is daloExit with dir as the current directory.
+func (w *world) daloExitIn(dir string, args ...string) (string, int) {
+	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), daloTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, daloBin, args...)
-	cmd.Dir = w.root
+	cmd.Dir = dir
 	cmd.Env = w.env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -212,6 +218,10 @@ func fileExists(name string) bool {
 // that does not: a "disabled" list inside Gemini CLI's hooks object, named
 // by the docs of versions before 0.61.0, which 0.61.0 skips as an event
 // name and honors nowhere: the gate stays in force, and doctor says so.
+// And a project's own settings, which override the user's (Claude Code's
+// .claude/settings.json and settings.local.json, Gemini CLI's
+// .gemini/settings.json): doctor run in the project reads them and says
+// the gate is off there; run elsewhere, it reads no project's.
 func TestHooksOff(t *testing.T) {
 	t.Parallel()
 	needs(t, "claude", "gemini")
@@ -222,38 +232,43 @@ func TestHooksOff(t *testing.T) {
 		says string
 		// inForce: the setting switches nothing off.
 		inForce bool
+		// project, when set, is the project's own settings file the
+		// setting goes in (set is given an empty map), and doctor runs in
+		// the project.
+		project string
 	}{
-		{"claude", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "sets disableAllHooks to true", false},
+		{"claude", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "sets disableAllHooks to true", false, ""},
 		{"gemini_enabled", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"enabled": false}
-		}, "sets hooksConfig.enabled to false", false},
+		}, "sets hooksConfig.enabled to false", false, ""},
 		{"gemini_disabled", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"disabled": []any{entryCommand(w, s, "BeforeTool")}}
-		}, "lists dalo's BeforeTool entry in hooksConfig.disabled", false},
+		}, "lists dalo's BeforeTool entry in hooksConfig.disabled", false, ""},
 		{"gemini_hooks_disabled", "gemini", func(w *world, s map[string]any) {
 			s["hooks"].(map[string]any)["disabled"] = []any{entryCommand(w, s, "BeforeTool")}
-		}, "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required", true},
+		}, "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required", true, ""},
+		{"gemini_project", "gemini", func(w *world, s map[string]any) {
+			s["hooksConfig"] = map[string]any{"enabled": false}
+		}, "in this project, ", false, ".gemini/settings.json"},
+		{"claude_project", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "in this project, ", false, ".claude/settings.json"},
+		{"claude_project_local", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "in this project, ", false, ".claude/settings.local.json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, c.provider, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 			w.installGate()
-			file := w.hooksFile()
-			var settings map[string]any
-			b, err := os.ReadFile(file)
-			if err == nil {
-				err = json.Unmarshal(b, &settings)
-			}
-			if err != nil {
-				t.Fatal(err)
+			file, settings := w.hooksFile(), w.settings()
+			doctorIn := w.root
+			if c.project != "" {
+				file, settings, doctorIn = filepath.Join(w.work, filepath.FromSlash(c.project)), map[string]any{}, w.work
+				// Outside it, doctor reads no project's settings.
+				if out, code := w.daloExit("doctor"); code != 0 {
+					t.Errorf("doctor outside the project: exit %d, want 0:\n%s", code, out)
+				}
 			}
 			c.set(w, settings)
-			b, err = json.MarshalIndent(settings, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.writeFile(file, string(b)+"\n")
-			out, code := w.daloExit("doctor")
+			w.writeJSON(file, settings)
+			out, code := w.daloExitIn(doctorIn, "doctor")
 			s := w.run("Run the command you are given.")
 			if c.inForce {
 				if code != 0 || !strings.Contains(out, c.says) {
@@ -272,6 +287,30 @@ func TestHooksOff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// settings returns the harness's hook file, decoded.
+func (w *world) settings() map[string]any {
+	w.t.Helper()
+	var m map[string]any
+	b, err := os.ReadFile(w.hooksFile())
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return m
+}
+
+// writeJSON writes v to file as indented JSON.
+func (w *world) writeJSON(file string, v any) {
+	w.t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.writeFile(file, string(b)+"\n")
 }
 
 // entryCommand returns the command of dalo's entry for event in the

@@ -3,7 +3,6 @@
 package live
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -390,23 +389,14 @@ func testMatrixGeminiRedacted(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 	w.installGate()
-	file := w.hooksFile()
-	var settings map[string]any
-	b, err := os.ReadFile(file)
-	if err == nil {
-		err = json.Unmarshal(b, &settings)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	settings := w.settings()
 	settings["security"].(map[string]any)["environmentVariableRedaction"] = map[string]any{"enabled": true}
 	// A hook of the user's own records the environment hooks get.
 	envFile := filepath.Join(w.out, "hook.env")
 	hooks := settings["hooks"].(map[string]any)
 	hooks["BeforeTool"] = append(hooks["BeforeTool"].([]any), map[string]any{"matcher": "*", "hooks": []any{
 		map[string]any{"type": "command", "command": "env > " + envFile, "timeout": 10000}}})
-	b, _ = json.MarshalIndent(settings, "", "  ")
-	w.writeFile(file, string(b))
+	w.writeJSON(w.hooksFile(), settings)
 	w.env = append(w.env, "GITHUB_SHA=0123456789abcdef0123456789abcdef01234567", "DALO_HOME="+w.store)
 	s := w.run("Run the command you are given.")
 	env, err := os.ReadFile(envFile)
