@@ -250,6 +250,9 @@ func TestHooksOff(t *testing.T) {
 		{"gemini_project", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"enabled": false}
 		}, "in this project, ", false, ".gemini/settings.json"},
+		{"gemini_project_disabled", "gemini", func(w *world, s map[string]any) {
+			s["hooksConfig"] = map[string]any{"disabled": []any{entryCommand(w, w.settings(), "BeforeTool")}}
+		}, "in this project, ", false, ".gemini/settings.json"},
 		{"claude_project", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "in this project, ", false, ".claude/settings.json"},
 		{"claude_project_local", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "in this project, ", false, ".claude/settings.local.json"},
 	} {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +87,7 @@ func TestMatrixGemini(t *testing.T) {
 	t.Run("fail_closed", testMatrixGeminiFailClosed)
 	t.Run("prompt_closed_model", testMatrixGeminiPromptClosed)
 	t.Run("native_tools", testMatrixGeminiTools)
+	t.Run("file_tools", testMatrixGeminiFileTools)
 	t.Run("untrusted_folder", testMatrixGeminiUntrusted)
 	t.Run("redacted_env", testMatrixGeminiRedacted)
 	t.Run("commented_settings", testMatrixGeminiComments)
@@ -360,6 +362,57 @@ func testMatrixGeminiTools(t *testing.T) {
 	}
 }
 
+// testMatrixGeminiFileTools runs a session whose model calls Gemini CLI's
+// other file tools, each once: an observer before and one after the call,
+// matching all of them by their native names, see each with its name, in
+// order, and the edit the replace tool makes is done. The tools Gemini CLI
+// offered the model are exactly the table's.
+func testMatrixGeminiFileTools(t *testing.T) {
+	t.Parallel()
+	names := []string{"glob", "grep_search", "list_directory", "replace"}
+	w := newWorldFor(t, "gemini", func(w *world) fakemodel.Script {
+		return fakemodel.Script{
+			{Tool: "glob", Input: map[string]any{"pattern": "*.txt"}},
+			{Tool: "grep_search", Input: map[string]any{"pattern": "GM-NEEDLE"}},
+			{Tool: "list_directory", Input: map[string]any{"dir_path": w.work}},
+			{Tool: "replace", Input: map[string]any{"file_path": filepath.Join(w.work, "gm-edit.txt"), "old_string": "before-edit",
+				"new_string": "after-edit", "instruction": "Replace before-edit with after-edit."}},
+			fakemodel.Say(gmFinal),
+		}
+	})
+	w.writeFile(filepath.Join(w.work, "gm-edit.txt"), "GM-NEEDLE before-edit\n")
+	tools := strings.Join(names, ",")
+	hooks := []cmHook{
+		{id: "files-before", subject: "tool_call", phase: "before", effect: "observe", policy: "report", visibility: "user",
+			tools: tools, fields: []string{"tool.name"}, result: `{"kind":"observe"}`},
+		{id: "files-after", subject: "tool_call", phase: "after", effect: "observe", policy: "report", visibility: "user",
+			tools: tools, fields: []string{"tool.name"}, result: `{"kind":"observe"}`},
+	}
+	w.installSource(gmID, gmPkg, matrixFiles(gmPkg, "Probes of the Gemini CLI table's claims.", hooks))
+	s := w.run("Look at the files and edit one.")
+	// The table's tools are exactly those Gemini CLI offers the model.
+	var want []string
+	for n := range tableUnder(t, "gemini").Tools {
+		want = append(want, n)
+	}
+	slices.Sort(want)
+	if got := gmOffered(w.server); !slices.Equal(got, want) {
+		w.failf(s, "Gemini CLI offered the tools %q; the table lists %q", got, want)
+	}
+	for _, id := range []string{"files-before", "files-after"} {
+		var got []string
+		for _, argv := range w.cmRuns(id) {
+			got = append(got, strings.Join(argv, " "))
+		}
+		if strings.Join(got, ",") != tools {
+			w.failf(s, "%s saw the tools %q, want %q", id, got, names)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(w.work, "gm-edit.txt")); err != nil || string(b) != "GM-NEEDLE after-edit\n" {
+		w.failf(s, "replace: the file holds %q (%v), want the edit made", b, err)
+	}
+}
+
 // testMatrixGeminiUntrusted installs the gate and runs Gemini CLI headless
 // in a project folder its user has not trusted: it exits before any model
 // request, so nothing the gate guards can run ungated there.
@@ -442,4 +495,25 @@ func testMatrixGeminiComments(t *testing.T) {
 	if out, code := w.daloExit("doctor"); code != 1 || !strings.Contains(out, "sets hooksConfig.enabled to false") {
 		t.Errorf("doctor with a commented settings file switching hooks off: exit %d, want 1 saying so:\n%s", code, out)
 	}
+}
+
+// gmOffered lists the tools Gemini CLI offered the model in its requests:
+// the names of their function declarations.
+func gmOffered(srv *fakemodel.Server) []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, q := range srv.Requests() {
+		tools, _ := q.JSON["tools"].([]any)
+		for _, tl := range tools {
+			decls, _ := tl.(map[string]any)["functionDeclarations"].([]any)
+			for _, d := range decls {
+				if n, _ := d.(map[string]any)["name"].(string); n != "" && !seen[n] {
+					seen[n] = true
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
 }
