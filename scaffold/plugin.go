@@ -254,9 +254,10 @@ error_visibility = "user"
 blocking_scope = "matched_event"
 `)
 	if h.Subject == "tool_call" {
-		m.WriteString(`# Optional, tool calls only: the native tool names it runs for; without it,
-# every call.
-# matcher = { tool_names = ["Bash"] }
+		m.WriteString(`# Optional, tool calls only: the native tool names it runs for, each
+# harness's own (Claude Code's and Codex's shell is Bash, Gemini CLI's
+# run_shell_command); without it, every call.
+# matcher = { tool_names = ["Bash", "run_shell_command"] }
 `)
 	}
 	m.WriteString(`# Optional: event fields bound to tool inputs, such as the session's directory.

@@ -157,6 +157,19 @@ func readHarness(ts *providers.Tables, name, path string) (*Harness, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), VersionTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--version")
+	// The harness's configuration home is an empty scratch directory
+	// while it prints its version: Gemini CLI 0.61.0 leaves temporary
+	// files in its home at every start, and refuses to start on settings
+	// it cannot parse, and reading a version must neither change the
+	// user's files nor depend on them.
+	if t, ok := ts.Newest(name); ok {
+		scratch, err := os.MkdirTemp("", "dalo-version-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(scratch)
+		cmd.Env = append(os.Environ(), t.Config.Home.Env+"="+scratch)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second

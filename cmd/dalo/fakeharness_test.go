@@ -21,7 +21,9 @@ import (
 // has the harness installed. A script that needs another one writes its
 // own there.
 //
-// For --version it prints $FAKE_<NAME>_VERSION, else what the newest
+// For --version it leaves started.tmp in the configuration home its
+// table's variable names (Gemini CLI leaves files there at every start),
+// and prints $FAKE_<NAME>_VERSION, else what the newest
 // provider table of NAME says its harness prints: a bare --provider NAME
 // then finds exactly that table. As codex app-server it answers initialize
 // and hooks/list the way Codex's app server does, listing the hooks of
@@ -39,6 +41,16 @@ func fakeHarness() int {
 	name, args := os.Args[1], os.Args[2:]
 	switch {
 	case len(args) == 1 && args[0] == "--version":
+		// As Gemini CLI does, it leaves a file in its configuration home
+		// at every start.
+		if ts, err := providers.Load(); err == nil {
+			if t, ok := ts.Newest(name); ok {
+				if dir := os.Getenv(t.Config.Home.Env); dir != "" {
+					os.MkdirAll(dir, 0o755)
+					os.WriteFile(filepath.Join(dir, "started.tmp"), nil, 0o644)
+				}
+			}
+		}
 		v := os.Getenv("FAKE_" + strings.ToUpper(name) + "_VERSION")
 		if v == "" {
 			ts, err := providers.Load()

@@ -29,6 +29,7 @@ the manifest, and resolves through the registry.
 --target is required; there is no default:
   claude   $CLAUDE_CONFIG_DIR/CLAUDE.md (default ~/.claude/CLAUDE.md), global
   codex    $CODEX_HOME/AGENTS.md (default ~/.codex/AGENTS.md), global
+  gemini   $GEMINI_CLI_HOME/.gemini/GEMINI.md (default ~/.gemini/GEMINI.md), global
   PATH     an explicit project file (a path with a '/' or a name ending in .md)
 
 Text outside dalo's blocks is kept byte for byte. Enabling again changes
@@ -69,14 +70,17 @@ Examples:
 `
 
 func init() {
+	// The global targets are the providers' (each table's instructions).
+	names := store.Providers()
+	targets := strings.Join(names, "|") + "|PATH"
 	editFlags := func(fs *pflag.FlagSet) {
-		fs.String("target", "", "claude, codex or the PATH of a project file (required)")
+		fs.String("target", "", strings.Join(names, ", ")+" or the PATH of a project file (required)")
 		fs.Bool("dry-run", false, "print the diff, write nothing")
 		fs.Bool("force", false, "take over or remove a block that was edited")
 	}
 	register(&command{
 		name:  "instruction enable",
-		usage: "SOURCE:NAME instruction:SELECTOR --target claude|codex|PATH [--dry-run] [--force]",
+		usage: "SOURCE:NAME instruction:SELECTOR --target " + targets + " [--dry-run] [--force]",
 		short: "write a package's instruction into an instruction file",
 		doc:   instructionEnableDoc,
 		flags: editFlags,
@@ -84,7 +88,7 @@ func init() {
 	})
 	register(&command{
 		name:  "instruction disable",
-		usage: "SOURCE:NAME instruction:SELECTOR --target claude|codex|PATH [--dry-run] [--force]",
+		usage: "SOURCE:NAME instruction:SELECTOR --target " + targets + " [--dry-run] [--force]",
 		short: "remove an instruction dalo wrote",
 		doc:   instructionDisableDoc,
 		flags: editFlags,

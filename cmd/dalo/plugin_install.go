@@ -22,8 +22,9 @@ store, writes the package's skills and agents where the harness reads them
 (an agent becomes its inline fallback skill where the harness has no
 subagents), rewrites the provider's dispatch plan, and adds one dispatcher
 entry per native event in use to the harness configuration (Claude:
-$CLAUDE_CONFIG_DIR/settings.json, Codex: $CODEX_HOME/hooks.json), editing
-only its own entries: every other byte of the file is kept.
+$CLAUDE_CONFIG_DIR/settings.json, Codex: $CODEX_HOME/hooks.json, Gemini
+CLI: $GEMINI_CLI_HOME/.gemini/settings.json, comments kept), editing only
+its own entries: every other byte of the file is kept.
 
 The entries call a copy of the dispatcher kept in the store (dalo-hook of
 this dalo's build, else dalo itself), so that they keep working however
@@ -65,7 +66,7 @@ Examples:
 
 func init() {
 	register(&command{
-		name: "plugin install", usage: "SOURCE:NAME --provider claude|codex [--trust] [--dry-run]",
+		name: "plugin install", usage: "SOURCE:NAME --provider " + strings.Join(store.Providers(), "|") + " [--trust] [--dry-run]",
 		short: "install an approved package on a harness", doc: pluginInstallDoc,
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("provider", "", "the harness to install on (NAME or NAME@VERSION)")
@@ -159,7 +160,8 @@ func findInstallTarget(e *env, s *store.Store, cmd, provider string, trust bool)
 		if tg.t, err = ts.Resolve(provider); err != nil {
 			return nil, usageError(e, cmd, "%v", err)
 		}
-		tg.opt.Chosen = true
+		// The table of the harness found is evidence, named or not.
+		tg.opt.Chosen = tg.h == nil || tg.h.Table != tg.t
 	} else {
 		if _, ok := ts.Newest(provider); !ok {
 			return nil, usageError(e, cmd, "unknown provider %s; known: %s", provider, strings.Join(store.Providers(), ", "))
