@@ -118,9 +118,12 @@ type Blocking struct {
 // "home" (the user's home directory), "config_home" (Config.Home) or
 // "system" (the file system's root).
 type Location struct {
-	Root     string   `json:"root"`
-	Path     string   `json:"path"`
-	Layout   string   `json:"layout,omitempty"`
+	Root   string `json:"root"`
+	Path   string `json:"path"`
+	Layout string `json:"layout,omitempty"`
+	// Env, when set, names a variable that, set, names the file instead
+	// (Gemini CLI's GEMINI_CLI_SYSTEM_SETTINGS_PATH).
+	Env      string   `json:"env,omitempty"`
 	Evidence []string `json:"evidence"`
 }
 
@@ -402,6 +405,11 @@ func (t *Table) ConfigHome(getenv func(string) string) (string, error) {
 
 // Path resolves a location of this table to a path on this machine.
 func (t *Table) Path(l Location, getenv func(string) string) (string, error) {
+	if l.Env != "" {
+		if p := getenv(l.Env); p != "" {
+			return p, nil
+		}
+	}
 	var root string
 	switch l.Root {
 	case "home":

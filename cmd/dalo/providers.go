@@ -154,7 +154,11 @@ func printTable(w io.Writer, t *providers.Table) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	c := t.Config
 	fmt.Fprintf(tw, "install\t%s\n", t.Install)
-	fmt.Fprintf(tw, "config home\t$%s (default ~/%s)\n", c.Home.Env, c.Home.Default)
+	home := "$" + c.Home.Env
+	if c.Home.Within != "" {
+		home += "/" + c.Home.Within
+	}
+	fmt.Fprintf(tw, "config home\t%s (default ~/%s)\n", home, c.Home.Default)
 	fmt.Fprintf(tw, "hooks\t%s\n", t.Display(c.Hooks.Location))
 	fmt.Fprintf(tw, "instructions\t%s\n", t.Display(c.Instructions))
 	for _, l := range c.Skills {
