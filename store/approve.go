@@ -37,11 +37,23 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 	m := sel.Pkg.Manifest
 	if all {
 		tools, hooks = nil, nil
-		for _, t := range m.Tools {
-			tools = append(tools, t.ID)
-		}
+		// A tool only hooks the provider does not support run would be
+		// approved for nothing: it is skipped with them.
+		runs := map[string]int{}      // tool → hooks that run it
+		supported := map[string]int{} // tool → supported hooks that run it
 		for _, h := range m.Hooks {
 			hooks = append(hooks, h.ID)
+			runs[h.Tool]++
+			if sel.Caps[h.ID].Status == providers.Supported {
+				supported[h.Tool]++
+			}
+		}
+		for _, t := range m.Tools {
+			if runs[t.ID] > 0 && supported[t.ID] == 0 {
+				skipped = append(skipped, fmt.Sprintf("tool %s: no hook that runs it is supported on %s", t.ID, sel.Table.Key()))
+				continue
+			}
+			tools = append(tools, t.ID)
 		}
 	}
 	if len(tools)+len(hooks) == 0 && !all {
