@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"dalo/providers"
@@ -76,7 +77,7 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 					p.checkTimeout(t, at, h, c.NativeEvent)
 				}
 			}
-			p.checkMatcher(tables, at, h)
+			p.checkMatcher(ts.All(), tables, at, h)
 		}
 	}
 	return out, nil
@@ -96,42 +97,34 @@ func (p *Package) hasErrorUnder(at string) bool {
 // checkMatcher warns about matcher tool names that match nothing: names
 // are native, not a universal taxonomy, so a portable hook lists the names
 // of each harness it targets (Bash, run_shell_command), and a name one
-// harness knows is expected to match nothing on another. What is worth a
-// warning is a name no selected provider knows (a typo, or a harness dalo
-// has no table for), and a provider that knows none of the hook's names:
-// there the hook never runs.
-func (p *Package) checkMatcher(tables []*providers.Table, at string, h Hook) {
+// harness knows is expected to match nothing on another, even when only
+// that other is selected. What is worth a warning is a name no harness
+// dalo has a table for knows (a typo, or a harness without a table), and
+// a selected provider that knows none of the hook's names, where the hook
+// never runs (and is unsupported: #Capability).
+func (p *Package) checkMatcher(all, tables []*providers.Table, at string, h Hook) {
 	// A matcher on a row without one (#Combinations) is an error of the
 	// hook (E035), which is not asked about at all.
 	if h.Matcher == nil || p.pos == nil || len(h.Matcher.ToolNames) == 0 {
 		return
 	}
 	knows := make(map[*providers.Table]bool, len(tables))
+	anywhere := false
 	for n, name := range h.Matcher.ToolNames {
-		var by []string
 		for _, t := range tables {
 			if t.KnowsTool(name) {
 				knows[t] = true
-				by = append(by, t.Key())
 			}
 		}
-		if len(by) > 0 {
+		if slices.ContainsFunc(all, func(t *providers.Table) bool { return t.KnowsTool(name) }) {
+			anywhere = true
 			continue
 		}
 		f := fmt.Sprintf("%s.matcher.tool_names[%d]", at, n)
-		if len(tables) == 1 {
-			t := tables[0]
-			p.diags.warnOnce("W101", p.at(f), f, "%s has no native tool %s, so this name matches nothing there; its tools: %s", t.Key(), name, strings.Join(t.ToolNames(), ", "))
-			continue
-		}
-		keys := make([]string, len(tables))
-		for i, t := range tables {
-			keys[i] = t.Key()
-		}
-		p.diags.warnOnce("W101", p.at(f), f, "no provider has a native tool %s (%s), so this name matches nothing", name, strings.Join(keys, ", "))
+		p.diags.warnOnce("W101", p.at(f), f, "no provider table has a native tool %s, so this name matches nothing on any harness dalo knows", name)
 	}
-	if len(knows) == 0 {
-		return // each name was reported, for every provider
+	if !anywhere {
+		return // each name was reported
 	}
 	// At the first name: the list itself has no position of its own.
 	f, first := at+".matcher.tool_names", at+".matcher.tool_names[0]"
