@@ -91,6 +91,7 @@ func TestMatrixGemini(t *testing.T) {
 	t.Run("untrusted_folder", testMatrixGeminiUntrusted)
 	t.Run("redacted_env", testMatrixGeminiRedacted)
 	t.Run("commented_settings", testMatrixGeminiComments)
+	t.Run("context_file_name", testMatrixGeminiFileName)
 }
 
 // testMatrixGeminiFields runs a session with an observer on every native
@@ -494,6 +495,29 @@ func testMatrixGeminiComments(t *testing.T) {
 	w.writeFile(file, strings.Replace(string(b), "{\n", "{\n  // off for now\n  \"hooksConfig\": {\"enabled\": false},\n", 1))
 	if out, code := w.daloExit("doctor"); code != 1 || !strings.Contains(out, "sets hooksConfig.enabled to false") {
 		t.Errorf("doctor with a commented settings file switching hooks off: exit %d, want 1 saying so:\n%s", code, out)
+	}
+}
+
+// testMatrixGeminiFileName installs the live kit, whose instruction dalo
+// enables in GEMINI.md, and then names another instruction file in the
+// user's settings (context.fileName), as a user who keeps AGENTS.md would.
+// Gemini CLI 0.61.0 adds the names it is given to GEMINI.md rather than
+// replacing it: the instruction still reaches the model, and doctor has
+// nothing to say of it.
+func testMatrixGeminiFileName(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Say("Nothing to run.")})
+	w.install()
+	settings := w.settings()
+	settings["context"] = map[string]any{"fileName": []any{"AGENTS.md"}}
+	w.writeJSON(w.hooksFile(), settings)
+	if out, code := w.daloExit("doctor"); code != 0 {
+		t.Errorf("doctor with context.fileName AGENTS.md: exit %d, want 0:\n%s", code, out)
+	}
+	s := w.run("Say something short.")
+	if !w.server.Contains(markInstruction) || !w.server.Contains(markSkill) {
+		w.failf(s, "context.fileName AGENTS.md: the instruction in GEMINI.md reached the model = %v, the skill = %v; want true, true",
+			w.server.Contains(markInstruction), w.server.Contains(markSkill))
 	}
 }
 
