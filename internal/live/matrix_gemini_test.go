@@ -92,6 +92,7 @@ func TestMatrixGemini(t *testing.T) {
 	t.Run("redacted_env", testMatrixGeminiRedacted)
 	t.Run("commented_settings", testMatrixGeminiComments)
 	t.Run("context_file_name", testMatrixGeminiFileName)
+	t.Run("model_events", testMatrixGeminiModelEvents)
 }
 
 // testMatrixGeminiFields runs a session with an observer on every native
@@ -518,6 +519,31 @@ func testMatrixGeminiFileName(t *testing.T) {
 	if !w.server.Contains(markInstruction) || !w.server.Contains(markSkill) {
 		w.failf(s, "context.fileName AGENTS.md: the instruction in GEMINI.md reached the model = %v, the skill = %v; want true, true",
 			w.server.Contains(markInstruction), w.server.Contains(markSkill))
+	}
+}
+
+// testMatrixGeminiModelEvents runs a session with hooks of the user's own
+// on the events the table lists as unmapped that fire in every turn:
+// BeforeModel and AfterModel around each model request, BeforeToolSelection
+// before the model chooses a tool. Each ran, so the table's reasons speak
+// of events this version has.
+func testMatrixGeminiModelEvents(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("echo hi"), fakemodel.Say("Done.")})
+	settings := w.settings()
+	hooks := map[string]any{}
+	events := []string{"BeforeModel", "AfterModel", "BeforeToolSelection"}
+	for _, ev := range events {
+		hooks[ev] = []any{map[string]any{"hooks": []any{map[string]any{
+			"type": "command", "command": "touch " + filepath.Join(w.out, ev), "timeout": 10000}}}}
+	}
+	settings["hooks"] = hooks
+	w.writeJSON(w.hooksFile(), settings)
+	s := w.run("Run the command you are given.")
+	for _, ev := range events {
+		if _, err := os.Stat(filepath.Join(w.out, ev)); err != nil {
+			w.failf(s, "%s: the user's hook did not run", ev)
+		}
 	}
 }
 
