@@ -338,6 +338,7 @@ func newWorldFor(t *testing.T, provider string, script func(*world) fakemodel.Sc
 	t.Helper()
 	harness(t, provider) // skip or fail before making anything
 	root := t.TempDir()
+	t.Cleanup(func() { killUnder(root) })
 	w := &world{
 		t: t, provider: provider, key: targets[provider].key, root: root,
 		home:  filepath.Join(root, "home"),
@@ -776,4 +777,25 @@ next:
 		return m, true
 	}
 	return userMessage{}, false
+}
+
+// killUnder kills every process whose executable lies under dir: a
+// harness can leave a daemon of its own behind (Codex 0.171.0's TUI starts
+// a managed app-server from its home, which outlives the session), and a
+// test must leave nothing running. It reads /proc, so it does nothing
+// where there is none.
+func killUnder(dir string) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(exe, dir+string(filepath.Separator)) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
