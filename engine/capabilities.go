@@ -108,14 +108,9 @@ func (p *Package) checkMatcher(all, tables []*providers.Table, at string, h Hook
 	if h.Matcher == nil || p.pos == nil || len(h.Matcher.ToolNames) == 0 {
 		return
 	}
-	knows := make(map[*providers.Table]bool, len(tables))
+	names := h.Matcher.ToolNames
 	anywhere := false
-	for n, name := range h.Matcher.ToolNames {
-		for _, t := range tables {
-			if t.KnowsTool(name) {
-				knows[t] = true
-			}
-		}
+	for n, name := range names {
 		if slices.ContainsFunc(all, func(t *providers.Table) bool { return t.KnowsTool(name) }) {
 			anywhere = true
 			continue
@@ -129,7 +124,7 @@ func (p *Package) checkMatcher(all, tables []*providers.Table, at string, h Hook
 	// At the first name: the list itself has no position of its own.
 	f, first := at+".matcher.tool_names", at+".matcher.tool_names[0]"
 	for _, t := range tables {
-		if !knows[t] {
+		if t.MatchesNothing(names) {
 			p.diags.warnOnce("W101", p.at(first), f, "%s has none of these native tools, so this hook never runs there; its tools: %s", t.Key(), strings.Join(t.ToolNames(), ", "))
 		}
 	}

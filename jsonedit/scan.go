@@ -208,6 +208,10 @@ func scanDoc(s *scanner) (*Value, error) {
 
 func (s *scanner) errorf(format string, args ...any) error {
 	line, col := Position(s.doc, s.pos)
+	if s.comments && bytes.HasPrefix(s.doc[s.pos:], []byte("/*")) {
+		// space stops at a comment with no end: say so, not what was due.
+		return &SyntaxError{line, col, "a /* comment is never closed (no */ after it)"}
+	}
 	return &SyntaxError{line, col, fmt.Sprintf(format, args...)}
 }
 

@@ -122,6 +122,11 @@ func TestEditConfigComments(t *testing.T) {
 	if err == nil || err.Error() != "settings.json: 1:1: not valid JSON: unexpected '/'" {
 		t.Errorf("plain JSON with a comment: %v", err)
 	}
+	// A comment with no end is named, where it opens.
+	_, _, err = o.editConfig("settings.json", []byte("{\n  \"a\": /* 1 }\n"), HarnessState{}, want)
+	if err == nil || err.Error() != "settings.json: 2:8: not valid JSON: a /* comment is never closed (no */ after it)" {
+		t.Errorf("unclosed comment: %v", err)
+	}
 }
 
 // TestEditConfigCreates creates the file when it is missing and deletes it
