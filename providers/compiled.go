@@ -257,6 +257,9 @@ func loadCompiled(data []byte, fsys fs.FS) (*Tables, error) {
 		ct := &c.Tables[i]
 		t := ct.Table
 		t.File = ct.File
+		if err := t.compilePatterns(); err != nil {
+			return nil, fmt.Errorf("provider tables: compiled.json: %s: %w; run %s", t.File, err, RefreshCommand)
+		}
 		ts.add(t)
 		c.byKey[t.Key()] = ct
 	}

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -37,6 +38,10 @@ type Table struct {
 	// File is the table's path below the tables directory.
 	File  string    `json:"-"`
 	value cue.Value // the table unified with #Provider
+	// patterns are ToolPatterns compiled, when the table is loaded:
+	// validation asks KnowsTool of every hook on every table.
+	patterns []*regexp.Regexp
+	key      string // Key, made when the table is loaded
 }
 
 // A Claim is a fact with its evidence.
@@ -279,7 +284,12 @@ type UserOnly struct {
 }
 
 // Key is name@version.
-func (t *Table) Key() string { return t.Name + "@" + t.Version }
+func (t *Table) Key() string {
+	if t.key != "" {
+		return t.key
+	}
+	return t.Name + "@" + t.Version
+}
 
 // Row returns the row of (subject, phase); ok is false for a combination
 // draft 0.1 does not admit.
@@ -344,12 +354,26 @@ func (t *Table) KnowsTool(name string) bool {
 	if _, ok := t.Tools[name]; ok {
 		return true
 	}
-	for _, p := range t.ToolPatterns {
-		if re, err := regexp.Compile(p.Regexp); err == nil && re.MatchString(name) {
+	for _, re := range t.patterns {
+		if re.MatchString(name) {
 			return true
 		}
 	}
 	return false
+}
+
+// compilePatterns compiles t's tool patterns, which #Provider accepted
+// as regular expressions.
+func (t *Table) compilePatterns() error {
+	t.patterns = nil
+	for _, name := range slices.Sorted(maps.Keys(t.ToolPatterns)) {
+		re, err := regexp.Compile(t.ToolPatterns[name].Regexp)
+		if err != nil {
+			return fmt.Errorf("tool_patterns.%s: %w", name, err)
+		}
+		t.patterns = append(t.patterns, re)
+	}
+	return nil
 }
 
 // MatchesNothing reports whether a matcher listing names matches no tool

@@ -105,6 +105,7 @@ func compileTables(fsys fs.FS) (*Tables, cue.Value, error) {
 }
 
 func (ts *Tables) add(t *Table) {
+	t.key = t.Name + "@" + t.Version
 	ts.byKey[t.Key()] = t
 	ts.all = append(ts.all, t)
 }
@@ -143,6 +144,9 @@ func loadTable(ctx *cue.Context, provDef cue.Value, fsys fs.FS, file string) (*T
 	}
 	if err := t.checkEntry(); err != nil {
 		return nil, fmt.Errorf("provider table %s: config.hooks.entry: %w", file, err)
+	}
+	if err := t.compilePatterns(); err != nil {
+		return nil, fmt.Errorf("provider table %s: %w", file, err)
 	}
 	return t, nil
 }

@@ -135,6 +135,8 @@ func TestBrokenTableFails(t *testing.T) {
 			[]string{"claude/2.1.233.cue", "config.hooks.entry", "gives no matcher"}},
 		{"entry not an object", "claude/2.1.233.cue", "template: {\n\t\t\t\tmatcher: \"$matcher\"\n\t\t\t\thooks: [{type: \"command\", command: \"$command\", timeout: \"$timeout\"}]\n\t\t\t}", `template: ["$command", "$timeout"]`,
 			[]string{"claude/2.1.233.cue", "config.hooks.entry"}},
+		{"tool pattern not a regular expression", "claude/2.1.233.cue", `regexp: "^mcp__[^_].*__.+$"`, `regexp: "^mcp__[^_.*__.+$"`,
+			[]string{"claude/2.1.233.cue", "tool_patterns.mcp__<server>__<tool>", "missing closing ]"}},
 		{"syntax error", "claude/2.1.233.cue", `name:    "claude"`, `name:    "claude`,
 			[]string{"claude/2.1.233.cue"}},
 		{"path and name disagree", "claude/2.1.234.cue", "", "",
@@ -295,6 +297,11 @@ func TestOutputs(t *testing.T) {
 		if got := tc.tb.KnowsTool(tc.tool); got != tc.known {
 			t.Errorf("%s KnowsTool(%s) = %t", tc.tb.Key(), tc.tool, got)
 		}
+	}
+	// Validation asks this of every hook on every table: a pattern is
+	// compiled once, when its table is loaded, not at each question.
+	if n := testing.AllocsPerRun(100, func() { claude.KnowsTool("mcp__github__create_issue") }); n != 0 {
+		t.Errorf("KnowsTool of a pattern-matched name allocates %v times", n)
 	}
 }
 
