@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 
@@ -222,13 +224,25 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 			widths[i] = max(widths[i], len(cell(cells[h][p])))
 		}
 	}
-	line := func(first string, rest []string) {
-		var b strings.Builder
-		fmt.Fprintf(&b, "%-*s", width, first)
-		for i, r := range rest {
-			fmt.Fprintf(&b, "  %-*s", widths[i], r)
+	// line writes a row, each column padded as %-*s pads (by runes) and
+	// the padding at its end trimmed; fmt for each cell was a sixth of a
+	// run with every answer cached.
+	var b []byte
+	col := func(s string, width int) {
+		b = append(b, s...)
+		for n := utf8.RuneCountInString(s); n < width; n++ {
+			b = append(b, ' ')
 		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line := func(first string, rest []string) {
+		b = b[:0]
+		col(first, width)
+		for i, r := range rest {
+			b = append(b, "  "...)
+			col(r, widths[i])
+		}
+		b = append(bytes.TrimRight(b, " "), '\n')
+		w.Write(b)
 	}
 	if below {
 		fmt.Fprintln(w)

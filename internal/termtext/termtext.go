@@ -73,6 +73,13 @@ func NewWriter(w io.Writer) io.Writer { return &writer{w} }
 type writer struct{ w io.Writer }
 
 func (w *writer) Write(p []byte) (int, error) {
+	if plain(p) {
+		// Nearly all of what dalo prints: passed on as it is.
+		if _, err := w.w.Write(p); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	s := string(p)
 	var b strings.Builder
 	for len(s) > 0 {
@@ -89,4 +96,22 @@ func (w *writer) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// plain reports whether p is lines of text Escape leaves as they are.
+func plain(p []byte) bool {
+	for i := 0; i < len(p); {
+		if c := p[i]; c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' {
+			i++
+			continue
+		} else if c < utf8.RuneSelf {
+			return false
+		}
+		r, n := utf8.DecodeRune(p[i:])
+		if r == utf8.RuneError && n == 1 || !strconv.IsPrint(r) {
+			return false
+		}
+		i += n
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package termtext
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -47,6 +48,15 @@ func FuzzEscape(f *testing.F) {
 				t.Fatalf("Escape(%q) = %q holds %U", s, out, r)
 			}
 		}
+		// What the writer passes through unescaped, Escape leaves alone
+		// line by line.
+		if plain([]byte(s)) {
+			for _, line := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\t' }) {
+				if Escape(line) != line {
+					t.Fatalf("plain(%q), but Escape changes %q", s, line)
+				}
+			}
+		}
 		if Escape(out) != out {
 			t.Fatalf("Escape is not idempotent on %q", s)
 		}
@@ -66,5 +76,15 @@ func TestWriter(t *testing.T) {
 	}
 	if want := "col1\tcol2\nevil\\x1b[2K\\rline\ndone"; b.String() != want {
 		t.Errorf("wrote %q, want %q", b.String(), want)
+	}
+}
+
+// A report of a large source is megabytes of plain text: written through
+// as it is, not copied.
+func TestWriterPassesPlainTextThrough(t *testing.T) {
+	w := NewWriter(io.Discard)
+	p := []byte("plugins/x/PLUGIN.toml:3:1: warning W101 hook[0]\tüñï 日本\n")
+	if n := testing.AllocsPerRun(100, func() { w.Write(p) }); n != 0 {
+		t.Errorf("Write of plain text allocates %v times", n)
 	}
 }
