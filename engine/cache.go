@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -39,14 +41,14 @@ const packageKeyVersion = "dalo package check 1"
 // not one to cache: its manifest or a directory cannot be read, or its
 // tree breaks the limits (the check stops early on such a tree, and so
 // should the key).
-func packageKey(root, sourceID string, p *Package, r *Rules) ([]byte, bool) {
+func packageKey(root, sourceID string, p *Package, r *Rules, c Cache) ([]byte, bool) {
 	src, tooBig, err := regular.ReadLimited(filepath.Join(root, filepath.FromSlash(p.File)), int64(r.Limits.ManifestBytes))
 	if err != nil || tooBig {
 		return nil, false
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\nsource %q\npackage %q\nuser %s\nmanifest %x\n", packageKeyVersion, sourceID, p.Name, user(), sha256.Sum256(src))
-	if !hashTree(h, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits) {
+	if !hashTree(h, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits, c) {
 		return nil, false
 	}
 	return h.Sum(nil), true
@@ -55,56 +57,145 @@ func packageKey(root, sourceID string, p *Package, r *Rules) ([]byte, bool) {
 // hashTree writes into h the name, type, permissions, size and owner of
 // dir and of every entry under it, without following a symlink, names in
 // order. It returns false when a directory cannot be read or the tree
-// breaks the entry or depth limits. It reads each directory by its
-// descriptor and each entry relative to it: this is most of what a run
-// with every answer in the cache does.
-func hashTree(h io.Writer, dir string, lim *Limits) bool {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
+// breaks the entry or depth limits. This is most of what a run with every
+// answer in the cache does: a stat of each entry, and of each directory
+// its names, which c keeps (a listing) while the directory stays as it
+// was.
+func hashTree(h io.Writer, dir string, lim *Limits, c Cache) bool {
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil {
-		unix.Close(fd)
+	if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return false
 	}
-	buf := appendStat(nil, ".", &st)
-	entries := 0
-	var walk func(fd int, rel string, depth int) bool
-	walk = func(fd int, rel string, depth int) bool {
-		defer unix.Close(fd)
-		names, err := dirNames(fd)
-		if err != nil {
+	t := &treeHash{lim: lim, c: c, buf: appendStat(nil, ".", &st)}
+	if !t.walk(dir, ".", &st, 0) {
+		return false
+	}
+	h.Write(t.buf)
+	return true
+}
+
+// A treeHash is one walk of hashTree.
+type treeHash struct {
+	lim     *Limits
+	c       Cache
+	buf     []byte
+	entries int
+}
+
+func (t *treeHash) walk(dir, rel string, st *unix.Stat_t, depth int) bool {
+	names, ok := listing(dir, st, t.c)
+	if !ok {
+		return false
+	}
+	var est unix.Stat_t
+	for _, n := range names {
+		if t.entries++; t.entries > t.lim.PackageEntries {
 			return false
 		}
-		slices.Sort(names)
-		for _, n := range names {
-			if entries++; entries > lim.PackageEntries {
-				return false
-			}
-			if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				return false
-			}
-			name := rel + "/" + n
-			buf = appendStat(buf, name, &st)
-			if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-				continue
-			}
-			if depth+1 > lim.DirectoryDepth {
-				return false
-			}
-			sub, err := unix.Openat(fd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err != nil || !walk(sub, name, depth+1) {
-				return false
+		path, name := dir+"/"+n, rel+"/"+n
+		if unix.Lstat(path, &est) != nil {
+			return false
+		}
+		t.buf = appendStat(t.buf, name, &est)
+		if est.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		if depth+1 > t.lim.DirectoryDepth {
+			return false
+		}
+		sub := est
+		if !t.walk(path, name, &sub, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// A directory's names change only with its modification and change
+// times, which the system sets from a clock of coarse grain (a few
+// milliseconds; whole seconds on some file systems): two changes within
+// one grain leave the same times. A listing is kept only of a directory
+// whose last change is older than listingAge, so that any later change
+// gives it other times. Tests move the clock.
+const (
+	listingKeyVersion = "dalo listing 1"
+	listingAge        = 2 * time.Second
+)
+
+var clock = time.Now
+
+// dirsRead counts the directories listing read: a test holds a run with
+// every listing cached to none.
+var dirsRead atomic.Int64
+
+// listing returns the sorted names in dir, whose lstat is st: those c
+// keeps for a directory with the same device, inode and modification and
+// change times, or else those read, which c then keeps when the directory
+// last changed long enough ago. false: dir cannot be read, or is not st.
+func listing(dir string, st *unix.Stat_t, c Cache) ([]string, bool) {
+	var key []byte
+	if c != nil {
+		key = fmt.Appendf(nil, "%s\nuser %s\ndir %q", listingKeyVersion, user(), dir)
+		if data := c.Get(key); data != nil {
+			d := decoder{b: data}
+			if d.dirStat() == dirStat(st) {
+				names := make([]string, d.count(d.int()))
+				for i := range names {
+					names[i] = d.str()
+				}
+				if !d.bad && len(d.b) == 0 {
+					return names, true
+				}
 			}
 		}
-		return true
 	}
-	if !walk(fd, ".", 0) {
-		return false
+	dirsRead.Add(1)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
 	}
-	h.Write(buf)
-	return true
+	defer unix.Close(fd)
+	var now unix.Stat_t
+	if unix.Fstat(fd, &now) != nil || dirStat(&now) != dirStat(st) {
+		return nil, false // changed since st: not the directory asked about
+	}
+	names, err := dirNames(fd)
+	if err != nil {
+		return nil, false
+	}
+	slices.Sort(names)
+	old := clock().Add(-listingAge).UnixNano()
+	if c != nil && unix.TimespecToNsec(st.Mtim) < old && unix.TimespecToNsec(st.Ctim) < old {
+		var e encoder
+		e.dirStat(dirStat(st))
+		e.int(len(names))
+		for _, n := range names {
+			e.str(n)
+		}
+		c.Put(key, e.b)
+	}
+	return names, true
+}
+
+// dirStat is what of a directory's stat says its names are unchanged.
+type dirStatKey struct {
+	dev, ino     uint64
+	mtime, ctime int64
+}
+
+func dirStat(st *unix.Stat_t) dirStatKey {
+	return dirStatKey{uint64(st.Dev), uint64(st.Ino), unix.TimespecToNsec(st.Mtim), unix.TimespecToNsec(st.Ctim)}
+}
+
+func (e *encoder) dirStat(k dirStatKey) {
+	e.int(int(k.dev))
+	e.int(int(k.ino))
+	e.int(int(k.mtime))
+	e.int(int(k.ctime))
+}
+
+func (d *decoder) dirStat() dirStatKey {
+	return dirStatKey{uint64(d.int()), uint64(d.int()), int64(d.int()), int64(d.int())}
 }
 
 // appendStat appends to b what a key holds of one entry: its name (length
@@ -138,7 +229,7 @@ func (v *sourceCheck) assetKey(kind, name, rel string) ([]byte, bool) {
 		return nil, false
 	}
 	h.Write(appendStat(nil, rel, &st))
-	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits) {
+	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache) {
 		return nil, false
 	}
 	return h.Sum(nil), true
@@ -452,7 +543,7 @@ func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules,
 		checkPackage(root, sourceID, p, own())
 		return
 	}
-	key, ok := packageKey(root, sourceID, p, r)
+	key, ok := packageKey(root, sourceID, p, r, c)
 	if ok {
 		if data := c.Get(key); data != nil && p.restore(data) {
 			return
@@ -462,7 +553,7 @@ func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules,
 	if !ok {
 		return
 	}
-	if after, ok := packageKey(root, sourceID, p, r); !ok || string(after) != string(key) {
+	if after, ok := packageKey(root, sourceID, p, r, c); !ok || string(after) != string(key) {
 		return
 	}
 	c.Put(key, p.entry())

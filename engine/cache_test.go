@@ -2,10 +2,14 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"dalo/bench/sourcegen"
 )
@@ -34,6 +38,17 @@ func (c *memCache) Put(key, data []byte) {
 	c.puts++
 }
 
+// reportJSON validates dir and returns the report as JSON.
+func reportJSON(t *testing.T, dir string, opts Options) string {
+	t.Helper()
+	rep, err := Validate(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(rep)
+	return string(b)
+}
+
 // TestValidateCacheChecksOnlyWhatChanged validates a source twice through
 // a cache, then after editing one manifest: the second run checks no
 // package, skill or agent, the third only the edited package, and every
@@ -44,14 +59,7 @@ func TestValidateCacheChecksOnlyWhatChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &memCache{m: map[string][]byte{}}
-	report := func(opts Options) string {
-		rep, err := Validate(dir, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(rep)
-		return string(b)
-	}
+	report := func(opts Options) string { return reportJSON(t, dir, opts) }
 	// Beside the 30 packages, the 36 skills and agents they name are
 	// checked once each.
 	for i, want := range []struct{ hits, puts int }{{0, 30 + 36}, {30 + 36, 0}, {29 + 36, 1}} {
@@ -100,6 +108,117 @@ func TestEntryDamaged(t *testing.T) {
 			if q.restore(data[:n]) {
 				t.Errorf("%s: a prefix of %d of %d bytes restored", p.Name, n, len(data))
 			}
+		}
+	}
+}
+
+// TestOneCheckCompilesRulesOnce edits one package of a source whose
+// other answers are cached: the rules are compiled once, for the source,
+// and the worker that checks the package uses them, whichever it is.
+func TestOneCheckCompilesRulesOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	dir := filepath.Join(t.TempDir(), "src")
+	if err := sourcegen.Write(dir, 30, 0); err != nil {
+		t.Fatal(err)
+	}
+	c := &memCache{m: map[string][]byte{}}
+	if _, err := Validate(dir, Options{Cache: c}); err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"pkg-0003", "pkg-0011", "pkg-0029"} {
+		f := filepath.Join(dir, "plugins", pkg, "PLUGIN.toml")
+		b, _ := os.ReadFile(f)
+		if err := os.WriteFile(f, append(b, "\n# edited\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := rulesCompiled.Load()
+		if _, err := Validate(dir, Options{Cache: c}); err != nil {
+			t.Fatal(err)
+		}
+		if n := rulesCompiled.Load() - before; n != 1 {
+			t.Errorf("after editing %s: the rules were compiled %d times", pkg, n)
+		}
+	}
+}
+
+// TestListingsFollowChanges validates a source through a cache whose
+// directory listings are all old enough to keep, then changes its tree in
+// each way that changes a directory's names: a run with nothing changed
+// reads no directory, and after each change the report is the one
+// validating without a cache gives.
+func TestListingsFollowChanges(t *testing.T) {
+	defer func(old func() time.Time) { clock = old }(clock)
+	clock = func() time.Time { return time.Now().Add(time.Hour) }
+	dir := filepath.Join(t.TempDir(), "src")
+	if err := sourcegen.Write(dir, 6, 0); err != nil {
+		t.Fatal(err)
+	}
+	c := &memCache{m: map[string][]byte{}}
+	report := func(opts Options) string { return reportJSON(t, dir, opts) }
+	pkg := func(n int, rel string) string {
+		return filepath.Join(dir, "plugins", fmt.Sprintf("pkg-%04d", n), rel)
+	}
+	// A symlink in a package is a warning (W064): each change below
+	// changes the answer, and a listing kept too long would hide it.
+	if err := os.Symlink("lib", pkg(2, "link")); err != nil {
+		t.Fatal(err)
+	}
+	report(Options{Cache: c})
+	before := dirsRead.Load()
+	report(Options{Cache: c})
+	if n := dirsRead.Load() - before; n != 0 {
+		t.Errorf("nothing changed, and %d directories were read", n)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func() error
+	}{
+		{"symlink added", func() error { return os.Symlink("lib", pkg(0, "link")) }},
+		{"symlink added in a subdirectory", func() error { return os.Symlink("x", pkg(1, "lib/link")) }},
+		{"symlink removed", func() error { return os.Remove(pkg(2, "link")) }},
+		{"directory renamed", func() error { return os.Rename(pkg(3, "lib"), pkg(3, "lib2")) }},
+		{"directory made a symlink", func() error {
+			if err := os.Rename(pkg(4, "lib"), pkg(4, "lib-real")); err != nil {
+				return err
+			}
+			return os.Symlink("lib-real", pkg(4, "lib"))
+		}},
+		{"directories nested too deep", func() error {
+			return os.MkdirAll(pkg(5, strings.Repeat("d/", 40)), 0o755)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.change(); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := report(Options{Cache: c}), report(Options{}); got != want {
+				t.Errorf("the report through the cache differs:\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestRecentListingsNotKept validates a source made just now twice: its
+// directories changed within listingAge, when another change could leave
+// the same times, so no listing is kept and each run reads them all.
+func TestRecentListingsNotKept(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "src")
+	if err := sourcegen.Write(dir, 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	// However long the runs take, they run within listingAge of the
+	// last change.
+	defer func(old func() time.Time) { clock = old }(clock)
+	made := time.Now()
+	clock = func() time.Time { return made.Add(listingAge / 2) }
+	c := &memCache{m: map[string][]byte{}}
+	for run := 1; run <= 2; run++ {
+		before := dirsRead.Load()
+		if _, err := Validate(dir, Options{Cache: c}); err != nil {
+			t.Fatal(err)
+		}
+		if n := dirsRead.Load() - before; n == 0 {
+			t.Errorf("run %d read no directory", run)
 		}
 	}
 }

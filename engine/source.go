@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -313,32 +314,38 @@ func discover(root string, lay Layout, limit int64, l *diagList) ([]string, int6
 }
 
 // checkPackages runs each package's own checks on a pool of workers, each
-// with its own compiled rules, compiled when it first checks a package
-// the cache c (which may be nil) does not answer for.
+// with its own compiled rules (a CUE context is not safe for concurrent
+// use), got when it first checks a package the cache c (which may be nil)
+// does not answer for: the first worker to need rules takes first, the
+// others compile their own. A run that checks one package compiles the
+// rules once, whichever worker checks it.
 func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c Cache) {
 	workers := min(runtime.GOMAXPROCS(0), len(pkgs))
-	own := func() *Rules { return first }
 	if workers <= 1 {
+		own := func() *Rules { return first }
 		for _, p := range pkgs {
 			checkCached(root, sourceID, p, first, own, c)
 		}
 		return
 	}
+	var taken atomic.Bool
 	next := make(chan *Package)
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		own := own
-		if w > 0 {
-			var rules *Rules
-			own = func() *Rules {
-				if rules == nil {
-					var err error
-					if rules, err = LoadRules(); err != nil {
-						rules = first // cannot happen: first loaded the same files
-					}
+	for range workers {
+		var rules *Rules
+		own := func() *Rules {
+			if rules == nil {
+				if taken.CompareAndSwap(false, true) {
+					rules = first
+				} else if r, err := LoadRules(); err == nil {
+					rules = r
+				} else {
+					// Cannot happen: first was compiled from the same
+					// files. Sharing it would race; fail loudly.
+					panic(err)
 				}
-				return rules
 			}
+			return rules
 		}
 		wg.Add(1)
 		go func() {
