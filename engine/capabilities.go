@@ -33,10 +33,24 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string][]HookCapability, len(tables))
-	for _, t := range tables {
-		out[t.Key()] = []HookCapability{}
+	hooks := 0
+	for _, p := range pkgs {
+		if p.Manifest != nil {
+			hooks += len(p.Manifest.Hooks)
+		}
 	}
+	// One answer per hook and table: collected per table, in a slice
+	// made to size, and the matcher findings' tool lists made once.
+	caps := make([][]HookCapability, len(tables))
+	for i := range tables {
+		caps[i] = make([]HookCapability, 0, hooks)
+	}
+	type asked struct {
+		table int
+		q     providers.Question
+	}
+	answers := map[asked]providers.Capability{}
+	m := matcherCheck{all: ts.All(), tables: tables, tools: make([]string, len(tables))}
 	for _, p := range pkgs {
 		if p.Manifest == nil {
 			continue // its shape failed: there is no hook to speak of
@@ -58,13 +72,17 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 			if h.Matcher != nil {
 				names = h.Matcher.ToolNames
 			}
-			for _, t := range tables {
+			for ti, t := range tables {
 				q.MatchesNothing = t.MatchesNothing(names)
-				c, err := ts.Capability(t, q)
-				if err != nil {
-					return nil, fmt.Errorf("%s %s: %w", p.File, at, err)
+				// Hooks of a source ask few distinct questions.
+				c, ok := answers[asked{ti, q}]
+				if !ok {
+					if c, err = ts.Capability(t, q); err != nil {
+						return nil, fmt.Errorf("%s %s: %w", p.File, at, err)
+					}
+					answers[asked{ti, q}] = c
 				}
-				out[t.Key()] = append(out[t.Key()], HookCapability{
+				caps[ti] = append(caps[ti], HookCapability{
 					Package:          p.Name,
 					Hook:             h.ID,
 					Requirement:      h.Requirement,
@@ -77,8 +95,12 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 					p.checkTimeout(t, at, h, c.NativeEvent)
 				}
 			}
-			p.checkMatcher(ts.All(), tables, at, h)
+			m.check(p, at, h)
 		}
+	}
+	out := make(map[string][]HookCapability, len(tables))
+	for i, t := range tables {
+		out[t.Key()] = caps[i]
 	}
 	return out, nil
 }
@@ -94,15 +116,20 @@ func (p *Package) hasErrorUnder(at string) bool {
 	return false
 }
 
-// checkMatcher warns about matcher tool names that match nothing: names
-// are native, not a universal taxonomy, so a portable hook lists the names
-// of each harness it targets (Bash, run_shell_command), and a name one
-// harness knows is expected to match nothing on another, even when only
-// that other is selected. What is worth a warning is a name no harness
-// dalo has a table for knows (a typo, or a harness without a table), and
-// a selected provider that knows none of the hook's names, where the hook
-// never runs (and is unsupported: #Capability).
-func (p *Package) checkMatcher(all, tables []*providers.Table, at string, h Hook) {
+// A matcherCheck warns about matcher tool names that match nothing:
+// names are native, not a universal taxonomy, so a portable hook lists the
+// names of each harness it targets (Bash, run_shell_command), and a name
+// one harness knows is expected to match nothing on another, even when
+// only that other is selected. What is worth a warning is a name no
+// harness dalo has a table for knows (a typo, or a harness without a
+// table), and a selected provider that knows none of the hook's names,
+// where the hook never runs (and is unsupported: #Capability).
+type matcherCheck struct {
+	all, tables []*providers.Table // every table, the selected ones
+	tools       []string           // each selected table's tools, listed once asked for
+}
+
+func (m *matcherCheck) check(p *Package, at string, h Hook) {
 	// A matcher on a row without one (#Combinations) is an error of the
 	// hook (E035), which is not asked about at all.
 	if h.Matcher == nil || p.pos == nil || len(h.Matcher.ToolNames) == 0 {
@@ -111,7 +138,7 @@ func (p *Package) checkMatcher(all, tables []*providers.Table, at string, h Hook
 	names := h.Matcher.ToolNames
 	anywhere := false
 	for n, name := range names {
-		if slices.ContainsFunc(all, func(t *providers.Table) bool { return t.KnowsTool(name) }) {
+		if slices.ContainsFunc(m.all, func(t *providers.Table) bool { return t.KnowsTool(name) }) {
 			anywhere = true
 			continue
 		}
@@ -123,10 +150,14 @@ func (p *Package) checkMatcher(all, tables []*providers.Table, at string, h Hook
 	}
 	// At the first name: the list itself has no position of its own.
 	f, first := at+".matcher.tool_names", at+".matcher.tool_names[0]"
-	for _, t := range tables {
-		if t.MatchesNothing(names) {
-			p.diags.warnOnce("W101", p.at(first), f, "%s has none of these native tools, so this hook never runs there; its tools: %s", t.Key(), strings.Join(t.ToolNames(), ", "))
+	for i, t := range m.tables {
+		if !t.MatchesNothing(names) {
+			continue
 		}
+		if m.tools[i] == "" {
+			m.tools[i] = strings.Join(t.ToolNames(), ", ")
+		}
+		p.diags.warnOnce("W101", p.at(first), f, "%s has none of these native tools, so this hook never runs there; its tools: %s", t.Key(), m.tools[i])
 	}
 }
 
