@@ -5,10 +5,12 @@
 //
 // A cache only ever saves work. Its answers are kept under keys the caller
 // makes of everything an answer depends on, in one file per source (its
-// path) and dalo build, read whole when it is opened and written whole,
-// with only the answers of this run, when it is closed and has new ones:
-// one read instead of one per package. A file that is missing, unreadable,
-// of another format or damaged reads as empty, and a write that fails is
+// path) and dalo build, read whole when it is opened: one read instead of
+// one per package. Closing it appends this run's new answers to the file,
+// or, once the answers no run used since the last rewrite outweigh those
+// it used, writes the file anew with the used ones alone. Each answer
+// carries its own checksum: a file cut short or damaged reads as the
+// answers before the damage (and is written anew), a write that fails is
 // dropped, so the directory can be deleted at any moment and a run with or
 // without it answers the same. The directories are made mode 0700 and the
 // files 0600: an answer names files of the user's sources. Files are
@@ -22,7 +24,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,8 +44,11 @@ const DefaultCap = 256 << 20
 // maxFile bounds what a read takes: the answers about one source.
 const maxFile = 1 << 30
 
-// magic opens every file: the format, then the hash of the rest.
-const magic = "dalo cache 2\n"
+// magic opens every file; records follow, each a key and its data, both
+// preceded by their lengths (uvarints), then the CRC-32C of all of it.
+const magic = "dalo cache 3\n"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // How often a file read again has its time renewed, and how often the
 // cache is trimmed even when this process wrote little to it.
@@ -57,10 +64,19 @@ type Cache struct {
 	file string // dir/<2 hex>/<62 hex>
 	cap  int64
 
-	mu   sync.Mutex
-	old  map[string][]byte // read when opened
-	keep map[string][]byte // used or put in this run: what Close writes
-	put  bool
+	mu    sync.Mutex
+	index map[string]int // key → its answer in old, as the file holds it
+	old   []answer
+	size  int64             // the file's bytes as read: what an append adds to
+	whole bool              // the file was read to its end without damage
+	put   map[string][]byte // put in this run
+}
+
+// An answer is one the file held when the cache was opened.
+type answer struct {
+	data []byte
+	size int  // of its record
+	used bool // asked for in this run: a rewrite keeps it
 }
 
 // Dir returns the cache directory of dalo: $XDG_CACHE_HOME/dalo when
@@ -93,7 +109,7 @@ func Open(dir, kind, build, source string) *Cache {
 		h.Write([]byte{0})
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	c := &Cache{dir: filepath.Join(dir, kind), cap: DefaultCap, old: map[string][]byte{}, keep: map[string][]byte{}}
+	c := &Cache{dir: filepath.Join(dir, kind), cap: DefaultCap, index: map[string]int{}, put: map[string][]byte{}}
 	c.file = filepath.Join(c.dir, sum[:2], sum[2:])
 	c.read()
 	return c
@@ -120,11 +136,7 @@ func (c *Cache) read() {
 			break
 		}
 	}
-	entries, ok := decode(buf[:n])
-	if !ok {
-		return
-	}
-	c.old = entries
+	c.decode(buf[:n])
 	if now := time.Now(); now.Sub(fi.ModTime()) > touchEvery {
 		// Used again: the trim keeps it over files not used for longer.
 		os.Chtimes(c.file, now, now)
@@ -135,45 +147,100 @@ func (c *Cache) read() {
 func (c *Cache) Get(key []byte) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	d, ok := c.old[string(key)]
+	i, ok := c.index[string(key)]
 	if !ok {
 		return nil
 	}
-	c.keep[string(key)] = d
-	return d
+	c.old[i].used = true
+	return c.old[i].data
 }
 
 // Put stores data under key, to be written when the cache is closed.
 func (c *Cache) Put(key, data []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.keep[string(key)] = slices.Clone(data)
-	c.put = true
+	c.put[string(key)] = slices.Clone(data)
 }
 
-// Close writes the answers of this run, when there are new ones, and trims
+// Close writes the answers put in this run, when there are any, and trims
 // the cache when that is due: once an hour, or when this file is over a
-// sixteenth of the cap. An error is dropped: the next run computes the
-// answers again.
+// sixteenth of the cap. They are appended to the file, unless it was
+// damaged or missing or the answers no run asked for since it was last
+// written outweigh those asked for: then it is written anew with the
+// answers used or put in this run. An error is dropped: the next run
+// computes the answers again.
 func (c *Cache) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.put {
+	if len(c.put) == 0 {
 		return
 	}
-	c.put = false
-	data := encode(c.keep)
-	if c.write(data) != nil {
-		return
+	var fresh []byte
+	for _, k := range slices.Sorted(maps.Keys(c.put)) {
+		fresh = appendRecord(fresh, k, c.put[k])
 	}
+	live := int64(len(fresh))
+	for k, i := range c.index {
+		if _, ok := c.put[k]; !ok && c.old[i].used {
+			live += int64(c.old[i].size)
+		}
+	}
+	size := c.size + int64(len(fresh))
+	stale := c.size - int64(len(magic)) - (live - int64(len(fresh)))
+	if !c.whole || stale > live || c.append(fresh) != nil {
+		data := []byte(magic)
+		for _, k := range slices.Sorted(maps.Keys(c.index)) {
+			if a := c.old[c.index[k]]; a.used && c.put[k] == nil {
+				data = appendRecord(data, k, a.data)
+			}
+		}
+		data = append(data, fresh...)
+		size = int64(len(data))
+		if c.write(data) != nil {
+			c.put = map[string][]byte{}
+			return
+		}
+		c.whole = true
+		for k, i := range c.index {
+			if !c.old[i].used {
+				delete(c.index, k) // not written
+			}
+		}
+	}
+	// What was put is in the file now, as if read from it.
+	c.size = size
+	for k, d := range c.put {
+		a := answer{data: d, size: len(appendRecord(nil, k, d)), used: true}
+		if i, ok := c.index[k]; ok {
+			c.old[i] = a
+		} else {
+			c.index[k] = len(c.old)
+			c.old = append(c.old, a)
+		}
+	}
+	c.put = map[string][]byte{}
 	marker := filepath.Join(c.dir, "trimmed")
-	if fi, err := os.Stat(marker); err == nil && time.Since(fi.ModTime()) < trimEvery && int64(len(data)) < c.cap/16 {
+	if fi, err := os.Stat(marker); err == nil && time.Since(fi.ModTime()) < trimEvery && size < c.cap/16 {
 		return
 	}
 	c.Trim()
 	if f, err := os.Create(marker); err == nil {
 		f.Close()
 	}
+}
+
+// append adds records to the end of c.file in one write: a reader sees
+// them whole or, past a record cut short, not at all.
+func (c *Cache) append(records []byte) error {
+	f, err := os.OpenFile(c.file, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(records)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // write puts data in c.file whole: written under a temporary name in its
@@ -188,8 +255,7 @@ func (c *Cache) write(data []byte) error {
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(data)
-	_, err = f.Write(slices.Concat([]byte(magic), []byte(hex.EncodeToString(sum[:])), []byte("\n"), data))
+	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -202,49 +268,48 @@ func (c *Cache) write(data []byte) error {
 	return err
 }
 
-// encode writes entries as key length, key, data length, data, each
-// length a uvarint, in the order of their keys.
-func encode(entries map[string][]byte) []byte {
-	keys := make([]string, 0, len(entries))
-	size := 0
-	for k, d := range entries {
-		keys = append(keys, k)
-		size += len(k) + len(d) + 2*binary.MaxVarintLen64
-	}
-	slices.Sort(keys)
-	out := make([]byte, 0, size)
-	for _, k := range keys {
-		out = binary.AppendUvarint(out, uint64(len(k)))
-		out = append(out, k...)
-		out = binary.AppendUvarint(out, uint64(len(entries[k])))
-		out = append(out, entries[k]...)
-	}
-	return out
+// appendRecord appends to b the record of key and data.
+func appendRecord(b []byte, key string, data []byte) []byte {
+	start := len(b)
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(len(data)))
+	b = append(b, data...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
 }
 
-func decode(b []byte) (map[string][]byte, bool) {
+// decode reads the records of a file's bytes b, a later record of a key
+// replacing an earlier one, up to the first that is damaged.
+func (c *Cache) decode(b []byte) {
 	rest, ok := bytes.CutPrefix(b, []byte(magic))
-	if !ok || len(rest) < 65 || rest[64] != '\n' {
-		return nil, false
+	if !ok {
+		return
 	}
-	data := rest[65:]
-	sum := sha256.Sum256(data)
-	if hex.EncodeToString(sum[:]) != string(rest[:64]) {
-		return nil, false
-	}
-	entries := map[string][]byte{}
-	for len(data) > 0 {
+	c.size = int64(len(b))
+	for len(rest) > 0 {
 		var parts [2][]byte
+		n := 0
 		for i := range parts {
-			n, w := binary.Uvarint(data)
-			if w <= 0 || n > uint64(len(data)-w) {
-				return nil, false
+			l, w := binary.Uvarint(rest[n:])
+			if w <= 0 || l > uint64(len(rest)-n-w) {
+				return
 			}
-			parts[i], data = data[w:w+int(n)], data[w+int(n):]
+			parts[i] = rest[n+w : n+w+int(l)]
+			n += w + int(l)
 		}
-		entries[string(parts[0])] = parts[1]
+		if len(rest)-n < 4 || binary.LittleEndian.Uint32(rest[n:]) != crc32.Checksum(rest[:n], castagnoli) {
+			return
+		}
+		a := answer{data: parts[1], size: n + 4}
+		if i, ok := c.index[string(parts[0])]; ok {
+			c.old[i] = a
+		} else {
+			c.index[string(parts[0])] = len(c.old)
+			c.old = append(c.old, a)
+		}
+		rest = rest[n+4:]
 	}
-	return entries, true
+	c.whole = true
 }
 
 // Trim removes the files used least recently until the cache holds at
