@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -221,4 +223,28 @@ func TestRecentListingsNotKept(t *testing.T) {
 			t.Errorf("run %d read no directory", run)
 		}
 	}
+}
+
+// FuzzDecoderInt holds the decoder's varints to binary.Varint's, on
+// encodings and on bytes that are none.
+func FuzzDecoderInt(f *testing.F) {
+	for _, n := range []int64{0, 1, -1, 63, -64, 64, 1 << 40, math.MaxInt64, math.MinInt64} {
+		f.Add(binary.AppendVarint(nil, n))
+	}
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02})
+	f.Add([]byte{0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := newDecoder(b)
+		got := d.int()
+		want, w := binary.Varint(b)
+		if w <= 0 {
+			if !d.bad {
+				t.Fatalf("% x: read %d, binary.Varint fails", b, got)
+			}
+			return
+		}
+		if d.bad || int64(got) != want || len(d.b) != len(b)-w {
+			t.Fatalf("% x: read %d (bad %t, %d left), want %d (%d left)", b, got, d.bad, len(d.b), want, len(b)-w)
+		}
+	})
 }

@@ -188,16 +188,18 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 		provs = append(provs, k)
 	}
 	sort.Strings(provs)
-	cells := map[string]map[string]engine.HookCapability{}
+	cells := map[string][]engine.HookCapability{} // hook → by provider
 	var hooks []string
-	for _, p := range provs {
+	for i, p := range provs {
 		for _, c := range rep.Capabilities[p] {
 			k := c.Package + "/" + c.Hook
-			if cells[k] == nil {
-				cells[k] = map[string]engine.HookCapability{}
+			row := cells[k]
+			if row == nil {
+				row = make([]engine.HookCapability, len(provs))
+				cells[k] = row
 				hooks = append(hooks, k)
 			}
-			cells[k][p] = c
+			row[i] = c
 		}
 	}
 	if len(hooks) == 0 {
@@ -221,7 +223,7 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 	for i, p := range provs {
 		widths[i] = len(p)
 		for _, h := range hooks {
-			widths[i] = max(widths[i], len(cell(cells[h][p])))
+			widths[i] = max(widths[i], len(cell(cells[h][i])))
 		}
 	}
 	// line writes a row, each column padded as %-*s pads (by runes) and
@@ -248,14 +250,14 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 		fmt.Fprintln(w)
 	}
 	line("hook", provs)
-	var notes []string
+	var notes []byte // a line each
+	row := make([]string, len(provs))
 	for _, h := range hooks {
-		row := make([]string, len(provs))
 		for i, p := range provs {
-			c := cells[h][p]
+			c := cells[h][i]
 			row[i] = cell(c)
 			if _, ok := held[c.Package]; !ok && c.Reason != "" {
-				notes = append(notes, fmt.Sprintf("  %s on %s: %s", h, p, termtext.Escape(c.Reason)))
+				notes = fmt.Appendf(notes, "  %s on %s: %s\n", h, p, termtext.Escape(c.Reason))
 			}
 		}
 		line(h, row)
@@ -273,12 +275,10 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 			if r.Reason != "" {
 				why += ": " + r.Reason
 			}
-			notes = append(notes, fmt.Sprintf("  %s: blocked by required %s, %s", name, termtext.Escape(r.Ref), termtext.Escape(why)))
+			notes = fmt.Appendf(notes, "  %s: blocked by required %s, %s\n", name, termtext.Escape(r.Ref), termtext.Escape(why))
 		}
 	}
-	if len(notes) > 0 {
-		fmt.Fprintln(w, strings.Join(notes, "\n"))
-	}
+	w.Write(notes)
 	fmt.Fprintln(w)
 }
 
