@@ -230,7 +230,7 @@ func (v *sourceCheck) assetKey(kind, name, rel string) ([]byte, bool) {
 		return nil, false
 	}
 	h.Write(appendStat(nil, rel, &st))
-	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache) {
+	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache.Cache) {
 		return nil, false
 	}
 	return h.Sum(nil), true
@@ -254,6 +254,7 @@ func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check f
 			}
 		}
 	}
+	v.cache.checking()
 	check()
 	if !ok {
 		return
@@ -556,23 +557,57 @@ func boolInt(b bool) int {
 // is not kept: its answer may be of neither.
 // The key needs only r's limits; the check runs with own(), the rules of
 // the worker.
-func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules, c Cache) {
+func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules, c *cacheRun) {
 	if c == nil {
 		checkPackage(root, sourceID, p, own())
 		return
 	}
-	key, ok := packageKey(root, sourceID, p, r, c)
+	key, ok := packageKey(root, sourceID, p, r, c.Cache)
 	if ok {
 		if data := c.Get(key); data != nil && p.restore(data) {
 			return
 		}
 	}
+	c.checking()
 	checkPackage(root, sourceID, p, own())
 	if !ok {
 		return
 	}
-	if after, ok := packageKey(root, sourceID, p, r, c); !ok || string(after) != string(key) {
+	if after, ok := packageKey(root, sourceID, p, r, c.Cache); !ok || string(after) != string(key) {
 		return
 	}
 	c.Put(key, p.entry())
+}
+
+// A cacheRun is a Cache as one validation uses it: beside the answers of
+// package and asset checks, those of the rules (ruleMemo), read once a
+// check must run and kept when it ran.
+type cacheRun struct {
+	Cache
+	once   sync.Once
+	loaded bool
+}
+
+// newCacheRun returns c for one validation; nil when c is.
+func newCacheRun(c Cache) *cacheRun {
+	if c == nil {
+		return nil
+	}
+	return &cacheRun{Cache: c}
+}
+
+// checking is called before a check the cache does not answer for.
+func (r *cacheRun) checking() {
+	r.once.Do(func() {
+		sharedMemo.loadFrom(r.Cache)
+		r.loaded = true
+	})
+}
+
+// done keeps the rules' answers, when a check ran and asked new ones; the
+// validation's checks have all returned.
+func (r *cacheRun) done() {
+	if r != nil && r.loaded {
+		sharedMemo.saveTo(r.Cache)
+	}
 }

@@ -63,8 +63,9 @@ func TestValidateCacheChecksOnlyWhatChanged(t *testing.T) {
 	c := &memCache{m: map[string][]byte{}}
 	report := func(opts Options) string { return reportJSON(t, dir, opts) }
 	// Beside the 30 packages, the 36 skills and agents they name are
-	// checked once each.
-	for i, want := range []struct{ hits, puts int }{{0, 30 + 36}, {30 + 36, 0}, {29 + 36, 1}} {
+	// checked once each; the rules' answers are one entry more, put when
+	// a run asked new ones and read when a check runs.
+	for i, want := range []struct{ hits, puts int }{{0, 30 + 36 + 1}, {30 + 36, 0}, {29 + 36 + 1, 1}} {
 		if i == 2 {
 			f := filepath.Join(dir, "plugins/pkg-0007/PLUGIN.toml")
 			b, _ := os.ReadFile(f)
@@ -247,4 +248,36 @@ func FuzzDecoderInt(f *testing.F) {
 			t.Fatalf("% x: read %d (bad %t, %d left), want %d (%d left)", b, got, d.bad, len(d.b), want, len(b)-w)
 		}
 	})
+}
+
+// TestEditedPackageAsksLittle: what the rules answered is kept in the
+// cache, so that checking an edited package in a new process asks CUE
+// only what no earlier run asked. A new process is played by forgetting
+// every answer the process holds.
+func TestEditedPackageAsksLittle(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "src")
+	if err := sourcegen.Write(dir, 20, 0); err != nil {
+		t.Fatal(err)
+	}
+	forget := func() {
+		sharedMemo.mu.Lock()
+		sharedMemo.m, sharedMemo.verdicts, sharedMemo.learned = map[string][]violation{}, map[string]bool{}, 0
+		sharedMemo.mu.Unlock()
+	}
+	c := &memCache{m: map[string][]byte{}}
+	forget()
+	want := reportJSON(t, dir, Options{Cache: c})
+	asked := questionsAsked.Load()
+	f := filepath.Join(dir, "plugins/pkg-0007/PLUGIN.toml")
+	b, _ := os.ReadFile(f)
+	if err := os.WriteFile(f, append(b, "\n# edited\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	forget()
+	if got := reportJSON(t, dir, Options{Cache: c}); got != want {
+		t.Errorf("the report after the edit differs")
+	}
+	if n := questionsAsked.Load() - asked; n != 0 {
+		t.Errorf("checking the edited package asked CUE %d questions an earlier run had asked", n)
+	}
 }

@@ -26,7 +26,7 @@ type sourceCheck struct {
 	root, id string
 	rules    *Rules
 	registry map[string]string
-	cache    Cache                // nil but in Validate
+	cache    *cacheRun            // nil but in Validate
 	pkgs     []*Package           // the packages validated
 	byName   map[string]*Package  // the packages validated, by name
 	exists   map[string]bool      // every package discovery found, by name

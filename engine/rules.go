@@ -2,7 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -56,13 +58,21 @@ type fieldDef struct {
 }
 
 // ruleMemo remembers the violations the rule definitions returned for each
-// distinct question. The questions take enumerated values only, so it stays
-// small.
+// distinct question, and the verdicts of the shape walk. The questions are
+// of the rules alone, so a process asks each once, and with a cache
+// (loadFrom, saveTo) each is asked once for as long as dalo's build and
+// the cache last: checking one edited package in a new process asks CUE
+// only what is new in it.
 type ruleMemo struct {
 	mu       sync.Mutex
 	m        map[string][]violation
 	verdicts map[string]bool // acceptStruct's questions
+	learned  int             // answers asked for since the last load or save
 }
+
+// questionsAsked counts the questions asked of CUE: a test holds a check
+// of an edited package to those no earlier run asked.
+var questionsAsked atomic.Int64
 
 // verdict returns the answer remembered under key, or asks for it.
 func (m *ruleMemo) verdict(key string, ask func() bool) bool {
@@ -72,11 +82,79 @@ func (m *ruleMemo) verdict(key string, ask func() bool) bool {
 	if known {
 		return ok
 	}
+	questionsAsked.Add(1)
 	ok = ask()
 	m.mu.Lock()
 	m.verdicts[key] = ok
+	m.learned++
 	m.mu.Unlock()
 	return ok
+}
+
+// The answers are kept in a cache under one key; its file is of one dalo
+// build, whose rules they are.
+const memoKey = "dalo rule answers 1"
+
+// loadFrom adds the answers c keeps to m's.
+func (m *ruleMemo) loadFrom(c Cache) {
+	data := c.Get([]byte(memoKey))
+	if data == nil {
+		return
+	}
+	d := newDecoder(data)
+	verdicts := make(map[string]bool)
+	for range d.count(d.int()) {
+		k := d.str()
+		verdicts[k] = d.int() == 1
+	}
+	asked := make(map[string][]violation)
+	for range d.count(d.int()) {
+		k := d.str()
+		vs := []violation{}
+		for range d.count(d.int()) {
+			vs = append(vs, violation{Code: d.str(), Field: d.str(), Message: d.str()})
+		}
+		asked[k] = vs
+	}
+	if d.bad || len(d.b) != 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, v := range verdicts {
+		m.verdicts[k] = v
+	}
+	for k, vs := range asked {
+		m.m[k] = vs
+	}
+}
+
+// saveTo puts m's answers in c, when some were asked for since the last
+// load or save.
+func (m *ruleMemo) saveTo(c Cache) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.learned == 0 {
+		return
+	}
+	m.learned = 0
+	var e encoder
+	e.int(len(m.verdicts))
+	for _, k := range slices.Sorted(maps.Keys(m.verdicts)) {
+		e.str(k)
+		e.int(boolInt(m.verdicts[k]))
+	}
+	e.int(len(m.m))
+	for _, k := range slices.Sorted(maps.Keys(m.m)) {
+		e.str(k)
+		e.int(len(m.m[k]))
+		for _, v := range m.m[k] {
+			e.str(v.Code)
+			e.str(v.Field)
+			e.str(v.Message)
+		}
+	}
+	c.Put([]byte(memoKey), e.b)
 }
 
 type violation struct {
@@ -147,6 +225,7 @@ func (r *Rules) ask(def cue.Value, key string, q map[string]any) []violation {
 	if ok {
 		return vs
 	}
+	questionsAsked.Add(1)
 	v := def
 	for k, x := range q {
 		v = v.FillPath(cue.MakePath(cue.Str(k)), x)
@@ -160,6 +239,7 @@ func (r *Rules) ask(def cue.Value, key string, q map[string]any) []violation {
 	}
 	r.memo.mu.Lock()
 	r.memo.m[key] = vs
+	r.memo.learned++
 	r.memo.mu.Unlock()
 	return vs
 }

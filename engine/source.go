@@ -191,14 +191,15 @@ func load(root string, opts Options) (*Source, error) {
 		file := lay.Path("plugin", n)
 		all[i] = &Package{Name: n, Dir: lay.Dir("plugin", n), File: file, order: i, diags: diagList{file: file}, refDiags: diagList{file: file}}
 	}
-	v := &sourceCheck{root: root, id: opts.SourceID, rules: rules, registry: opts.Registry, cache: opts.Cache, byName: map[string]*Package{}, files: map[string]*diagList{}, exists: map[string]bool{}}
+	cache := newCacheRun(opts.Cache)
+	v := &sourceCheck{root: root, id: opts.SourceID, rules: rules, registry: opts.Registry, cache: cache, byName: map[string]*Package{}, files: map[string]*diagList{}, exists: map[string]bool{}}
 	for _, p := range all {
 		v.exists[p.Name] = true
 	}
 	claimants := all
 	if len(opts.Packages) == 0 {
 		s.Packages = all
-		checkPackages(root, opts.SourceID, s.Packages, rules, opts.Cache)
+		checkPackages(root, opts.SourceID, s.Packages, rules, cache)
 	} else {
 		s.Packages = v.closure(all, opts.Packages)
 		claimants = v.idClaimants(all, s.Packages)
@@ -211,6 +212,7 @@ func load(root string, opts Options) (*Source, error) {
 	v.references()
 	v.omissions()
 	v.cycles()
+	cache.done()
 	// Provider capabilities come before the diagnostics are gathered: an
 	// unknown matcher tool name is a warning on its package.
 	caps, err := ProviderCapabilities(s.Packages, opts.Providers)
@@ -319,7 +321,7 @@ func discover(root string, lay Layout, limit int64, l *diagList) ([]string, int6
 // does not answer for: the first worker to need rules takes first, the
 // others compile their own. A run that checks one package compiles the
 // rules once, whichever worker checks it.
-func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c Cache) {
+func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cacheRun) {
 	workers := min(runtime.GOMAXPROCS(0), len(pkgs))
 	if workers <= 1 {
 		own := func() *Rules { return first }
