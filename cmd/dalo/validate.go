@@ -250,18 +250,24 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 		fmt.Fprintln(w)
 	}
 	line("hook", provs)
-	var notes []byte // a line each
 	row := make([]string, len(provs))
 	for _, h := range hooks {
-		for i, p := range provs {
-			c := cells[h][i]
-			row[i] = cell(c)
-			if _, ok := held[c.Package]; !ok && c.Reason != "" {
-				notes = fmt.Appendf(notes, "  %s on %s: %s\n", h, p, termtext.Escape(c.Reason))
-			}
+		for i := range provs {
+			row[i] = cell(cells[h][i])
 		}
 		line(h, row)
 	}
+	// The reasons below the grid, a line each, written as they are made:
+	// those of 1,000 packages are a megabyte.
+	for _, h := range hooks {
+		for i, p := range provs {
+			c := cells[h][i]
+			if _, ok := held[c.Package]; !ok && c.Reason != "" {
+				fmt.Fprintf(w, "  %s on %s: %s\n", h, p, termtext.Escape(c.Reason))
+			}
+		}
+	}
+	var notes []byte
 	// Why a package in the grid is blocked, once per reference.
 	noted := map[string]bool{}
 	for _, h := range hooks {
