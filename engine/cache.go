@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -42,17 +43,58 @@ const packageKeyVersion = "dalo package check 1"
 // tree breaks the limits (the check stops early on such a tree, and so
 // should the key).
 func packageKey(root, sourceID string, p *Package, r *Rules, c Cache) ([]byte, bool) {
-	src, tooBig, err := regular.ReadLimited(filepath.Join(root, filepath.FromSlash(p.File)), int64(r.Limits.ManifestBytes))
-	if err != nil || tooBig {
+	var st unix.Stat_t
+	buf := keyBuffers.Get().(*[]byte)
+	defer keyBuffers.Put(buf)
+	src, ok := readKeyed(filepath.Join(root, filepath.FromSlash(p.File)), int64(r.Limits.ManifestBytes), &st, buf)
+	if !ok {
 		return nil, false
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\nsource %q\npackage %q\nuser %s\nmanifest %x\n", packageKeyVersion, sourceID, p.Name, user(), sha256.Sum256(src))
-	if !hashTree(h, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits, c) {
+	if !hashTree(h, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits, c, path.Base(p.File), &st) {
 		return nil, false
 	}
 	return h.Sum(nil), true
 }
+
+// readKeyed reads the regular file name, of at most limit bytes, for a
+// key, and its stat into st; false when it cannot or is not one. Unlike
+// regular.ReadLimited it takes the file's end to be where fstat put it,
+// without a read to see it: that read was a ninth of the system calls of
+// a run with every answer cached. A file that grew meanwhile gives a key
+// of what it was, whose next stat differs.
+//
+// It reads into *buf, which it grows as needed: the manifests of a source
+// are read one after the other, and hashed at once.
+func readKeyed(name string, limit int64, st *unix.Stat_t, buf *[]byte) ([]byte, bool) {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer unix.Close(fd)
+	if unix.Fstat(fd, st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > limit {
+		return nil, false
+	}
+	if int64(cap(*buf)) < st.Size {
+		*buf = make([]byte, st.Size)
+	}
+	data := (*buf)[:st.Size]
+	for n := 0; n < len(data); {
+		m, err := unix.Read(fd, data[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || m == 0 {
+			return nil, false // shrank, or cannot be read
+		}
+		n += m
+	}
+	return data, true
+}
+
+// keyBuffers are readKeyed's buffers, one for each worker at a time.
+var keyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // hashTree writes into h the name, type, permissions, size and owner of
 // dir and of every entry under it, without following a symlink, names in
@@ -61,12 +103,15 @@ func packageKey(root, sourceID string, p *Package, r *Rules, c Cache) ([]byte, b
 // answer in the cache does: a stat of each entry, and of each directory
 // its names, which c keeps (a listing) while the directory stays as it
 // was.
-func hashTree(h io.Writer, dir string, lim *Limits, c Cache) bool {
+//
+// The entry of dir named known, when it has one, is known's stat: the
+// caller has it.
+func hashTree(h io.Writer, dir string, lim *Limits, c Cache, known string, knownStat *unix.Stat_t) bool {
 	var st unix.Stat_t
 	if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return false
 	}
-	t := &treeHash{lim: lim, c: c, buf: appendStat(nil, ".", &st)}
+	t := &treeHash{lim: lim, c: c, buf: appendStat(nil, ".", &st), known: "./" + known, knownStat: knownStat}
 	if !t.walk(dir, ".", &st, 0) {
 		return false
 	}
@@ -76,10 +121,12 @@ func hashTree(h io.Writer, dir string, lim *Limits, c Cache) bool {
 
 // A treeHash is one walk of hashTree.
 type treeHash struct {
-	lim     *Limits
-	c       Cache
-	buf     []byte
-	entries int
+	lim       *Limits
+	c         Cache
+	buf       []byte
+	entries   int
+	known     string // "./" and the name of the entry whose stat is knownStat
+	knownStat *unix.Stat_t
 }
 
 func (t *treeHash) walk(dir, rel string, st *unix.Stat_t, depth int) bool {
@@ -93,7 +140,9 @@ func (t *treeHash) walk(dir, rel string, st *unix.Stat_t, depth int) bool {
 			return false
 		}
 		path, name := dir+"/"+n, rel+"/"+n
-		if unix.Lstat(path, &est) != nil {
+		if name == t.known {
+			est = *t.knownStat
+		} else if unix.Lstat(path, &est) != nil {
 			return false
 		}
 		t.buf = appendStat(t.buf, name, &est)
@@ -230,7 +279,7 @@ func (v *sourceCheck) assetKey(kind, name, rel string) ([]byte, bool) {
 		return nil, false
 	}
 	h.Write(appendStat(nil, rel, &st))
-	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache.Cache) {
+	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache.Cache, "", nil) {
 		return nil, false
 	}
 	return h.Sum(nil), true
@@ -519,29 +568,42 @@ func (d *decoder) member() Member {
 func (d *decoder) manifest() *Manifest {
 	m := &Manifest{SchemaVersion: d.int()}
 	m.Plugin.Name, m.Plugin.ID = d.str(), d.str()
-	for range d.count(d.int()) {
-		m.Plugin.Members = append(m.Plugin.Members, d.member())
+	m.Plugin.Members = sized[Member](d)
+	for i := range m.Plugin.Members {
+		m.Plugin.Members[i] = d.member()
 	}
-	for range d.count(d.int()) {
-		m.Plugin.Requires = append(m.Plugin.Requires, Require{Ref: d.str(), Requirement: d.str()})
+	m.Plugin.Requires = sized[Require](d)
+	for i := range m.Plugin.Requires {
+		m.Plugin.Requires[i] = Require{Ref: d.str(), Requirement: d.str()}
 	}
-	for range d.count(d.int()) {
-		m.Tools = append(m.Tools, Tool{ID: d.str(), Runtime: d.str(), Entry: d.str(), Availability: d.str()})
+	m.Tools = sized[Tool](d)
+	for i := range m.Tools {
+		m.Tools[i] = Tool{ID: d.str(), Runtime: d.str(), Entry: d.str(), Availability: d.str()}
 	}
-	for range d.count(d.int()) {
-		h := Hook{ID: d.str(), Tool: d.str(), Subject: d.str(), Phase: d.str(), Effect: d.str(), Requirement: d.str(), Fallback: d.str(), FailurePolicy: d.str(), ErrorVisibility: d.str(), TimeoutMS: d.int()}
+	m.Hooks = sized[Hook](d)
+	for i := range m.Hooks {
+		h := &m.Hooks[i]
+		*h = Hook{ID: d.str(), Tool: d.str(), Subject: d.str(), Phase: d.str(), Effect: d.str(), Requirement: d.str(), Fallback: d.str(), FailurePolicy: d.str(), ErrorVisibility: d.str(), TimeoutMS: d.int()}
 		switch n := d.int(); {
 		case n == -2:
 			h.Matcher = &Matcher{}
 		case n >= 0:
-			h.Matcher = &Matcher{ToolNames: []string{}}
-			for range d.count(n) {
-				h.Matcher.ToolNames = append(h.Matcher.ToolNames, d.str())
+			h.Matcher = &Matcher{ToolNames: make([]string, d.count(n))}
+			for j := range h.Matcher.ToolNames {
+				h.Matcher.ToolNames[j] = d.str()
 			}
 		}
-		m.Hooks = append(m.Hooks, h)
 	}
 	return m
+}
+
+// sized reads a count and returns a slice of that many elements to fill,
+// nil for none, as appending to a nil slice leaves it.
+func sized[T any](d *decoder) []T {
+	if n := d.count(d.int()); n > 0 {
+		return make([]T, n)
+	}
+	return nil
 }
 
 func boolInt(b bool) int {
