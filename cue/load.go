@@ -9,6 +9,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 
 	"cuelang.org/go/cue"
@@ -19,6 +20,10 @@ import (
 //go:embed *.cue
 var files embed.FS
 
+// ProviderSchema is the file of the provider table schema (#Provider,
+// #Capability, #MemberInstall), which only loading provider tables needs.
+const ProviderSchema = "provider.cue"
+
 // Load compiles the embedded definitions in ctx and checks that the tables
 // agree with each other, so a broken table fails at start-up, not later on
 // some user's manifest.
@@ -26,13 +31,26 @@ func Load(ctx *cue.Context) (cue.Value, error) {
 	return LoadFS(ctx, files)
 }
 
+// LoadPackageRules is Load without ProviderSchema: what validating a
+// package asks, a third cheaper to compile, which validation does once per
+// worker of each run.
+func LoadPackageRules(ctx *cue.Context) (cue.Value, error) {
+	return load(ctx, files, ProviderSchema)
+}
+
 // LoadFS is Load over another set of files; tests use it to prove that a
 // broken table is refused.
 func LoadFS(ctx *cue.Context, fsys fs.FS) (cue.Value, error) {
+	return load(ctx, fsys, "")
+}
+
+// load compiles the files of fsys but skip.
+func load(ctx *cue.Context, fsys fs.FS, skip string) (cue.Value, error) {
 	names, err := fs.Glob(fsys, "*.cue")
 	if err != nil {
 		return cue.Value{}, err
 	}
+	names = slices.DeleteFunc(names, func(n string) bool { return n == skip })
 	sort.Strings(names)
 	inst := build.NewContext().NewInstance("dalo/cue", nil)
 	for _, name := range names {

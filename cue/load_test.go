@@ -1,11 +1,13 @@
 package cue
 
 import (
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	cuepkg "cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 )
 
@@ -114,4 +116,26 @@ func copyFS(t *testing.T) fstest.MapFS {
 		out[n] = &fstest.MapFile{Data: b}
 	}
 	return out
+}
+
+// TestPackageRulesStandAlone: the rules a package is validated by compile
+// without the provider table schema, and give the same definitions.
+func TestPackageRulesStandAlone(t *testing.T) {
+	rules, err := LoadPackageRules(cuecontext.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Load(cuecontext.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rules.LookupPath(cuepkg.ParsePath("#Provider")).Exists() {
+		t.Error("the package rules hold #Provider")
+	}
+	for _, def := range []string{"#Manifest", "#HookRules", "#BindingRules", "#RefRules", "#SkillFrontMatter", "#AgentFrontMatter", "#SourceLayout", "#SourceIDRule", "#RefPositions", "#Limits"} {
+		a, b := rules.LookupPath(cuepkg.ParsePath(def)), all.LookupPath(cuepkg.ParsePath(def))
+		if !a.Exists() || fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%s differs without the provider schema", def)
+		}
+	}
 }

@@ -173,7 +173,7 @@ var rulesCompiled atomic.Int64
 func LoadRules() (*Rules, error) {
 	rulesCompiled.Add(1)
 	ctx := cuecontext.New()
-	root, err := defs.Load(ctx)
+	root, err := defs.LoadPackageRules(ctx)
 	if err != nil {
 		return nil, err
 	}

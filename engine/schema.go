@@ -36,7 +36,7 @@ const (
 // The output is deterministic, indented, and ends in a newline.
 func JSONSchema() ([]byte, error) {
 	ctx := cuecontext.New()
-	root, err := defs.Load(ctx)
+	root, err := defs.LoadPackageRules(ctx)
 	if err != nil {
 		return nil, err
 	}
