@@ -2,18 +2,18 @@ package providers
 
 import "testing"
 
-// BenchmarkLoadCompiled is what Load does once per process: decode
-// compiled.json and check it against the embedded tables.
+// BenchmarkLoadCompiled is what Load does once per process: take the
+// tables of compiled_tables.go and check them against the embedded ones.
 func BenchmarkLoadCompiled(b *testing.B) {
 	for b.Loop() {
-		if _, err := loadCompiled(compiledJSON, embedded); err != nil {
+		if _, err := loadCompiled(compiledTables, embedded); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 // BenchmarkLoadFS compiles the embedded tables from CUE, as Compile does
-// and as Load did before compiled.json.
+// and as Load did before compiled_tables.go.
 func BenchmarkLoadFS(b *testing.B) {
 	for b.Loop() {
 		if _, err := LoadFS(embedded); err != nil {
@@ -26,7 +26,7 @@ var benchQuestion = Question{Subject: "tool_call", Phase: "before", Effect: "rew
 
 // BenchmarkCapabilityCompiled asks one question of compiled tables.
 func BenchmarkCapabilityCompiled(b *testing.B) {
-	ts, err := loadCompiled(compiledJSON, embedded)
+	ts, err := loadCompiled(compiledTables, embedded)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,15 +9,16 @@ import (
 	"testing/fstest"
 )
 
-// compiled.json is what Compile writes from the embedded tables and rules
-// today: a table or rule changed without refreshing it fails here.
+// compiled_tables.go is what Compile writes from the embedded tables and
+// rules today: a table or rule changed without refreshing it fails here.
 func TestCompiledIsCurrent(t *testing.T) {
 	want, err := Compile()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(compiledJSON, want) {
-		t.Fatalf("providers/compiled.json is stale: a provider table or the rules changed since it was written.\nRefresh it with: %s", RefreshCommand)
+	got, err := os.ReadFile(CompiledFile)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("providers/%s is stale (%v): a provider table or the rules changed since it was written.\nRefresh it with: %s", CompiledFile, err, RefreshCommand)
 	}
 }
 
@@ -33,12 +34,12 @@ func TestKnownIsCurrent(t *testing.T) {
 	}
 }
 
-// Load's tables, decoded from compiled.json, are LoadFS's tables: every
+// Load's tables, decoded from compiled_tables.go, are LoadFS's tables: every
 // field the Go API exposes, and the same answer to every question.
 func TestCompiledMatchesCUE(t *testing.T) {
 	ts := mustLoad(t)
 	if ts.compiled == nil {
-		t.Fatal("Load did not use compiled.json")
+		t.Fatal("Load did not use compiled_tables.go")
 	}
 	cts, err := LoadFS(embedded)
 	if err != nil {
@@ -52,7 +53,7 @@ func TestCompiledMatchesCUE(t *testing.T) {
 		got, _ := json.Marshal(tb)
 		want, _ := json.Marshal(ct)
 		if !bytes.Equal(got, want) || tb.File != ct.File {
-			t.Errorf("%s decoded from compiled.json differs from its CUE table", tb.Key())
+			t.Errorf("%s decoded from compiled_tables.go differs from its CUE table", tb.Key())
 		}
 	}
 	for _, q := range []Question{
@@ -81,7 +82,7 @@ func TestCompiledMatchesCUE(t *testing.T) {
 	}
 }
 
-// Every #MemberInstall answer compiled.json holds is CUE's.
+// Every #MemberInstall answer compiled_tables.go holds is CUE's.
 func TestCompiledMembersMatchCUE(t *testing.T) {
 	ts := mustLoad(t)
 	cts, err := LoadFS(embedded)
@@ -120,7 +121,7 @@ func TestCapabilityOutsideCompiledDomain(t *testing.T) {
 	claude, _ := ts.Lookup("claude", "2.1.233")
 	q := Question{"session", "stop", "gate", "report", "user", "required", false, false}
 	if _, ok := ts.compiled.answer(claude, q); ok {
-		t.Fatal("compiled.json answers a combination draft 0.1 does not admit")
+		t.Fatal("compiled_tables.go answers a combination draft 0.1 does not admit")
 	}
 	c, err := ts.Capability(claude, q)
 	if err != nil {
@@ -131,7 +132,7 @@ func TestCapabilityOutsideCompiledDomain(t *testing.T) {
 	}
 }
 
-// compiled.json describes exactly the tables it was compiled from: tables
+// compiled_tables.go describes exactly the tables it was compiled from: tables
 // it does not match (a version added without refreshing it) are compiled
 // from CUE, never answered from stale data.
 func TestCompiledMismatchCompilesCUE(t *testing.T) {
@@ -149,12 +150,12 @@ func TestCompiledMismatchCompilesCUE(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ts, err := loadCompiled(compiledJSON, fsys)
+			ts, err := loadCompiled(compiledTables, fsys)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ts.compiled != nil {
-				t.Fatal("stale compiled.json used")
+				t.Fatal("stale compiled_tables.go used")
 			}
 			n, _ := ts.Newest("claude")
 			if name == "added" && n.Version != "2.1.300" || name == "edited" && n.Harness != "Claude Code (edited)" {
@@ -162,7 +163,8 @@ func TestCompiledMismatchCompilesCUE(t *testing.T) {
 			}
 		})
 	}
-	if _, err := loadCompiled([]byte("{"), embedded); err == nil || !strings.Contains(err.Error(), RefreshCommand) {
-		t.Errorf("broken compiled.json: %v, want an error naming %s", err, RefreshCommand)
+	// The generator's build, without compiled_tables.go.
+	if ts, err := loadCompiled(nil, embedded); err != nil || ts.compiled != nil {
+		t.Errorf("without compiled tables: %v, compiled %t; want the tables from CUE", err, ts != nil && ts.compiled != nil)
 	}
 }

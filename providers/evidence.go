@@ -136,7 +136,7 @@ func (w *claimWalk) value(dec *json.Decoder, path string) error {
 // claim with the kinds of its evidence and the live tests that prove it,
 // then the claims that rest on documentation alone. A reviewer reads it to
 // see what is proved against the real harness and what is only promised.
-// go generate writes it beside compiled.json; a test fails while it is
+// go generate writes it beside compiled_tables.go; a test fails while it is
 // stale.
 func EvidenceReport() ([]byte, error) {
 	ts, err := LoadFS(embedded)

@@ -48,13 +48,13 @@ type Tables struct {
 }
 
 var loadEmbedded = sync.OnceValues(func() (*Tables, error) {
-	return loadCompiled(compiledJSON, embedded)
+	return loadCompiled(compiledTables, embedded)
 })
 
 // Load returns the tables embedded in the binary, loaded once per process.
-// They come from compiled.json, which go generate writes from the CUE
-// tables and rules (see Compile), so that a command pays no CUE evaluation
-// for them; if compiled.json does not match the embedded tables, Load
+// They come from compiled_tables.go, which go generate writes from the
+// CUE tables and rules (see Compile), so that a command pays no CUE
+// evaluation for them; if it does not match the embedded tables, Load
 // compiles them from CUE instead. A broken table is an error naming its
 // file.
 func Load() (*Tables, error) { return loadEmbedded() }

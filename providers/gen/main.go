@@ -1,6 +1,7 @@
-// Command gen writes providers/compiled.json: the provider tables compiled
-// from CUE, with every answer of #Capability on them, which the dalo binary
-// embeds so that no command evaluates CUE for provider tables; and
+// Command gen writes providers/compiled_tables.go: the provider tables
+// compiled from CUE, with every answer of #Capability on them, as a Go
+// value the dalo binary holds so that no command evaluates CUE for
+// provider tables; and
 // providers/EVIDENCE.md, what each claim of each table rests on, for a
 // reviewer; and plan/known.go, the providers and native events the
 // dispatcher may be asked for and the interpreters of the tool runtimes. Run it as go generate ./providers after changing a table or the
@@ -20,7 +21,7 @@ func main() {
 		name string
 		make func() ([]byte, error)
 	}{
-		{"compiled.json", providers.Compile},
+		{providers.CompiledFile, providers.Compile},
 		{"EVIDENCE.md", providers.EvidenceReport},
 		{providers.KnownFile, providers.KnownSource},
 	} {

@@ -1,0 +1,7 @@
+//go:build dalo_nocompiled
+
+package providers
+
+// compiledTables is nil in the generator's build: Load compiles the
+// tables from CUE.
+var compiledTables *compiled
