@@ -45,11 +45,13 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 	for i := range tables {
 		caps[i] = make([]HookCapability, 0, hooks)
 	}
+	// Hooks of a source ask few distinct questions: each is answered on
+	// every table once.
 	type asked struct {
-		table int
 		q     providers.Question
+		names string // the matcher's tool names, NUL-separated
 	}
-	answers := map[asked]providers.Capability{}
+	answers := map[asked][]providers.Capability{}
 	m := matcherCheck{all: ts.All(), tables: tables, tools: make([]string, len(tables))}
 	for _, p := range pkgs {
 		if p.Manifest == nil {
@@ -72,16 +74,20 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 			if h.Matcher != nil {
 				names = h.Matcher.ToolNames
 			}
-			for ti, t := range tables {
-				q.MatchesNothing = t.MatchesNothing(names)
-				// Hooks of a source ask few distinct questions.
-				c, ok := answers[asked{ti, q}]
-				if !ok {
-					if c, err = ts.Capability(t, q); err != nil {
+			key := asked{q, strings.Join(names, "\x00")}
+			cs, ok := answers[key]
+			if !ok {
+				cs = make([]providers.Capability, len(tables))
+				for ti, t := range tables {
+					q.MatchesNothing = t.MatchesNothing(names)
+					if cs[ti], err = ts.Capability(t, q); err != nil {
 						return nil, fmt.Errorf("%s %s: %w", p.File, at, err)
 					}
-					answers[asked{ti, q}] = c
 				}
+				answers[key] = cs
+			}
+			for ti, t := range tables {
+				c := cs[ti]
 				caps[ti] = append(caps[ti], HookCapability{
 					Package:          p.Name,
 					Hook:             h.ID,

@@ -172,10 +172,10 @@ func (v *sourceCheck) references() {
 			continue
 		}
 		for _, mb := range p.refs.members {
-			v.reference(p, fmt.Sprintf("plugin.members[%d].ref", mb.n), mb.Ref, mb.Requirement)
+			v.reference(p, "plugin.members["+strconv.Itoa(mb.n)+"].ref", mb.Ref, mb.Requirement)
 		}
 		for _, rq := range p.refs.requires {
-			v.reference(p, fmt.Sprintf("plugin.requires[%d].ref", rq.n), rq.Ref, rq.Requirement)
+			v.reference(p, "plugin.requires["+strconv.Itoa(rq.n)+"].ref", rq.Ref, rq.Requirement)
 		}
 	}
 }
