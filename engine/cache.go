@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -35,7 +36,9 @@ type Cache interface {
 // with the source id, the package's name and dalo's own rules and code
 // (the cache's build identity) that is all its answer depends on. The key
 // holds exactly that, and who asks: permissions mean something else to
-// another user or group.
+// another user or group. The manifest's bytes are in it as their sha256,
+// which is read again only when the manifest's stat changed
+// (manifestDigest).
 const packageKeyVersion = "dalo package check 1"
 
 // packageKey returns the key of p's check, or false when the package is
@@ -43,19 +46,63 @@ const packageKeyVersion = "dalo package check 1"
 // tree breaks the limits (the check stops early on such a tree, and so
 // should the key).
 func packageKey(root, sourceID string, p *Package, r *Rules, c Cache) ([]byte, bool) {
+	var tree bytes.Buffer
 	var st unix.Stat_t
-	buf := keyBuffers.Get().(*[]byte)
-	defer keyBuffers.Put(buf)
-	src, ok := readKeyed(filepath.Join(root, filepath.FromSlash(p.File)), int64(r.Limits.ManifestBytes), &st, buf)
+	if !hashTree(&tree, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits, c, path.Base(p.File), &st) {
+		return nil, false
+	}
+	sum, ok := manifestDigest(filepath.Join(root, filepath.FromSlash(p.File)), &st, int64(r.Limits.ManifestBytes), c)
 	if !ok {
 		return nil, false
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\nsource %q\npackage %q\nuser %s\nmanifest %x\n", packageKeyVersion, sourceID, p.Name, user(), sha256.Sum256(src))
-	if !hashTree(h, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits, c, path.Base(p.File), &st) {
-		return nil, false
-	}
+	fmt.Fprintf(h, "%s\nsource %q\npackage %q\nuser %s\nmanifest %x\n", packageKeyVersion, sourceID, p.Name, user(), sum)
+	h.Write(tree.Bytes())
 	return h.Sum(nil), true
+}
+
+// manifestsRead counts the manifests manifestDigest read: a test holds a
+// run with every digest cached to none.
+var manifestsRead atomic.Int64
+
+// A manifest's digest is kept in the cache with the stat it was read
+// with, as a directory's listing is: a write sets the file's modification
+// and change times, and a rename gives it another inode, so a manifest
+// whose last change is older than listingAge and whose stat is the same
+// holds the same bytes, and the digest stands for them without a read.
+const digestKeyVersion = "dalo manifest digest 1"
+
+// manifestDigest returns the sha256 of the regular file name, whose lstat
+// is st, of at most limit bytes: kept in c, or read; false when it cannot
+// be read, is not one, or is not the file st describes.
+func manifestDigest(name string, st *unix.Stat_t, limit int64, c Cache) ([32]byte, bool) {
+	var sum [32]byte
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > limit {
+		return sum, false
+	}
+	key := []byte(digestKeyVersion + "\x00" + user() + "\x00" + name)
+	if data := c.Get(key); data != nil {
+		d := newDecoder(data)
+		if d.statKey() == statKeyOf(st) && len(d.b) == len(sum) {
+			copy(sum[:], d.b)
+			return sum, true
+		}
+	}
+	manifestsRead.Add(1)
+	buf := keyBuffers.Get().(*[]byte)
+	defer keyBuffers.Put(buf)
+	var now unix.Stat_t
+	src, ok := readKeyed(name, limit, &now, buf)
+	if !ok || statKeyOf(&now) != statKeyOf(st) {
+		return sum, false // changed since st
+	}
+	sum = sha256.Sum256(src)
+	if settled(st) {
+		var e encoder
+		e.statKey(statKeyOf(st))
+		c.Put(key, append(e.b, sum[:]...))
+	}
+	return sum, true
 }
 
 // readKeyed reads the regular file name, of at most limit bytes, for a
@@ -104,8 +151,8 @@ var keyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // its names, which c keeps (a listing) while the directory stays as it
 // was.
 //
-// The entry of dir named known, when it has one, is known's stat: the
-// caller has it.
+// The stat of the entry of dir named known, when it has one, goes into
+// knownStat; its mode stays 0 when there is none.
 func hashTree(h io.Writer, dir string, lim *Limits, c Cache, known string, knownStat *unix.Stat_t) bool {
 	var st unix.Stat_t
 	if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
@@ -125,7 +172,7 @@ type treeHash struct {
 	c         Cache
 	buf       []byte
 	entries   int
-	known     string // "./" and the name of the entry whose stat is knownStat
+	known     string // "./" and the name of the entry whose stat knownStat gets
 	knownStat *unix.Stat_t
 }
 
@@ -140,10 +187,11 @@ func (t *treeHash) walk(dir, rel string, st *unix.Stat_t, depth int) bool {
 			return false
 		}
 		path, name := dir+"/"+n, rel+"/"+n
-		if name == t.known {
-			est = *t.knownStat
-		} else if unix.Lstat(path, &est) != nil {
+		if unix.Lstat(path, &est) != nil {
 			return false
+		}
+		if name == t.known {
+			*t.knownStat = est
 		}
 		t.buf = appendStat(t.buf, name, &est)
 		if est.Mode&unix.S_IFMT != unix.S_IFDIR {
@@ -188,7 +236,7 @@ func listing(dir string, st *unix.Stat_t, c Cache) ([]string, bool) {
 		key = []byte(listingKeyVersion + "\x00" + user() + "\x00" + dir)
 		if data := c.Get(key); data != nil {
 			d := newDecoder(data)
-			if d.dirStat() == dirStat(st) {
+			if d.statKey() == statKeyOf(st) {
 				names := make([]string, d.count(d.int()))
 				for i := range names {
 					names[i] = d.str()
@@ -206,7 +254,7 @@ func listing(dir string, st *unix.Stat_t, c Cache) ([]string, bool) {
 	}
 	defer unix.Close(fd)
 	var now unix.Stat_t
-	if unix.Fstat(fd, &now) != nil || dirStat(&now) != dirStat(st) {
+	if unix.Fstat(fd, &now) != nil || statKeyOf(&now) != statKeyOf(st) {
 		return nil, false // changed since st: not the directory asked about
 	}
 	names, err := dirNames(fd)
@@ -214,10 +262,9 @@ func listing(dir string, st *unix.Stat_t, c Cache) ([]string, bool) {
 		return nil, false
 	}
 	slices.Sort(names)
-	old := clock().Add(-listingAge).UnixNano()
-	if c != nil && unix.TimespecToNsec(st.Mtim) < old && unix.TimespecToNsec(st.Ctim) < old {
+	if c != nil && settled(st) {
 		var e encoder
-		e.dirStat(dirStat(st))
+		e.statKey(statKeyOf(st))
 		e.int(len(names))
 		for _, n := range names {
 			e.str(n)
@@ -227,25 +274,34 @@ func listing(dir string, st *unix.Stat_t, c Cache) ([]string, bool) {
 	return names, true
 }
 
-// dirStat is what of a directory's stat says its names are unchanged.
-type dirStatKey struct {
-	dev, ino     uint64
-	mtime, ctime int64
+// A statKey is what of a file's stat says that its bytes, or a
+// directory's names, are those read when it was the same.
+type statKey struct {
+	dev, ino           uint64
+	size, mtime, ctime int64
 }
 
-func dirStat(st *unix.Stat_t) dirStatKey {
-	return dirStatKey{uint64(st.Dev), uint64(st.Ino), unix.TimespecToNsec(st.Mtim), unix.TimespecToNsec(st.Ctim)}
+func statKeyOf(st *unix.Stat_t) statKey {
+	return statKey{uint64(st.Dev), uint64(st.Ino), st.Size, unix.TimespecToNsec(st.Mtim), unix.TimespecToNsec(st.Ctim)}
 }
 
-func (e *encoder) dirStat(k dirStatKey) {
+// settled reports whether st's file last changed longer than listingAge
+// ago: what was read of it may be kept under its statKey.
+func settled(st *unix.Stat_t) bool {
+	old := clock().Add(-listingAge).UnixNano()
+	return unix.TimespecToNsec(st.Mtim) < old && unix.TimespecToNsec(st.Ctim) < old
+}
+
+func (e *encoder) statKey(k statKey) {
 	e.int(int(k.dev))
 	e.int(int(k.ino))
+	e.int(int(k.size))
 	e.int(int(k.mtime))
 	e.int(int(k.ctime))
 }
 
-func (d *decoder) dirStat() dirStatKey {
-	return dirStatKey{uint64(d.int()), uint64(d.int()), int64(d.int()), int64(d.int())}
+func (d *decoder) statKey() statKey {
+	return statKey{uint64(d.int()), uint64(d.int()), int64(d.int()), int64(d.int()), int64(d.int())}
 }
 
 // appendStat appends to b what a key holds of one entry: its name (length

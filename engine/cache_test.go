@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -167,10 +168,27 @@ func TestListingsFollowChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	report(Options{Cache: c})
-	before := dirsRead.Load()
+	before, manifests := dirsRead.Load(), manifestsRead.Load()
 	report(Options{Cache: c})
 	if n := dirsRead.Load() - before; n != 0 {
 		t.Errorf("nothing changed, and %d directories were read", n)
+	}
+	if n := manifestsRead.Load() - manifests; n != 0 {
+		t.Errorf("nothing changed, and %d manifests were read for their keys", n)
+	}
+	// An edit that keeps a manifest's size: its times tell it.
+	edit := func(n int, old, new string) func() error {
+		return func() error {
+			f := pkg(n, "PLUGIN.toml")
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			if !bytes.Contains(b, []byte(old)) || len(old) != len(new) {
+				return fmt.Errorf("%s: cannot replace %q by %q", f, old, new)
+			}
+			return os.WriteFile(f, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644)
+		}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -188,6 +206,19 @@ func TestListingsFollowChanges(t *testing.T) {
 		}},
 		{"directories nested too deep", func() error {
 			return os.MkdirAll(pkg(5, strings.Repeat("d/", 40)), 0o755)
+		}},
+		{"manifest edited, same size", edit(0, `schema_version = 1`, `schema_version = 7`)},
+		{"manifest replaced, same size", func() error {
+			f := pkg(1, "PLUGIN.toml")
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			b = bytes.Replace(b, []byte(`schema_version = 1`), []byte(`schema_version = 8`), 1)
+			if err := os.WriteFile(f+".new", b, 0o644); err != nil {
+				return err
+			}
+			return os.Rename(f+".new", f)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -216,12 +247,15 @@ func TestRecentListingsNotKept(t *testing.T) {
 	clock = func() time.Time { return made.Add(listingAge / 2) }
 	c := &memCache{m: map[string][]byte{}}
 	for run := 1; run <= 2; run++ {
-		before := dirsRead.Load()
+		before, manifests := dirsRead.Load(), manifestsRead.Load()
 		if _, err := Validate(dir, Options{Cache: c}); err != nil {
 			t.Fatal(err)
 		}
 		if n := dirsRead.Load() - before; n == 0 {
 			t.Errorf("run %d read no directory", run)
+		}
+		if n := manifestsRead.Load() - manifests; n < 3 {
+			t.Errorf("run %d read %d manifests for their keys, want each of 3", run, n)
 		}
 	}
 }
