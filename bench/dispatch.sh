@@ -28,11 +28,13 @@ fi
 payload=$(ls -d providers/testdata/recordings/claude/*/ | sort -V | tail -n 1)PreToolUse.json
 
 # planBytes prints what one Bash PreToolUse dispatch reads of the plan of
-# home: the index files of the event and of its tool, or else the whole
-# plan of the provider (a store of plan schema 1).
+# home: the index files of the event and of its tool in the generation the
+# pointer names (current.<plan schema>, or current before schema 6), or
+# else the whole plan of the provider (a store of plan schema 1).
 planBytes() {
-	if [ -L "$1/plans/claude.d/current" ]; then
-		gen="$1/plans/claude.d/$(readlink "$1/plans/claude.d/current")"
+	ptr=$(ls -d "$1"/plans/claude.d/current* 2>/dev/null | sort -V | tail -n 1)
+	if [ -n "$ptr" ] && [ -L "$ptr" ]; then
+		gen="$1/plans/claude.d/$(readlink "$ptr")"
 		cat "$gen/PreToolUse.json" "$gen/PreToolUse/Bash.json" 2>/dev/null | wc -c
 	else
 		wc -c <"$1/plans/claude.json"
