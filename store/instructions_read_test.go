@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -45,5 +47,29 @@ func TestReadInstructionFile(t *testing.T) {
 		if !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: got %q, want %q", filepath.Base(tc.file), got, tc.want)
 		}
+	}
+}
+
+// TestReadUserFileOnce: a user's file is read into one buffer of its
+// size. bytes.Buffer.ReadFrom wants 512 bytes free before each read, and
+// a buffer of the size and a byte more was doubled and copied at the end
+// of every large settings.json: a sixth of an install with one of 50 MB.
+func TestReadUserFileOnce(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "settings.json")
+	// 16 MiB less 100 bytes: what the allocator rounds a buffer of its
+	// size and a byte more up to leaves less than 512 bytes free.
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<20)[:16<<20-100]
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, _, err := readUserFile(name, "", nil)
+	runtime.ReadMemStats(&after)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read %d bytes, %v; want the file's %d", len(got), err, len(data))
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(data))*5/4 {
+		t.Errorf("reading %d bytes allocated %d", len(data), n)
 	}
 }

@@ -177,19 +177,25 @@ func readUserFile(name, hint string, check func(fs.FileInfo) error) (data []byte
 	}
 	// A buffer of the file's size and a byte more, read to its end: a
 	// 50 MB settings.json grown by io.ReadAll's doubling cost a third of
-	// an install, most of it clearing memory.
-	var buf bytes.Buffer
-	buf.Grow(int(fi.Size()) + 1)
-	_, err = buf.ReadFrom(io.LimitReader(f, maxUserFileBytes+1))
-	data = buf.Bytes()
-	if err != nil {
-		return nil, false, fmt.Errorf("reading %s: %w", name, unwrapPath(err))
+	// an install, most of it clearing memory. (bytes.Buffer.ReadFrom
+	// wants 512 bytes free before each read, and doubled such a buffer
+	// whenever the allocator's rounding left less.)
+	data = make([]byte, 0, fi.Size()+1)
+	for len(data) <= maxUserFileBytes {
+		if len(data) == cap(data) { // the file grew since its stat
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("reading %s: %w", name, unwrapPath(err))
+		}
 	}
 	if len(data) > maxUserFileBytes {
 		return nil, false, fmt.Errorf("%s is more than the %d bytes dalo reads", name, maxUserFileBytes)
-	}
-	if data == nil {
-		data = []byte{}
 	}
 	return data, true, nil
 }
