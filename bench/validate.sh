@@ -16,7 +16,9 @@
 #     approve pkg-0005 of 1,000 packages             within 2x the CPU of the
 #                                                    same package of 10
 #   the validation cache:
-#     vet of 1,000 after editing one manifest        < 15% of the cold CPU
+#     vet of 1,000 after editing one manifest        < 15% of the cold CPU,
+#                                                    measured in turn with
+#                                                    cold runs (medians of 5)
 #   harness configuration:
 #     install of pkg-0004 with a 50 MB settings.json < 1000 ms CPU
 #
@@ -131,9 +133,23 @@ echo "# the validation cache"
 "$work/dalo" vet "$work/s1000" >/dev/null # fills it
 m 3 -- "$work/dalo" vet "$work/s1000"
 row "vet 1,000, nothing changed" "" ""
-m 3 -before "echo '# edited' >>'$work/s1000/plugins/pkg-0500/PLUGIN.toml'" -- "$work/dalo" vet "$work/s1000"
-share=$(awk -v c="$cpu" -v b="$cold1000" 'BEGIN { printf "%.1f", 100 * c / b }')
-row "vet 1,000 after editing one (${share}%)" "< 15% of the cold CPU" "$(verdict "$share < 15 && $status == 0")"
+# The share is of runs side by side, a cold one and one after an edit in
+# turn, five of each: the load of a shared machine moves by the minute.
+colds="" edits="" edit_status=0
+for _ in 1 2 3 4 5; do
+	m 1 -- "$work/dalo" plugin validate --no-cache "$work/s1000"
+	colds="$colds $cpu"
+	m 1 -before "echo '# edited' >>'$work/s1000/plugins/pkg-0500/PLUGIN.toml'" -- "$work/dalo" vet "$work/s1000"
+	edits="$edits $cpu"
+	edit_status=$((edit_status | status))
+done
+median() { printf '%s\n' "$@" | sort -n | sed -n 3p; }
+# shellcheck disable=SC2086 # words
+cold_side=$(median $colds)
+# shellcheck disable=SC2086 # words
+cpu=$(median $edits) wall=- rss=-
+share=$(awk -v c="$cpu" -v b="$cold_side" 'BEGIN { printf "%.1f", 100 * c / b }')
+row "vet 1,000 after editing one (${share}%)" "< 15% of the cold CPU ($cold_side ms)" "$(verdict "$share < 15 && $edit_status == 0")"
 
 echo "# harness configuration"
 # A stand-in for Claude Code that answers --version as the table's
