@@ -81,14 +81,17 @@ func manifestDigest(name string, st *unix.Stat_t, limit int64, c Cache) ([32]byt
 		return sum, false
 	}
 	key := []byte(digestKeyVersion + "\x00" + user() + "\x00" + name)
-	if data := c.Get(key); data != nil {
-		d := newDecoder(data)
-		if d.statKey() == statKeyOf(st) && len(d.b) == len(sum) {
-			copy(sum[:], d.b)
-			return sum, true
+	if c != nil {
+		if data := c.Get(key); data != nil {
+			d := newDecoder(data)
+			if d.statKey() == statKeyOf(st) && len(d.b) == len(sum) {
+				copy(sum[:], d.b)
+				return sum, true
+			}
 		}
 	}
 	manifestsRead.Add(1)
+	began := clock()
 	buf := keyBuffers.Get().(*[]byte)
 	defer keyBuffers.Put(buf)
 	var now unix.Stat_t
@@ -97,7 +100,7 @@ func manifestDigest(name string, st *unix.Stat_t, limit int64, c Cache) ([32]byt
 		return sum, false // changed since st
 	}
 	sum = sha256.Sum256(src)
-	if settled(st) {
+	if c != nil && settled(st, began) {
 		var e encoder
 		e.statKey(statKeyOf(st))
 		c.Put(key, append(e.b, sum[:]...))
@@ -210,13 +213,13 @@ func (t *treeHash) walk(dir, rel string, st *unix.Stat_t, depth int) bool {
 
 // A directory's names change only with its modification and change
 // times, which the system sets from a clock of coarse grain (a few
-// milliseconds; whole seconds on some file systems): two changes within
-// one grain leave the same times. A listing is kept only of a directory
-// whose last change is older than listingAge, so that any later change
-// gives it other times. Tests move the clock.
+// milliseconds; two seconds on FAT): two changes within one grain leave
+// the same times. A listing is kept only of a directory whose last change
+// is older than listingAge when its read began, so that any change made
+// since gives it other times. Tests move the clock.
 const (
 	listingKeyVersion = "dalo listing 1"
-	listingAge        = 2 * time.Second
+	listingAge        = 3 * time.Second
 )
 
 var clock = time.Now
@@ -248,6 +251,7 @@ func listing(dir string, st *unix.Stat_t, c Cache) ([]string, bool) {
 		}
 	}
 	dirsRead.Add(1)
+	began := clock()
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false
@@ -262,7 +266,7 @@ func listing(dir string, st *unix.Stat_t, c Cache) ([]string, bool) {
 		return nil, false
 	}
 	slices.Sort(names)
-	if c != nil && settled(st) {
+	if c != nil && settled(st, began) {
 		var e encoder
 		e.statKey(statKeyOf(st))
 		e.int(len(names))
@@ -285,23 +289,26 @@ func statKeyOf(st *unix.Stat_t) statKey {
 	return statKey{uint64(st.Dev), uint64(st.Ino), st.Size, unix.TimespecToNsec(st.Mtim), unix.TimespecToNsec(st.Ctim)}
 }
 
-// settled reports whether st's file last changed longer than listingAge
-// ago: what was read of it may be kept under its statKey.
-func settled(st *unix.Stat_t) bool {
-	old := clock().Add(-listingAge).UnixNano()
+// settled reports whether st's file had last changed longer than
+// listingAge before began, when a read of it began: what was read may be
+// kept under its statKey.
+func settled(st *unix.Stat_t, began time.Time) bool {
+	old := began.Add(-listingAge).UnixNano()
 	return unix.TimespecToNsec(st.Mtim) < old && unix.TimespecToNsec(st.Ctim) < old
 }
 
 func (e *encoder) statKey(k statKey) {
-	e.int(int(k.dev))
-	e.int(int(k.ino))
-	e.int(int(k.size))
-	e.int(int(k.mtime))
-	e.int(int(k.ctime))
+	for _, n := range []int64{int64(k.dev), int64(k.ino), k.size, k.mtime, k.ctime} {
+		e.b = binary.AppendVarint(e.b, n)
+	}
 }
 
 func (d *decoder) statKey() statKey {
-	return statKey{uint64(d.int()), uint64(d.int()), int64(d.int()), int64(d.int()), int64(d.int())}
+	var k [5]int64
+	for i := range k {
+		k[i] = d.int64()
+	}
+	return statKey{uint64(k[0]), uint64(k[1]), k[2], k[3], k[4]}
 }
 
 // appendStat appends to b what a key holds of one entry: its name (length
@@ -335,7 +342,7 @@ func (v *sourceCheck) assetKey(kind, name, rel string) ([]byte, bool) {
 		return nil, false
 	}
 	h.Write(appendStat(nil, rel, &st))
-	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache.Cache, "", nil) {
+	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache.stats(), "", nil) {
 		return nil, false
 	}
 	return h.Sum(nil), true
@@ -562,7 +569,9 @@ type decoder struct {
 func newDecoder(data []byte) decoder { return decoder{b: string(data)} }
 
 // int reads a varint, as binary.Varint does.
-func (d *decoder) int() int {
+func (d *decoder) int() int { return int(d.int64()) }
+
+func (d *decoder) int64() int64 {
 	var ux uint64
 	for i := 0; i < len(d.b) && i < binary.MaxVarintLen64; i++ {
 		c := d.b[i]
@@ -576,7 +585,7 @@ func (d *decoder) int() int {
 			if ux&1 != 0 {
 				x = ^x
 			}
-			return int(x)
+			return x
 		}
 		ux |= uint64(c&0x7f) << (7 * i)
 	}
@@ -680,7 +689,7 @@ func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules,
 		checkPackage(root, sourceID, p, own())
 		return
 	}
-	key, ok := packageKey(root, sourceID, p, r, c.Cache)
+	key, ok := packageKey(root, sourceID, p, r, c.stats())
 	if ok {
 		if data := c.Get(key); data != nil && p.restore(data) {
 			return
@@ -691,7 +700,7 @@ func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules,
 	if !ok {
 		return
 	}
-	if after, ok := packageKey(root, sourceID, p, r, c.Cache); !ok || string(after) != string(key) {
+	if after, ok := packageKey(root, sourceID, p, r, c.stats()); !ok || string(after) != string(key) {
 		return
 	}
 	c.Put(key, p.entry())
@@ -704,14 +713,30 @@ type cacheRun struct {
 	Cache
 	once   sync.Once
 	loaded bool
+	local  bool // the source is on a local file system (localFS)
 }
 
-// newCacheRun returns c for one validation; nil when c is.
-func newCacheRun(c Cache) *cacheRun {
+// newCacheRun returns c for one validation of the source at root; nil
+// when c is.
+func newCacheRun(c Cache, root string) *cacheRun {
 	if c == nil {
 		return nil
 	}
-	return &cacheRun{Cache: c}
+	return &cacheRun{Cache: c, local: trustStats(root)}
+}
+
+// trustStats is localFS; tests that keep listings and digests on any file
+// system replace it.
+var trustStats = localFS
+
+// stats returns the cache that keeps what a stat stands for (directory
+// listings, manifest digests), nil on a file system whose stats dalo does
+// not trust.
+func (r *cacheRun) stats() Cache {
+	if !r.local {
+		return nil
+	}
+	return r.Cache
 }
 
 // checking is called before a check the cache does not answer for.

@@ -153,8 +153,10 @@ func TestOneCheckCompilesRulesOnce(t *testing.T) {
 func TestListingsFollowChanges(t *testing.T) {
 	defer func(old func() time.Time) { clock = old }(clock)
 	clock = func() time.Time { return time.Now().Add(time.Hour) }
+	defer func(old func(string) bool) { trustStats = old }(trustStats)
+	trustStats = func(string) bool { return true } // whatever the test's file system
 	dir := filepath.Join(t.TempDir(), "src")
-	if err := sourcegen.Write(dir, 6, 0); err != nil {
+	if err := sourcegen.Write(dir, 7, 0); err != nil {
 		t.Fatal(err)
 	}
 	c := &memCache{m: map[string][]byte{}}
@@ -208,6 +210,17 @@ func TestListingsFollowChanges(t *testing.T) {
 			return os.MkdirAll(pkg(5, strings.Repeat("d/", 40)), 0o755)
 		}},
 		{"manifest edited, same size", edit(0, `schema_version = 1`, `schema_version = 7`)},
+		{"manifest edited, same size and modification time", func() error {
+			f := pkg(6, "PLUGIN.toml")
+			fi, err := os.Stat(f)
+			if err != nil {
+				return err
+			}
+			if err := edit(6, `schema_version = 1`, `schema_version = 9`)(); err != nil {
+				return err
+			}
+			return os.Chtimes(f, fi.ModTime(), fi.ModTime()) // the change time moves all the same
+		}},
 		{"manifest replaced, same size", func() error {
 			f := pkg(1, "PLUGIN.toml")
 			b, err := os.ReadFile(f)
@@ -236,6 +249,8 @@ func TestListingsFollowChanges(t *testing.T) {
 // directories changed within listingAge, when another change could leave
 // the same times, so no listing is kept and each run reads them all.
 func TestRecentListingsNotKept(t *testing.T) {
+	defer func(old func(string) bool) { trustStats = old }(trustStats)
+	trustStats = func(string) bool { return true }
 	dir := filepath.Join(t.TempDir(), "src")
 	if err := sourcegen.Write(dir, 3, 0); err != nil {
 		t.Fatal(err)
@@ -313,5 +328,45 @@ func TestEditedPackageAsksLittle(t *testing.T) {
 	}
 	if n := questionsAsked.Load() - asked; n != 0 {
 		t.Errorf("checking the edited package asked CUE %d questions an earlier run had asked", n)
+	}
+}
+
+// TestStatsUntrusted: on a file system whose stats dalo does not trust (a
+// network or FUSE one), every run reads each directory and manifest, old
+// as they may be, and still restores the packages' answers.
+func TestStatsUntrusted(t *testing.T) {
+	defer func(old func() time.Time) { clock = old }(clock)
+	clock = func() time.Time { return time.Now().Add(time.Hour) }
+	defer func(old func(string) bool) { trustStats = old }(trustStats)
+	trustStats = func(string) bool { return false }
+	dir := filepath.Join(t.TempDir(), "src")
+	if err := sourcegen.Write(dir, 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	c := &memCache{m: map[string][]byte{}}
+	want := reportJSON(t, dir, Options{})
+	for run := 1; run <= 2; run++ {
+		before, manifests := dirsRead.Load(), manifestsRead.Load()
+		c.hits = 0
+		if got := reportJSON(t, dir, Options{Cache: c}); got != want {
+			t.Errorf("run %d: the report through the cache differs", run)
+		}
+		if dirsRead.Load() == before || manifestsRead.Load()-manifests < 3 {
+			t.Errorf("run %d read %d directories and %d manifests; want all of them", run, dirsRead.Load()-before, manifestsRead.Load()-manifests)
+		}
+		if run == 2 && c.hits == 0 {
+			t.Error("the second run restored no answer")
+		}
+	}
+}
+
+// TestLocalFS: the file systems whose stats the cache trusts are local
+// ones; a path that is not there is none.
+func TestLocalFS(t *testing.T) {
+	if localFS(filepath.Join(t.TempDir(), "missing")) {
+		t.Error("a missing directory is on a local file system")
+	}
+	if runtime.GOOS == "linux" && !localFS("/dev/shm") && !localFS(t.TempDir()) {
+		t.Error("neither /dev/shm nor the test's temporary directory is on a local file system")
 	}
 }

@@ -27,3 +27,24 @@ func dirNames(fd int) ([]string, error) {
 		_, _, names = syscall.ParseDirent(buf[:n], -1, names)
 	}
 }
+
+// localFS reports whether dir is on a file system whose stat alone tells
+// a changed file or directory from an unchanged one: a local one, whose
+// times the kernel sets as it writes. A network or FUSE file system may
+// answer from attributes it cached, or with the times of another host's
+// clock, so there the cache reads what it could otherwise trust a stat
+// for (listing, manifestDigest).
+func localFS(dir string) bool {
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil {
+		return false
+	}
+	switch uint32(st.Type) {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC,
+		unix.F2FS_SUPER_MAGIC, unix.BCACHEFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.RAMFS_MAGIC, unix.OVERLAYFS_SUPER_MAGIC,
+		0x2fc12fc1: // ZFS
+		return true
+	}
+	return false
+}

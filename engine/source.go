@@ -191,7 +191,7 @@ func load(root string, opts Options) (*Source, error) {
 		file := lay.Path("plugin", n)
 		all[i] = &Package{Name: n, Dir: lay.Dir("plugin", n), File: file, order: i, diags: diagList{file: file}, refDiags: diagList{file: file}}
 	}
-	cache := newCacheRun(opts.Cache)
+	cache := newCacheRun(opts.Cache, root)
 	v := &sourceCheck{root: root, id: opts.SourceID, rules: rules, registry: opts.Registry, cache: cache, byName: map[string]*Package{}, files: map[string]*diagList{}, exists: map[string]bool{}}
 	for _, p := range all {
 		v.exists[p.Name] = true

@@ -7,8 +7,8 @@
 // makes of everything an answer depends on, in one file per source (its
 // path) and dalo build, read whole when it is opened: one read instead of
 // one per package. Closing it appends this run's new answers to the file,
-// or, once the answers no run used since the last rewrite outweigh those
-// it used, writes the file anew with the used ones alone. Each answer
+// or, once the bytes of answers this run did not use outweigh those it
+// used or put, writes the file anew with the used ones alone. Each answer
 // carries its own checksum: a file cut short or damaged reads as the
 // answers before the damage (and is written anew), a write that fails is
 // dropped, so the directory can be deleted at any moment and a run with or
@@ -165,9 +165,9 @@ func (c *Cache) Put(key, data []byte) {
 // Close writes the answers put in this run, when there are any, and trims
 // the cache when that is due: once an hour, or when this file is over a
 // sixteenth of the cap. They are appended to the file, unless it was
-// damaged or missing or the answers no run asked for since it was last
-// written outweigh those asked for: then it is written anew with the
-// answers used or put in this run. An error is dropped: the next run
+// damaged or missing or the bytes of the answers this run did not ask for
+// (and of answers replaced) outweigh those of the answers it asked for or
+// put: then it is written anew with the answers used or put in this run. An error is dropped: the next run
 // computes the answers again.
 func (c *Cache) Close() {
 	c.mu.Lock()
