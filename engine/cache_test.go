@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"dalo/bench/sourcegen"
+	"dalo/internal/cache"
 )
 
 // memCache is a Cache in memory that counts what it is asked.
@@ -368,5 +369,47 @@ func TestLocalFS(t *testing.T) {
 	}
 	if runtime.GOOS == "linux" && !localFS("/dev/shm") && !localFS(t.TempDir()) {
 		t.Error("neither /dev/shm nor the test's temporary directory is on a local file system")
+	}
+}
+
+// TestOnDiskCache runs validations as the command does, each with the
+// cache opened from its file and closed, so that what one run appends is
+// what the next reads: with nothing changed a run reads no directory and
+// no manifest, and after an edit the report is the one without a cache.
+func TestOnDiskCache(t *testing.T) {
+	defer func(old func() time.Time) { clock = old }(clock)
+	clock = func() time.Time { return time.Now().Add(time.Hour) }
+	defer func(old func(string) bool) { trustStats = old }(trustStats)
+	trustStats = func(string) bool { return true }
+	dir := filepath.Join(t.TempDir(), "src")
+	if err := sourcegen.Write(dir, 12, 0); err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(t.TempDir(), "dalo")
+	run := func() string {
+		c := cache.Open(cacheDir, "validate", "test build", dir)
+		defer c.Close()
+		return reportJSON(t, dir, Options{Cache: c})
+	}
+	want := reportJSON(t, dir, Options{})
+	if run() != want {
+		t.Fatal("the first run's report differs")
+	}
+	before, manifests := dirsRead.Load(), manifestsRead.Load()
+	if run() != want {
+		t.Error("the report of a run with nothing changed differs")
+	}
+	if d, m := dirsRead.Load()-before, manifestsRead.Load()-manifests; d != 0 || m != 0 {
+		t.Errorf("nothing changed, and %d directories and %d manifests were read", d, m)
+	}
+	f := filepath.Join(dir, "plugins/pkg-0003/PLUGIN.toml")
+	b, _ := os.ReadFile(f)
+	if err := os.WriteFile(f, bytes.Replace(b, []byte("schema_version = 1"), []byte("schema_version = 2"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if got, want := run(), reportJSON(t, dir, Options{}); got != want {
+			t.Errorf("run %d after the edit: the report through the cache differs", i+1)
+		}
 	}
 }
