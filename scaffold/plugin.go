@@ -115,13 +115,15 @@ func Comment(text string) string {
 	return b.String() + line + "\n"
 }
 
-// TOMLString writes s as a TOML basic string: JSON's escapes are TOML's.
+// TOMLString writes s as a TOML basic string: JSON's escapes are TOML's,
+// but for DEL (U+007F), which JSON leaves as it is and TOML refuses in a
+// basic string. Bytes that are not UTF-8 become U+FFFD.
 func TOMLString(s string) string {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
+	return strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\x7f", `\u007f`)
 }
 
 // SchemaFile is the name of the JSON Schema of PLUGIN.toml at the root of
