@@ -68,8 +68,9 @@ var manifestsRead atomic.Int64
 // A manifest's digest is kept in the cache with the stat it was read
 // with, as a directory's listing is: a write sets the file's modification
 // and change times, and a rename gives it another inode, so a manifest
-// whose last change is older than listingAge and whose stat is the same
-// holds the same bytes, and the digest stands for them without a read.
+// whose last change was older than listingAge when its read began, and
+// whose stat is the same, holds the same bytes: the digest stands for
+// them without a read.
 const digestKeyVersion = "dalo manifest digest 1"
 
 // manifestDigest returns the sha256 of the regular file name, whose lstat
@@ -111,8 +112,8 @@ func manifestDigest(name string, st *unix.Stat_t, limit int64, c Cache) ([32]byt
 // readKeyed reads the regular file name, of at most limit bytes, for a
 // key, and its stat into st; false when it cannot or is not one. Unlike
 // regular.ReadLimited it takes the file's end to be where fstat put it,
-// without a read to see it: that read was a ninth of the system calls of
-// a run with every answer cached. A file that grew meanwhile gives a key
+// without a read to see it: a system call fewer for each manifest whose
+// digest the cache does not keep. A file that grew meanwhile gives a key
 // of what it was, whose next stat differs.
 //
 // It reads into *buf, which it grows as needed: the manifests of a source

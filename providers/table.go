@@ -369,7 +369,12 @@ func (t *Table) compilePatterns() error {
 	for _, name := range slices.Sorted(maps.Keys(t.ToolPatterns)) {
 		re, err := regexp.Compile(t.ToolPatterns[name].Regexp)
 		if err != nil {
-			return fmt.Errorf("tool_patterns.%s: %w", name, err)
+			// A table compiled from CUE says where the pattern is.
+			at := ""
+			if pos := t.value.LookupPath(cue.MakePath(cue.Str("tool_patterns"), cue.Str(name), cue.Str("regexp"))).Pos(); pos.IsValid() {
+				at = pos.String() + ": "
+			}
+			return fmt.Errorf("%stool_patterns.%s.regexp: %w", at, name, err)
 		}
 		t.patterns = append(t.patterns, re)
 	}
