@@ -10,7 +10,11 @@ import (
 type Severity string
 
 const (
-	Error   Severity = "error"
+	// Error makes the package it concerns invalid (or, at a required
+	// reference, blocks it), and validation exits 1.
+	Error Severity = "error"
+	// Warning is shown and reported but changes no validity: a visible
+	// omission, or what a provider will do differently.
 	Warning Severity = "warning"
 )
 

@@ -3,8 +3,14 @@ package engine
 import "strings"
 
 // The typed view of a manifest whose shape passed #Manifest. Field names
-// follow PLUGIN.toml; the store and the dispatcher use the same types.
+// follow PLUGIN.toml. The store reads packages through these types; the
+// dispatcher never sees them: it must not link the validator (deps_test.go,
+// hotPathDeps), so install copies what it needs into the types of package
+// plan (PlannedHook, ToolBinds, HookBinds), which dispatch reads.
 
+// Manifest is a PLUGIN.toml of schema 1. Providers is the inert,
+// adapter-owned data the draft exempts from the schema: read within the
+// reader's limits, never interpreted.
 type Manifest struct {
 	SchemaVersion int            `toml:"schema_version" json:"schema_version"`
 	Plugin        Plugin         `toml:"plugin" json:"plugin"`
@@ -13,6 +19,9 @@ type Manifest struct {
 	Providers     map[string]any `toml:"providers" json:"providers,omitempty"`
 }
 
+// Plugin is the manifest's [plugin] table: the package's name (its
+// directory's), description, optional id and informational version, and
+// its references.
 type Plugin struct {
 	Name        string    `toml:"name" json:"name"`
 	Description string    `toml:"description" json:"description"`
@@ -22,22 +31,32 @@ type Plugin struct {
 	Requires    []Require `toml:"requires" json:"requires,omitempty"`
 }
 
+// Member is one [[plugin.members]] entry: a skill, instruction or agent
+// reference with its requirement, and for an agent an optional inline
+// fallback.
 type Member struct {
 	Ref         string    `toml:"ref" json:"ref"`
 	Requirement string    `toml:"requirement" json:"requirement"`
 	Fallback    *Fallback `toml:"fallback" json:"fallback,omitempty"`
 }
 
+// Fallback is an agent member's fallback = { kind = "inline", skill = ... }:
+// the skill, itself a required member, that stands in where a harness
+// cannot hold the agent.
 type Fallback struct {
 	Kind  string `toml:"kind" json:"kind"`
 	Skill string `toml:"skill" json:"skill"`
 }
 
+// Require is one [[plugin.requires]] entry: a plugin reference, required
+// or optional.
 type Require struct {
 	Ref         string `toml:"ref" json:"ref"`
 	Requirement string `toml:"requirement" json:"requirement"`
 }
 
+// Tool is one [[tool]], tool descriptor 1: the files of a local handler
+// and how it is invoked. A grant binds all of it (plan.ToolBinds).
 type Tool struct {
 	SchemaVersion  int      `toml:"schema_version" json:"schema_version"`
 	ID             string   `toml:"id" json:"id"`
@@ -54,6 +73,9 @@ type Tool struct {
 	Inputs         []Input  `toml:"inputs" json:"inputs,omitempty"`
 }
 
+// Input is a declared input of a tool, which argv may interpolate as a
+// whole argument and a hook binds to an event field. Required is nil
+// when the manifest leaves it out (IsRequired applies the default).
 type Input struct {
 	Name     string `toml:"name" json:"name"`
 	Type     string `toml:"type" json:"type"`
@@ -63,6 +85,9 @@ type Input struct {
 // IsRequired applies the default: an input is required unless it says not.
 func (i Input) IsRequired() bool { return i.Required == nil || *i.Required }
 
+// Hook is one [[hook]], hook descriptor 1: the event it runs on (subject
+// and phase), the tool it runs with its bindings, its effect and how a
+// failure is handled.
 type Hook struct {
 	SchemaVersion   int       `toml:"schema_version" json:"schema_version"`
 	ID              string    `toml:"id" json:"id"`
@@ -81,10 +106,13 @@ type Hook struct {
 	Bindings        []Binding `toml:"bindings" json:"bindings,omitempty"`
 }
 
+// Matcher is a tool_call hook's matcher: exact native tool names; an
+// empty list matches every covered call.
 type Matcher struct {
 	ToolNames []string `toml:"tool_names" json:"tool_names"`
 }
 
+// Binding binds a tool input to a portable event field of the same type.
 type Binding struct {
 	Input string `toml:"input" json:"input"`
 	Field string `toml:"field" json:"field"`

@@ -20,6 +20,9 @@ type Report struct {
 	blockedOf int
 }
 
+// SourceInfo is the report's source: the directory validated, and the
+// source id its explicit same-source references name (validation unless
+// --source-id says otherwise).
 type SourceInfo struct {
 	Path string `json:"path"`
 	ID   string `json:"id"`
@@ -38,12 +41,15 @@ type PackageReport struct {
 	Hooks   []HookReport   `json:"hooks"`
 }
 
+// MemberReport is one member of a package as the manifest declares it;
+// what it resolves to is its Reference.
 type MemberReport struct {
 	Ref         string    `json:"ref"`
 	Requirement string    `json:"requirement"`
 	Fallback    *Fallback `json:"fallback,omitempty"`
 }
 
+// ToolReport is the summary of one tool in report schema 1.
 type ToolReport struct {
 	ID           string `json:"id"`
 	Runtime      string `json:"runtime"`
@@ -51,6 +57,8 @@ type ToolReport struct {
 	Availability string `json:"availability"`
 }
 
+// HookReport is the summary of one hook in report schema 1; what each
+// provider does with it is in Report.Capabilities.
 type HookReport struct {
 	ID            string `json:"id"`
 	Tool          string `json:"tool"`
@@ -69,6 +77,9 @@ const (
 	InvalidRef  = "invalid"
 )
 
+// Reference is one reference of a package (Field is where it stands in
+// the manifest) and its Resolution: Target is the file it resolved to,
+// Reason why it did not, or why the member it names is invalid.
 type Reference struct {
 	Package     string `json:"package"`
 	Field       string `json:"field"`

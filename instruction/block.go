@@ -54,6 +54,8 @@ type ID struct {
 	Selector string `json:"instruction"`
 }
 
+// String names the instruction as messages show it:
+// "instruction:design-context (source company)".
 func (id ID) String() string {
 	return "instruction:" + id.Selector + " (source " + id.Source + ")"
 }
@@ -97,6 +99,8 @@ type MarkerError struct {
 	Msg  string
 }
 
+// Error names the file and line of the marker, and says that nothing is
+// written until a person fixes it: dalo cannot tell whose text follows.
 func (e *MarkerError) Error() string {
 	return fmt.Sprintf("%s:%d: %s; dalo writes nothing until the marker is fixed or removed by hand (a marker quoted as an example, even in a code block, must be indented)", e.File, e.Line, e.Msg)
 }
@@ -108,6 +112,8 @@ type ConflictError struct {
 	Op    string // enable, disable
 }
 
+// Error names the edited block and the two ways out: merge the edit into
+// the source, or --force.
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%s:%d: the block of %s was edited since dalo wrote it (its body no longer has sha256 %s); dalo will not %s it silently: merge the edit into the source, or use --force to let dalo take the block over", e.File, e.Block.Line, e.Block.ID, e.Block.Digest, conflictVerb(e.Op))
 }

@@ -64,12 +64,17 @@ func AnyDuplicate(v *Value) *Value {
 	return nil
 }
 
+// A Member is one key and value of an object. KeyStart is the offset of
+// the key's opening quote: where a splice that removes the member starts.
 type Member struct {
 	KeyStart int
 	Key      string
 	Val      *Value
 }
 
+// Member returns the first member of v, an object, whose key is key, or
+// nil. An object holding a key twice is refused before editing
+// (Duplicate), so the first is the only one.
 func (v *Value) Member(key string) *Member {
 	for i := range v.Members {
 		if v.Members[i].Key == key {
@@ -85,6 +90,7 @@ type SyntaxError struct {
 	Msg          string
 }
 
+// Error gives the 1-based line and column; the caller adds the file.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%d:%d: not valid JSON: %s", e.Line, e.Column, e.Msg)
 }

@@ -12,6 +12,9 @@ type Splice struct {
 	Text       string
 }
 
+// Apply returns a copy of doc with every splice of ss made. The splices
+// must not overlap; their offsets are all into doc as it is, so they are
+// made from the last to the first.
 func Apply(doc []byte, ss []Splice) []byte {
 	// Later splices first, so offsets stay valid; the splices never overlap.
 	for i := 1; i < len(ss); i++ {
@@ -54,6 +57,10 @@ type Layout struct {
 	Child, Close string
 }
 
+// ContainerLayout reads how the container c lays out its children, so that
+// a new child is written as the user's are: on its own line with their
+// indent, or inline. An empty container takes the document's indent unit
+// below its own line, unless the whole document is on one line.
 func ContainerLayout(doc []byte, c *Value) Layout {
 	closeIndent, _ := LineIndent(doc, c.Start)
 	var first int = -1
@@ -123,6 +130,9 @@ func spaced(s string) string {
 	return b.String()
 }
 
+// UnitOf is the indentation unit to render nested values with in a
+// container of layout l: what a child's indent adds to its closing
+// bracket's, else the document's own unit.
 func UnitOf(l Layout, doc []byte) string {
 	if l.Multiline && strings.HasPrefix(l.Child, l.Close) && len(l.Child) > len(l.Close) {
 		return l.Child[len(l.Close):]

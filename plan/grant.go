@@ -39,6 +39,7 @@ type PackageIdentity struct {
 	ID     string `json:"id,omitempty"`
 }
 
+// String is the package as commands take it: SOURCE:NAME.
 func (p PackageIdentity) String() string { return p.Source + ":" + p.Name }
 
 // A FileDigest is the reviewed content of one tool file.

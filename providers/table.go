@@ -50,6 +50,10 @@ type Claim struct {
 	Evidence []string `json:"evidence"`
 }
 
+// Config is where the harness keeps what dalo reads and writes: its
+// configuration home, the hooks file dalo adds its entries to, the
+// settings that switch hooks off, where it reads instructions, skills and
+// agents, and whether it runs hooks only once the user trusted them.
 type Config struct {
 	Home  Home      `json:"home"`
 	Hooks HooksFile `json:"hooks"`
@@ -140,6 +144,9 @@ type Agents struct {
 	Evidence []string  `json:"evidence"`
 }
 
+// Trust says whether the harness runs configured hooks only after the
+// user reviewed them (Codex's trusted_hash), how, and, when dalo can read
+// and record that trust for its own entries (install --trust), where.
 type Trust struct {
 	Required bool        `json:"required"`
 	How      string      `json:"how"`
@@ -175,6 +182,9 @@ type Clamp struct {
 	Evidence []string `json:"evidence"`
 }
 
+// ToolPattern is a family of native tool names a matcher may use besides
+// the table's Tools (MCP tools: mcp__<server>__<tool>), as a regular
+// expression a name must match (the table anchors it).
 type ToolPattern struct {
 	Regexp   string   `json:"regexp"`
 	Evidence []string `json:"evidence"`

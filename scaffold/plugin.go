@@ -39,6 +39,7 @@ func ParseHook(s string) (HookSpec, error) {
 	return HookSpec{subject, phase, effect}, nil
 }
 
+// String is the spec as --hook takes it: SUBJECT/PHASE:EFFECT.
 func (h HookSpec) String() string { return h.Subject + "/" + h.Phase + ":" + h.Effect }
 
 var nonID = regexp.MustCompile(`[^A-Za-z0-9]+`)

@@ -62,6 +62,8 @@ type ExistsError struct {
 	Items []string // slash paths relative to the source root, sorted
 }
 
+// Error names every item in the way, so that one run says all the user
+// must move aside.
 func (e *ExistsError) Error() string {
 	if len(e.Items) == 1 {
 		return e.Items[0] + " exists already"

@@ -119,6 +119,8 @@ type BusyError struct {
 	Waited time.Duration
 }
 
+// Error says that nothing was checked and that running again is the fix:
+// a reader never waits without bound behind a writer.
 func (e *BusyError) Error() string {
 	return fmt.Sprintf("another dalo command has held the store's lock %s for %v; nothing was checked: run this again once it ends", e.Lock, e.Waited)
 }

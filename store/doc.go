@@ -2,23 +2,37 @@
 // registry, the approval ledger, content-addressed staging, the dispatch
 // plans, and the records of what dalo wrote into files the user owns (its
 // harness configuration entries, edited with package jsonedit, and its
-// instruction blocks, edited with package instruction). It is plain files under $DALO_HOME, written atomically
-// under an advisory lock, readable at any moment by concurrent dispatches.
+// instruction blocks, edited with package instruction). It is plain files
+// under $DALO_HOME, written atomically under an advisory lock, readable at
+// any moment by concurrent dispatches.
 //
 // Layout of $DALO_HOME (the one description of it; see [plan.Home]):
 //
 //	sources.json              the user's source registry
+//	git/<source-id>/          a git source: repo.git, the bare repository fetched
+//	                          from its URL, and trees/<tree>/, the read-only
+//	                          snapshot of the pinned commit its packages are read
+//	                          from; the directory is also the source's fetch lock
+//	                          (see gitsource.go)
 //	grants/<grant-id>.json    the approval ledger, one Grant per file; revoke deletes
+//	pending/                  an update's grants, written before its install switches
+//	                          the plan and moved into grants/ after, and its journal
+//	                          update.json (see [plan.PendingDir])
 //	staged/<sha256>/          content-addressed, read-only staged tool trees
+//	dispatchers/<sha256>/<name>  the store's copy of the dispatcher the harness
+//	                          entries call (dalo-hook, or dalo), by its digest
 //	plans/<provider>.json     the whole dispatch Plan of one provider, written by
 //	                          install, read by doctor and people
-//	plans/<provider>.d/current  a symlink to the generation dispatch reads: one file
-//	                          per native event and one per exact tool name, swapped
-//	                          in whole (see [plan.WriteIndex])
+//	plans/<provider>.d/current.<schema>  a symlink to the generation dispatch reads
+//	                          (current.6 for plan schema 6): one file per native
+//	                          event and one per exact tool name, swapped in whole
+//	                          (see [plan.WriteIndex] and [plan.Pointer])
 //	installs/<provider>.json  what install wrote for a provider: packages, their
 //	                          skills and agents, the harness entries dalo owns; the
 //	                          providers with a record are the installed ones
 //	instructions.json         the instruction blocks enabled (see instructions_state.go)
+//	harnesses.json            the harness binary the user named per provider with
+//	                          'dalo providers use' (see harnesses.go)
 //	lock                      the advisory lock writers hold
 //	dispatch.lock             empty; every dispatch holds a shared lock on it for its
 //	                          whole run, writers take it exclusively only to delete

@@ -26,6 +26,8 @@ import (
 // spacing the record has.
 type HarnessEntry json.RawMessage
 
+// MarshalJSON writes the entry's bytes as they are, and null for none: an
+// install record holds exactly the entry dalo wrote into the harness file.
 func (e HarnessEntry) MarshalJSON() ([]byte, error) {
 	if len(e) == 0 {
 		return []byte("null"), nil
@@ -209,6 +211,7 @@ type ConfigError struct {
 	Msg  string
 }
 
+// Error names the file first, the way every error about a user's file does.
 func (e *ConfigError) Error() string { return e.File + ": " + e.Msg }
 
 // found is one of dalo's entries in a document.

@@ -219,6 +219,8 @@ type NoTableError struct {
 	Versions []string
 }
 
+// Error names the version found and the versions with evidence, and the
+// two ways on: install one of them, or name a table as the user's choice.
 func (e *NoTableError) Error() string {
 	return fmt.Sprintf("%s %s is installed (%s), and dalo has evidence only for %s %s: install one of those, or name a table with --provider %s@VERSION, which dalo records as your choice, not as evidence",
 		e.Harness.Name, e.Harness.Version, e.Harness.Path, e.Harness.Name, strings.Join(e.Versions, ", "), e.Harness.Name)

@@ -45,6 +45,8 @@ type BlockedError struct {
 	Verb              string // "install" when empty
 }
 
+// Error is "cannot install PACKAGE on PROVIDER:" and every reason on its
+// own line: the user sees all that blocks it at once.
 func (e *BlockedError) Error() string {
 	verb := e.Verb
 	if verb == "" {

@@ -25,6 +25,7 @@ type TypeError struct {
 	Mode fs.FileMode
 }
 
+// Error says what the path is instead: "x is a FIFO, not a regular file".
 func (e *TypeError) Error() string {
 	return e.Name + " is " + Describe(e.Mode) + ", not a regular file"
 }

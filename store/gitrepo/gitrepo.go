@@ -68,6 +68,8 @@ type Error struct {
 	Stderr string
 }
 
+// Error is "git OP: " and git's own fatal or error lines (its last line
+// when it printed neither), else its exit status.
 func (e *Error) Error() string {
 	msg := gitMessage(e.Stderr)
 	if msg == "" {
