@@ -45,6 +45,12 @@ type Request struct {
 	// cannot be loaded, or no plan at all, then blocks the action (see
 	// Blocked) instead of answering nothing.
 	FailClosed bool
+	// Starting, when set, is called once before the first handler starts,
+	// and not at all when none runs: the command arms its stop signals
+	// there (see Interrupt), which costs a thread of their own, so that a
+	// dispatch that runs nothing (no hook of the event, none for the tool)
+	// does not pay for them.
+	Starting func()
 }
 
 // Dispatch runs every installed, approved hook of the request's event and
@@ -175,19 +181,29 @@ func dispatch(req Request) (Native, error) {
 	}
 	// Every handler sees the same native payload and its own process, cwd
 	// and environment; results compose in hook order whatever the order of
-	// completion, so running them concurrently changes no outcome.
-	sem := make(chan struct{}, maxParallel)
-	var wg sync.WaitGroup
-	for i := range runs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(r *run) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			runHook(req, fields, r)
-		}(&runs[i])
+	// completion, so running them concurrently changes no outcome. One
+	// run, the usual case of a tool call, runs on this goroutine: a new
+	// one would start on a small stack and grow it for the grants' JSON.
+	if start := req.Starting; start != nil {
+		var once sync.Once
+		req.Starting = func() { once.Do(start) }
 	}
-	wg.Wait()
+	if len(runs) == 1 {
+		runHook(req, fields, &runs[0])
+	} else {
+		sem := make(chan struct{}, maxParallel)
+		var wg sync.WaitGroup
+		for i := range runs {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(r *run) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				runHook(req, fields, r)
+			}(&runs[i])
+		}
+		wg.Wait()
+	}
 	failurePasses(req.Home, req.Provider, fields, runs)
 	return Render(&ef.Native, compose(runs, limits)), nil
 }
@@ -236,6 +252,9 @@ func runHook(req Request, fields Fields, r *run) {
 	if err != nil {
 		r.failure = "not run: " + err.Error()
 		return
+	}
+	if req.Starting != nil {
+		req.Starting()
 	}
 	e := c.run(req.Payload, time.Duration(h.TimeoutMS)*time.Millisecond, limits.ResponseBytes)
 	r.stderr = e.stderr

@@ -2,8 +2,10 @@ package dispatch_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,5 +97,89 @@ func TestStderrExcerpt(t *testing.T) {
 		if !ok || got != c.want {
 			t.Errorf("%s: systemMessage %.120q (%d bytes of stderr), want the stderr excerpt %.120q (%d bytes)", c.name, n.SystemMessage, len(got), c.want, len(c.want))
 		}
+	}
+}
+
+// TestPayloadAnySize: a handler gets the whole payload on stdin whatever
+// its size, whether dispatch writes it before waiting (up to a pipe's
+// page) or from a goroutine; and one that never reads stdin still answers,
+// however large the payload.
+func TestPayloadAnySize(t *testing.T) {
+	base := recorded(t, "claude", "PreToolUse")
+	for _, size := range []int{1 << 10, 4096, 4097, 200 << 10} {
+		m := maps.Clone(base)
+		m["pad"] = ""
+		m["pad"] = strings.Repeat("p", size-len(mustJSON(m)))
+		payload := mustJSON(m)
+		if len(payload) != size {
+			t.Fatalf("payload of %d bytes, want %d", len(payload), size)
+		}
+		for _, reads := range []bool{true, false} {
+			script := "#!/bin/sh\nprintf '{\"kind\":\"deny\",\"reason\":\"%s\"}' \"$(wc -c | tr -d ' ')\"\n"
+			if !reads {
+				script = "#!/bin/sh\nprintf '{\"kind\":\"deny\",\"reason\":\"unread\"}'\n"
+			}
+			h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Env: []string{"PATH"}, Script: script}
+			n := decode(t, dispatchEvent(t, "claude", "PreToolUse", payload, []dispatchtest.Hook{h}, nil))
+			want := "[test:pkg/gate] unread"
+			if reads {
+				want = "[test:pkg/gate] " + strconv.Itoa(size)
+			}
+			if n.HookSpecificOutput.PermissionDecisionReason != want {
+				t.Errorf("%d bytes, handler reads stdin %t: reason %q (%s), want %q", size, reads, n.HookSpecificOutput.PermissionDecisionReason, n.SystemMessage, want)
+			}
+		}
+	}
+}
+
+// TestStarting: Request.Starting, where the command arms its stop signals,
+// is called once before the first handler starts, whatever the number of
+// hooks, and not at all when no handler runs.
+func TestStarting(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "started")
+	// The handler answers with what it finds: whether Starting ran first.
+	script := "#!/bin/sh\nif [ -e " + mark + " ]; then r=started; else r=not-started; fi\nprintf '{\"kind\":\"add_context\",\"context\":\"%s\"}' \"$r\"\n"
+	hook := func(id string, names ...string) dispatchtest.Hook {
+		return dispatchtest.Hook{ID: id, Subject: "tool_call", Phase: "before", Effect: "add_context", ToolNames: names, Script: script}
+	}
+	for _, c := range []struct {
+		name   string
+		hooks  []dispatchtest.Hook
+		tool   string
+		starts int
+	}{
+		{"one hook", []dispatchtest.Hook{hook("a")}, "Bash", 1},
+		{"three hooks", []dispatchtest.Hook{hook("a"), hook("b"), hook("c")}, "Bash", 1},
+		{"no hook for the tool", []dispatchtest.Hook{hook("a", "Edit")}, "Bash", 0},
+		{"no hook", nil, "Bash", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(mark)
+			home := t.TempDir()
+			if _, err := dispatchtest.Install(home, "claude", map[string][]dispatchtest.Hook{"PreToolUse": c.hooks}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { writable(home) })
+			m := recorded(t, "claude", "PreToolUse")
+			m["tool_name"] = c.tool
+			starts := 0
+			out, err := dispatch.Dispatch(dispatch.Request{Home: home, Provider: "claude", Event: "PreToolUse", Payload: mustJSON(m), Getenv: getenv,
+				Starting: func() {
+					starts++
+					if err := os.WriteFile(mark, nil, 0o644); err != nil {
+						t.Error(err)
+					}
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if starts != c.starts {
+				t.Errorf("Starting called %d times, want %d", starts, c.starts)
+			}
+			if got := decode(t, out).HookSpecificOutput.AdditionalContext; strings.Contains(got, "not-started") {
+				t.Errorf("a handler ran before Starting: %q", got)
+			}
+		})
 	}
 }

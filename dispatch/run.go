@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,11 @@ import (
 // maxStderr is how much of a handler's stderr is kept for the user; the
 // rest is read and dropped so that the handler never blocks on it.
 const maxStderr = 4 << 10
+
+// pipePage is what an empty pipe takes without blocking the writer: its
+// capacity is at least a page (pipe(7): a user over the pipe buffer limits
+// gets pipes of one page), and writes of up to PIPE_BUF bytes are atomic.
+const pipePage = 4096
 
 // pipeDrain bounds how long the handler's stdout and stderr are still read
 // once its process group is dead: a process that left the group may hold
@@ -235,11 +241,19 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 		live.Unlock()
 	}()
 
-	go func() {
-		// A handler need not read its stdin; EPIPE here is not an error.
+	// A handler need not read its stdin; EPIPE here is not an error. A
+	// payload that fits an empty pipe (a page, the least a pipe holds) is
+	// written here without blocking; a larger one by a goroutine, since
+	// the handler may never read it.
+	if len(payload) <= pipePage {
 		inW.Write(payload)
 		inW.Close()
-	}()
+	} else {
+		go func() {
+			inW.Write(payload)
+			inW.Close()
+		}()
+	}
 	type read struct {
 		data []byte
 		over bool
@@ -336,24 +350,28 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 // soon as r has more than max (over is then true) and the caller kills the
 // writer; without, it keeps reading and dropping to the end, so that the
 // writer never blocks on a full pipe.
+//
+// It reads into the buffer it returns, grown as the handler writes: most
+// handlers answer in a few hundred bytes, and a dispatcher is a process of
+// a few milliseconds, for which every fresh page of heap is a page fault.
+// Past max, without stop, it reads the rest into io.Discard.
 func readCapped(r io.Reader, max int, stop bool) (data []byte, over bool) {
-	buf := make([]byte, 0, 4096)
-	chunk := make([]byte, 32<<10)
+	buf := make([]byte, 0, min(512, max+1))
 	for {
-		n, err := r.Read(chunk)
-		if n > 0 {
-			if len(buf)+n > max {
-				buf = append(buf, chunk[:max-len(buf)]...)
-				over = true
-				if stop {
-					return buf, true
-				}
-			} else {
-				buf = append(buf, chunk[:n]...)
+		if len(buf) == cap(buf) {
+			// Double, up to one byte past max: that byte says "over".
+			buf = slices.Grow(buf, min(cap(buf), max+1-len(buf)))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if len(buf) > max {
+			if !stop {
+				io.Copy(io.Discard, r)
 			}
+			return buf[:max], true
 		}
 		if err != nil {
-			return buf, over
+			return buf, false
 		}
 	}
 }

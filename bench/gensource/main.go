@@ -2,8 +2,11 @@
 //
 //	go run ./bench/gensource -packages 1000 -out DIR
 //	go run ./bench/gensource -packages 0 -big 1040000 -out DIR
+//	go run ./bench/gensource -shape own -packages 1000 -out DIR
 //
-// See package dalo/bench/sourcegen for what the packages hold.
+// See package dalo/bench/sourcegen for what the packages hold: -shape pool
+// (the default) draws members from a shared pool, -shape own gives every
+// package members of its own and larger files (about 36 KB a package).
 package main
 
 import (
@@ -16,18 +19,25 @@ import (
 
 func main() {
 	n := flag.Int("packages", 1000, "number of packages")
-	big := flag.Int("big", 0, "also write package big with a manifest of about this many bytes")
+	big := flag.Int("big", 0, "also write package big with a manifest of about this many bytes (shape pool)")
+	shape := flag.String("shape", "pool", "pool: members from a shared pool; own: members of each package's own")
 	out := flag.String("out", "", "directory to create (must not exist)")
 	flag.Parse()
-	if *out == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: gensource [-packages N] [-big BYTES] -out DIR")
+	if *out == "" || flag.NArg() != 0 || (*shape != "pool" && *shape != "own") || (*shape == "own" && *big != 0) {
+		fmt.Fprintln(os.Stderr, "usage: gensource [-shape pool|own] [-packages N] [-big BYTES] -out DIR")
 		os.Exit(2)
 	}
 	if _, err := os.Stat(*out); err == nil {
 		fmt.Fprintf(os.Stderr, "gensource: %s already exists\n", *out)
 		os.Exit(2)
 	}
-	if err := sourcegen.Write(*out, *n, *big); err != nil {
+	var err error
+	if *shape == "own" {
+		err = sourcegen.WriteOwn(*out, *n)
+	} else {
+		err = sourcegen.Write(*out, *n, *big)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "gensource: %v\n", err)
 		os.Exit(1)
 	}

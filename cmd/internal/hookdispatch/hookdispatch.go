@@ -153,22 +153,27 @@ func Run(cmd string, o Options, args []string, stdin io.Reader, stdout, stderr i
 	provider, event := o.Provider, o.Event
 	// A harness that stops waiting for the event stops dalo (SIGTERM; a
 	// terminal's SIGINT or SIGHUP): every running handler is killed with
-	// it, since nothing would read its result.
+	// it, since nothing would read its result. The signals are caught from
+	// just before the first handler starts: until then a stop has nothing
+	// to kill, and a dispatch that runs no handler (most tool calls) does
+	// not pay for the thread os/signal starts.
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	done := make(chan struct{})
 	defer close(done)
-	go func() {
-		select {
-		case sig := <-sigs:
-			dispatch.Interrupt()
-			fmt.Fprintf(stderr, "%s: stopped by %s; the running handlers were killed\n", cmd, signalName(sig))
-			os.Exit(exitFail)
-		case <-done:
-		}
-	}()
-	req := dispatch.Request{Home: home, Provider: provider, Event: event, Getenv: os.LookupEnv, FailClosed: o.FailClosed}
+	starting := func() {
+		signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		go func() {
+			select {
+			case sig := <-sigs:
+				dispatch.Interrupt()
+				fmt.Fprintf(stderr, "%s: stopped by %s; the running handlers were killed\n", cmd, signalName(sig))
+				os.Exit(exitFail)
+			case <-done:
+			}
+		}()
+	}
+	req := dispatch.Request{Home: home, Provider: provider, Event: event, Getenv: os.LookupEnv, FailClosed: o.FailClosed, Starting: starting}
 	var err error
 	req.Payload, err = io.ReadAll(io.LimitReader(stdin, dispatch.MaxPayload+1))
 	switch {
