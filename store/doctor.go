@@ -441,7 +441,7 @@ func (c *forceCheck) why(m map[string]string, key, why string) {
 
 // required reports a required member or dependency of ip that is not in
 // force on this provider: a required package not installed here, a
-// required instruction not enabled in a file this harness reads.
+// required instruction not enabled in this harness's user-wide file.
 func (c *forceCheck) required(ip *InstalledPackage) {
 	subj := c.t.Name + " " + ip.Package
 	for _, dep := range ip.Requires {
