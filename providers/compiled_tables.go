@@ -3310,7 +3310,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "66de653e31dd70f07c733ba32372e1d1cec6a65884467eacf0292892ce6f0666",
+			SHA256: "1e71db65e8f2b6997146f624d347f659717c7cb0a2eab6da512b97e3935ff73a",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -5429,12 +5429,15 @@ var compiledTables = &compiled{
 							},
 						},
 						"PreSkillShellCommand": UnmappedClaim{
-							Reason: "A skill's inline shell command (!`command` in its SKILL.md) runs when the skill loads, without PreToolUse, so a tool_call/before gate never sees it; Claude Code 2.1.332 fires PreSkillShellCommand for it instead (tool_name Bash, the command as tool_input.command), which dalo maps no row to. Review the shell commands of the skills you install.",
+							Reason: "A skill's inline shell command (!`command` in its SKILL.md) runs when the skill loads, without PreToolUse, so a tool_call/before gate never sees it; Claude Code 2.1.332 fires PreSkillShellCommand for it instead (tool_name Bash, the command as tool_input.command), and a deny there stops the command, but dalo maps no row to it yet. Review the shell commands of the skills you install.",
 							Evidence: []string{
 								"doc: Claude Code 2.1.332's own description of its hook events (the event list in its binary: summary and input of each)",
+								"recording: providers/testdata/recordings/claude/2.1.332/PreSkillShellCommand.json",
 								"run: providers/testdata/README.md finding 53",
+								"run: providers/testdata/README.md finding 61",
 								"test: internal/live TestNativeEvents/claude",
 								"test: internal/live TestNativeClaudeSkillShell",
+								"test: internal/live TestNativeClaudeSkillShellDeny",
 							},
 						},
 					},
