@@ -422,6 +422,11 @@ func (s *Store) DisableInstruction(t Target, id instruction.ID, opt EditOptions)
 	case err != nil:
 		return nil, err
 	}
+	if e.Action == instruction.ActionRemove {
+		if err := s.requiredBy(t, id); err != nil {
+			return nil, err
+		}
+	}
 	if opt.Show != nil {
 		if err := opt.Show(e); err != nil {
 			return nil, err
@@ -452,6 +457,32 @@ func (s *Store) DisableInstruction(t Target, id instruction.ID, opt EditOptions)
 	}
 	step("instruction-disable-record")
 	return e, s.writeInstructions(f)
+}
+
+// requiredBy refuses to take instruction id out of t, the user-wide file
+// of a harness, while a package installed on that harness requires it, as
+// remove refuses to take away a package another requires: without it the
+// package's hooks would stay in force with their required instruction
+// gone, the state install refuses to create. A project's file never
+// satisfies a requirement, so disabling there takes nothing out of force.
+func (s *Store) requiredBy(t Target, id instruction.ID) error {
+	if t.Scope != ScopeGlobal {
+		return nil
+	}
+	in, err := s.Installed(t.Name)
+	if err != nil {
+		return err
+	}
+	var held []string
+	for _, ip := range in.Packages {
+		if slices.Contains(ip.Instructions, id) {
+			held = append(held, fmt.Sprintf("%s, installed on %s, requires it: remove the package first with 'dalo plugin remove %s --provider %s'", ip.Package, t.Name, ip.Package, t.Name))
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return fmt.Errorf("cannot disable %s in %s:\n  %s", id, t.File, strings.Join(held, "\n  "))
 }
 
 func hasRecord(f *instructionsFile, file string) bool {
