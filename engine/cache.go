@@ -393,7 +393,7 @@ var user = sync.OnceValue(func() string {
 // when the manifest's shape failed, its references (else they are the
 // manifest's). It is written in a compact form of its own (codec): decoding
 // JSON was a fifth of a run with every answer in the cache.
-const entryVersion = 1
+const entryVersion = 2
 
 // reportView is m with only what validation reads of it once the
 // package's own checks are done: the id (uniqueIDs), the references
@@ -413,9 +413,20 @@ func reportView(m *Manifest) *Manifest {
 			ID: h.ID, Tool: h.Tool, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
 			Requirement: h.Requirement, Fallback: h.Fallback, TimeoutMS: h.TimeoutMS,
 			FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility, Matcher: h.Matcher,
+			Bindings: fieldsOnly(h.Bindings),
 		})
 	}
 	return v
+}
+
+// fieldsOnly is bs with only the fields they read: what a provider table
+// is asked about (Table.UnboundFields).
+func fieldsOnly(bs []Binding) []Binding {
+	var out []Binding
+	for _, b := range bs {
+		out = append(out, Binding{Field: b.Field})
+	}
+	return out
 }
 
 func (p *Package) entry() []byte {
@@ -555,6 +566,10 @@ func (e *encoder) manifest(m *Manifest) {
 				e.str(n)
 			}
 		}
+		e.int(len(h.Bindings))
+		for _, b := range h.Bindings {
+			e.str(b.Field)
+		}
 	}
 }
 
@@ -658,6 +673,10 @@ func (d *decoder) manifest() *Manifest {
 			for j := range h.Matcher.ToolNames {
 				h.Matcher.ToolNames[j] = d.str()
 			}
+		}
+		h.Bindings = sized[Binding](d)
+		for j := range h.Bindings {
+			h.Bindings[j] = Binding{Field: d.str()}
 		}
 	}
 	return m

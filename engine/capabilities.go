@@ -48,8 +48,9 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 	// Hooks of a source ask few distinct questions: each is answered on
 	// every table once.
 	type asked struct {
-		q     providers.Question
-		names string // the matcher's tool names, NUL-separated
+		q      providers.Question
+		names  string // the matcher's tool names, NUL-separated
+		fields string // the fields its bindings read, NUL-separated
 	}
 	answers := map[asked][]providers.Capability{}
 	m := matcherCheck{all: ts.All(), tables: tables, tools: make([]string, len(tables))}
@@ -74,15 +75,22 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 			if h.Matcher != nil {
 				names = h.Matcher.ToolNames
 			}
-			key := asked{q, strings.Join(names, "\x00")}
+			fields := make([]string, len(h.Bindings))
+			for bi, b := range h.Bindings {
+				fields[bi] = b.Field
+			}
+			key := asked{q, strings.Join(names, "\x00"), strings.Join(fields, "\x00")}
 			cs, ok := answers[key]
 			if !ok {
 				cs = make([]providers.Capability, len(tables))
 				for ti, t := range tables {
 					q.MatchesNothing = t.MatchesNothing(names)
+					unbound := t.UnboundFields(h.Subject, h.Phase, fields)
+					q.Unbound = len(unbound) > 0
 					if cs[ti], err = ts.Capability(t, q); err != nil {
 						return nil, fmt.Errorf("%s %s: %w", p.File, at, err)
 					}
+					cs[ti] = cs[ti].Naming(unbound)
 				}
 				answers[key] = cs
 			}

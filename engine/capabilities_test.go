@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,7 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+
 	"dalo/bench/sourcegen"
+	defs "dalo/cue"
 	"dalo/providers"
 )
 
@@ -45,16 +51,32 @@ type hookTOML struct {
 	timeout                                                              int
 }
 
-func writeHooks(t *testing.T, hooks []hookTOML) string {
+// hooksHead is the test package's manifest up to its tool's inputs: one
+// node tool t with an empty argv.
+const hooksHead = "schema_version = 1\n\n[plugin]\nname = \"p\"\ndescription = \"Hooks.\"\n\n" +
+	"[[tool]]\nschema_version = 1\nid = \"t\"\nentry = \"t.mjs\"\nruntime = \"node\"\nargv = []\ncwd = \"tool_root\"\navailability = \"required\"\n"
+
+// writeHooksSource writes a source of one package p whose manifest is
+// manifest, with its tool's entry t.mjs, and returns its root.
+func writeHooksSource(t *testing.T, manifest string) string {
 	t.Helper()
 	root := t.TempDir()
 	pkg := filepath.Join(root, "plugins", "p")
 	if err := os.MkdirAll(pkg, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	for name, data := range map[string]string{"PLUGIN.toml": manifest, "t.mjs": "\n"} {
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func writeHooks(t *testing.T, hooks []hookTOML) string {
+	t.Helper()
 	var b strings.Builder
-	b.WriteString("schema_version = 1\n\n[plugin]\nname = \"p\"\ndescription = \"Hooks.\"\n\n" +
-		"[[tool]]\nschema_version = 1\nid = \"t\"\nentry = \"t.mjs\"\nruntime = \"node\"\nargv = []\ncwd = \"tool_root\"\navailability = \"required\"\n")
+	b.WriteString(hooksHead)
 	for _, h := range hooks {
 		if h.policy == "" {
 			h.policy = "report"
@@ -77,12 +99,7 @@ func writeHooks(t *testing.T, hooks []hookTOML) string {
 			b.WriteString("matcher = { tool_names = " + h.matcher + " }\n")
 		}
 	}
-	for name, data := range map[string]string{"PLUGIN.toml": b.String(), "t.mjs": "\n"} {
-		if err := os.WriteFile(filepath.Join(pkg, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
+	return writeHooksSource(t, b.String())
 }
 
 // Every unsupported combination the draft names, on both providers, and
@@ -380,6 +397,111 @@ func TestCapabilityMatchesNothing(t *testing.T) {
 			if c.Status == "unsupported" && (!c.BlocksActivation || !strings.Contains(c.Reason, "name none of Gemini CLI's native tools")) {
 				t.Errorf("%s: blocks activation %v, reason %q", k, c.BlocksActivation, c.Reason)
 			}
+		}
+	}
+}
+
+// TestUnboundFieldsUnsupported walks every table: a hook on each admitted
+// row binding each field the row admits is supported only where the row's
+// native event carries that field (a payload key; actor.kind and actor.id
+// are always given), and otherwise unsupported with a reason naming the
+// field. Gemini CLI gives no tool.call_id on BeforeTool and no
+// session.permission_mode at all.
+func TestUnboundFieldsUnsupported(t *testing.T) {
+	rules, err := defs.Load(cuecontext.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types map[string]string
+	var common map[string]bool
+	var combos map[string]map[string]struct {
+		Fields map[string]bool `json:"fields"`
+	}
+	for path, to := range map[string]any{"#FieldTypes": &types, "#CommonFields": &common, "#Combinations": &combos} {
+		if err := rules.LookupPath(cue.ParsePath(path)).Decode(to); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	inputType := map[string]string{"string": "string", "path": "path", "boolean": "boolean"}
+	type bound struct{ subject, phase, field string }
+	var hooks []bound
+	for s, phases := range combos {
+		for p, row := range phases {
+			for f := range row.Fields {
+				hooks = append(hooks, bound{s, p, f})
+			}
+			for f := range common {
+				hooks = append(hooks, bound{s, p, f})
+			}
+		}
+	}
+	slices.SortFunc(hooks, func(a, b bound) int { return strings.Compare(a.subject+a.phase+a.field, b.subject+b.phase+b.field) })
+	var b strings.Builder
+	b.WriteString(hooksHead + "inputs = [")
+	fields := slices.Sorted(maps.Keys(types))
+	for i, f := range fields {
+		fmt.Fprintf(&b, "{ name = \"i%d\", type = %q, required = false }, ", i, inputType[types[f]])
+	}
+	b.WriteString("]\n")
+	for i, h := range hooks {
+		fmt.Fprintf(&b, "\n[[hook]]\nschema_version = 1\nid = \"h%d\"\ntool = \"t\"\nsubject = %q\nphase = %q\neffect = \"observe\"\nrequirement = \"required\"\n"+
+			"timeout_ms = 1000\nfailure_policy = \"report\"\nretry = \"never\"\nerror_visibility = \"user\"\nblocking_scope = \"matched_event\"\n"+
+			"bindings = [{ input = \"i%d\", field = %q }]\n", i, h.subject, h.phase, slices.Index(fields, h.field), h.field)
+	}
+	root := writeHooksSource(t, b.String())
+	rep, err := Validate(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Valid {
+		t.Fatalf("the package is invalid: %v", rep.Diagnostics)
+	}
+	ts, err := providers.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unbound, boundOK int
+	got := map[string]string{} // "table subject/phase field" → status, for the pins below
+	for _, tb := range ts.All() {
+		caps := rep.Capabilities[tb.Key()]
+		if len(caps) != len(hooks) {
+			t.Fatalf("%s: %d capabilities, want %d", tb.Key(), len(caps), len(hooks))
+		}
+		for _, c := range caps {
+			i, _ := strconv.Atoi(strings.TrimPrefix(c.Hook, "h"))
+			h := hooks[i]
+			ev, ok := tb.NativeEvent(h.subject, h.phase)
+			if !ok {
+				continue // unsupported for its row's reason
+			}
+			got[tb.Key()+" "+h.subject+"/"+h.phase+" "+h.field] = c.Status
+			_, carried := tb.Events[ev].Payload.Fields[h.field]
+			carried = carried || h.field == "actor.kind" || h.field == "actor.id"
+			switch {
+			case carried && c.Status != providers.Supported:
+				t.Errorf("%s %s/%s binding %s (%s carries it): %s: %s", tb.Key(), h.subject, h.phase, h.field, ev, c.Status, c.Reason)
+			case !carried && (c.Status != providers.Unsupported || !c.BlocksActivation || !strings.Contains(c.Reason, "its bindings read "+h.field+", which "+tb.Harness+" does not give on "+ev)):
+				t.Errorf("%s %s/%s binding %s (%s has no key for it): %s, blocks %t: %q", tb.Key(), h.subject, h.phase, h.field, ev, c.Status, c.BlocksActivation, c.Reason)
+			case carried:
+				boundOK++
+			default:
+				unbound++
+			}
+		}
+	}
+	if unbound == 0 || boundOK == 0 {
+		t.Errorf("the walk found %d unbound and %d bound fields; it is broken", unbound, boundOK)
+	}
+	for key, want := range map[string]string{
+		"gemini@0.61.0 tool_call/before tool.call_id":             providers.Unsupported,
+		"gemini@0.61.0 tool_call/before session.permission_mode":  providers.Unsupported,
+		"gemini@0.61.0 prompt/before session.permission_mode":     providers.Unsupported,
+		"gemini@0.61.0 tool_call/before tool.name":                providers.Supported,
+		"claude@2.1.332 tool_call/before tool.call_id":            providers.Supported,
+		"claude@2.1.332 tool_call/before session.permission_mode": providers.Supported,
+	} {
+		if got[key] != want {
+			t.Errorf("%s: %q, want %q", key, got[key], want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"fmt"
+	"strings"
 
 	"cuelang.org/go/cue"
 )
@@ -18,6 +19,10 @@ type Question struct {
 	// MatchesNothing: the hook's matcher lists tool names the harness
 	// knows none of (Table.MatchesNothing).
 	MatchesNothing bool `json:"matches_nothing"`
+	// Unbound: the hook binds fields the row's native event does not
+	// carry (Table.UnboundFields); the answer's reason says <fields> where
+	// they go (Capability.Naming).
+	Unbound bool `json:"unbound"`
 }
 
 // A Capability is #Capability's answer: what one harness version does with
@@ -66,6 +71,7 @@ func (ts *Tables) Capability(t *Table, q Question) (Capability, error) {
 			"subject": q.Subject, "phase": q.Phase, "effect": q.Effect,
 			"failure_policy": q.FailurePolicy, "error_visibility": q.ErrorVisibility,
 			"requirement": q.Requirement, "has_fallback": q.HasFallback, "matches_nothing": q.MatchesNothing,
+			"unbound": q.Unbound,
 		} {
 			v = v.FillPath(cue.MakePath(cue.Str(k)), x)
 		}
@@ -79,5 +85,12 @@ func (ts *Tables) Capability(t *Table, q Question) (Capability, error) {
 
 // key is how a question is written in the memo.
 func (q Question) key() string {
-	return fmt.Sprintf("%s|%s|%s|%s|%s|%s|%t|%t", q.Subject, q.Phase, q.Effect, q.FailurePolicy, q.ErrorVisibility, q.Requirement, q.HasFallback, q.MatchesNothing)
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%s|%t|%t|%t", q.Subject, q.Phase, q.Effect, q.FailurePolicy, q.ErrorVisibility, q.Requirement, q.HasFallback, q.MatchesNothing, q.Unbound)
+}
+
+// Naming returns c with the unbound fields named in its reason, where
+// #Capability says <fields>.
+func (c Capability) Naming(unbound []string) Capability {
+	c.Reason = strings.ReplaceAll(c.Reason, "<fields>", strings.Join(unbound, ", "))
+	return c
 }

@@ -130,18 +130,20 @@ func compileFS(fsys fs.FS) (*compiled, error) {
 						for _, vis := range d.Visibilities {
 							for _, req := range d.Requirements {
 								for _, fb := range []bool{false, true} {
-									for _, mn := range []bool{false, true} {
-										c, err := ts.Capability(t, Question{s, p, e, fp, vis, req, fb, mn})
-										if err != nil {
-											return nil, err
+									for _, ub := range []bool{false, true} {
+										for _, mn := range []bool{false, true} {
+											c, err := ts.Capability(t, Question{s, p, e, fp, vis, req, fb, mn, ub})
+											if err != nil {
+												return nil, err
+											}
+											i, ok := seen[c]
+											if !ok {
+												i = len(ct.Answers)
+												seen[c] = i
+												ct.Answers = append(ct.Answers, c)
+											}
+											idx = append(idx, i)
 										}
-										i, ok := seen[c]
-										if !ok {
-											i = len(ct.Answers)
-											seen[c] = i
-											ct.Answers = append(ct.Answers, c)
-										}
-										idx = append(idx, i)
 									}
 								}
 							}
@@ -306,8 +308,11 @@ func (c *compiled) answer(t *Table, q Question) (Capability, bool) {
 	if idx == nil || fp < 0 || vis < 0 || req < 0 {
 		return Capability{}, false
 	}
-	i := ((fp*len(c.Domain.Visibilities)+vis)*len(c.Domain.Requirements) + req) * 4
+	i := ((fp*len(c.Domain.Visibilities)+vis)*len(c.Domain.Requirements) + req) * 8
 	if q.HasFallback {
+		i += 4
+	}
+	if q.Unbound {
 		i += 2
 	}
 	if q.MatchesNothing {

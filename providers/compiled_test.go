@@ -57,13 +57,14 @@ func TestCompiledMatchesCUE(t *testing.T) {
 		}
 	}
 	for _, q := range []Question{
-		{"tool_call", "before", "rewrite_input", "fail_closed", "model_and_user", "required", false, false},
-		{"session", "end", "observe", "report", "model_and_user", "optional", true, false},
-		{"session", "end", "observe", "report", "model_and_user", "required", false, false},
-		{"workflow", "stop", "continue_workflow", "fail_open", "user", "optional", false, false},
-		{"tool_call", "after", "replace_output", "fail_closed", "user", "required", false, false},
-		{"tool_call", "before", "gate", "fail_closed", "user", "required", false, true},
-		{"tool_call", "after", "observe", "report", "user", "optional", true, true},
+		{"tool_call", "before", "rewrite_input", "fail_closed", "model_and_user", "required", false, false, false},
+		{"session", "end", "observe", "report", "model_and_user", "optional", true, false, false},
+		{"session", "end", "observe", "report", "model_and_user", "required", false, false, true},
+		{"workflow", "stop", "continue_workflow", "fail_open", "user", "optional", false, false, true},
+		{"tool_call", "after", "replace_output", "fail_closed", "user", "required", false, false, false},
+		{"tool_call", "before", "gate", "fail_closed", "user", "required", false, true, true},
+		{"tool_call", "after", "observe", "report", "user", "optional", true, true, false},
+		{"tool_call", "after", "observe", "report", "user", "optional", true, false, true},
 	} {
 		for _, tb := range ts.All() {
 			ct, _ := cts.Lookup(tb.Name, tb.Version)
@@ -119,7 +120,7 @@ func TestCompiledMembersMatchCUE(t *testing.T) {
 func TestCapabilityOutsideCompiledDomain(t *testing.T) {
 	ts := mustLoad(t)
 	claude, _ := ts.Lookup("claude", "2.1.233")
-	q := Question{"session", "stop", "gate", "report", "user", "required", false, false}
+	q := Question{"session", "stop", "gate", "report", "user", "required", false, false, false}
 	if _, ok := ts.compiled.answer(claude, q); ok {
 		t.Fatal("compiled_tables.go answers a combination draft 0.1 does not admit")
 	}

@@ -42,6 +42,7 @@
 //	(*Table).FailureOutput(subject, phase, policy, vis) native output of a failure
 //	(*Table).ConfigHome, Path, SkillDirs, AgentDir      where the harness reads
 //	(*Table).KnowsTool, ToolNames             native tool names for matchers
+//	(*Table).UnboundFields(subject, phase, fields) bound fields a row's event lacks
 //	(*Table).NativeTimeout, TimeoutClampMS    timeouts in the native unit
 //	(*Table).Entry(event, command, timeout)   dalo's entry in the hooks file
 //

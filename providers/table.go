@@ -399,6 +399,25 @@ func (t *Table) MatchesNothing(names []string) bool {
 	return len(names) > 0 && !slices.ContainsFunc(names, t.KnowsTool)
 }
 
+// UnboundFields returns those of fields, bound by a hook on (subject,
+// phase), that the row's native event has no payload key for: the harness
+// never gives them there. actor.kind and actor.id are always given, since
+// dispatch derives them (main, or the subagent the payload's actor key
+// names). An unsupported row has no event, and so nothing to report.
+func (t *Table) UnboundFields(subject, phase string, fields []string) []string {
+	ev, ok := t.NativeEvent(subject, phase)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, f := range fields {
+		if _, ok := t.Events[ev].Payload.Fields[f]; !ok && f != "actor.kind" && f != "actor.id" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // ToolNames lists the native tool names and tool-name families, sorted.
 func (t *Table) ToolNames() []string {
 	names := make([]string, 0, len(t.Tools)+len(t.ToolPatterns))

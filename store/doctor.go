@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"dalo/instruction"
 	"dalo/jsonedit"
 	"dalo/plan"
 	"dalo/providers"
@@ -442,7 +441,7 @@ func (c *forceCheck) why(m map[string]string, key, why string) {
 
 // required reports a required member or dependency of ip that is not in
 // force on this provider: a required package not installed here, a
-// required instruction not enabled in a file this harness reads.
+// required instruction not enabled in this harness's user-wide file.
 func (c *forceCheck) required(ip *InstalledPackage) {
 	subj := c.t.Name + " " + ip.Package
 	for _, dep := range ip.Requires {
@@ -451,17 +450,14 @@ func (c *forceCheck) required(ip *InstalledPackage) {
 		}
 	}
 	for _, id := range ip.Instructions {
-		if !c.instructionInForce(id) {
-			c.add(StatusProblem, subj, "its required %s is not enabled in a file %s reads: run 'dalo instruction enable %s instruction:%s --target %s'", id, c.t.Harness, ip.Package, id.Selector, c.t.Name)
+		if ok, projects := instructionEnabled(c.t, c.instructions, id); !ok {
+			ref := "instruction:" + id.Selector
+			if id.Source != ip.Source {
+				ref = "instruction:" + id.Source + ":" + id.Selector
+			}
+			c.add(StatusProblem, subj, "its %s", notEnabled(c.t, ip.Package, ref, projects))
 		}
 	}
-}
-
-// instructionInForce says whether instruction id is enabled in a file the
-// harness reads: its user-wide instruction file, or a project file of the
-// same name.
-func (c *forceCheck) instructionInForce(id instruction.ID) bool {
-	return instructionEnabled(c.t, c.instructions, id)
 }
 
 // index checks that the dispatch index, what dispatch actually reads,

@@ -515,6 +515,11 @@ func writeConfig(file string, old, data []byte) error {
 	if string(now) != string(old) || (now == nil) != (old == nil) {
 		return &ConfigError{file, "changed while dalo was editing it; run dalo again"}
 	}
+	if data == nil && old == nil {
+		// Nothing there, nothing to write: a package without hooks on a
+		// harness whose configuration directory does not exist yet.
+		return nil
+	}
 	if data == nil {
 		if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

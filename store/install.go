@@ -280,8 +280,8 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 					return nil, err
 				}
 			}
-			if !instructionEnabled(t, states, id) {
-				blocks = append(blocks, fmt.Sprintf("%s (required) is not enabled in a file %s reads: enable it first with 'dalo instruction enable %s %s --target %s' (or --target the %s of a project)", a.Ref, t.Harness, pkg, a.Ref, t.Name, filepath.Base(t.Config.Instructions.Path)))
+			if ok, projects := instructionEnabled(t, states, id); !ok {
+				blocks = append(blocks, notEnabled(t, pkg, a.Ref, projects))
 			}
 		case MemberBlocks:
 			blocks = append(blocks, a.Ref+": "+a.Text)

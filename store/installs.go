@@ -46,7 +46,7 @@ type InstalledPackage struct {
 	// reports one that is not.
 	Requires []string `json:"requires,omitempty"`
 	// Instructions are its required instruction members: install refuses
-	// while one is not enabled in a file the harness reads, and doctor
+	// while one is not enabled in the harness's user-wide file, and doctor
 	// reports one that is not any more.
 	Instructions []instruction.ID `json:"instructions,omitempty"`
 	// Manifest is the package as installed, and Commit the commit of its

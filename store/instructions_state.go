@@ -422,6 +422,11 @@ func (s *Store) DisableInstruction(t Target, id instruction.ID, opt EditOptions)
 	case err != nil:
 		return nil, err
 	}
+	if e.Action == instruction.ActionRemove {
+		if err := s.requiredBy(t, id); err != nil {
+			return nil, err
+		}
+	}
 	if opt.Show != nil {
 		if err := opt.Show(e); err != nil {
 			return nil, err
@@ -452,6 +457,32 @@ func (s *Store) DisableInstruction(t Target, id instruction.ID, opt EditOptions)
 	}
 	step("instruction-disable-record")
 	return e, s.writeInstructions(f)
+}
+
+// requiredBy refuses to take instruction id out of t, the user-wide file
+// of a harness, while a package installed on that harness requires it, as
+// remove refuses to take away a package another requires: without it the
+// package's hooks would stay in force with their required instruction
+// gone, the state install refuses to create. A project's file never
+// satisfies a requirement, so disabling there takes nothing out of force.
+func (s *Store) requiredBy(t Target, id instruction.ID) error {
+	if t.Scope != ScopeGlobal {
+		return nil
+	}
+	in, err := s.Installed(t.Name)
+	if err != nil {
+		return err
+	}
+	var held []string
+	for _, ip := range in.Packages {
+		if slices.Contains(ip.Instructions, id) {
+			held = append(held, fmt.Sprintf("%s, installed on %s, requires it: remove the package first with 'dalo plugin remove %s --provider %s'", ip.Package, t.Name, ip.Package, t.Name))
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return fmt.Errorf("cannot disable %s in %s:\n  %s", id, t.File, strings.Join(held, "\n  "))
 }
 
 func hasRecord(f *instructionsFile, file string) bool {
@@ -633,19 +664,33 @@ func readInstructionFile(file string, limit int64) ([]byte, error) {
 }
 
 // instructionEnabled says whether instruction id is enabled, by the
-// states of the records, in a file the harness of t reads: its user-wide
-// instruction file (the target named for t), or a project file of the
-// same name (a project's CLAUDE.md, AGENTS.md). A block the user edited
+// states of the records, in the user-wide instruction file of t's harness
+// (the target named for t), the only file every session of a user-wide
+// install reads. A project's file (its CLAUDE.md, AGENTS.md) applies only
+// in that project, so it does not count: projects lists where the
+// instruction is enabled in one, for the message. A block the user edited
 // since is still theirs to keep, and counts.
-func instructionEnabled(t *providers.Table, states []InstructionState, id instruction.ID) bool {
-	base := filepath.Base(filepath.FromSlash(t.Config.Instructions.Path))
+func instructionEnabled(t *providers.Table, states []InstructionState, id instruction.ID) (ok bool, projects []string) {
 	for _, st := range states {
 		if st.ID != id || st.State != "enabled" && st.State != "edited" {
 			continue
 		}
-		if st.Name == t.Name || st.Scope == ScopeProject && filepath.Base(st.File) == base {
-			return true
+		switch {
+		case st.Scope == ScopeGlobal && st.Name == t.Name:
+			return true, nil
+		case st.Scope == ScopeProject:
+			projects = append(projects, st.File)
 		}
 	}
-	return false
+	return false, projects
+}
+
+// notEnabled is why required instruction ref of pkg is not in force on t,
+// given the project files it is enabled in, and what to run.
+func notEnabled(t *providers.Table, pkg, ref string, projects []string) string {
+	msg := fmt.Sprintf("%s (required) is not enabled in the user-wide %s that every %s session reads", ref, filepath.Base(t.Config.Instructions.Path), t.Harness)
+	if len(projects) > 0 {
+		msg += fmt.Sprintf(" (only in %s, which applies in its project alone)", strings.Join(projects, ", "))
+	}
+	return msg + fmt.Sprintf(": run 'dalo instruction enable %s %s --target %s'", pkg, ref, t.Name)
 }

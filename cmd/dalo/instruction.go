@@ -50,7 +50,10 @@ change, the file is again exactly what it was before enable (a file dalo
 created is removed). It shows the target and the block first.
 
 A block you edited is a conflict: --force removes it anyway. The source
-need not be registered any more: the markers identify the block.
+need not be registered any more: the markers identify the block. A
+required instruction stays in a harness's user-wide file while a package
+installed on that harness requires it: disable refuses, naming the
+package to remove first.
 
 Exit status: 0 disabled; 1 failed or not enabled, nothing written; 2 bad usage.
 

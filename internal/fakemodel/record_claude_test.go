@@ -135,3 +135,21 @@ func TestRecordClaudeOutputs(t *testing.T) {
 		finding(t, "SessionEnd additionalContext: reached the model = %v (%d requests)", r.server.Contains("CTX-SessionEnd-marker"), n)
 	})
 }
+
+// TestRecordClaudeSkillShell records PreSkillShellCommand, which Claude
+// Code fires for a skill's inline shell command (!`command` in its
+// SKILL.md) when the model loads the skill, on the versions that have it.
+func TestRecordClaudeSkillShell(t *testing.T) {
+	r := newRun(t, "claude", Script{{Tool: "Skill", Input: map[string]any{"skill": "shell-probe"}}, Say("All done.")})
+	r.args = []string{"-p", "PROMPT", "--allowedTools", "Bash,Skill", "--output-format", "json"}
+	r.hooks([]string{"PreSkillShellCommand"})
+	writeFile(t, filepath.Join(r.cfg, "skills", "shell-probe", "SKILL.md"),
+		"---\nname: shell-probe\ndescription: A probe skill with an inline shell command.\nallowed-tools: Bash(echo:*)\n---\n\nThe marker: !`echo recorded-skill-shell`\n")
+	r.exec("Use the shell-probe skill.")
+	p := r.payloads()["PreSkillShellCommand"]
+	finding(t, "PreSkillShellCommand fired %d times", len(p))
+	if len(p) == 0 {
+		t.Skipf("claude %s fires no PreSkillShellCommand", r.version)
+	}
+	r.store(filepath.Join(recordingsDir, "claude", r.version), "PreSkillShellCommand.json", p[0])
+}

@@ -310,6 +310,46 @@ func TestNativeClaudeSkillShell(t *testing.T) {
 	}
 }
 
+// TestNativeClaudeSkillShellDeny runs TestNativeClaudeSkillShell's skill
+// with a hook configured by hand on PreSkillShellCommand that denies, in
+// each of the two ways Claude Code reads a PreToolUse deny: exit 2 with the
+// reason on stderr, and hookSpecificOutput.permissionDecision "deny". The
+// skill's command does not run, its output never reaches the model, and
+// the reason does.
+func TestNativeClaudeSkillShellDeny(t *testing.T) {
+	t.Parallel()
+	unmappedOrSkip(t, "claude", "events", "PreSkillShellCommand")
+	for _, c := range []struct {
+		name, stdout, stderr string
+		exit                 int
+	}{
+		{"exit2", "", natStderr, 2},
+		{"permission_decision", `{"hookSpecificOutput": {"hookEventName": "PreSkillShellCommand", "permissionDecision": "deny", "permissionDecisionReason": "` + natStderr + `"}}`, "", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, "claude", fakemodel.Script{{Tool: "Skill", Input: map[string]any{"skill": "shell-probe"}}, fakemodel.Say(natFinal)})
+			w.allowedTools = "Bash,Skill"
+			ran := filepath.Join(w.out, "skill-shell-ran")
+			w.writeFile(filepath.Join(w.home, ".claude", "skills", "shell-probe", "SKILL.md"),
+				"---\nname: shell-probe\ndescription: A probe skill with an inline shell command.\nallowed-tools: Bash(touch:*)\n---\n\n"+
+					"The marker: !`touch "+ran+" && echo "+natText+"`\n")
+			w.natConfigureEvents(3, "PreSkillShellCommand")
+			w.natAnswer("PreSkillShellCommand", c.stdout, c.stderr, c.exit)
+			s := w.run("Use the shell-probe skill.")
+			if ps := w.natPayloads("PreSkillShellCommand"); len(ps) != 1 {
+				w.failf(s, "PreSkillShellCommand payloads %v: want one", ps)
+			}
+			if _, err := os.Stat(ran); err == nil || w.server.Contains(natText) {
+				w.failf(s, "the skill's shell command ran = %v, its output reached the model = %v; want false, false", err == nil, w.server.Contains(natText))
+			}
+			if !w.server.Contains(natStderr) {
+				w.failf(s, "the deny reason %q did not reach the model", natStderr)
+			}
+		})
+	}
+}
+
 // TestDeletedCwd installs a kit whose after hook deletes the project dir,
 // the session's working directory, after the model's first command, as a
 // concurrent cleanup would (a worktree removed), and whose fail_closed gate
