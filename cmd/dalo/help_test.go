@@ -29,7 +29,11 @@ func TestHelpGoldens(t *testing.T) {
 	for _, c := range commands {
 		for _, line := range []string{"exec dalo " + c.name + " --help\ncmp stdout ", "exec dalo help " + c.name + "\ncmp stdout "} {
 			if !strings.Contains(scripts.String(), line) {
-				t.Errorf("no golden of %q in testdata/script/help_*.txtar: want\n%s", c.name, line)
+				golden := strings.ReplaceAll(c.name, " ", "-") + ".txt"
+				t.Errorf("no golden of %q in testdata/script/help_*.txtar: add\n\n"+
+					"exec dalo %s --help\ncmp stdout %s\n! stderr .\nexec dalo help %[2]s\ncmp stdout %[3]s\n\n"+
+					"and an empty section -- %[3]s --, then run UPDATE_SCRIPTS=1 go test ./cmd/dalo -run TestScript/help_", c.name, c.name, golden)
+				break
 			}
 		}
 	}

@@ -111,6 +111,9 @@ func run(args []string, e *env) int {
 		return flagError(e, "", global, err)
 	}
 	rest := global.Args()
+	if len(rest) > 0 && rest[0] == "__complete" {
+		return runComplete(e, rest[1:])
+	}
 	if *version {
 		fmt.Fprintln(e.stdout, versionLine())
 		return exitOK
