@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -241,16 +242,12 @@ func providerNames() []string { return store.Providers() }
 // completionStore opens the store for completion, which says nothing when
 // it cannot.
 func completionStore() *store.Store {
-	s, ok := openStore(&env{stderr: discard{}}, "")
+	s, ok := openStore(&env{stderr: io.Discard}, "")
 	if !ok {
 		return nil
 	}
 	return s
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 func sourceIDs() []string {
 	s := completionStore()
