@@ -22,6 +22,7 @@ const depsRules = `
 	# Leaves: editors of what the user owns, and small helpers.
 	NONE
 	< dalo/internal/regular, dalo/internal/termtext, dalo/internal/fakemodel,
+	  dalo/internal/suggest,
 	  dalo/jsonedit, dalo/instruction, dalo/store/gitrepo,
 	  dalo/bench/measure, dalo/bench/sourcegen;
 
@@ -42,7 +43,7 @@ const depsRules = `
 	dalo/internal/live < dalo/internal/live/probe;
 
 	# The validator, and what builds on it.
-	dalo/providers, dalo/plan, TOML, UNIX < dalo/engine;
+	dalo/providers, dalo/plan, dalo/internal/suggest, TOML, UNIX < dalo/engine;
 	dalo/engine, dalo/internal/termtext < dalo/scaffold < dalo/claudeplugin;
 
 	# State under DALO_HOME.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"dalo/internal/suggest"
 	"dalo/providers"
 )
 
@@ -157,7 +158,7 @@ func (m *matcherCheck) check(p *Package, at string, h Hook) {
 			continue
 		}
 		f := fmt.Sprintf("%s.matcher.tool_names[%d]", at, n)
-		p.diags.warnOnce("W101", p.at(f), f, "no provider table has a native tool %s, so this name matches nothing on any harness dalo knows", name)
+		p.diags.warnOnce("W101", p.at(f), f, "no provider table has a native tool %s, so this name matches nothing on any harness dalo knows%s", name, m.hint(names, n))
 	}
 	if !anywhere {
 		return // each name was reported
@@ -173,6 +174,35 @@ func (m *matcherCheck) check(p *Package, at string, h Hook) {
 		}
 		p.diags.warnOnce("W101", p.at(first), f, "%s has none of these native tools, so this hook never runs there; its tools: %s", t.Key(), m.tools[i])
 	}
+}
+
+// hint is how to fix names[n], a name no table knows: a name is matched
+// whole, not as a pattern, so "Edit|Write" is written as two names (the
+// whole list given as TOML, the other names kept in place); a name near a
+// known tool is that tool misspelt.
+func (m *matcherCheck) hint(names []string, n int) string {
+	knows := func(name string) bool {
+		return slices.ContainsFunc(m.all, func(t *providers.Table) bool { return t.KnowsTool(name) })
+	}
+	if parts := strings.Split(names[n], "|"); len(parts) > 1 && !slices.ContainsFunc(parts, func(s string) bool { return !knows(s) }) {
+		fixed := slices.Concat(names[:n], parts, names[n+1:])
+		quoted := make([]string, len(fixed))
+		for i, s := range fixed {
+			quoted[i] = TOMLString(s)
+		}
+		return fmt.Sprintf("; a name is matched whole, not as a pattern: list each tool on its own, tool_names = [%s]", strings.Join(quoted, ", "))
+	}
+	var known []string
+	for _, t := range m.all {
+		for name := range t.Tools {
+			known = append(known, name)
+		}
+	}
+	slices.Sort(known)
+	if near := suggest.Closest(names[n], slices.Compact(known)); near != "" {
+		return fmt.Sprintf("; did you mean %s?", near)
+	}
+	return ""
 }
 
 // checkTimeout warns when the provider cuts the hook's timeout.

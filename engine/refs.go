@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	"cuelang.org/go/encoding/yaml"
 
 	"dalo/internal/regular"
+	"dalo/internal/suggest"
 )
 
 // sourceCheck makes the checks that need the whole source: unique ids,
@@ -258,10 +261,49 @@ func (v *sourceCheck) reference(p *Package, field, ref, requirement string) {
 	case t.resolution == OutOfSource:
 		l.warnf("W075", pos, field, "%s reference %s names source %s and stays unresolved here; it is visibly omitted", requirement, ref, r.Source)
 	case requirement == "required":
-		l.errorf("E071", pos, field, "required reference %s does not resolve: %s", ref, t.reason)
+		l.errorf("E071", pos, field, "required reference %s does not resolve: %s%s", ref, t.reason, v.nearRef(ref, r))
 	default:
-		l.warnf("W072", pos, field, "%s reference %s does not resolve (%s); it is visibly omitted", requirement, ref, t.reason)
+		l.warnf("W072", pos, field, "%s reference %s does not resolve (%s); it is visibly omitted%s", requirement, ref, t.reason, v.nearRef(ref, r))
 	}
+}
+
+// nearRef suggests, for a reference r into this source that resolves to
+// nothing, the reference to the asset of its kind whose selector is
+// nearest (skill:desing-review: did you mean skill:design-review?), or "".
+// It lists the kind's directory as the layout has it: a directory per
+// asset (skills/<name>/SKILL.md) or a file (agents/<name>.md).
+func (v *sourceCheck) nearRef(ref string, r Ref) string {
+	if r.Source != "" && r.Source != v.id {
+		return ""
+	}
+	var names []string
+	if r.Kind == "plugin" {
+		names = slices.Sorted(maps.Keys(v.exists))
+	} else {
+		e, ok := v.rules.Layout[r.Kind]
+		if !ok {
+			return ""
+		}
+		entries, err := os.ReadDir(filepath.Join(v.root, filepath.FromSlash(e.Dir)))
+		if err != nil {
+			return ""
+		}
+		for _, d := range entries {
+			switch {
+			case strings.HasPrefix(e.Suffix, "/") && d.IsDir():
+				names = append(names, d.Name())
+			case !strings.HasPrefix(e.Suffix, "/") && !d.IsDir():
+				if name, ok := strings.CutSuffix(d.Name(), e.Suffix); ok {
+					names = append(names, name)
+				}
+			}
+		}
+	}
+	near := suggest.Closest(r.Selector, names)
+	if near == "" {
+		return ""
+	}
+	return "; did you mean " + strings.TrimSuffix(ref, r.Selector) + near + "?"
 }
 
 // failedChecks says, for the reason of an invalid reference, how the
@@ -520,6 +562,9 @@ func (v *sourceCheck) checkFrontMatter(def cue.Value, kind, name, rel string, sr
 	file, err := yaml.Extract(rel, src)
 	if err != nil {
 		pos, msg := yamlError(rel, err, line)
+		if strings.Contains(msg, "mapping values are not allowed") {
+			msg += quoteHint(src, pos.Line-line)
+		}
 		l.errorf("E078", pos, "", "front matter is not valid YAML: %s", msg)
 		return
 	}
@@ -586,6 +631,27 @@ func yamlError(rel string, err error, first int) (Pos, string) {
 		pos.Column = nums[1]
 	}
 	return pos, strings.TrimSpace(rest)
+}
+
+// quoteHint says how to write line i (from 0) of the front matter src
+// when YAML read a second mapping in it: a plain value holding ": "
+// (description: Use when: asked) must be quoted. It is written in single
+// quotes, where only a quote is doubled, so the fix is exact.
+func quoteHint(src []byte, i int) string {
+	lines := strings.Split(string(src), "\n")
+	if i < 0 || i >= len(lines) {
+		return ""
+	}
+	key, value, ok := strings.Cut(strings.TrimRight(lines[i], "\r"), ": ")
+	if j := strings.Index(value, " #"); j >= 0 {
+		value = value[:j] // a comment, not the value's
+	}
+	value = strings.TrimSpace(value)
+	key = strings.TrimSpace(key)
+	if !ok || key == "" || strings.ContainsAny(key, "\"'#") || !strings.Contains(value, ": ") && !strings.HasSuffix(value, ":") || strings.ContainsAny(value[:1], "\"'[{|>") {
+		return ""
+	}
+	return fmt.Sprintf("; a value holding \": \" must be quoted: %s: '%s'", key, strings.ReplaceAll(value, "'", "''"))
 }
 
 func firstLine(s string) string {

@@ -12,6 +12,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 
 	defs "dalo/cue"
+	"dalo/internal/suggest"
 	"dalo/plan"
 )
 
@@ -161,6 +162,10 @@ type violation struct {
 	Code    string `json:"code"`
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	Near    *struct {
+		Value string   `json:"value"`
+		Among []string `json:"among"`
+	} `json:"near"`
 }
 
 var sharedMemo = &ruleMemo{m: make(map[string][]violation), verdicts: make(map[string]bool)}
@@ -236,6 +241,14 @@ func (r *Rules) ask(def cue.Value, key string, q map[string]any) []violation {
 		// failure here is a broken rule, not a broken manifest; say so
 		// instead of passing the manifest.
 		vs = []violation{{Code: "E099", Message: fmt.Sprintf("internal error in rule %s: %v", key, err)}}
+	}
+	for i, x := range vs {
+		if x.Near == nil {
+			continue
+		}
+		if near := suggest.Closest(x.Near.Value, x.Near.Among); near != "" {
+			vs[i].Message += "; did you mean " + near + "?"
+		}
 	}
 	r.memo.mu.Lock()
 	r.memo.m[key] = vs

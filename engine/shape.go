@@ -9,6 +9,8 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/errors"
+
+	"dalo/internal/suggest"
 )
 
 // checkShape unifies the manifest with #Manifest. Most manifests pass in one
@@ -116,6 +118,16 @@ func (r *Rules) walkStruct(def cue.Value, name string, data map[string]any, path
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var missing []string
+	for k, fd := range fields {
+		if _, ok := data[k]; !ok && fd.required {
+			missing = append(missing, k)
+		}
+	}
+	sort.Strings(missing)
+	// A misspelt required field is one mistake: E020 at the key, naming
+	// the field it resembles, and no E021 for that field besides.
+	meant := map[string]bool{}
 	for _, k := range keys {
 		fp := joinPath(path, k)
 		fd, ok := fields[k]
@@ -128,21 +140,35 @@ func (r *Rules) walkStruct(def cue.Value, name string, data map[string]any, path
 				}
 				continue
 			}
+			if near := nearestField(k, fields, data); near != "" {
+				meant[near] = true
+				l.errorf("E020", m.keyAt(fp), fp, "unknown field %s; did you mean %s?", quoteKey(k), near)
+				continue
+			}
 			l.errorf("E020", m.keyAt(fp), fp, "unknown field %s; %s takes %s", quoteKey(k), describeContainer(path), knownFields(fields))
 			continue
 		}
 		r.walkValue(fd.v, name+"."+k, data[k], fp, m, l)
 	}
-	var missing []string
-	for k, fd := range fields {
-		if _, ok := data[k]; !ok && fd.required {
-			missing = append(missing, k)
-		}
-	}
-	sort.Strings(missing)
 	for _, k := range missing {
+		if meant[k] {
+			continue
+		}
 		l.errorf("E021", m.at(path), joinPath(path, k), "missing required field %s in %s", k, describeContainer(path))
 	}
+}
+
+// nearestField is the field of fields that the unknown key k was most
+// likely meant to be, among those data does not already hold, or "".
+func nearestField(k string, fields map[string]fieldDef, data map[string]any) string {
+	names := make([]string, 0, len(fields))
+	for f := range fields {
+		if _, ok := data[f]; !ok {
+			names = append(names, f)
+		}
+	}
+	sort.Strings(names)
+	return suggest.Closest(k, names)
 }
 
 func (r *Rules) walkValue(def cue.Value, name string, v any, path string, m *manifest, l *diagList) {

@@ -1,7 +1,6 @@
 package scaffold
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -116,16 +115,9 @@ func Comment(text string) string {
 	return b.String() + line + "\n"
 }
 
-// TOMLString writes s as a TOML basic string: JSON's escapes are TOML's,
-// but for DEL (U+007F), which JSON leaves as it is and TOML refuses in a
-// basic string. Bytes that are not UTF-8 become U+FFFD.
-func TOMLString(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	return strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\x7f", `\u007f`)
-}
+// TOMLString writes s as a TOML basic string (engine.TOMLString, which
+// the validator's hints write their fixes with).
+func TOMLString(s string) string { return engine.TOMLString(s) }
 
 // SchemaFile is the name of the JSON Schema of PLUGIN.toml at the root of
 // a source, where the #:schema line of a new manifest points.

@@ -156,3 +156,9 @@ func (s *Store) ReadLock(wait time.Duration) (*Lock, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// WriteFile replaces name with data atomically, as the store writes its
+// own files: for files the CLI writes outside the store ('dalo man').
+func WriteFile(name string, data []byte, perm os.FileMode) error {
+	return writeFile(name, data, perm)
+}

@@ -152,11 +152,12 @@ func run(args []string, e *env) int {
 	help := global.BoolP("help", "h", false, "show help")
 	version := global.Bool("version", false, "print dalo's version")
 	if err := global.Parse(args); err != nil {
-		fmt.Fprintf(e.stderr, "dalo: %v\n\n", err)
-		fmt.Fprint(e.stderr, mainUsage())
-		return exitUsage
+		return flagError(e, "", global, err)
 	}
 	rest := global.Args()
+	if len(rest) > 0 && rest[0] == "__complete" {
+		return runComplete(e, rest[1:])
+	}
 	if *version {
 		fmt.Fprintln(e.stdout, versionLine())
 		return exitOK
@@ -170,7 +171,7 @@ func run(args []string, e *env) int {
 		return exitUsage
 	}
 	c, rest := lookup(rest)
-	if c == nil && len(rest) <= 2 && group(rest[0]) != "" {
+	if c == nil && group(rest[0]) != "" {
 		// A group of commands (source, plugin, ...) alone or with --help:
 		// list its commands.
 		if len(rest) == 2 && (rest[1] == "-h" || rest[1] == "--help") {
@@ -181,28 +182,28 @@ func run(args []string, e *env) int {
 			fmt.Fprintf(e.stderr, "dalo %s: a command is required\n\n%s", rest[0], group(rest[0]))
 			return exitUsage
 		}
+		if strings.HasPrefix(rest[1], "-") {
+			return usageError(e, rest[0], "unknown flag %s; a command comes first", termtext.Escape(rest[1]))
+		}
 	}
 	if c == nil {
-		fmt.Fprintf(e.stderr, "dalo: unknown command %q\n\n", strings.Join(args, " "))
-		fmt.Fprint(e.stderr, mainUsage())
-		return exitUsage
+		return unknownCommand(e, rest)
 	}
-	fs := pflag.NewFlagSet("dalo "+c.name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.SortFlags = false
-	fs.BoolVar(&e.json, "json", e.json, "print JSON instead of text")
-	if c.flags != nil {
-		c.flags(fs)
+	if len(rest) > 0 && group(c.name) != "" {
+		// A command that is also a group (providers, providers show): a
+		// word after it near one of its commands is that command misspelt.
+		args := append(strings.Fields(c.name), rest...)
+		if words, near := nearestCommands(args); len(near) == 1 && words > len(strings.Fields(c.name)) {
+			return unknownCommand(e, args)
+		}
 	}
-	fs.BoolP("help", "h", false, "show this help")
+	fs := c.flagSet(e)
 	if err := fs.Parse(rest); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprint(e.stdout, commandUsage(c, fs))
 			return exitOK
 		}
-		fmt.Fprintf(e.stderr, "dalo %s: %v\n\n", c.name, err)
-		fmt.Fprint(e.stderr, commandUsage(c, fs))
-		return exitUsage
+		return flagError(e, c.name, fs, err)
 	}
 	if h, _ := fs.GetBool("help"); h {
 		fmt.Fprint(e.stdout, commandUsage(c, fs))
@@ -218,6 +219,20 @@ func run(args []string, e *env) int {
 		}
 	}
 	return c.run(e, fs)
+}
+
+// flagSet is c's flags: --json, its own, and --help last. Help, the
+// completion scripts and the manual pages read the same set.
+func (c *command) flagSet(e *env) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("dalo "+c.name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	fs.BoolVar(&e.json, "json", e.json, "print JSON instead of text")
+	if c.flags != nil {
+		c.flags(fs)
+	}
+	fs.BoolP("help", "h", false, "show this help")
+	return fs
 }
 
 // lookup finds the longest command name that prefixes args.
@@ -303,7 +318,7 @@ func mainUsage() string {
 }
 
 func commandUsage(c *command, fs *pflag.FlagSet) string {
-	return fmt.Sprintf("Usage: dalo %s %s\n\n%s\nFlags:\n%s", c.name, c.usage, c.doc, fs.FlagUsages())
+	return fmt.Sprintf("Usage: dalo %s %s\n\n%s\nFlags:\n%s", c.name, c.usage, c.doc, flagUsages(fs))
 }
 
 // usageError reports a bad invocation of c and returns exitUsage.

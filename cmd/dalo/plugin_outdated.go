@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/internal/termtext"
+	"dalo/store"
 )
 
 const pluginOutdatedDoc = `Plugin outdated lists the installed packages whose source now differs from
@@ -21,16 +22,25 @@ invalid), why, installed_commit, source_commit, grants: [{kind, item,
 state (changed, new, gone), why}], differences: [{item, field, old,
 new}]}.
 
-Exit status: 0 listed (outdated or not); 1 the store or a source cannot
-be read.
+--exit-code makes the answer a script can ask, as git diff --exit-code:
+exit 1 when a package is listed (outdated, gone or invalid), 0 when none
+is. Without it, listing is success whatever it lists.
+
+Exit status: 0 listed (outdated or not), or with --exit-code nothing to
+list; 1 with --exit-code something listed, or the store or a source cannot
+be read (said on stderr); 2 bad usage.
 
 Examples:
   dalo plugin outdated
   dalo --json plugin outdated
+  dalo plugin outdated --exit-code >/dev/null || echo 'run dalo plugin update'
 `
 
 func init() {
-	register(&command{name: "plugin outdated", usage: "[--json]", short: "list installed packages whose source changed", doc: pluginOutdatedDoc, run: runPluginOutdated})
+	register(&command{name: "plugin outdated", usage: "[--json] [--exit-code]", short: "list installed packages whose source changed", doc: pluginOutdatedDoc, run: runPluginOutdated,
+		flags: func(fs *pflag.FlagSet) {
+			fs.Bool("exit-code", false, "exit 1 when a package is listed")
+		}})
 }
 
 func runPluginOutdated(e *env, fs *pflag.FlagSet) int {
@@ -46,11 +56,18 @@ func runPluginOutdated(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, err)
 	}
+	status := exitOK
+	if exitCode, _ := fs.GetBool("exit-code"); exitCode && len(out) > 0 {
+		status = exitFail
+	}
 	if e.json {
 		if out == nil {
-			return writeJSON(e, []any{})
+			out = []store.Outdated{}
 		}
-		return writeJSON(e, out)
+		if code := writeJSON(e, out); code != exitOK {
+			return code
+		}
+		return status
 	}
 	if len(out) == 0 {
 		fmt.Fprintln(e.stdout, "every installed package is as its source has it")
@@ -78,5 +95,5 @@ func runPluginOutdated(e *env, fs *pflag.FlagSet) int {
 		writeGrantChanges(e.stdout, "  ", o.Grants, false)
 		fmt.Fprintf(e.stdout, "  'dalo plugin update %s --provider %s' moves it\n", pkg, o.Provider)
 	}
-	return exitOK
+	return status
 }

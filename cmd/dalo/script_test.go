@@ -19,7 +19,11 @@ import (
 	"dalo/providers"
 )
 
-var update = flag.Bool("update", false, "update testscript golden sections")
+// update rewrites the golden sections of the scripts whose cmp fails
+// (testscript's UpdateScripts): go test ./cmd/dalo -run TestScript -update,
+// or UPDATE_SCRIPTS=1 in the environment, as after changing a help text.
+// Read the diff before committing it.
+var update = flag.Bool("update", os.Getenv("UPDATE_SCRIPTS") != "", "update testscript golden sections")
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+// A misspelt field is one finding that names the field it resembles; an
+// unknown key near nothing, or near a field the table already holds,
+// lists what the table takes.
+func TestMisspeltField(t *testing.T) {
+	tests := []struct {
+		name     string
+		manifest string
+		want     string
+	}{
+		{"required field", edit("timeout_ms = 5000", "timout_ms = 5000"),
+			"plugins/design-review/PLUGIN.toml:47:1: error E020 hook[0].timout_ms: unknown field timout_ms; did you mean timeout_ms?"},
+		{"two letters swapped", edit("timeout_ms = 5000", "tiemout_ms = 5000"),
+			"plugins/design-review/PLUGIN.toml:47:1: error E020 hook[0].tiemout_ms: unknown field tiemout_ms; did you mean timeout_ms?"},
+		{"optional field", edit(`bindings =`, "matchr = { tool_names = [] }\nbindings ="),
+			"plugins/design-review/PLUGIN.toml:52:1: error E020 hook[0].matchr: unknown field matchr; did you mean matcher?"},
+		{"near a field already held", edit("timeout_ms = 5000", "timeout_ms = 5000\ntimout_ms = 5000"),
+			"plugins/design-review/PLUGIN.toml:48:1: error E020 hook[0].timout_ms: unknown field timout_ms; hook[0] takes bindings, blocking_scope, effect, error_visibility, failure_policy, fallback, id, matcher, phase, requirement, retry, schema_version, subject, timeout_ms, tool"},
+		{"near nothing", edit("timeout_ms = 5000", "deadline = 5000"),
+			"plugins/design-review/PLUGIN.toml:38:3: error E021 hook[0].timeout_ms: missing required field timeout_ms in hook[0]\n" +
+				"plugins/design-review/PLUGIN.toml:47:1: error E020 hook[0].deadline: unknown field deadline; hook[0] takes bindings, blocking_scope, effect, error_visibility, failure_policy, fallback, id, matcher, phase, requirement, retry, schema_version, subject, timeout_ms, tool"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeArchive(t, root, baseSource)
+			writeFile(t, root, "plugins/design-review/PLUGIN.toml", tt.manifest)
+			rep, err := Validate(root, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(strings.ReplaceAll(diagLines(rep), "\t", "")); got != tt.want {
+				t.Errorf("diagnostics:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// The quoting hint of E078 writes the line as it should be, and only for a
+// plain value that holds ": ".
+func TestQuoteHint(t *testing.T) {
+	tests := []struct {
+		line, want string
+	}{
+		{"description: Use when: asked", `; a value holding ": " must be quoted: description: 'Use when: asked'`},
+		{"description: It's for: reviews", `; a value holding ": " must be quoted: description: 'It''s for: reviews'`},
+		{"description: Use when: asked # a comment", `; a value holding ": " must be quoted: description: 'Use when: asked'`},
+		{"  author: Me: myself", `; a value holding ": " must be quoted: author: 'Me: myself'`},
+		{"description: Ends with a colon:", `; a value holding ": " must be quoted: description: 'Ends with a colon:'`},
+		{"  bad: y", ""},                 // an indented mapping, not a value to quote
+		{`description: "a: b" c: d`, ""}, // quoted already: another mistake
+		{"description: [a: b]", ""},
+		{"no mapping here", ""},
+	}
+	for _, tt := range tests {
+		src := "name: x\n" + tt.line + "\n"
+		if got := quoteHint([]byte(src), 1); got != tt.want {
+			t.Errorf("quoteHint(%q) = %q, want %q", tt.line, got, tt.want)
+		}
+	}
+	if got := quoteHint([]byte("a: b\n"), 5); got != "" {
+		t.Errorf("a line past the end: %q", got)
+	}
+}
