@@ -41,25 +41,85 @@ type Cache interface {
 // (manifestDigest).
 const packageKeyVersion = "dalo package check 1"
 
-// packageKey returns the key of p's check, or false when the package is
-// not one to cache: its manifest or a directory cannot be read, or its
-// tree breaks the limits (the check stops early on such a tree, and so
-// should the key).
-func packageKey(root, sourceID string, p *Package, r *Rules, c Cache) ([]byte, bool) {
-	var tree bytes.Buffer
+// packageInputs are what the key of a package's check is made of: the
+// walk of its directory and its manifest's digest, with, when the digest
+// was not kept, the bytes it is of. The check is given those bytes: one
+// read gives the key and the answer, which is never kept for bytes it was
+// not computed from, however the manifest changes meanwhile.
+type packageInputs struct {
+	tree     []byte
+	sum      [32]byte
+	manifest string // its path
+	limit    int64
+	src      []byte  // the manifest's bytes sum is of; nil when the cache kept sum
+	buf      *[]byte // src's buffer, from keyBuffers
+}
+
+// readPackageInputs returns the inputs of p's check, or false when the
+// package is not one to cache: its manifest or a directory cannot be
+// read, or its tree breaks the limits (the check stops early on such a
+// tree, and so should the key). The caller releases them.
+func readPackageInputs(root string, p *Package, r *Rules, c Cache) (*packageInputs, bool) {
+	in := &packageInputs{manifest: filepath.Join(root, filepath.FromSlash(p.File)), limit: int64(r.Limits.ManifestBytes)}
 	var st unix.Stat_t
-	if !hashTree(&tree, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits, c, path.Base(p.File), &st) {
-		return nil, false
-	}
-	sum, ok := manifestDigest(filepath.Join(root, filepath.FromSlash(p.File)), &st, int64(r.Limits.ManifestBytes), c)
+	tree, ok := packageTree(root, p, r, c, &st)
 	if !ok {
 		return nil, false
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\nsource %q\npackage %q\nuser %s\nmanifest %x\n", packageKeyVersion, sourceID, p.Name, user(), sum)
-	h.Write(tree.Bytes())
-	return h.Sum(nil), true
+	in.tree = tree
+	in.buf = keyBuffers.Get().(*[]byte)
+	if in.sum, in.src, ok = manifestDigest(in.manifest, &st, in.limit, c, in.buf); !ok {
+		in.release()
+		return nil, false
+	}
+	return in, true
 }
+
+// packageTree returns what hashTree writes of p's directory, and the
+// stat of its manifest in st.
+func packageTree(root string, p *Package, r *Rules, c Cache, st *unix.Stat_t) ([]byte, bool) {
+	var tree bytes.Buffer
+	if !hashTree(&tree, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits, c, path.Base(p.File), st) {
+		return nil, false
+	}
+	return tree.Bytes(), true
+}
+
+// key returns the key of the check of the package named name in the
+// source sourceID whose inputs these are.
+func (in *packageInputs) key(sourceID, name string) []byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\nsource %q\npackage %q\nuser %s\nmanifest %x\n", packageKeyVersion, sourceID, name, user(), in.sum)
+	h.Write(in.tree)
+	return h.Sum(nil)
+}
+
+// read reads the manifest's bytes when the digest came from the cache,
+// and takes the digest of what it read: the check to run reads no other.
+func (in *packageInputs) read() bool {
+	if in.src != nil {
+		return true
+	}
+	manifestsRead.Add(1)
+	var st unix.Stat_t
+	src, ok := readKeyed(in.manifest, in.limit, &st, in.buf)
+	if !ok {
+		return false
+	}
+	in.src, in.sum = src, sha256.Sum256(src)
+	return true
+}
+
+// release returns the buffer of the manifest's bytes, unless a check was
+// given them (handed): what it made of them may share their memory.
+func (in *packageInputs) release() {
+	if in != nil && in.buf != nil {
+		keyBuffers.Put(in.buf)
+		in.buf, in.src = nil, nil
+	}
+}
+
+func (in *packageInputs) handed() { in.buf = nil }
 
 // manifestsRead counts the manifests manifestDigest read: a test holds a
 // run with every digest cached to none.
@@ -74,12 +134,13 @@ var manifestsRead atomic.Int64
 const digestKeyVersion = "dalo manifest digest 1"
 
 // manifestDigest returns the sha256 of the regular file name, whose lstat
-// is st, of at most limit bytes: kept in c, or read; false when it cannot
-// be read, is not one, or is not the file st describes.
-func manifestDigest(name string, st *unix.Stat_t, limit int64, c Cache) ([32]byte, bool) {
+// is st, of at most limit bytes: kept in c, or read into *buf, and then
+// with the bytes read; false when it cannot be read, is not one, or is
+// not the file st describes.
+func manifestDigest(name string, st *unix.Stat_t, limit int64, c Cache, buf *[]byte) ([32]byte, []byte, bool) {
 	var sum [32]byte
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > limit {
-		return sum, false
+		return sum, nil, false
 	}
 	key := []byte(digestKeyVersion + "\x00" + user() + "\x00" + name)
 	if c != nil {
@@ -87,18 +148,16 @@ func manifestDigest(name string, st *unix.Stat_t, limit int64, c Cache) ([32]byt
 			d := newDecoder(data)
 			if d.statKey() == statKeyOf(st) && len(d.b) == len(sum) {
 				copy(sum[:], d.b)
-				return sum, true
+				return sum, nil, true
 			}
 		}
 	}
 	manifestsRead.Add(1)
 	began := clock()
-	buf := keyBuffers.Get().(*[]byte)
-	defer keyBuffers.Put(buf)
 	var now unix.Stat_t
 	src, ok := readKeyed(name, limit, &now, buf)
 	if !ok || statKeyOf(&now) != statKeyOf(st) {
-		return sum, false // changed since st
+		return sum, nil, false // changed since st
 	}
 	sum = sha256.Sum256(src)
 	if c != nil && settled(st, began) {
@@ -106,7 +165,7 @@ func manifestDigest(name string, st *unix.Stat_t, limit int64, c Cache) ([32]byt
 		e.statKey(statKeyOf(st))
 		c.Put(key, append(e.b, sum[:]...))
 	}
-	return sum, true
+	return sum, src, true
 }
 
 // readKeyed reads the regular file name, of at most limit bytes, for a
@@ -127,7 +186,7 @@ func readKeyed(name string, limit int64, st *unix.Stat_t, buf *[]byte) ([]byte, 
 	if unix.Fstat(fd, st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > limit {
 		return nil, false
 	}
-	if int64(cap(*buf)) < st.Size {
+	if *buf == nil || int64(cap(*buf)) < st.Size { // never nil: nil means none read
 		*buf = make([]byte, st.Size)
 	}
 	data := (*buf)[:st.Size]
@@ -141,8 +200,14 @@ func readKeyed(name string, limit int64, st *unix.Stat_t, buf *[]byte) ([]byte, 
 		}
 		n += m
 	}
+	afterRead(name)
 	return data, true
 }
+
+// afterRead is called with a file's name after each read of its bytes
+// that an answer kept in the cache depends on: a test changes the file
+// there, between the reads of one run.
+var afterRead = func(name string) {}
 
 // keyBuffers are readKeyed's buffers, one for each worker at a time.
 var keyBuffers = sync.Pool{New: func() any { return new([]byte) }}
@@ -329,50 +394,64 @@ func appendStat(b []byte, name string, st *unix.Stat_t) []byte {
 // every entry of its directory (the walk of the limits).
 const assetKeyVersion = "dalo asset check 1"
 
-// assetKey returns the key of the check of the skill or agent name whose
-// file is rel; false when it is not one to cache.
-func (v *sourceCheck) assetKey(kind, name, rel string) ([]byte, bool) {
-	head, _, err := regular.ReadLimited(filepath.Join(v.root, filepath.FromSlash(rel)), int64(v.rules.Limits.FrontMatterBytes+8))
-	if err != nil {
-		return nil, false
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\nkind %s\nname %q\nuser %s\nhead %x\n", assetKeyVersion, kind, name, user(), sha256.Sum256(head))
+// readHead reads the first bytes of the skill or agent file rel, as many
+// as its front matter may take and a few more: what its check reads.
+func (v *sourceCheck) readHead(rel string) ([]byte, error) {
+	name := filepath.Join(v.root, filepath.FromSlash(rel))
+	head, _, err := regular.ReadLimited(name, int64(v.rules.Limits.FrontMatterBytes+8))
+	afterRead(name)
+	return head, err
+}
+
+// assetStats returns what the key of the check of the skill or agent name
+// whose file is rel holds beside the file's first bytes: its type,
+// permissions and size and, of a skill, the walk of its directory; false
+// when it is not one to cache.
+func (v *sourceCheck) assetStats(kind, name, rel string) ([]byte, bool) {
 	var st unix.Stat_t
 	if unix.Lstat(filepath.Join(v.root, filepath.FromSlash(rel)), &st) != nil {
 		return nil, false
 	}
-	h.Write(appendStat(nil, rel, &st))
-	if kind == "skill" && !hashTree(h, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache.stats(), "", nil) {
+	var b bytes.Buffer
+	b.Write(appendStat(nil, rel, &st))
+	if kind == "skill" && !hashTree(&b, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache.stats(), "", nil) {
 		return nil, false
 	}
-	return h.Sum(nil), true
+	return b.Bytes(), true
 }
 
 // checkAsset runs check, which reports about the file rel, through the
 // cache: the diagnostics it gave for the same inputs, or a fresh check
-// whose diagnostics it then keeps.
-func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check func()) {
+// whose diagnostics it then keeps. The check is given the file's first
+// bytes the key was made of (nil: it reads them itself), so that the
+// answer kept is of the bytes in its key; the stats are taken before and
+// after it, and an asset whose stats changed meanwhile is not kept.
+func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check func(head []byte)) {
 	if v.cache == nil {
-		check()
+		check(nil)
 		return
 	}
-	key, ok := v.assetKey(kind, name, rel)
-	if ok {
-		if data := v.cache.Get(key); data != nil {
-			d := newDecoder(data)
-			if ds := d.diags(); !d.bad && len(d.b) == 0 {
-				v.fileDiags(rel).diags = ds
-				return
-			}
+	head, err := v.readHead(rel)
+	stats, ok := v.assetStats(kind, name, rel)
+	if !ok || err != nil {
+		v.cache.checking()
+		check(nil)
+		return
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\nkind %s\nname %q\nuser %s\nhead %x\n", assetKeyVersion, kind, name, user(), sha256.Sum256(head))
+	h.Write(stats)
+	key := h.Sum(nil)
+	if data := v.cache.Get(key); data != nil {
+		d := newDecoder(data)
+		if ds := d.diags(); !d.bad && len(d.b) == 0 {
+			v.fileDiags(rel).diags = ds
+			return
 		}
 	}
 	v.cache.checking()
-	check()
-	if !ok {
-		return
-	}
-	if after, ok := v.assetKey(kind, name, rel); !ok || string(after) != string(key) {
+	check(head)
+	if after, ok := v.assetStats(kind, name, rel); !ok || !bytes.Equal(after, stats) {
 		return
 	}
 	var e encoder
@@ -699,31 +778,36 @@ func boolInt(b bool) int {
 }
 
 // checkCached is checkPackage through cache c: an answer the cache holds
-// for exactly these inputs, or a fresh check it then keeps. The key is
-// made before and after the check, and a package that changed meanwhile
-// is not kept: its answer may be of neither.
+// for exactly these inputs, or a fresh check it then keeps. The check is
+// of the manifest's bytes the key was made of (packageInputs); the walk
+// of the package's directory is made before and after it, and a package
+// whose tree changed meanwhile is not kept: its answer may be of neither.
 // The key needs only r's limits; the check runs with own(), the rules of
 // the worker.
 func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules, c *cacheRun) {
 	if c == nil {
-		checkPackage(root, sourceID, p, own())
+		checkPackage(root, sourceID, p, own(), nil)
 		return
 	}
-	key, ok := packageKey(root, sourceID, p, r, c.stats())
+	in, ok := readPackageInputs(root, p, r, c.stats())
+	defer in.release()
 	if ok {
-		if data := c.Get(key); data != nil && p.restore(data) {
+		if data := c.Get(in.key(sourceID, p.Name)); data != nil && p.restore(data) {
 			return
 		}
 	}
 	c.checking()
-	checkPackage(root, sourceID, p, own())
-	if !ok {
+	if !ok || !in.read() {
+		checkPackage(root, sourceID, p, own(), nil)
 		return
 	}
-	if after, ok := packageKey(root, sourceID, p, r, c.stats()); !ok || string(after) != string(key) {
+	in.handed()
+	checkPackage(root, sourceID, p, own(), in.src)
+	var st unix.Stat_t
+	if after, ok := packageTree(root, p, r, c.stats(), &st); !ok || !bytes.Equal(after, in.tree) {
 		return
 	}
-	c.Put(key, p.entry())
+	c.Put(in.key(sourceID, p.Name), p.entry())
 }
 
 // A cacheRun is a Cache as one validation uses it: beside the answers of

@@ -58,6 +58,22 @@ func CheckSourceID(id string) error {
 	return r.CheckSourceID(id)
 }
 
+// CheckField checks value against field of the struct definition def
+// (such as #Plugin and name) in r; the error says the rule in the words
+// of the field's @expect, as validation does. A command that makes a file
+// or directory of a package's name or a tool's id refuses a bad one with
+// it before it writes anything.
+func (r *Rules) CheckField(def, field, value string) error {
+	fd, ok := r.structFields(r.root.LookupPath(cue.ParsePath(def)), def)[field]
+	if !ok {
+		return fmt.Errorf("rules: %s has no field %s", def, field)
+	}
+	if fd.v.Unify(r.ctx.Encode(value)).Validate(cue.Concrete(true)) != nil {
+		return fmt.Errorf("invalid %s %s: expected %s", field, shortValue(value), expectation(fd.v))
+	}
+	return nil
+}
+
 // CheckSourceID checks id against #SourceID in r.
 func (r *Rules) CheckSourceID(id string) error {
 	if r.sourceIDDef.Unify(r.ctx.Encode(id)).Validate(cue.Concrete(true)) != nil {

@@ -482,10 +482,10 @@ func checkText(r io.Reader) (Pos, string, error) {
 // skill checks a resolved skill: its directory within the limits and its
 // Agent Skills front matter.
 func (v *sourceCheck) skill(name, rel string, fi fs.FileInfo) {
-	v.checkAsset("skill", name, rel, fi, func() {
+	v.checkAsset("skill", name, rel, fi, func(head []byte) {
 		l := v.fileDiags(rel)
 		walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l)
-		fm, off, ok := v.frontMatter(rel, l)
+		fm, off, ok := v.frontMatter(rel, head, l)
 		if !ok {
 			return
 		}
@@ -494,12 +494,12 @@ func (v *sourceCheck) skill(name, rel string, fi fs.FileInfo) {
 }
 
 func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
-	v.checkAsset("agent", name, rel, fi, func() {
+	v.checkAsset("agent", name, rel, fi, func(head []byte) {
 		l := v.fileDiags(rel)
 		if v.tooBig(rel, fi, l) {
 			return
 		}
-		fm, off, ok := v.frontMatter(rel, l)
+		fm, off, ok := v.frontMatter(rel, head, l)
 		if !ok {
 			return
 		}
@@ -509,25 +509,24 @@ func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
 
 // frontMatter reads the YAML front matter of a Markdown file, bounded: it
 // must open the file and close within the front matter limit. It returns
-// the YAML and the line it starts on.
-func (v *sourceCheck) frontMatter(rel string, l *diagList) ([]byte, int, bool) {
+// the YAML and the line it starts on. head is the file's first bytes
+// (readHead) when the caller read them, else nil.
+func (v *sourceCheck) frontMatter(rel string, head []byte, l *diagList) ([]byte, int, bool) {
 	limit := int64(v.rules.Limits.FrontMatterBytes)
-	f, _, err := regular.Open(filepath.Join(v.root, filepath.FromSlash(rel)))
-	var te *regular.TypeError
-	if errors.As(err, &te) {
-		l.errorf("E079", Pos{}, "", "is not a regular file")
-		return nil, 0, false
+	buf := head
+	if buf == nil {
+		var err error
+		buf, err = v.readHead(rel)
+		var te *regular.TypeError
+		if errors.As(err, &te) {
+			l.errorf("E079", Pos{}, "", "is not a regular file")
+			return nil, 0, false
+		}
+		if err != nil {
+			l.errorf("E079", Pos{}, "", "cannot be read: %v", unwrapPathError(err))
+			return nil, 0, false
+		}
 	}
-	if err != nil {
-		l.errorf("E079", Pos{}, "", "cannot be read: %v", unwrapPathError(err))
-		return nil, 0, false
-	}
-	defer f.Close()
-	buf := make([]byte, limit+8)
-	// A short read is the whole file: only a read error would matter,
-	// and a file that cannot be read has no front matter to find.
-	n, _ := io.ReadFull(f, buf)
-	buf = buf[:n]
 	buf = bytes.TrimPrefix(buf, []byte(utf8BOM))
 	if !bytes.HasPrefix(buf, []byte("---\n")) && !bytes.HasPrefix(buf, []byte("---\r\n")) {
 		l.errorf("E079", Pos{1, 1}, "", "no YAML front matter: the file must start with a --- line")

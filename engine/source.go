@@ -364,8 +364,10 @@ func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cach
 	wg.Wait()
 }
 
-func checkPackage(root, sourceID string, p *Package, r *Rules) {
-	checkManifest(root, sourceID, p, r)
+// checkPackage checks p, whose manifest's bytes are src, or, when src is
+// nil, those it reads.
+func checkPackage(root, sourceID string, p *Package, r *Rules, src []byte) {
+	checkManifest(root, sourceID, p, r, src)
 	if p.doc != nil {
 		p.pos = make(map[string]Pos)
 		for _, f := range sourceFields(p) {
@@ -412,11 +414,16 @@ func (p *Package) at(field string) Pos {
 	return Pos{1, 1}
 }
 
-func checkManifest(root, sourceID string, p *Package, r *Rules) {
+func checkManifest(root, sourceID string, p *Package, r *Rules, src []byte) {
 	l := &p.diags
 	lim := &r.Limits
 	name := r.Layout.File("plugin") // PLUGIN.toml
-	src, tooBig, err := readBounded(filepath.Join(root, filepath.FromSlash(p.File)), int64(lim.ManifestBytes))
+	var tooBig bool
+	var err error
+	if src == nil {
+		src, tooBig, err = readBounded(filepath.Join(root, filepath.FromSlash(p.File)), int64(lim.ManifestBytes))
+		afterRead(filepath.Join(root, filepath.FromSlash(p.File)))
+	}
 	switch {
 	case errors.Is(err, regular.ErrSymlink):
 		l.errorf("E004", Pos{}, "", "%s is a symlink; a manifest cannot rely on symlinks", name)

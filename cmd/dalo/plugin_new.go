@@ -67,22 +67,20 @@ func init() {
 // hook[2].effect.
 var itemField = regexp.MustCompile(`^(tool|hook)\[(\d+)\]`)
 
-// plainName reports whether s can name a file or directory of its own: one
-// path element. What else a name must be, validation says.
-func plainName(s string) bool {
-	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, `/\`) && !strings.HasPrefix(s, scaffold.StagePrefix)
-}
-
 func runPluginNew(e *env, fs *pflag.FlagSet) int {
 	const cmd = "plugin new"
 	if fs.NArg() != 1 {
 		return usageError(e, cmd, "want exactly one NAME, got %d arguments", fs.NArg())
 	}
 	name := fs.Arg(0)
-	// The name becomes a directory before validation reads it: refuse
-	// anything but one plain path element here; validation says the rest.
-	if !plainName(name) {
-		return usageError(e, cmd, "%s is not a package name: lowercase letters and digits separated by single hyphens", strconv.Quote(name))
+	r, tables, err := rulesAndTables()
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	// The name becomes a directory before validation reads it: refuse a
+	// bad one here, as validation would, before anything is written.
+	if err := r.CheckField("#Plugin", "name", name); err != nil {
+		return usageError(e, cmd, "%v", err)
 	}
 	src, _ := fs.GetString("source")
 	if err := engine.CheckSourceDir(src); err != nil {
@@ -94,8 +92,8 @@ func runPluginNew(e *env, fs *pflag.FlagSet) int {
 	spec.Agent, _ = fs.GetBool("agent")
 	spec.Tools, _ = fs.GetStringArray("tool")
 	for _, id := range spec.Tools {
-		if !plainName(id) {
-			return usageError(e, cmd, "--tool %s: a tool id is letters, digits, '.', '_' or '-', starting and ending with a letter or digit", strconv.Quote(id))
+		if err := r.CheckField("#Tool", "id", id); err != nil {
+			return usageError(e, cmd, "--tool: %v", err)
 		}
 	}
 	hooks, _ := fs.GetStringArray("hook")
@@ -105,10 +103,6 @@ func runPluginNew(e *env, fs *pflag.FlagSet) int {
 			return usageError(e, cmd, "--hook: %v", err)
 		}
 		spec.Hooks = append(spec.Hooks, hs)
-	}
-	r, tables, err := rulesAndTables()
-	if err != nil {
-		return fail(e, cmd, err)
 	}
 	tree, err := scaffold.NewPlugin(r, tables, spec)
 	if err != nil {
@@ -120,7 +114,7 @@ func runPluginNew(e *env, fs *pflag.FlagSet) int {
 	}
 	defer staged.Discard()
 	if !rep.Valid {
-		return refuseNew(e, rep, spec, hooks)
+		return refuseNew(e, rep, spec, hooks, r.Layout)
 	}
 	if code := commitNew(e, cmd, staged, src); code != exitOK {
 		return code
@@ -204,7 +198,15 @@ func blockedNotes(rep *engine.Report) []string {
 // asked for (a --hook on a row that does not admit its effect, a NAME that
 // is no package name) is bad usage, said as validate says it; anything else
 // would be a fault of the templates.
-func refuseNew(e *env, rep *engine.Report, spec scaffold.PluginSpec, hooks []string) int {
+func refuseNew(e *env, rep *engine.Report, spec scaffold.PluginSpec, hooks []string, layout engine.Layout) int {
+	// A member's file is named for NAME, whose rules for a member (a
+	// skill's name is shorter than a package's) its check says.
+	members := map[string]string{}
+	for kind, asked := range map[string]bool{"skill": spec.Skill, "instruction": spec.Instruction, "agent": spec.Agent} {
+		if asked {
+			members[layout.Path(kind, spec.Name)] = "--" + kind
+		}
+	}
 	usage := false
 	for _, d := range rep.Diagnostics {
 		if d.Severity != engine.Error {
@@ -231,6 +233,10 @@ func refuseNew(e *env, rep *engine.Report, spec scaffold.PluginSpec, hooks []str
 			}
 		case d.Field == "plugin.name":
 			fmt.Fprintf(e.stderr, "dalo plugin new: %s: %s\n", strconv.Quote(spec.Name), d.Message)
+			usage = true
+			continue
+		case members[d.File] != "":
+			fmt.Fprintf(e.stderr, "dalo plugin new: %s %s: %s\n", members[d.File], strconv.Quote(spec.Name), d.Message)
 			usage = true
 			continue
 		}

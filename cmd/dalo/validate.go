@@ -34,7 +34,9 @@ $XDG_CACHE_HOME/dalo (or ~/.cache/dalo), keyed by everything it depends on
 (the manifest's bytes, the name, type, permissions and size of every entry
 of the package directory, the source id, the user, and this build of
 dalo). The report is the same with and without it; the cache may be
-deleted at any time. --no-cache neither reads nor writes it. Only validate
+deleted at any time. A cache directory another user owns, or that others
+may write, is not used (a warning says so). --no-cache neither reads nor
+writes it. Only validate
 and vet use it: review, approve and install always check afresh.
 
 --source-id must be a source id 'dalo source add' would accept: letters,
@@ -88,7 +90,7 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 		}
 		opts := engine.Options{SourceID: id, Providers: keys, Sized: limitMemory}
 		if noCache, _ := fs.GetBool("no-cache"); !noCache {
-			if c := validationCache(fs.Arg(0), id); c != nil {
+			if c := validationCache(e, name, fs.Arg(0), id); c != nil {
 				defer c.Close()
 				opts.Cache = c
 			}
@@ -122,10 +124,17 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 
 // validationCache returns the cache of package checks of the source root
 // validated as id, or nil when there is no place for one (no home
-// directory) or no identity of this build to key it by: then validation
-// checks every package, as with --no-cache.
-func validationCache(root, id string) *cache.Cache {
+// directory, or one that cannot be made), no identity of this build to
+// key it by, or the cache directory is one others could write: then
+// validation checks every package, as with --no-cache. The last is said
+// on stderr, once a run: the user would want to know that a cache others
+// could write is not used, and every run is slower until they fix it.
+func validationCache(e *env, name, root, id string) *cache.Cache {
 	dir, err := cache.Dir()
+	var unsafe *cache.UnsafeError
+	if errors.As(err, &unsafe) {
+		fmt.Fprintf(e.stderr, "dalo %s: warning: not using the validation cache: %s; only a directory of yours that no one else can write is used (--no-cache skips the cache)\n", name, termtext.Escape(err.Error()))
+	}
 	if err != nil {
 		return nil
 	}

@@ -9,12 +9,15 @@
 // one per package. Closing it appends this run's new answers to the file,
 // or, once the bytes of answers this run did not use outweigh those it
 // used or put, writes the file anew with the used ones alone. Each answer
-// carries its own checksum: a file cut short or damaged reads as the
-// answers before the damage (and is written anew), a write that fails is
-// dropped, so the directory can be deleted at any moment and a run with or
-// without it answers the same. The directories are made mode 0700 and the
-// files 0600: an answer names files of the user's sources. Files are
-// removed, least recently used first, when the cache grows past its cap.
+// carries its own sha256: a file cut short or damaged reads as the answers
+// before the damage (and is written anew), a write that fails is dropped,
+// so the directory can be deleted at any moment and a run with or without
+// it answers the same. The directories are made mode 0700 and the files
+// 0600: an answer names files of the user's sources, and whoever can write
+// them can make dalo say a package is valid. A cache directory another
+// user owns, or one its group or others may write, is not used (Dir).
+// Files are removed, least recently used first, when the cache grows past
+// its cap.
 package cache
 
 import (
@@ -24,13 +27,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"dalo/internal/regular"
@@ -45,10 +48,10 @@ const DefaultCap = 256 << 20
 const maxFile = 1 << 30
 
 // magic opens every file; records follow, each a key and its data, both
-// preceded by their lengths (uvarints), then the CRC-32C of all of it.
-const magic = "dalo cache 3\n"
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// preceded by their lengths (uvarints), then the sha256 of all of it: a
+// damaged record is not taken for an answer by the chance a CRC leaves
+// (one in 2^32). A file of an older format reads as empty.
+const magic = "dalo cache 4\n"
 
 // How often a file read again has its time renewed, and how often the
 // cache is trimmed even when this process wrote little to it.
@@ -79,24 +82,81 @@ type answer struct {
 	used bool // asked for in this run: a rewrite keeps it
 }
 
-// Dir returns the cache directory of dalo: $XDG_CACHE_HOME/dalo when
-// XDG_CACHE_HOME is an absolute path, else ~/.cache/dalo. The directory
-// it is in must exist, or be ~/.cache in a home that does: a cache makes
-// neither a home nor a directory a user named for caches and did not make.
+// Dir returns the cache directory of dalo, $XDG_CACHE_HOME/dalo when
+// XDG_CACHE_HOME is an absolute path, else ~/.cache/dalo, and makes it
+// when it is missing, with the directories above it that are, mode 0700,
+// as the XDG Base Directory spec asks; a cache makes no home.
+//
+// Whoever can write the cache can make validation say a package is
+// valid, so the directory must be the user's and writable by no one else,
+// and the one it is in the user's or root's, writable by others only with
+// the sticky bit (as /tmp is), so that no one else can put another in its
+// place. Else Dir returns an *UnsafeError and the cache is not used.
 func Dir() (string, error) {
 	base := os.Getenv("XDG_CACHE_HOME")
-	mustExist := base
 	if !filepath.IsAbs(base) {
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return "", err
 		}
-		base, mustExist = filepath.Join(home, ".cache"), home
+		if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("no home directory %s for a cache", home)
+		}
+		base = filepath.Join(home, ".cache")
 	}
-	if fi, err := os.Stat(mustExist); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("no directory %s for a cache", mustExist)
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", err
 	}
-	return filepath.Join(base, "dalo"), nil
+	if err := checkDir(base, true); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(base, "dalo")
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	if err := checkDir(dir, false); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// An UnsafeError is a cache directory that others could write (Dir).
+type UnsafeError struct {
+	Path string
+	Why  string // "belongs to user 1001", ...
+}
+
+func (e *UnsafeError) Error() string { return e.Path + " " + e.Why }
+
+// checkDir checks that dir is a directory of this user, writable by no
+// one else; of root too when parent, and then writable by others with
+// the sticky bit.
+func checkDir(dir string, parent bool) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return &UnsafeError{dir, "is not a directory"}
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return &UnsafeError{dir, "has no owner to check"}
+	}
+	if uid := os.Geteuid(); int(st.Uid) != uid && !(parent && st.Uid == 0) {
+		return &UnsafeError{dir, fmt.Sprintf("belongs to user %d, not to this one (%d)", st.Uid, uid)}
+	}
+	if fi.Mode().Perm()&0o022 != 0 && !(parent && fi.Mode()&fs.ModeSticky != 0) {
+		return &UnsafeError{dir, fmt.Sprintf("is writable by its group or others (mode %04o)", fi.Mode().Perm())}
+	}
+	return nil
+}
+
+// ours reports whether fi, of a file in the cache, is this user's and
+// writable by no one else: the answers of any other are not read.
+func ours(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid() && fi.Mode().Perm()&0o022 == 0
 }
 
 // Open returns the answers of kind (a word, such as "validate") kept
@@ -124,7 +184,7 @@ func (c *Cache) read() {
 		return
 	}
 	defer f.Close()
-	if fi.Size() > maxFile {
+	if fi.Size() > maxFile || !ours(fi) {
 		return
 	}
 	buf := make([]byte, fi.Size()+1)
@@ -275,7 +335,8 @@ func appendRecord(b []byte, key string, data []byte) []byte {
 	b = append(b, key...)
 	b = binary.AppendUvarint(b, uint64(len(data)))
 	b = append(b, data...)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+	sum := sha256.Sum256(b[start:])
+	return append(b, sum[:]...)
 }
 
 // decode reads the records of a file's bytes b, a later record of a key
@@ -297,17 +358,20 @@ func (c *Cache) decode(b []byte) {
 			parts[i] = rest[n+w : n+w+int(l)]
 			n += w + int(l)
 		}
-		if len(rest)-n < 4 || binary.LittleEndian.Uint32(rest[n:]) != crc32.Checksum(rest[:n], castagnoli) {
+		if len(rest)-n < sha256.Size {
 			return
 		}
-		a := answer{data: parts[1], size: n + 4}
+		if sum := sha256.Sum256(rest[:n]); !bytes.Equal(rest[n:n+sha256.Size], sum[:]) {
+			return
+		}
+		a := answer{data: parts[1], size: n + sha256.Size}
 		if i, ok := c.index[string(parts[0])]; ok {
 			c.old[i] = a
 		} else {
 			c.index[string(parts[0])] = len(c.old)
 			c.old = append(c.old, a)
 		}
-		rest = rest[n+4:]
+		rest = rest[n+sha256.Size:]
 	}
 	c.whole = true
 }

@@ -2,7 +2,10 @@ package cache
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -179,5 +182,149 @@ func BenchmarkRun(b *testing.B) {
 		}
 		c.Put(keys[0], make([]byte, 401))
 		c.Close()
+	}
+}
+
+// TestDirMade: a cache directory that is missing is made, with the
+// directories above it that are, mode 0700 as the XDG Base Directory spec
+// asks; a missing home is not.
+func TestDirMade(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "x", "y"))
+	dir, err := Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(tmp, "x", "y", "dalo"); dir != want {
+		t.Errorf("Dir() = %s, want %s", dir, want)
+	}
+	for _, d := range []string{"x", "x/y", "x/y/dalo"} {
+		if fi, err := os.Stat(filepath.Join(tmp, d)); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v, %v; want a directory of mode 0700", d, fi, err)
+		}
+	}
+	t.Setenv("XDG_CACHE_HOME", "relative/ignored")
+	t.Setenv("HOME", filepath.Join(tmp, "home"))
+	if dir, err := Dir(); err == nil {
+		t.Errorf("without a home: Dir() = %s, want an error", dir)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "home")); err == nil {
+		t.Error("Dir made a home")
+	}
+	os.Mkdir(filepath.Join(tmp, "home"), 0o755)
+	if dir, err := Dir(); err != nil || dir != filepath.Join(tmp, "home", ".cache", "dalo") {
+		t.Errorf("Dir() = %s, %v; want ~/.cache/dalo", dir, err)
+	}
+	if fi, err := os.Stat(filepath.Join(tmp, "home", ".cache")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("~/.cache: %v, %v; want mode 0700", fi, err)
+	}
+}
+
+// TestDirUnsafe: a cache directory others could write is refused, with an
+// *UnsafeError naming it, and so is one in a directory others could
+// replace it in; /tmp's sticky bit makes a shared parent safe.
+func TestDirUnsafe(t *testing.T) {
+	const other = 65534 // nobody
+	for _, tc := range []struct {
+		name      string
+		prepare   func(base, dir string) error
+		root      bool // needs chown
+		unsafeDir string
+	}{
+		{name: "safe", prepare: func(base, dir string) error { return nil }},
+		{name: "group-writable", prepare: func(base, dir string) error { return os.Chmod(dir, 0o770) }, unsafeDir: "dalo"},
+		{name: "world-writable", prepare: func(base, dir string) error { return os.Chmod(dir, 0o707) }, unsafeDir: "dalo"},
+		{name: "parent world-writable", prepare: func(base, dir string) error { return os.Chmod(base, 0o777) }, unsafeDir: "base"},
+		{name: "parent sticky", prepare: func(base, dir string) error { return os.Chmod(base, 0o777|os.ModeSticky) }},
+		{name: "another user's", root: true, prepare: func(base, dir string) error { return os.Chown(dir, other, other) }, unsafeDir: "dalo"},
+		{name: "parent another user's", root: true, prepare: func(base, dir string) error { return os.Chown(base, other, other) }, unsafeDir: "base"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.root && os.Geteuid() != 0 {
+				t.Skip("changing a directory's owner takes root")
+			}
+			base := filepath.Join(t.TempDir(), "cache")
+			dir := filepath.Join(base, "dalo")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.prepare(base, dir); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("XDG_CACHE_HOME", base)
+			got, err := Dir()
+			var ue *UnsafeError
+			switch want := map[string]string{"base": base, "dalo": dir}[tc.unsafeDir]; {
+			case want == "" && err != nil:
+				t.Errorf("Dir() = %v, want %s", err, dir)
+			case want != "" && (!errors.As(err, &ue) || ue.Path != want):
+				t.Errorf("Dir() = %q, %v; want an UnsafeError of %s", got, err, want)
+			}
+		})
+	}
+}
+
+// TestFileNotOurs: a cache file another user owns, or that others may
+// write, is not read; the next run that puts an answer replaces it.
+func TestFileNotOurs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dalo")
+	c := Open(dir, "validate", "b", "/src")
+	c.Put([]byte("k"), []byte("valid"))
+	c.Close()
+	for _, tc := range []struct {
+		name   string
+		change func(string) error
+		root   bool
+	}{
+		{"group-writable", func(f string) error { return os.Chmod(f, 0o620) }, false},
+		{"another user's", func(f string) error { return os.Chown(f, 65534, 65534) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.root && os.Geteuid() != 0 {
+				t.Skip("changing a file's owner takes root")
+			}
+			if err := tc.change(c.file); err != nil {
+				t.Fatal(err)
+			}
+			c := Open(dir, "validate", "b", "/src")
+			if got := c.Get([]byte("k")); got != nil {
+				t.Errorf("read %q from it", got)
+			}
+			c.Put([]byte("k"), []byte("again"))
+			c.Close()
+			fi, err := os.Stat(c.file)
+			if err != nil || !ours(fi) || fi.Mode().Perm() != 0o600 {
+				t.Errorf("after a run: %v, %v; want this user's, mode 0600", fi, err)
+			}
+			if got := Open(dir, "validate", "b", "/src").Get([]byte("k")); string(got) != "again" {
+				t.Errorf("after a run: %q", got)
+			}
+		})
+	}
+}
+
+// TestOldFormat: a file of the format before sha256 (records checked by
+// CRC-32C alone) reads as empty and is written anew by the next run that
+// puts an answer.
+func TestOldFormat(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dalo")
+	c := Open(dir, "validate", "b", "/src")
+	rec := []byte("\x01k\x05valid")
+	old := binary.LittleEndian.AppendUint32(append([]byte("dalo cache 3\n"), rec...), crc32.Checksum(rec, crc32.MakeTable(crc32.Castagnoli)))
+	if err := os.MkdirAll(filepath.Dir(c.file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.file, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c = Open(dir, "validate", "b", "/src")
+	if got := c.Get([]byte("k")); got != nil {
+		t.Errorf("an old file answered %q", got)
+	}
+	c.Put([]byte("k2"), []byte("x"))
+	c.Close()
+	b, _ := os.ReadFile(c.file)
+	if !bytes.HasPrefix(b, []byte(magic)) || bytes.Contains(b, []byte("valid")) {
+		t.Errorf("after a run the file holds %q; want the new format alone", b)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"dalo/internal/termtext"
 )
 
 // Limits bound what WriteTree writes of a tree.
@@ -73,19 +75,19 @@ func (r *Repo) WriteTree(ctx context.Context, commit string, dirs []string, dest
 		switch {
 		case e.typ == "tree":
 			if err := os.Mkdir(name, 0o700); err != nil {
-				return fmt.Errorf("commit %s: %s: %w", commit, e.path, err)
+				return fmt.Errorf("commit %s: %s: %w", commit, shown(e.path), escaped{err})
 			}
 			made = append(made, name)
 		case e.typ == "commit":
 			// A submodule: another repository, never fetched.
 		case e.mode == "120000":
 			if e.size > maxLink {
-				return fmt.Errorf("commit %s: %s is a symlink to a target of %d bytes", commit, e.path, e.size)
+				return fmt.Errorf("commit %s: %s is a symlink to a target of %d bytes", commit, shown(e.path), e.size)
 			}
 			blobs = append(blobs, e)
 		case e.size > lim.FileBytes:
 			if err := writeHole(name, e.size, executable(e.mode)); err != nil {
-				return fmt.Errorf("commit %s: %s: %w", commit, e.path, err)
+				return fmt.Errorf("commit %s: %s: %w", commit, shown(e.path), escaped{err})
 			}
 		default:
 			blobs = append(blobs, e)
@@ -100,10 +102,10 @@ func (r *Repo) WriteTree(ctx context.Context, commit string, dirs []string, dest
 	made = append([]string{dest}, made...)
 	for i := len(made) - 1; i >= 0; i-- {
 		if err := syncDir(made[i]); err != nil {
-			return err
+			return escaped{err}
 		}
 		if err := os.Chmod(made[i], 0o555); err != nil {
-			return err
+			return escaped{err}
 		}
 	}
 	return nil
@@ -171,7 +173,7 @@ func (l *lister) add(line string) error {
 		return nil // a pathspec match beside the directories asked for
 	}
 	if dir := path.Dir(p); dir != "." && !l.trees[dir] {
-		return fmt.Errorf("%s is listed before its directory", p)
+		return fmt.Errorf("%s is listed before its directory", shown(p))
 	}
 	switch e.typ {
 	case "tree":
@@ -184,13 +186,13 @@ func (l *lister) add(line string) error {
 	case "blob":
 		n, err := strconv.ParseInt(f[3], 10, 64)
 		if err != nil || n < 0 {
-			return fmt.Errorf("%s: git ls-tree gave size %q", p, f[3])
+			return fmt.Errorf("%s: git ls-tree gave size %q", shown(p), f[3])
 		}
 		e.size = n
 		switch e.mode {
 		case "100644", "100755", "100664", "120000":
 		default:
-			return fmt.Errorf("%s has mode %s, which git does not write", p, e.mode)
+			return fmt.Errorf("%s has mode %s, which git does not write", shown(p), termtext.Escape(e.mode))
 		}
 		if e.mode == "100664" {
 			e.mode = "100644" // what git writes for it
@@ -199,7 +201,7 @@ func (l *lister) add(line string) error {
 			l.bytes += n
 		}
 	default:
-		return fmt.Errorf("%s is a %s, which a tree does not hold", p, e.typ)
+		return fmt.Errorf("%s is a %s, which a tree does not hold", shown(p), termtext.Escape(e.typ))
 	}
 	if len(l.entries) >= l.lim.Entries {
 		return fmt.Errorf("the tree holds more than %d entries under %s; dalo reads no more of a git source", l.lim.Entries, strings.Join(l.dirs, ", "))
@@ -211,13 +213,29 @@ func (l *lister) add(line string) error {
 	return nil
 }
 
+// shown is a path or symlink target from a git tree as an error shows it.
+// A tree's text is the repository's: a line break or a terminal control
+// in it, shown raw, would let a hostile repository print a line of its
+// own after dalo's ("added source ..."), so each is written as an escape
+// (termtext). Everything from a tree that an error carries goes through
+// it, or through escaped.
+func shown(p string) string { return termtext.Escape(p) }
+
+// escaped is an error of the system about a file of a tree, whose message
+// repeats the file's path (or a symlink's target): shown escaped, and
+// still matching what it wraps.
+type escaped struct{ err error }
+
+func (e escaped) Error() string { return termtext.Escape(e.err.Error()) }
+func (e escaped) Unwrap() error { return e.err }
+
 // checkPath refuses a path that git would not check out, or that would
 // leave dest: an empty, "." or ".." component, or one named .git.
 func checkPath(p string) error {
 	for _, c := range strings.Split(p, "/") {
 		switch {
 		case c == "", c == ".", c == "..":
-			return fmt.Errorf("the tree has a path %q, which git would not check out", p)
+			return fmt.Errorf("the tree has a path %q, which git would not check out", p) // %q escapes
 		case strings.EqualFold(c, ".git"):
 			return fmt.Errorf("the tree has a path %q inside a .git directory, which git would not check out", p)
 		}
@@ -284,29 +302,29 @@ func (r *Repo) catBlobs(ctx context.Context, dest string, blobs []entry) error {
 func readBlob(rd *bufio.Reader, dest string, b entry) error {
 	head, err := rd.ReadString('\n')
 	if err != nil {
-		return fmt.Errorf("%s: reading its object: %w", b.path, err)
+		return fmt.Errorf("%s: reading its object: %w", shown(b.path), err)
 	}
 	f := strings.Fields(head)
 	if len(f) != 3 || f[0] != b.oid || f[1] != "blob" || f[2] != strconv.FormatInt(b.size, 10) {
-		return fmt.Errorf("%s: git cat-file answered %q for blob %s of %d bytes", b.path, strings.TrimSpace(head), b.oid, b.size)
+		return fmt.Errorf("%s: git cat-file answered %q for blob %s of %d bytes", shown(b.path), strings.TrimSpace(head), b.oid, b.size)
 	}
 	name := filepath.Join(dest, filepath.FromSlash(b.path))
 	if b.mode == "120000" {
 		target := make([]byte, b.size)
 		if _, err := io.ReadFull(rd, target); err != nil {
-			return fmt.Errorf("%s: reading its object: %w", b.path, err)
+			return fmt.Errorf("%s: reading its object: %w", shown(b.path), err)
 		}
 		if bytes.IndexByte(target, 0) >= 0 || len(target) == 0 {
-			return fmt.Errorf("%s is a symlink to %q, which no file system holds", b.path, target)
+			return fmt.Errorf("%s is a symlink to %s, which no file system holds", shown(b.path), shown(string(target)))
 		}
 		if err := os.Symlink(string(target), name); err != nil {
-			return fmt.Errorf("%s: %w", b.path, err)
+			return fmt.Errorf("%s: %w", shown(b.path), escaped{err})
 		}
 	} else if err := writeFrom(name, io.LimitReader(rd, b.size), b.size, executable(b.mode)); err != nil {
-		return fmt.Errorf("%s: %w", b.path, err)
+		return fmt.Errorf("%s: %w", shown(b.path), escaped{err})
 	}
 	if c, err := rd.ReadByte(); err != nil || c != '\n' {
-		return fmt.Errorf("%s: git cat-file wrote more than the object's %d bytes", b.path, b.size)
+		return fmt.Errorf("%s: git cat-file wrote more than the object's %d bytes", shown(b.path), b.size)
 	}
 	return nil
 }
