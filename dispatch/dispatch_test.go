@@ -263,16 +263,23 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the handler did not start its child within its timeout: %v", err)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	waitGone(t, string(data), "survived the timeout")
+}
+
+// waitGone waits, boundedly, for the process pid (as text) to be gone,
+// and kills it and fails the test if it is not.
+func waitGone(t *testing.T, pid, what string) {
+	t.Helper()
+	n, _ := strconv.Atoi(strings.TrimSpace(pid))
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(n) + "/stat")
 		// Gone, or a zombie waiting to be reaped: either way not running.
 		if err != nil || strings.Contains(string(stat), ") Z ") {
 			return
 		}
 		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the handler's child %d survived the timeout", pid)
+			syscall.Kill(n, syscall.SIGKILL)
+			t.Fatalf("the handler's child %d %s", n, what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -310,6 +317,13 @@ func TestStopFailClosed(t *testing.T) {
 				step{"past the bound", true, again, refused},
 				step{"still past the bound", true, again, refused},
 				step{"a new turn", true, first, pass},
+			)
+			// Up to the bound again: a stop whose hook ran must reset a
+			// full count, not only a short one.
+			for i := 2; i <= plan.FailClosedPasses; i++ {
+				steps = append(steps, step{fmt.Sprintf("new turn, continued stop %d", i), true, again, pass})
+			}
+			steps = append(steps,
 				step{"the hook runs", false, again, quiet},
 				step{"failing again after it ran", true, again, pass},
 			)
@@ -338,6 +352,35 @@ func TestStopFailClosed(t *testing.T) {
 					if len(out.Stdout) != 0 {
 						t.Errorf("%s: %s, want no answer", st.what, out.Stdout)
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestStopFailClosedUnknownContinued: a stop whose payload does not say
+// whether it was already continued counts on from what is recorded, so a
+// harness that never says cannot loop the agent past the bound.
+func TestStopFailClosedUnknownContinued(t *testing.T) {
+	h := dispatchtest.Hook{ID: "check", Subject: "workflow", Phase: "stop", Effect: "continue_workflow",
+		Policy: "fail_closed", Script: "#!/bin/sh\nexit 1\n"}
+	for _, provider := range []string{"claude", "codex"} {
+		t.Run(provider, func(t *testing.T) {
+			home := t.TempDir()
+			if _, err := dispatchtest.Install(home, provider, map[string][]dispatchtest.Hook{"Stop": {h}}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { writable(home) })
+			m := recorded(t, provider, "Stop.continued")
+			delete(m, plan.Blocking[provider].Continued["Stop"])
+			for i := 1; i <= plan.FailClosedPasses+1; i++ {
+				out, err := dispatch.Dispatch(dispatch.Request{Home: home, Provider: provider, Event: "Stop", Payload: mustJSON(m), Getenv: getenv})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := decode(t, out)
+				if got, want := n.Decision == "block", i <= plan.FailClosedPasses; got != want {
+					t.Fatalf("stop %d: another pass = %v, want %v (systemMessage %q)", i, got, want, n.SystemMessage)
 				}
 			}
 		})
@@ -580,6 +623,15 @@ func TestCompose(t *testing.T) {
 		}, nil))
 		if string(n.HookSpecificOutput.UpdatedInput) != `{"command":"echo one","timeout":1}` || n.SystemMessage != "" {
 			t.Errorf("%s agreeing rewrites: %+v", provider, n)
+		}
+
+		// Integers beyond 2^53 that float64 would make equal differ.
+		n = decode(t, dispatchEvent(t, provider, "PreToolUse", pre, []dispatchtest.Hook{
+			rewrite("s:a", "r1", `{"kind":"rewrite_input","input":{"command":"echo one","timeout":9007199254740992}}`),
+			rewrite("s:b", "r2", `{"kind":"rewrite_input","input":{"command":"echo one","timeout":9007199254740993}}`),
+		}, nil))
+		if n.HookSpecificOutput.UpdatedInput != nil || !strings.Contains(n.SystemMessage, "conflicting input rewrites by s:a/r1, s:b/r2") {
+			t.Errorf("%s rewrites differing beyond 2^53: %+v", provider, n)
 		}
 
 		n = decode(t, dispatchEvent(t, provider, "PreToolUse", pre, []dispatchtest.Hook{
@@ -982,4 +1034,32 @@ func TestDispatchHoldsStagedTrees(t *testing.T) {
 		t.Fatalf("after the dispatch: busy %v, err %v", busy, err)
 	}
 	release()
+}
+
+// TestBlocked: the answer of a dispatcher that cannot run blocks, and
+// lets a Stop end only when its payload says, true, that it went on once
+// already: a payload that does not say, or cannot be read, blocks.
+func TestBlocked(t *testing.T) {
+	for _, c := range []struct {
+		payload string
+		exit    int
+	}{
+		{`{"stop_hook_active":true}`, 1},
+		{`{"stop_hook_active":false}`, 2},
+		{`{}`, 2},
+		{`{"stop_hook_active":"true"}`, 2},
+		{`{"stop_hook_active":null}`, 2},
+		{`not json`, 2},
+	} {
+		out, ok := dispatch.Blocked("claude", "Stop", []byte(c.payload), "why")
+		if !ok || out.Exit != c.exit || !strings.HasPrefix(string(out.Stderr), "dalo: why; a required fail_closed hook guards Stop") {
+			t.Errorf("%s: %v exit %d stderr %q, want exit %d", c.payload, ok, out.Exit, out.Stderr, c.exit)
+		}
+	}
+	if out, ok := dispatch.Blocked("claude", "PreToolUse", []byte(`{"stop_hook_active":true}`), "why"); !ok || out.Exit != 2 {
+		t.Errorf("PreToolUse: %v exit %d, want 2", ok, out.Exit)
+	}
+	if _, ok := dispatch.Blocked("nosuch", "Stop", nil, "why"); ok {
+		t.Error("a provider no table names has a blocking answer")
+	}
 }

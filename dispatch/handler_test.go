@@ -183,3 +183,29 @@ func TestStarting(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupKilledAtExit: what a handler leaves running in its process
+// group when it exits is killed then, not left to outlive the event.
+func TestGroupKilledAtExit(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Env: []string{"PATH"},
+		Script: "#!/bin/sh\nsleep 30 >/dev/null 2>&1 </dev/null &\necho $! > " + pidFile + "\nprintf '{\"kind\":\"allow\"}'\n"}
+	dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil)
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, string(data), "outlived the handler")
+}
+
+// TestStderrReadToEnd: a handler writing more to stderr than a pipe holds
+// (and than dispatch keeps) is never blocked: stderr is read to its end,
+// and the handler's answer counts.
+func TestStderrReadToEnd(t *testing.T) {
+	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Env: []string{"PATH"}, TimeoutMS: 20000,
+		Script: "#!/bin/sh\nhead -c 1048576 /dev/zero | tr '\\000' e >&2\nprintf '{\"kind\":\"deny\",\"reason\":\"Read.\"}'\n"}
+	n := decode(t, dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil))
+	if n.HookSpecificOutput.PermissionDecision != "deny" || n.HookSpecificOutput.PermissionDecisionReason != "[test:pkg/gate] Read." {
+		t.Errorf("%+v, want the handler's deny", n)
+	}
+}

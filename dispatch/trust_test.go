@@ -24,8 +24,9 @@ func writable(home string) {
 }
 
 // regrant replaces grant id in the ledger by one binding what edit makes
-// of what it binds, with its digest, as approving again does.
-func regrant(home, id string, edit func(b any)) {
+// of what it binds, with its digest, as approving again does, and returns
+// the new grant's digest.
+func regrant(home, id string, edit func(b any)) string {
 	name := filepath.Join(home, "grants", id+".json")
 	var g plan.Grant
 	data, err := os.ReadFile(name)
@@ -48,6 +49,7 @@ func regrant(home, id string, edit func(b any)) {
 	if err := dispatchtest.WriteGrant(home, ng); err != nil {
 		panic(err)
 	}
+	return ng.Digest
 }
 
 // editIndex applies edit to every hook of the current index generation of
@@ -190,6 +192,23 @@ func TestTrustTampering(t *testing.T) {
 			os.WriteFile(name, []byte(strings.Replace(string(data), `"timeout_ms": 5000`, `"timeout_ms": 1073741824`, 1)), 0o644)
 			editIndex(home, "claude", func(h *plan.PlannedHook) { h.TimeoutMS = 1 << 30 })
 		}, "was edited since it was approved"},
+		// The same size, one byte changed: the digest, not the size,
+		// tells the file approved from another.
+		{"same-size-edit", func(home string, p *plan.Plan) {
+			tool := p.Events["PreToolUse"][0].Tool
+			name := filepath.Join(tool.Root, tool.Entry)
+			fi, err := os.Stat(name)
+			if err != nil {
+				panic(err)
+			}
+			data, _ := os.ReadFile(name)
+			data[len(data)-1] = ' '
+			os.Chmod(name, 0o755)
+			if err := os.WriteFile(name, data, 0o755); err != nil {
+				panic(err)
+			}
+			os.Chmod(name, fi.Mode().Perm())
+		}, "/handler has sha256"},
 		{"extra-module", func(home string, p *plan.Plan) {
 			plant(p.Events["PreToolUse"][0].Tool, "json.py", "import os\n")
 		}, "holds json.py, which is not one of its approved files"},
@@ -351,5 +370,100 @@ func TestPendingGrants(t *testing.T) {
 				t.Errorf("want a deny with %q: %s", c.diag, out.Stdout)
 			}
 		})
+	}
+}
+
+// moveBucket moves the hooks of provider's event bucket of tool from into
+// the bucket of tool to, in the current index generation under home, as
+// someone editing the plan by hand would: their matchers still name from.
+func moveBucket(home, provider, event, from, to string) {
+	dir := filepath.Join(home, "plans", provider+".d")
+	gen, err := os.Readlink(filepath.Join(dir, plan.Pointer))
+	if err != nil {
+		panic(err)
+	}
+	sub := filepath.Join(dir, gen, event)
+	var b map[string]any
+	data, err := os.ReadFile(filepath.Join(sub, from+".json"))
+	if err == nil {
+		err = json.Unmarshal(data, &b)
+	}
+	if err != nil {
+		panic(err)
+	}
+	b["tool"] = to
+	data, _ = json.Marshal(b)
+	if err := os.WriteFile(filepath.Join(sub, to+".json"), data, 0o644); err != nil {
+		panic(err)
+	}
+	os.Remove(filepath.Join(sub, from+".json"))
+	editIndexJSON(home, provider, func(file map[string]any) {
+		if file["event"] == event {
+			file["tools"] = []string{to}
+		}
+	})
+}
+
+// TestMatcherFailsSafe: a hook with a matcher runs only for a tool its
+// matcher names, even from a bucket edited to hold it, and fails under
+// its policy, never skipped, when the payload names no tool.
+func TestMatcherFailsSafe(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		tools   []string
+		payload func(m map[string]any)
+		change  func(home string, p *plan.Plan)
+		diag    string // "": skipped, no answer
+	}{
+		{"no-tool-name", []string{"Bash"}, func(m map[string]any) { delete(m, "tool_name") }, nil,
+			"not run: missing runtime binding: the native payload has no tool.name for the matcher"},
+		{"bucket-edited", []string{"Write"}, nil, func(home string, p *plan.Plan) {
+			moveBucket(home, "claude", "PreToolUse", "Write", "Bash")
+		}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			marker := filepath.Join(t.TempDir(), "ran")
+			h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed",
+				ToolNames: c.tools, Script: "#!/bin/sh\n: > " + marker + "\nprintf '{\"kind\":\"deny\",\"reason\":\"ran\"}'\n"}
+			m := recorded(t, "claude", "PreToolUse")
+			if c.payload != nil {
+				c.payload(m)
+			}
+			out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(m), []dispatchtest.Hook{h}, c.change)
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("the handler ran")
+			}
+			n := decode(t, out)
+			if c.diag == "" {
+				if len(out.Stdout)+len(out.Stderr) != 0 || out.Exit != 0 {
+					t.Errorf("a skipped hook answered: exit %d, %s%s", out.Exit, out.Stdout, out.Stderr)
+				}
+				return
+			}
+			if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, c.diag) {
+				t.Errorf("%+v, want fail_closed's deny with %q", n, c.diag)
+			}
+		})
+	}
+}
+
+// TestPlanTimeoutZero: a hook whose plan and grant hold timeout_ms 0 (no
+// validated package has one) is not run, rather than started and killed
+// at once.
+func TestPlanTimeoutZero(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	h := dispatchtest.Hook{ID: "gate", Subject: "tool_call", Phase: "before", Effect: "gate", Policy: "fail_closed",
+		Script: "#!/bin/sh\n: > " + marker + "\nprintf '{\"kind\":\"allow\"}'\n"}
+	out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, func(home string, p *plan.Plan) {
+		digest := regrant(home, p.Events["PreToolUse"][0].HookGrant.ID, func(b any) { b.(*plan.HookBinds).TimeoutMS = 0 })
+		editIndex(home, "claude", func(h *plan.PlannedHook) { h.TimeoutMS, h.HookGrant.Digest = 0, digest })
+	})
+	n := decode(t, out)
+	if n.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(n.SystemMessage, "not run: the plan gives timeout_ms 0") {
+		t.Errorf("%+v, want fail_closed's deny naming timeout_ms 0", n)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the handler ran")
 	}
 }

@@ -85,7 +85,7 @@ func SetStopPasses(home, provider, session string, n int) error {
 	tmp := f.Name()
 	_, err = f.WriteString(strconv.Itoa(n) + "\n")
 	if err == nil {
-		err = f.Sync()
+		err = syncFile(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

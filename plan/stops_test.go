@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,5 +73,45 @@ func TestStopPasses(t *testing.T) {
 	}
 	if err := SetStopPasses(home, "codex", "never-written", 0); err != nil {
 		t.Errorf("clearing a count never written: %v", err)
+	}
+}
+
+// TestStopPassesDurable: a count is synced before it replaces the old one,
+// and a failed sync records nothing.
+func TestStopPassesDurable(t *testing.T) {
+	home := t.TempDir()
+	var synced []string
+	syncFile = func(f *os.File) error {
+		data, err := os.ReadFile(f.Name())
+		synced = append(synced, filepath.Base(f.Name())+":"+string(data))
+		return err
+	}
+	t.Cleanup(func() { syncFile = (*os.File).Sync })
+	if err := SetStopPasses(home, "codex", "s1", 3); err != nil {
+		t.Fatal(err)
+	}
+	if len(synced) != 1 || !strings.HasPrefix(synced[0], "."+TempMark) || !strings.HasSuffix(synced[0], ":3\n") {
+		t.Fatalf("synced %q, want the temporary file holding 3 before its rename", synced)
+	}
+	syncFile = func(*os.File) error { return errors.New("disk gone") }
+	if err := SetStopPasses(home, "codex", "s1", 4); err == nil || !strings.Contains(err.Error(), "disk gone") {
+		t.Fatalf("a failed sync: %v, want its error", err)
+	}
+	if n, err := StopPasses(home, "codex", "s1"); n != 3 || err != nil {
+		t.Errorf("after a failed sync: %d, %v; want the old count 3", n, err)
+	}
+}
+
+// TestStopPassesNegative: a file holding a negative number is not a count.
+func TestStopPassesNegative(t *testing.T) {
+	home := t.TempDir()
+	if err := SetStopPasses(home, "codex", "s1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stopsFile(home, "codex", "s1"), []byte("-5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := StopPasses(home, "codex", "s1"); err == nil || !strings.Contains(err.Error(), "not a count") {
+		t.Errorf("-5: %d, %v; want an error: not a count", n, err)
 	}
 }

@@ -112,3 +112,40 @@ func TestFailing(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteGrantsPending: revoking a grant removes a pending grant of
+// the same id too, which dispatch would otherwise honour (an update that
+// stopped half way leaves one).
+func TestDeleteGrantsPending(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := plan.PackageIdentity{Source: "company", Name: "kit"}
+	g, err := plan.NewGrant("tool", "claude", pkg, "guard", plan.ToolBinds{Package: pkg, Tool: "guard"}, "2026-01-01T00:00:00Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutGrants([]*plan.Grant{g}); err != nil {
+		t.Fatal(err)
+	}
+	pending := s.path(plan.PendingDir, plan.GrantFile(g.ID))
+	if err := os.MkdirAll(filepath.Dir(pending), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pending, grantBytes(g), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteGrants([]string{g.ID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{s.grantPath(g.ID), pending} {
+		if _, err := os.Stat(name); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after the revoke (%v)", name, err)
+		}
+	}
+	// Revoking what is gone is no error.
+	if err := s.DeleteGrants([]string{g.ID}); err != nil {
+		t.Errorf("revoking again: %v", err)
+	}
+}

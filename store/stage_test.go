@@ -130,3 +130,42 @@ func TestWriteMemberSwapped(t *testing.T) {
 		t.Fatalf("installed %q, %v", got, err)
 	}
 }
+
+// TestCopyChecked: staging copies a file only with the approved digest; a
+// file changed since approval (even to other bytes of the same size) is
+// refused, and what is staged is read-only, executable as approved.
+func TestCopyChecked(t *testing.T) {
+	const approved = "#!/bin/sh\necho approved\n"
+	for _, c := range []struct{ name, now, err string }{
+		{"unchanged", approved, ""},
+		{"same size, other bytes", "#!/bin/sh\necho APPROVED\n", "changed while it was staged"},
+		{"grown", approved + "#\n", "changed while it was staged"},
+		{"shrunk", approved[:len(approved)-1], "changed while it was staged"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src, dst := filepath.Join(dir, "a.sh"), filepath.Join(dir, "staged", "a.sh")
+			os.WriteFile(src, []byte(approved), 0o755)
+			want, err := hashFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.Executable = true
+			os.WriteFile(src, []byte(c.now), 0o755)
+			err = copyChecked(src, dst, want)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("copyChecked: %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(dst)
+			if err != nil || fi.Mode().Perm() != 0o555 {
+				t.Errorf("staged %v %v, want mode 0555", fi.Mode(), err)
+			}
+		})
+	}
+}

@@ -152,3 +152,50 @@ func TestPlanUpdate(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateGrantChangedMeanwhile: an update applies only while the ledger
+// holds the grants it was planned from, digest and all: another approve of
+// a grant it carries over, between the plan and its apply, stops it.
+func TestUpdateGrantChangedMeanwhile(t *testing.T) {
+	s, src, sel := approvedKit(t)
+	exe, _ := os.Executable()
+	if _, err := s.Install(sel, Dispatcher{Exe: exe}, InstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "plugins/kit/a.sh"), []byte("#!/bin/sh\necho '{\"kind\":\"observe\"}' # v2\n"), 0o755)
+	sel, err := s.Select("company:kit", "claude@2.1.233")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.PlanUpdate(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Meanwhile hook C is approved again with another timeout.
+	kitManifest(t, src, func(h map[string]string) { h["C"] = "optional|9000" })
+	sel2, err := s.Select("company:kit", "claude@2.1.233")
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, _, err := s.Propose(sel2, nil, []string{"C"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Approve(props); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.Grants()
+	_, err = s.Update(u, Dispatcher{Exe: exe}, InstallOptions{})
+	if err == nil || !strings.Contains(err.Error(), "the grant of hook C changed since the update was shown; nothing was written") {
+		t.Fatalf("update after hook C was approved again: %v, want it refused", err)
+	}
+	after, _ := s.Grants()
+	if len(before) != len(after) {
+		t.Errorf("the refused update changed the ledger: %d grants, then %d", len(before), len(after))
+	}
+	for i := range before {
+		if i < len(after) && before[i].Digest != after[i].Digest {
+			t.Errorf("the refused update changed grant %s", before[i].ID)
+		}
+	}
+}

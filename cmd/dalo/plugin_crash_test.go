@@ -232,6 +232,19 @@ func checkConsistent(t *testing.T, dir string) {
 	if cfg["model"] != "opus" || cfg["statusLine"] == nil {
 		t.Fatalf("settings.json lost the user's settings:\n%s", data)
 	}
+	// An entry that blocks without a plan has one: removing the last
+	// package drops the entries before the plan, so that a crash between
+	// never leaves a fail_closed entry blocking every action.
+	hooks, _ := cfg["hooks"].(map[string]any)
+	for ev, entries := range hooks {
+		b, _ := json.Marshal(entries)
+		if !strings.Contains(string(b), "--fail-closed") {
+			continue
+		}
+		if _, err := plan.Load(plans, "claude", ev, func(*plan.Native) (string, bool) { return "", true }); errors.Is(err, plan.ErrNotInstalled) {
+			t.Errorf("settings.json has a fail_closed entry for %s, and the store no dispatch plan: the entry blocks every action", ev)
+		}
+	}
 }
 
 func digests(files map[string]string) map[string]plan.FileDigest {
