@@ -23,7 +23,7 @@ const depsRules = `
 	NONE
 	< dalo/internal/regular, dalo/internal/termtext, dalo/internal/fakemodel,
 	  dalo/jsonedit, dalo/instruction, dalo/store/gitrepo,
-	  dalo/bench/measure, dalo/bench/sourcegen;
+	  dalo/bench/measure, dalo/bench/sourcegen, dalo/bench/stdinfloor;
 
 	dalo/bench/sourcegen < dalo/bench/gensource;
 	TOML < dalo/bench/floor;
