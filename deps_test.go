@@ -24,7 +24,7 @@ const depsRules = `
 	< dalo/internal/regular, dalo/internal/termtext, dalo/internal/fakemodel,
 	  dalo/internal/suggest,
 	  dalo/jsonedit, dalo/instruction,
-	  dalo/bench/measure, dalo/bench/sourcegen, dalo/bench/mutate;
+	  dalo/bench/measure, dalo/bench/sourcegen, dalo/bench/mutate, dalo/bench/stdinfloor;
 
 	# Git sources: what a tree holds reaches errors escaped.
 	dalo/internal/termtext < dalo/store/gitrepo;
