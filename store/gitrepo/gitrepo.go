@@ -206,9 +206,11 @@ func (r *run) cmd(ctx context.Context) *exec.Cmd {
 	if r.fileBytes > 0 {
 		// POSIX sets no process's limits but its own: the shell sets the
 		// limit, in 512-byte blocks, and execs git in its place (the same
-		// process, so the group and the timeout are as without it).
+		// process, so the group and the timeout are as without it). It
+		// fails only above a hard limit the user set lower, which then
+		// bounds git more tightly.
 		blocks := strconv.FormatInt(max(r.fileBytes/512, 1), 10)
-		c = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `ulimit -f "$1" || exit 125; shift; exec "$@"`, "sh", blocks, r.g.Path}, args...)...)
+		c = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `ulimit -f "$1" 2>/dev/null; shift; exec "$@"`, "sh", blocks, r.g.Path}, args...)...)
 	}
 	c.Env = append(environ(r.g.sshCommand()), r.extra...)
 	c.Stdin = r.stdin
