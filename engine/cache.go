@@ -62,7 +62,7 @@ type packageInputs struct {
 func readPackageInputs(root string, p *Package, r *Rules, c Cache) (*packageInputs, bool) {
 	in := &packageInputs{manifest: filepath.Join(root, filepath.FromSlash(p.File)), limit: int64(r.Limits.ManifestBytes)}
 	var st unix.Stat_t
-	tree, ok := packageTree(root, p, r, c, &st)
+	tree, ok := packageTree(root, p, r, c, &st, nil)
 	if !ok {
 		return nil, false
 	}
@@ -76,14 +76,19 @@ func readPackageInputs(root string, p *Package, r *Rules, c Cache) (*packageInpu
 }
 
 // packageTree returns what hashTree writes of p's directory, and the
-// stat of its manifest in st.
-func packageTree(root string, p *Package, r *Rules, c Cache, st *unix.Stat_t) ([]byte, bool) {
+// stat of its manifest in st; with times not nil, the entries' change
+// times into it.
+func packageTree(root string, p *Package, r *Rules, c Cache, st *unix.Stat_t, times *[]byte) ([]byte, bool) {
 	var tree bytes.Buffer
-	if !hashTree(&tree, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits, c, path.Base(p.File), st) {
+	if !hashTree(&tree, filepath.Join(root, filepath.FromSlash(p.Dir)), &r.Limits, c, path.Base(p.File), st, times) {
 		return nil, false
 	}
 	return tree.Bytes(), true
 }
+
+// checkSeam is called with "check" just before a check whose answer may
+// be kept, and "checked" just after it: a test changes the package there.
+var checkSeam = func(phase, dir string) {}
 
 // key returns the key of the check of the package named name in the
 // source sourceID whose inputs these are.
@@ -221,18 +226,42 @@ var keyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // was.
 //
 // The stat of the entry of dir named known, when it has one, goes into
-// knownStat; its mode stays 0 when there is none.
-func hashTree(h io.Writer, dir string, lim *Limits, c Cache, known string, knownStat *unix.Stat_t) bool {
+// knownStat; its mode stays 0 when there is none. When times is not nil,
+// each entry's inode and change time are appended to it (changeTimes).
+func hashTree(h io.Writer, dir string, lim *Limits, c Cache, known string, knownStat *unix.Stat_t, times *[]byte) bool {
 	var st unix.Stat_t
 	if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return false
 	}
-	t := &treeHash{lim: lim, c: c, buf: appendStat(nil, ".", &st), known: "./" + known, knownStat: knownStat}
+	t := &treeHash{lim: lim, c: c, buf: appendStat(nil, ".", &st), known: "./" + known, knownStat: knownStat, times: times}
+	t.time(&st)
 	if !t.walk(dir, ".", &st, 0) {
 		return false
 	}
 	h.Write(t.buf)
 	return true
+}
+
+// A check reads stats of the entries its key holds (a tool file's
+// permissions, the walk of the limits) while it runs, and the key is
+// taken before it: a change made during the check and undone before the
+// walk that follows it (chmod -x, then +x) would leave the key as it was
+// and the answer of the other state under it. The change time of every
+// entry, which a chmod, a write or a rename sets and no one can set back,
+// is taken by a walk just before the check and one just after it: an
+// answer is kept only when none moved. (Two changes within one tick of
+// the file system's clock, the first before the walk, are the one case
+// this cannot see.) The times are never in a key: a key must stay the
+// same across runs, and a checkout rewrites every time.
+func appendTimes(b []byte, st *unix.Stat_t) []byte {
+	b = binary.AppendUvarint(b, uint64(st.Ino))
+	return binary.AppendVarint(b, unix.TimespecToNsec(st.Ctim))
+}
+
+func (t *treeHash) time(st *unix.Stat_t) {
+	if t.times != nil {
+		*t.times = appendTimes(*t.times, st)
+	}
 }
 
 // A treeHash is one walk of hashTree.
@@ -243,6 +272,7 @@ type treeHash struct {
 	entries   int
 	known     string // "./" and the name of the entry whose stat knownStat gets
 	knownStat *unix.Stat_t
+	times     *[]byte // when not nil, what appendTimes writes of each entry
 }
 
 func (t *treeHash) walk(dir, rel string, st *unix.Stat_t, depth int) bool {
@@ -263,6 +293,7 @@ func (t *treeHash) walk(dir, rel string, st *unix.Stat_t, depth int) bool {
 			*t.knownStat = est
 		}
 		t.buf = appendStat(t.buf, name, &est)
+		t.time(&est)
 		if est.Mode&unix.S_IFMT != unix.S_IFDIR {
 			continue
 		}
@@ -406,15 +437,17 @@ func (v *sourceCheck) readHead(rel string) ([]byte, error) {
 // assetStats returns what the key of the check of the skill or agent name
 // whose file is rel holds beside the file's first bytes: its type,
 // permissions and size and, of a skill, the walk of its directory; false
-// when it is not one to cache.
-func (v *sourceCheck) assetStats(kind, name, rel string) ([]byte, bool) {
+// when it is not one to cache. The change times go into times
+// (appendTimes).
+func (v *sourceCheck) assetStats(kind, name, rel string, times *[]byte) ([]byte, bool) {
 	var st unix.Stat_t
 	if unix.Lstat(filepath.Join(v.root, filepath.FromSlash(rel)), &st) != nil {
 		return nil, false
 	}
 	var b bytes.Buffer
 	b.Write(appendStat(nil, rel, &st))
-	if kind == "skill" && !hashTree(&b, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache.stats(), "", nil) {
+	*times = appendTimes(*times, &st)
+	if kind == "skill" && !hashTree(&b, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache.stats(), "", nil, times) {
 		return nil, false
 	}
 	return b.Bytes(), true
@@ -432,7 +465,8 @@ func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check f
 		return
 	}
 	head, err := v.readHead(rel)
-	stats, ok := v.assetStats(kind, name, rel)
+	var before, after []byte
+	stats, ok := v.assetStats(kind, name, rel, &before)
 	if !ok || err != nil {
 		v.cache.checking()
 		check(nil)
@@ -450,8 +484,10 @@ func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check f
 		}
 	}
 	v.cache.checking()
+	checkSeam("check", rel)
 	check(head)
-	if after, ok := v.assetStats(kind, name, rel); !ok || !bytes.Equal(after, stats) {
+	checkSeam("checked", rel)
+	if now, ok := v.assetStats(kind, name, rel, &after); !ok || !bytes.Equal(now, stats) || !bytes.Equal(after, before) {
 		return
 	}
 	var e encoder
@@ -802,9 +838,18 @@ func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules,
 		return
 	}
 	in.handed()
-	checkPackage(root, sourceID, p, own(), in.src)
+	// The walk before the check must find the tree of the key, and the
+	// one after it the same tree with the same change times.
 	var st unix.Stat_t
-	if after, ok := packageTree(root, p, r, c.stats(), &st); !ok || !bytes.Equal(after, in.tree) {
+	var before, after []byte
+	tree, ok := packageTree(root, p, r, c.stats(), &st, &before)
+	checkSeam("check", p.Dir)
+	checkPackage(root, sourceID, p, own(), in.src)
+	checkSeam("checked", p.Dir)
+	if !ok || !bytes.Equal(tree, in.tree) {
+		return
+	}
+	if tree, ok := packageTree(root, p, r, c.stats(), &st, &after); !ok || !bytes.Equal(tree, in.tree) || !bytes.Equal(after, before) {
 		return
 	}
 	c.Put(in.key(sourceID, p.Name), p.entry())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +83,56 @@ func TestCacheKeysWhatWasRead(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCacheStatsDuringCheck puts a symlink into a package's directory
+// (and a skill's) while it is checked and removes it before the walk that
+// follows the check (through checkSeam): the tree after the check is the
+// tree of the key, and the answer, which warns of the symlink, must not
+// be kept under it.
+func TestCacheStatsDuringCheck(t *testing.T) {
+	defer func(old func() time.Time) { clock = old }(clock)
+	clock = func() time.Time { return time.Now().Add(time.Hour) }
+	for _, tc := range []struct{ seam, dir string }{
+		{"plugins/pkg-0000", "plugins/pkg-0000"},
+		{"skills/skill-0/SKILL.md", "skills/skill-0"},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "src")
+			if err := sourcegen.Write(dir, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(dir, filepath.FromSlash(tc.dir), "link")
+			want := reportJSON(t, dir, Options{})
+			c := &memCache{m: map[string][]byte{}}
+			changed := 0
+			defer func(old func(string, string)) { checkSeam = old }(checkSeam)
+			checkSeam = func(phase, d string) {
+				if d != tc.seam {
+					return
+				}
+				var err error
+				if phase == "check" {
+					err = os.Symlink("elsewhere", link)
+				} else {
+					err = os.Remove(link)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				changed++
+			}
+			if got := reportJSON(t, dir, Options{Cache: c}); !strings.Contains(got, "W064") {
+				t.Fatalf("the run with the symlink during its check did not see it: %s", got)
+			}
+			checkSeam = func(string, string) {}
+			if changed != 2 {
+				t.Fatalf("the seam changed the directory %d times, want 2", changed)
+			}
+			if got := reportJSON(t, dir, Options{Cache: c}); got != want {
+				t.Errorf("a symlink in %s during the check: the next run through the cache reports\n%s\nwithout the cache\n%s", tc.dir, got, want)
+			}
+		})
 	}
 }

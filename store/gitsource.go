@@ -65,6 +65,12 @@ func snapshotLimits(lim engine.Limits) gitrepo.Limits {
 	return gitrepo.Limits{FileBytes: lim.FileBytes, Entries: 16 * lim.PackageEntries, Bytes: 4 * lim.PackageBytes}
 }
 
+// fetchBytes bounds one fetch of a git source: what a snapshot may hold
+// (snapshotLimits), 1 GiB. A source's history, compressed, is far
+// smaller; a fetch past it is refused, nothing of it kept, before it
+// fills the disk. Tests lower it.
+var fetchBytes = snapshotLimits(plan.DraftLimits).Bytes
+
 // layoutDirs are the top-level directories a source's packages are read
 // from (#SourceLayout): all of a git source's tree dalo writes.
 func layoutDirs(lay engine.Layout) []string {
@@ -213,6 +219,7 @@ func (s *Store) addGitSource(id string, u gitrepo.URL, ref string) (Source, erro
 	if err != nil {
 		return Source{}, err
 	}
+	repo.FetchBytes = fetchBytes
 	commit, err := repo.FetchRef(gitContext(), u, ref)
 	if err != nil {
 		return Source{}, fetchError(u, ref, err)
@@ -220,6 +227,9 @@ func (s *Store) addGitSource(id string, u gitrepo.URL, ref string) (Source, erro
 	step("source:fetched")
 	commit, tree, err := repo.Commit(gitContext(), commit)
 	if err != nil {
+		return Source{}, err
+	}
+	if err := repo.Keep(gitContext(), commit, ""); err != nil {
 		return Source{}, err
 	}
 	if err := writeSnapshot(repo, tmp, commit, tree); err != nil {
@@ -288,6 +298,8 @@ func fetchError(u gitrepo.URL, ref string, err error) error {
 		return fmt.Errorf("%s has no branch or tag %s", u, name)
 	case errors.Is(err, gitrepo.ErrNoGit):
 		return err
+	case errors.Is(err, gitrepo.ErrShallow):
+		return fmt.Errorf("%s is a shallow clone (its history is cut short), and dalo keeps whole histories: add a complete clone, or complete this one with 'git fetch --unshallow'", u)
 	}
 	return fmt.Errorf("cannot fetch %s %s: %w", u, name, err)
 }
@@ -305,8 +317,8 @@ type SourceUpdate struct {
 
 // UpdateSource fetches the ref a git source follows and moves its pin to
 // the commit the ref names now, or with to, to that commit (a commit id,
-// whole or abbreviated: one fetched before, or one a branch or tag of the
-// URL reaches now). It writes the new commit's tree, says per package
+// whole or abbreviated: one the repository keeps, the pin or the one
+// before it, or one a branch or tag of the URL reaches now). It writes the new commit's tree, says per package
 // what changed, and only then moves the pin, under the store's lock: a
 // run killed before leaves the previous pin in force, its tree in place.
 // Installed packages keep running their staged, approved bytes: nothing
@@ -352,6 +364,13 @@ func (s *Store) UpdateSource(id, to string) (*SourceUpdate, error) {
 	if err := repo.RemoveStaleLocks(); err != nil {
 		return nil, fmt.Errorf("source %s: %w", id, err)
 	}
+	repo.FetchBytes = fetchBytes
+	// Whatever this update ends in, the repository keeps what the pin,
+	// and the one before it, reach, and nothing else a fetch brought
+	// (other branches, what a force-push replaced, a fetch whose update
+	// failed). An error only leaves more than that for the next update.
+	pin, previous := src.Git.Commit, ""
+	defer func() { repo.Keep(gitContext(), pin, previous) }()
 	var commit string
 	if to == "" {
 		if commit, err = repo.FetchRef(gitContext(), u, src.Git.Ref); err != nil {
@@ -362,7 +381,7 @@ func (s *Store) UpdateSource(id, to string) (*SourceUpdate, error) {
 			return nil, fetchError(u, "", err)
 		}
 		if commit, _, err = repo.Commit(gitContext(), to); errors.Is(err, gitrepo.ErrNoCommit) {
-			return nil, fmt.Errorf("commit %s is not in %s: no branch or tag there reaches it, and it was never fetched (a force-push may have removed it)", to, u)
+			return nil, fmt.Errorf("commit %s is not in %s: no branch or tag there reaches it, and it is neither the pin nor the one before it (a force-push may have removed it)", to, u)
 		}
 	}
 	if err != nil {
@@ -413,6 +432,9 @@ func (s *Store) UpdateSource(id, to string) (*SourceUpdate, error) {
 		return nil, err
 	}
 	step("source:pinned")
+	if commit != src.Git.Commit {
+		pin, previous = commit, src.Git.Commit
+	}
 	up.Source = next
 	// The previous tree goes now; one this cannot remove, the next
 	// writer collects.

@@ -64,9 +64,11 @@ Examples:
 
 const sourceUpdateDoc = `Source update fetches the ref a git source follows and moves its pin to
 the commit the ref names now; with --to, to that commit (whole or
-abbreviated: one fetched before, even if a force-push has since removed it
-upstream, or one a branch or tag there reaches now), which is how you go
-back. Without ID it updates every git source; a directory source has
+abbreviated: the pin before the current one, even if a force-push has
+since removed it upstream, or one a branch or tag there reaches now),
+which is how you go back. The store keeps what those two pins reach and
+collects the rest a fetch brought. A fetch is bounded (1 GiB); one over it
+is refused and changes nothing. Without ID it updates every git source; a directory source has
 nothing to fetch.
 
 It prints, per package, what changed: manifest fields, tool files by

@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -188,6 +189,11 @@ type run struct {
 	stdout io.Writer
 	extra  []string // environment beyond environ's
 	url    URL      // whose credentials to redact from what git says
+	// fileBytes, when not 0, bounds each file git and what it starts
+	// write (RLIMIT_FSIZE, set by the shell that execs git): a write
+	// past it fails and kills the writer.
+	fileBytes int64
+	stderr    *string // when not nil, what git said, also when it succeeded
 }
 
 func (r *run) cmd(ctx context.Context) *exec.Cmd {
@@ -199,6 +205,15 @@ func (r *run) cmd(ctx context.Context) *exec.Cmd {
 	args = append(args, r.op)
 	args = append(args, r.args...)
 	c := exec.CommandContext(ctx, r.g.Path, args...)
+	if r.fileBytes > 0 {
+		// POSIX sets no process's limits but its own: the shell sets the
+		// limit, in 512-byte blocks, and execs git in its place (the same
+		// process, so the group and the timeout are as without it). It
+		// fails only above a hard limit the user set lower, which then
+		// bounds git more tightly.
+		blocks := strconv.FormatInt(max(r.fileBytes/512, 1), 10)
+		c = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `ulimit -f "$1" 2>/dev/null; shift; exec "$@"`, "sh", blocks, r.g.Path}, args...)...)
+	}
 	c.Env = append(environ(r.g.sshCommand()), r.extra...)
 	c.Stdin = r.stdin
 	c.Dir = os.TempDir() // never a work tree the user is in
@@ -241,6 +256,9 @@ func (r *run) do(ctx context.Context) ([]byte, error) {
 			msg = err.Error()
 		}
 		return nil, r.fail(status, msg)
+	}
+	if r.stderr != nil {
+		*r.stderr = r.url.redact(stderr.String())
 	}
 	return stdout.Bytes(), nil
 }

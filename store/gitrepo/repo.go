@@ -16,7 +16,28 @@ import (
 type Repo struct {
 	git *Git
 	Dir string
+	// FetchBytes bounds what one fetch brings (its pack); 0 leaves it
+	// unbounded. A fetch over it fails with a *TooLargeError and leaves
+	// the repository as it was.
+	FetchBytes int64
 }
+
+// A TooLargeError is a fetch refused for its size.
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	size := fmt.Sprintf("%d bytes", e.Limit)
+	if e.Limit%(1<<20) == 0 {
+		size = fmt.Sprintf("%d MiB", e.Limit>>20)
+	}
+	return "the fetch is larger than " + size + ", the most dalo fetches of a source at once; nothing of it was kept"
+}
+
+// ErrShallow is a fetch from a shallow clone: git does not fetch from one
+// into a repository of whole histories, which dalo keeps (a commit it
+// pins has every parent, and whether an update descends from the pin is
+// a question of history).
+var ErrShallow = errors.New("the repository fetched from is a shallow clone")
 
 // Init creates the bare repository dir, without templates (a user's
 // init.templateDir might hold hooks), and returns it.
@@ -90,9 +111,38 @@ func (r *Repo) fetch(ctx context.Context, u URL, refspecs ...string) error {
 		}
 	}
 	pre, env := credentials(u)
+	// Every fetch is one pack, never loose objects (the unpack limit):
+	// one file, which FetchBytes bounds.
+	pre = append(pre, "-c", "transfer.unpackLimit=1")
 	args := append([]string{"--quiet", "--no-tags", "--no-recurse-submodules", "--", u.String()}, refspecs...)
-	_, err := (&run{g: r.git, dir: r.Dir, pre: pre, op: "fetch", args: args, extra: env, url: u}).do(ctx)
-	return err
+	var said string
+	_, err := (&run{g: r.git, dir: r.Dir, pre: pre, op: "fetch", args: args, extra: env, url: u, fileBytes: r.FetchBytes, stderr: &said}).do(ctx)
+	if err != nil {
+		if biggest := r.dropTempPacks(); r.FetchBytes > 0 && biggest >= r.FetchBytes/512*512 {
+			return &TooLargeError{Limit: r.FetchBytes}
+		}
+		return err
+	}
+	// git fetches from a shallow clone, then refuses to update a ref to
+	// what it fetched, and says so only as a warning.
+	if strings.Contains(said, "shallow roots are not allowed to be updated") {
+		return ErrShallow
+	}
+	return nil
+}
+
+// dropTempPacks removes the packs a fetch that failed was writing, and
+// returns the size of the largest.
+func (r *Repo) dropTempPacks() int64 {
+	var biggest int64
+	tmps, _ := filepath.Glob(filepath.Join(r.Dir, "objects", "pack", "tmp_*"))
+	for _, p := range tmps {
+		if fi, err := os.Lstat(p); err == nil {
+			biggest = max(biggest, fi.Size())
+		}
+		os.Remove(p)
+	}
+	return biggest
 }
 
 // FetchRef fetches ref of u (a branch or tag; "" is the remote's HEAD,
@@ -162,6 +212,56 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// The refs that hold what a source's repository keeps: the commit the
+// registry pins, and the one pinned before it, to go back to after a
+// force-push replaced it upstream.
+const (
+	pinRef      = "refs/dalo/pin"
+	previousRef = "refs/dalo/previous"
+)
+
+// Keep makes pin, and previous unless it is "" (then the previous pin
+// kept before stays), the only refs of the repository, and collects every
+// object they do not reach: what fetches brought that no pin holds (other
+// branches and tags, a commit a force-push replaced, a fetch whose update
+// failed). A previous pin the repository does not hold is dropped. The
+// caller holds the repository's lock: no other git is at work in it.
+func (r *Repo) Keep(ctx context.Context, pin, previous string) error {
+	var in strings.Builder
+	fmt.Fprintf(&in, "update %s %s\n", pinRef, pin)
+	switch _, _, err := r.Commit(ctx, previous); {
+	case previous == "":
+	case err == nil:
+		fmt.Fprintf(&in, "update %s %s\n", previousRef, previous)
+	case errors.Is(err, ErrNoCommit):
+		fmt.Fprintf(&in, "delete %s\n", previousRef)
+	default:
+		return err
+	}
+	out, err := (&run{g: r.git, dir: r.Dir, op: "for-each-ref", args: []string{"--format=%(refname)"}}).do(ctx)
+	if err != nil {
+		return err
+	}
+	for _, ref := range strings.Fields(string(out)) {
+		if ref != pinRef && ref != previousRef {
+			fmt.Fprintf(&in, "delete %s\n", ref)
+		}
+	}
+	if _, err := (&run{g: r.git, dir: r.Dir, op: "update-ref", args: []string{"--stdin"}, stdin: strings.NewReader(in.String())}).do(ctx); err != nil {
+		return err
+	}
+	// A repository of one pack and no loose object holds nothing a fetch
+	// added since the last collection: most updates change nothing.
+	out, err = (&run{g: r.git, dir: r.Dir, op: "count-objects", args: []string{"-v"}}).do(ctx)
+	if err != nil {
+		return err
+	}
+	if counts := "\n" + string(out); !strings.Contains(counts, "\ncount: 0\n") || !strings.Contains(counts, "\npacks: 1\n") {
+		_, err = (&run{g: r.git, dir: r.Dir, op: "gc", args: []string{"--prune=now", "--quiet"}}).do(ctx)
+	}
+	return err
 }
 
 // IsMissingRef says whether err is a fetch that found no such ref.

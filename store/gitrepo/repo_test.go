@@ -74,7 +74,8 @@ func upstream(t *testing.T) (dir, commit string) {
 	return dir, mustGit(t, dir, "rev-parse", "HEAD")
 }
 
-func fetchInto(t *testing.T, up string) (*Repo, string) {
+// newRepo makes an empty bare repository, as the store keeps one.
+func newRepo(t *testing.T) *Repo {
 	t.Helper()
 	g, err := Find()
 	if err != nil {
@@ -84,6 +85,12 @@ func fetchInto(t *testing.T, up string) (*Repo, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func fetchInto(t *testing.T, up string) (*Repo, string) {
+	t.Helper()
+	r := newRepo(t)
 	u, ok, err := ParseURL("file://" + up)
 	if !ok || err != nil {
 		t.Fatalf("ParseURL: %v %v", ok, err)
