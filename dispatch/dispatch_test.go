@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -48,6 +49,17 @@ func getenv(name string) (string, bool) { return os.LookupEnv(name) }
 // damage it, and dispatches payload.
 func dispatchEvent(t *testing.T, provider, event string, payload []byte, hooks []dispatchtest.Hook, change func(home string, p *plan.Plan)) dispatch.Native {
 	t.Helper()
+	return dispatchWithin(t, dispatchHung, provider, event, payload, hooks, change)
+}
+
+// dispatchWithin is dispatchEvent, failing the test when the dispatch
+// takes longer than hung: a handler that should have been killed at once
+// was not.
+func dispatchWithin(t *testing.T, hung time.Duration, provider, event string, payload []byte, hooks []dispatchtest.Hook, change func(home string, p *plan.Plan)) dispatch.Native {
+	t.Helper()
+	if hungOnce.Load() {
+		t.Fatal("not run: an earlier dispatch outlived its handler's limits (see the first failure)")
+	}
 	home := t.TempDir()
 	p, err := dispatchtest.Install(home, provider, map[string][]dispatchtest.Hook{event: hooks})
 	if err != nil {
@@ -72,12 +84,14 @@ func dispatchEvent(t *testing.T, provider, event string, payload []byte, hooks [
 			t.Fatal(a.err)
 		}
 		return a.out
-	case <-time.After(dispatchHung):
+	case <-time.After(hung):
 		// A handler dispatch failed to kill (its process group broken,
 		// say) holds the dispatch: fail now, not at go test's timeout,
-		// and end the handler so that the dispatch ends too.
+		// and end the handler so that the dispatch ends too. The
+		// dispatches after it fail at once: each would wait as long.
+		hungOnce.Store(true)
 		killHandlers(t, home)
-		t.Fatalf("dispatch did not return within %v: a handler outlived its limits", dispatchHung)
+		t.Fatalf("dispatch did not return within %v: a handler outlived its limits", hung)
 		return dispatch.Native{}
 	}
 }
@@ -85,6 +99,9 @@ func dispatchEvent(t *testing.T, provider, event string, payload []byte, hooks [
 // dispatchHung is how long a dispatch in these tests may take before it
 // counts as hung: every handler here ends, or is killed, within seconds.
 const dispatchHung = time.Minute
+
+// hungOnce is set once a dispatch hung.
+var hungOnce atomic.Bool
 
 // killHandlers kills every process whose working directory is under home:
 // the handlers, which run in their staged tool roots, and what they
@@ -131,6 +148,34 @@ func decode(t *testing.T, out dispatch.Native) native {
 
 const stderrMarker = "SECRET-STDERR"
 
+// TestTimeoutKillsGroup checks that a timeout kills the handler and what
+// it started, and that dispatch returns then: the handler, had it lived,
+// would have said so once its child ended (a timed-out handler left
+// running still ends with "timed out", only 30 s later). The timeout
+// leaves the handler ample time to start its child and say which, even on
+// a loaded machine; the check then waits, boundedly, for the child to be
+// gone.
+func TestTimeoutKillsGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile, lived := filepath.Join(dir, "pid"), filepath.Join(dir, "lived")
+	h := dispatchtest.Hook{
+		ID: "slow", Subject: "tool_call", Phase: "before", Effect: "gate", TimeoutMS: 2000, Env: []string{"PATH"},
+		Script: "#!/bin/sh\nsleep 30 &\necho $! > " + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\nwait\n: > " + lived + "\n",
+	}
+	out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil)
+	if n := decode(t, out); !strings.Contains(n.SystemMessage, "timed out") {
+		t.Fatalf("systemMessage %q", n.SystemMessage)
+	}
+	if _, err := os.Stat(lived); err == nil {
+		t.Fatal("the handler outlived its timeout: dispatch waited for it to end instead of killing it")
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the handler did not start its child within its timeout: %v", err)
+	}
+	waitGone(t, string(data), "survived the timeout")
+}
+
 // TestFailures runs every failure path under every policy and visibility,
 // on both providers, as a PreToolUse gate.
 func TestFailures(t *testing.T) {
@@ -143,11 +188,17 @@ func TestFailures(t *testing.T) {
 		payload func(map[string]any)
 		diag    string // in the diagnostic
 		stderr  bool   // the handler wrote stderrMarker
+		// hung, when set, bounds the dispatch (else dispatchHung): a
+		// handler killed as soon as it breaks a limit, under a timeout
+		// far longer, returns well within it, and one the kill missed
+		// fails the test then, naming the fault, instead of holding
+		// the package until go test's timeout.
+		hung time.Duration
 	}{
-		{name: "timeout", script: "#!/bin/sh\nexec sleep 10\n", timeout: 200, diag: "timed out after 200 ms"},
+		{name: "timeout", script: "#!/bin/sh\nexec sleep 120\n", timeout: 200, hung: 20 * time.Second, diag: "timed out after 200 ms"},
 		{name: "crash", script: "#!/bin/sh\necho " + stderrMarker + " >&2\nexit 3\n", diag: "exited with status 3", stderr: true},
 		{name: "signal", script: "#!/bin/sh\necho " + stderrMarker + " >&2\nkill -9 $$\n", diag: "killed by signal", stderr: true},
-		{name: "huge-output", script: "#!/bin/sh\nexec yes\n", diag: fmt.Sprintf("handler wrote more than %d bytes to stdout and was killed", lim.ResponseBytes)},
+		{name: "huge-output", script: "#!/bin/sh\nexec yes\n", timeout: 120000, hung: 20 * time.Second, diag: fmt.Sprintf("handler wrote more than %d bytes to stdout and was killed", lim.ResponseBytes)},
 		{name: "invalid-json", script: "#!/bin/sh\nprintf '{\"kind\":'\n", diag: "malformed result: result is not JSON"},
 		{name: "two-objects", script: "#!/bin/sh\nprintf '{\"kind\":\"allow\"}{\"kind\":\"allow\"}'\n", diag: "data after its JSON object"},
 		{name: "wrong-kind", script: "#!/bin/sh\nprintf '{\"kind\":\"add_context\",\"context\":\"x\"}'\n", diag: "does not match the declared effect"},
@@ -197,7 +248,11 @@ func TestFailures(t *testing.T) {
 							Inputs:   []plan.PlannedInput{{Name: "transcript", Type: "path", Required: true}},
 							Bindings: []plan.PlannedBinding{{Input: "transcript", Field: "transcript.path", Type: "path"}},
 						}
-						out := dispatchEvent(t, provider, "PreToolUse", mustJSON(m), []dispatchtest.Hook{h}, f.change)
+						hung := dispatchHung
+						if f.hung > 0 {
+							hung = f.hung
+						}
+						out := dispatchWithin(t, hung, provider, "PreToolUse", mustJSON(m), []dispatchtest.Hook{h}, f.change)
 						if out.Exit != 0 || len(out.Stderr) != 0 {
 							t.Fatalf("exit %d, stderr %q", out.Exit, out.Stderr)
 						}
@@ -236,34 +291,6 @@ func TestFailures(t *testing.T) {
 			}
 		}
 	}
-}
-
-// TestTimeoutKillsGroup checks that a timeout kills the handler and what
-// it started, and that dispatch returns then: the handler, had it lived,
-// would have said so once its child ended (a timed-out handler left
-// running still ends with "timed out", only 30 s later). The timeout
-// leaves the handler ample time to start its child and say which, even on
-// a loaded machine; the check then waits, boundedly, for the child to be
-// gone.
-func TestTimeoutKillsGroup(t *testing.T) {
-	dir := t.TempDir()
-	pidFile, lived := filepath.Join(dir, "pid"), filepath.Join(dir, "lived")
-	h := dispatchtest.Hook{
-		ID: "slow", Subject: "tool_call", Phase: "before", Effect: "gate", TimeoutMS: 2000, Env: []string{"PATH"},
-		Script: "#!/bin/sh\nsleep 30 &\necho $! > " + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\nwait\n: > " + lived + "\n",
-	}
-	out := dispatchEvent(t, "claude", "PreToolUse", mustJSON(recorded(t, "claude", "PreToolUse")), []dispatchtest.Hook{h}, nil)
-	if n := decode(t, out); !strings.Contains(n.SystemMessage, "timed out") {
-		t.Fatalf("systemMessage %q", n.SystemMessage)
-	}
-	if _, err := os.Stat(lived); err == nil {
-		t.Fatal("the handler outlived its timeout: dispatch waited for it to end instead of killing it")
-	}
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatalf("the handler did not start its child within its timeout: %v", err)
-	}
-	waitGone(t, string(data), "survived the timeout")
 }
 
 // waitGone waits, boundedly, for the process pid (as text) to be gone,

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"dalo/bench/sourcegen"
 	"dalo/internal/cache"
 )
@@ -62,6 +64,13 @@ func TestValidateCacheChecksOnlyWhatChanged(t *testing.T) {
 	if err := sourcegen.Write(dir, 30, 0); err != nil {
 		t.Fatal(err)
 	}
+	// The counts are of checks: the clock stays within listingAge of
+	// the writes, so that no listing or digest is kept however long a
+	// run takes (on a loaded machine the first took longer, and the
+	// second kept them all).
+	defer func(old func() time.Time) { clock = old }(clock)
+	made := time.Now()
+	clock = func() time.Time { return made.Add(listingAge / 2) }
 	c := &memCache{m: map[string][]byte{}}
 	report := func(opts Options) string { return reportJSON(t, dir, opts) }
 	// Beside the 30 packages, the 36 skills and agents they name are
@@ -412,4 +421,156 @@ func TestOnDiskCache(t *testing.T) {
 			t.Errorf("run %d after the edit: the report through the cache differs", i+1)
 		}
 	}
+}
+
+// TestStatKeyFields: a listing or a manifest's digest kept in the cache is
+// used only for a stat equal in each field of its key. On a local file
+// system the change time alone moves with every change; on others, and
+// for a stat that names another file, each field counts: a test passes the
+// stat in, with one field changed at a time.
+func TestStatKeyFields(t *testing.T) {
+	defer func(old func() time.Time) { clock = old }(clock)
+	clock = func() time.Time { return time.Now().Add(time.Hour) }
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "PLUGIN.toml")
+	if err := os.WriteFile(manifest, []byte("schema_version = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &memCache{m: map[string][]byte{}}
+	dst, mst := readThrough(t, c, dir, manifest)
+	if c.puts != 2 {
+		t.Fatalf("%d entries put, want the listing and the digest", c.puts)
+	}
+	for _, f := range []struct {
+		name   string
+		change func(st *unix.Stat_t)
+	}{
+		{"device", func(st *unix.Stat_t) { st.Dev++ }},
+		{"inode", func(st *unix.Stat_t) { st.Ino++ }},
+		{"size", func(st *unix.Stat_t) { st.Size++ }},
+		{"mtime", func(st *unix.Stat_t) { st.Mtim.Nsec = (st.Mtim.Nsec + 1) % 1e9 }},
+		{"ctime", func(st *unix.Stat_t) { st.Ctim.Nsec = (st.Ctim.Nsec + 1) % 1e9 }},
+	} {
+		// The stat is not the file's now: without the cache the read
+		// notices; with an entry kept under another stat, none may be
+		// used.
+		d, m := dst, mst
+		f.change(&d)
+		f.change(&m)
+		if names, ok := listing(dir, &d, c); ok {
+			t.Errorf("%s changed: the listing %q kept for the old stat was used", f.name, names)
+		}
+		if _, ok := manifestDigest(manifest, &m, 1<<20, c); ok {
+			t.Errorf("%s changed: the digest kept for the old stat was used", f.name)
+		}
+	}
+}
+
+// readThrough reads the listing of dir and the digest of manifest through
+// c, and returns their stats.
+func readThrough(t *testing.T, c Cache, dir, manifest string) (dst, mst unix.Stat_t) {
+	t.Helper()
+	if unix.Lstat(dir, &dst) != nil || unix.Lstat(manifest, &mst) != nil {
+		t.Fatal("lstat")
+	}
+	if _, ok := listing(dir, &dst, c); !ok {
+		t.Fatal("listing: not read")
+	}
+	if _, ok := manifestDigest(manifest, &mst, 1<<20, c); !ok {
+		t.Fatal("manifestDigest: not read")
+	}
+	return dst, mst
+}
+
+// TestBackdatedNotKept: a directory or manifest whose modification time
+// was set back (touch -d, tar, rsync -t) changed recently all the same,
+// as its change time says: what was read of it is not kept.
+func TestBackdatedNotKept(t *testing.T) {
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "PLUGIN.toml")
+	if err := os.WriteFile(manifest, []byte("schema_version = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{manifest, dir} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &memCache{m: map[string][]byte{}}
+	readThrough(t, c, dir, manifest)
+	if c.puts != 0 {
+		t.Errorf("%d entries kept of a directory and a manifest changed just now with old modification times", c.puts)
+	}
+}
+
+// TestAppendStatFields: what a package's key holds of each entry of its
+// tree (name, type and permissions, size, owner and group) each changes
+// the key.
+func TestAppendStatFields(t *testing.T) {
+	base := unix.Stat_t{Mode: unix.S_IFREG | 0o644, Size: 10, Uid: 1000, Gid: 1000}
+	want := string(appendStat(nil, "./a", &base))
+	for _, f := range []struct {
+		name   string
+		change func(st *unix.Stat_t) string
+	}{
+		{"name", func(st *unix.Stat_t) string { return "./b" }},
+		{"permissions", func(st *unix.Stat_t) string { st.Mode |= 0o100; return "./a" }},
+		{"type", func(st *unix.Stat_t) string { st.Mode = unix.S_IFLNK | 0o644; return "./a" }},
+		{"size", func(st *unix.Stat_t) string { st.Size++; return "./a" }},
+		{"owner", func(st *unix.Stat_t) string { st.Uid++; return "./a" }},
+		{"group", func(st *unix.Stat_t) string { st.Gid++; return "./a" }},
+	} {
+		st := base
+		name := f.change(&st)
+		if string(appendStat(nil, name, &st)) == want {
+			t.Errorf("%s changed, and the key did not", f.name)
+		}
+	}
+}
+
+// TestPackageKeyUser: a package's answer is kept for the user who checked
+// it (whose permissions the check read with): another user's run checks
+// every package afresh.
+func TestPackageKeyUser(t *testing.T) {
+	defer func(old func() time.Time) { clock = old }(clock)
+	clock = func() time.Time { return time.Now().Add(time.Hour) }
+	defer func(old func(string) bool) { trustStats = old }(trustStats)
+	trustStats = func(string) bool { return true }
+	defer func(old func() string) { user = old }(user)
+	dir := filepath.Join(t.TempDir(), "src")
+	if err := sourcegen.Write(dir, 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	c := &memCache{m: map[string][]byte{}}
+	user = func() string { return "1000 1000 [1000]" }
+	reportJSON(t, dir, Options{Cache: c})
+	// Another user, the same listings and digests (kept as if for
+	// them): only the package keys tell the users apart.
+	for k, v := range c.m {
+		if strings.HasPrefix(k, listingKeyVersion+"\x00") || strings.HasPrefix(k, digestKeyVersion+"\x00") {
+			c.m[strings.Replace(k, "\x001000 1000 [1000]\x00", "\x001001 1001 [1001]\x00", 1)] = v
+		}
+	}
+	user = func() string { return "1001 1001 [1001]" }
+	hits := &keyHits{memCache: c}
+	reportJSON(t, dir, Options{Cache: hits})
+	if hits.checks != 0 {
+		t.Errorf("another user's run restored %d answers of checks the first user's run kept", hits.checks)
+	}
+}
+
+// keyHits counts the hits on keys of checks (sha256 sums), not of
+// listings or digests.
+type keyHits struct {
+	*memCache
+	checks int
+}
+
+func (c *keyHits) Get(key []byte) []byte {
+	d := c.memCache.Get(key)
+	if d != nil && len(key) == 32 {
+		c.checks++
+	}
+	return d
 }

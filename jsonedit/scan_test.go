@@ -114,3 +114,56 @@ func dupText(v *Value) string {
 	first, again, _ := v.Duplicate()
 	return fmt.Sprintf("%q at %d and %d", first.Key, first.KeyStart, again.KeyStart)
 }
+
+// TestDuplicateKeys: a key held twice in an object is found whatever the
+// object's size (a large one is searched through an index), the first
+// pair in document order, so that dalo never edits one copy of a setting
+// whose harness reads the other.
+func TestDuplicateKeys(t *testing.T) {
+	object := func(n int, dup ...int) string {
+		var b strings.Builder
+		b.WriteString(`{"p": {`)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, `"k%d": %d`, i, i)
+		}
+		for _, d := range dup {
+			fmt.Fprintf(&b, `, "k%d": "again"`, d)
+		}
+		b.WriteString("}}")
+		return b.String()
+	}
+	for _, c := range []struct {
+		doc  string
+		want string // key, or "" for none
+	}{
+		{object(3), ""},
+		{object(3, 1), "k1"},
+		{object(15, 0), "k0"},
+		{object(16), ""},
+		{object(16, 0), "k0"},
+		{object(16, 15), "k15"},
+		{object(40, 3), "k3"},
+		{object(40, 39, 3), "k39"},
+		{object(40, 20), "k20"},
+	} {
+		v, err := Scan([]byte(c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := AnyDuplicate(v)
+		got := ""
+		if d != nil {
+			first, again, _ := d.Duplicate()
+			if first.Key != again.Key || first.KeyStart >= again.KeyStart {
+				t.Errorf("%.60s…: duplicate %q at %d and %q at %d", c.doc, first.Key, first.KeyStart, again.Key, again.KeyStart)
+			}
+			got = first.Key
+		}
+		if got != c.want {
+			t.Errorf("%.60s… (%d bytes): duplicate %q, want %q", c.doc, len(c.doc), got, c.want)
+		}
+	}
+}

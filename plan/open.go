@@ -7,10 +7,14 @@ import (
 	"syscall"
 )
 
-// syncFile makes a file's bytes durable. The writes that use it through
-// this variable are those whose syncing a test checks by replacing it: a
-// missing sync loses data only when the machine stops, which no test sees.
-var syncFile = (*os.File).Sync
+// syncFile makes a file's bytes durable, and syncDir a directory's
+// renames. The writes that use them through these variables are those
+// whose syncing a test checks by replacing them: a missing sync loses data
+// only when the machine stops, which no test sees.
+var (
+	syncFile = (*os.File).Sync
+	syncDir  = SyncDir
+)
 
 // SyncDir makes a rename or removal in dir durable. Package store uses it
 // too: it lives here, in the leaf package, so that there is one.

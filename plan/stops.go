@@ -94,7 +94,7 @@ func SetStopPasses(home, provider, session string, n int) error {
 		err = os.Rename(tmp, name)
 	}
 	if err == nil {
-		err = SyncDir(dir)
+		err = syncDir(dir)
 	}
 	if err != nil {
 		os.Remove(tmp)

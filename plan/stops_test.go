@@ -86,12 +86,17 @@ func TestStopPassesDurable(t *testing.T) {
 		synced = append(synced, filepath.Base(f.Name())+":"+string(data))
 		return err
 	}
-	t.Cleanup(func() { syncFile = (*os.File).Sync })
+	syncDir = func(dir string) error {
+		data, err := os.ReadFile(stopsFile(home, "codex", "s1"))
+		synced = append(synced, "dir "+filepath.Base(dir)+":"+string(data))
+		return err
+	}
+	t.Cleanup(func() { syncFile, syncDir = (*os.File).Sync, SyncDir })
 	if err := SetStopPasses(home, "codex", "s1", 3); err != nil {
 		t.Fatal(err)
 	}
-	if len(synced) != 1 || !strings.HasPrefix(synced[0], "."+TempMark) || !strings.HasSuffix(synced[0], ":3\n") {
-		t.Fatalf("synced %q, want the temporary file holding 3 before its rename", synced)
+	if len(synced) != 2 || !strings.HasPrefix(synced[0], "."+TempMark) || !strings.HasSuffix(synced[0], ":3\n") || synced[1] != "dir codex:3\n" {
+		t.Fatalf("synced %q, want the temporary file holding 3, then its directory once renamed", synced)
 	}
 	syncFile = func(*os.File) error { return errors.New("disk gone") }
 	if err := SetStopPasses(home, "codex", "s1", 4); err == nil || !strings.Contains(err.Error(), "disk gone") {

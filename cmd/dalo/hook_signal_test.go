@@ -14,8 +14,20 @@ import (
 	"testing"
 	"time"
 
+	"dalo/cmd/internal/hookdispatch"
 	"dalo/dispatch/dispatchtest"
 )
+
+// A stopped dispatch run by the tests below waits DALO_TEST_STOP_DELAY
+// between killing its handlers and exiting: the window in which the
+// dispatch, its handlers dead, returns and must not answer.
+func init() {
+	hookdispatch.StopHook = func() {
+		if d, err := time.ParseDuration(os.Getenv("DALO_TEST_STOP_DELAY")); err == nil {
+			time.Sleep(d)
+		}
+	}
+}
 
 // TestDispatchStoppedKillsHandlers starts `dalo hook dispatch` with a
 // handler that sleeps far past any harness's patience, stops the
@@ -39,7 +51,10 @@ func TestDispatchStoppedKillsHandlers(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd := exec.Command("dalo", "hook", "dispatch", "--provider", "claude", "--event", "PreToolUse")
-			cmd.Env = append(os.Environ(), "DALO_HOME="+home)
+			// The stop waits after killing the handlers, so that the
+			// dispatch returns first: still the stop's exit 1, not
+			// the dispatch's answer, ends dalo.
+			cmd.Env = append(os.Environ(), "DALO_HOME="+home, "DALO_TEST_STOP_DELAY=500ms")
 			cmd.Stdin = bytes.NewReader(payload)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr

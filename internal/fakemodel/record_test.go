@@ -358,3 +358,62 @@ func field(t *testing.T, raw []byte, key string) string {
 	s, _ := m[key].(string)
 	return s
 }
+
+// TestRecordingsWhole checks, without the harnesses, what the recording
+// tests (TestRecord*, which need them and skip without) left for every
+// recorded version: each event's payload, and the continued and exit 7
+// variants, a JSON object naming its event, a turn's first stop not
+// continued and the continued one continued, its session id scrubbed, no
+// path of the machine that recorded it.
+func TestRecordingsWhole(t *testing.T) {
+	for _, h := range []struct {
+		name   string
+		events []string
+		stop   string   // the event continued, with stop_hook_active
+		extra  []string // variants: file name prefix before .json
+	}{
+		{"claude", claudeEvents, "Stop", nil},
+		{"codex", codexEvents, "Stop", []string{"PostToolUse.exit7"}},
+		{"gemini", geminiEvents, "AfterAgent", []string{"AfterTool.exit7"}},
+	} {
+		versions, err := os.ReadDir(filepath.Join(recordingsDir, h.name))
+		if err != nil || len(versions) == 0 {
+			t.Errorf("%s: no recorded version (%v)", h.name, err)
+			continue
+		}
+		for _, v := range versions {
+			dir := filepath.Join(recordingsDir, h.name, v.Name())
+			files := append([]string{h.stop + ".continued"}, h.extra...)
+			files = append(files, h.events...)
+			for _, f := range files {
+				data, err := os.ReadFile(filepath.Join(dir, f+".json"))
+				if err != nil {
+					t.Errorf("%s@%s: %v", h.name, v.Name(), err)
+					continue
+				}
+				var m map[string]any
+				if err := json.Unmarshal(data, &m); err != nil {
+					t.Errorf("%s@%s %s: %v", h.name, v.Name(), f, err)
+					continue
+				}
+				event, variant, _ := strings.Cut(f, ".")
+				if m["hook_event_name"] != event {
+					t.Errorf("%s@%s %s: hook_event_name %v, want %s", h.name, v.Name(), f, m["hook_event_name"], event)
+				}
+				if event == h.stop {
+					if got, want := m["stop_hook_active"], variant == "continued"; got != want {
+						t.Errorf("%s@%s %s: stop_hook_active %v, want %v", h.name, v.Name(), f, got, want)
+					}
+				}
+				if id, _ := m["session_id"].(string); id != "00000000-0000-0000-0000-000000000000" {
+					t.Errorf("%s@%s %s: session_id %q is not scrubbed", h.name, v.Name(), f, id)
+				}
+				for _, p := range regexp.MustCompile(`"(/[^"]*)"`).FindAllStringSubmatch(string(data), -1) {
+					if !strings.HasPrefix(p[1], "/tmp/home") && !strings.HasPrefix(p[1], "/tmp/work") && !strings.HasPrefix(p[1], "/tmp/root") {
+						t.Errorf("%s@%s %s: the path %s is the recording machine's", h.name, v.Name(), f, p[1])
+					}
+				}
+			}
+		}
+	}
+}

@@ -342,3 +342,51 @@ func TestCredentialsStayOffTheCommandLine(t *testing.T) {
 		t.Errorf("redact left the password: %s", got)
 	}
 }
+
+// TestNoHooksOnFetch: the hooks a user's global core.hooksPath names (git
+// runs reference-transaction on a fetch's ref updates) never run for
+// dalo's git: a fetch runs no code from the configuration.
+func TestNoHooksOnFetch(t *testing.T) {
+	up, v1 := upstream(t)
+	hooks := filepath.Join(t.TempDir(), "hooks")
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, h := range []string{"reference-transaction", "post-checkout", "post-merge"} {
+		write(t, filepath.Join(hooks, h), "#!/bin/sh\necho "+h+" >> '"+marker+"'\n", 0o755)
+	}
+	write(t, filepath.Join(os.Getenv("HOME"), ".gitconfig"), "[core]\n\thooksPath = "+hooks+"\n", 0o644)
+	// The hooks are ones git runs for this configuration.
+	probe := filepath.Join(t.TempDir(), "probe")
+	mustGit(t, "", "init", "-q", "--bare", probe)
+	mustGit(t, probe, "fetch", "-q", up, "main:refs/heads/main")
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the user's git ran no hook on its own fetch (%v): the test proves nothing", err)
+	}
+	os.Remove(marker)
+	if _, got := fetchInto(t, up); got != v1 {
+		t.Fatalf("fetched %s, want %s", got, v1)
+	}
+	if data, err := os.ReadFile(marker); err == nil {
+		t.Errorf("dalo's fetch ran the user's hooks:\n%s", data)
+	}
+}
+
+// TestNoRepositoryFromEnvironment: GIT_DIR in dalo's environment (a shell
+// inside a repository, a harness started from a git hook) does not point
+// the git dalo runs at that repository: its configuration, here an ssh
+// command, is not read.
+func TestNoRepositoryFromEnvironment(t *testing.T) {
+	gitEnv(t)
+	t.Setenv("GIT_SSH_COMMAND", "")
+	t.Setenv("GIT_SSH", "")
+	other := filepath.Join(t.TempDir(), "other.git")
+	mustGit(t, "", "init", "-q", "--bare", other)
+	mustGit(t, other, "config", "core.sshCommand", "/tmp/not-the-users-ssh")
+	t.Setenv("GIT_DIR", other)
+	g, err := Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.sshCommand(); got != "ssh -o BatchMode=yes" {
+		t.Errorf("ssh command %q: read from the repository GIT_DIR names", got)
+	}
+}

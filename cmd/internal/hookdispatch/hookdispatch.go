@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"dalo/dispatch"
@@ -157,6 +158,12 @@ func Run(cmd string, o Options, args []string, stdin io.Reader, stdout, stderr i
 	// just before the first handler starts: until then a stop has nothing
 	// to kill, and a dispatch that runs no handler (most tool calls) does
 	// not pay for the thread os/signal starts.
+	//
+	// The stop holds answer for good: once the signal is taken, the
+	// dispatch its killed handlers end may return, and must not answer
+	// (exit 0, its handlers' failures as the result) before the stop
+	// exits 1. A dispatch that returned before the signal answers.
+	var answer sync.Mutex
 	sigs := make(chan os.Signal, 1)
 	defer signal.Stop(sigs)
 	done := make(chan struct{})
@@ -166,7 +173,11 @@ func Run(cmd string, o Options, args []string, stdin io.Reader, stdout, stderr i
 		go func() {
 			select {
 			case sig := <-sigs:
+				answer.Lock()
 				dispatch.Interrupt()
+				if StopHook != nil {
+					StopHook()
+				}
 				fmt.Fprintf(stderr, "%s: stopped by %s; the running handlers were killed\n", cmd, signalName(sig))
 				os.Exit(exitFail)
 			case <-done:
@@ -184,6 +195,7 @@ func Run(cmd string, o Options, args []string, stdin io.Reader, stdout, stderr i
 		req.Payload = nil
 	}
 	out, err := dispatch.Dispatch(req)
+	answer.Lock() // held for good by a stop under way, which exits
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitFail
@@ -192,6 +204,12 @@ func Run(cmd string, o Options, args []string, stdin io.Reader, stdout, stderr i
 	stderr.Write(out.Stderr)
 	return out.Exit
 }
+
+// StopHook, when set, is called when a signal stopped the dispatch,
+// between killing the handlers and exiting. Only a test sets it (in a
+// _test.go file of the command), to widen the window in which the
+// dispatch, its handlers killed, returns first.
+var StopHook func()
 
 // Hook is the command line of dalo-hook, whose one command is dispatch:
 // `dalo-hook dispatch --provider P --event E` runs as `dalo hook dispatch`
