@@ -39,6 +39,9 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	json           bool // the global --json
+	// tty is stderr when it is a terminal, as it is, for progress (see
+	// progress.go); nil otherwise.
+	tty io.Writer
 }
 
 // Exit codes of every command, as the draft fixes them for validate.
@@ -54,7 +57,7 @@ func register(c *command) { commands = append(commands, c) }
 
 func main() {
 	tuneGC()
-	os.Exit(run(os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
+	os.Exit(run(os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, tty: terminal(os.Stderr)}))
 }
 
 // tuneGC lets the heap grow four times over what is live before
