@@ -20,8 +20,7 @@ var progressTick = time.Second
 // terminal returns f when it is a terminal that takes cursor movement (not
 // TERM=dumb), else nil: a log or a pipe gets no carriage returns.
 func terminal(f *os.File) io.Writer {
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 || os.Getenv("TERM") == "dumb" {
+	if !isTerminal(f) || os.Getenv("TERM") == "dumb" {
 		return nil
 	}
 	return f
