@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// A misspelt field is one finding that names the field it resembles; an
-// unknown key near nothing, or near a field the table already holds,
-// lists what the table takes.
+// A misspelt field is one finding that names the field it resembles, and
+// a misspelt value of a set the value; an unknown key near nothing, or
+// near a field the table already holds, lists what the table takes.
 func TestMisspeltField(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -22,6 +22,8 @@ func TestMisspeltField(t *testing.T) {
 			"plugins/design-review/PLUGIN.toml:52:1: error E020 hook[0].matchr: unknown field matchr; did you mean matcher?"},
 		{"near a field already held", edit("timeout_ms = 5000", "timeout_ms = 5000\ntimout_ms = 5000"),
 			"plugins/design-review/PLUGIN.toml:48:1: error E020 hook[0].timout_ms: unknown field timout_ms; hook[0] takes bindings, blocking_scope, effect, error_visibility, failure_policy, fallback, id, matcher, phase, requirement, retry, schema_version, subject, timeout_ms, tool"},
+		{"a value of a set", edit(`effect = "add_context"`, `effect = "add_contxt"`),
+			"plugins/design-review/PLUGIN.toml:44:10: error E023 hook[0].effect: invalid effect \"add_contxt\": expected one of observe, add_context, gate, rewrite_input, replace_output, continue_workflow; did you mean add_context?"},
 		{"near nothing", edit("timeout_ms = 5000", "deadline = 5000"),
 			"plugins/design-review/PLUGIN.toml:38:3: error E021 hook[0].timeout_ms: missing required field timeout_ms in hook[0]\n" +
 				"plugins/design-review/PLUGIN.toml:47:1: error E020 hook[0].deadline: unknown field deadline; hook[0] takes bindings, blocking_scope, effect, error_visibility, failure_policy, fallback, id, matcher, phase, requirement, retry, schema_version, subject, timeout_ms, tool"},

@@ -207,8 +207,22 @@ func (r *Rules) walkValue(def cue.Value, name string, v any, path string, m *man
 		return
 	}
 	if err := def.Unify(got).Validate(cue.Concrete(true)); err != nil {
-		l.errorf(fieldCode(def, "E023"), m.at(path), path, "invalid %s %s: expected %s", lastKey(path), shortValue(v), expectation(def))
+		l.errorf(fieldCode(def, "E023"), m.at(path), path, "invalid %s %s: expected %s%s", lastKey(path), shortValue(v), expectation(def), nearValue(def, v))
 	}
+}
+
+// nearValue suggests, for a string def does not admit, the value of its
+// set that the string resembles (effect = "add_contxt": did you mean
+// add_context?), or "".
+func nearValue(def cue.Value, v any) string {
+	str, ok := v.(string)
+	if !ok {
+		return ""
+	}
+	if near := suggest.Closest(str, literals(def)); near != "" {
+		return "; did you mean " + near + "?"
+	}
+	return ""
 }
 
 func fieldCode(def cue.Value, code string) string {

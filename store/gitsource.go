@@ -220,7 +220,9 @@ func (s *Store) addGitSource(id string, u gitrepo.URL, ref string) (Source, erro
 		return Source{}, err
 	}
 	repo.FetchBytes = fetchBytes
+	done := s.working("fetching " + u.String())
 	commit, err := repo.FetchRef(gitContext(), u, ref)
+	done()
 	if err != nil {
 		return Source{}, fetchError(u, ref, err)
 	}
@@ -373,11 +375,17 @@ func (s *Store) UpdateSource(id, to string) (*SourceUpdate, error) {
 	defer func() { repo.Keep(gitContext(), pin, previous) }()
 	var commit string
 	if to == "" {
-		if commit, err = repo.FetchRef(gitContext(), u, src.Git.Ref); err != nil {
+		done := s.working("fetching " + u.String())
+		commit, err = repo.FetchRef(gitContext(), u, src.Git.Ref)
+		done()
+		if err != nil {
 			return nil, fetchError(u, src.Git.Ref, err)
 		}
 	} else if commit, _, err = repo.Commit(gitContext(), to); errors.Is(err, gitrepo.ErrNoCommit) {
-		if err := repo.FetchAll(gitContext(), u); err != nil {
+		done := s.working("fetching every branch and tag of " + u.String())
+		err := repo.FetchAll(gitContext(), u)
+		done()
+		if err != nil {
 			return nil, fetchError(u, "", err)
 		}
 		if commit, _, err = repo.Commit(gitContext(), to); errors.Is(err, gitrepo.ErrNoCommit) {

@@ -18,6 +18,20 @@ import (
 // every file is replaced atomically.
 type Store struct {
 	Dir string
+	// Progress, when set, is told of work that can take seconds (a git
+	// fetch) as it starts, in words ("fetching URL"); the function it
+	// returns is called when that work ends. The CLI shows it on a
+	// terminal.
+	Progress func(what string) (done func())
+}
+
+// working tells s.Progress that what starts, and returns what to call
+// when it ends.
+func (s *Store) working(what string) (done func()) {
+	if s.Progress == nil {
+		return func() {}
+	}
+	return s.Progress(what)
 }
 
 // Open returns the store at dir. It creates nothing: a store that does not

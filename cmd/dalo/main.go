@@ -41,6 +41,12 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	json           bool // the global --json
+	// tty is stderr when it is a terminal, as it is, for progress (see
+	// progress.go); nil otherwise.
+	tty io.Writer
+	// colourOut and colourErr say that stdout and stderr are terminals
+	// to colour (colour.go); stdout's colour is never for --json.
+	colourOut, colourErr bool
 }
 
 // Exit codes of every command, as the draft fixes them for validate.
@@ -56,7 +62,10 @@ func register(c *command) { commands = append(commands, c) }
 
 func main() {
 	tuneGC()
-	os.Exit(run(os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
+	os.Exit(run(os.Args[1:], &env{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
+		tty: terminal(os.Stderr), colourOut: colourful(os.Stdout), colourErr: colourful(os.Stderr),
+	}))
 }
 
 // tuneGC lets the heap grow four times over what is live before
@@ -145,6 +154,11 @@ Run 'dalo <command> --help' for a command's flags and examples.
 `
 
 func run(args []string, e *env) int {
+	if e.colourErr {
+		// Under every writer of stderr, termtext's included; once, though
+		// help runs run again.
+		e.stderr, e.colourErr = &colourer{e.stderr}, false
+	}
 	global := pflag.NewFlagSet("dalo", pflag.ContinueOnError)
 	global.SetInterspersed(false)
 	global.SetOutput(io.Discard)
@@ -215,6 +229,9 @@ func run(args []string, e *env) int {
 		// JSON is left as it is.
 		e.stderr = termtext.NewWriter(e.stderr)
 		if !e.json {
+			if e.colourOut {
+				e.stdout = &colourer{e.stdout}
+			}
 			e.stdout = termtext.NewWriter(e.stdout)
 		}
 	}

@@ -122,6 +122,7 @@ func openStore(e *env, cmd string) (*store.Store, bool) {
 	if err == nil {
 		var s *store.Store
 		if s, err = store.Open(dir); err == nil {
+			s.Progress = e.progress
 			return s, true
 		}
 	}

@@ -88,7 +88,14 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 		if err != nil {
 			return usageError(e, name, "%v", err)
 		}
-		opts := engine.Options{SourceID: id, Providers: keys, Sized: limitMemory}
+		// A large source takes seconds: say so on the terminal, from when
+		// discovery knows how many packages there are.
+		done := func() {}
+		sized := func(packages int, manifestBytes, largest int64) {
+			limitMemory(packages, manifestBytes, largest)
+			done = e.progress(fmt.Sprintf("validating %d packages", packages))
+		}
+		opts := engine.Options{SourceID: id, Providers: keys, Sized: sized}
 		if noCache, _ := fs.GetBool("no-cache"); !noCache {
 			if c := validationCache(e, name, fs.Arg(0), id); c != nil {
 				defer c.Close()
@@ -96,6 +103,7 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 			}
 		}
 		rep, err := engine.Validate(fs.Arg(0), opts)
+		done()
 		if errors.Is(err, engine.ErrSourceID) {
 			return usageError(e, name, "--source-id: %v", err)
 		}
