@@ -115,3 +115,19 @@ const (
 	ArgvSuffix       = "}"
 	ArgvWhole        = `^\$\{input\.([A-Za-z_][A-Za-z0-9_]*)\}$`
 )
+
+// ToolRuns says whether a tool runs on a system (#ToolRuns): by the
+// platforms it declares, sorted and joined with "," ("" for none), and the
+// system's GOOS ("" for one #SystemPlatforms does not name). SystemPlatforms
+// is the platform each GOOS is (#SystemPlatforms).
+var ToolRuns = map[string]map[string]bool{
+	"":            {"darwin": true, "linux": true, "": true},
+	"linux":       {"darwin": false, "linux": true, "": false},
+	"macos":       {"darwin": true, "linux": false, "": false},
+	"linux,macos": {"darwin": true, "linux": true, "": false},
+}
+
+var SystemPlatforms = map[string]string{
+	"darwin": "macos",
+	"linux":  "linux",
+}

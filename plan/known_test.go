@@ -44,3 +44,30 @@ func TestDraftLimits(t *testing.T) {
 		t.Errorf("response, result text and rewritten input limits %v, the draft says %v", got, want)
 	}
 }
+
+// A tool runs where the platforms it declares include the system's; one
+// that declares none is not held back; on a system the rules do not name,
+// only such a tool runs.
+func TestToolRunsOn(t *testing.T) {
+	for _, tc := range []struct {
+		platforms []string
+		goos      string
+		want      bool
+	}{
+		{nil, "linux", true},
+		{nil, "darwin", true},
+		{nil, "freebsd", true},
+		{[]string{"macos"}, "linux", false},
+		{[]string{"macos"}, "darwin", true},
+		{[]string{"linux"}, "darwin", false},
+		{[]string{"linux"}, "linux", true},
+		{[]string{"macos", "linux"}, "linux", true},
+		{[]string{"linux", "linux"}, "linux", true},
+		{[]string{"linux", "macos"}, "freebsd", false},
+		{[]string{"windows"}, "windows", false},
+	} {
+		if got := ToolRunsOn(tc.platforms, tc.goos); got != tc.want {
+			t.Errorf("ToolRunsOn(%q, %s) = %t, want %t", tc.platforms, tc.goos, got, tc.want)
+		}
+	}
+}

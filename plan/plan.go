@@ -29,7 +29,11 @@
 // tree under it.
 package plan
 
-import "sort"
+import (
+	"slices"
+	"sort"
+	"strings"
+)
 
 // Schema is the version of the plan format. 2 added the native protocol
 // of each event (Natives) and the per-event index dispatch reads; 3 the
@@ -228,4 +232,18 @@ func SortHooks(hooks []PlannedHook) {
 		}
 		return hooks[i].Hook < hooks[j].Hook
 	})
+}
+
+// ToolRunsOn says whether a tool that declares platforms runs on the
+// system whose GOOS is goos, as the rules decide it ([ToolRuns]).
+// Validation admits only the platforms the rules name; a list it would
+// refuse runs nowhere.
+func ToolRunsOn(platforms []string, goos string) bool {
+	set := slices.Clone(platforms)
+	slices.Sort(set)
+	set = slices.Compact(set)
+	if _, ok := SystemPlatforms[goos]; !ok {
+		goos = ""
+	}
+	return ToolRuns[strings.Join(set, ",")][goos]
 }

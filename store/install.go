@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -186,6 +187,10 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 			continue
 		}
 		tool := sel.Tool(h.Tool)
+		if !plan.ToolRunsOn(tool.Platforms, runtime.GOOS) {
+			omit(h.Requirement, fmt.Sprintf("hook %s cannot run here: its tool %s declares platforms %s, and this system is %s", h.ID, h.Tool, strings.Join(tool.Platforms, ", "), systemName(runtime.GOOS)))
+			continue
+		}
 		ts, hs := toolStates[h.Tool], hookStates[h.ID]
 		for _, st := range []GrantState{ts, hs} {
 			if st.State == GrantUnknown {
@@ -862,4 +867,13 @@ func changedBinds(approved, now any) []string {
 		out = []string{"binds"}
 	}
 	return out
+}
+
+// systemName is the platform a tool would declare for the system whose
+// GOOS is goos, or the GOOS itself where the rules name none.
+func systemName(goos string) string {
+	if p, ok := plan.SystemPlatforms[goos]; ok {
+		return p
+	}
+	return goos
 }
