@@ -27,7 +27,7 @@ const (
 // A GrantChange is what an update does with one grant of the package on
 // the provider.
 type GrantChange struct {
-	Kind  string `json:"kind"` // tool, hook
+	Kind  string `json:"kind"` // tool, hook, skill, agent
 	Item  string `json:"item"`
 	State string `json:"state"`
 	// Why says what changed (bytes, contract, the tool a hook runs), or
@@ -203,9 +203,35 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 			}
 		}
 	}
+	// Members install writes: each asked for alone when its bytes
+	// changed, or when it has no grant (install writes none without one).
+	acts, err := s.MemberActions(sel, t, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	members := map[string]bool{} // "kind name" of every member with a grant subject
+	for i := range acts {
+		a := &acts[i]
+		if !a.grantable() {
+			continue
+		}
+		mb, err := sel.MemberBinds(a)
+		if err != nil {
+			return nil, err
+		}
+		key := mb.Kind + " " + mb.Member
+		members[key] = true
+		why := memberWhy(ledger[key], mb)
+		if ledger[key] == nil && slices.ContainsFunc(append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...), func(o OwnedTree) bool { return o.Ref == a.Ref }) {
+			why = "installed before skills and agents had grants; install writes it only with one"
+		}
+		if _, err := propose(mb.Kind, mb.Member, why, mb); err != nil {
+			return nil, err
+		}
+	}
 	for _, key := range slices.Sorted(maps.Keys(ledger)) {
 		g := ledger[key]
-		if (g.Kind == "tool" && sel.Tool(g.Item) == nil) || (g.Kind == "hook" && sel.Hook(g.Item) == nil) {
+		if (g.Kind == "tool" && sel.Tool(g.Item) == nil) || (g.Kind == "hook" && sel.Hook(g.Item) == nil) || (plan.IsMemberKind(g.Kind) && !members[key]) {
 			changes[key] = &GrantChange{Kind: g.Kind, Item: g.Item, State: GrantGone, Old: g}
 			order = append(order, key)
 		}

@@ -185,6 +185,9 @@ type reviewRef struct {
 	Target      string         `json:"target,omitempty"`
 	Reason      string         `json:"reason,omitempty"`
 	Install     []reviewTarget `json:"install,omitempty"` // members only
+	// Approval is, with --provider, the ledger's state for the grant of a
+	// skill or agent install writes there.
+	Approval *reviewApproval `json:"approval,omitempty"`
 }
 
 // reviewTarget is what install would do with a member on one provider.
@@ -308,12 +311,22 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 			return nil, err
 		}
 	}
+	var memberGrants map[string]store.GrantState
+	if sel.Table != nil {
+		var err error
+		if memberGrants, err = s.MemberStates(sel, acts[0], nil); err != nil {
+			return nil, err
+		}
+	}
 	for n, mb := range p.Members {
 		ref := engine.ParseRef(mb.Ref)
 		rr := refOf(refFor(refs, fmt.Sprintf("plugin.members[%d].ref", n)), mb.Ref, ref.Kind, mb.Requirement)
 		for i, t := range tables {
 			a := acts[i][n]
 			rr.Install = append(rr.Install, reviewTarget{Provider: t.Key(), Action: a.Action, Text: a.Text})
+		}
+		if st, ok := memberGrants[store.MemberKey(mb.Ref)]; ok {
+			rr.Approval = approvalOf(st)
 		}
 		r.Members = append(r.Members, rr)
 		if ref.Kind == "instruction" {
@@ -440,6 +453,9 @@ func (r *review) writeText(w io.Writer) {
 		fmt.Fprintf(w, "  %s (%s): %s\n", termtext.Escape(mb.Ref), mb.Requirement, termtext.Escape(mb.resolution()))
 		for _, t := range mb.Install {
 			fmt.Fprintf(w, "    on %s: %s\n", t.Provider, termtext.Escape(t.String()))
+		}
+		if mb.Approval != nil {
+			fmt.Fprintf(w, "    approval: %s\n", termtext.Escape(mb.Approval.String()))
 		}
 	}
 	if len(r.Requires) > 0 {
