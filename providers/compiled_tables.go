@@ -26,7 +26,7 @@ var compiledTables = &compiled{
 	Tables: []compiledTable{
 		compiledTable{
 			File:   "claude/2.1.233.cue",
-			SHA256: "2a75de9c2f77c76c0bfb65b25aa7fc42715d0502a4dc1acdb396e7428a16e607",
+			SHA256: "4af5cee0bad80d5932ef8f02f6746da2c412bd6ef9cd4d2fdc35e596ddefad8e",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.233",
@@ -268,6 +268,64 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"doc: Claude Code hooks reference, MCP tools (https://docs.claude.com/en/docs/claude-code/hooks)",
 							"test: internal/live TestMatrixClaude/mcp_tool",
+						},
+					},
+				},
+				MemberPowers: []MemberPower{
+					MemberPower{
+						Kind: "skill",
+						Body: "!`([^`]+)`",
+						Does: "runs this shell command when the skill loads, before the model reads the skill, and gives the model its output; no hook event fires for it",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 53",
+						},
+					},
+					MemberPower{
+						Kind: "skill",
+						Key:  "allowed-tools",
+						Does: "lets these tools run without asking while the skill is active, its inline commands included",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 53",
+						},
+					},
+					MemberPower{
+						Kind: "skill",
+						Key:  "hooks",
+						Does: "hooks with commands of their own, run while the skill is active, outside dalo's grants",
+						Evidence: []string{
+							"doc: Claude Code's skill documentation lists hooks in a skill's front matter; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "permissionMode",
+						Does: "the agent's permission mode: bypassPermissions runs every tool without asking, acceptEdits writes files without asking",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists permissionMode; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "tools",
+						Does: "the tools the agent may use",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists tools; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "hooks",
+						Does: "hooks with commands of their own, run while the agent is active, outside dalo's grants",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists hooks; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "mcpServers",
+						Does: "MCP servers the agent starts: commands that run, with tools the agent may call",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists mcpServers; no dalo run has shown it yet",
 						},
 					},
 				},
@@ -3310,7 +3368,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "66de653e31dd70f07c733ba32372e1d1cec6a65884467eacf0292892ce6f0666",
+			SHA256: "1e67e4b45756aadef4989d39c07e921994a3bbe185a663053b9afa5c22d13366",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -3553,6 +3611,66 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"doc: Claude Code hooks reference, MCP tools (https://docs.claude.com/en/docs/claude-code/hooks)",
 							"test: internal/live TestMatrixClaude/mcp_tool",
+						},
+					},
+				},
+				MemberPowers: []MemberPower{
+					MemberPower{
+						Kind: "skill",
+						Body: "!`([^`]+)`",
+						Does: "runs this shell command when the skill loads, before the model reads the skill, and gives the model its output; no PreToolUse hook sees it (PreSkillShellCommand fires for it, which no row maps)",
+						Evidence: []string{
+							"test: internal/live TestNativeClaudeSkillShell",
+							"run: providers/testdata/README.md finding 53",
+						},
+					},
+					MemberPower{
+						Kind: "skill",
+						Key:  "allowed-tools",
+						Does: "lets these tools run without asking while the skill is active, its inline commands included",
+						Evidence: []string{
+							"test: internal/live TestNativeClaudeSkillShell",
+							"run: providers/testdata/README.md finding 53",
+						},
+					},
+					MemberPower{
+						Kind: "skill",
+						Key:  "hooks",
+						Does: "hooks with commands of their own, run while the skill is active, outside dalo's grants",
+						Evidence: []string{
+							"doc: Claude Code's skill documentation lists hooks in a skill's front matter; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "permissionMode",
+						Does: "the agent's permission mode: bypassPermissions runs every tool without asking, acceptEdits writes files without asking",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists permissionMode; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "tools",
+						Does: "the tools the agent may use",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists tools; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "hooks",
+						Does: "hooks with commands of their own, run while the agent is active, outside dalo's grants",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists hooks; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "mcpServers",
+						Does: "MCP servers the agent starts: commands that run, with tools the agent may call",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists mcpServers; no dalo run has shown it yet",
 						},
 					},
 				},
@@ -12615,7 +12733,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "4c009f3d462c92cfd921e8f1a1dbd8031da006726f7311969c90a431904714c9",
+			SHA256: "5a6b4f5ba3476106664974bfceb206056bf26bb3abe1bc08c871f18c3d681739",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -12914,6 +13032,24 @@ var compiledTables = &compiled{
 						Regexp: "^mcp_[^_].*_.+$",
 						Evidence: []string{
 							"doc: Gemini CLI 0.61.0 docs, hooks/reference.md: tools from MCP servers are named mcp_<server_name>_<tool_name>",
+						},
+					},
+				},
+				MemberPowers: []MemberPower{
+					MemberPower{
+						Kind: "agent",
+						Key:  "tools",
+						Does: "the tools the agent may use",
+						Evidence: []string{
+							"doc: Gemini CLI's subagent documentation lists tools; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "mcpServers",
+						Does: "MCP servers the agent starts: commands that run, with tools the agent may call",
+						Evidence: []string{
+							"doc: Gemini CLI's subagent documentation lists mcpServers; no dalo run has shown it yet",
 						},
 					},
 				},

@@ -119,11 +119,26 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 		stillChanged(e, s, sel)
 		return exitOK
 	}
+	acts, err := s.MemberActions(sel, sel.Table, os.Getenv)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
 	fmt.Fprintf(e.stdout, "Approve for %s (%s):\n", sel.Table.Name, sel.Table.Key())
 	for _, p := range fresh {
 		fmt.Fprintf(e.stdout, "  %s\n", termtext.Escape(describeGrant(p.Grant)))
 		if p.Why != "" {
 			fmt.Fprintf(e.stdout, "    (%s)\n", p.Why)
+		}
+		// What the member makes the harness do by itself, before the
+		// question: no dispatcher stands between it and the harness.
+		for i := range acts {
+			if plan.IsMemberKind(p.Grant.Kind) && store.MemberKey(acts[i].Ref) == p.Grant.Kind+":"+p.Grant.Item {
+				powers, listed, err := powersOf(sel.Table, &acts[i])
+				if err != nil {
+					return fail(e, cmd, err)
+				}
+				writePowers(e.stdout, "    ", sel.Table.Key(), p.Grant.Kind, powers, listed)
+			}
 		}
 	}
 	stops := stoppedHooks(fresh)
