@@ -365,6 +365,8 @@ type Outdated struct {
 	To          string        `json:"source_commit,omitempty"`
 	Grants      []GrantChange `json:"grants"` // each not carried over
 	Differences []Difference  `json:"differences"`
+	// FileDiffs are the unified diffs of the text files that changed.
+	FileDiffs []FileDiff `json:"file_diffs"`
 }
 
 // Outdated lists every installed package, on every provider, whose source
@@ -401,7 +403,7 @@ func (s *Store) Outdated() ([]Outdated, error) {
 		}
 		for i := range in.Packages {
 			ip := &in.Packages[i]
-			o := Outdated{Package: ip.Package, Provider: name, From: ip.Commit, Grants: []GrantChange{}, Differences: []Difference{}}
+			o := Outdated{Package: ip.Package, Provider: name, From: ip.Commit, Grants: []GrantChange{}, Differences: []Difference{}, FileDiffs: []FileDiff{}}
 			base := loaded[ip.Source]
 			if base == nil {
 				// Those of its packages installed here, and what they
@@ -433,7 +435,7 @@ func (s *Store) Outdated() ([]Outdated, error) {
 				if u.Current() {
 					continue
 				}
-				o.State, o.Differences = "outdated", u.Differences
+				o.State, o.Differences, o.FileDiffs = "outdated", u.Differences, s.FileDiffs(u)
 				for _, g := range u.Grants {
 					if g.State != GrantUnchanged {
 						o.Grants = append(o.Grants, g)
