@@ -381,11 +381,14 @@ func (s *Store) Revoke(ref string, tools, hooks, members []string) ([]*plan.Gran
 	if len(out) == 0 {
 		return nil, nil, fmt.Errorf("%s has no grants", ref)
 	}
-	if err := s.DeleteGrants(ids); err != nil {
-		return nil, nil, err
-	}
+	// Members first: a run killed in between leaves a grant whose member
+	// is gone (revoking again finishes), never a member where the harness
+	// reads it with no grant.
 	gone, err := s.withdrawMembers(out)
-	return out, gone, err
+	if err != nil {
+		return nil, gone, err
+	}
+	return out, gone, s.DeleteGrants(ids)
 }
 
 func kindOf(k string) string { a, _, _ := strings.Cut(k, "+"); return a }

@@ -352,7 +352,7 @@ func (c *forceCheck) memberGrant(subj, pkg string, o *OwnedTree) {
 	g := c.grants[o.Grant.ID]
 	switch {
 	case g == nil:
-		c.add(StatusProblem, subj, "%s is installed where %s reads it, and its grant %s is gone: 'dalo plugin revoke %s --member %s' takes it away, or approve it and install again", termtext.Escape(key), c.t.Harness, termtext.Escape(o.Grant.ID), pkg, termtext.Escape(key))
+		c.add(StatusProblem, subj, "%s is installed where %s reads it, and its grant %s is gone: 'dalo plugin remove %s --provider %s' takes it away, or approve it and install again", termtext.Escape(key), c.t.Harness, termtext.Escape(o.Grant.ID), pkg, c.t.Name)
 		return
 	case g.Digest != o.Grant.Digest:
 		c.add(StatusProblem, subj, "%s is installed with bytes its grant no longer approves (grant %s was approved again since): install again", termtext.Escape(key), termtext.Escape(o.Grant.ID))
