@@ -199,11 +199,14 @@ func (s *Store) withdraw(provider string, g *plan.Grant, o OwnedTree) (*Withdraw
 	return &Withdrawn{Provider: provider, Package: g.Package, Ref: o.Ref, From: o.Path, To: to}, nil
 }
 
+// renameTree is os.Rename; a test makes it fail as across file systems.
+var renameTree = os.Rename
+
 // moveTree renames from to to; across file systems it copies the tree
 // (files, directories and symbolic links, modes kept), syncs it, then
 // removes from.
 func moveTree(from, to string) error {
-	err := os.Rename(from, to)
+	err := renameTree(from, to)
 	if err == nil || !errors.Is(err, syscall.EXDEV) {
 		return err
 	}

@@ -48,7 +48,9 @@ approval), hooks (subject, phase, effect, matcher, bindings, timeout_ms,
 failure_policy, error_visibility, requirement, fallback, support per
 provider with status, native_event, reason and blocks_activation,
 approval), members and requires (resolution, and for members what install
-would do on each provider), instructions (the instruction members) and,
+would do on each provider, with the powers the table lists that the
+member uses and, with --provider, the approval of a skill or agent),
+instructions (the instruction members) and,
 with --provider, reapprove: the one approve command that renews every grant
 of the package that no longer matches it, when one does.
 
