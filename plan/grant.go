@@ -15,19 +15,20 @@ import (
 // holds the plan to what they bind before every run: dispatch must decode
 // a grant whole without linking package store.
 
-// A Grant is one approval in the ledger: a tool or a hook of one package,
-// for one provider. Digest is the sha256 of the canonical JSON of Binds
-// (a [ToolBinds] or a [HookBinds]), which is everything the approval
-// covers (docs/design.md §7); any change to what it binds needs a new grant.
+// A Grant is one approval in the ledger: a tool, a hook or a member (a
+// skill or an agent) of one package, for one provider. Digest is the
+// sha256 of the canonical JSON of Binds (a [ToolBinds], a [HookBinds] or a
+// [MemberBinds]), which is everything the approval covers (docs/design.md
+// §7); any change to what it binds needs a new grant.
 type Grant struct {
 	Schema     int             `json:"schema"`
 	ID         string          `json:"id"`
 	Digest     string          `json:"digest"`
-	Kind       string          `json:"kind"` // tool, hook
+	Kind       string          `json:"kind"` // tool, hook, skill, agent
 	Provider   string          `json:"provider"`
 	Package    string          `json:"package"` // source:name
 	Source     string          `json:"source"`
-	Item       string          `json:"item"` // the tool or hook id
+	Item       string          `json:"item"` // the tool or hook id, the member's name
 	ApprovedAt string          `json:"approved_at"`
 	Binds      json.RawMessage `json:"binds"`
 }
@@ -86,6 +87,29 @@ type HookBinds struct {
 	ErrorVisibility string           `json:"error_visibility"`
 }
 
+// MemberBinds is what a member grant covers: the exact bytes install
+// writes where the harness reads them, a skill's directory (every file,
+// by its path relative to the directory) or an agent's file (its one key
+// is ""), each with its sha256, size and exec bit, for one provider. A
+// harness runs what a skill or an agent says (inline commands, allowed
+// tools, hooks, permission modes) without dalo's dispatcher in between,
+// so the bytes are the whole of what the user trusts.
+type MemberBinds struct {
+	Package  PackageIdentity       `json:"package"`
+	Provider string                `json:"provider"`
+	Kind     string                `json:"kind"`   // skill, agent
+	Member   string                `json:"member"` // its name: the reference's selector
+	Ref      string                `json:"ref"`    // the reference as the manifest writes it
+	Files    map[string]FileDigest `json:"files"`
+}
+
+// MemberKinds are the kinds of member a grant approves: what install
+// writes where a harness reads it.
+var MemberKinds = []string{"skill", "agent"}
+
+// IsMemberKind says whether a grant of kind approves a member.
+func IsMemberKind(kind string) bool { return kind == "skill" || kind == "agent" }
+
 // Canonical is the canonical JSON of v: compact, fields in declaration
 // order, map keys sorted, no HTML escaping. Digests are taken of it, so
 // that the same binds always have the same digest.
@@ -116,8 +140,9 @@ func TreeDigest(files map[string]FileDigest) string {
 	return d
 }
 
-// GrantID is the id of the grant of one tool or hook of a package for a
-// provider. '+' appears in no part, so ids cannot collide.
+// GrantID is the id of the grant of one tool, hook or member of a package
+// for a provider. '+' appears in no part but the last (a member's name may
+// hold one), so ids cannot collide.
 func GrantID(provider string, pkg PackageIdentity, kind, item string) string {
 	return strings.Join([]string{provider, pkg.Source, pkg.Name, kind, item}, "+")
 }
@@ -161,7 +186,7 @@ const maxNameBytes = 128
 // kind and item. Revoke matches ledger file names with it, so that a grant
 // whose file is corrupt can still be revoked.
 func ParseGrantID(id string) (provider string, pkg PackageIdentity, kind, item string, err error) {
-	parts := strings.Split(id, "+")
+	parts := strings.SplitN(id, "+", 5)
 	if len(parts) != 5 {
 		return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: want PROVIDER+SOURCE+NAME+KIND+ITEM", id)
 	}
@@ -170,13 +195,14 @@ func ParseGrantID(id string) (provider string, pkg PackageIdentity, kind, item s
 			return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: empty part", id)
 		}
 	}
-	if parts[3] != "tool" && parts[3] != "hook" {
-		return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: kind %q is neither tool nor hook", id, parts[3])
+	if parts[3] != "tool" && parts[3] != "hook" && !IsMemberKind(parts[3]) {
+		return "", PackageIdentity{}, "", "", fmt.Errorf("grant id %q: kind %q is none of tool, hook, skill, agent", id, parts[3])
 	}
 	return parts[0], PackageIdentity{Source: parts[1], Name: parts[2]}, parts[3], parts[4], nil
 }
 
-// NewGrant makes the grant of binds, a *ToolBinds or a *HookBinds.
+// NewGrant makes the grant of binds, a *ToolBinds, a *HookBinds or a
+// *MemberBinds.
 func NewGrant(kind, provider string, pkg PackageIdentity, item string, binds any, now string) (*Grant, error) {
 	c, err := Canonical(binds)
 	if err != nil {
@@ -190,7 +216,8 @@ func NewGrant(kind, provider string, pkg PackageIdentity, item string, binds any
 	}, nil
 }
 
-// Decode decodes what g binds, a *ToolBinds or a *HookBinds by its kind,
+// Decode decodes what g binds, a *ToolBinds, a *HookBinds or a
+// *MemberBinds by its kind,
 // and checks that its digest is the digest of that: a grant whose binds
 // were edited, its digest kept, is refused. It digests what the bytes
 // decode to, encoded canonically again, not the bytes: the ledger file
@@ -203,6 +230,8 @@ func (g *Grant) Decode() (any, error) {
 		v = new(ToolBinds)
 	case "hook":
 		v = new(HookBinds)
+	case "skill", "agent":
+		v = new(MemberBinds)
 	default:
 		return nil, fmt.Errorf("unknown grant kind %q", g.Kind)
 	}

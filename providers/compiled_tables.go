@@ -26,7 +26,7 @@ var compiledTables = &compiled{
 	Tables: []compiledTable{
 		compiledTable{
 			File:   "claude/2.1.233.cue",
-			SHA256: "2a75de9c2f77c76c0bfb65b25aa7fc42715d0502a4dc1acdb396e7428a16e607",
+			SHA256: "4af5cee0bad80d5932ef8f02f6746da2c412bd6ef9cd4d2fdc35e596ddefad8e",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.233",
@@ -268,6 +268,64 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"doc: Claude Code hooks reference, MCP tools (https://docs.claude.com/en/docs/claude-code/hooks)",
 							"test: internal/live TestMatrixClaude/mcp_tool",
+						},
+					},
+				},
+				MemberPowers: []MemberPower{
+					MemberPower{
+						Kind: "skill",
+						Body: "!`([^`]+)`",
+						Does: "runs this shell command when the skill loads, before the model reads the skill, and gives the model its output; no hook event fires for it",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 53",
+						},
+					},
+					MemberPower{
+						Kind: "skill",
+						Key:  "allowed-tools",
+						Does: "lets these tools run without asking while the skill is active, its inline commands included",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 53",
+						},
+					},
+					MemberPower{
+						Kind: "skill",
+						Key:  "hooks",
+						Does: "hooks with commands of their own, run while the skill is active, outside dalo's grants",
+						Evidence: []string{
+							"doc: Claude Code's skill documentation lists hooks in a skill's front matter; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "permissionMode",
+						Does: "the agent's permission mode: bypassPermissions runs every tool without asking, acceptEdits writes files without asking",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists permissionMode; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "tools",
+						Does: "the tools the agent may use",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists tools; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "hooks",
+						Does: "hooks with commands of their own, run while the agent is active, outside dalo's grants",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists hooks; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "mcpServers",
+						Does: "MCP servers the agent starts: commands that run, with tools the agent may call",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists mcpServers; no dalo run has shown it yet",
 						},
 					},
 				},
@@ -4594,7 +4652,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "1e71db65e8f2b6997146f624d347f659717c7cb0a2eab6da512b97e3935ff73a",
+			SHA256: "467b24f0fd96ae265a23949cbb5ee0e8689ca72f8dccdb9c17798e6fa4c795e7",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -4837,6 +4895,66 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"doc: Claude Code hooks reference, MCP tools (https://docs.claude.com/en/docs/claude-code/hooks)",
 							"test: internal/live TestMatrixClaude/mcp_tool",
+						},
+					},
+				},
+				MemberPowers: []MemberPower{
+					MemberPower{
+						Kind: "skill",
+						Body: "!`([^`]+)`",
+						Does: "runs this shell command when the skill loads, before the model reads the skill, and gives the model its output; no PreToolUse hook sees it (PreSkillShellCommand fires for it, which no row maps)",
+						Evidence: []string{
+							"test: internal/live TestNativeClaudeSkillShell",
+							"run: providers/testdata/README.md finding 53",
+						},
+					},
+					MemberPower{
+						Kind: "skill",
+						Key:  "allowed-tools",
+						Does: "lets these tools run without asking while the skill is active, its inline commands included",
+						Evidence: []string{
+							"test: internal/live TestNativeClaudeSkillShell",
+							"run: providers/testdata/README.md finding 53",
+						},
+					},
+					MemberPower{
+						Kind: "skill",
+						Key:  "hooks",
+						Does: "hooks with commands of their own, run while the skill is active, outside dalo's grants",
+						Evidence: []string{
+							"doc: Claude Code's skill documentation lists hooks in a skill's front matter; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "permissionMode",
+						Does: "the agent's permission mode: bypassPermissions runs every tool without asking, acceptEdits writes files without asking",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists permissionMode; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "tools",
+						Does: "the tools the agent may use",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists tools; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "hooks",
+						Does: "hooks with commands of their own, run while the agent is active, outside dalo's grants",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists hooks; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "mcpServers",
+						Does: "MCP servers the agent starts: commands that run, with tools the agent may call",
+						Evidence: []string{
+							"doc: Claude Code's subagent documentation lists mcpServers; no dalo run has shown it yet",
 						},
 					},
 				},
@@ -17650,7 +17768,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "4c009f3d462c92cfd921e8f1a1dbd8031da006726f7311969c90a431904714c9",
+			SHA256: "5a6b4f5ba3476106664974bfceb206056bf26bb3abe1bc08c871f18c3d681739",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -17949,6 +18067,24 @@ var compiledTables = &compiled{
 						Regexp: "^mcp_[^_].*_.+$",
 						Evidence: []string{
 							"doc: Gemini CLI 0.61.0 docs, hooks/reference.md: tools from MCP servers are named mcp_<server_name>_<tool_name>",
+						},
+					},
+				},
+				MemberPowers: []MemberPower{
+					MemberPower{
+						Kind: "agent",
+						Key:  "tools",
+						Does: "the tools the agent may use",
+						Evidence: []string{
+							"doc: Gemini CLI's subagent documentation lists tools; no dalo run has shown it yet",
+						},
+					},
+					MemberPower{
+						Kind: "agent",
+						Key:  "mcpServers",
+						Does: "MCP servers the agent starts: commands that run, with tools the agent may call",
+						Evidence: []string{
+							"doc: Gemini CLI's subagent documentation lists mcpServers; no dalo run has shown it yet",
 						},
 					},
 				},

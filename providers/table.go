@@ -23,7 +23,10 @@ type Table struct {
 	Timeout       Timeout                `json:"timeout"`
 	Tools         map[string]Claim       `json:"tools"`
 	ToolPatterns  map[string]ToolPattern `json:"tool_patterns,omitempty"`
-	Events        map[string]Event       `json:"events"`
+	// MemberPowers are what a skill or an agent can make the harness do
+	// beyond adding text to the model's context.
+	MemberPowers []MemberPower    `json:"member_powers,omitempty"`
+	Events       map[string]Event `json:"events"`
 	// Blocking is how a hook command blocks the native action whatever it
 	// prints: its exit status, with the reason on stderr.
 	Blocking Blocking `json:"blocking"`
@@ -42,6 +45,18 @@ type Table struct {
 	// validation asks KnowsTool of every hook on every table.
 	patterns []*regexp.Regexp
 	key      string // Key, made when the table is loaded
+}
+
+// A MemberPower is a front-matter key (Key) or a body construct (Body, a
+// regular expression whose first group is what to show) of a skill's or
+// an agent's file (Kind) that runs code or widens permissions on the
+// harness, and what it does there.
+type MemberPower struct {
+	Kind     string   `json:"kind"`
+	Key      string   `json:"key,omitempty"`
+	Body     string   `json:"body,omitempty"`
+	Does     string   `json:"does"`
+	Evidence []string `json:"evidence"`
 }
 
 // A Claim is a fact with its evidence.

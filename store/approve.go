@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"dalo/internal/termtext"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -25,18 +26,28 @@ type Proposal struct {
 	Stops []GrantUse
 }
 
-// Propose computes the grants that approving tools and hooks (or all of
-// them) of a valid package on the selected provider would write. A hook
-// needs its tool's grant too, so the tool is proposed with it. A hook the
-// provider does not support cannot be approved for it; with all it is
-// skipped and listed in skipped.
-func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props []Proposal, skipped []string, err error) {
+// Propose computes the grants that approving tools, hooks and members
+// (KIND:NAME, such as skill:notes), or all of them, of a valid package on
+// the selected provider would write. A hook needs its tool's grant too, so
+// the tool is proposed with it. A hook the provider does not support
+// cannot be approved for it, nor a member install does not write there;
+// with all they are skipped and listed in skipped.
+func (s *Store) Propose(sel *Selection, tools, hooks, members []string, all bool) (props []Proposal, skipped []string, err error) {
 	if err := sel.Valid(); err != nil {
 		return nil, nil, err
 	}
 	m := sel.Pkg.Manifest
+	acts, err := s.MemberActions(sel, sel.Table, os.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
 	if all {
-		tools, hooks = nil, nil
+		tools, hooks, members = nil, nil, nil
+		for i := range acts {
+			if acts[i].grantable() {
+				members = append(members, MemberKey(acts[i].Ref))
+			}
+		}
 		// A tool only hooks the provider does not support run would be
 		// approved for nothing: it is skipped with them.
 		runs := map[string]int{}      // tool → hooks that run it
@@ -56,8 +67,8 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 			tools = append(tools, t.ID)
 		}
 	}
-	if len(tools)+len(hooks) == 0 && !all {
-		return nil, nil, fmt.Errorf("%s: nothing to approve: name --tool ID or --hook ID, or --all", sel.Identity)
+	if len(tools)+len(hooks)+len(members) == 0 && !all {
+		return nil, nil, fmt.Errorf("%s: nothing to approve: name --tool ID, --hook ID or --member KIND:NAME, or --all", sel.Identity)
 	}
 	// What the ledger holds for each item now: the state review shows and
 	// install acts on.
@@ -143,7 +154,36 @@ func (s *Store) Propose(sel *Selection, tools, hooks []string, all bool) (props 
 			return nil, nil, err
 		}
 	}
-	sort.SliceStable(props, func(i, j int) bool { return props[i].Grant.Kind > props[j].Grant.Kind }) // tools first
+	memberStates, err := s.MemberStates(sel, acts, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, key := range members {
+		st, ok := memberStates[key]
+		if !ok {
+			return nil, nil, fmt.Errorf("%s", memberMissing(sel, acts, key))
+		}
+		g, err := plan.NewGrant(st.Member.Kind, sel.Table.Name, sel.Identity, st.Member.Member, st.Member, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := add(g, st, ""); err != nil {
+			return nil, nil, err
+		}
+	}
+	// Tools first, then hooks, then members.
+	rank := map[string]int{"tool": 0, "hook": 1}
+	sort.SliceStable(props, func(i, j int) bool {
+		ri, ok := rank[props[i].Grant.Kind]
+		if !ok {
+			ri = 2
+		}
+		rj, ok := rank[props[j].Grant.Kind]
+		if !ok {
+			rj = 2
+		}
+		return ri < rj
+	})
 	return props, skipped, nil
 }
 
@@ -182,6 +222,18 @@ func (s *Store) ReapproveCommand(sel *Selection) string {
 			tools[h.Tool] = true
 		}
 	}
+	// Members whose bytes changed since their grant: each is asked for
+	// alone, as a member grant binds nothing else.
+	var members []string
+	if acts, err := s.MemberActions(sel, sel.Table, os.Getenv); err == nil {
+		if states, err := s.MemberStates(sel, acts, nil); err == nil {
+			for key, st := range states {
+				if renew(st) {
+					members = append(members, key)
+				}
+			}
+		}
+	}
 	cmd := fmt.Sprintf("dalo plugin approve %s --provider %s", sel.Identity, sel.Table.Name)
 	n := 0
 	for _, t := range m.Tools {
@@ -190,13 +242,32 @@ func (s *Store) ReapproveCommand(sel *Selection) string {
 			n++
 		}
 	}
-	if n == 0 {
+	if n+len(members) == 0 {
 		return ""
 	}
 	for _, h := range hooks {
 		cmd += " --hook " + h
 	}
-	return cmd
+	return cmd + memberFlags(members)
+}
+
+// memberMissing says why key names no member approve can grant on the
+// selected provider: the package has no such member, or install does not
+// write it there.
+func memberMissing(sel *Selection, acts []MemberAction, key string) string {
+	var keys []string
+	for _, a := range acts {
+		if MemberKey(a.Ref) == key {
+			return fmt.Sprintf("%s %s is not written on %s, so it has nothing to approve there: %s", sel.Identity, key, sel.Table.Key(), termtext.Escape(a.Text))
+		}
+		if a.grantable() {
+			keys = append(keys, MemberKey(a.Ref))
+		}
+	}
+	if keys == nil {
+		keys = []string{"none"}
+	}
+	return fmt.Sprintf("%s has no member %s to approve on %s; its skills and agents: %s", sel.Identity, termtext.Escape(key), sel.Table.Key(), strings.Join(keys, ", "))
 }
 
 func orUnknown(s string) string {
@@ -244,22 +315,25 @@ func (s *Store) Approve(props []Proposal) error {
 	return s.PutGrants(gs)
 }
 
-// Revoke deletes the grants of package ref (SOURCE:NAME): the tools and
-// hooks named, or all of them. Dispatch stops honouring them at its next
-// run, whatever the harness configuration still says.
-func (s *Store) Revoke(ref string, tools, hooks []string) ([]*plan.Grant, error) {
+// Revoke deletes the grants of package ref (SOURCE:NAME): the tools,
+// hooks and members (KIND:NAME) named, or all of them. Dispatch stops
+// honouring a tool or hook grant at its next run, whatever the harness
+// configuration still says; a harness reads a skill or an agent with no
+// dispatcher in between, so each installed member of a revoked grant is
+// taken away from where the harness reads it, into the store.
+func (s *Store) Revoke(ref string, tools, hooks, members []string) ([]*plan.Grant, []Withdrawn, error) {
 	if _, _, err := ParsePackageRef(ref); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l, err := s.Lock()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer l.Unlock()
 	// Match on the file names, so that a corrupt grant can be revoked too.
 	ents, err := os.ReadDir(s.path("grants"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("reading the ledger: %w", err)
+		return nil, nil, fmt.Errorf("reading the ledger: %w", err)
 	}
 	want := map[string]bool{}
 	for _, t := range tools {
@@ -267,6 +341,13 @@ func (s *Store) Revoke(ref string, tools, hooks []string) ([]*plan.Grant, error)
 	}
 	for _, h := range hooks {
 		want["hook+"+h] = true
+	}
+	for _, m := range members {
+		kind, name, ok := strings.Cut(m, ":")
+		if !ok || !plan.IsMemberKind(kind) || name == "" {
+			return nil, nil, fmt.Errorf("member %q: want skill:NAME or agent:NAME", m)
+		}
+		want[kind+"+"+name] = true
 	}
 	var out []*plan.Grant
 	var ids []string
@@ -294,13 +375,20 @@ func (s *Store) Revoke(ref string, tools, hooks []string) ([]*plan.Grant, error)
 	}
 	for k := range want {
 		if !matched[k] {
-			return nil, fmt.Errorf("%s has no grant for %s %s", ref, kindOf(k), itemOf(k))
+			return nil, nil, fmt.Errorf("%s has no grant for %s %s", ref, kindOf(k), itemOf(k))
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s has no grants", ref)
+		return nil, nil, fmt.Errorf("%s has no grants", ref)
 	}
-	return out, s.DeleteGrants(ids)
+	// Members first: a run killed in between leaves a grant whose member
+	// is gone (revoking again finishes), never a member where the harness
+	// reads it with no grant.
+	gone, err := s.withdrawMembers(out)
+	if err != nil {
+		return nil, gone, err
+	}
+	return out, gone, s.DeleteGrants(ids)
 }
 
 func kindOf(k string) string { a, _, _ := strings.Cut(k, "+"); return a }

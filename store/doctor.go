@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"dalo/internal/termtext"
 	"dalo/jsonedit"
 	"dalo/plan"
 	"dalo/providers"
@@ -337,6 +338,42 @@ type forceCheck struct {
 	trusted map[string]string // event → unverified trust, in force
 }
 
+// memberGrant checks the installed member o of pkg against the grant it
+// was written under: the ledger still holds it, and every file has the
+// approved bytes and exec bit (the bytes dalo wrote are the approved ones,
+// so a change since is reported with the others the user made).
+func (c *forceCheck) memberGrant(subj, pkg string, o *OwnedTree) {
+	key := MemberKey(o.Ref)
+	if o.Grant == nil {
+		c.add(StatusWarning, subj, "%s was installed before skills and agents had grants: approve it ('dalo plugin approve %s --provider %s --member %s') and install again", termtext.Escape(key), pkg, c.t.Name, termtext.Escape(key))
+		return
+	}
+	g := c.grants[o.Grant.ID]
+	switch {
+	case g == nil:
+		c.add(StatusProblem, subj, "%s is installed where %s reads it, and its grant %s is gone: 'dalo plugin remove %s --provider %s' takes it away, or approve it and install again", termtext.Escape(key), c.t.Harness, termtext.Escape(o.Grant.ID), pkg, c.t.Name)
+		return
+	case g.Digest != o.Grant.Digest:
+		c.add(StatusProblem, subj, "%s is installed with bytes its grant no longer approves (grant %s was approved again since): install again", termtext.Escape(key), termtext.Escape(o.Grant.ID))
+		return
+	}
+	v, err := g.Decode()
+	b, _ := v.(*plan.MemberBinds)
+	if err != nil || b == nil {
+		return // the ledger's own check reports it
+	}
+	for _, rel := range slices.Sorted(maps.Keys(b.Files)) {
+		p, err := o.file(rel)
+		if err != nil {
+			continue
+		}
+		fd, err := hashFile(p)
+		if err == nil && fd.SHA256 == b.Files[rel].SHA256 && fd.Executable != b.Files[rel].Executable {
+			c.add(StatusProblem, subj, "%s: its exec bit differs from the approved one", termtext.Escape(p))
+		}
+	}
+}
+
 func (c *forceCheck) add(status, subject, format string, args ...any) {
 	c.out = append(c.out, Finding{status, subject, fmt.Sprintf(format, args...)})
 }
@@ -406,7 +443,9 @@ func (c *forceCheck) run() []Finding {
 		for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
 			if _, err := os.Lstat(o.Path); err != nil {
 				c.add(StatusProblem, subj, "%s is missing; install again", o.Path)
+				continue
 			}
+			c.memberGrant(subj, ip.Package, &o)
 		}
 		c.required(&ip)
 		c.add(StatusOK, subj, "installed: %s, %s, %s", nouns(len(ip.Hooks), "hook"), nouns(len(ip.Skills), "skill"), nouns(len(ip.Agents), "agent"))

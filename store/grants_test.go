@@ -17,6 +17,8 @@ func TestParseGrantID(t *testing.T) {
 		{"claude", "tool", "guard"},
 		{"codex", "hook", "design-context"},
 		{"claude", "hook", "a.b_c"},
+		{"claude", "skill", "review-notes"},
+		{"gemini", "agent", "a+b"}, // a member's name may hold '+'
 	} {
 		id := plan.GrantID(tc.provider, pkg, tc.kind, tc.item)
 		provider, got, kind, item, err := plan.ParseGrantID(id)
@@ -30,9 +32,8 @@ func TestParseGrantID(t *testing.T) {
 	for _, bad := range []string{
 		"",
 		"claude+company+review-kit+tool",
-		"claude+company+review-kit+tool+guard+extra",
 		"claude++review-kit+tool+guard",
-		"claude+company+review-kit+agent+guard",
+		"claude+company+review-kit+instruction+guard",
 	} {
 		if _, _, _, _, err := plan.ParseGrantID(bad); err == nil {
 			t.Errorf("plan.ParseGrantID(%q): no error", bad)
@@ -66,7 +67,7 @@ func TestRevokeByID(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gs, err := s.Revoke("company:kit", nil, nil)
+	gs, _, err := s.Revoke("company:kit", nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestRevokeByID(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := s.Revoke("company:kit", []string{"guard"}, nil); err == nil {
+	if _, _, err := s.Revoke("company:kit", []string{"guard"}, nil, nil); err == nil {
 		t.Error("revoking a grant already revoked: no error")
 	}
 }

@@ -28,9 +28,10 @@ type GrantState struct {
 	Err    error       // GrantUnknown: why
 
 	// The item's binds now: Tool for a tool, Hook for a hook (naming its
-	// tool's digest now).
-	Tool *plan.ToolBinds
-	Hook *plan.HookBinds
+	// tool's digest now), Member for a skill or an agent.
+	Tool   *plan.ToolBinds
+	Hook   *plan.HookBinds
+	Member *plan.MemberBinds
 }
 
 // GrantStates is the state of the grant of every tool and every hook of

@@ -45,7 +45,7 @@ func TestGrantStates(t *testing.T) {
 	}
 	// The grants approving b and B would write, not written yet.
 	sel, _ = s.Select("company:kit", "claude@2.1.233")
-	pb, _, err := s.Propose(sel, nil, []string{"B"}, false)
+	pb, _, err := s.Propose(sel, nil, []string{"B"}, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

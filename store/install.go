@@ -56,10 +56,13 @@ func (e *BlockedError) Error() string {
 	return fmt.Sprintf("cannot %s %s on %s:\n  %s", verb, e.Package, e.Provider, strings.Join(e.Reasons, "\n  "))
 }
 
-// member is a skill or agent install would write.
+// member is a skill or agent install would write: the files its grant
+// approved, under that grant.
 type member struct {
 	ref, src, dest string
 	dir            bool
+	files          map[string]plan.FileDigest
+	grant          plan.GrantRef
 }
 
 // InstallOptions are how install runs.
@@ -247,25 +250,62 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 		}})
 		res.Hooks = append(res.Hooks, h.ID+" on "+c.NativeEvent)
 	}
-	if len(renew) > 0 {
-		// Every grant that needs renewal, in one refusal and one command:
-		// following a command that named only the first would leave the
-		// others' actions denied still.
-		renew = append(renew, fmt.Sprintf("review with 'dalo plugin review %s --provider %s', then approve again, each tool with every hook that runs it: '%s'", pkg, t.Name, s.ReapproveCommand(sel)))
-		return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: renew}
-	}
-
-	// Members: what install does with each is decided once, for review too.
+	// Members: what install does with each is decided once, for review
+	// too. A skill or an agent is written only with a grant for exactly
+	// the bytes it has now: the harness runs what it says.
 	acts, err := s.MemberActions(sel, t, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
+	memberStates, err := s.MemberStates(sel, acts, opt.Grants)
+	if err != nil {
+		return nil, err
+	}
 	var members []member
+	var unapproved, changedMembers []string // by MemberKey
+	for _, a := range acts {
+		if a.Action != MemberSkill && a.Action != MemberSubagent {
+			continue
+		}
+		key := MemberKey(a.Ref)
+		st := memberStates[key]
+		switch st.State {
+		case GrantUnknown:
+			return nil, st.Err
+		case GrantNotApproved:
+			unapproved = append(unapproved, key)
+			blocks = append(blocks, fmt.Sprintf("%s (%s) is not approved for %s: install writes it where %s reads it only with a grant for its exact bytes", key, a.Requirement, t.Name, t.Harness))
+			continue
+		case GrantChanged:
+			changedMembers = append(changedMembers, key)
+			why := memberWhy(st.Grant, st.Member)
+			if why == "" {
+				why = "its grant binds other bytes"
+			}
+			renew = append(renew, termtext.Escape(fmt.Sprintf("%s changed since it was approved; %s", key, why)))
+			continue
+		}
+		members = append(members, member{ref: a.Ref, src: a.Src, dest: a.Dest, dir: a.Dir, files: st.Member.Files, grant: plan.GrantRef{ID: st.Grant.ID, Digest: st.Grant.Digest}})
+	}
+	if len(renew) > 0 {
+		// Every grant that needs renewal, in one refusal and one command:
+		// following a command that named only the first would leave the
+		// others' actions denied still.
+		what := "again, each tool with every hook that runs it"
+		if len(renew) == len(changedMembers) {
+			what = "them again"
+		}
+		renew = append(renew, fmt.Sprintf("review with 'dalo plugin review %s --provider %s', then approve %s: '%s'", pkg, t.Name, what, s.ReapproveCommand(sel)))
+		return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: renew}
+	}
+	if len(unapproved) > 0 {
+		blocks = append(blocks, fmt.Sprintf("review with 'dalo plugin review %s --provider %s', then approve them: 'dalo plugin approve %s --provider %s%s'", pkg, t.Name, pkg, t.Name, memberFlags(unapproved)))
+	}
+
 	var states []InstructionState
 	for _, a := range acts {
 		switch a.Action {
 		case MemberSkill, MemberSubagent:
-			members = append(members, member{ref: a.Ref, src: a.Src, dest: a.Dest, dir: a.Dir})
 		case MemberFallback:
 			ip.Fallbacks = append(ip.Fallbacks, a.Ref+": "+a.Text)
 		case MemberInstruction:
@@ -471,11 +511,18 @@ func (s *Store) apply(p *installPlan) error {
 				}
 			}
 		}
-		files, err := listFiles(mb.src, mb.dir, &sel.Loaded.Limits)
-		if err != nil {
-			return fmt.Errorf("%s: %w", mb.ref, err)
+		if ot.CreatedDir == "" {
+			// A directory dalo created for another member (of any package
+			// here) holds this one too: whichever is removed last takes it
+			// away once empty.
+			ot.CreatedDir = createdFor(&next, filepath.Dir(mb.dest))
 		}
+		// The approved listing: writeMember copies each file only while it
+		// has the digest approved.
+		files := mb.files
 		ot.Files = hexFiles(files)
+		grant := mb.grant
+		ot.Grant = &grant
 		written = append(written, ot)
 		contents = append(contents, files)
 		if mb.dir {
@@ -669,6 +716,19 @@ func hexFiles(files map[string]plan.FileDigest) map[string]string {
 	return out
 }
 
+// createdFor is the directory dalo created, recorded for a member in
+// next, that dir is in, or "".
+func createdFor(next *Installed, dir string) string {
+	for _, ip := range next.Packages {
+		for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+			if c := o.CreatedDir; c != "" && (dir == c || strings.HasPrefix(dir, c+string(filepath.Separator))) {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
 // ownedPaths maps every member path dalo wrote on this provider to the
 // package that owns it.
 func ownedPaths(in *Installed, _ string) map[string]string {
@@ -747,7 +807,7 @@ func writeMember(mb member, files map[string]plan.FileDigest) error {
 		if err != nil {
 			return fmt.Errorf("installing %s: %w", mb.ref, err)
 		}
-		return writeFile(mb.dest, data, 0o644)
+		return writeFile(mb.dest, data, memberMode(files[""]))
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(mb.dest), tempPrefix(filepath.Base(mb.dest))+plan.TempMark)
 	if err != nil {
@@ -778,7 +838,7 @@ func writeMember(mb member, files map[string]plan.FileDigest) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		if err := writeFile(dst, data, 0o644); err != nil {
+		if err := writeFile(dst, data, memberMode(files[rel])); err != nil {
 			return err
 		}
 	}
@@ -806,6 +866,16 @@ func writeMember(mb member, files map[string]plan.FileDigest) error {
 	}
 	ok = true
 	return syncDir(filepath.Dir(mb.dest))
+}
+
+// memberMode is the mode a member's file is written with: executable
+// when its grant says so (a skill may ship a script it tells the model to
+// run), as the package has it.
+func memberMode(d plan.FileDigest) os.FileMode {
+	if d.Executable {
+		return 0o755
+	}
+	return 0o644
 }
 
 // probeWritable says why dalo cannot create a file in dir, or in the

@@ -78,6 +78,9 @@ type OwnedTree struct {
 	// own, neither "changed" nor kept by remove. The reinstall's final
 	// record drops them.
 	Earlier map[string][]string `json:"earlier,omitempty"`
+	// Grant is the member grant install wrote these bytes under; nil in
+	// a record written before members had grants.
+	Grant *plan.GrantRef `json:"grant,omitempty"`
 }
 
 // files lists every relative path the record owns, of Files and of

@@ -27,7 +27,7 @@ const (
 // A GrantChange is what an update does with one grant of the package on
 // the provider.
 type GrantChange struct {
-	Kind  string `json:"kind"` // tool, hook
+	Kind  string `json:"kind"` // tool, hook, skill, agent
 	Item  string `json:"item"`
 	State string `json:"state"`
 	// Why says what changed (bytes, contract, the tool a hook runs), or
@@ -203,9 +203,35 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 			}
 		}
 	}
+	// Members install writes: each asked for alone when its bytes
+	// changed, or when it has no grant (install writes none without one).
+	acts, err := s.MemberActions(sel, t, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	members := map[string]bool{} // "kind name" of every member with a grant subject
+	for i := range acts {
+		a := &acts[i]
+		if !a.grantable() {
+			continue
+		}
+		mb, err := sel.MemberBinds(a)
+		if err != nil {
+			return nil, err
+		}
+		key := mb.Kind + " " + mb.Member
+		members[key] = true
+		why := memberWhy(ledger[key], mb)
+		if ledger[key] == nil && slices.ContainsFunc(append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...), func(o OwnedTree) bool { return o.Ref == a.Ref }) {
+			why = "installed before skills and agents had grants; install writes it only with one"
+		}
+		if _, err := propose(mb.Kind, mb.Member, why, mb); err != nil {
+			return nil, err
+		}
+	}
 	for _, key := range slices.Sorted(maps.Keys(ledger)) {
 		g := ledger[key]
-		if (g.Kind == "tool" && sel.Tool(g.Item) == nil) || (g.Kind == "hook" && sel.Hook(g.Item) == nil) {
+		if (g.Kind == "tool" && sel.Tool(g.Item) == nil) || (g.Kind == "hook" && sel.Hook(g.Item) == nil) || (plan.IsMemberKind(g.Kind) && !members[key]) {
 			changes[key] = &GrantChange{Kind: g.Kind, Item: g.Item, State: GrantGone, Old: g}
 			order = append(order, key)
 		}
@@ -339,6 +365,8 @@ type Outdated struct {
 	To          string        `json:"source_commit,omitempty"`
 	Grants      []GrantChange `json:"grants"` // each not carried over
 	Differences []Difference  `json:"differences"`
+	// FileDiffs are the unified diffs of the text files that changed.
+	FileDiffs []FileDiff `json:"file_diffs"`
 }
 
 // Outdated lists every installed package, on every provider, whose source
@@ -375,7 +403,7 @@ func (s *Store) Outdated() ([]Outdated, error) {
 		}
 		for i := range in.Packages {
 			ip := &in.Packages[i]
-			o := Outdated{Package: ip.Package, Provider: name, From: ip.Commit, Grants: []GrantChange{}, Differences: []Difference{}}
+			o := Outdated{Package: ip.Package, Provider: name, From: ip.Commit, Grants: []GrantChange{}, Differences: []Difference{}, FileDiffs: []FileDiff{}}
 			base := loaded[ip.Source]
 			if base == nil {
 				// Those of its packages installed here, and what they
@@ -407,7 +435,7 @@ func (s *Store) Outdated() ([]Outdated, error) {
 				if u.Current() {
 					continue
 				}
-				o.State, o.Differences = "outdated", u.Differences
+				o.State, o.Differences, o.FileDiffs = "outdated", u.Differences, s.FileDiffs(u)
 				for _, g := range u.Grants {
 					if g.State != GrantUnchanged {
 						o.Grants = append(o.Grants, g)

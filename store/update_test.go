@@ -64,7 +64,7 @@ func approvedKit(t *testing.T) (s *Store, src string, sel *Selection) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	props, _, err := s.Propose(sel, []string{"a", "c"}, []string{"A", "C"}, false)
+	props, _, err := s.Propose(sel, []string{"a", "c"}, []string{"A", "C"}, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestPlanUpdate(t *testing.T) {
 			kitManifest(t, src, func(h map[string]string) { h["B"] = "required|2000" })
 		}, "tool a unchanged; tool c unchanged; hook A unchanged; hook B new required; tool b new hook B runs it; hook C unchanged"},
 		{"tool grant revoked", func(t *testing.T, s *Store, src string) {
-			if _, err := s.Revoke("company:kit", []string{"a"}, nil); err != nil {
+			if _, _, err := s.Revoke("company:kit", []string{"a"}, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 		}, "tool c unchanged; hook A unchanged; tool a new hook A runs it; hook C unchanged"},

@@ -18,14 +18,20 @@ import (
 	"dalo/store"
 )
 
-const pluginApproveDoc = `Plugin approve records your trust in tools and hooks of a package for one
-provider, in the approval ledger ($DALO_HOME/grants/<grant-id>.json). A tool
+const pluginApproveDoc = `Plugin approve records your trust in tools, hooks, skills and agents of a
+package for one provider, in the approval ledger ($DALO_HOME/grants/<grant-id>.json). A tool
 grant binds the package, the sha256, size and exec bit of every tool file
 and the invocation contract (runtime, argv, env, cwd, inputs, capabilities,
 platforms); a hook grant binds its event binding (subject, phase, native
 event, matcher, bindings), its effect, its tool's grant, and what a
 failure does and when the hook counts (failure_policy, error_visibility,
-timeout_ms, requirement): each changes what trusting the hook means. Lists are bound as written, in order. Any
+timeout_ms, requirement): each changes what trusting the hook means. A
+member grant (--member skill:NAME or agent:NAME) binds the exact bytes
+install writes where the harness reads them: every file of a skill's
+directory, or an agent's file, with sha256, size and exec bit. The harness
+runs what a skill or agent says (inline commands, allowed tools, hooks,
+permission modes) without dalo in between, so install writes none
+without one. Lists are bound as written, in order. Any
 change to what a grant binds needs a new approval; install checks it, and
 dispatch holds every run to it.
 
@@ -47,13 +53,14 @@ Examples:
 
 func init() {
 	register(&command{
-		name: "plugin approve", usage: "SOURCE:NAME --provider P [--tool ID]... [--hook ID]... [--all] [--yes]",
-		short: "approve tools and hooks of a package", doc: pluginApproveDoc,
+		name: "plugin approve", usage: "SOURCE:NAME --provider P [--tool ID]... [--hook ID]... [--member KIND:NAME]... [--all] [--yes]",
+		short: "approve tools, hooks, skills and agents of a package", doc: pluginApproveDoc,
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("provider", "", "the provider the grants are for (NAME or NAME@VERSION)")
 			fs.StringArray("tool", nil, "approve this tool (repeatable)")
 			fs.StringArray("hook", nil, "approve this hook and its tool (repeatable)")
-			fs.Bool("all", false, "approve every tool and every hook the provider supports")
+			fs.StringArray("member", nil, "approve this skill or agent, as skill:NAME or agent:NAME (repeatable)")
+			fs.Bool("all", false, "approve every tool, hook, skill and agent the provider supports")
 			fs.Bool("yes", false, "do not ask for confirmation")
 		},
 		run: runPluginApprove,
@@ -68,16 +75,17 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 	provider, _ := fs.GetString("provider")
 	tools, _ := fs.GetStringArray("tool")
 	hooks, _ := fs.GetStringArray("hook")
+	members, _ := fs.GetStringArray("member")
 	all, _ := fs.GetBool("all")
 	yes, _ := fs.GetBool("yes")
 	if provider == "" {
 		return usageError(e, cmd, "--provider is required: grants are per provider")
 	}
-	if all && len(tools)+len(hooks) > 0 {
-		return usageError(e, cmd, "--all approves everything; do not combine it with --tool or --hook")
+	if all && len(tools)+len(hooks)+len(members) > 0 {
+		return usageError(e, cmd, "--all approves everything; do not combine it with --tool, --hook or --member")
 	}
-	if !all && len(tools)+len(hooks) == 0 {
-		return usageError(e, cmd, "name what to approve: --tool ID, --hook ID or --all")
+	if !all && len(tools)+len(hooks)+len(members) == 0 {
+		return usageError(e, cmd, "name what to approve: --tool ID, --hook ID, --member KIND:NAME or --all")
 	}
 	s, ok := openStore(e, cmd)
 	if !ok {
@@ -91,7 +99,7 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 	if note != "" {
 		fmt.Fprintf(e.stdout, "%s\n", note)
 	}
-	props, skipped, err := s.Propose(sel, tools, hooks, all)
+	props, skipped, err := s.Propose(sel, tools, hooks, members, all)
 	if err != nil {
 		return fail(e, cmd, err)
 	}
@@ -111,11 +119,26 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 		stillChanged(e, s, sel)
 		return exitOK
 	}
+	acts, err := s.MemberActions(sel, sel.Table, os.Getenv)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
 	fmt.Fprintf(e.stdout, "Approve for %s (%s):\n", sel.Table.Name, sel.Table.Key())
 	for _, p := range fresh {
 		fmt.Fprintf(e.stdout, "  %s\n", termtext.Escape(describeGrant(p.Grant)))
 		if p.Why != "" {
 			fmt.Fprintf(e.stdout, "    (%s)\n", p.Why)
+		}
+		// What the member makes the harness do by itself, before the
+		// question: no dispatcher stands between it and the harness.
+		for i := range acts {
+			if plan.IsMemberKind(p.Grant.Kind) && store.MemberKey(acts[i].Ref) == p.Grant.Kind+":"+p.Grant.Item {
+				powers, listed, err := powersOf(sel.Table, &acts[i])
+				if err != nil {
+					return fail(e, cmd, err)
+				}
+				writePowers(e.stdout, "    ", sel.Table.Key(), p.Grant.Kind, powers, listed)
+			}
 		}
 	}
 	stops := stoppedHooks(fresh)
@@ -206,6 +229,22 @@ func describeGrant(g *plan.Grant) string {
 		var b plan.HookBinds
 		json.Unmarshal(g.Binds, &b)
 		return fmt.Sprintf("hook %s of %s: %s/%s %s on %s, runs tool %s, %s", g.Item, g.Package, b.Subject, b.Phase, b.Effect, b.NativeEvent, b.Tool, b.FailurePolicy)
+	case "skill", "agent":
+		var b plan.MemberBinds
+		json.Unmarshal(g.Binds, &b)
+		var files []string
+		for _, f := range slices.Sorted(maps.Keys(b.Files)) {
+			d := b.Files[f]
+			x := ""
+			if d.Executable {
+				x = " executable"
+			}
+			if f == "" {
+				f = b.Member + ".md"
+			}
+			files = append(files, fmt.Sprintf("%s sha256 %s %d bytes%s", f, d.SHA256[:12], d.Size, x))
+		}
+		return fmt.Sprintf("%s %s of %s (%s), written where the harness reads it; files: %s", g.Kind, g.Item, g.Package, b.Ref, strings.Join(files, ", "))
 	}
 	return g.Kind + " " + g.Item
 }

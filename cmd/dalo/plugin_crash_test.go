@@ -340,6 +340,7 @@ func TestCrashDuringReinstall(t *testing.T) {
 				t.Fatalf("staged roots after the first install: %v, %v; want 2", before, err)
 			}
 			dropGuard(t, dir)
+			mustDalo(t, dir, "plugin", "approve", pkg, "--provider", "claude", "--member", "skill:design-review", "--yes")
 			out, err := dalo(t, dir, at, install...)
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {

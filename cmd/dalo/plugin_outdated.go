@@ -12,7 +12,8 @@ import (
 const pluginOutdatedDoc = `Plugin outdated lists the installed packages whose source now differs from
 what you approved and installed, and how: tool bytes and contracts, hooks,
 members added or removed, the bytes of skills and agents, or the package
-gone from its source or no longer valid there. It compares with the source
+gone from its source or no longer valid there, with the unified diff of
+each changed text file (a tool's, a skill's, an agent's). It compares with the source
 as it is pinned (a git source: 'dalo source update' fetches and moves the
 pin) or, for a directory, as it is now. It never fetches and writes
 nothing. 'dalo plugin update' moves a package, asking only for what changed.
@@ -20,7 +21,7 @@ nothing. 'dalo plugin update' moves a package, asking only for what changed.
 --json prints a list of {package, provider, state (outdated, gone,
 invalid), why, installed_commit, source_commit, grants: [{kind, item,
 state (changed, new, gone), why}], differences: [{item, field, old,
-new}]}.
+new}], file_diffs: [{item, file, diff, note}]}.
 
 --exit-code makes the answer a script can ask, as git diff --exit-code:
 exit 1 when a package is listed (outdated, gone or invalid), 0 when none
@@ -92,6 +93,7 @@ func runPluginOutdated(e *env, fs *pflag.FlagSet) int {
 		}
 		fmt.Fprintf(e.stdout, "%s on %s%s\n", pkg, o.Provider, at)
 		writeDifferences(e.stdout, "  ", o.Differences, nil)
+		writeFileDiffs(e.stdout, "  ", o.FileDiffs)
 		writeGrantChanges(e.stdout, "  ", o.Grants, false)
 		fmt.Fprintf(e.stdout, "  'dalo plugin update %s --provider %s' moves it\n", pkg, o.Provider)
 	}

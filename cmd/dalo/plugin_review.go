@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 
@@ -26,6 +29,15 @@ where instructions would apply. For a git source it says which commit it
 shows: the one the source is pinned to. It writes nothing and grants
 nothing.
 
+Each skill and agent shows, per provider version, what its file makes the
+harness do by itself as the provider's table lists it (member_powers):
+the front-matter keys and body constructs that run code or widen
+permissions, with their values and commands.
+
+--show also prints the text of every tool file and every skill and agent
+file, escaped, at most 400 lines or 32 KiB of each; a binary file is named
+as such.
+
 Without --provider it shows hook support on every known provider version;
 approvals are shown only with --provider.
 
@@ -36,7 +48,9 @@ approval), hooks (subject, phase, effect, matcher, bindings, timeout_ms,
 failure_policy, error_visibility, requirement, fallback, support per
 provider with status, native_event, reason and blocks_activation,
 approval), members and requires (resolution, and for members what install
-would do on each provider), instructions (the instruction members) and,
+would do on each provider, with the powers the table lists that the
+member uses and, with --provider, the approval of a skill or agent),
+instructions (the instruction members) and,
 with --provider, reapprove: the one approve command that renews every grant
 of the package that no longer matches it, when one does.
 
@@ -50,10 +64,11 @@ Examples:
 
 func init() {
 	register(&command{
-		name: "plugin review", usage: "[--json] SOURCE:NAME [--provider P]", short: "show what trusting a package means",
+		name: "plugin review", usage: "[--json] SOURCE:NAME [--provider P] [--show]", short: "show what trusting a package means",
 		doc: pluginReviewDoc,
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("provider", "", "show hook support and approvals on this provider (NAME or NAME@VERSION)")
+			fs.Bool("show", false, "print the text of every tool file and every skill and agent file too")
 		},
 		run: runPluginReview,
 	})
@@ -96,10 +111,97 @@ func runPluginReview(e *env, fs *pflag.FlagSet) int {
 		return writeJSON(e, r)
 	}
 	r.writeText(e.stdout)
+	if show, _ := fs.GetBool("show"); show {
+		if err := writeShown(e.stdout, s, sel, tables); err != nil {
+			return fail(e, cmd, err)
+		}
+	}
 	if note != "" {
 		fmt.Fprintf(e.stdout, "%s\n", note)
 	}
 	return exitOK
+}
+
+// Bounds of what --show prints of one file.
+const (
+	showLines = 400
+	showBytes = 32 << 10
+)
+
+// writeShown prints the text of every file a grant of the package would
+// bind: each tool's files, and the files of each skill and agent install
+// writes on any of tables. Each line is escaped; a file is cut at showLines
+// lines or showBytes bytes, saying how much is left; a binary file (a
+// NUL byte, or not UTF-8) is named as such.
+func writeShown(w io.Writer, s *store.Store, sel *store.Selection, tables []*providers.Table) error {
+	m := sel.Pkg.Manifest
+	for i := range m.Tools {
+		tool := &m.Tools[i]
+		for _, f := range store.ToolFiles(tool) {
+			showFile(w, "tool "+tool.ID+": "+f, filepath.Join(sel.PkgDir(), filepath.FromSlash(f)))
+		}
+	}
+	var acts []store.MemberAction
+	for _, t := range tables {
+		as, err := s.MemberActions(sel, t, os.Getenv)
+		if err != nil {
+			return err
+		}
+		acts = append(acts, as...)
+	}
+	seen := map[string]bool{}
+	for i := range acts {
+		a := &acts[i]
+		if a.Src == "" || a.Dest == "" || seen[a.Ref] {
+			continue
+		}
+		seen[a.Ref] = true
+		b, err := sel.MemberBinds(a)
+		if err != nil {
+			return err
+		}
+		for _, rel := range slices.Sorted(maps.Keys(b.Files)) {
+			name, file := filepath.Base(a.Src), a.Src
+			if rel != "" {
+				name, file = rel, filepath.Join(a.Src, filepath.FromSlash(rel))
+			}
+			showFile(w, a.Ref+": "+name, file)
+		}
+	}
+	return nil
+}
+
+// showFile prints one file for --show.
+func showFile(w io.Writer, title, file string) {
+	fmt.Fprintf(w, "\n--- %s\n", termtext.Escape(title))
+	data, err := os.ReadFile(file)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "    (cannot be read: %s)\n", termtext.Escape(err.Error()))
+		return
+	case bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data):
+		fmt.Fprintf(w, "    (binary file, %d bytes, not shown)\n", len(data))
+		return
+	}
+	shown := data
+	if len(shown) > showBytes {
+		shown = shown[:showBytes]
+	}
+	lines := strings.SplitAfter(string(shown), "\n")
+	if len(lines) > showLines {
+		lines = lines[:showLines]
+	}
+	n := 0
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		n += len(l)
+		fmt.Fprintf(w, "    | %s\n", termtext.Escape(strings.TrimSuffix(l, "\n")))
+	}
+	if n < len(data) {
+		fmt.Fprintf(w, "    (%d more bytes not shown)\n", len(data)-n)
+	}
 }
 
 // review is everything plugin review shows. The text and the --json output
@@ -185,6 +287,9 @@ type reviewRef struct {
 	Target      string         `json:"target,omitempty"`
 	Reason      string         `json:"reason,omitempty"`
 	Install     []reviewTarget `json:"install,omitempty"` // members only
+	// Approval is, with --provider, the ledger's state for the grant of a
+	// skill or agent install writes there.
+	Approval *reviewApproval `json:"approval,omitempty"`
 }
 
 // reviewTarget is what install would do with a member on one provider.
@@ -192,6 +297,55 @@ type reviewTarget struct {
 	Provider string `json:"provider"`
 	Action   string `json:"action"` // installed, subagent, fallback, blocks, omitted, instruction (store.MemberActions)
 	Text     string `json:"text"`
+	// Powers are what the member's file makes the harness do by itself,
+	// as the provider's table lists them (member_powers); Listed says
+	// whether the table lists any for the member's kind.
+	Powers []reviewPower `json:"powers,omitempty"`
+	Listed bool          `json:"powers_listed"`
+}
+
+// reviewPower is one use of a power of the table by a member's file.
+type reviewPower struct {
+	What string `json:"what"` // the front-matter key, or "inline command"
+	File string `json:"file,omitempty"`
+	Line int    `json:"line"`
+	Text string `json:"text"` // the key's value, or the command
+	Does string `json:"does"`
+}
+
+// powersOf is what the member of a can make t's harness do by itself.
+func powersOf(t *providers.Table, a *store.MemberAction) ([]reviewPower, bool, error) {
+	if a.Action != store.MemberSkill && a.Action != store.MemberSubagent && a.Action != store.MemberBlocks || a.Src == "" {
+		return nil, false, nil
+	}
+	listed := false
+	for _, p := range t.MemberPowers {
+		listed = listed || p.Kind == engine.ParseRef(a.Ref).Kind
+	}
+	uses, err := store.MemberPowers(t, a)
+	if err != nil {
+		return nil, listed, err
+	}
+	var out []reviewPower
+	for _, u := range uses {
+		out = append(out, reviewPower{What: u.What(), File: u.File, Line: u.Line, Text: u.Text, Does: u.Power.Does})
+	}
+	return out, listed, nil
+}
+
+// writePowers prints what a member can make the harness of table do.
+func writePowers(w io.Writer, indent, table, kind string, powers []reviewPower, listed bool) {
+	if !listed {
+		fmt.Fprintf(w, "%sthe %s table lists nothing a %s makes the harness do by itself (not probed yet)\n", indent, table, kind)
+		return
+	}
+	for _, p := range powers {
+		where := fmt.Sprintf("line %d", p.Line)
+		if p.File != "" {
+			where = p.File + " " + where
+		}
+		fmt.Fprintf(w, "%s%s: %s (%s): %s\n", indent, p.What, termtext.Escape(p.Text), termtext.Escape(where), p.Does)
+	}
 }
 
 // String is the target as the text review shows it: a member install
@@ -308,12 +462,27 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 			return nil, err
 		}
 	}
+	var memberGrants map[string]store.GrantState
+	if sel.Table != nil {
+		var err error
+		if memberGrants, err = s.MemberStates(sel, acts[0], nil); err != nil {
+			return nil, err
+		}
+	}
 	for n, mb := range p.Members {
 		ref := engine.ParseRef(mb.Ref)
 		rr := refOf(refFor(refs, fmt.Sprintf("plugin.members[%d].ref", n)), mb.Ref, ref.Kind, mb.Requirement)
 		for i, t := range tables {
 			a := acts[i][n]
-			rr.Install = append(rr.Install, reviewTarget{Provider: t.Key(), Action: a.Action, Text: a.Text})
+			rt := reviewTarget{Provider: t.Key(), Action: a.Action, Text: a.Text}
+			var err error
+			if rt.Powers, rt.Listed, err = powersOf(t, &a); err != nil {
+				return nil, fmt.Errorf("%s: %w", mb.Ref, err)
+			}
+			rr.Install = append(rr.Install, rt)
+		}
+		if st, ok := memberGrants[store.MemberKey(mb.Ref)]; ok {
+			rr.Approval = approvalOf(st)
 		}
 		r.Members = append(r.Members, rr)
 		if ref.Kind == "instruction" {
@@ -440,6 +609,12 @@ func (r *review) writeText(w io.Writer) {
 		fmt.Fprintf(w, "  %s (%s): %s\n", termtext.Escape(mb.Ref), mb.Requirement, termtext.Escape(mb.resolution()))
 		for _, t := range mb.Install {
 			fmt.Fprintf(w, "    on %s: %s\n", t.Provider, termtext.Escape(t.String()))
+			if t.Action == store.MemberSkill || t.Action == store.MemberSubagent || t.Action == store.MemberBlocks && (t.Listed || len(t.Powers) > 0) {
+				writePowers(w, "      ", t.Provider, mb.Kind, t.Powers, t.Listed)
+			}
+		}
+		if mb.Approval != nil {
+			fmt.Fprintf(w, "    approval: %s\n", termtext.Escape(mb.Approval.String()))
 		}
 	}
 	if len(r.Requires) > 0 {

@@ -5,12 +5,13 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"dalo/internal/termtext"
 	"dalo/plan"
 	"dalo/store"
 )
 
-const pluginRevokeDoc = `Plugin revoke removes grants of a package from the ledger: the tools and
-hooks named, or all of its grants. Dispatch re-checks the ledger before every
+const pluginRevokeDoc = `Plugin revoke removes grants of a package from the ledger: the tools,
+hooks, skills and agents named, or all of its grants. Dispatch re-checks the ledger before every
 run, so a revoked hook stops running at the next harness event even while
 the harness configuration still calls dalo. An installed hook whose grant
 is revoked is not run, and fails under its failure policy at every event
@@ -19,18 +20,26 @@ action it guards is denied, or a stop asks for another workflow pass, at
 most %d in a row) until 'dalo plugin remove' takes the package away. Revoke
 names each such hook.
 
+A harness reads a skill or an agent with no dispatcher in between, so
+revoking a member's grant takes the member away from where the harness
+reads it, on every provider it is installed on, changes since install
+included: it moves, whole, into the store ($DALO_HOME/revoked/), and revoke
+says where.
+
 Examples:
   dalo plugin revoke company:design-review
   dalo plugin revoke company:design-review --hook design-context
+  dalo plugin revoke company:design-review --member skill:design-review
 `
 
 func init() {
 	register(&command{
-		name: "plugin revoke", usage: "SOURCE:NAME [--tool ID]... [--hook ID]...",
+		name: "plugin revoke", usage: "SOURCE:NAME [--tool ID]... [--hook ID]... [--member KIND:NAME]...",
 		short: "remove approvals", doc: fmt.Sprintf(pluginRevokeDoc, plan.FailClosedPasses),
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringArray("tool", nil, "revoke this tool's grants (repeatable)")
 			fs.StringArray("hook", nil, "revoke this hook's grants (repeatable)")
+			fs.StringArray("member", nil, "revoke this skill's or agent's grants, as skill:NAME or agent:NAME, and take it away (repeatable)")
 		},
 		run: runPluginRevoke,
 	})
@@ -43,11 +52,15 @@ func runPluginRevoke(e *env, fs *pflag.FlagSet) int {
 	}
 	tools, _ := fs.GetStringArray("tool")
 	hooks, _ := fs.GetStringArray("hook")
+	members, _ := fs.GetStringArray("member")
 	s, ok := openStore(e, cmd)
 	if !ok {
 		return exitFail
 	}
-	gs, err := s.Revoke(fs.Arg(0), tools, hooks)
+	gs, gone, err := s.Revoke(fs.Arg(0), tools, hooks, members)
+	for _, w := range gone {
+		fmt.Fprintf(e.stdout, "took %s away on %s: %s moved to %s\n", termtext.Escape(w.Ref), w.Provider, termtext.Escape(w.From), termtext.Escape(w.To))
+	}
 	if err != nil {
 		return fail(e, cmd, err)
 	}
@@ -56,7 +69,7 @@ func runPluginRevoke(e *env, fs *pflag.FlagSet) int {
 	var stuck []store.GrantUse
 	why := map[string]*plan.Grant{}
 	for _, g := range gs {
-		fmt.Fprintf(e.stdout, "revoked %s %s on %s: grant %s\n", g.Kind, g.Item, g.Provider, g.ID)
+		fmt.Fprintf(e.stdout, "revoked %s %s on %s: grant %s\n", g.Kind, termtext.Escape(g.Item), g.Provider, termtext.Escape(g.ID))
 		uses, err := s.GrantUses(g.ID)
 		if err != nil {
 			return fail(e, cmd, err)

@@ -13,8 +13,9 @@ import (
 const pluginStatusDoc = `Plugin status lists the approval ledger: every grant, what it covers, and
 whether it is installed: an installed hook in force uses it, one the harness
 will actually call (as 'dalo doctor' checks, without running the
-dispatcher). A grant an installed plan names whose hook is not in force
-says why. With SOURCE:NAME, only that package's.
+dispatcher), or a skill or agent install wrote under it is where the
+harness reads it. A grant an installed plan names whose hook is not in
+force says why. With SOURCE:NAME, only that package's.
 
 Examples:
   dalo plugin status
@@ -73,6 +74,13 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 			return fail(e, cmd, err)
 		}
 		for _, ip := range in.Packages {
+			// A skill or an agent is in force while it is where the
+			// harness reads it: install wrote it under this grant.
+			for _, o := range append(append([]store.OwnedTree(nil), ip.Skills...), ip.Agents...) {
+				if o.Grant != nil {
+					used[o.Grant.ID] = o.Grant.Digest
+				}
+			}
 			for _, h := range ip.Hooks {
 				used[h.Hook.ToolGrant.ID] = h.Hook.ToolGrant.Digest
 				used[h.Hook.HookGrant.ID] = h.Hook.HookGrant.Digest

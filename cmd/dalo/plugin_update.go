@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -105,7 +106,7 @@ func runPluginUpdate(e *env, fs *pflag.FlagSet) int {
 		fmt.Fprintf(e.stdout, "%s on %s is current%s: nothing to update\n", sel.Identity, tg.t.Name, atCommit(u.To))
 		return exitOK
 	}
-	printUpdate(e.stdout, u, tg.t.Key())
+	printUpdate(e.stdout, u, tg.t.Key(), s.FileDiffs(u))
 	for _, o := range off {
 		fmt.Fprintf(e.stdout, "  not in force now, installed again: %s\n", termtext.Escape(o))
 	}
@@ -155,8 +156,8 @@ func atCommit(c string) string {
 }
 
 // printUpdate shows u: what differs from what is installed, side by side,
-// then what becomes of each grant.
-func printUpdate(w io.Writer, u *store.Update, table string) {
+// the diff of each changed text file, then what becomes of each grant.
+func printUpdate(w io.Writer, u *store.Update, table string, files []store.FileDiff) {
 	from := "the source as it is now"
 	if u.To != "" {
 		from = "commit " + short(u.From) + " -> " + short(u.To)
@@ -172,9 +173,34 @@ func printUpdate(w io.Writer, u *store.Update, table string) {
 		fmt.Fprintln(w, "  what changed (installed | now):")
 		writeDifferences(w, "    ", u.Differences, nil)
 	}
+	writeFileDiffs(w, "  ", files)
 	writeGrantChanges(w, "  ", u.Grants, true)
 	for _, sk := range u.Skipped {
 		fmt.Fprintf(w, "  skipped: %s\n", termtext.Escape(sk))
+	}
+}
+
+// writeFileDiffs prints the unified diff of each changed text file, each
+// line escaped, or why a file's is not shown.
+func writeFileDiffs(w io.Writer, indent string, diffs []store.FileDiff) {
+	if len(diffs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%sfiles changed:\n", indent)
+	for _, d := range diffs {
+		if d.Note != "" {
+			name := d.Item
+			if d.File != "" {
+				name += ": " + d.File
+			}
+			fmt.Fprintf(w, "%s  %s (%s)\n", indent, termtext.Escape(name), d.Note)
+			continue
+		}
+		for _, l := range strings.SplitAfter(d.Diff, "\n") {
+			if l != "" {
+				fmt.Fprintf(w, "%s  %s\n", indent, termtext.Escape(strings.TrimSuffix(l, "\n")))
+			}
+		}
 	}
 }
 
