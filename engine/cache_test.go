@@ -460,7 +460,8 @@ func TestStatKeyFields(t *testing.T) {
 		if names, ok := listing(dir, &d, c); ok {
 			t.Errorf("%s changed: the listing %q kept for the old stat was used", f.name, names)
 		}
-		if _, ok := manifestDigest(manifest, &m, 1<<20, c); ok {
+		var buf []byte
+		if _, _, ok := manifestDigest(manifest, &m, 1<<20, c, &buf); ok {
 			t.Errorf("%s changed: the digest kept for the old stat was used", f.name)
 		}
 	}
@@ -476,7 +477,8 @@ func readThrough(t *testing.T, c Cache, dir, manifest string) (dst, mst unix.Sta
 	if _, ok := listing(dir, &dst, c); !ok {
 		t.Fatal("listing: not read")
 	}
-	if _, ok := manifestDigest(manifest, &mst, 1<<20, c); !ok {
+	var buf []byte
+	if _, _, ok := manifestDigest(manifest, &mst, 1<<20, c, &buf); !ok {
 		t.Fatal("manifestDigest: not read")
 	}
 	return dst, mst

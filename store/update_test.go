@@ -177,7 +177,7 @@ func TestUpdateGrantChangedMeanwhile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	props, _, err := s.Propose(sel2, nil, []string{"C"}, false)
+	props, _, err := s.Propose(sel2, nil, []string{"C"}, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

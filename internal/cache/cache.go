@@ -126,6 +126,7 @@ type UnsafeError struct {
 	Why  string // "belongs to user 1001", ...
 }
 
+// Error says which directory is unsafe and why.
 func (e *UnsafeError) Error() string { return e.Path + " " + e.Why }
 
 // checkDir checks that dir is a directory of this user, writable by no

@@ -25,6 +25,7 @@ type Repo struct {
 // A TooLargeError is a fetch refused for its size.
 type TooLargeError struct{ Limit int64 }
 
+// Error names the limit the fetch went over.
 func (e *TooLargeError) Error() string {
 	size := fmt.Sprintf("%d bytes", e.Limit)
 	if e.Limit%(1<<20) == 0 {
