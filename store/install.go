@@ -243,7 +243,14 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 			ToolGrant: plan.GrantRef{ID: tg.ID, Digest: tg.Digest}, HookGrant: plan.GrantRef{ID: hg.ID, Digest: hg.Digest},
 			Tool: plan.PlannedTool{ID: tool.ID, Runtime: tool.Runtime, Entry: tool.Entry, Argv: tb.Argv, Env: tool.Env, Inputs: tb.Inputs, Files: hexFiles(tb.Files)},
 		}})
-		res.Hooks = append(res.Hooks, h.ID+" on "+c.NativeEvent)
+		events := []string{c.NativeEvent}
+		for _, ev := range hb.AlsoEvents {
+			// The row's question is asked there too: the same hook,
+			// under the same grants, answers it.
+			ip.Hooks = append(ip.Hooks, InstalledHook{Event: ev, Hook: ip.Hooks[len(ip.Hooks)-1].Hook})
+			events = append(events, ev)
+		}
+		res.Hooks = append(res.Hooks, h.ID+" on "+strings.Join(events, ", "))
 	}
 	if len(renew) > 0 {
 		// Every grant that needs renewal, in one refusal and one command:
