@@ -765,7 +765,7 @@ func TestPlan(t *testing.T) {
 		{"Claude", "PreToolUse", `unknown provider "Claude": dalo has provider tables for claude, codex`},
 		{"claude@2.1.233", "PreToolUse", `unknown provider "claude@2.1.233"`},
 		{"../claude", "PreToolUse", `unknown provider "../claude"`},
-		{"claude", "pretooluse", `unknown native event "pretooluse" of claude: its events are PostToolUse, PostToolUseFailure, PreToolUse, SessionEnd, SessionStart, Stop, UserPromptSubmit`},
+		{"claude", "pretooluse", `unknown native event "pretooluse" of claude: its events are PostToolUse, PostToolUseFailure, PreSkillShellCommand, PreToolUse, SessionEnd, SessionStart, Stop, UserPromptSubmit`},
 		{"codex", "PostToolUseFailure", `unknown native event "PostToolUseFailure" of codex`},
 		{"claude", "../plans", `unknown native event "../plans"`},
 	} {

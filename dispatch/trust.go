@@ -183,7 +183,7 @@ func checkHook(h *plan.PlannedHook, b *plan.HookBinds, provider, event, id strin
 		{"package", b.Package.String() == h.Package},
 		{"provider", b.Provider == provider},
 		{"hook id", b.Hook == h.Hook},
-		{"native event", b.NativeEvent == event},
+		{"native event", b.NativeEvent == event || slices.Contains(b.AlsoEvents, event)},
 		{"subject", b.Subject == h.Subject},
 		{"phase", b.Phase == h.Phase},
 		{"effect", b.Effect == h.Effect},

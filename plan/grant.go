@@ -70,14 +70,18 @@ type ToolBinds struct {
 // (subject, phase, native event, matcher, bindings), the effect and how a
 // failure is handled, and the tool grant it runs.
 type HookBinds struct {
-	Package         PackageIdentity  `json:"package"`
-	Provider        string           `json:"provider"`
-	Hook            string           `json:"hook"`
-	Tool            string           `json:"tool"`
-	ToolDigest      string           `json:"tool_digest"`
-	Subject         string           `json:"subject"`
-	Phase           string           `json:"phase"`
-	NativeEvent     string           `json:"native_event"`
+	Package     PackageIdentity `json:"package"`
+	Provider    string          `json:"provider"`
+	Hook        string          `json:"hook"`
+	Tool        string          `json:"tool"`
+	ToolDigest  string          `json:"tool_digest"`
+	Subject     string          `json:"subject"`
+	Phase       string          `json:"phase"`
+	NativeEvent string          `json:"native_event"`
+	// AlsoEvents are the further native events the hook runs on, where
+	// the table asks the row's question there too (rows.also): a grant
+	// binds every event its hook answers.
+	AlsoEvents      []string         `json:"also_events,omitempty"`
 	Effect          string           `json:"effect"`
 	Requirement     string           `json:"requirement"`
 	Matcher         []string         `json:"matcher"`

@@ -5,7 +5,7 @@ package plan
 // Known is every provider dalo has a table for, with the native events
 // of its tables: what a dispatcher may be asked to answer.
 var Known = map[string][]string{
-	"claude": {"PostToolUse", "PostToolUseFailure", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
+	"claude": {"PostToolUse", "PostToolUseFailure", "PreSkillShellCommand", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
 	"codex":  {"PostToolUse", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
 	"gemini": {"AfterAgent", "AfterTool", "BeforeAgent", "BeforeTool", "SessionEnd", "SessionStart"},
 }

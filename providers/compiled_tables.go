@@ -4652,7 +4652,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "467b24f0fd96ae265a23949cbb5ee0e8689ca72f8dccdb9c17798e6fa4c795e7",
+			SHA256: "952ba62442cb0ee1ffc0b6d4258402006a51e945ef1e04e2189a981107d23730",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -5163,6 +5163,97 @@ var compiledTables = &compiled{
 										"doc: Claude Code hooks reference, common JSON fields: systemMessage is shown to the user (https://docs.claude.com/en/docs/claude-code/hooks)",
 										"doc: providers/testdata/README.md finding 27, seen on Claude Code 2.1.233",
 										"test: internal/live TestMatrixClaude/failures",
+									},
+								},
+							},
+						},
+					},
+					"PreSkillShellCommand": Event{
+						Evidence: []string{
+							"doc: Claude Code 2.1.332's own description of its hook events (the event list in its binary: summary and input of each)",
+							"recording: providers/testdata/recordings/claude/2.1.332/PreSkillShellCommand.json",
+							"run: providers/testdata/README.md finding 61",
+							"test: internal/live TestNativeClaudeSkillShell",
+							"test: internal/live TestNativeClaudeSkillShellDeny",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"recording: providers/testdata/recordings/claude/2.1.332/PreSkillShellCommand.json",
+										"test: internal/live TestNativeClaudeSkillShell",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"recording: providers/testdata/recordings/claude/2.1.332/PreSkillShellCommand.json",
+										"test: internal/live TestNativeClaudeSkillShell",
+									},
+								},
+								"session.permission_mode": PayloadField{
+									Key:  "permission_mode",
+									Type: "string",
+									Evidence: []string{
+										"recording: providers/testdata/recordings/claude/2.1.332/PreSkillShellCommand.json",
+										"test: internal/live TestNativeClaudeSkillShell",
+									},
+								},
+								"tool.call_id": PayloadField{
+									Key:  "tool_use_id",
+									Type: "string",
+									Evidence: []string{
+										"recording: providers/testdata/recordings/claude/2.1.332/PreSkillShellCommand.json",
+										"test: internal/live TestNativeClaudeSkillShell",
+									},
+								},
+								"tool.name": PayloadField{
+									Key:  "tool_name",
+									Type: "string",
+									Evidence: []string{
+										"recording: providers/testdata/recordings/claude/2.1.332/PreSkillShellCommand.json",
+										"test: internal/live TestNativeClaudeSkillShell",
+										"test: internal/live TestSkillShellGate/claude",
+									},
+								},
+								"transcript.path": PayloadField{
+									Key:  "transcript_path",
+									Type: "path",
+									Evidence: []string{
+										"recording: providers/testdata/recordings/claude/2.1.332/PreSkillShellCommand.json",
+										"test: internal/live TestNativeClaudeSkillShell",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"deny": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"hookSpecificOutput": map[string]interface{}{
+											"hookEventName":            "PreSkillShellCommand",
+											"permissionDecision":       "deny",
+											"permissionDecisionReason": "$reason",
+										},
+									},
+									Evidence: []string{
+										"doc: providers/testdata/README.md finding 13, seen on Claude Code 2.1.233",
+										"test: internal/live TestNativeClaudeSkillShellDeny",
+										"test: internal/live TestSkillShellGate/claude",
+									},
+								},
+							},
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"systemMessage": "$user",
+									},
+									Evidence: []string{
+										"doc: Claude Code hooks reference, common JSON fields: systemMessage is shown to the user (https://docs.claude.com/en/docs/claude-code/hooks)",
+										"doc: providers/testdata/README.md finding 27, seen on Claude Code 2.1.233 on other events",
 									},
 								},
 							},
@@ -6241,6 +6332,18 @@ var compiledTables = &compiled{
 						"before": Row{
 							Status:      "supported",
 							NativeEvent: "PreToolUse",
+							Also: map[string]Also{
+								"PreSkillShellCommand": Also{
+									Effects: []string{
+										"gate",
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestNativeClaudeSkillShellDeny",
+										"test: internal/live TestSkillShellGate/claude",
+									},
+								},
+							},
 							Effects: map[string]Effect{
 								"add_context": Effect{
 									Status: "supported",
@@ -6271,7 +6374,7 @@ var compiledTables = &compiled{
 								},
 								"gate": Effect{
 									Status: "supported",
-									Note:   "A portable allow prints nothing: Claude's ordinary permission flow still decides. The gate runs even after the session's working directory was deleted (a worktree removed under it). It does not see a skill's inline shell command, which runs without PreToolUse (unmapped.events.PreSkillShellCommand).",
+									Note:   "A portable allow prints nothing: Claude's ordinary permission flow still decides. The gate runs even after the session's working directory was deleted (a worktree removed under it). It also sees a skill's inline shell command, as tool Bash (also.PreSkillShellCommand).",
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
@@ -6310,7 +6413,7 @@ var compiledTables = &compiled{
 										"test: internal/live TestToolCalls/claude",
 										"test: internal/live TestProbeClaudeWrite",
 										"test: internal/live TestDeletedCwd/claude",
-										"test: internal/live TestNativeClaudeSkillShell",
+										"test: internal/live TestSkillShellGate/claude",
 									},
 								},
 								"observe": Effect{
@@ -6828,18 +6931,6 @@ var compiledTables = &compiled{
 								"doc: Claude Code 2.1.332's own description of its hook events (the event list in its binary: summary and input of each)",
 								"run: providers/testdata/README.md finding 52",
 								"test: internal/live TestNativeEvents/claude",
-							},
-						},
-						"PreSkillShellCommand": UnmappedClaim{
-							Reason: "A skill's inline shell command (!`command` in its SKILL.md) runs when the skill loads, without PreToolUse, so a tool_call/before gate never sees it; Claude Code 2.1.332 fires PreSkillShellCommand for it instead (tool_name Bash, the command as tool_input.command), and a deny there stops the command, but dalo maps no row to it yet. Review the shell commands of the skills you install.",
-							Evidence: []string{
-								"doc: Claude Code 2.1.332's own description of its hook events (the event list in its binary: summary and input of each)",
-								"recording: providers/testdata/recordings/claude/2.1.332/PreSkillShellCommand.json",
-								"run: providers/testdata/README.md finding 53",
-								"run: providers/testdata/README.md finding 61",
-								"test: internal/live TestNativeEvents/claude",
-								"test: internal/live TestNativeClaudeSkillShell",
-								"test: internal/live TestNativeClaudeSkillShellDeny",
 							},
 						},
 					},

@@ -256,9 +256,17 @@ type Row struct {
 	Status      string                         `json:"status"`
 	Reason      string                         `json:"reason,omitempty"`
 	NativeEvent string                         `json:"native_event,omitempty"`
+	Also        map[string]Also                `json:"also,omitempty"`
 	Effects     map[string]Effect              `json:"effects,omitempty"`
 	Failures    map[string]map[string]Delivery `json:"failures,omitempty"` // policy → visibility
 	Evidence    []string                       `json:"evidence"`
+}
+
+// Also is a further native event of a row (#Provider rows.also): the
+// effects whose hooks are installed on it too.
+type Also struct {
+	Effects  []string `json:"effects"`
+	Evidence []string `json:"evidence"`
 }
 
 // An Effect on a row: supported with the native output of each portable
@@ -333,11 +341,29 @@ func (t *Table) NativeEvent(subject, phase string) (string, bool) {
 	return r.NativeEvent, true
 }
 
+// AlsoEvents returns the further native events a hook of effect on
+// (subject, phase) is installed on, beside the row's own (rows.also),
+// sorted.
+func (t *Table) AlsoEvents(subject, phase, effect string) []string {
+	r, ok := t.Row(subject, phase)
+	if !ok || r.Status != Supported {
+		return nil
+	}
+	var out []string
+	for ev, a := range r.Also {
+		if slices.Contains(a.Effects, effect) {
+			out = append(out, ev)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // RowOf returns the (subject, phase) a native event serves.
 func (t *Table) RowOf(event string) (subject, phase string, ok bool) {
 	for s, phases := range t.Rows {
 		for p, r := range phases {
-			if r.Status == Supported && r.NativeEvent == event {
+			if _, also := r.Also[event]; r.Status == Supported && (r.NativeEvent == event || also) {
 				return s, p, true
 			}
 		}

@@ -405,7 +405,12 @@ func (c *forceCheck) run() []Finding {
 	}
 	for _, ip := range in.Packages {
 		subj := name + " " + ip.Package
+		checked := map[string]bool{} // a hook installed on several native events is checked once
 		for _, h := range ip.Hooks {
+			if checked[h.Hook.Hook] {
+				continue
+			}
+			checked[h.Hook.Hook] = true
 			key := ip.Package + "/" + h.Hook.Hook
 			for _, ref := range []plan.GrantRef{h.Hook.ToolGrant, h.Hook.HookGrant} {
 				g := c.grants[ref.ID]
@@ -448,7 +453,7 @@ func (c *forceCheck) run() []Finding {
 			c.memberGrant(subj, ip.Package, &o)
 		}
 		c.required(&ip)
-		c.add(StatusOK, subj, "installed: %s, %s, %s", nouns(len(ip.Hooks), "hook"), nouns(len(ip.Skills), "skill"), nouns(len(ip.Agents), "agent"))
+		c.add(StatusOK, subj, "installed: %s, %s, %s", nouns(len(checked), "hook"), nouns(len(ip.Skills), "skill"), nouns(len(ip.Agents), "agent"))
 	}
 	c.entries(want)
 	c.switches()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -55,8 +56,10 @@ func (s *Store) GrantUses(id string) ([]GrantUse, error) {
 	for _, ip := range in.Packages {
 		for _, h := range ip.Hooks {
 			for _, ref := range []plan.GrantRef{h.Hook.ToolGrant, h.Hook.HookGrant} {
-				if ref.ID == id {
-					out = append(out, GrantUse{Provider: provider, Package: ip.Package, Hook: h.Hook.Hook, Digest: ref.Digest, Effect: h.Hook.Effect, FailurePolicy: h.Hook.FailurePolicy})
+				u := GrantUse{Provider: provider, Package: ip.Package, Hook: h.Hook.Hook, Digest: ref.Digest, Effect: h.Hook.Effect, FailurePolicy: h.Hook.FailurePolicy}
+				// A hook installed on several native events uses it once.
+				if ref.ID == id && !slices.Contains(out, u) {
+					out = append(out, u)
 				}
 			}
 		}

@@ -248,7 +248,14 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 			ToolGrant: plan.GrantRef{ID: tg.ID, Digest: tg.Digest}, HookGrant: plan.GrantRef{ID: hg.ID, Digest: hg.Digest},
 			Tool: plan.PlannedTool{ID: tool.ID, Runtime: tool.Runtime, Entry: tool.Entry, Argv: tb.Argv, Env: tool.Env, Inputs: tb.Inputs, Files: hexFiles(tb.Files)},
 		}})
-		res.Hooks = append(res.Hooks, h.ID+" on "+c.NativeEvent)
+		events := []string{c.NativeEvent}
+		for _, ev := range hb.AlsoEvents {
+			// The row's question is asked there too: the same hook,
+			// under the same grants, answers it.
+			ip.Hooks = append(ip.Hooks, InstalledHook{Event: ev, Hook: ip.Hooks[len(ip.Hooks)-1].Hook})
+			events = append(events, ev)
+		}
+		res.Hooks = append(res.Hooks, h.ID+" on "+strings.Join(events, ", "))
 	}
 	// Members: what install does with each is decided once, for review
 	// too. A skill or an agent is written only with a grant for exactly

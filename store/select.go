@@ -259,6 +259,7 @@ func (sel *Selection) HookBinds(h *engine.Hook, toolDigest string) (*plan.HookBi
 	b := &plan.HookBinds{
 		Package: sel.Identity, Provider: sel.Table.Name, Hook: h.ID, Tool: h.Tool, ToolDigest: toolDigest,
 		Subject: h.Subject, Phase: h.Phase, NativeEvent: sel.Caps[h.ID].NativeEvent, Effect: h.Effect,
+		AlsoEvents:  sel.alsoEvents(h),
 		Requirement: h.Requirement, Matcher: nil, Bindings: sel.bindings(h, t),
 		TimeoutMS: h.TimeoutMS, FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
 	}
@@ -452,4 +453,13 @@ func changedSince(ip *InstalledPackage, dest string) string {
 		return ""
 	}
 	return strings.Join(changed, "; ") + "; move it away, dalo never overwrites it"
+}
+
+// alsoEvents are the further native events hook h runs on, beside its
+// row's own (rows.also), where the table supports it.
+func (sel *Selection) alsoEvents(h *engine.Hook) []string {
+	if sel.Caps[h.ID].Status != providers.Supported {
+		return nil
+	}
+	return sel.Table.AlsoEvents(h.Subject, h.Phase, h.Effect)
 }

@@ -22,8 +22,8 @@ const pluginApproveDoc = `Plugin approve records your trust in tools, hooks, ski
 package for one provider, in the approval ledger ($DALO_HOME/grants/<grant-id>.json). A tool
 grant binds the package, the sha256, size and exec bit of every tool file
 and the invocation contract (runtime, argv, env, cwd, inputs, capabilities,
-platforms); a hook grant binds its event binding (subject, phase, native
-event, matcher, bindings), its effect, its tool's grant, and what a
+platforms); a hook grant binds its event binding (subject, phase, every native
+event it runs on, matcher, bindings), its effect, its tool's grant, and what a
 failure does and when the hook counts (failure_policy, error_visibility,
 timeout_ms, requirement): each changes what trusting the hook means. A
 member grant (--member skill:NAME or agent:NAME) binds the exact bytes
@@ -228,7 +228,7 @@ func describeGrant(g *plan.Grant) string {
 	case "hook":
 		var b plan.HookBinds
 		json.Unmarshal(g.Binds, &b)
-		return fmt.Sprintf("hook %s of %s: %s/%s %s on %s, runs tool %s, %s", g.Item, g.Package, b.Subject, b.Phase, b.Effect, b.NativeEvent, b.Tool, b.FailurePolicy)
+		return fmt.Sprintf("hook %s of %s: %s/%s %s on %s, runs tool %s, %s", g.Item, g.Package, b.Subject, b.Phase, b.Effect, strings.Join(append([]string{b.NativeEvent}, b.AlsoEvents...), ", "), b.Tool, b.FailurePolicy)
 	case "skill", "agent":
 		var b plan.MemberBinds
 		json.Unmarshal(g.Binds, &b)

@@ -4,6 +4,7 @@ package live
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -14,6 +15,9 @@ import (
 type kit struct {
 	name, description string
 	hooks             []kitHook
+	// skills are required skill members, by name: the text of each
+	// one's SKILL.md.
+	skills map[string]string
 }
 
 // A kitHook is one hook of a kit and its tool.
@@ -42,6 +46,14 @@ func (k kit) files() map[string]string {
 	files := map[string]string{}
 	var b strings.Builder
 	fmt.Fprintf(&b, "schema_version = 1\n\n[plugin]\nname = %q\ndescription = %q\nid = %q\n", k.name, k.description, "dalo."+k.name)
+	if len(k.skills) > 0 {
+		var members []string
+		for _, name := range slices.Sorted(maps.Keys(k.skills)) {
+			members = append(members, fmt.Sprintf("{ ref = %q, requirement = \"required\" }", "skill:"+name))
+			files["skills/"+name+"/SKILL.md"] = k.skills[name]
+		}
+		b.WriteString("members = [" + strings.Join(members, ", ") + "]\n")
+	}
 	for _, h := range k.hooks {
 		entry, runtime, policy, visibility, timeout := h.entry, h.runtime, h.policy, h.visibility, h.timeoutMS
 		if entry == "" {

@@ -54,6 +54,19 @@ func unmappedOrSkip(t *testing.T, name, kind, what string) *provtables.Table {
 	return tb
 }
 
+// eventOrSkip skips the test unless the table under test of harness name
+// knows the native event: one its rows use, or one it lists as unmapped.
+func eventOrSkip(t *testing.T, name, event string) *provtables.Table {
+	t.Helper()
+	tb := tableUnder(t, name)
+	_, used := tb.Events[event]
+	_, listed := tb.Unmapped.Events[event]
+	if !used && !listed {
+		t.Skipf("%s has no native event %s", tb.Key(), event)
+	}
+	return tb
+}
+
 // TestNativeEvents asks the harness for the hook events it accepts
 // (NativeEvents: Claude Code's doctor, Codex's app-server schema): every
 // event the table under test uses, and every one it lists as unmapped, is
@@ -277,12 +290,13 @@ func toolOutput(srv *fakemodel.Server, id string) string {
 // configured by hand on PreToolUse, PostToolUse and PreSkillShellCommand:
 // the command runs when the skill loads and its output reaches the model,
 // and PreToolUse fires for the Skill call only, never for the command: a
-// tool_call/before gate does not see a skill's shell command. Claude Code
-// fires PreSkillShellCommand for it (tool_name Bash, the command as
-// tool_input.command), an event dalo maps no row to.
+// tool_call/before gate does not see a skill's shell command there. Claude
+// Code 2.1.332 fires PreSkillShellCommand for it (tool_name Bash, the
+// command as tool_input.command), where dalo installs its gates too
+// (TestSkillShellGate).
 func TestNativeClaudeSkillShell(t *testing.T) {
 	t.Parallel()
-	unmappedOrSkip(t, "claude", "events", "PreSkillShellCommand")
+	eventOrSkip(t, "claude", "PreSkillShellCommand")
 	w := newWorld(t, "claude", fakemodel.Script{{Tool: "Skill", Input: map[string]any{"skill": "shell-probe"}}, fakemodel.Say(natFinal)})
 	w.allowedTools = "Bash,Skill"
 	ran := filepath.Join(w.out, "skill-shell-ran")
@@ -318,7 +332,7 @@ func TestNativeClaudeSkillShell(t *testing.T) {
 // the reason does.
 func TestNativeClaudeSkillShellDeny(t *testing.T) {
 	t.Parallel()
-	unmappedOrSkip(t, "claude", "events", "PreSkillShellCommand")
+	eventOrSkip(t, "claude", "PreSkillShellCommand")
 	for _, c := range []struct {
 		name, stdout, stderr string
 		exit                 int
@@ -348,6 +362,50 @@ func TestNativeClaudeSkillShellDeny(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSkillShellGate installs, through dalo, a package holding a skill
+// whose inline shell command (!`...`) would create a file, and a
+// fail_closed Bash gate that denies any command naming that file; the
+// model loads the skill. On a table that maps PreSkillShellCommand (rows
+// tool_call/before also), dalo's gate runs there, sees the command as tool
+// Bash with tool_input.command, and denies it: the file never appears,
+// the command's output never reaches the model, the gate's reason does.
+func TestSkillShellGate(t *testing.T) {
+	t.Parallel()
+	needs(t, "claude")
+	t.Run("claude", func(t *testing.T) {
+		t.Parallel()
+		tb := tableUnder(t, "claude")
+		if len(tb.AlsoEvents("tool_call", "before", "gate")) == 0 {
+			t.Skipf("%s installs tool_call/before gates on no event beside %s", tb.Key(), "PreToolUse")
+		}
+		w := newWorld(t, "claude", fakemodel.Script{{Tool: "Skill", Input: map[string]any{"skill": "shell-gated"}}, fakemodel.Say(natFinal)})
+		w.allowedTools = "Bash,Skill"
+		w.streamJSON = true
+		ran := filepath.Join(w.out, "skill-gated-ran")
+		k := kit{name: "skill-gate-kit", description: "A skill with an inline command, and a gate.",
+			skills: map[string]string{"shell-gated": "---\nname: shell-gated\ndescription: A skill with an inline shell command.\nallowed-tools: Bash(touch:*)\n---\n\n" +
+				"The marker: !`touch " + ran + " && echo " + natText + "`\n"}}
+		k.hooks = append(k.hooks, kitHook{id: "skill-gate", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed",
+			tools: []string{"Bash"}, env: []string{"PATH", "LIVE_OUT"}, inputs: []string{"tool=string=tool.name"},
+			handler: "#!/bin/sh\nin=$(cat)\necho \"$1\" >> \"$LIVE_OUT/skill-gate.ran\"\n" +
+				"case \"$in\" in *skill-gated-ran*) echo '{\"kind\":\"deny\",\"reason\":\"" + natStderr + "\"}'; exit 0 ;; esac\necho '{\"kind\":\"abstain\"}'\n"})
+		out := w.installSource("skillgate", "skill-gate-kit", k.files())
+		if !strings.Contains(out, "PreSkillShellCommand") {
+			t.Errorf("install does not say it installed the gate on PreSkillShellCommand:\n%s", out)
+		}
+		s := w.run("Use the shell-gated skill.")
+		if _, err := os.Stat(ran); err == nil || w.server.Contains(natText) {
+			w.failf(s, "the skill's shell command ran = %v, its output reached the model = %v; want false, false", err == nil, w.server.Contains(natText))
+		}
+		if got := strings.Fields(w.output("skill-gate.ran")); !slices.Contains(got, "Bash") {
+			w.failf(s, "dalo's gate ran with tool names %q; want Bash, for the skill's command", got)
+		}
+		if !w.server.Contains(natStderr) {
+			w.failf(s, "the gate's reason %q did not reach the model", natStderr)
+		}
+	})
 }
 
 // TestDeletedCwd installs a kit whose after hook deletes the project dir,
