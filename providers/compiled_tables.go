@@ -26,7 +26,7 @@ var compiledTables = &compiled{
 	Tables: []compiledTable{
 		compiledTable{
 			File:   "claude/2.1.233.cue",
-			SHA256: "4af5cee0bad80d5932ef8f02f6746da2c412bd6ef9cd4d2fdc35e596ddefad8e",
+			SHA256: "344f35fd23d2f2152b576d161e0c1407af0dcd54e1f77a98b1415950b6429148",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.233",
@@ -293,7 +293,7 @@ var compiledTables = &compiled{
 						Key:  "hooks",
 						Does: "hooks with commands of their own, run while the skill is active, outside dalo's grants",
 						Evidence: []string{
-							"doc: Claude Code's skill documentation lists hooks in a skill's front matter; no dalo run has shown it yet",
+							"test: internal/live TestMemberPowersClaudeSkillHooks",
 						},
 					},
 					MemberPower{
@@ -3368,7 +3368,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "1e67e4b45756aadef4989d39c07e921994a3bbe185a663053b9afa5c22d13366",
+			SHA256: "b9e5763cbb128d72b7ebd70c274f645127e14e9044029b66bfc46f1c376f5055",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -3638,15 +3638,16 @@ var compiledTables = &compiled{
 						Key:  "hooks",
 						Does: "hooks with commands of their own, run while the skill is active, outside dalo's grants",
 						Evidence: []string{
-							"doc: Claude Code's skill documentation lists hooks in a skill's front matter; no dalo run has shown it yet",
+							"test: internal/live TestMemberPowersClaudeSkillHooks",
 						},
 					},
 					MemberPower{
 						Kind: "agent",
 						Key:  "permissionMode",
-						Does: "the agent's permission mode: bypassPermissions runs every tool without asking, acceptEdits writes files without asking",
+						Does: "the agent's permission mode: documented to run every tool without asking (bypassPermissions) or write files without asking (acceptEdits) where the session allows that mode; in a print-mode session that refuses a command, bypassPermissions did not make the agent run it",
 						Evidence: []string{
-							"doc: Claude Code's subagent documentation lists permissionMode; no dalo run has shown it yet",
+							"doc: Claude Code's subagent documentation lists permissionMode",
+							"test: internal/live TestMemberPowersClaudeAgentPermissionMode",
 						},
 					},
 					MemberPower{
