@@ -26,7 +26,7 @@ var compiledTables = &compiled{
 	Tables: []compiledTable{
 		compiledTable{
 			File:   "claude/2.1.233.cue",
-			SHA256: "4af5cee0bad80d5932ef8f02f6746da2c412bd6ef9cd4d2fdc35e596ddefad8e",
+			SHA256: "344f35fd23d2f2152b576d161e0c1407af0dcd54e1f77a98b1415950b6429148",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.233",
@@ -293,7 +293,7 @@ var compiledTables = &compiled{
 						Key:  "hooks",
 						Does: "hooks with commands of their own, run while the skill is active, outside dalo's grants",
 						Evidence: []string{
-							"doc: Claude Code's skill documentation lists hooks in a skill's front matter; no dalo run has shown it yet",
+							"test: internal/live TestMemberPowersClaudeSkillHooks",
 						},
 					},
 					MemberPower{
@@ -4652,7 +4652,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "952ba62442cb0ee1ffc0b6d4258402006a51e945ef1e04e2189a981107d23730",
+			SHA256: "6f81414645a73b5ad9461656c022363b0e667b2d896dd1a7996508dae4de95c9",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -4902,9 +4902,10 @@ var compiledTables = &compiled{
 					MemberPower{
 						Kind: "skill",
 						Body: "!`([^`]+)`",
-						Does: "runs this shell command when the skill loads, before the model reads the skill, and gives the model its output; no PreToolUse hook sees it (PreSkillShellCommand fires for it, which no row maps)",
+						Does: "runs this shell command when the skill loads, before the model reads the skill, and gives the model its output; no PreToolUse hook sees it, but a tool_call/before gate on Bash does (PreSkillShellCommand)",
 						Evidence: []string{
 							"test: internal/live TestNativeClaudeSkillShell",
+							"test: internal/live TestSkillShellGate/claude",
 							"run: providers/testdata/README.md finding 53",
 						},
 					},
@@ -4922,15 +4923,16 @@ var compiledTables = &compiled{
 						Key:  "hooks",
 						Does: "hooks with commands of their own, run while the skill is active, outside dalo's grants",
 						Evidence: []string{
-							"doc: Claude Code's skill documentation lists hooks in a skill's front matter; no dalo run has shown it yet",
+							"test: internal/live TestMemberPowersClaudeSkillHooks",
 						},
 					},
 					MemberPower{
 						Kind: "agent",
 						Key:  "permissionMode",
-						Does: "the agent's permission mode: bypassPermissions runs every tool without asking, acceptEdits writes files without asking",
+						Does: "the agent's permission mode: documented to run every tool without asking (bypassPermissions) or write files without asking (acceptEdits) where the session allows that mode; in a print-mode session that refuses a command, bypassPermissions did not make the agent run it",
 						Evidence: []string{
-							"doc: Claude Code's subagent documentation lists permissionMode; no dalo run has shown it yet",
+							"doc: Claude Code's subagent documentation lists permissionMode",
+							"test: internal/live TestMemberPowersClaudeAgentPermissionMode",
 						},
 					},
 					MemberPower{

@@ -1,0 +1,87 @@
+package live
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dalo/internal/fakemodel"
+)
+
+// TestMemberPowersClaudeSkillHooks runs a Claude session whose model loads
+// a skill whose front matter declares a PreToolUse hook of its own, then
+// runs a shell command: the skill's hook command runs, with no hook in the
+// user's settings and nothing of dalo's. So a skill's hooks key runs code
+// by itself, as the table's member_powers says, and only a member grant
+// stands between a package and it.
+func TestMemberPowersClaudeSkillHooks(t *testing.T) {
+	t.Parallel()
+	tb := tableUnder(t, "claude")
+	listed := false
+	for _, p := range tb.MemberPowers {
+		listed = listed || p.Kind == "skill" && p.Key == "hooks"
+	}
+	if !listed {
+		t.Skipf("%s lists no skill key hooks in member_powers", tb.Key())
+	}
+	w := newWorld(t, "claude", fakemodel.Script{
+		{Tool: "Skill", Input: map[string]any{"skill": "hook-probe"}},
+		{Tool: "Bash", Input: map[string]any{"command": "echo " + natText}},
+		fakemodel.Say(natFinal),
+	})
+	w.allowedTools = "Bash,Skill"
+	ran := filepath.Join(w.out, "skill-hook-ran")
+	w.writeFile(filepath.Join(w.home, ".claude", "skills", "hook-probe", "SKILL.md"),
+		"---\nname: hook-probe\ndescription: A probe skill with a hook of its own.\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: touch "+ran+"\n---\n\nLoaded.\n")
+	s := w.run("Use the hook-probe skill, then run the command.")
+	if _, err := os.Stat(ran); err != nil {
+		w.failf(s, "the skill's own PreToolUse hook ran = false (%v); want true", err)
+	}
+}
+
+// TestMemberPowersClaudeAgentPermissionMode runs a Claude session in
+// print mode, where a shell command not allowed is refused, whose model
+// starts a subagent that runs one, with and without
+// permissionMode: bypassPermissions in the agent's file. Measured on
+// 2.1.332: neither runs it (the result lists the Bash call among its
+// permission denials), so in a session the user did not widen, an agent's
+// permissionMode does not widen it either. The table keeps the key as a
+// power, with this, since its documentation says bypassPermissions runs
+// every tool without asking where the session allows that mode.
+func TestMemberPowersClaudeAgentPermissionMode(t *testing.T) {
+	t.Parallel()
+	tb := tableUnder(t, "claude")
+	listed := false
+	for _, p := range tb.MemberPowers {
+		listed = listed || p.Kind == "agent" && p.Key == "permissionMode"
+	}
+	if !listed {
+		t.Skipf("%s lists no agent key permissionMode in member_powers", tb.Key())
+	}
+	for _, tc := range []struct{ name, mode string }{
+		{"bypassPermissions", "permissionMode: bypassPermissions\n"},
+		{"default", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var ran string
+			w := newWorldFor(t, "claude", func(w *world) fakemodel.Script {
+				ran = filepath.Join(w.out, "agent-ran")
+				return fakemodel.Script{
+					{Tool: "Agent", Input: map[string]any{"description": "Probe", "prompt": "Run the probe command.",
+						"subagent_type": "mode-probe", "run_in_background": false}},
+					fakemodel.Run("touch " + ran),
+					fakemodel.Say(natFinal),
+				}
+			})
+			w.allowedTools = "Agent"
+			w.writeFile(filepath.Join(w.home, ".claude", "agents", "mode-probe.md"),
+				"---\nname: mode-probe\ndescription: Runs the probe command.\ntools: Bash\n"+tc.mode+"---\nRun the command you are given.\n")
+			s := w.run("Start the mode-probe agent.")
+			if _, err := os.Stat(ran); err == nil || !strings.Contains(s.stdout, `"permission_denials":[{"tool_name":"Bash"`) {
+				w.failf(s, "the subagent's command ran = %v; want false, refused as a permission denial", err == nil)
+			}
+		})
+	}
+}
