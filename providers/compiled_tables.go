@@ -12614,6 +12614,2733 @@ var compiledTables = &compiled{
 			},
 		},
 		compiledTable{
+			File:   "copilot/1.0.102.cue",
+			SHA256: "00717fe20be1abc91a25ef5a0332ea128491103d6dba51ea8f1bb711aee8278f",
+			Table: &Table{
+				Name:    "copilot",
+				Version: "1.0.102",
+				Harness: "GitHub Copilot CLI",
+				Install: "npm install @github/copilot@1.0.102",
+				VersionOutput: Claim{
+					Text: "GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates.",
+					Evidence: []string{
+						"run: providers/testdata/README.md finding 61",
+						"test: internal/live TestMatrixCopilot/first_run",
+					},
+				},
+				Config: Config{
+					Home: Home{
+						Env:     "COPILOT_HOME",
+						Default: ".copilot",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 61",
+							"test: internal/live TestMatrixCopilot/session",
+						},
+					},
+					Hooks: HooksFile{
+						Location: Location{
+							Root: "config_home",
+							Path: "settings.json",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog: support defining hooks in settings.json",
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestMatrixCopilot/session",
+							},
+						},
+						DuplicateKeys: DuplicateKeys{
+							Reads: "last",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 reads settings.json with JavaScript's JSON.parse, which keeps the last copy of a key; no run has shown it",
+							},
+						},
+						Entry: EntryTemplate{
+							Template: json.RawMessage("{\"matcher\":\"$matcher\",\"hooks\":[{\"type\":\"command\",\"command\":\"$command\",\"timeout\":\"$timeout\"}]}"),
+							Matcher:  "*",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog: hook config files support Claude Code's nested matcher/hooks structure and PascalCase event names; timeout is an alias for timeoutSec",
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestMatrixCopilot/session",
+							},
+						},
+					},
+					Off: []Switch{
+						Switch{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 62",
+									"test: internal/live TestMatrixCopilot/hooks_off",
+									"test: internal/live TestMatrixCopilot/hooks_off_other_file",
+								},
+							},
+							Key:   "disableAllHooks",
+							Value: true,
+							Means: "GitHub Copilot CLI runs no hook of the user's settings.json, dalo's entries included (a disableAllHooks in another hook file switches off that file's hooks only)",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog: support disableAllHooks flag to disable all hooks from a configuration file",
+								"run: providers/testdata/README.md finding 62",
+								"test: internal/live TestMatrixCopilot/hooks_off",
+								"test: internal/live TestMatrixCopilot/hooks_off_other_file",
+							},
+						},
+					},
+					Instructions: Location{
+						Root: "config_home",
+						Path: "copilot-instructions.md",
+						Evidence: []string{
+							"doc: GitHub Copilot CLI docs, custom instructions: local instructions in $HOME/.copilot/copilot-instructions.md",
+							"test: internal/live TestMatrixCopilot/instruction",
+						},
+					},
+					Skills: []Location{
+						Location{
+							Root:   "config_home",
+							Path:   "skills",
+							Layout: "<name>/SKILL.md",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI docs, agent skills: personal skills in ~/.copilot/skills/<name>/SKILL.md; no run has shown it",
+							},
+						},
+					},
+					Agents: Agents{
+						Status: "unsupported",
+						Reason: "dalo has not yet proved where GitHub Copilot CLI 1.0.102 reads a user's agents (its custom agents are .agent.md files); an agent with an inline fallback is installed as that skill.",
+						Evidence: []string{
+							"doc: GitHub Copilot CLI docs, custom agents: ~/.copilot/agents/*.agent.md; no run has shown it",
+						},
+					},
+					Trust: Trust{
+						How: "GitHub Copilot CLI runs the hooks of the user's settings without a review of its own; dalo's grants are the only review. A repository's own hooks (.github/hooks) load only in a folder the user trusted, and headless only with an opt-in variable; dalo writes none there.",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 61",
+							"doc: GitHub Copilot CLI 1.0.102 changelog: repo-level hooks load only after folder trust; prompt mode gates repo hooks behind GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS",
+							"test: internal/live TestMatrixCopilot/session",
+						},
+					},
+				},
+				Timeout: Timeout{
+					Unit:   "seconds",
+					Clamps: map[string]Clamp{},
+				},
+				Tools: map[string]Claim{
+					"Bash": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 61",
+							"test: internal/live TestMatrixCopilot/session",
+						},
+					},
+				},
+				Events: map[string]Event{
+					"PostToolUse": Event{
+						ToolMatcher: true,
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 61",
+							"test: internal/live TestMatrixCopilot/session",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"tool.name": PayloadField{
+									Key:  "tool_name",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"context": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"additionalContext": "$context",
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 62",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"systemMessage": "$user",
+									},
+									Evidence: []string{
+										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+									},
+								},
+							},
+						},
+					},
+					"PreToolUse": Event{
+						ToolMatcher: true,
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 61",
+							"test: internal/live TestMatrixCopilot/session",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"tool.name": PayloadField{
+									Key:  "tool_name",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"deny": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"hookSpecificOutput": map[string]interface{}{
+											"hookEventName":            "PreToolUse",
+											"permissionDecision":       "deny",
+											"permissionDecisionReason": "$reason",
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 62",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"systemMessage": "$user",
+									},
+									Evidence: []string{
+										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+									},
+								},
+							},
+						},
+						Undelivered: map[string]string{
+							"context": "dalo: dalo has not proved that GitHub Copilot CLI's PreToolUse takes context for the model; hook context shown here instead:\n$context",
+						},
+						FailedCommand: &FailedCommand{
+							Does: "deny",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog: preToolUse hook errors now deny the tool call instead of silently allowing execution",
+								"run: providers/testdata/README.md finding 62",
+								"test: internal/live TestMatrixCopilot/dispatcher_gone_fail_closed",
+								"test: internal/live TestMatrixCopilot/dispatcher_gone_fail_open",
+							},
+						},
+					},
+					"SessionEnd": Event{
+						OutputIgnored: true,
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 61",
+							"test: internal/live TestMatrixCopilot/session",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"session.end_reason": PayloadField{
+									Key:  "reason",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stderr: "$user",
+									Exit:   1,
+									Evidence: []string{
+										"doc: Portable Agent Packages draft 0.1, Hooks (user-only failures after SessionEnd use a nonzero dispatcher exit)",
+									},
+								},
+							},
+						},
+					},
+					"SessionStart": Event{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 61",
+							"test: internal/live TestMatrixCopilot/session",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"context": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"additionalContext": "$context",
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 62",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"systemMessage": "$user",
+									},
+									Evidence: []string{
+										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+									},
+								},
+							},
+						},
+					},
+					"Stop": Event{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 61",
+							"test: internal/live TestMatrixCopilot/session",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"transcript.path": PayloadField{
+									Key:  "transcript_path",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"workflow.already_continued": PayloadField{
+									Key:  "stop_hook_active",
+									Type: "boolean",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"continue": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"decision": "block",
+										"reason":   "$reason",
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 62",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"systemMessage": "$user",
+									},
+									Evidence: []string{
+										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+									},
+								},
+							},
+						},
+						Undelivered: map[string]string{
+							"context": "dalo: hook context cannot reach the model on Stop without resuming the turn; shown here instead:\n$context",
+						},
+					},
+					"UserPromptSubmit": Event{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 61",
+							"test: internal/live TestMatrixCopilot/session",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"prompt.text": PayloadField{
+									Key:  "prompt",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"context": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"additionalContext": "$context",
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 62",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"systemMessage": "$user",
+									},
+									Evidence: []string{
+										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+									},
+								},
+							},
+						},
+					},
+				},
+				Blocking: Blocking{
+					Exit: 2,
+					Evidence: []string{
+						"doc: GitHub Copilot CLI 1.0.102 changelog: preToolUse hooks that exit with code 2 deny tool calls",
+						"run: providers/testdata/README.md finding 62",
+						"test: internal/live TestMatrixCopilot/dispatcher_gone_fail_closed",
+					},
+				},
+				Undelivered: map[string]string{
+					"context":        "dalo: hook context cannot reach the model on $event:\n$context",
+					"continue":       "dalo: a continuation cannot be delivered on GitHub Copilot CLI $event",
+					"deny":           "dalo: a denial cannot be delivered on GitHub Copilot CLI $event",
+					"replace_output": "dalo: an output replacement cannot be delivered on GitHub Copilot CLI $event",
+					"rewrite_input":  "dalo: an input rewrite cannot be delivered on GitHub Copilot CLI $event",
+				},
+				Rows: map[string]map[string]Row{
+					"prompt": map[string]Row{
+						"before": Row{
+							Status:      "supported",
+							NativeEvent: "UserPromptSubmit",
+							Effects: map[string]Effect{
+								"add_context": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"add_context": NativeOutput{
+											Stdout: map[string]interface{}{
+												"additionalContext": "$context",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 62",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"gate": Effect{
+									Status: "unsupported",
+									Reason: "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+									Evidence: []string{
+										"doc: GitHub Copilot CLI 1.0.102 changelog",
+									},
+								},
+								"observe": Effect{
+									Status: "supported",
+									Note:   "UserPromptSubmit fires again, with the reason as its prompt, when a stop hook continues the workflow.",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"observe": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 62",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+							Failures: map[string]map[string]Delivery{
+								"fail_closed": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "unsupported",
+										Reason: "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 changelog",
+										},
+									},
+									"user": Delivery{
+										Status: "unsupported",
+										Reason: "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 changelog",
+										},
+									},
+								},
+								"fail_open": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"additionalContext": "$diagnostic",
+												"systemMessage":     "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+											"test: internal/live TestMatrixCopilot/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											},
+										},
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										},
+									},
+								},
+								"report": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"additionalContext": "$diagnostic",
+												"systemMessage":     "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+											"test: internal/live TestMatrixCopilot/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											},
+										},
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										},
+									},
+								},
+							},
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestMatrixCopilot/session",
+							},
+						},
+					},
+					"session": map[string]Row{
+						"end": Row{
+							Status:      "supported",
+							NativeEvent: "SessionEnd",
+							Effects: map[string]Effect{
+								"observe": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"observe": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+							Failures: map[string]map[string]Delivery{
+								"report": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "unsupported",
+										Reason: "Nothing reaches the model after SessionEnd, so a failure cannot be shown to it; use error_visibility = \"user\".",
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 61",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Note:   "SessionEnd ignores ordinary output, so the dispatcher exits nonzero with the diagnostic on stderr; a headless GitHub Copilot CLI shows it nowhere.",
+										Output: &NativeOutput{
+											Stderr: "$diagnostic",
+											Exit:   1,
+											Evidence: []string{
+												"doc: Portable Agent Packages draft 0.1, Hooks (user-only failures after SessionEnd use a nonzero dispatcher exit)",
+											},
+										},
+										Evidence: []string{
+											"doc: Portable Agent Packages draft 0.1, Hooks (user-only failures after SessionEnd use a nonzero dispatcher exit)",
+										},
+									},
+								},
+							},
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestMatrixCopilot/session",
+							},
+						},
+						"start": Row{
+							Status:      "supported",
+							NativeEvent: "SessionStart",
+							Effects: map[string]Effect{
+								"add_context": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"add_context": NativeOutput{
+											Stdout: map[string]interface{}{
+												"additionalContext": "$context",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 62",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"observe": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"observe": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+							Failures: map[string]map[string]Delivery{
+								"fail_open": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"additionalContext": "$diagnostic",
+												"systemMessage":     "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+											"test: internal/live TestMatrixCopilot/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											},
+										},
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										},
+									},
+								},
+								"report": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"additionalContext": "$diagnostic",
+												"systemMessage":     "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+											"test: internal/live TestMatrixCopilot/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											},
+										},
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										},
+									},
+								},
+							},
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestMatrixCopilot/session",
+							},
+						},
+					},
+					"tool_call": map[string]Row{
+						"after": Row{
+							Status:      "supported",
+							NativeEvent: "PostToolUse",
+							Effects: map[string]Effect{
+								"add_context": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"add_context": NativeOutput{
+											Stdout: map[string]interface{}{
+												"additionalContext": "$context",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 62",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"observe": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"observe": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"replace_output": Effect{
+									Status: "unsupported",
+									Reason: "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+									Evidence: []string{
+										"doc: GitHub Copilot CLI 1.0.102 changelog",
+									},
+								},
+							},
+							Failures: map[string]map[string]Delivery{
+								"fail_open": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"additionalContext": "$diagnostic",
+												"systemMessage":     "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+											"test: internal/live TestMatrixCopilot/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											},
+										},
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										},
+									},
+								},
+								"report": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"additionalContext": "$diagnostic",
+												"systemMessage":     "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+											"test: internal/live TestMatrixCopilot/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											},
+										},
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										},
+									},
+								},
+							},
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestMatrixCopilot/session",
+							},
+						},
+						"before": Row{
+							Status:      "supported",
+							NativeEvent: "PreToolUse",
+							Effects: map[string]Effect{
+								"add_context": Effect{
+									Status: "unsupported",
+									Reason: "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+									Evidence: []string{
+										"doc: GitHub Copilot CLI 1.0.102 changelog",
+									},
+								},
+								"gate": Effect{
+									Status: "supported",
+									Note:   "A portable allow prints nothing: GitHub Copilot CLI's own permissions still decide. The model reads \"Denied by preToolUse hook: <reason>\".",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"allow": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"deny": NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"hookEventName":            "PreToolUse",
+													"permissionDecision":       "deny",
+													"permissionDecisionReason": "$reason",
+												},
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 62",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"observe": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"observe": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"rewrite_input": Effect{
+									Status: "unsupported",
+									Reason: "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+									Evidence: []string{
+										"doc: GitHub Copilot CLI 1.0.102 changelog",
+									},
+								},
+							},
+							Failures: map[string]map[string]Delivery{
+								"fail_closed": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"hookEventName":            "PreToolUse",
+													"permissionDecision":       "deny",
+													"permissionDecisionReason": "$diagnostic",
+												},
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+											"test: internal/live TestMatrixCopilot/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"hookEventName":            "PreToolUse",
+													"permissionDecision":       "deny",
+													"permissionDecisionReason": "$generic",
+												},
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+											"test: internal/live TestMatrixCopilot/failures",
+										},
+									},
+								},
+								"fail_open": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "unsupported",
+										Reason: "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 changelog",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											},
+										},
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										},
+									},
+								},
+								"report": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "unsupported",
+										Reason: "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 changelog",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											},
+										},
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										},
+									},
+								},
+							},
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestMatrixCopilot/session",
+							},
+						},
+						"failure": Row{
+							Status: "unsupported",
+							Reason: "dalo has not yet proved GitHub Copilot CLI 1.0.102's postToolUseFailure event; use tool_call/after, which fires for successful calls.",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog: postToolUseFailure hooks for tool errors; postToolUse runs only after successful tool calls",
+							},
+						},
+					},
+					"workflow": map[string]Row{
+						"stop": Row{
+							Status:      "supported",
+							NativeEvent: "Stop",
+							Effects: map[string]Effect{
+								"continue_workflow": Effect{
+									Status: "supported",
+									Note:   "GitHub Copilot CLI sends the reason to the model as the next prompt and sets stop_hook_active (workflow.already_continued) on the next Stop; it ends the turn itself after 8 blocks in a row.",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"continue_workflow": NativeOutput{
+											Stdout: map[string]interface{}{
+												"decision": "block",
+												"reason":   "$reason",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 62",
+										"doc: GitHub Copilot CLI 1.0.102 changelog: an agentStop hook that always blocks ends the turn after 8 consecutive blocks",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+								"observe": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+										"observe": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestMatrixCopilot/session",
+									},
+								},
+							},
+							Failures: map[string]map[string]Delivery{
+								"fail_closed": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"decision":      "block",
+												"reason":        "$diagnostic",
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"doc: the same output as the user's, with the diagnostic as the reason",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+											"doc: the same output as the user's, with the diagnostic as the reason",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"decision":      "block",
+												"reason":        "$generic",
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 62",
+												"test: internal/live TestMatrixCopilot/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+											"test: internal/live TestMatrixCopilot/failures",
+										},
+									},
+								},
+								"fail_open": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "unsupported",
+										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											},
+										},
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										},
+									},
+								},
+								"report": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "unsupported",
+										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 62",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											},
+										},
+										Evidence: []string{
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										},
+									},
+								},
+							},
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestMatrixCopilot/session",
+							},
+						},
+					},
+				},
+				Unmapped: Unmapped{
+					Events: map[string]UnmappedClaim{
+						"ErrorOccurred": UnmappedClaim{
+							Reason: "errorOccurred fires on the CLI's own errors; draft 0.1 has no row for them.",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog",
+							},
+						},
+						"Notification": UnmappedClaim{
+							Reason: "Notification fires asynchronously for the CLI's own alerts and can only observe; draft 0.1 has no row for them.",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog",
+							},
+						},
+						"PermissionRequest": UnmappedClaim{
+							Reason: "PermissionRequest fires when the CLI would ask the user to approve a tool, and can approve or deny it; draft 0.1 has no row for the harness's own permission prompt.",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog",
+							},
+						},
+						"PreCompact": UnmappedClaim{
+							Reason: "PreCompact fires before the CLI compacts its context; draft 0.1 has no row for compaction.",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog",
+							},
+						},
+						"SubagentStart": UnmappedClaim{
+							Reason: "SubagentStart fires when a subagent is spawned and can add context to its prompt; draft 0.1 has no row for subagents.",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog",
+							},
+						},
+						"SubagentStop": UnmappedClaim{
+							Reason: "SubagentStop fires when a subagent ends; draft 0.1 has no row for subagents.",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog",
+							},
+						},
+					},
+				},
+				File: "copilot/1.0.102.cue",
+			},
+			Answers: []Capability{
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:      "supported",
+					NativeEvent: "UserPromptSubmit",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "failure_policy fail_closed is not admitted for effect observe",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "failure_policy fail_closed is not admitted for effect observe; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "failure_policy fail_closed is not admitted for effect observe",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "failure_policy fail_closed is not admitted for effect observe; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "failure_policy fail_closed is not admitted for effect observe",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "failure_policy fail_closed is not admitted for effect observe; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "failure_policy fail_open is not admitted for effect observe",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "failure_policy fail_open is not admitted for effect observe; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "failure_policy fail_open is not admitted for effect observe",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "failure_policy fail_open is not admitted for effect observe; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "failure_policy fail_open is not admitted for effect observe",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "failure_policy fail_open is not admitted for effect observe; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "Nothing reaches the model after SessionEnd, so a failure cannot be shown to it; use error_visibility = \"user\".",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "Nothing reaches the model after SessionEnd, so a failure cannot be shown to it; use error_visibility = \"user\".; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "Nothing reaches the model after SessionEnd, so a failure cannot be shown to it; use error_visibility = \"user\".",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "Nothing reaches the model after SessionEnd, so a failure cannot be shown to it; use error_visibility = \"user\".; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "Nothing reaches the model after SessionEnd, so a failure cannot be shown to it; use error_visibility = \"user\".",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "Nothing reaches the model after SessionEnd, so a failure cannot be shown to it; use error_visibility = \"user\".; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:      "supported",
+					NativeEvent: "SessionEnd",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "failure_policy fail_closed is not admitted for effect add_context",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "failure_policy fail_closed is not admitted for effect add_context; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "failure_policy fail_closed is not admitted for effect add_context",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "failure_policy fail_closed is not admitted for effect add_context; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "failure_policy fail_closed is not admitted for effect add_context",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "failure_policy fail_closed is not admitted for effect add_context; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:      "supported",
+					NativeEvent: "SessionStart",
+				},
+				Capability{
+					Status:      "supported",
+					NativeEvent: "PostToolUse",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a replaced tool output on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:      "supported",
+					NativeEvent: "PreToolUse",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a rewritten tool input (updatedInput, modifiedArgs) on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on GitHub Copilot CLI 1.0.102; no hook relies on it until a run does.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved GitHub Copilot CLI 1.0.102's postToolUseFailure event; use tool_call/after, which fires for successful calls.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved GitHub Copilot CLI 1.0.102's postToolUseFailure event; use tool_call/after, which fires for successful calls.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved GitHub Copilot CLI 1.0.102's postToolUseFailure event; use tool_call/after, which fires for successful calls.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved GitHub Copilot CLI 1.0.102's postToolUseFailure event; use tool_call/after, which fires for successful calls.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved GitHub Copilot CLI 1.0.102's postToolUseFailure event; use tool_call/after, which fires for successful calls.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved GitHub Copilot CLI 1.0.102's postToolUseFailure event; use tool_call/after, which fires for successful calls.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:      "supported",
+					NativeEvent: "Stop",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.; its matcher's tool_names name none of GitHub Copilot CLI's native tools, so it would never run: list the name GitHub Copilot CLI gives the tool ('dalo providers show copilot@1.0.102' lists them)",
+					BlocksActivation: true,
+				},
+			},
+			Capabilities: map[string]map[string]map[string][]int{
+				"prompt": map[string]map[string][]int{
+					"before": map[string][]int{
+						"add_context": []int{
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+						},
+						"gate": []int{
+							10,
+							11,
+							12,
+							13,
+							14,
+							15,
+							14,
+							15,
+							10,
+							11,
+							12,
+							13,
+							14,
+							15,
+							14,
+							15,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+						},
+						"observe": []int{
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+						},
+					},
+				},
+				"session": map[string]map[string][]int{
+					"end": map[string][]int{
+						"observe": []int{
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+							22,
+							23,
+							24,
+							25,
+							26,
+							27,
+							26,
+							27,
+							22,
+							23,
+							24,
+							25,
+							26,
+							27,
+							26,
+							27,
+							28,
+							29,
+							30,
+							31,
+							32,
+							33,
+							32,
+							33,
+							34,
+							7,
+							34,
+							8,
+							34,
+							9,
+							34,
+							9,
+						},
+					},
+					"start": map[string][]int{
+						"add_context": []int{
+							35,
+							36,
+							37,
+							38,
+							39,
+							40,
+							39,
+							40,
+							35,
+							36,
+							37,
+							38,
+							39,
+							40,
+							39,
+							40,
+							41,
+							7,
+							41,
+							8,
+							41,
+							9,
+							41,
+							9,
+							41,
+							7,
+							41,
+							8,
+							41,
+							9,
+							41,
+							9,
+							41,
+							7,
+							41,
+							8,
+							41,
+							9,
+							41,
+							9,
+							41,
+							7,
+							41,
+							8,
+							41,
+							9,
+							41,
+							9,
+						},
+						"observe": []int{
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+							41,
+							7,
+							41,
+							8,
+							41,
+							9,
+							41,
+							9,
+							41,
+							7,
+							41,
+							8,
+							41,
+							9,
+							41,
+							9,
+							41,
+							7,
+							41,
+							8,
+							41,
+							9,
+							41,
+							9,
+							41,
+							7,
+							41,
+							8,
+							41,
+							9,
+							41,
+							9,
+						},
+					},
+				},
+				"tool_call": map[string]map[string][]int{
+					"after": map[string][]int{
+						"add_context": []int{
+							35,
+							36,
+							37,
+							38,
+							39,
+							40,
+							39,
+							40,
+							35,
+							36,
+							37,
+							38,
+							39,
+							40,
+							39,
+							40,
+							42,
+							7,
+							42,
+							8,
+							42,
+							9,
+							42,
+							9,
+							42,
+							7,
+							42,
+							8,
+							42,
+							9,
+							42,
+							9,
+							42,
+							7,
+							42,
+							8,
+							42,
+							9,
+							42,
+							9,
+							42,
+							7,
+							42,
+							8,
+							42,
+							9,
+							42,
+							9,
+						},
+						"observe": []int{
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+							42,
+							7,
+							42,
+							8,
+							42,
+							9,
+							42,
+							9,
+							42,
+							7,
+							42,
+							8,
+							42,
+							9,
+							42,
+							9,
+							42,
+							7,
+							42,
+							8,
+							42,
+							9,
+							42,
+							9,
+							42,
+							7,
+							42,
+							8,
+							42,
+							9,
+							42,
+							9,
+						},
+						"replace_output": []int{
+							43,
+							44,
+							45,
+							46,
+							47,
+							48,
+							47,
+							48,
+							43,
+							44,
+							45,
+							46,
+							47,
+							48,
+							47,
+							48,
+							49,
+							50,
+							51,
+							52,
+							53,
+							54,
+							53,
+							54,
+							49,
+							50,
+							51,
+							52,
+							53,
+							54,
+							53,
+							54,
+							49,
+							50,
+							51,
+							52,
+							53,
+							54,
+							53,
+							54,
+							49,
+							50,
+							51,
+							52,
+							53,
+							54,
+							53,
+							54,
+						},
+					},
+					"before": map[string][]int{
+						"add_context": []int{
+							55,
+							56,
+							57,
+							58,
+							59,
+							60,
+							59,
+							60,
+							55,
+							56,
+							57,
+							58,
+							59,
+							60,
+							59,
+							60,
+							61,
+							62,
+							63,
+							64,
+							65,
+							66,
+							65,
+							66,
+							55,
+							56,
+							57,
+							58,
+							59,
+							60,
+							59,
+							60,
+							61,
+							62,
+							63,
+							64,
+							65,
+							66,
+							65,
+							66,
+							55,
+							56,
+							57,
+							58,
+							59,
+							60,
+							59,
+							60,
+						},
+						"gate": []int{
+							67,
+							7,
+							67,
+							8,
+							67,
+							9,
+							67,
+							9,
+							67,
+							7,
+							67,
+							8,
+							67,
+							9,
+							67,
+							9,
+							55,
+							56,
+							57,
+							58,
+							59,
+							60,
+							59,
+							60,
+							67,
+							7,
+							67,
+							8,
+							67,
+							9,
+							67,
+							9,
+							55,
+							56,
+							57,
+							58,
+							59,
+							60,
+							59,
+							60,
+							67,
+							7,
+							67,
+							8,
+							67,
+							9,
+							67,
+							9,
+						},
+						"observe": []int{
+							67,
+							7,
+							67,
+							8,
+							67,
+							9,
+							67,
+							9,
+							67,
+							7,
+							67,
+							8,
+							67,
+							9,
+							67,
+							9,
+							55,
+							56,
+							57,
+							58,
+							59,
+							60,
+							59,
+							60,
+							67,
+							7,
+							67,
+							8,
+							67,
+							9,
+							67,
+							9,
+							55,
+							56,
+							57,
+							58,
+							59,
+							60,
+							59,
+							60,
+							67,
+							7,
+							67,
+							8,
+							67,
+							9,
+							67,
+							9,
+						},
+						"rewrite_input": []int{
+							68,
+							69,
+							70,
+							71,
+							72,
+							73,
+							72,
+							73,
+							68,
+							69,
+							70,
+							71,
+							72,
+							73,
+							72,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							79,
+							78,
+							79,
+							68,
+							69,
+							70,
+							71,
+							72,
+							73,
+							72,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							79,
+							78,
+							79,
+							68,
+							69,
+							70,
+							71,
+							72,
+							73,
+							72,
+							73,
+						},
+					},
+					"failure": map[string][]int{
+						"add_context": []int{
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+						},
+						"observe": []int{
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+						},
+					},
+				},
+				"workflow": map[string]map[string][]int{
+					"stop": map[string][]int{
+						"continue_workflow": []int{
+							86,
+							7,
+							86,
+							8,
+							86,
+							9,
+							86,
+							9,
+							86,
+							7,
+							86,
+							8,
+							86,
+							9,
+							86,
+							9,
+							87,
+							88,
+							89,
+							90,
+							91,
+							92,
+							91,
+							92,
+							86,
+							7,
+							86,
+							8,
+							86,
+							9,
+							86,
+							9,
+							87,
+							88,
+							89,
+							90,
+							91,
+							92,
+							91,
+							92,
+							86,
+							7,
+							86,
+							8,
+							86,
+							9,
+							86,
+							9,
+						},
+						"observe": []int{
+							86,
+							7,
+							86,
+							8,
+							86,
+							9,
+							86,
+							9,
+							86,
+							7,
+							86,
+							8,
+							86,
+							9,
+							86,
+							9,
+							87,
+							88,
+							89,
+							90,
+							91,
+							92,
+							91,
+							92,
+							86,
+							7,
+							86,
+							8,
+							86,
+							9,
+							86,
+							9,
+							87,
+							88,
+							89,
+							90,
+							91,
+							92,
+							91,
+							92,
+							86,
+							7,
+							86,
+							8,
+							86,
+							9,
+							86,
+							9,
+						},
+					},
+				},
+			},
+			MemberAnswers: []MemberAnswer{
+				MemberAnswer{
+					Action: "omitted",
+					Text:   "cannot be installed as an agent and has no inline fallback: dalo has not yet proved where GitHub Copilot CLI 1.0.102 reads a user's agents (its custom agents are .agent.md files); an agent with an inline fallback is installed as that skill",
+				},
+				MemberAnswer{
+					Action: "fallback",
+					Text:   "cannot be installed as an agent, so its inline fallback <fallback> is installed instead, without the agent's isolation or permissions: dalo has not yet proved where GitHub Copilot CLI 1.0.102 reads a user's agents (its custom agents are .agent.md files); an agent with an inline fallback is installed as that skill",
+				},
+				MemberAnswer{
+					Action: "omitted",
+					Text:   "omitted by validation: <why>",
+				},
+				MemberAnswer{
+					Action: "omitted",
+					Text:   "<why>",
+				},
+				MemberAnswer{
+					Action: "omitted",
+					Text:   "does not resolve: <why>",
+				},
+				MemberAnswer{
+					Action: "blocks",
+					Text:   "cannot be installed as an agent and has no inline fallback: dalo has not yet proved where GitHub Copilot CLI 1.0.102 reads a user's agents (its custom agents are .agent.md files); an agent with an inline fallback is installed as that skill",
+				},
+				MemberAnswer{
+					Action: "blocks",
+					Text:   "omitted by validation: <why>",
+				},
+				MemberAnswer{
+					Action: "blocks",
+					Text:   "<why>",
+				},
+				MemberAnswer{
+					Action: "blocks",
+					Text:   "does not resolve: <why>",
+				},
+				MemberAnswer{
+					Action: "instruction",
+					Text:   "not written by install; 'dalo instruction enable' can write it into <instructions> or a project file you choose",
+				},
+				MemberAnswer{
+					Action: "omitted",
+					Text:   "install writes no <kind> members",
+				},
+				MemberAnswer{
+					Action: "blocks",
+					Text:   "install writes no <kind> members",
+				},
+				MemberAnswer{
+					Action: "installed",
+					Text:   "installed to <skills>",
+				},
+			},
+			Members: map[string]int{
+				"agent|optional|kept|false":              0,
+				"agent|optional|kept|true":               1,
+				"agent|optional|omitted|false":           2,
+				"agent|optional|omitted|true":            2,
+				"agent|optional|unreachable|false":       3,
+				"agent|optional|unreachable|true":        3,
+				"agent|optional|unresolved|false":        4,
+				"agent|optional|unresolved|true":         4,
+				"agent|required|kept|false":              5,
+				"agent|required|kept|true":               1,
+				"agent|required|omitted|false":           6,
+				"agent|required|omitted|true":            6,
+				"agent|required|unreachable|false":       7,
+				"agent|required|unreachable|true":        7,
+				"agent|required|unresolved|false":        8,
+				"agent|required|unresolved|true":         8,
+				"instruction|optional|kept|false":        9,
+				"instruction|optional|kept|true":         9,
+				"instruction|optional|omitted|false":     9,
+				"instruction|optional|omitted|true":      9,
+				"instruction|optional|unreachable|false": 9,
+				"instruction|optional|unreachable|true":  9,
+				"instruction|optional|unresolved|false":  9,
+				"instruction|optional|unresolved|true":   9,
+				"instruction|required|kept|false":        9,
+				"instruction|required|kept|true":         9,
+				"instruction|required|omitted|false":     9,
+				"instruction|required|omitted|true":      9,
+				"instruction|required|unreachable|false": 9,
+				"instruction|required|unreachable|true":  9,
+				"instruction|required|unresolved|false":  9,
+				"instruction|required|unresolved|true":   9,
+				"other|optional|kept|false":              10,
+				"other|optional|kept|true":               10,
+				"other|optional|omitted|false":           10,
+				"other|optional|omitted|true":            10,
+				"other|optional|unreachable|false":       10,
+				"other|optional|unreachable|true":        10,
+				"other|optional|unresolved|false":        10,
+				"other|optional|unresolved|true":         10,
+				"other|required|kept|false":              11,
+				"other|required|kept|true":               11,
+				"other|required|omitted|false":           11,
+				"other|required|omitted|true":            11,
+				"other|required|unreachable|false":       11,
+				"other|required|unreachable|true":        11,
+				"other|required|unresolved|false":        11,
+				"other|required|unresolved|true":         11,
+				"skill|optional|kept|false":              12,
+				"skill|optional|kept|true":               12,
+				"skill|optional|omitted|false":           2,
+				"skill|optional|omitted|true":            2,
+				"skill|optional|unreachable|false":       3,
+				"skill|optional|unreachable|true":        3,
+				"skill|optional|unresolved|false":        4,
+				"skill|optional|unresolved|true":         4,
+				"skill|required|kept|false":              12,
+				"skill|required|kept|true":               12,
+				"skill|required|omitted|false":           6,
+				"skill|required|omitted|true":            6,
+				"skill|required|unreachable|false":       7,
+				"skill|required|unreachable|true":        7,
+				"skill|required|unresolved|false":        8,
+				"skill|required|unresolved|true":         8,
+			},
+		},
+		compiledTable{
 			File:   "gemini/0.61.0.cue",
 			SHA256: "4c009f3d462c92cfd921e8f1a1dbd8031da006726f7311969c90a431904714c9",
 			Table: &Table{
@@ -15552,6 +18279,2740 @@ var compiledTables = &compiled{
 							3,
 							68,
 							3,
+						},
+					},
+				},
+			},
+			MemberAnswers: []MemberAnswer{
+				MemberAnswer{
+					Action: "subagent",
+					Text:   "installed as a subagent to <agents>",
+				},
+				MemberAnswer{
+					Action: "omitted",
+					Text:   "omitted by validation: <why>",
+				},
+				MemberAnswer{
+					Action: "omitted",
+					Text:   "<why>",
+				},
+				MemberAnswer{
+					Action: "omitted",
+					Text:   "does not resolve: <why>",
+				},
+				MemberAnswer{
+					Action: "blocks",
+					Text:   "omitted by validation: <why>",
+				},
+				MemberAnswer{
+					Action: "blocks",
+					Text:   "<why>",
+				},
+				MemberAnswer{
+					Action: "blocks",
+					Text:   "does not resolve: <why>",
+				},
+				MemberAnswer{
+					Action: "instruction",
+					Text:   "not written by install; 'dalo instruction enable' can write it into <instructions> or a project file you choose",
+				},
+				MemberAnswer{
+					Action: "omitted",
+					Text:   "install writes no <kind> members",
+				},
+				MemberAnswer{
+					Action: "blocks",
+					Text:   "install writes no <kind> members",
+				},
+				MemberAnswer{
+					Action: "installed",
+					Text:   "installed to <skills>",
+				},
+			},
+			Members: map[string]int{
+				"agent|optional|kept|false":              0,
+				"agent|optional|kept|true":               0,
+				"agent|optional|omitted|false":           1,
+				"agent|optional|omitted|true":            1,
+				"agent|optional|unreachable|false":       2,
+				"agent|optional|unreachable|true":        2,
+				"agent|optional|unresolved|false":        3,
+				"agent|optional|unresolved|true":         3,
+				"agent|required|kept|false":              0,
+				"agent|required|kept|true":               0,
+				"agent|required|omitted|false":           4,
+				"agent|required|omitted|true":            4,
+				"agent|required|unreachable|false":       5,
+				"agent|required|unreachable|true":        5,
+				"agent|required|unresolved|false":        6,
+				"agent|required|unresolved|true":         6,
+				"instruction|optional|kept|false":        7,
+				"instruction|optional|kept|true":         7,
+				"instruction|optional|omitted|false":     7,
+				"instruction|optional|omitted|true":      7,
+				"instruction|optional|unreachable|false": 7,
+				"instruction|optional|unreachable|true":  7,
+				"instruction|optional|unresolved|false":  7,
+				"instruction|optional|unresolved|true":   7,
+				"instruction|required|kept|false":        7,
+				"instruction|required|kept|true":         7,
+				"instruction|required|omitted|false":     7,
+				"instruction|required|omitted|true":      7,
+				"instruction|required|unreachable|false": 7,
+				"instruction|required|unreachable|true":  7,
+				"instruction|required|unresolved|false":  7,
+				"instruction|required|unresolved|true":   7,
+				"other|optional|kept|false":              8,
+				"other|optional|kept|true":               8,
+				"other|optional|omitted|false":           8,
+				"other|optional|omitted|true":            8,
+				"other|optional|unreachable|false":       8,
+				"other|optional|unreachable|true":        8,
+				"other|optional|unresolved|false":        8,
+				"other|optional|unresolved|true":         8,
+				"other|required|kept|false":              9,
+				"other|required|kept|true":               9,
+				"other|required|omitted|false":           9,
+				"other|required|omitted|true":            9,
+				"other|required|unreachable|false":       9,
+				"other|required|unreachable|true":        9,
+				"other|required|unresolved|false":        9,
+				"other|required|unresolved|true":         9,
+				"skill|optional|kept|false":              10,
+				"skill|optional|kept|true":               10,
+				"skill|optional|omitted|false":           1,
+				"skill|optional|omitted|true":            1,
+				"skill|optional|unreachable|false":       2,
+				"skill|optional|unreachable|true":        2,
+				"skill|optional|unresolved|false":        3,
+				"skill|optional|unresolved|true":         3,
+				"skill|required|kept|false":              10,
+				"skill|required|kept|true":               10,
+				"skill|required|omitted|false":           4,
+				"skill|required|omitted|true":            4,
+				"skill|required|unreachable|false":       5,
+				"skill|required|unreachable|true":        5,
+				"skill|required|unresolved|false":        6,
+				"skill|required|unresolved|true":         6,
+			},
+		},
+		compiledTable{
+			File:   "qwen/0.24.4.cue",
+			SHA256: "b2cda6c9c77dd00d4fc25464d60bb44e7210d2c86b647ed452517eabc28c92b0",
+			Table: &Table{
+				Name:    "qwen",
+				Version: "0.24.4",
+				Harness: "Qwen Code",
+				Install: "npm install @qwen-code/qwen-code@0.24.4",
+				VersionOutput: Claim{
+					Text: "0.24.4",
+					Evidence: []string{
+						"run: providers/testdata/README.md finding 63",
+						"test: internal/live TestMatrixQwen/session",
+					},
+				},
+				Config: Config{
+					Home: Home{
+						Env:     "QWEN_HOME",
+						Default: ".qwen",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+							"test: internal/live TestMatrixQwen/session",
+						},
+					},
+					Hooks: HooksFile{
+						Location: Location{
+							Root: "config_home",
+							Path: "settings.json",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 63",
+								"test: internal/live TestMatrixQwen/session",
+							},
+						},
+						DuplicateKeys: DuplicateKeys{
+							Reads: "last",
+							Evidence: []string{
+								"doc: Qwen Code 0.24.4 reads settings.json with JavaScript's JSON.parse, which keeps the last copy of a key; no run has shown it",
+							},
+						},
+						Entry: EntryTemplate{
+							Template: json.RawMessage("{\"matcher\":\"$matcher\",\"hooks\":[{\"type\":\"command\",\"command\":\"$command\",\"timeout\":\"$timeout\"}]}"),
+							Matcher:  "*",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 63",
+								"test: internal/live TestMatrixQwen/session",
+							},
+						},
+					},
+					Off: []Switch{
+						Switch{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 64",
+									"test: internal/live TestMatrixQwen/hooks_off",
+								},
+							},
+							Key:   "disableAllHooks",
+							Value: true,
+							Means: "Qwen Code runs no hook at all, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 64",
+								"test: internal/live TestMatrixQwen/hooks_off",
+							},
+						},
+					},
+					Instructions: Location{
+						Root: "config_home",
+						Path: "QWEN.md",
+						Evidence: []string{
+							"doc: Qwen Code docs, context files: the global context file ~/.qwen/QWEN.md",
+							"test: internal/live TestMatrixQwen/instruction",
+						},
+					},
+					Skills: []Location{
+						Location{
+							Root:   "config_home",
+							Path:   "skills",
+							Layout: "<name>/SKILL.md",
+							Evidence: []string{
+								"doc: Qwen Code docs, skills: user skills in ~/.qwen/skills/<name>/SKILL.md; no run has shown it",
+							},
+						},
+					},
+					Agents: Agents{
+						Status: "supported",
+						Location: &Location{
+							Root:   "config_home",
+							Path:   "agents",
+							Layout: "<name>.md",
+							Evidence: []string{
+								"doc: Qwen Code docs, subagents: user-level agents in ~/.qwen/agents/*.md, Markdown with YAML front matter; no run has shown it",
+							},
+						},
+						Evidence: []string{
+							"doc: Qwen Code docs, subagents; no run has shown it",
+						},
+					},
+					Trust: Trust{
+						How: "Qwen Code runs the hooks of the user's settings without a review of its own; dalo's grants are the only review. Qwen Code adds \"$version\" to the settings file by a text edit; dalo keeps it, and every other byte of the user's.",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+							"test: internal/live TestMatrixQwen/session",
+							"test: internal/live TestMatrixQwen/remove_restores",
+						},
+					},
+				},
+				Timeout: Timeout{
+					Unit:   "seconds",
+					Clamps: map[string]Clamp{},
+				},
+				Tools: map[string]Claim{
+					"agent": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"edit": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"get_goal": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"glob": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"grep_search": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"list_agents": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"notebook_edit": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"read_file": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"run_shell_command": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+							"test: internal/live TestMatrixQwen/session",
+						},
+					},
+					"skill": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"tool_call": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"tool_search": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"update_goal": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+					"write_file": Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+						},
+					},
+				},
+				Events: map[string]Event{
+					"PostToolUse": Event{
+						ToolMatcher: true,
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+							"test: internal/live TestMatrixQwen/session",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"session.permission_mode": PayloadField{
+									Key:  "permission_mode",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"tool.call_id": PayloadField{
+									Key:  "tool_call_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"tool.name": PayloadField{
+									Key:  "tool_name",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"transcript.path": PayloadField{
+									Key:  "transcript_path",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"context": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"hookSpecificOutput": map[string]interface{}{
+											"additionalContext": "$context",
+											"hookEventName":     "PostToolUse",
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 64",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"systemMessage": "$user",
+									},
+									Evidence: []string{
+										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+									},
+								},
+							},
+						},
+					},
+					"PreToolUse": Event{
+						ToolMatcher: true,
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+							"test: internal/live TestMatrixQwen/session",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"session.permission_mode": PayloadField{
+									Key:  "permission_mode",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"tool.call_id": PayloadField{
+									Key:  "tool_call_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"tool.name": PayloadField{
+									Key:  "tool_name",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"transcript.path": PayloadField{
+									Key:  "transcript_path",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"deny": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"hookSpecificOutput": map[string]interface{}{
+											"hookEventName":            "PreToolUse",
+											"permissionDecision":       "deny",
+											"permissionDecisionReason": "$reason",
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 64",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"systemMessage": "$user",
+									},
+									Evidence: []string{
+										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+									},
+								},
+							},
+						},
+						Undelivered: map[string]string{
+							"context": "dalo: dalo has not proved that Qwen Code's PreToolUse takes context for the model; hook context shown here instead:\n$context",
+						},
+					},
+					"SessionStart": Event{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+							"test: internal/live TestMatrixQwen/session",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"session.permission_mode": PayloadField{
+									Key:  "permission_mode",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"transcript.path": PayloadField{
+									Key:  "transcript_path",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"context": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"hookSpecificOutput": map[string]interface{}{
+											"additionalContext": "$context",
+											"hookEventName":     "SessionStart",
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 64",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"systemMessage": "$user",
+									},
+									Evidence: []string{
+										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+									},
+								},
+							},
+						},
+					},
+					"Stop": Event{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+							"test: internal/live TestMatrixQwen/session",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"session.permission_mode": PayloadField{
+									Key:  "permission_mode",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"transcript.path": PayloadField{
+									Key:  "transcript_path",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"workflow.already_continued": PayloadField{
+									Key:  "stop_hook_active",
+									Type: "boolean",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"workflow.last_message": PayloadField{
+									Key:  "last_assistant_message",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"continue": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"decision": "block",
+										"reason":   "$reason",
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 64",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"systemMessage": "$user",
+									},
+									Evidence: []string{
+										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+									},
+								},
+							},
+						},
+						Undelivered: map[string]string{
+							"context": "dalo: hook context cannot reach the model on Stop without resuming the turn; shown here instead:\n$context",
+						},
+					},
+					"UserPromptSubmit": Event{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 63",
+							"test: internal/live TestMatrixQwen/session",
+						},
+						Payload: Payload{
+							Fields: map[string]PayloadField{
+								"prompt.text": PayloadField{
+									Key:  "prompt",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"session.cwd": PayloadField{
+									Key:  "cwd",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"session.id": PayloadField{
+									Key:  "session_id",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"session.permission_mode": PayloadField{
+									Key:  "permission_mode",
+									Type: "string",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"transcript.path": PayloadField{
+									Key:  "transcript_path",
+									Type: "path",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+						},
+						Channels: map[string]Channel{
+							"context": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"hookSpecificOutput": map[string]interface{}{
+											"additionalContext": "$context",
+											"hookEventName":     "UserPromptSubmit",
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 64",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+							"user": Channel{
+								NativeOutput: NativeOutput{
+									Stdout: map[string]interface{}{
+										"systemMessage": "$user",
+									},
+									Evidence: []string{
+										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+									},
+								},
+							},
+						},
+					},
+				},
+				Blocking: Blocking{
+					Exit: 2,
+					Evidence: []string{
+						"run: providers/testdata/README.md finding 64",
+						"test: internal/live TestMatrixQwen/dispatcher_gone_fail_closed",
+					},
+				},
+				Undelivered: map[string]string{
+					"context":        "dalo: hook context cannot reach the model on $event:\n$context",
+					"continue":       "dalo: a continuation cannot be delivered on Qwen Code $event",
+					"deny":           "dalo: a denial cannot be delivered on Qwen Code $event",
+					"replace_output": "dalo: an output replacement cannot be delivered on Qwen Code $event",
+					"rewrite_input":  "dalo: an input rewrite cannot be delivered on Qwen Code $event",
+				},
+				Rows: map[string]map[string]Row{
+					"prompt": map[string]Row{
+						"before": Row{
+							Status:      "supported",
+							NativeEvent: "UserPromptSubmit",
+							Effects: map[string]Effect{
+								"add_context": Effect{
+									Status: "supported",
+									Note:   "UserPromptSubmit fires again after each tool result, so a prompt hook's context is added again then.",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+										"add_context": NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"additionalContext": "$context",
+													"hookEventName":     "UserPromptSubmit",
+												},
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 64",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"gate": Effect{
+									Status: "unsupported",
+									Reason: "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.",
+									Evidence: []string{
+										"doc: Qwen Code hooks follow Claude Code's; no run has shown this on 0.24.4",
+									},
+								},
+								"observe": Effect{
+									Status: "supported",
+									Note:   "Qwen Code fires UserPromptSubmit again, with an empty prompt, after each tool result, and with the reason as its prompt when a stop hook continues the workflow.",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+										"observe": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+							Failures: map[string]map[string]Delivery{
+								"fail_closed": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "unsupported",
+										Reason: "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.",
+										Evidence: []string{
+											"doc: Qwen Code hooks follow Claude Code's; no run has shown this on 0.24.4",
+										},
+									},
+									"user": Delivery{
+										Status: "unsupported",
+										Reason: "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.",
+										Evidence: []string{
+											"doc: Qwen Code hooks follow Claude Code's; no run has shown this on 0.24.4",
+										},
+									},
+								},
+								"fail_open": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"additionalContext": "$diagnostic",
+													"hookEventName":     "UserPromptSubmit",
+												},
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+											"test: internal/live TestMatrixQwen/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											},
+										},
+										Evidence: []string{
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										},
+									},
+								},
+								"report": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"additionalContext": "$diagnostic",
+													"hookEventName":     "UserPromptSubmit",
+												},
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+											"test: internal/live TestMatrixQwen/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											},
+										},
+										Evidence: []string{
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										},
+									},
+								},
+							},
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 63",
+								"test: internal/live TestMatrixQwen/session",
+							},
+						},
+					},
+					"session": map[string]Row{
+						"end": Row{
+							Status: "unsupported",
+							Reason: "Qwen Code 0.24.4 fires no SessionEnd when a headless session ends, so a session end hook would not run there.",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 63",
+								"test: internal/live TestMatrixQwen/session",
+							},
+						},
+						"start": Row{
+							Status:      "supported",
+							NativeEvent: "SessionStart",
+							Effects: map[string]Effect{
+								"add_context": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+										"add_context": NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"additionalContext": "$context",
+													"hookEventName":     "SessionStart",
+												},
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 64",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"observe": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+										"observe": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+							Failures: map[string]map[string]Delivery{
+								"fail_open": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"additionalContext": "$diagnostic",
+													"hookEventName":     "SessionStart",
+												},
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+											"test: internal/live TestMatrixQwen/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											},
+										},
+										Evidence: []string{
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										},
+									},
+								},
+								"report": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"additionalContext": "$diagnostic",
+													"hookEventName":     "SessionStart",
+												},
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+											"test: internal/live TestMatrixQwen/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											},
+										},
+										Evidence: []string{
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										},
+									},
+								},
+							},
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 63",
+								"test: internal/live TestMatrixQwen/session",
+							},
+						},
+					},
+					"tool_call": map[string]Row{
+						"after": Row{
+							Status:      "supported",
+							NativeEvent: "PostToolUse",
+							Effects: map[string]Effect{
+								"add_context": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+										"add_context": NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"additionalContext": "$context",
+													"hookEventName":     "PostToolUse",
+												},
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 64",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"observe": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+										"observe": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"replace_output": Effect{
+									Status: "unsupported",
+									Reason: "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.",
+									Evidence: []string{
+										"doc: Qwen Code hooks follow Claude Code's; no run has shown this on 0.24.4",
+									},
+								},
+							},
+							Failures: map[string]map[string]Delivery{
+								"fail_open": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"additionalContext": "$diagnostic",
+													"hookEventName":     "PostToolUse",
+												},
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+											"test: internal/live TestMatrixQwen/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											},
+										},
+										Evidence: []string{
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										},
+									},
+								},
+								"report": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"additionalContext": "$diagnostic",
+													"hookEventName":     "PostToolUse",
+												},
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+											"test: internal/live TestMatrixQwen/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											},
+										},
+										Evidence: []string{
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										},
+									},
+								},
+							},
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 63",
+								"test: internal/live TestMatrixQwen/session",
+							},
+						},
+						"before": Row{
+							Status:      "supported",
+							NativeEvent: "PreToolUse",
+							Effects: map[string]Effect{
+								"add_context": Effect{
+									Status: "unsupported",
+									Reason: "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+									Evidence: []string{
+										"doc: Qwen Code hooks follow Claude Code's; no run has shown this on 0.24.4",
+									},
+								},
+								"gate": Effect{
+									Status: "supported",
+									Note:   "A portable allow prints nothing: Qwen Code's own approval mode still decides. The model reads the denial reason.",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+										"allow": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+										"deny": NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"hookEventName":            "PreToolUse",
+													"permissionDecision":       "deny",
+													"permissionDecisionReason": "$reason",
+												},
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 64",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"observe": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+										"observe": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"rewrite_input": Effect{
+									Status: "unsupported",
+									Reason: "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.",
+									Evidence: []string{
+										"doc: Qwen Code hooks follow Claude Code's; no run has shown this on 0.24.4",
+									},
+								},
+							},
+							Failures: map[string]map[string]Delivery{
+								"fail_closed": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"hookEventName":            "PreToolUse",
+													"permissionDecision":       "deny",
+													"permissionDecisionReason": "$diagnostic",
+												},
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+											"test: internal/live TestMatrixQwen/failures",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"hookSpecificOutput": map[string]interface{}{
+													"hookEventName":            "PreToolUse",
+													"permissionDecision":       "deny",
+													"permissionDecisionReason": "$generic",
+												},
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+											"test: internal/live TestMatrixQwen/failures",
+										},
+									},
+								},
+								"fail_open": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "unsupported",
+										Reason: "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+										Evidence: []string{
+											"doc: Qwen Code hooks follow Claude Code's; no run has shown this on 0.24.4",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											},
+										},
+										Evidence: []string{
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										},
+									},
+								},
+								"report": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "unsupported",
+										Reason: "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+										Evidence: []string{
+											"doc: Qwen Code hooks follow Claude Code's; no run has shown this on 0.24.4",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											},
+										},
+										Evidence: []string{
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										},
+									},
+								},
+							},
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 63",
+								"test: internal/live TestMatrixQwen/session",
+							},
+						},
+						"failure": Row{
+							Status: "unsupported",
+							Reason: "dalo has not yet proved an event for a failed tool call on Qwen Code 0.24.4; use tool_call/after.",
+							Evidence: []string{
+								"doc: Qwen Code hooks follow Claude Code's, which has PostToolUseFailure; no run has shown it on 0.24.4",
+							},
+						},
+					},
+					"workflow": map[string]Row{
+						"stop": Row{
+							Status:      "supported",
+							NativeEvent: "Stop",
+							Effects: map[string]Effect{
+								"continue_workflow": Effect{
+									Status: "supported",
+									Note:   "Qwen Code sends the reason to the model as the next prompt and sets stop_hook_active (workflow.already_continued) on the next Stop.",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+										"continue_workflow": NativeOutput{
+											Stdout: map[string]interface{}{
+												"decision": "block",
+												"reason":   "$reason",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 64",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+								"observe": Effect{
+									Status: "supported",
+									Outputs: map[string]NativeOutput{
+										"abstain": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+										"observe": NativeOutput{
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/session",
+											},
+										},
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 63",
+										"test: internal/live TestMatrixQwen/session",
+									},
+								},
+							},
+							Failures: map[string]map[string]Delivery{
+								"fail_closed": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"decision":      "block",
+												"reason":        "$diagnostic",
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"doc: the same output as the user's, with the diagnostic as the reason",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+											"doc: the same output as the user's, with the diagnostic as the reason",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"decision":      "block",
+												"reason":        "$generic",
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"run: providers/testdata/README.md finding 64",
+												"test: internal/live TestMatrixQwen/failures",
+											},
+										},
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+											"test: internal/live TestMatrixQwen/failures",
+										},
+									},
+								},
+								"fail_open": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "unsupported",
+										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											},
+										},
+										Evidence: []string{
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										},
+									},
+								},
+								"report": map[string]Delivery{
+									"model_and_user": Delivery{
+										Status: "unsupported",
+										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
+										Evidence: []string{
+											"run: providers/testdata/README.md finding 64",
+										},
+									},
+									"user": Delivery{
+										Status: "supported",
+										Output: &NativeOutput{
+											Stdout: map[string]interface{}{
+												"systemMessage": "$diagnostic",
+											},
+											Evidence: []string{
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											},
+										},
+										Evidence: []string{
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										},
+									},
+								},
+							},
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 63",
+								"test: internal/live TestMatrixQwen/session",
+							},
+						},
+					},
+				},
+				File: "qwen/0.24.4.cue",
+			},
+			Answers: []Capability{
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:      "supported",
+					NativeEvent: "UserPromptSubmit",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that a prompt can be denied on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "Qwen Code 0.24.4 fires no SessionEnd when a headless session ends, so a session end hook would not run there.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "Qwen Code 0.24.4 fires no SessionEnd when a headless session ends, so a session end hook would not run there.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "Qwen Code 0.24.4 fires no SessionEnd when a headless session ends, so a session end hook would not run there.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "Qwen Code 0.24.4 fires no SessionEnd when a headless session ends, so a session end hook would not run there.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "Qwen Code 0.24.4 fires no SessionEnd when a headless session ends, so a session end hook would not run there.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "Qwen Code 0.24.4 fires no SessionEnd when a headless session ends, so a session end hook would not run there.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "failure_policy fail_closed is not admitted for effect add_context",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "failure_policy fail_closed is not admitted for effect add_context; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "failure_policy fail_closed is not admitted for effect add_context",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "failure_policy fail_closed is not admitted for effect add_context; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "failure_policy fail_closed is not admitted for effect add_context",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "failure_policy fail_closed is not admitted for effect add_context; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:      "supported",
+					NativeEvent: "SessionStart",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "failure_policy fail_closed is not admitted for effect observe",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "failure_policy fail_closed is not admitted for effect observe; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "failure_policy fail_closed is not admitted for effect observe",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "failure_policy fail_closed is not admitted for effect observe; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "failure_policy fail_closed is not admitted for effect observe",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "failure_policy fail_closed is not admitted for effect observe; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:      "supported",
+					NativeEvent: "PostToolUse",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.; failure_policy fail_closed is not admitted for effect replace_output; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a replaced tool output on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:      "supported",
+					NativeEvent: "PreToolUse",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved a rewritten tool input on Qwen Code 0.24.4; no hook relies on it until a run does.; dalo has not yet proved that PreToolUse context reaches the model on Qwen Code 0.24.4; no hook relies on it until a run does.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved an event for a failed tool call on Qwen Code 0.24.4; use tool_call/after.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "dalo has not yet proved an event for a failed tool call on Qwen Code 0.24.4; use tool_call/after.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved an event for a failed tool call on Qwen Code 0.24.4; use tool_call/after.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "dalo has not yet proved an event for a failed tool call on Qwen Code 0.24.4; use tool_call/after.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved an event for a failed tool call on Qwen Code 0.24.4; use tool_call/after.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "dalo has not yet proved an event for a failed tool call on Qwen Code 0.24.4; use tool_call/after.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:      "supported",
+					NativeEvent: "Stop",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
+				},
+				Capability{
+					Status: "unsupported",
+					Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
+				},
+				Capability{
+					Status: "omitted",
+					Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
+					BlocksActivation: true,
+				},
+				Capability{
+					Status:           "unsupported",
+					Reason:           "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.; its matcher's tool_names name none of Qwen Code's native tools, so it would never run: list the name Qwen Code gives the tool ('dalo providers show qwen@0.24.4' lists them)",
+					BlocksActivation: true,
+				},
+			},
+			Capabilities: map[string]map[string]map[string][]int{
+				"prompt": map[string]map[string][]int{
+					"before": map[string][]int{
+						"add_context": []int{
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+						},
+						"gate": []int{
+							10,
+							11,
+							12,
+							13,
+							14,
+							15,
+							14,
+							15,
+							10,
+							11,
+							12,
+							13,
+							14,
+							15,
+							14,
+							15,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+						},
+						"observe": []int{
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							0,
+							1,
+							2,
+							3,
+							4,
+							5,
+							4,
+							5,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+							6,
+							7,
+							6,
+							8,
+							6,
+							9,
+							6,
+							9,
+						},
+					},
+				},
+				"session": map[string]map[string][]int{
+					"end": map[string][]int{
+						"observe": []int{
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+							16,
+							17,
+							18,
+							19,
+							20,
+							21,
+							20,
+							21,
+						},
+					},
+					"start": map[string][]int{
+						"add_context": []int{
+							22,
+							23,
+							24,
+							25,
+							26,
+							27,
+							26,
+							27,
+							22,
+							23,
+							24,
+							25,
+							26,
+							27,
+							26,
+							27,
+							28,
+							7,
+							28,
+							8,
+							28,
+							9,
+							28,
+							9,
+							28,
+							7,
+							28,
+							8,
+							28,
+							9,
+							28,
+							9,
+							28,
+							7,
+							28,
+							8,
+							28,
+							9,
+							28,
+							9,
+							28,
+							7,
+							28,
+							8,
+							28,
+							9,
+							28,
+							9,
+						},
+						"observe": []int{
+							29,
+							30,
+							31,
+							32,
+							33,
+							34,
+							33,
+							34,
+							29,
+							30,
+							31,
+							32,
+							33,
+							34,
+							33,
+							34,
+							28,
+							7,
+							28,
+							8,
+							28,
+							9,
+							28,
+							9,
+							28,
+							7,
+							28,
+							8,
+							28,
+							9,
+							28,
+							9,
+							28,
+							7,
+							28,
+							8,
+							28,
+							9,
+							28,
+							9,
+							28,
+							7,
+							28,
+							8,
+							28,
+							9,
+							28,
+							9,
+						},
+					},
+				},
+				"tool_call": map[string]map[string][]int{
+					"after": map[string][]int{
+						"add_context": []int{
+							22,
+							23,
+							24,
+							25,
+							26,
+							27,
+							26,
+							27,
+							22,
+							23,
+							24,
+							25,
+							26,
+							27,
+							26,
+							27,
+							35,
+							7,
+							35,
+							8,
+							35,
+							9,
+							35,
+							9,
+							35,
+							7,
+							35,
+							8,
+							35,
+							9,
+							35,
+							9,
+							35,
+							7,
+							35,
+							8,
+							35,
+							9,
+							35,
+							9,
+							35,
+							7,
+							35,
+							8,
+							35,
+							9,
+							35,
+							9,
+						},
+						"observe": []int{
+							29,
+							30,
+							31,
+							32,
+							33,
+							34,
+							33,
+							34,
+							29,
+							30,
+							31,
+							32,
+							33,
+							34,
+							33,
+							34,
+							35,
+							7,
+							35,
+							8,
+							35,
+							9,
+							35,
+							9,
+							35,
+							7,
+							35,
+							8,
+							35,
+							9,
+							35,
+							9,
+							35,
+							7,
+							35,
+							8,
+							35,
+							9,
+							35,
+							9,
+							35,
+							7,
+							35,
+							8,
+							35,
+							9,
+							35,
+							9,
+						},
+						"replace_output": []int{
+							36,
+							37,
+							38,
+							39,
+							40,
+							41,
+							40,
+							41,
+							36,
+							37,
+							38,
+							39,
+							40,
+							41,
+							40,
+							41,
+							42,
+							43,
+							44,
+							45,
+							46,
+							47,
+							46,
+							47,
+							42,
+							43,
+							44,
+							45,
+							46,
+							47,
+							46,
+							47,
+							42,
+							43,
+							44,
+							45,
+							46,
+							47,
+							46,
+							47,
+							42,
+							43,
+							44,
+							45,
+							46,
+							47,
+							46,
+							47,
+						},
+					},
+					"before": map[string][]int{
+						"add_context": []int{
+							48,
+							49,
+							50,
+							51,
+							52,
+							53,
+							52,
+							53,
+							48,
+							49,
+							50,
+							51,
+							52,
+							53,
+							52,
+							53,
+							54,
+							55,
+							56,
+							57,
+							58,
+							59,
+							58,
+							59,
+							48,
+							49,
+							50,
+							51,
+							52,
+							53,
+							52,
+							53,
+							54,
+							55,
+							56,
+							57,
+							58,
+							59,
+							58,
+							59,
+							48,
+							49,
+							50,
+							51,
+							52,
+							53,
+							52,
+							53,
+						},
+						"gate": []int{
+							60,
+							7,
+							60,
+							8,
+							60,
+							9,
+							60,
+							9,
+							60,
+							7,
+							60,
+							8,
+							60,
+							9,
+							60,
+							9,
+							48,
+							49,
+							50,
+							51,
+							52,
+							53,
+							52,
+							53,
+							60,
+							7,
+							60,
+							8,
+							60,
+							9,
+							60,
+							9,
+							48,
+							49,
+							50,
+							51,
+							52,
+							53,
+							52,
+							53,
+							60,
+							7,
+							60,
+							8,
+							60,
+							9,
+							60,
+							9,
+						},
+						"observe": []int{
+							60,
+							7,
+							60,
+							8,
+							60,
+							9,
+							60,
+							9,
+							60,
+							7,
+							60,
+							8,
+							60,
+							9,
+							60,
+							9,
+							48,
+							49,
+							50,
+							51,
+							52,
+							53,
+							52,
+							53,
+							60,
+							7,
+							60,
+							8,
+							60,
+							9,
+							60,
+							9,
+							48,
+							49,
+							50,
+							51,
+							52,
+							53,
+							52,
+							53,
+							60,
+							7,
+							60,
+							8,
+							60,
+							9,
+							60,
+							9,
+						},
+						"rewrite_input": []int{
+							61,
+							62,
+							63,
+							64,
+							65,
+							66,
+							65,
+							66,
+							61,
+							62,
+							63,
+							64,
+							65,
+							66,
+							65,
+							66,
+							67,
+							68,
+							69,
+							70,
+							71,
+							72,
+							71,
+							72,
+							61,
+							62,
+							63,
+							64,
+							65,
+							66,
+							65,
+							66,
+							67,
+							68,
+							69,
+							70,
+							71,
+							72,
+							71,
+							72,
+							61,
+							62,
+							63,
+							64,
+							65,
+							66,
+							65,
+							66,
+						},
+					},
+					"failure": map[string][]int{
+						"add_context": []int{
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+						},
+						"observe": []int{
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+							73,
+							74,
+							75,
+							76,
+							77,
+							78,
+							77,
+							78,
+						},
+					},
+				},
+				"workflow": map[string]map[string][]int{
+					"stop": map[string][]int{
+						"continue_workflow": []int{
+							79,
+							7,
+							79,
+							8,
+							79,
+							9,
+							79,
+							9,
+							79,
+							7,
+							79,
+							8,
+							79,
+							9,
+							79,
+							9,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							79,
+							7,
+							79,
+							8,
+							79,
+							9,
+							79,
+							9,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							79,
+							7,
+							79,
+							8,
+							79,
+							9,
+							79,
+							9,
+						},
+						"observe": []int{
+							79,
+							7,
+							79,
+							8,
+							79,
+							9,
+							79,
+							9,
+							79,
+							7,
+							79,
+							8,
+							79,
+							9,
+							79,
+							9,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							79,
+							7,
+							79,
+							8,
+							79,
+							9,
+							79,
+							9,
+							80,
+							81,
+							82,
+							83,
+							84,
+							85,
+							84,
+							85,
+							79,
+							7,
+							79,
+							8,
+							79,
+							9,
+							79,
+							9,
 						},
 					},
 				},
