@@ -12615,7 +12615,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "ab720f648fd5d5e3eaafb6906b216c2d109b788048ba41f6523e1b09639b0ced",
+			SHA256: "511ec34539a0897dda3ddbc9f858327095bb9182c07d124785efd5b46a5207f8",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -12624,7 +12624,7 @@ var compiledTables = &compiled{
 				VersionOutput: Claim{
 					Text: "GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates.",
 					Evidence: []string{
-						"run: providers/testdata/README.md finding 61",
+						"run: providers/testdata/README.md finding 62",
 						"test: internal/live TestMatrixCopilot/first_run",
 					},
 				},
@@ -12633,7 +12633,7 @@ var compiledTables = &compiled{
 						Env:     "COPILOT_HOME",
 						Default: ".copilot",
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 61",
+							"run: providers/testdata/README.md finding 62",
 							"test: internal/live TestMatrixCopilot/session",
 						},
 					},
@@ -12643,7 +12643,7 @@ var compiledTables = &compiled{
 							Path: "settings.json",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog: support defining hooks in settings.json",
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 62",
 								"test: internal/live TestMatrixCopilot/session",
 							},
 						},
@@ -12658,7 +12658,7 @@ var compiledTables = &compiled{
 							Matcher:  "*",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog: hook config files support Claude Code's nested matcher/hooks structure and PascalCase event names; timeout is an alias for timeoutSec",
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 62",
 								"test: internal/live TestMatrixCopilot/session",
 							},
 						},
@@ -12669,7 +12669,7 @@ var compiledTables = &compiled{
 								Root: "config_home",
 								Path: "settings.json",
 								Evidence: []string{
-									"run: providers/testdata/README.md finding 62",
+									"run: providers/testdata/README.md finding 63",
 									"test: internal/live TestMatrixCopilot/hooks_off",
 									"test: internal/live TestMatrixCopilot/hooks_off_other_file",
 								},
@@ -12679,7 +12679,7 @@ var compiledTables = &compiled{
 							Means: "GitHub Copilot CLI runs no hook of the user's settings.json, dalo's entries included (a disableAllHooks in another hook file switches off that file's hooks only)",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog: support disableAllHooks flag to disable all hooks from a configuration file",
-								"run: providers/testdata/README.md finding 62",
+								"run: providers/testdata/README.md finding 63",
 								"test: internal/live TestMatrixCopilot/hooks_off",
 								"test: internal/live TestMatrixCopilot/hooks_off_other_file",
 							},
@@ -12713,7 +12713,7 @@ var compiledTables = &compiled{
 					Trust: Trust{
 						How: "GitHub Copilot CLI runs the hooks of the user's settings without a review of its own; dalo's grants are the only review. A repository's own hooks (.github/hooks) load only in a folder the user trusted, and headless only with an opt-in variable; dalo writes none there.",
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 61",
+							"run: providers/testdata/README.md finding 62",
 							"doc: GitHub Copilot CLI 1.0.102 changelog: repo-level hooks load only after folder trust; prompt mode gates repo hooks behind GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS",
 							"test: internal/live TestMatrixCopilot/session",
 						},
@@ -12726,7 +12726,7 @@ var compiledTables = &compiled{
 				Tools: map[string]Claim{
 					"Bash": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 61",
+							"run: providers/testdata/README.md finding 62",
 							"test: internal/live TestMatrixCopilot/session",
 						},
 					},
@@ -12735,7 +12735,7 @@ var compiledTables = &compiled{
 					"PostToolUse": Event{
 						ToolMatcher: true,
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 61",
+							"run: providers/testdata/README.md finding 62",
 							"test: internal/live TestMatrixCopilot/session",
 						},
 						Payload: Payload{
@@ -12744,7 +12744,7 @@ var compiledTables = &compiled{
 									Key:  "cwd",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12752,7 +12752,7 @@ var compiledTables = &compiled{
 									Key:  "session_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12760,7 +12760,7 @@ var compiledTables = &compiled{
 									Key:  "tool_name",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12773,7 +12773,7 @@ var compiledTables = &compiled{
 										"additionalContext": "$context",
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 62",
+										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12784,7 +12784,7 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 									},
 								},
 							},
@@ -12793,7 +12793,7 @@ var compiledTables = &compiled{
 					"PreToolUse": Event{
 						ToolMatcher: true,
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 61",
+							"run: providers/testdata/README.md finding 62",
 							"test: internal/live TestMatrixCopilot/session",
 						},
 						Payload: Payload{
@@ -12802,7 +12802,7 @@ var compiledTables = &compiled{
 									Key:  "cwd",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12810,7 +12810,7 @@ var compiledTables = &compiled{
 									Key:  "session_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12818,7 +12818,7 @@ var compiledTables = &compiled{
 									Key:  "tool_name",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12835,7 +12835,7 @@ var compiledTables = &compiled{
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 62",
+										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12846,7 +12846,7 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 									},
 								},
 							},
@@ -12858,7 +12858,7 @@ var compiledTables = &compiled{
 							Does: "deny",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog: preToolUse hook errors now deny the tool call instead of silently allowing execution",
-								"run: providers/testdata/README.md finding 62",
+								"run: providers/testdata/README.md finding 63",
 								"test: internal/live TestMatrixCopilot/dispatcher_gone_fail_closed",
 								"test: internal/live TestMatrixCopilot/dispatcher_gone_fail_open",
 							},
@@ -12867,7 +12867,7 @@ var compiledTables = &compiled{
 					"SessionEnd": Event{
 						OutputIgnored: true,
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 61",
+							"run: providers/testdata/README.md finding 62",
 							"test: internal/live TestMatrixCopilot/session",
 						},
 						Payload: Payload{
@@ -12876,7 +12876,7 @@ var compiledTables = &compiled{
 									Key:  "cwd",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12884,7 +12884,7 @@ var compiledTables = &compiled{
 									Key:  "reason",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12892,7 +12892,7 @@ var compiledTables = &compiled{
 									Key:  "session_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12912,7 +12912,7 @@ var compiledTables = &compiled{
 					},
 					"SessionStart": Event{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 61",
+							"run: providers/testdata/README.md finding 62",
 							"test: internal/live TestMatrixCopilot/session",
 						},
 						Payload: Payload{
@@ -12921,7 +12921,7 @@ var compiledTables = &compiled{
 									Key:  "cwd",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12929,7 +12929,7 @@ var compiledTables = &compiled{
 									Key:  "session_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12942,7 +12942,7 @@ var compiledTables = &compiled{
 										"additionalContext": "$context",
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 62",
+										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12953,7 +12953,7 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 									},
 								},
 							},
@@ -12961,7 +12961,7 @@ var compiledTables = &compiled{
 					},
 					"Stop": Event{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 61",
+							"run: providers/testdata/README.md finding 62",
 							"test: internal/live TestMatrixCopilot/session",
 						},
 						Payload: Payload{
@@ -12970,7 +12970,7 @@ var compiledTables = &compiled{
 									Key:  "cwd",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12978,7 +12978,7 @@ var compiledTables = &compiled{
 									Key:  "session_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12986,7 +12986,7 @@ var compiledTables = &compiled{
 									Key:  "transcript_path",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -12994,7 +12994,7 @@ var compiledTables = &compiled{
 									Key:  "stop_hook_active",
 									Type: "boolean",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13008,7 +13008,7 @@ var compiledTables = &compiled{
 										"reason":   "$reason",
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 62",
+										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13019,7 +13019,7 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 									},
 								},
 							},
@@ -13030,7 +13030,7 @@ var compiledTables = &compiled{
 					},
 					"UserPromptSubmit": Event{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 61",
+							"run: providers/testdata/README.md finding 62",
 							"test: internal/live TestMatrixCopilot/session",
 						},
 						Payload: Payload{
@@ -13039,7 +13039,7 @@ var compiledTables = &compiled{
 									Key:  "prompt",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13047,7 +13047,7 @@ var compiledTables = &compiled{
 									Key:  "cwd",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13055,7 +13055,7 @@ var compiledTables = &compiled{
 									Key:  "session_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13068,7 +13068,7 @@ var compiledTables = &compiled{
 										"additionalContext": "$context",
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 62",
+										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13079,7 +13079,7 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 									},
 								},
 							},
@@ -13090,7 +13090,7 @@ var compiledTables = &compiled{
 					Exit: 2,
 					Evidence: []string{
 						"doc: GitHub Copilot CLI 1.0.102 changelog: preToolUse hooks that exit with code 2 deny tool calls",
-						"run: providers/testdata/README.md finding 62",
+						"run: providers/testdata/README.md finding 63",
 						"test: internal/live TestMatrixCopilot/dispatcher_gone_fail_closed",
 					},
 				},
@@ -13112,7 +13112,7 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
@@ -13121,13 +13121,13 @@ var compiledTables = &compiled{
 												"additionalContext": "$context",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 62",
+										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13144,19 +13144,19 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 										"observe": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 62",
+										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13187,12 +13187,12 @@ var compiledTables = &compiled{
 												"systemMessage":     "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 											"test: internal/live TestMatrixCopilot/failures",
 										},
 									},
@@ -13204,11 +13204,11 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 										},
 									},
 								},
@@ -13221,12 +13221,12 @@ var compiledTables = &compiled{
 												"systemMessage":     "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 											"test: internal/live TestMatrixCopilot/failures",
 										},
 									},
@@ -13238,17 +13238,17 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 										},
 									},
 								},
 							},
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 62",
 								"test: internal/live TestMatrixCopilot/session",
 							},
 						},
@@ -13263,19 +13263,19 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 										"observe": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13286,7 +13286,7 @@ var compiledTables = &compiled{
 										Status: "unsupported",
 										Reason: "Nothing reaches the model after SessionEnd, so a failure cannot be shown to it; use error_visibility = \"user\".",
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 61",
+											"run: providers/testdata/README.md finding 62",
 										},
 									},
 									"user": Delivery{
@@ -13306,7 +13306,7 @@ var compiledTables = &compiled{
 								},
 							},
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 62",
 								"test: internal/live TestMatrixCopilot/session",
 							},
 						},
@@ -13319,7 +13319,7 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
@@ -13328,13 +13328,13 @@ var compiledTables = &compiled{
 												"additionalContext": "$context",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 62",
+										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13343,19 +13343,19 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 										"observe": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13370,12 +13370,12 @@ var compiledTables = &compiled{
 												"systemMessage":     "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 											"test: internal/live TestMatrixCopilot/failures",
 										},
 									},
@@ -13387,11 +13387,11 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 										},
 									},
 								},
@@ -13404,12 +13404,12 @@ var compiledTables = &compiled{
 												"systemMessage":     "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 											"test: internal/live TestMatrixCopilot/failures",
 										},
 									},
@@ -13421,17 +13421,17 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 										},
 									},
 								},
 							},
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 62",
 								"test: internal/live TestMatrixCopilot/session",
 							},
 						},
@@ -13446,7 +13446,7 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
@@ -13455,13 +13455,13 @@ var compiledTables = &compiled{
 												"additionalContext": "$context",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 62",
+										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13470,19 +13470,19 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 										"observe": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13504,12 +13504,12 @@ var compiledTables = &compiled{
 												"systemMessage":     "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 											"test: internal/live TestMatrixCopilot/failures",
 										},
 									},
@@ -13521,11 +13521,11 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 										},
 									},
 								},
@@ -13538,12 +13538,12 @@ var compiledTables = &compiled{
 												"systemMessage":     "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 											"test: internal/live TestMatrixCopilot/failures",
 										},
 									},
@@ -13555,17 +13555,17 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 										},
 									},
 								},
 							},
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 62",
 								"test: internal/live TestMatrixCopilot/session",
 							},
 						},
@@ -13586,13 +13586,13 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 										"allow": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
@@ -13605,13 +13605,13 @@ var compiledTables = &compiled{
 												},
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 62",
+										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13620,19 +13620,19 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 										"observe": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13658,12 +13658,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 											"test: internal/live TestMatrixCopilot/failures",
 										},
 									},
@@ -13679,12 +13679,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 											"test: internal/live TestMatrixCopilot/failures",
 										},
 									},
@@ -13705,11 +13705,11 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 										},
 									},
 								},
@@ -13729,17 +13729,17 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 										},
 									},
 								},
 							},
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 62",
 								"test: internal/live TestMatrixCopilot/session",
 							},
 						},
@@ -13762,7 +13762,7 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
@@ -13772,13 +13772,13 @@ var compiledTables = &compiled{
 												"reason":   "$reason",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 62",
+										"run: providers/testdata/README.md finding 63",
 										"doc: GitHub Copilot CLI 1.0.102 changelog: an agentStop hook that always blocks ends the turn after 8 consecutive blocks",
 										"test: internal/live TestMatrixCopilot/session",
 									},
@@ -13788,19 +13788,19 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 										"observe": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 62",
 										"test: internal/live TestMatrixCopilot/session",
 									},
 								},
@@ -13816,12 +13816,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"doc: the same output as the user's, with the diagnostic as the reason",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 											"doc: the same output as the user's, with the diagnostic as the reason",
 										},
 									},
@@ -13834,12 +13834,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 62",
+												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 											"test: internal/live TestMatrixCopilot/failures",
 										},
 									},
@@ -13849,7 +13849,7 @@ var compiledTables = &compiled{
 										Status: "unsupported",
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 										},
 									},
 									"user": Delivery{
@@ -13860,11 +13860,11 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 										},
 									},
 								},
@@ -13873,7 +13873,7 @@ var compiledTables = &compiled{
 										Status: "unsupported",
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 62",
+											"run: providers/testdata/README.md finding 63",
 										},
 									},
 									"user": Delivery{
@@ -13884,17 +13884,17 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 62)",
+											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
 										},
 									},
 								},
 							},
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 62",
 								"test: internal/live TestMatrixCopilot/session",
 							},
 						},
@@ -18424,7 +18424,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "qwen/0.24.4.cue",
-			SHA256: "b36264b7d16c0865f590dbda6048557795a9c8edcb0530bc9cb8c2a378ef4d0d",
+			SHA256: "cb1f0480157d29b27487fd068f5e457248cb4f562deada1bbc67862ce7b1eafb",
 			Table: &Table{
 				Name:    "qwen",
 				Version: "0.24.4",
@@ -18433,7 +18433,7 @@ var compiledTables = &compiled{
 				VersionOutput: Claim{
 					Text: "0.24.4",
 					Evidence: []string{
-						"run: providers/testdata/README.md finding 63",
+						"run: providers/testdata/README.md finding 64",
 						"test: internal/live TestMatrixQwen/session",
 					},
 				},
@@ -18442,7 +18442,7 @@ var compiledTables = &compiled{
 						Env:     "QWEN_HOME",
 						Default: ".qwen",
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 							"test: internal/live TestMatrixQwen/session",
 						},
 					},
@@ -18451,7 +18451,7 @@ var compiledTables = &compiled{
 							Root: "config_home",
 							Path: "settings.json",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 63",
+								"run: providers/testdata/README.md finding 64",
 								"test: internal/live TestMatrixQwen/session",
 							},
 						},
@@ -18465,7 +18465,7 @@ var compiledTables = &compiled{
 							Template: json.RawMessage("{\"matcher\":\"$matcher\",\"hooks\":[{\"type\":\"command\",\"command\":\"$command\",\"timeout\":\"$timeout\"}]}"),
 							Matcher:  "*",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 63",
+								"run: providers/testdata/README.md finding 64",
 								"test: internal/live TestMatrixQwen/session",
 							},
 						},
@@ -18476,7 +18476,7 @@ var compiledTables = &compiled{
 								Root: "config_home",
 								Path: "settings.json",
 								Evidence: []string{
-									"run: providers/testdata/README.md finding 64",
+									"run: providers/testdata/README.md finding 65",
 									"test: internal/live TestMatrixQwen/hooks_off",
 								},
 							},
@@ -18484,7 +18484,7 @@ var compiledTables = &compiled{
 							Value: true,
 							Means: "Qwen Code runs no hook at all, dalo's entries included",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 64",
+								"run: providers/testdata/README.md finding 65",
 								"test: internal/live TestMatrixQwen/hooks_off",
 							},
 						},
@@ -18524,7 +18524,7 @@ var compiledTables = &compiled{
 					Trust: Trust{
 						How: "Qwen Code runs the hooks of the user's settings without a review of its own; dalo's grants are the only review. Qwen Code adds \"$version\" to the settings file by a text edit; dalo keeps it, and every other byte of the user's.",
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 							"test: internal/live TestMatrixQwen/session",
 							"test: internal/live TestMatrixQwen/remove_restores",
 						},
@@ -18537,73 +18537,73 @@ var compiledTables = &compiled{
 				Tools: map[string]Claim{
 					"agent": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"edit": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"get_goal": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"glob": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"grep_search": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"list_agents": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"notebook_edit": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"read_file": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"run_shell_command": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 							"test: internal/live TestMatrixQwen/session",
 						},
 					},
 					"skill": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"tool_call": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"tool_search": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"update_goal": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 					"write_file": Claim{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 						},
 					},
 				},
@@ -18611,7 +18611,7 @@ var compiledTables = &compiled{
 					"PostToolUse": Event{
 						ToolMatcher: true,
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 							"test: internal/live TestMatrixQwen/session",
 						},
 						Payload: Payload{
@@ -18620,7 +18620,7 @@ var compiledTables = &compiled{
 									Key:  "cwd",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18628,7 +18628,7 @@ var compiledTables = &compiled{
 									Key:  "session_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18636,7 +18636,7 @@ var compiledTables = &compiled{
 									Key:  "permission_mode",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18644,7 +18644,7 @@ var compiledTables = &compiled{
 									Key:  "tool_call_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18652,7 +18652,7 @@ var compiledTables = &compiled{
 									Key:  "tool_name",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18660,7 +18660,7 @@ var compiledTables = &compiled{
 									Key:  "transcript_path",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18676,7 +18676,7 @@ var compiledTables = &compiled{
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 64",
+										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18687,7 +18687,7 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 									},
 								},
 							},
@@ -18696,7 +18696,7 @@ var compiledTables = &compiled{
 					"PreToolUse": Event{
 						ToolMatcher: true,
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 							"test: internal/live TestMatrixQwen/session",
 						},
 						Payload: Payload{
@@ -18705,7 +18705,7 @@ var compiledTables = &compiled{
 									Key:  "cwd",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18713,7 +18713,7 @@ var compiledTables = &compiled{
 									Key:  "session_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18721,7 +18721,7 @@ var compiledTables = &compiled{
 									Key:  "permission_mode",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18729,7 +18729,7 @@ var compiledTables = &compiled{
 									Key:  "tool_call_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18737,7 +18737,7 @@ var compiledTables = &compiled{
 									Key:  "tool_name",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18745,7 +18745,7 @@ var compiledTables = &compiled{
 									Key:  "transcript_path",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18762,7 +18762,7 @@ var compiledTables = &compiled{
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 64",
+										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18773,7 +18773,7 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 									},
 								},
 							},
@@ -18784,7 +18784,7 @@ var compiledTables = &compiled{
 					},
 					"SessionStart": Event{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 							"test: internal/live TestMatrixQwen/session",
 						},
 						Payload: Payload{
@@ -18793,7 +18793,7 @@ var compiledTables = &compiled{
 									Key:  "cwd",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18801,7 +18801,7 @@ var compiledTables = &compiled{
 									Key:  "session_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18809,7 +18809,7 @@ var compiledTables = &compiled{
 									Key:  "permission_mode",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18817,7 +18817,7 @@ var compiledTables = &compiled{
 									Key:  "transcript_path",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18833,7 +18833,7 @@ var compiledTables = &compiled{
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 64",
+										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18844,7 +18844,7 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 									},
 								},
 							},
@@ -18852,7 +18852,7 @@ var compiledTables = &compiled{
 					},
 					"Stop": Event{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 							"test: internal/live TestMatrixQwen/session",
 						},
 						Payload: Payload{
@@ -18861,7 +18861,7 @@ var compiledTables = &compiled{
 									Key:  "cwd",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18869,7 +18869,7 @@ var compiledTables = &compiled{
 									Key:  "session_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18877,7 +18877,7 @@ var compiledTables = &compiled{
 									Key:  "permission_mode",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18885,7 +18885,7 @@ var compiledTables = &compiled{
 									Key:  "transcript_path",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18893,7 +18893,7 @@ var compiledTables = &compiled{
 									Key:  "stop_hook_active",
 									Type: "boolean",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18901,7 +18901,7 @@ var compiledTables = &compiled{
 									Key:  "last_assistant_message",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18915,7 +18915,7 @@ var compiledTables = &compiled{
 										"reason":   "$reason",
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 64",
+										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18926,7 +18926,7 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 									},
 								},
 							},
@@ -18937,7 +18937,7 @@ var compiledTables = &compiled{
 					},
 					"UserPromptSubmit": Event{
 						Evidence: []string{
-							"run: providers/testdata/README.md finding 63",
+							"run: providers/testdata/README.md finding 64",
 							"test: internal/live TestMatrixQwen/session",
 						},
 						Payload: Payload{
@@ -18946,7 +18946,7 @@ var compiledTables = &compiled{
 									Key:  "prompt",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18954,7 +18954,7 @@ var compiledTables = &compiled{
 									Key:  "cwd",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18962,7 +18962,7 @@ var compiledTables = &compiled{
 									Key:  "session_id",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18970,7 +18970,7 @@ var compiledTables = &compiled{
 									Key:  "permission_mode",
 									Type: "string",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18978,7 +18978,7 @@ var compiledTables = &compiled{
 									Key:  "transcript_path",
 									Type: "path",
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -18994,7 +18994,7 @@ var compiledTables = &compiled{
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 64",
+										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -19005,7 +19005,7 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 									},
 								},
 							},
@@ -19015,7 +19015,7 @@ var compiledTables = &compiled{
 				Blocking: Blocking{
 					Exit: 2,
 					Evidence: []string{
-						"run: providers/testdata/README.md finding 64",
+						"run: providers/testdata/README.md finding 65",
 						"test: internal/live TestMatrixQwen/dispatcher_gone_fail_closed",
 					},
 				},
@@ -19038,7 +19038,7 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
@@ -19050,13 +19050,13 @@ var compiledTables = &compiled{
 												},
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 64",
+										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -19073,19 +19073,19 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 										"observe": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -19119,12 +19119,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 											"test: internal/live TestMatrixQwen/failures",
 										},
 									},
@@ -19135,11 +19135,11 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 										},
 									},
 								},
@@ -19155,12 +19155,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 											"test: internal/live TestMatrixQwen/failures",
 										},
 									},
@@ -19171,17 +19171,17 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 										},
 									},
 								},
 							},
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 63",
+								"run: providers/testdata/README.md finding 64",
 								"test: internal/live TestMatrixQwen/session",
 							},
 						},
@@ -19191,7 +19191,7 @@ var compiledTables = &compiled{
 							Status: "unsupported",
 							Reason: "Qwen Code 0.24.4 fires no SessionEnd when a headless session ends, so a session end hook would not run there.",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 63",
+								"run: providers/testdata/README.md finding 64",
 								"test: internal/live TestMatrixQwen/session",
 							},
 						},
@@ -19204,7 +19204,7 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
@@ -19216,13 +19216,13 @@ var compiledTables = &compiled{
 												},
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 64",
+										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -19231,19 +19231,19 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 										"observe": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -19261,12 +19261,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 											"test: internal/live TestMatrixQwen/failures",
 										},
 									},
@@ -19277,11 +19277,11 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 										},
 									},
 								},
@@ -19297,12 +19297,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 											"test: internal/live TestMatrixQwen/failures",
 										},
 									},
@@ -19313,17 +19313,17 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 										},
 									},
 								},
 							},
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 63",
+								"run: providers/testdata/README.md finding 64",
 								"test: internal/live TestMatrixQwen/session",
 							},
 						},
@@ -19338,7 +19338,7 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
@@ -19350,13 +19350,13 @@ var compiledTables = &compiled{
 												},
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 64",
+										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -19365,19 +19365,19 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 										"observe": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -19402,12 +19402,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 											"test: internal/live TestMatrixQwen/failures",
 										},
 									},
@@ -19418,11 +19418,11 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 										},
 									},
 								},
@@ -19438,12 +19438,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 											"test: internal/live TestMatrixQwen/failures",
 										},
 									},
@@ -19454,17 +19454,17 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 										},
 									},
 								},
 							},
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 63",
+								"run: providers/testdata/README.md finding 64",
 								"test: internal/live TestMatrixQwen/session",
 							},
 						},
@@ -19485,13 +19485,13 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 										"allow": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
@@ -19504,13 +19504,13 @@ var compiledTables = &compiled{
 												},
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 64",
+										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -19519,19 +19519,19 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 										"observe": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -19557,12 +19557,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 											"test: internal/live TestMatrixQwen/failures",
 										},
 									},
@@ -19578,12 +19578,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 											"test: internal/live TestMatrixQwen/failures",
 										},
 									},
@@ -19603,11 +19603,11 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 										},
 									},
 								},
@@ -19626,17 +19626,17 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 										},
 									},
 								},
 							},
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 63",
+								"run: providers/testdata/README.md finding 64",
 								"test: internal/live TestMatrixQwen/session",
 							},
 						},
@@ -19659,7 +19659,7 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
@@ -19669,13 +19669,13 @@ var compiledTables = &compiled{
 												"reason":   "$reason",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 64",
+										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -19684,19 +19684,19 @@ var compiledTables = &compiled{
 									Outputs: map[string]NativeOutput{
 										"abstain": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 										"observe": NativeOutput{
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/session",
 											},
 										},
 									},
 									Evidence: []string{
-										"run: providers/testdata/README.md finding 63",
+										"run: providers/testdata/README.md finding 64",
 										"test: internal/live TestMatrixQwen/session",
 									},
 								},
@@ -19712,12 +19712,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"doc: the same output as the user's, with the diagnostic as the reason",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 											"doc: the same output as the user's, with the diagnostic as the reason",
 										},
 									},
@@ -19730,12 +19730,12 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"run: providers/testdata/README.md finding 64",
+												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/failures",
 											},
 										},
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 											"test: internal/live TestMatrixQwen/failures",
 										},
 									},
@@ -19745,7 +19745,7 @@ var compiledTables = &compiled{
 										Status: "unsupported",
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 										},
 									},
 									"user": Delivery{
@@ -19755,11 +19755,11 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 										},
 									},
 								},
@@ -19768,7 +19768,7 @@ var compiledTables = &compiled{
 										Status: "unsupported",
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
-											"run: providers/testdata/README.md finding 64",
+											"run: providers/testdata/README.md finding 65",
 										},
 									},
 									"user": Delivery{
@@ -19778,17 +19778,17 @@ var compiledTables = &compiled{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 64)",
+											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
 										},
 									},
 								},
 							},
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 63",
+								"run: providers/testdata/README.md finding 64",
 								"test: internal/live TestMatrixQwen/session",
 							},
 						},

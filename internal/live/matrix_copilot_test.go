@@ -40,7 +40,7 @@ type bmHarness struct {
 
 var bmHarnesses = map[string]bmHarness{
 	// Copilot's payloads carry no tool call id, no permission mode, and a
-	// transcript path on Stop only (finding 61).
+	// transcript path on Stop only (finding 62).
 	"copilot": {
 		events: []bmEvent{
 			{"session", "start", "SessionStart", "", []string{"session.id", "session.cwd"}},
@@ -53,7 +53,7 @@ var bmHarnesses = map[string]bmHarness{
 		keys: map[string]string{"session.id": "session_id", "session.cwd": "cwd", "prompt.text": "prompt", "tool.name": "tool_name",
 			"transcript.path": "transcript_path", "workflow.already_continued": "stop_hook_active", "session.end_reason": "reason"},
 	},
-	// Qwen fires no SessionEnd headless (finding 63).
+	// Qwen fires no SessionEnd headless (finding 64).
 	"qwen": {
 		events: []bmEvent{
 			{"session", "start", "SessionStart", "", []string{"session.id", "session.cwd", "transcript.path"}},
@@ -161,7 +161,7 @@ func testBashMatrixSession(t *testing.T, p string) {
 		for i, run := range runs {
 			if e.event == "UserPromptSubmit" && i > 0 && payloads[i]["prompt"] == "" {
 				// Qwen Code fires it again, with an empty prompt, after a
-				// tool result (finding 63): the empty value is no argument.
+				// tool result (finding 64): the empty value is no argument.
 				continue
 			}
 			if len(run) != len(e.fields) {
@@ -400,7 +400,7 @@ func testBashMatrixRemove(t *testing.T, p string) {
 	}
 	want := user
 	if p == "qwen" {
-		// Qwen's own edit of the user's file, as it makes it (finding 63).
+		// Qwen's own edit of the user's file, as it makes it (finding 64).
 		if !strings.Contains(string(after), `"$version": 4`) {
 			t.Errorf("Qwen did not add \"$version\" to the settings; the test no longer shows it is tolerated")
 		}
