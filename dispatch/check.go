@@ -29,7 +29,7 @@ func Check(home, provider, event string) ([]HookCheck, error) {
 	events, ok := plan.Known[provider]
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("unknown provider %q: dalo has provider tables for %s", provider, strings.Join(knownProviders(), ", "))
+		return nil, fmt.Errorf("unknown provider %q: dalo has provider tables for %s", provider, strings.Join(KnownProviders(), ", "))
 	case !slices.Contains(events, event):
 		return nil, fmt.Errorf("unknown native event %q of %s: its events are %s", event, provider, strings.Join(events, ", "))
 	}

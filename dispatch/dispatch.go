@@ -115,7 +115,7 @@ func dispatch(req Request) (Native, error) {
 	events, ok := plan.Known[req.Provider]
 	switch {
 	case !ok:
-		return Native{}, fmt.Errorf("unknown provider %q: dalo has provider tables for %s", req.Provider, strings.Join(knownProviders(), ", "))
+		return Native{}, fmt.Errorf("unknown provider %q: dalo has provider tables for %s", req.Provider, strings.Join(KnownProviders(), ", "))
 	case !slices.Contains(events, req.Event):
 		return Native{}, fmt.Errorf("unknown native event %q of %s: its events are %s", req.Event, req.Provider, strings.Join(events, ", "))
 	}
@@ -209,7 +209,9 @@ func dispatch(req Request) (Native, error) {
 }
 
 // knownProviders is the names of plan.Known, sorted.
-func knownProviders() []string {
+// KnownProviders lists the providers dalo has a table for, sorted: what
+// --provider may name.
+func KnownProviders() []string {
 	names := make([]string, 0, len(plan.Known))
 	for name := range plan.Known {
 		names = append(names, name)

@@ -5,9 +5,11 @@ package plan
 // Known is every provider dalo has a table for, with the native events
 // of its tables: what a dispatcher may be asked to answer.
 var Known = map[string][]string{
-	"claude": {"PostToolUse", "PostToolUseFailure", "PreSkillShellCommand", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
-	"codex":  {"PostToolUse", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
-	"gemini": {"AfterAgent", "AfterTool", "BeforeAgent", "BeforeTool", "SessionEnd", "SessionStart"},
+	"claude":  {"PostToolUse", "PostToolUseFailure", "PreSkillShellCommand", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
+	"codex":   {"PostToolUse", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
+	"copilot": {"PostToolUse", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
+	"gemini":  {"AfterAgent", "AfterTool", "BeforeAgent", "BeforeTool", "SessionEnd", "SessionStart"},
+	"qwen":    {"PostToolUse", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"},
 }
 
 // Blocking is how a hook command of each provider blocks the native
@@ -16,9 +18,11 @@ var Known = map[string][]string{
 // dispatcher answers when it cannot load a plan that names a required
 // fail_closed hook (see [Block]).
 var Blocking = map[string]Block{
-	"claude": {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
-	"codex":  {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
-	"gemini": {Exit: 2, Continued: map[string]string{"AfterAgent": "stop_hook_active"}},
+	"claude":  {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
+	"codex":   {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
+	"copilot": {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
+	"gemini":  {Exit: 2, Continued: map[string]string{"AfterAgent": "stop_hook_active"}},
+	"qwen":    {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
 }
 
 // DraftLimits are the draft's reference limits (#Limits): what the

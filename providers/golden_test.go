@@ -50,6 +50,27 @@ var goldenRows = map[string][]dispatchtest.Row{
 		{Payload: "AfterAgent.continued", Event: "AfterAgent", Effects: []string{"continue_workflow"}},
 		{Payload: "SessionEnd", Event: "SessionEnd", Effects: []string{"observe"}},
 	},
+	// GitHub Copilot CLI: context at the top level, no context before a
+	// tool call, no rewrite, no replacement, no failure event.
+	"copilot": {
+		{Payload: "SessionStart", Event: "SessionStart", Effects: []string{"observe", "add_context"}},
+		{Payload: "UserPromptSubmit", Event: "UserPromptSubmit", Effects: []string{"observe", "add_context"}},
+		{Payload: "PreToolUse", Event: "PreToolUse", Effects: []string{"observe", "gate"}},
+		{Payload: "PostToolUse", Event: "PostToolUse", Effects: []string{"observe", "add_context"}},
+		{Payload: "Stop", Event: "Stop", Effects: []string{"observe", "continue_workflow"}},
+		{Payload: "Stop.continued", Event: "Stop", Effects: []string{"continue_workflow"}},
+		{Payload: "SessionEnd", Event: "SessionEnd", Effects: []string{"observe"}},
+	},
+	// Qwen Code: Claude Code's shape; no SessionEnd headless, no context
+	// before a tool call, no rewrite, no replacement, no failure event.
+	"qwen": {
+		{Payload: "SessionStart", Event: "SessionStart", Effects: []string{"observe", "add_context"}},
+		{Payload: "UserPromptSubmit", Event: "UserPromptSubmit", Effects: []string{"observe", "add_context"}},
+		{Payload: "PreToolUse", Event: "PreToolUse", Effects: []string{"observe", "gate"}},
+		{Payload: "PostToolUse", Event: "PostToolUse", Effects: []string{"observe", "add_context"}},
+		{Payload: "Stop", Event: "Stop", Effects: []string{"observe", "continue_workflow"}},
+		{Payload: "Stop.continued", Event: "Stop", Effects: []string{"continue_workflow"}},
+	},
 }
 
 // TestGolden drives the generic dispatcher, with the native protocol each

@@ -215,6 +215,32 @@ type Event struct {
 	Payload       Payload            `json:"payload"`
 	Channels      map[string]Channel `json:"channels"`
 	Undelivered   map[string]string  `json:"undelivered,omitempty"`
+	// FailedCommand is what the harness does with the action when a hook
+	// command fails without an answer (FailedDeny, FailedPass); nil, it
+	// lets it go on.
+	FailedCommand *FailedCommand `json:"failed_command,omitempty"`
+}
+
+// FailedCommand says what a harness does with a native event's action when
+// a hook command fails: exits nonzero, cannot start, or is killed.
+type FailedCommand struct {
+	Does     string   `json:"does"`
+	Evidence []string `json:"evidence"`
+}
+
+// What a harness does with the action of a failed hook command.
+const (
+	FailedPass = "pass"
+	FailedDeny = "deny"
+)
+
+// FailedCommandDenies says whether a failed hook command on event denies
+// its action: an entry whose dispatcher cannot run then blocks every call,
+// whatever the hooks' failure policies say, unless the entry maps failures
+// to a pass.
+func (t *Table) FailedCommandDenies(event string) bool {
+	f := t.Events[event].FailedCommand
+	return f != nil && f.Does == FailedDeny
 }
 
 // Payload says where a native payload holds each portable field.

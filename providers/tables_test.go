@@ -15,7 +15,7 @@ func TestEmbeddedTablesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(ts.Keys(), " "), "claude@2.1.233 claude@2.1.332 codex@0.147.0 codex@0.171.0 gemini@0.61.0"; got != want {
+	if got, want := strings.Join(ts.Keys(), " "), "claude@2.1.233 claude@2.1.332 codex@0.147.0 codex@0.171.0 copilot@1.0.102 gemini@0.61.0 qwen@0.24.4"; got != want {
 		t.Fatalf("keys = %s, want %s", got, want)
 	}
 	for _, tc := range []struct {
@@ -57,7 +57,7 @@ func TestLookupIsExact(t *testing.T) {
 		{"claude@2.1.233", "claude@2.1.233", ""},
 		{"codex", "codex@0.171.0", ""},
 		{"codex@0.147.0", "codex@0.147.0", ""},
-		{"claude@2.1.234", "", "unknown provider claude@2.1.234; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0, gemini@0.61.0"},
+		{"claude@2.1.234", "", "unknown provider claude@2.1.234; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0, copilot@1.0.102, gemini@0.61.0, qwen@0.24.4"},
 		{"claude@2.1", "", "unknown provider claude@2.1;"},
 		{"gemini", "gemini@0.61.0", ""},
 		{"gemini@0.60.0", "", "unknown provider gemini@0.60.0;"},

@@ -592,6 +592,13 @@ func (c *forceCheck) entries(want *plan.Plan) {
 			c.add(StatusProblem, file, "dalo entry for %s was written by an earlier dalo: it names no store, and calls %s, which may not stay; run 'dalo plugin install' again", f.event, cmd.Program)
 			c.why(c.event, f.event, "dalo's "+f.event+" entry names no store; run 'dalo plugin install' again")
 			continue
+		case !canRun(cmd.Program) && (cmd.FailClosed || !cmd.Open && t.FailedCommandDenies(f.event)):
+			// The outage it is: the harness blocks every action of the
+			// event, the guard of a fail_closed hook or the harness itself
+			// (a failed hook command denies there).
+			c.add(StatusProblem, file, "dalo entry for %s calls %s, which is missing or cannot run: %s blocks every %s action until it runs again; run 'dalo plugin install' again", f.event, cmd.Program, t.Harness, f.event)
+			c.why(c.event, f.event, "its dispatcher "+cmd.Program+" is missing or cannot run, and "+t.Harness+" blocks every "+f.event+" action meanwhile")
+			continue
 		case !canRun(cmd.Program):
 			c.add(StatusProblem, file, "dalo entry for %s calls %s, which is missing or cannot run: the harness cannot dispatch, so its hooks do not run; run 'dalo plugin install' again", f.event, cmd.Program)
 			c.why(c.event, f.event, "its dispatcher "+cmd.Program+" is missing or cannot run")

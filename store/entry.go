@@ -273,6 +273,13 @@ func (s *Store) gcDispatchers() error {
 // reason on stderr. On an event that carries workflow.already_continued
 // (Stop) the guard reads the payload first, and blocks only a workflow
 // that did not go on already, so that it never loops the agent.
+//
+// On an event where the harness denies the action when a hook command
+// fails (the table's events.<E>.failed_command, GitHub Copilot CLI's
+// preToolUse) and no required fail_closed hook is installed, the command
+// is guarded open instead (Open): every failure, whatever its status, exits
+// 0 with the reason on stderr, so that a dispatcher that cannot answer
+// lets the action go on, as the hooks' failure policies say.
 type entryCommand struct {
 	Program    string
 	Dalo       bool   // Program is dalo: `hook dispatch`
@@ -285,6 +292,8 @@ type entryCommand struct {
 	// the event, if it has one.
 	Block     int
 	Continued string
+	// Open: the guard that maps every failure to a pass.
+	Open bool
 }
 
 // guardedPrefix starts a guarded command on an event with Continued: the
@@ -306,6 +315,10 @@ func (c entryCommand) String() string {
 		b.WriteString(" --home " + shellQuote(c.Home))
 	}
 	b.WriteString(" --provider " + c.Provider + " --event " + c.Event)
+	if c.Open {
+		fmt.Fprintf(&b, ` || { s=$?; echo "dalo: the dispatcher could not answer (exit status $s); no required fail_closed hook guards %s, so dalo lets %s go on: run 'dalo doctor'" >&2; exit 0; }`, c.Event, c.Event)
+		return b.String()
+	}
 	if !c.FailClosed {
 		return b.String()
 	}
@@ -381,6 +394,10 @@ func parseEntryCommand(cmd string) (c entryCommand, ok bool) {
 	if rest == "" {
 		return c, !guarded
 	}
+	if strings.HasPrefix(rest, "|| { ") && !guarded {
+		c.Open = true
+		return c, true
+	}
 	r, ok = strings.CutPrefix(rest, "--fail-closed")
 	if !ok || !strings.HasPrefix(r, " || { ") {
 		return c, false
@@ -439,7 +456,8 @@ func shellQuote(s string) string {
 // t, calling the dispatcher copy c of the store at home; failClosed when a
 // required fail_closed hook is installed on the event.
 func wantEntryCommand(t *providers.Table, c *dispatcherCopy, home, event string, failClosed bool) entryCommand {
-	e := entryCommand{Program: c.Path, Dalo: !c.Hook, Home: home, Provider: t.Name, Event: event, FailClosed: failClosed}
+	e := entryCommand{Program: c.Path, Dalo: !c.Hook, Home: home, Provider: t.Name, Event: event, FailClosed: failClosed,
+		Open: !failClosed && t.FailedCommandDenies(event)}
 	if failClosed {
 		e.Block = t.Blocking.Exit
 		if f, ok := t.Events[event].Payload.Fields["workflow.already_continued"]; ok {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -413,6 +414,7 @@ func TestEntryCommand(t *testing.T) {
 			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Home: "/my store's", Provider: "codex", Event: "PreToolUse", FailClosed: true, Block: 2},
 			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Home: "/store", Provider: "claude", Event: "Stop", FailClosed: true, Block: 2, Continued: "stop_hook_active"},
 			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Provider: "claude", Event: "Stop"},
+			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Home: "/store", Provider: "copilot", Event: "PreToolUse", Open: true},
 		} {
 			got, ok := parseEntryCommand(c.String())
 			if !ok || got != c {
@@ -546,6 +548,40 @@ func TestHarnessEntryReadBack(t *testing.T) {
 		}
 		if got := string(back["e"]); got != e {
 			t.Errorf("read back as\n%s\nwant\n%s", got, e)
+		}
+	}
+}
+
+// TestEntryCommandGuards runs each guard with a shell as a harness does,
+// its dispatcher missing: an entry guarded open exits 0 whatever failed, so
+// that a harness on which a failed hook denies lets the action go on; an
+// entry guarded closed exits the blocking status; an unguarded one the
+// shell's 127.
+func TestEntryCommandGuards(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "dispatchers", "gone", "dalo-hook")
+	for _, c := range []struct {
+		cmd  entryCommand
+		exit int
+	}{
+		{entryCommand{Program: gone, Home: "/store", Provider: "copilot", Event: "PreToolUse", Open: true}, 0},
+		{entryCommand{Program: gone, Home: "/store", Provider: "copilot", Event: "PreToolUse", FailClosed: true, Block: 2}, 2},
+		{entryCommand{Program: gone, Home: "/store", Provider: "claude", Event: "PreToolUse"}, 127},
+	} {
+		x := exec.Command("/bin/sh", "-c", c.cmd.String())
+		var stderr bytes.Buffer
+		x.Stderr = &stderr
+		err := x.Run()
+		got := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			got = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.exit {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", c.cmd, got, c.exit, stderr.String())
+		}
+		if c.cmd.Open && !strings.Contains(stderr.String(), "lets PreToolUse go on") {
+			t.Errorf("%s: stderr %q does not say the action goes on", c.cmd, stderr.String())
 		}
 	}
 }

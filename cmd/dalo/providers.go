@@ -29,7 +29,8 @@ Examples:
 
 const providersShowDoc = `Show prints one provider table: where the harness reads its configuration,
 hooks, instructions, skills and agents; how hook timeouts are written; the
-native tool names a matcher may use; and, for every admitted hook row,
+native tool names a matcher may use; the events on which the harness denies
+the action when a hook command fails; and, for every admitted hook row,
 effect, failure policy and error visibility, whether this version supports
 it, with the native event and output dalo uses, or why not.
 
@@ -180,6 +181,13 @@ func printTable(w io.Writer, t *providers.Table) {
 	}
 	fmt.Fprintf(tw, "timeouts\t%s\n", timeout)
 	fmt.Fprintf(tw, "matcher tools\t%s\n", strings.Join(t.ToolNames(), ", "))
+	// What a hook command that fails does, where the harness then denies
+	// (events.<E>.failed_command); elsewhere the action goes on.
+	for _, ev := range slices.Sorted(maps.Keys(t.Events)) {
+		if t.FailedCommandDenies(ev) {
+			fmt.Fprintf(tw, "failed hook\t%s: %s denies the action when a hook command fails; dalo's entry lets it go on unless a required fail_closed hook is installed there\n", ev, t.Harness)
+		}
+	}
 	tw.Flush()
 
 	rows := sortedRows(t)

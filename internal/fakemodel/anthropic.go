@@ -7,9 +7,10 @@ import (
 )
 
 // anthropic answers the Anthropic Messages API as Claude Code uses it.
-type anthropic struct{}
+// shell, when set, is the harness's shell tool, called instead of Bash.
+type anthropic struct{ shell string }
 
-func (anthropic) serve(w http.ResponseWriter, req *Request, script Script, seq int) {
+func (a anthropic) serve(w http.ResponseWriter, req *Request, script Script, seq int) {
 	switch {
 	case req.Method == http.MethodPost && strings.HasSuffix(req.Path, "/messages/count_tokens"):
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": 1})
@@ -41,7 +42,10 @@ func (anthropic) serve(w http.ResponseWriter, req *Request, script Script, seq i
 	stop := "end_turn"
 	if st.isCall() {
 		name, input := st.Tool, st.Input
-		if name == "" {
+		switch {
+		case name == "" && a.shell != "":
+			name, input = a.shell, map[string]any{"command": st.Command, "description": "Run the command."}
+		case name == "":
 			name, input = "Bash", map[string]any{"command": st.Command}
 		}
 		block = map[string]any{

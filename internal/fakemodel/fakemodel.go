@@ -156,6 +156,14 @@ type Server struct {
 // cannot do anything useful without it.
 func NewAnthropic(script Script) *Server { return start(script, anthropic{}) }
 
+// NewAnthropicShell is NewAnthropic for a harness whose shell tool on the
+// Messages API is called shell, not Bash (GitHub Copilot CLI's bash, Qwen
+// Code's run_shell_command): a Command step calls it with the command and
+// a description, which both require.
+func NewAnthropicShell(script Script, shell string) *Server {
+	return start(script, anthropic{shell: shell})
+}
+
 // NewOpenAI starts a server speaking the OpenAI Responses API.
 func NewOpenAI(script Script) *Server { return start(script, openAI{}) }
 

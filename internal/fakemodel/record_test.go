@@ -42,6 +42,12 @@ var claudeEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "P
 var codexEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
 	"Stop", "SessionEnd"}
 
+// copilotEvents and qwenEvents are the events their tables use: Qwen
+// Code fires no SessionEnd headless.
+var copilotEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
+
+var qwenEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
+
 var geminiEvents = []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"}
 
 // toolEvents take a matcher; the other events have none.
@@ -74,7 +80,7 @@ func harnessBin(t *testing.T, harness string) string {
 // A run is one headless harness session in fresh temp dirs.
 type run struct {
 	t       *testing.T
-	harness string // "claude" or "codex"
+	harness string // the provider's name
 	version string // the harness's version, which DALO_RECORD names
 	bin     string
 	root    string // temp root
@@ -121,6 +127,20 @@ func newRun(t *testing.T, harness string, script Script) *run {
 		// project folder is trusted as the user's trust dialog records it.
 		r.args = []string{"-p", "PROMPT", "--approval-mode", "yolo"}
 		writeFile(t, filepath.Join(r.cfg, "trustedFolders.json"), fmt.Sprintf("{%q: \"TRUST_FOLDER\"}\n", r.work))
+	} else if harness == "copilot" {
+		// Offline, on the model named; its first start unpacks itself into
+		// $XDG_CACHE_HOME/copilot, shared beside the harness.
+		r.server = NewAnthropicShell(script, "bash")
+		r.cfg = filepath.Join(r.home, ".copilot")
+		r.env = append(r.env, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_TYPE=anthropic",
+			"COPILOT_PROVIDER_BASE_URL="+r.server.URL, "COPILOT_PROVIDER_API_KEY=fake", "COPILOT_MODEL=claude-sonnet-4",
+			"XDG_CACHE_HOME="+filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(bin))), "xdg-cache"))
+		r.args = []string{"-p", "PROMPT", "--allow-all-tools", "--no-auto-update"}
+	} else if harness == "qwen" {
+		r.server = NewAnthropicShell(script, "run_shell_command")
+		r.cfg = filepath.Join(r.home, ".qwen")
+		r.env = append(r.env, "ANTHROPIC_BASE_URL="+r.server.URL, "ANTHROPIC_API_KEY=fake", "ANTHROPIC_MODEL=claude-sonnet-4")
+		r.args = []string{"--auth-type", "anthropic", "--approval-mode", "yolo", "PROMPT"}
 	} else {
 		r.server = NewOpenAI(script)
 		r.cfg = filepath.Join(r.home, ".codex")

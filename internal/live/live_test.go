@@ -99,12 +99,31 @@ func (tg *target) check() {
 	tg.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, tg.bin, "--version").Output()
+		cmd := exec.CommandContext(ctx, tg.bin, "--version")
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+tg.cache())
+		out, err := cmd.Output()
 		if got := strings.TrimSpace(string(out)); err != nil || got != tg.versionOutput {
 			tg.err = fmt.Errorf("%s --version: got %q (err %v), want %q\n"+
 				"install the versions of the provider tables with .ci/harnesses", tg.bin, got, err, tg.versionOutput)
 		}
 	})
+}
+
+// cache is the cache directory the harness shares between runs,
+// <DALO_HARNESS_DIR>/<key>/xdg-cache, as .ci/harnesses runs it.
+func (tg *target) cache() string {
+	return filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(tg.bin))), "xdg-cache")
+}
+
+// setEnv sets the variable name of the world's environment to value.
+func (w *world) setEnv(name, value string) {
+	for i, e := range w.env {
+		if strings.HasPrefix(e, name+"=") {
+			w.env[i] = name + "=" + value
+			return
+		}
+	}
+	w.env = append(w.env, name+"="+value)
 }
 
 // keys returns the keys of the tables under test, sorted.
@@ -326,6 +345,9 @@ type world struct {
 	// streamJSON runs Claude with --output-format stream-json --verbose,
 	// whose system messages are what Claude shows the user (userMessages).
 	streamJSON bool
+	// sessionTimeout bounds a session; sessionTimeout (the constant)
+	// when zero.
+	sessionTimeout time.Duration
 }
 
 func newWorld(t *testing.T, provider string, script fakemodel.Script) *world {
@@ -395,6 +417,26 @@ wire_api = "responses"
 		// project folder trusted, as its trust dialog records it.
 		w.writeFile(w.hooksFile(), geminiAuth+"\n")
 		w.writeFile(filepath.Join(w.configHome(), "trustedFolders.json"), fmt.Sprintf("{%q: \"TRUST_FOLDER\"}\n", w.work))
+	case "copilot":
+		// Offline against the fake, with no GitHub token; COPILOT_HOME
+		// names its .copilot directory, away from HOME, so that a session
+		// proves dalo wrote where the variable says. Its first start
+		// unpacks 235 MB into $XDG_CACHE_HOME/copilot: every world shares
+		// the cache beside the harness (.ci/harnesses made it).
+		w.server = fakemodel.NewAnthropicShell(script(w), "bash")
+		w.env = append(w.env, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_TYPE=anthropic",
+			"COPILOT_PROVIDER_BASE_URL="+w.server.URL, "COPILOT_PROVIDER_API_KEY=fake-copilot-key",
+			"COPILOT_MODEL=claude-sonnet-4", "COPILOT_HOME="+filepath.Join(root, "copilot-home"))
+		w.setEnv("XDG_CACHE_HOME", targets[provider].cache())
+	case "qwen":
+		// QWEN_HOME names its .qwen directory, away from HOME.
+		w.server = fakemodel.NewAnthropicShell(script(w), "run_shell_command")
+		w.env = append(w.env, "ANTHROPIC_BASE_URL="+w.server.URL, "ANTHROPIC_API_KEY=fake-qwen-key",
+			"ANTHROPIC_MODEL=claude-sonnet-4", "QWEN_HOME="+filepath.Join(root, "qwen-home"),
+			"QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
+		// Qwen Code takes 15 s to 90 s a session on a loaded machine
+		// (most of it starting up), where the others take a few.
+		w.sessionTimeout = 5 * time.Minute
 	default:
 		t.Fatalf("unknown provider %q", provider)
 	}
@@ -417,6 +459,10 @@ func (w *world) configHome() string {
 		return filepath.Join(w.home, ".codex")
 	case "gemini":
 		return filepath.Join(w.root, "gemini-home", ".gemini")
+	case "copilot":
+		return filepath.Join(w.root, "copilot-home")
+	case "qwen":
+		return filepath.Join(w.root, "qwen-home")
 	}
 	w.t.Fatalf("unknown provider %q", w.provider)
 	return ""
@@ -491,7 +537,9 @@ func (w *world) installSource(id, pkg string, files map[string]string) string {
 }
 
 // shellTool is the native name of each harness's shell tool.
-var shellTool = map[string]string{"claude": "Bash", "codex": "Bash", "gemini": "run_shell_command"}
+// GitHub Copilot CLI's model calls bash, which its hooks see as Bash.
+var shellTool = map[string]string{"claude": "Bash", "codex": "Bash", "gemini": "run_shell_command",
+	"copilot": "Bash", "qwen": "run_shell_command"}
 
 // nativeShell returns files with every matcher on the shell tool naming
 // the world's harness's shell tool: a source written for one harness, as
@@ -549,8 +597,17 @@ func (w *world) runExit(prompt string) (session, error) {
 	case "gemini":
 		// Headless, Gemini CLI offers its shell tool only in yolo mode.
 		args = []string{"-p", prompt, "--approval-mode", "yolo"}
+	case "copilot":
+		// Headless, Copilot CLI runs a tool only when allowed to.
+		args = []string{"-p", prompt, "--allow-all-tools", "--no-auto-update"}
+	case "qwen":
+		args = []string{"--auth-type", "anthropic", "--approval-mode", "yolo", prompt}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+	bound := sessionTimeout
+	if w.sessionTimeout != 0 {
+		bound = w.sessionTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, harness(w.t, w.provider), args...)
 	cmd.Dir = w.work
@@ -572,7 +629,7 @@ func (w *world) runExit(prompt string) (session, error) {
 	}
 	w.t.Logf("%s session (%v): %d model requests %v", w.provider, s.elapsed.Round(time.Millisecond), len(reqs), reqs)
 	if ctx.Err() != nil {
-		w.t.Fatalf("%s %q: no end within %v: %v\nstdout:\n%s\nstderr:\n%s", w.provider, prompt, sessionTimeout, err, clip(s.stdout), clip(s.stderr))
+		w.t.Fatalf("%s %q: no end within %v: %v\nstdout:\n%s\nstderr:\n%s", w.provider, prompt, bound, err, clip(s.stdout), clip(s.stderr))
 	}
 	return s, err
 }

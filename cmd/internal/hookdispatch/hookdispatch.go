@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -25,11 +26,11 @@ import (
 // Name is the command's name under dalo.
 const Name = plan.DaloDispatch
 
-// Usage and Short are its usage line and one-line summary.
-const (
-	Usage = "--provider claude|codex --event NATIVE_EVENT [--home DIR] [--fail-closed] [--check]"
-	Short = "run the approved hooks of a harness event"
-)
+// Usage and Short are its usage line and one-line summary. The providers
+// are the tables' (plan.Known).
+var Usage = "--provider " + strings.Join(dispatch.KnownProviders(), "|") + " --event NATIVE_EVENT [--home DIR] [--fail-closed] [--check]"
+
+const Short = "run the approved hooks of a harness event"
 
 // Options are the command's flags.
 type Options struct {
@@ -100,14 +101,16 @@ harness's blocking status when no plan can run the event's hooks.
 
 Examples:
   dalo hook dispatch --provider claude --event PreToolUse < payload.json
+  dalo-hook dispatch --provider copilot --event PreToolUse < payload.json
   dalo-hook dispatch --provider codex --event Stop < payload.json
 `
 
 // The flags' help, for each binary's flag set: dalo's are spf13/pflag,
 // dalo-hook's the standard library's, since pflag links package net, and
 // with it cgo and the dynamic loader, into every start.
+var ProviderHelp = "the harness: " + strings.Join(dispatch.KnownProviders(), ", ")
+
 const (
-	ProviderHelp   = "the harness: claude or codex"
 	EventHelp      = "the native event name: PreToolUse, Stop, ..."
 	HomeHelp       = "the store to dispatch from (absolute); default $DALO_HOME, ..."
 	FailClosedHelp = "a required fail_closed hook is installed on the event: block when no plan can run it"
@@ -216,7 +219,7 @@ var StopHook func()
 // does and returns the exit status.
 func Hook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	const cmd = plan.HookBinary + " " + plan.HookDispatch
-	const usage = "Usage: " + cmd + " " + Usage + "\n"
+	usage := "Usage: " + cmd + " " + Usage + "\n"
 	if len(args) == 0 || args[0] != plan.HookDispatch {
 		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
 			fmt.Fprint(stdout, usage)
