@@ -26,7 +26,7 @@ var compiledTables = &compiled{
 	Tables: []compiledTable{
 		compiledTable{
 			File:   "claude/2.1.233.cue",
-			SHA256: "2a75de9c2f77c76c0bfb65b25aa7fc42715d0502a4dc1acdb396e7428a16e607",
+			SHA256: "0574c9beab819a634277cd14892146bf9c24728aa097b96722ef26b9457c25bb",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.233",
@@ -154,6 +154,80 @@ var compiledTables = &compiled{
 							Means: "managed settings allow only their own hooks, so dalo's entries in the user's settings do not run",
 							Evidence: []string{
 								"doc: Claude Code settings, allowManagedHooksOnly (https://code.claude.com/docs/en/settings)",
+							},
+						},
+					},
+					Drop: []Drop{
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/claude_model",
+								},
+							},
+							Checks: []Check{
+								Check{
+									Path: "model",
+									Types: []string{
+										"string",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_model",
+									},
+								},
+								Check{
+									Path: "permissions",
+									Types: []string{
+										"object",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_permissions",
+									},
+								},
+								Check{
+									Path: "disableAllHooks",
+									Types: []string{
+										"boolean",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_disable_number",
+										"test: internal/live TestHooksOff/claude_disable_string",
+									},
+								},
+								Check{
+									Path: "hooks.*.*.matcher",
+									Types: []string{
+										"string",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_hook_matcher",
+									},
+								},
+								Check{
+									Path: "hooks.*.*.hooks.*.type",
+									Values: []string{
+										"command",
+										"prompt",
+										"agent",
+										"http",
+										"mcp_tool",
+									},
+									Evidence: []string{
+										"doc: Claude Code 2.1.233 settings schema, in its executable: a hook's type is one of command, prompt, agent, http, mcp_tool",
+										"test: internal/live TestHooksOff/claude_hook_type",
+									},
+								},
+							},
+							Means: "Claude Code ignores the whole file, dalo's entries with it",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestHooksOff/claude_model",
+								"test: internal/live TestHooksOff/claude_permissions",
+								"test: internal/live TestHooksOff/claude_disable_number",
+								"test: internal/live TestHooksOff/claude_disable_string",
+								"test: internal/live TestHooksOff/claude_hook_type",
+								"test: internal/live TestHooksOff/claude_hook_matcher",
 							},
 						},
 					},
@@ -3310,7 +3384,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "66de653e31dd70f07c733ba32372e1d1cec6a65884467eacf0292892ce6f0666",
+			SHA256: "fe5eddd4f26e0e23495559dbdbfa2afd12460b8a36730e3144309b9eeb03982c",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -3439,6 +3513,80 @@ var compiledTables = &compiled{
 							Means: "managed settings allow only their own hooks, so dalo's entries in the user's settings do not run",
 							Evidence: []string{
 								"doc: Claude Code settings, allowManagedHooksOnly (https://code.claude.com/docs/en/settings)",
+							},
+						},
+					},
+					Drop: []Drop{
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/claude_model",
+								},
+							},
+							Checks: []Check{
+								Check{
+									Path: "model",
+									Types: []string{
+										"string",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_model",
+									},
+								},
+								Check{
+									Path: "permissions",
+									Types: []string{
+										"object",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_permissions",
+									},
+								},
+								Check{
+									Path: "disableAllHooks",
+									Types: []string{
+										"boolean",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_disable_number",
+										"test: internal/live TestHooksOff/claude_disable_string",
+									},
+								},
+								Check{
+									Path: "hooks.*.*.matcher",
+									Types: []string{
+										"string",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_hook_matcher",
+									},
+								},
+								Check{
+									Path: "hooks.*.*.hooks.*.type",
+									Values: []string{
+										"command",
+										"prompt",
+										"agent",
+										"http",
+										"mcp_tool",
+									},
+									Evidence: []string{
+										"doc: Claude Code 2.1.332 settings schema, in its executable: a hook's type is one of command, prompt, agent, http, mcp_tool",
+										"test: internal/live TestHooksOff/claude_hook_type",
+									},
+								},
+							},
+							Means: "Claude Code ignores the whole file, dalo's entries with it",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestHooksOff/claude_model",
+								"test: internal/live TestHooksOff/claude_permissions",
+								"test: internal/live TestHooksOff/claude_disable_number",
+								"test: internal/live TestHooksOff/claude_disable_string",
+								"test: internal/live TestHooksOff/claude_hook_type",
+								"test: internal/live TestHooksOff/claude_hook_matcher",
 							},
 						},
 					},
@@ -6629,7 +6777,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.147.0.cue",
-			SHA256: "7f16280d739bf93f7890d4a5538a661148844d53451517b2d245717e17215015",
+			SHA256: "c722352e38ccd3f878421f46bfb1c7bcbe735ebd75dbbaa14a97e0fbb59dad4e",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.147.0",
@@ -6675,6 +6823,80 @@ var compiledTables = &compiled{
 								"doc: providers/testdata/README.md, How they were made: the hooks of every recorded run",
 								"test: internal/live TestSession/codex",
 								"test: internal/live TestToolCalls/codex",
+							},
+						},
+					},
+					Off: []Switch{
+						Switch{
+							Location: Location{
+								Root: "config_home",
+								Path: "config.toml",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_features_codex_hooks",
+									"test: internal/live TestHooksOff/codex_features_hooks",
+								},
+							},
+							Key:   "features.codex_hooks",
+							Value: false,
+							Means: "Codex runs no hook at all, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestHooksOff/codex_features_codex_hooks",
+							},
+						},
+						Switch{
+							Location: Location{
+								Root: "config_home",
+								Path: "config.toml",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_features_codex_hooks",
+									"test: internal/live TestHooksOff/codex_features_hooks",
+								},
+							},
+							Key:   "features.hooks",
+							Value: false,
+							Means: "Codex runs no hook at all, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestHooksOff/codex_features_hooks",
+							},
+						},
+					},
+					Drop: []Drop{
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "hooks.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_hook_timeout",
+									"test: internal/live TestHooksOff/codex_event_not_list",
+								},
+							},
+							Checks: []Check{
+								Check{
+									Path: "hooks.*",
+									Types: []string{
+										"array",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/codex_event_not_list",
+									},
+								},
+								Check{
+									Path: "hooks.*.*.hooks.*.timeout",
+									Types: []string{
+										"number",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/codex_hook_timeout",
+									},
+								},
+							},
+							Means: "Codex reads none of the file's hooks, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestHooksOff/codex_hook_timeout",
+								"test: internal/live TestHooksOff/codex_event_not_list",
 							},
 						},
 					},
@@ -9594,7 +9816,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "7296fe686d40944614d6122b973264597af52390692154c605c46344df07601c",
+			SHA256: "50c24960d3415ea9c612a4c83fdb5faed9fced2e9d880ef409c092a36e51bd87",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -9643,6 +9865,80 @@ var compiledTables = &compiled{
 								"doc: providers/testdata/README.md, How they were made: the hooks of every recorded run, seen on Codex CLI 0.147.0",
 								"test: internal/live TestSession/codex",
 								"test: internal/live TestToolCalls/codex",
+							},
+						},
+					},
+					Off: []Switch{
+						Switch{
+							Location: Location{
+								Root: "config_home",
+								Path: "config.toml",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_features_codex_hooks",
+									"test: internal/live TestHooksOff/codex_features_hooks",
+								},
+							},
+							Key:   "features.codex_hooks",
+							Value: false,
+							Means: "Codex runs no hook at all, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestHooksOff/codex_features_codex_hooks",
+							},
+						},
+						Switch{
+							Location: Location{
+								Root: "config_home",
+								Path: "config.toml",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_features_codex_hooks",
+									"test: internal/live TestHooksOff/codex_features_hooks",
+								},
+							},
+							Key:   "features.hooks",
+							Value: false,
+							Means: "Codex runs no hook at all, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestHooksOff/codex_features_hooks",
+							},
+						},
+					},
+					Drop: []Drop{
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "hooks.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_hook_timeout",
+									"test: internal/live TestHooksOff/codex_event_not_list",
+								},
+							},
+							Checks: []Check{
+								Check{
+									Path: "hooks.*",
+									Types: []string{
+										"array",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/codex_event_not_list",
+									},
+								},
+								Check{
+									Path: "hooks.*.*.hooks.*.timeout",
+									Types: []string{
+										"number",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/codex_hook_timeout",
+									},
+								},
+							},
+							Means: "Codex reads none of the file's hooks, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestHooksOff/codex_hook_timeout",
+								"test: internal/live TestHooksOff/codex_event_not_list",
 							},
 						},
 					},
@@ -12615,7 +12911,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "4c009f3d462c92cfd921e8f1a1dbd8031da006726f7311969c90a431904714c9",
+			SHA256: "1762e753bb5b3ee66d5eec9cdd7d0c38b78ac50852b5582f92ba6dc989c7d073",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -12666,13 +12962,29 @@ var compiledTables = &compiled{
 								"test: internal/live TestSession/gemini",
 								"test: internal/live TestToolCalls/gemini",
 							},
+							Expands: &Pattern{
+								Regexp: "\\$(\\w+|\\{[^}]+\\})",
+								Evidence: []string{
+									"doc: Gemini CLI 0.61.0 bundle: resolveEnvVarsInObject on every settings file, /\\$(?:(\\w+)|{([^}]+?)(?::-([^}]*))?})/g",
+									"run: providers/testdata/README.md finding 61",
+									"test: internal/live TestDispatcherGone/gemini",
+								},
+							},
 						},
 					},
-					Comments: &Claim{
+					Comments: &Comments{
 						Evidence: []string{
 							"doc: Gemini CLI 0.61.0 bundle: settings files are read with strip-json-comments, then JSON.parse",
 							"run: providers/testdata/README.md finding 59",
 							"test: internal/live TestMatrixGemini/commented_settings",
+						},
+						Breaks: &Pattern{
+							Regexp: "[\\x0b\\x0c\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}]",
+							Evidence: []string{
+								"doc: Gemini CLI 0.61.0 bundle: strip-json-comments replaces a comment's /\\S/g with spaces, and JSON.parse allows only space, tab, CR and LF between tokens",
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestCommentBreaks/gemini",
+							},
 						},
 					},
 					Off: []Switch{
@@ -12686,13 +12998,21 @@ var compiledTables = &compiled{
 									"test: internal/live TestHooksOff/gemini_disabled",
 								},
 							},
-							Key:   "hooksConfig.enabled",
-							Value: false,
+							Key: "hooksConfig.enabled",
+							Values: []interface{}{
+								false,
+								int64(0),
+								"",
+							},
 							Means: "Gemini CLI runs no hook at all, dalo's entries included",
 							Evidence: []string{
 								"doc: Gemini CLI 0.61.0 settings schema: hooksConfig.enabled, the canonical toggle for the hooks system",
+								"doc: Gemini CLI 0.61.0 bundle: if (this.settings.hooksConfig.enabled), not validated first",
 								"run: providers/testdata/README.md finding 59",
+								"run: providers/testdata/README.md finding 61",
 								"test: internal/live TestHooksOff/gemini_enabled",
+								"test: internal/live TestHooksOff/gemini_enabled_zero",
+								"test: internal/live TestHooksOff/gemini_enabled_empty",
 							},
 						},
 						Switch{
@@ -12723,8 +13043,12 @@ var compiledTables = &compiled{
 									"test: internal/live TestHooksOff/gemini_project",
 								},
 							},
-							Key:   "hooksConfig.enabled",
-							Value: false,
+							Key: "hooksConfig.enabled",
+							Values: []interface{}{
+								false,
+								int64(0),
+								"",
+							},
 							Means: "Gemini CLI runs no hook in this project, dalo's entries included",
 							Evidence: []string{
 								"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: project settings override user settings",
@@ -12758,11 +13082,39 @@ var compiledTables = &compiled{
 									"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: the system settings file, /etc/gemini-cli/settings.json on Linux, overrides every other; GEMINI_CLI_SYSTEM_SETTINGS_PATH names another",
 								},
 							},
-							Key:   "hooksConfig.enabled",
-							Value: false,
+							Key: "hooksConfig.enabled",
+							Values: []interface{}{
+								false,
+								int64(0),
+								"",
+							},
 							Means: "the machine's settings switch every hook off, dalo's entries included",
 							Evidence: []string{
 								"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: system settings take precedence over all other settings files",
+							},
+						},
+						Switch{
+							Location: Location{
+								Root: "system",
+								Path: "etc/gemini-cli/system-defaults.json",
+								Env:  "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+								Evidence: []string{
+									"doc: Gemini CLI 0.61.0 bundle: getSystemDefaultsPath, GEMINI_CLI_SYSTEM_DEFAULTS_PATH or system-defaults.json beside the system settings file",
+									"test: internal/live TestHooksOff/gemini_system_defaults",
+								},
+							},
+							Key: "hooksConfig.enabled",
+							Values: []interface{}{
+								false,
+								int64(0),
+								"",
+							},
+							Default: true,
+							Means:   "the machine's default settings switch every hook off, dalo's entries included, and the user's settings do not set hooksConfig.enabled to override them",
+							Evidence: []string{
+								"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: system defaults, the lowest of the settings files",
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestHooksOff/gemini_system_defaults",
 							},
 						},
 					},
