@@ -26,7 +26,7 @@ var compiledTables = &compiled{
 	Tables: []compiledTable{
 		compiledTable{
 			File:   "claude/2.1.233.cue",
-			SHA256: "0574c9beab819a634277cd14892146bf9c24728aa097b96722ef26b9457c25bb",
+			SHA256: "288f113ce21c379adf1d2cd0eead2f43bfd49497aa58f546b164650a1213101e",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.233",
@@ -166,6 +166,7 @@ var compiledTables = &compiled{
 									"test: internal/live TestHooksOff/claude_model",
 								},
 							},
+							Scope: "file",
 							Checks: []Check{
 								Check{
 									Path: "model",
@@ -195,6 +196,27 @@ var compiledTables = &compiled{
 										"test: internal/live TestHooksOff/claude_disable_string",
 									},
 								},
+							},
+							Means: "Claude Code ignores the whole file, dalo's entries with it",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestHooksOff/claude_model",
+								"test: internal/live TestHooksOff/claude_permissions",
+								"test: internal/live TestHooksOff/claude_disable_number",
+								"test: internal/live TestHooksOff/claude_disable_string",
+							},
+						},
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/claude_hook_type",
+									"test: internal/live TestHooksOff/claude_hook_matcher",
+								},
+							},
+							Scope: "file",
+							Checks: []Check{
 								Check{
 									Path: "hooks.*.*.matcher",
 									Types: []string{
@@ -219,15 +241,12 @@ var compiledTables = &compiled{
 									},
 								},
 							},
-							Means: "Claude Code ignores the whole file, dalo's entries with it",
+							Means: "Claude Code runs none of the file's hooks, dalo's entries included, whatever event the hook is under",
 							Evidence: []string{
 								"run: providers/testdata/README.md finding 61",
-								"test: internal/live TestHooksOff/claude_model",
-								"test: internal/live TestHooksOff/claude_permissions",
-								"test: internal/live TestHooksOff/claude_disable_number",
-								"test: internal/live TestHooksOff/claude_disable_string",
 								"test: internal/live TestHooksOff/claude_hook_type",
 								"test: internal/live TestHooksOff/claude_hook_matcher",
+								"test: internal/live TestHooksOff/claude_hook_other_event",
 							},
 						},
 					},
@@ -3384,7 +3403,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "fe5eddd4f26e0e23495559dbdbfa2afd12460b8a36730e3144309b9eeb03982c",
+			SHA256: "fff50743dcdc93fbf3483d44dc04fb256932f978a1ba99842c3dd57b6b0169ee",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -3525,6 +3544,7 @@ var compiledTables = &compiled{
 									"test: internal/live TestHooksOff/claude_model",
 								},
 							},
+							Scope: "file",
 							Checks: []Check{
 								Check{
 									Path: "model",
@@ -3554,6 +3574,27 @@ var compiledTables = &compiled{
 										"test: internal/live TestHooksOff/claude_disable_string",
 									},
 								},
+							},
+							Means: "Claude Code ignores the whole file, dalo's entries with it",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 61",
+								"test: internal/live TestHooksOff/claude_model",
+								"test: internal/live TestHooksOff/claude_permissions",
+								"test: internal/live TestHooksOff/claude_disable_number",
+								"test: internal/live TestHooksOff/claude_disable_string",
+							},
+						},
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/claude_hook_type",
+									"test: internal/live TestHooksOff/claude_hook_matcher",
+								},
+							},
+							Scope: "event",
+							Checks: []Check{
 								Check{
 									Path: "hooks.*.*.matcher",
 									Types: []string{
@@ -3578,15 +3619,12 @@ var compiledTables = &compiled{
 									},
 								},
 							},
-							Means: "Claude Code ignores the whole file, dalo's entries with it",
+							Means: "Claude Code ignores every hook of that event, dalo's entry for it included (the other events' hooks still run)",
 							Evidence: []string{
 								"run: providers/testdata/README.md finding 61",
-								"test: internal/live TestHooksOff/claude_model",
-								"test: internal/live TestHooksOff/claude_permissions",
-								"test: internal/live TestHooksOff/claude_disable_number",
-								"test: internal/live TestHooksOff/claude_disable_string",
 								"test: internal/live TestHooksOff/claude_hook_type",
 								"test: internal/live TestHooksOff/claude_hook_matcher",
+								"test: internal/live TestHooksOff/claude_hook_other_event",
 							},
 						},
 					},
@@ -6777,7 +6815,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.147.0.cue",
-			SHA256: "c722352e38ccd3f878421f46bfb1c7bcbe735ebd75dbbaa14a97e0fbb59dad4e",
+			SHA256: "fd43e6109db053bbb4fc7cba9cbc6a9f0ca5f46ba507ae6e4f32b70e0c8c0a9d",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.147.0",
@@ -6872,6 +6910,7 @@ var compiledTables = &compiled{
 									"test: internal/live TestHooksOff/codex_event_not_list",
 								},
 							},
+							Scope: "file",
 							Checks: []Check{
 								Check{
 									Path: "hooks.*",
@@ -9816,7 +9855,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "50c24960d3415ea9c612a4c83fdb5faed9fced2e9d880ef409c092a36e51bd87",
+			SHA256: "705fcb4c26df7e7cdbdb45dcf22dbe76600a66a714a14640eb56e5fc2c2d518d",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -9914,6 +9953,7 @@ var compiledTables = &compiled{
 									"test: internal/live TestHooksOff/codex_event_not_list",
 								},
 							},
+							Scope: "file",
 							Checks: []Check{
 								Check{
 									Path: "hooks.*",
@@ -12911,7 +12951,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "1762e753bb5b3ee66d5eec9cdd7d0c38b78ac50852b5582f92ba6dc989c7d073",
+			SHA256: "faa8b472177de22ce3347dce5136bbc281e0e0b9e86001fd4d6311742b64664c",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -13101,6 +13141,13 @@ var compiledTables = &compiled{
 								Evidence: []string{
 									"doc: Gemini CLI 0.61.0 bundle: getSystemDefaultsPath, GEMINI_CLI_SYSTEM_DEFAULTS_PATH or system-defaults.json beside the system settings file",
 									"test: internal/live TestHooksOff/gemini_system_defaults",
+								},
+								RootOwned: &Claim{
+									Evidence: []string{
+										"doc: Gemini CLI 0.61.0 bundle: checkPosixStatsSecurity, uid 0 and no S_IWGRP or S_IWOTH, on the file and each parent directory",
+										"run: providers/testdata/README.md finding 61",
+										"test: internal/live TestHooksOff/gemini_system_defaults",
+									},
 								},
 							},
 							Key: "hooksConfig.enabled",

@@ -12,8 +12,13 @@ import (
 
 // A Drop is a settings file the harness ignores whole, or whose hooks it
 // ignores, when a value in it fails one of Checks: what Means says.
+//
+// Scope says what the harness ignores: "file", the whole file; "event",
+// the hooks of the one event whose member the path's first "*" matched
+// (hooks.<event>...), the other events' hooks still running.
 type Drop struct {
 	Location Location `json:"location"`
+	Scope    string   `json:"scope"`
 	Checks   []Check  `json:"checks"`
 	Means    string   `json:"means"`
 	Evidence []string `json:"evidence"`
@@ -36,7 +41,15 @@ type Violation struct {
 	Path string
 	Got  string
 	Want string
+	// Member is the object member the path's first "*" matched, or "".
+	Member string
 }
+
+// Drop scopes.
+const (
+	DropsFile  = "file"
+	DropsEvent = "event"
+)
 
 func (v Violation) String() string {
 	return fmt.Sprintf("%s is %s, where the harness accepts %s", v.Path, v.Got, v.Want)
@@ -47,9 +60,9 @@ func (v Violation) String() string {
 func (d *Drop) Violations(doc any) []Violation {
 	var out []Violation
 	for _, c := range d.Checks {
-		walkPath(doc, strings.Split(c.Path, "."), "", func(at string, v any) {
+		walkPath(doc, strings.Split(c.Path, "."), "", "", func(at, member string, v any) {
 			if !c.accepts(v) {
-				out = append(out, Violation{Path: at, Got: jsonText(v), Want: c.want()})
+				out = append(out, Violation{Path: at, Got: jsonText(v), Want: c.want(), Member: member})
 			}
 		})
 	}
@@ -106,10 +119,11 @@ func TypeOf(v any) string {
 	return "other"
 }
 
-// walkPath calls f with each value of doc at path and where it is.
-func walkPath(doc any, path []string, at string, f func(at string, v any)) {
+// walkPath calls f with each value of doc at path, where it is, and the
+// member the path's first "*" matched (member, until then "").
+func walkPath(doc any, path []string, at, member string, f func(at, member string, v any)) {
 	if len(path) == 0 {
-		f(at, doc)
+		f(at, member, doc)
 		return
 	}
 	k, rest := path[0], path[1:]
@@ -123,19 +137,23 @@ func walkPath(doc any, path []string, at string, f func(at string, v any)) {
 	case map[string]any:
 		if k != "*" {
 			if v, ok := d[k]; ok {
-				walkPath(v, rest, join(k), f)
+				walkPath(v, rest, join(k), member, f)
 			}
 			return
 		}
 		for _, key := range slices.Sorted(maps.Keys(d)) {
-			walkPath(d[key], rest, join(key), f)
+			m := member
+			if m == "" {
+				m = key
+			}
+			walkPath(d[key], rest, join(key), m, f)
 		}
 	case []any:
 		if k != "*" {
 			return
 		}
 		for i, v := range d {
-			walkPath(v, rest, fmt.Sprintf("%s[%d]", at, i), f)
+			walkPath(v, rest, fmt.Sprintf("%s[%d]", at, i), member, f)
 		}
 	}
 }

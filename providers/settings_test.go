@@ -22,14 +22,14 @@ func TestDropViolations(t *testing.T) {
 	}{
 		{`{}`, nil},
 		{`{"model": "opus", "hooks": {"Stop": [{"matcher": "*", "hooks": [{"type": "prompt"}]}]}}`, nil},
-		{`{"model": 5}`, []Violation{{"model", "5", "only string"}}},
-		{`{"model": null}`, []Violation{{"model", "null", "only string"}}},
-		{`{"hooks": {"Stop": "bad", "Pre": []}}`, []Violation{{"hooks.Stop", `"bad"`, "only array"}}},
+		{`{"model": 5}`, []Violation{{"model", "5", "only string", ""}}},
+		{`{"model": null}`, []Violation{{"model", "null", "only string", ""}}},
+		{`{"hooks": {"Stop": "bad", "Pre": []}}`, []Violation{{"hooks.Stop", `"bad"`, "only array", "Stop"}}},
 		{`{"hooks": {"Pre": [{"matcher": "*"}, {"matcher": 5, "hooks": [{"type": "command"}, {"type": "nope"}, {}]}]}}`, []Violation{
-			{"hooks.Pre[1].matcher", "5", "only string"},
-			{"hooks.Pre[1].hooks[1].type", `"nope"`, `only "command" or "prompt"`},
+			{"hooks.Pre[1].matcher", "5", "only string", "Pre"},
+			{"hooks.Pre[1].hooks[1].type", `"nope"`, `only "command" or "prompt"`, "Pre"},
 		}},
-		{`{"hooks": {"Pre": [{"hooks": [{"type": 1}]}]}}`, []Violation{{"hooks.Pre[0].hooks[0].type", "1", `only "command" or "prompt"`}}},
+		{`{"hooks": {"Pre": [{"hooks": [{"type": 1}]}]}}`, []Violation{{"hooks.Pre[0].hooks[0].type", "1", `only "command" or "prompt"`, "Pre"}}},
 		{`[1, 2]`, nil},
 	} {
 		var doc any

@@ -148,6 +148,10 @@ type Location struct {
 	// (Gemini CLI's GEMINI_CLI_SYSTEM_SETTINGS_PATH).
 	Env      string   `json:"env,omitempty"`
 	Evidence []string `json:"evidence"`
+	// RootOwned says the harness reads the file only when it and every
+	// directory above it belong to root and no group or other may write
+	// them.
+	RootOwned *Claim `json:"root_owned,omitempty"`
 }
 
 // Agents says whether the harness has subagents and where it reads them.

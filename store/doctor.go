@@ -647,6 +647,11 @@ func (c *forceCheck) switches() {
 	t := c.t
 	r := &settingsReader{t: t, getenv: c.opt.Getenv, project: c.opt.Project, entries: c.in.Harness.Entries}
 	for _, o := range r.offs() {
+		if _, ok := c.in.Harness.Entries[o.Event]; o.Event != "" && !ok {
+			// Hooks of the user's own, on an event dalo has no entry for.
+			c.add(StatusNote, o.File, "%s", o.Why)
+			continue
+		}
 		c.add(StatusProblem, o.File, "%s", o.Why)
 		if o.Event != "" {
 			c.why(c.event, o.Event, o.Why)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
@@ -27,7 +28,8 @@ type settingOff struct {
 	// does. Fix is what install tells the user to do.
 	Why, Fix string
 	// Event, when set, is the one event whose entry is off (a list of
-	// commands naming it); else every entry is.
+	// commands naming it, a drop of that event's hooks); else every
+	// entry is.
 	Event string
 	// Project: the setting is a project's own, in force there only.
 	Project bool
@@ -74,8 +76,13 @@ func (r *settingsReader) offs() []settingOff {
 			continue
 		}
 		for _, v := range d.Violations(doc) {
+			ev := ""
+			if d.Scope == providers.DropsEvent {
+				ev = v.Member
+			}
 			out = append(out, settingOff{
 				File:    file,
+				Event:   ev,
 				Why:     fmt.Sprintf("%s%s: %s is %s, where %s accepts %s: %s", where, file, v.Path, v.Got, t.Harness, v.Want, d.Means),
 				Fix:     fmt.Sprintf("give %s a value %s accepts (%s), or remove it", v.Path, t.Harness, v.Want),
 				Project: d.Location.Root == "project",
@@ -145,7 +152,28 @@ func (r *settingsReader) locate(l providers.Location) (file, where string, ok bo
 		return filepath.Join(r.project, filepath.FromSlash(l.Path)), "in this project, ", true
 	}
 	file, err := r.t.Path(l, r.getenv)
-	return file, "", err == nil
+	if err != nil || l.RootOwned != nil && !rootOwned(file) {
+		return "", "", false // the harness skips it
+	}
+	return file, "", true
+}
+
+// rootOwned says whether file and every directory above it belong to root
+// and no group or other may write them.
+func rootOwned(file string) bool {
+	for p := filepath.Clean(file); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return false
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 {
+			return false
+		}
+		if p == filepath.Dir(p) {
+			return true
+		}
+	}
 }
 
 // decode reads file as the harness does: TOML for a *.toml file, else
@@ -234,8 +262,8 @@ func checkInForce(t *providers.Table, cfg string, newCfg []byte, want map[string
 		return os.ReadFile(file)
 	}}
 	for _, o := range r.offs() {
-		if o.Project || o.Event != "" {
-			continue
+		if _, ok := want[o.Event]; o.Project || o.Event != "" && !ok {
+			continue // a project's own, or an event dalo writes no entry for
 		}
 		return fmt.Errorf("%s; %s would not run dalo's entries, so nothing was installed: %s, then install again", o.Why, t.Harness, o.Fix)
 	}

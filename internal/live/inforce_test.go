@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"dalo/internal/fakemodel"
+	provtables "dalo/providers"
 )
 
 // Installed means in force: the routes by which a gate dalo installed could
@@ -278,9 +279,16 @@ func TestHooksOff(t *testing.T) {
 		{"claude_disable_number", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = 1 }, nil, "disableAllHooks is 1, where Claude Code accepts only boolean", false, ""},
 		{"claude_disable_string", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = "false" }, nil, `disableAllHooks is "false", where Claude Code accepts only boolean`, false, ""},
 		{"claude_hook_type", "claude", func(w *world, s map[string]any) {
-			userHook(s, "PostToolUse", map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "nope", "command": "true"}}})
-		}, nil, `hooks.PostToolUse[0].hooks[0].type is "nope", where Claude Code accepts only "command", "prompt", "agent", "http" or "mcp_tool"`, false, ""},
+			userHook(s, "PreToolUse", map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "nope", "command": "true"}}})
+		}, nil, `hooks.PreToolUse[1].hooks[0].type is "nope", where Claude Code accepts only "command", "prompt", "agent", "http" or "mcp_tool"`, false, ""},
 		{"claude_hook_matcher", "claude", func(w *world, s map[string]any) {
+			userHook(s, "PreToolUse", map[string]any{"matcher": 5, "hooks": []any{map[string]any{"type": "command", "command": "true"}}})
+		}, nil, "hooks.PreToolUse[1].matcher is 5, where Claude Code accepts only string", false, ""},
+		// A hook of the user's Claude Code rejects, under another event:
+		// as the table's scope of that check says, the whole file is
+		// dropped (2.1.233), or only that event's hooks and dalo's gate
+		// runs (2.1.332); inForce is the table's answer.
+		{"claude_hook_other_event", "claude", func(w *world, s map[string]any) {
 			userHook(s, "PostToolUse", map[string]any{"matcher": 5, "hooks": []any{map[string]any{"type": "command", "command": "true"}}})
 		}, nil, "hooks.PostToolUse[0].matcher is 5, where Claude Code accepts only string", false, ""},
 		// Codex's feature switches in config.toml, and a malformed entry
@@ -303,7 +311,22 @@ func TestHooksOff(t *testing.T) {
 		{"gemini_enabled_zero", "gemini", func(w *world, s map[string]any) { s["hooksConfig"] = map[string]any{"enabled": 0} }, nil, "sets hooksConfig.enabled to 0", false, ""},
 		{"gemini_enabled_empty", "gemini", func(w *world, s map[string]any) { s["hooksConfig"] = map[string]any{"enabled": ""} }, nil, `sets hooksConfig.enabled to ""`, false, ""},
 		{"gemini_system_defaults", "gemini", nil, func(w *world) {
-			file := filepath.Join(w.root, "system-defaults.json")
+			// Gemini CLI reads the file only if it and every directory
+			// above it are root's and writable by no group or other, as
+			// /etc/gemini-cli is: not under the temporary directory.
+			if os.Geteuid() != 0 {
+				w.t.Skip("Gemini CLI reads system defaults only from a file root owns; this run is not root's")
+			}
+			home, err := os.UserHomeDir()
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			dir, err := os.MkdirTemp(home, "dalo-live-defaults-")
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			w.t.Cleanup(func() { os.RemoveAll(dir) })
+			file := filepath.Join(dir, "system-defaults.json")
 			w.writeFile(file, `{"hooksConfig": {"enabled": false}}`+"\n")
 			w.env = append(w.env, "GEMINI_CLI_SYSTEM_DEFAULTS_PATH="+file)
 		}, "system-defaults.json sets hooksConfig.enabled to false: the machine's default settings switch every hook off", false, ""},
@@ -337,7 +360,11 @@ func TestHooksOff(t *testing.T) {
 			w.writeJSON(file, settings)
 			out, code := w.daloExitIn(doctorIn, "doctor")
 			s := w.run("Run the command you are given.")
-			if c.inForce {
+			inForce := c.inForce
+			if c.name == "claude_hook_other_event" {
+				inForce = dropScope(t, w.key, "hooks.*.*.matcher") == provtables.DropsEvent
+			}
+			if inForce {
 				if code != 0 || !strings.Contains(out, c.says) {
 					t.Errorf("doctor: exit %d, want 0 saying %q:\n%s", code, c.says, out)
 				}
@@ -441,4 +468,26 @@ func TestCommentBreaks(t *testing.T) {
 			}
 		}
 	})
+}
+
+// dropScope is the scope of the table key's drop that checks path.
+func dropScope(t *testing.T, key, path string) string {
+	t.Helper()
+	ts, err := provtables.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := ts.Resolve(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range tb.Config.Drop {
+		for _, c := range d.Checks {
+			if c.Path == path {
+				return d.Scope
+			}
+		}
+	}
+	t.Fatalf("%s: no drop checks %s", key, path)
+	return ""
 }
