@@ -12951,7 +12951,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "faa8b472177de22ce3347dce5136bbc281e0e0b9e86001fd4d6311742b64664c",
+			SHA256: "7d75936d4d54a29063b58e66a1fce1e8a00db78a2d9cbac9308cd1f78c6a6951",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -13120,6 +13120,11 @@ var compiledTables = &compiled{
 								Env:  "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
 								Evidence: []string{
 									"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: the system settings file, /etc/gemini-cli/settings.json on Linux, overrides every other; GEMINI_CLI_SYSTEM_SETTINGS_PATH names another",
+								},
+								RootOwned: &Claim{
+									Evidence: []string{
+										"doc: Gemini CLI 0.61.0 bundle: loadSystemFile skips the system settings and system defaults files unless isFileAndDirectorySecureSync (root's, writable by no group or other)",
+									},
 								},
 							},
 							Key: "hooksConfig.enabled",
