@@ -26,7 +26,7 @@ var compiledTables = &compiled{
 	Tables: []compiledTable{
 		compiledTable{
 			File:   "claude/2.1.233.cue",
-			SHA256: "288f113ce21c379adf1d2cd0eead2f43bfd49497aa58f546b164650a1213101e",
+			SHA256: "95f7b12b3cc7fc4d747d364a65a225db8d7cddc82d9272dbc79359f2ea2b3671",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.233",
@@ -199,7 +199,7 @@ var compiledTables = &compiled{
 							},
 							Means: "Claude Code ignores the whole file, dalo's entries with it",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/claude_model",
 								"test: internal/live TestHooksOff/claude_permissions",
 								"test: internal/live TestHooksOff/claude_disable_number",
@@ -243,7 +243,7 @@ var compiledTables = &compiled{
 							},
 							Means: "Claude Code runs none of the file's hooks, dalo's entries included, whatever event the hook is under",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/claude_hook_type",
 								"test: internal/live TestHooksOff/claude_hook_matcher",
 								"test: internal/live TestHooksOff/claude_hook_other_event",
@@ -3403,7 +3403,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "fff50743dcdc93fbf3483d44dc04fb256932f978a1ba99842c3dd57b6b0169ee",
+			SHA256: "2bda28004f34fac4e37767987e340987aecd312581e92cb94552dddcd80f9ea1",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -3577,7 +3577,7 @@ var compiledTables = &compiled{
 							},
 							Means: "Claude Code ignores the whole file, dalo's entries with it",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/claude_model",
 								"test: internal/live TestHooksOff/claude_permissions",
 								"test: internal/live TestHooksOff/claude_disable_number",
@@ -3621,7 +3621,7 @@ var compiledTables = &compiled{
 							},
 							Means: "Claude Code ignores every hook of that event, dalo's entry for it included (the other events' hooks still run)",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/claude_hook_type",
 								"test: internal/live TestHooksOff/claude_hook_matcher",
 								"test: internal/live TestHooksOff/claude_hook_other_event",
@@ -6815,7 +6815,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.147.0.cue",
-			SHA256: "fd43e6109db053bbb4fc7cba9cbc6a9f0ca5f46ba507ae6e4f32b70e0c8c0a9d",
+			SHA256: "3ade49881e42265c23a3697476e22b9a7ddf5b79287d8448183413b79768878c",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.147.0",
@@ -6878,7 +6878,7 @@ var compiledTables = &compiled{
 							Value: false,
 							Means: "Codex runs no hook at all, dalo's entries included",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/codex_features_codex_hooks",
 							},
 						},
@@ -6895,7 +6895,7 @@ var compiledTables = &compiled{
 							Value: false,
 							Means: "Codex runs no hook at all, dalo's entries included",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/codex_features_hooks",
 							},
 						},
@@ -6933,7 +6933,7 @@ var compiledTables = &compiled{
 							},
 							Means: "Codex reads none of the file's hooks, dalo's entries included",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/codex_hook_timeout",
 								"test: internal/live TestHooksOff/codex_event_not_list",
 							},
@@ -9855,7 +9855,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "705fcb4c26df7e7cdbdb45dcf22dbe76600a66a714a14640eb56e5fc2c2d518d",
+			SHA256: "1aa1c1671e94c9787997506fc1283098d879fd026cd446824735c6ad3396a386",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -9921,7 +9921,7 @@ var compiledTables = &compiled{
 							Value: false,
 							Means: "Codex runs no hook at all, dalo's entries included",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/codex_features_codex_hooks",
 							},
 						},
@@ -9938,7 +9938,7 @@ var compiledTables = &compiled{
 							Value: false,
 							Means: "Codex runs no hook at all, dalo's entries included",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/codex_features_hooks",
 							},
 						},
@@ -9976,7 +9976,7 @@ var compiledTables = &compiled{
 							},
 							Means: "Codex reads none of the file's hooks, dalo's entries included",
 							Evidence: []string{
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/codex_hook_timeout",
 								"test: internal/live TestHooksOff/codex_event_not_list",
 							},
@@ -12951,7 +12951,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "7d75936d4d54a29063b58e66a1fce1e8a00db78a2d9cbac9308cd1f78c6a6951",
+			SHA256: "25174deee00a79240c9305fb0af4c1ac046b37e8c2fe867676141c8d2c7f90f3",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -13006,7 +13006,7 @@ var compiledTables = &compiled{
 								Regexp: "\\$(\\w+|\\{[^}]+\\})",
 								Evidence: []string{
 									"doc: Gemini CLI 0.61.0 bundle: resolveEnvVarsInObject on every settings file, /\\$(?:(\\w+)|{([^}]+?)(?::-([^}]*))?})/g",
-									"run: providers/testdata/README.md finding 61",
+									"run: providers/testdata/README.md finding 66",
 									"test: internal/live TestDispatcherGone/gemini",
 								},
 							},
@@ -13022,7 +13022,7 @@ var compiledTables = &compiled{
 							Regexp: "[\\x0b\\x0c\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}]",
 							Evidence: []string{
 								"doc: Gemini CLI 0.61.0 bundle: strip-json-comments replaces a comment's /\\S/g with spaces, and JSON.parse allows only space, tab, CR and LF between tokens",
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestCommentBreaks/gemini",
 							},
 						},
@@ -13049,7 +13049,7 @@ var compiledTables = &compiled{
 								"doc: Gemini CLI 0.61.0 settings schema: hooksConfig.enabled, the canonical toggle for the hooks system",
 								"doc: Gemini CLI 0.61.0 bundle: if (this.settings.hooksConfig.enabled), not validated first",
 								"run: providers/testdata/README.md finding 59",
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/gemini_enabled",
 								"test: internal/live TestHooksOff/gemini_enabled_zero",
 								"test: internal/live TestHooksOff/gemini_enabled_empty",
@@ -13150,7 +13150,7 @@ var compiledTables = &compiled{
 								RootOwned: &Claim{
 									Evidence: []string{
 										"doc: Gemini CLI 0.61.0 bundle: checkPosixStatsSecurity, uid 0 and no S_IWGRP or S_IWOTH, on the file and each parent directory",
-										"run: providers/testdata/README.md finding 61",
+										"run: providers/testdata/README.md finding 66",
 										"test: internal/live TestHooksOff/gemini_system_defaults",
 									},
 								},
@@ -13165,7 +13165,7 @@ var compiledTables = &compiled{
 							Means:   "the machine's default settings switch every hook off, dalo's entries included, and the user's settings do not set hooksConfig.enabled to override them",
 							Evidence: []string{
 								"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: system defaults, the lowest of the settings files",
-								"run: providers/testdata/README.md finding 61",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/gemini_system_defaults",
 							},
 						},
