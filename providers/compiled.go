@@ -195,6 +195,8 @@ func goLiteral(b []byte, v reflect.Value) ([]byte, error) {
 		}
 		if e := v.Elem(); e.Kind() == reflect.Float64 {
 			return strconv.AppendFloat(append(b, "float64("...), e.Float(), 'g', -1, 64), nil
+		} else if e.Kind() == reflect.Int64 {
+			return append(strconv.AppendInt(append(b, "int64("...), e.Int(), 10), ')'), nil
 		} else if e.Kind() == reflect.String || e.Kind() == reflect.Bool || e.Kind() == reflect.Map || e.Kind() == reflect.Slice {
 			return goLiteral(b, e)
 		}

@@ -26,7 +26,7 @@ var compiledTables = &compiled{
 	Tables: []compiledTable{
 		compiledTable{
 			File:   "claude/2.1.233.cue",
-			SHA256: "344f35fd23d2f2152b576d161e0c1407af0dcd54e1f77a98b1415950b6429148",
+			SHA256: "5040f43a7513b1a086cf027f258491b92d3ed606ee5b4538713d5d617bd1d994",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.233",
@@ -154,6 +154,99 @@ var compiledTables = &compiled{
 							Means: "managed settings allow only their own hooks, so dalo's entries in the user's settings do not run",
 							Evidence: []string{
 								"doc: Claude Code settings, allowManagedHooksOnly (https://code.claude.com/docs/en/settings)",
+							},
+						},
+					},
+					Drop: []Drop{
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/claude_model",
+								},
+							},
+							Scope: "file",
+							Checks: []Check{
+								Check{
+									Path: "model",
+									Types: []string{
+										"string",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_model",
+									},
+								},
+								Check{
+									Path: "permissions",
+									Types: []string{
+										"object",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_permissions",
+									},
+								},
+								Check{
+									Path: "disableAllHooks",
+									Types: []string{
+										"boolean",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_disable_number",
+										"test: internal/live TestHooksOff/claude_disable_string",
+									},
+								},
+							},
+							Means: "Claude Code ignores the whole file, dalo's entries with it",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestHooksOff/claude_model",
+								"test: internal/live TestHooksOff/claude_permissions",
+								"test: internal/live TestHooksOff/claude_disable_number",
+								"test: internal/live TestHooksOff/claude_disable_string",
+							},
+						},
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/claude_hook_type",
+									"test: internal/live TestHooksOff/claude_hook_matcher",
+								},
+							},
+							Scope: "file",
+							Checks: []Check{
+								Check{
+									Path: "hooks.*.*.matcher",
+									Types: []string{
+										"string",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_hook_matcher",
+									},
+								},
+								Check{
+									Path: "hooks.*.*.hooks.*.type",
+									Values: []string{
+										"command",
+										"prompt",
+										"agent",
+										"http",
+										"mcp_tool",
+									},
+									Evidence: []string{
+										"doc: Claude Code 2.1.233 settings schema, in its executable: a hook's type is one of command, prompt, agent, http, mcp_tool",
+										"test: internal/live TestHooksOff/claude_hook_type",
+									},
+								},
+							},
+							Means: "Claude Code runs none of the file's hooks, dalo's entries included, whatever event the hook is under",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestHooksOff/claude_hook_type",
+								"test: internal/live TestHooksOff/claude_hook_matcher",
+								"test: internal/live TestHooksOff/claude_hook_other_event",
 							},
 						},
 					},
@@ -4652,7 +4745,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "6f81414645a73b5ad9461656c022363b0e667b2d896dd1a7996508dae4de95c9",
+			SHA256: "39ed4aba77f57f7634d094be21cd2c043e2286598f82b778595e070e1bea8464",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -4781,6 +4874,99 @@ var compiledTables = &compiled{
 							Means: "managed settings allow only their own hooks, so dalo's entries in the user's settings do not run",
 							Evidence: []string{
 								"doc: Claude Code settings, allowManagedHooksOnly (https://code.claude.com/docs/en/settings)",
+							},
+						},
+					},
+					Drop: []Drop{
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/claude_model",
+								},
+							},
+							Scope: "file",
+							Checks: []Check{
+								Check{
+									Path: "model",
+									Types: []string{
+										"string",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_model",
+									},
+								},
+								Check{
+									Path: "permissions",
+									Types: []string{
+										"object",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_permissions",
+									},
+								},
+								Check{
+									Path: "disableAllHooks",
+									Types: []string{
+										"boolean",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_disable_number",
+										"test: internal/live TestHooksOff/claude_disable_string",
+									},
+								},
+							},
+							Means: "Claude Code ignores the whole file, dalo's entries with it",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestHooksOff/claude_model",
+								"test: internal/live TestHooksOff/claude_permissions",
+								"test: internal/live TestHooksOff/claude_disable_number",
+								"test: internal/live TestHooksOff/claude_disable_string",
+							},
+						},
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/claude_hook_type",
+									"test: internal/live TestHooksOff/claude_hook_matcher",
+								},
+							},
+							Scope: "event",
+							Checks: []Check{
+								Check{
+									Path: "hooks.*.*.matcher",
+									Types: []string{
+										"string",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/claude_hook_matcher",
+									},
+								},
+								Check{
+									Path: "hooks.*.*.hooks.*.type",
+									Values: []string{
+										"command",
+										"prompt",
+										"agent",
+										"http",
+										"mcp_tool",
+									},
+									Evidence: []string{
+										"doc: Claude Code 2.1.332 settings schema, in its executable: a hook's type is one of command, prompt, agent, http, mcp_tool",
+										"test: internal/live TestHooksOff/claude_hook_type",
+									},
+								},
+							},
+							Means: "Claude Code ignores every hook of that event, dalo's entry for it included (the other events' hooks still run)",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestHooksOff/claude_hook_type",
+								"test: internal/live TestHooksOff/claude_hook_matcher",
+								"test: internal/live TestHooksOff/claude_hook_other_event",
 							},
 						},
 					},
@@ -9411,7 +9597,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.147.0.cue",
-			SHA256: "7f16280d739bf93f7890d4a5538a661148844d53451517b2d245717e17215015",
+			SHA256: "3ade49881e42265c23a3697476e22b9a7ddf5b79287d8448183413b79768878c",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.147.0",
@@ -9457,6 +9643,81 @@ var compiledTables = &compiled{
 								"doc: providers/testdata/README.md, How they were made: the hooks of every recorded run",
 								"test: internal/live TestSession/codex",
 								"test: internal/live TestToolCalls/codex",
+							},
+						},
+					},
+					Off: []Switch{
+						Switch{
+							Location: Location{
+								Root: "config_home",
+								Path: "config.toml",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_features_codex_hooks",
+									"test: internal/live TestHooksOff/codex_features_hooks",
+								},
+							},
+							Key:   "features.codex_hooks",
+							Value: false,
+							Means: "Codex runs no hook at all, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestHooksOff/codex_features_codex_hooks",
+							},
+						},
+						Switch{
+							Location: Location{
+								Root: "config_home",
+								Path: "config.toml",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_features_codex_hooks",
+									"test: internal/live TestHooksOff/codex_features_hooks",
+								},
+							},
+							Key:   "features.hooks",
+							Value: false,
+							Means: "Codex runs no hook at all, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestHooksOff/codex_features_hooks",
+							},
+						},
+					},
+					Drop: []Drop{
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "hooks.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_hook_timeout",
+									"test: internal/live TestHooksOff/codex_event_not_list",
+								},
+							},
+							Scope: "file",
+							Checks: []Check{
+								Check{
+									Path: "hooks.*",
+									Types: []string{
+										"array",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/codex_event_not_list",
+									},
+								},
+								Check{
+									Path: "hooks.*.*.hooks.*.timeout",
+									Types: []string{
+										"number",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/codex_hook_timeout",
+									},
+								},
+							},
+							Means: "Codex reads none of the file's hooks, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestHooksOff/codex_hook_timeout",
+								"test: internal/live TestHooksOff/codex_event_not_list",
 							},
 						},
 					},
@@ -13608,7 +13869,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "7296fe686d40944614d6122b973264597af52390692154c605c46344df07601c",
+			SHA256: "1aa1c1671e94c9787997506fc1283098d879fd026cd446824735c6ad3396a386",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -13657,6 +13918,81 @@ var compiledTables = &compiled{
 								"doc: providers/testdata/README.md, How they were made: the hooks of every recorded run, seen on Codex CLI 0.147.0",
 								"test: internal/live TestSession/codex",
 								"test: internal/live TestToolCalls/codex",
+							},
+						},
+					},
+					Off: []Switch{
+						Switch{
+							Location: Location{
+								Root: "config_home",
+								Path: "config.toml",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_features_codex_hooks",
+									"test: internal/live TestHooksOff/codex_features_hooks",
+								},
+							},
+							Key:   "features.codex_hooks",
+							Value: false,
+							Means: "Codex runs no hook at all, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestHooksOff/codex_features_codex_hooks",
+							},
+						},
+						Switch{
+							Location: Location{
+								Root: "config_home",
+								Path: "config.toml",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_features_codex_hooks",
+									"test: internal/live TestHooksOff/codex_features_hooks",
+								},
+							},
+							Key:   "features.hooks",
+							Value: false,
+							Means: "Codex runs no hook at all, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestHooksOff/codex_features_hooks",
+							},
+						},
+					},
+					Drop: []Drop{
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "hooks.json",
+								Evidence: []string{
+									"test: internal/live TestHooksOff/codex_hook_timeout",
+									"test: internal/live TestHooksOff/codex_event_not_list",
+								},
+							},
+							Scope: "file",
+							Checks: []Check{
+								Check{
+									Path: "hooks.*",
+									Types: []string{
+										"array",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/codex_event_not_list",
+									},
+								},
+								Check{
+									Path: "hooks.*.*.hooks.*.timeout",
+									Types: []string{
+										"number",
+									},
+									Evidence: []string{
+										"test: internal/live TestHooksOff/codex_hook_timeout",
+									},
+								},
+							},
+							Means: "Codex reads none of the file's hooks, dalo's entries included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestHooksOff/codex_hook_timeout",
+								"test: internal/live TestHooksOff/codex_event_not_list",
 							},
 						},
 					},
@@ -22028,7 +22364,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "5a6b4f5ba3476106664974bfceb206056bf26bb3abe1bc08c871f18c3d681739",
+			SHA256: "abd9e278d1cac76e84527a329205011e329a77d6d3d3150cf3562753bacea46f",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -22079,13 +22415,29 @@ var compiledTables = &compiled{
 								"test: internal/live TestSession/gemini",
 								"test: internal/live TestToolCalls/gemini",
 							},
+							Expands: &Pattern{
+								Regexp: "\\$(\\w+|\\{[^}]+\\})",
+								Evidence: []string{
+									"doc: Gemini CLI 0.61.0 bundle: resolveEnvVarsInObject on every settings file, /\\$(?:(\\w+)|{([^}]+?)(?::-([^}]*))?})/g",
+									"run: providers/testdata/README.md finding 66",
+									"test: internal/live TestDispatcherGone/gemini",
+								},
+							},
 						},
 					},
-					Comments: &Claim{
+					Comments: &Comments{
 						Evidence: []string{
 							"doc: Gemini CLI 0.61.0 bundle: settings files are read with strip-json-comments, then JSON.parse",
 							"run: providers/testdata/README.md finding 59",
 							"test: internal/live TestMatrixGemini/commented_settings",
+						},
+						Breaks: &Pattern{
+							Regexp: "[\\x0b\\x0c\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}]",
+							Evidence: []string{
+								"doc: Gemini CLI 0.61.0 bundle: strip-json-comments replaces a comment's /\\S/g with spaces, and JSON.parse allows only space, tab, CR and LF between tokens",
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestCommentBreaks/gemini",
+							},
 						},
 					},
 					Off: []Switch{
@@ -22099,13 +22451,21 @@ var compiledTables = &compiled{
 									"test: internal/live TestHooksOff/gemini_disabled",
 								},
 							},
-							Key:   "hooksConfig.enabled",
-							Value: false,
+							Key: "hooksConfig.enabled",
+							Values: []interface{}{
+								false,
+								int64(0),
+								"",
+							},
 							Means: "Gemini CLI runs no hook at all, dalo's entries included",
 							Evidence: []string{
 								"doc: Gemini CLI 0.61.0 settings schema: hooksConfig.enabled, the canonical toggle for the hooks system",
+								"doc: Gemini CLI 0.61.0 bundle: if (this.settings.hooksConfig.enabled), not validated first",
 								"run: providers/testdata/README.md finding 59",
+								"run: providers/testdata/README.md finding 66",
 								"test: internal/live TestHooksOff/gemini_enabled",
+								"test: internal/live TestHooksOff/gemini_enabled_zero",
+								"test: internal/live TestHooksOff/gemini_enabled_empty",
 							},
 						},
 						Switch{
@@ -22136,8 +22496,12 @@ var compiledTables = &compiled{
 									"test: internal/live TestHooksOff/gemini_project",
 								},
 							},
-							Key:   "hooksConfig.enabled",
-							Value: false,
+							Key: "hooksConfig.enabled",
+							Values: []interface{}{
+								false,
+								int64(0),
+								"",
+							},
 							Means: "Gemini CLI runs no hook in this project, dalo's entries included",
 							Evidence: []string{
 								"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: project settings override user settings",
@@ -22170,12 +22534,52 @@ var compiledTables = &compiled{
 								Evidence: []string{
 									"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: the system settings file, /etc/gemini-cli/settings.json on Linux, overrides every other; GEMINI_CLI_SYSTEM_SETTINGS_PATH names another",
 								},
+								RootOwned: &Claim{
+									Evidence: []string{
+										"doc: Gemini CLI 0.61.0 bundle: loadSystemFile skips the system settings and system defaults files unless isFileAndDirectorySecureSync (root's, writable by no group or other)",
+									},
+								},
 							},
-							Key:   "hooksConfig.enabled",
-							Value: false,
+							Key: "hooksConfig.enabled",
+							Values: []interface{}{
+								false,
+								int64(0),
+								"",
+							},
 							Means: "the machine's settings switch every hook off, dalo's entries included",
 							Evidence: []string{
 								"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: system settings take precedence over all other settings files",
+							},
+						},
+						Switch{
+							Location: Location{
+								Root: "system",
+								Path: "etc/gemini-cli/system-defaults.json",
+								Env:  "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+								Evidence: []string{
+									"doc: Gemini CLI 0.61.0 bundle: getSystemDefaultsPath, GEMINI_CLI_SYSTEM_DEFAULTS_PATH or system-defaults.json beside the system settings file",
+									"test: internal/live TestHooksOff/gemini_system_defaults",
+								},
+								RootOwned: &Claim{
+									Evidence: []string{
+										"doc: Gemini CLI 0.61.0 bundle: checkPosixStatsSecurity, uid 0 and no S_IWGRP or S_IWOTH, on the file and each parent directory",
+										"run: providers/testdata/README.md finding 66",
+										"test: internal/live TestHooksOff/gemini_system_defaults",
+									},
+								},
+							},
+							Key: "hooksConfig.enabled",
+							Values: []interface{}{
+								false,
+								int64(0),
+								"",
+							},
+							Default: true,
+							Means:   "the machine's default settings switch every hook off, dalo's entries included, and the user's settings do not set hooksConfig.enabled to override them",
+							Evidence: []string{
+								"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: system defaults, the lowest of the settings files",
+								"run: providers/testdata/README.md finding 66",
+								"test: internal/live TestHooksOff/gemini_system_defaults",
 							},
 						},
 					},

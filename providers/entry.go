@@ -19,6 +19,15 @@ type EntryTemplate struct {
 	// event that takes a tool matcher: every tool.
 	Matcher  string   `json:"matcher,omitempty"`
 	Evidence []string `json:"evidence"`
+	// Expands, when set, is what the harness rewrites in its settings'
+	// strings before it runs a command (see [Table.Expanded]).
+	Expands *Pattern `json:"expands,omitempty"`
+}
+
+// A Pattern is an RE2 regular expression a table states, with evidence.
+type Pattern struct {
+	Regexp   string   `json:"regexp"`
+	Evidence []string `json:"evidence"`
 }
 
 // The placeholders of an entry template, each a whole string value.

@@ -44,7 +44,9 @@ type Table struct {
 	// patterns are ToolPatterns compiled, when the table is loaded:
 	// validation asks KnowsTool of every hook on every table.
 	patterns []*regexp.Regexp
-	key      string // Key, made when the table is loaded
+	expands  *regexp.Regexp // Config.Hooks.Entry.Expands, compiled
+	breaks   *regexp.Regexp // Config.Comments.Breaks, compiled
+	key      string         // Key, made when the table is loaded
 }
 
 // A MemberPower is a front-matter key (Key) or a body construct (Body, a
@@ -75,12 +77,22 @@ type Config struct {
 	// Comments, when set, says the harness reads its JSON settings as
 	// JSON with comments (// and /* */): dalo reads and edits them so,
 	// keeping every comment.
-	Comments     *Claim     `json:"comments,omitempty"`
+	Comments     *Comments  `json:"comments,omitempty"`
 	Off          []Switch   `json:"off,omitempty"`
+	Drop         []Drop     `json:"drop,omitempty"`
 	Instructions Location   `json:"instructions"`
 	Skills       []Location `json:"skills"`
 	Agents       Agents     `json:"agents"`
 	Trust        Trust      `json:"trust"`
+}
+
+// Comments says the harness reads its JSON settings as JSON with
+// comments. Breaks, when set, matches what the harness keeps of a comment
+// and then fails to parse: a file with one such character in a comment is
+// a file the harness cannot read.
+type Comments struct {
+	Evidence []string `json:"evidence"`
+	Breaks   *Pattern `json:"breaks,omitempty"`
 }
 
 // Home is the harness's configuration home: Env moves it; without Env it
@@ -124,9 +136,15 @@ type Switch struct {
 	// Key is a dotted path into the file's objects (hooksConfig.enabled).
 	Key   string `json:"key"`
 	Value any    `json:"value,omitempty"`
+	// Values, when set, are each a value that switches every hook off: a
+	// harness that reads the key by its truthiness.
+	Values []any `json:"values,omitempty"`
 	// Contains, "command", says Key is a list that switches off each hook
 	// whose command it holds, rather than all of them by Value.
-	Contains string   `json:"contains,omitempty"`
+	Contains string `json:"contains,omitempty"`
+	// Default: Location holds defaults, which the hook file overrides:
+	// the switch is off when the hook file sets Key.
+	Default  bool     `json:"default,omitempty"`
 	Means    string   `json:"means"`
 	Evidence []string `json:"evidence"`
 }
@@ -149,6 +167,10 @@ type Location struct {
 	// (Gemini CLI's GEMINI_CLI_SYSTEM_SETTINGS_PATH).
 	Env      string   `json:"env,omitempty"`
 	Evidence []string `json:"evidence"`
+	// RootOwned says the harness reads the file only when it and every
+	// directory above it belong to root and no group or other may write
+	// them.
+	RootOwned *Claim `json:"root_owned,omitempty"`
 }
 
 // Agents says whether the harness has subagents and where it reads them.
@@ -442,6 +464,9 @@ func (t *Table) KnowsTool(name string) bool {
 // compilePatterns compiles t's tool patterns, which #Provider accepted
 // as regular expressions.
 func (t *Table) compilePatterns() error {
+	if err := t.compileExpands(); err != nil {
+		return err
+	}
 	t.patterns = nil
 	for _, name := range slices.Sorted(maps.Keys(t.ToolPatterns)) {
 		re, err := regexp.Compile(t.ToolPatterns[name].Regexp)

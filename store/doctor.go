@@ -10,13 +10,11 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"dalo/internal/termtext"
-	"dalo/jsonedit"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -587,7 +585,12 @@ func (c *forceCheck) entries(want *plan.Plan) {
 			continue
 		}
 		cmd, _ := parseEntryCommand(rec.command(t))
+		x := t.Expanded(rec.command(t))
 		switch {
+		case x != "":
+			c.add(StatusProblem, file, "dalo entry for %s holds %s, which %s replaces in its settings before it runs the command, so it runs another command than dalo wrote; run 'dalo plugin install' again", f.event, x, t.Harness)
+			c.why(c.event, f.event, "dalo's "+f.event+" entry holds "+x+", which "+t.Harness+" rewrites")
+			continue
 		case cmd.Home == "":
 			c.add(StatusProblem, file, "dalo entry for %s was written by an earlier dalo: it names no store, and calls %s, which may not stay; run 'dalo plugin install' again", f.event, cmd.Program)
 			c.why(c.event, f.event, "dalo's "+f.event+" entry names no store; run 'dalo plugin install' again")
@@ -683,87 +686,38 @@ func (c *forceCheck) runCheck(cmd entryCommand, event string) string {
 	return ""
 }
 
-// switches reports the settings of the table's off list that are set: the
-// harness then runs none of dalo's entries, or (a list of commands) none
-// of those it names.
+// switches reports the settings that keep the harness from running
+// dalo's entries, as the table says it reads them: a file it drops, a
+// switch of its off list set, a comment it cannot read past. Each names
+// the file, the key and what the harness does.
 func (c *forceCheck) switches() {
-	if len(c.t.Config.Off) == 0 {
-		return
+	t := c.t
+	r := &settingsReader{t: t, getenv: c.opt.Getenv, project: c.opt.Project, entries: c.in.Harness.Entries}
+	for _, o := range r.offs() {
+		if _, ok := c.in.Harness.Entries[o.Event]; o.Event != "" && !ok {
+			// Hooks of the user's own, on an event dalo has no entry for.
+			c.add(StatusNote, o.File, "%s", o.Why)
+			continue
+		}
+		c.add(StatusProblem, o.File, "%s", o.Why)
+		if o.Event != "" {
+			c.why(c.event, o.Event, o.Why)
+		} else if c.all == "" {
+			c.all = o.Why
+		}
 	}
+	c.out = append(c.out, r.warnings...)
 	project := false // the table lists a project's settings
-	for _, sw := range c.t.Config.Off {
-		file, err := c.t.Path(sw.Location, c.opt.Getenv)
-		where := ""
-		if sw.Location.Root == "project" {
-			project = true
-			if c.opt.Project == "" {
-				continue
-			}
-			file, err, where = filepath.Join(c.opt.Project, filepath.FromSlash(sw.Location.Path)), nil, "in this project, "
-		}
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			continue // absent: not set
-		}
-		if c.t.Config.Comments != nil {
-			// The harness reads comments as whitespace; so does doctor.
-			if jsonedit.ScanStrings(data, true, func([]byte) {}) == nil {
-				data = jsonedit.WithoutComments(data)
-			}
-		}
-		var doc any
-		if err := json.Unmarshal(data, &doc); err != nil {
-			c.add(StatusWarning, file, "not valid JSON (%v): doctor cannot tell whether it sets %s", err, sw.Key)
-			continue
-		}
-		v, ok := jsonPath(doc, sw.Key)
-		if !ok {
-			continue
-		}
-		if sw.Contains != "" {
-			list, _ := v.([]any)
-			for ev, e := range c.in.Harness.Entries {
-				for _, item := range list {
-					if s, _ := item.(string); s != "" && s == e.command(c.t) {
-						why := fmt.Sprintf("%s%s lists dalo's %s entry in %s: %s", where, file, ev, sw.Key, sw.Means)
-						c.add(StatusProblem, file, "%s", why)
-						c.why(c.event, ev, why)
-					}
-				}
-			}
-			continue
-		}
-		if fmt.Sprint(v) == fmt.Sprint(sw.Value) {
-			why := fmt.Sprintf("%s%s sets %s to %v: %s", where, file, sw.Key, sw.Value, sw.Means)
-			c.add(StatusProblem, file, "%s", why)
-			if c.all == "" {
-				c.all = why
-			}
-		}
+	for _, sw := range t.Config.Off {
+		project = project || sw.Location.Root == "project"
 	}
 	switch {
+	case len(t.Config.Off) == 0:
 	case !project:
-		c.add(StatusNote, c.t.Name, "%s also reads a project's own settings, which can switch hooks off for that project; doctor reads only the user's and the machine's", c.t.Harness)
+		c.add(StatusNote, t.Name, "%s also reads a project's own settings, which can switch hooks off for that project; doctor reads only the user's and the machine's", t.Harness)
 	case c.opt.Project != "":
-		c.add(StatusNote, c.t.Name, "%s also reads each project's own settings, which can switch hooks off for that project: doctor read those of %s, the current directory; run it in another project to check that one", c.t.Harness, c.opt.Project)
+		c.add(StatusNote, t.Name, "%s also reads each project's own settings, which can switch hooks off for that project: doctor read those of %s, the current directory; run it in another project to check that one", t.Harness, c.opt.Project)
 	}
-}
-
-// jsonPath is the value at the dotted path of a decoded JSON document.
-func jsonPath(doc any, path string) (any, bool) {
-	for _, k := range strings.Split(path, ".") {
-		m, ok := doc.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if doc, ok = m[k]; !ok {
-			return nil, false
-		}
-	}
-	return doc, true
 }
 
 func toDigests(files map[string]string) map[string]plan.FileDigest {

@@ -280,6 +280,13 @@ func (s *Store) gcDispatchers() error {
 // is guarded open instead (Open): every failure, whatever its status, exits
 // 0 with the reason on stderr, so that a dispatcher that cannot answer
 // lets the action go on, as the hooks' failure policies say.
+//
+// The guard names no shell variable: a harness may replace $name in its
+// settings' strings before its shell sees them (Gemini CLI replaces $s by
+// the variable s of its own environment, see the table's
+// config.hooks.entry.expands), which would turn the guard into another
+// command. It uses only $? (the status) and $* (the payload, held as the
+// positional parameters), which no harness rewrites.
 type entryCommand struct {
 	Program    string
 	Dalo       bool   // Program is dalo: `hook dispatch`
@@ -297,8 +304,18 @@ type entryCommand struct {
 }
 
 // guardedPrefix starts a guarded command on an event with Continued: the
-// payload is read into $p and given to the dispatcher.
-const guardedPrefix = `p=$(cat); printf '%s' "$p" | `
+// payload is read into the positional parameters ($*) and given to the
+// dispatcher.
+const guardedPrefix = `set -- "$(cat)"; printf '%s' "$*" | `
+
+// oldGuardedPrefix is guardedPrefix as an earlier dalo wrote it, with a
+// variable a harness may rewrite: its entries are still recognised as
+// dalo's, and rewritten by the next install.
+const oldGuardedPrefix = `p=$(cat); printf '%s' "$p" | `
+
+// guardStatuses is the case pattern of the statuses the guard maps to a
+// block: 126 to 255, a dispatcher that could not start or died by a signal.
+const guardStatuses = `12[6-9]|1[3-9][0-9]|2[0-5][0-9]`
 
 func (c entryCommand) String() string {
 	var b strings.Builder
@@ -316,18 +333,19 @@ func (c entryCommand) String() string {
 	}
 	b.WriteString(" --provider " + c.Provider + " --event " + c.Event)
 	if c.Open {
-		fmt.Fprintf(&b, ` || { s=$?; echo "dalo: the dispatcher could not answer (exit status $s); no required fail_closed hook guards %s, so dalo lets %s go on: run 'dalo doctor'" >&2; exit 0; }`, c.Event, c.Event)
+		fmt.Fprintf(&b, ` || { echo "dalo: the dispatcher could not answer (exit status $?); no required fail_closed hook guards %s, so dalo lets %s go on: run 'dalo doctor'" >&2; exit 0; }`, c.Event, c.Event)
 		return b.String()
 	}
 	if !c.FailClosed {
 		return b.String()
 	}
 	b.WriteString(" --fail-closed")
-	fmt.Fprintf(&b, ` || { s=$?; [ $s -lt 126 ] && exit $s; echo "dalo: the dispatcher could not run (exit status $s); a required fail_closed hook guards %s, so dalo blocks it: run 'dalo doctor'" >&2; `, c.Event)
+	// In a case arm $? is still the dispatcher's status.
+	fmt.Fprintf(&b, ` || case $? in %s) echo "dalo: the dispatcher could not run (exit status $?); a required fail_closed hook guards %s, so dalo blocks it: run 'dalo doctor'" >&2; `, guardStatuses, c.Event)
 	if c.Continued != "" {
-		fmt.Fprintf(&b, `case $p in *'"%s":true'*|*'"%s": true'*) exit 1;; esac; `, c.Continued, c.Continued)
+		fmt.Fprintf(&b, `case $* in *'"%s":true'*|*'"%s": true'*) exit 1;; esac; `, c.Continued, c.Continued)
 	}
-	fmt.Fprintf(&b, "exit %d; }", c.Block)
+	fmt.Fprintf(&b, "exit %d;; *) exit $?;; esac", c.Block)
 	return b.String()
 }
 
@@ -355,8 +373,10 @@ func (c entryCommand) Argv(extra ...string) []string {
 // and event. Whether the whole command is what dalo would write is for
 // the caller to compare (String of the entry it wants).
 func parseEntryCommand(cmd string) (c entryCommand, ok bool) {
-	rest := strings.TrimPrefix(cmd, guardedPrefix)
-	guarded := rest != cmd
+	rest, guarded := strings.CutPrefix(cmd, guardedPrefix)
+	if !guarded {
+		rest, guarded = strings.CutPrefix(cmd, oldGuardedPrefix)
+	}
 	prog, rest, ok := shellWord(rest)
 	if !ok || prog == "" {
 		return c, false
@@ -399,17 +419,33 @@ func parseEntryCommand(cmd string) (c entryCommand, ok bool) {
 		return c, true
 	}
 	r, ok = strings.CutPrefix(rest, "--fail-closed")
-	if !ok || !strings.HasPrefix(r, " || { ") {
+	if !ok {
 		return c, false
 	}
 	c.FailClosed = true
-	if i := strings.LastIndex(r, "; exit "); i >= 0 {
-		c.Block, _ = strconv.Atoi(strings.TrimSuffix(r[i+len("; exit "):], "; }"))
-	}
-	if guarded {
-		if _, after, ok := strings.Cut(r, `case $p in *'"`); ok {
-			c.Continued, _, _ = strings.Cut(after, `"`)
+	switch {
+	case strings.HasPrefix(r, " || case $? in "):
+		// This dalo's guard.
+		if i := strings.LastIndex(r, "; exit "); i >= 0 {
+			c.Block, _ = strconv.Atoi(strings.TrimSuffix(r[i+len("; exit "):], ";; *) exit $?;; esac"))
 		}
+		if guarded {
+			if _, after, ok := strings.Cut(r, `case $* in *'"`); ok {
+				c.Continued, _, _ = strings.Cut(after, `"`)
+			}
+		}
+	case strings.HasPrefix(r, " || { "):
+		// An earlier dalo's guard, with variables.
+		if i := strings.LastIndex(r, "; exit "); i >= 0 {
+			c.Block, _ = strconv.Atoi(strings.TrimSuffix(r[i+len("; exit "):], "; }"))
+		}
+		if guarded {
+			if _, after, ok := strings.Cut(r, `case $p in *'"`); ok {
+				c.Continued, _, _ = strings.Cut(after, `"`)
+			}
+		}
+	default:
+		return c, false
 	}
 	return c, true
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -583,5 +585,61 @@ func TestEntryCommandGuards(t *testing.T) {
 		if c.cmd.Open && !strings.Contains(stderr.String(), "lets PreToolUse go on") {
 			t.Errorf("%s: stderr %q does not say the action goes on", c.cmd, stderr.String())
 		}
+	}
+}
+
+// TestEntryCommandRewritesNothing: the command of every entry dalo writes,
+// on every table, holds nothing the harness rewrites in its settings
+// before it runs it (Gemini CLI replaces $s by its environment's s, which
+// turned a guard that read the status into $s into "exit 0"); and the
+// guard still blocks with the table's status when the dispatcher cannot
+// run, whatever the variables of the environment hold.
+func TestEntryCommandRewritesNothing(t *testing.T) {
+	ts, err := providers.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gone := filepath.Join(dir, "dispatchers", "ab", "dalo-hook") // never written
+	for _, tb := range ts.All() {
+		for _, ev := range slices.Sorted(maps.Keys(tb.Events)) {
+			for _, failClosed := range []bool{false, true} {
+				c := wantEntryCommand(tb, &dispatcherCopy{Dispatcher: Dispatcher{Hook: true}, Path: gone}, dir, ev, failClosed)
+				cmd := c.String()
+				if x := regexp.MustCompile(`\$(\w|\{)`).FindString(cmd); x != "" {
+					t.Errorf("%s %s: the entry names a variable (%s): %s", tb.Key(), ev, x, cmd)
+				}
+				if x := tb.Expanded(cmd); x != "" {
+					t.Errorf("%s %s: %s rewrites %s in the entry: %s", tb.Key(), ev, tb.Harness, x, cmd)
+				}
+				if !failClosed {
+					continue
+				}
+				sh := exec.Command("sh", "-c", cmd)
+				sh.Env = append(os.Environ(), "s=0", "p=0")
+				sh.Stdin = strings.NewReader(`{"hook_event_name":"` + ev + `"}`)
+				var stderr bytes.Buffer
+				sh.Stderr = &stderr
+				err := sh.Run()
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != tb.Blocking.Exit || !strings.Contains(stderr.String(), "exit status 127") {
+					t.Errorf("%s %s: the dispatcher gone, the guard ended with %v, stderr %q; want exit %d naming status 127", tb.Key(), ev, err, stderr.String(), tb.Blocking.Exit)
+				}
+			}
+		}
+	}
+}
+
+// TestEntryCommandEarlierGuard: an entry an earlier dalo wrote, whose guard
+// named $s and $p, still reads as dalo's (doctor reports it, install
+// rewrites it), with its blocking status and continued key.
+func TestEntryCommandEarlierGuard(t *testing.T) {
+	old := `p=$(cat); printf '%s' "$p" | /s/dispatchers/ab/dalo-hook dispatch --home /store --provider gemini --event AfterAgent --fail-closed || { s=$?; [ $s -lt 126 ] && exit $s; echo "dalo: the dispatcher could not run (exit status $s); a required fail_closed hook guards AfterAgent, so dalo blocks it: run 'dalo doctor'" >&2; case $p in *'"stop_hook_active":true'*|*'"stop_hook_active": true'*) exit 1;; esac; exit 2; }`
+	got, ok := parseEntryCommand(old)
+	want := entryCommand{Program: "/s/dispatchers/ab/dalo-hook", Home: "/store", Provider: "gemini", Event: "AfterAgent", FailClosed: true, Block: 2, Continued: "stop_hook_active"}
+	if !ok || got != want {
+		t.Errorf("parseEntryCommand(earlier guard) = %+v, %v; want %+v", got, ok, want)
+	}
+	if got.String() == old {
+		t.Errorf("the earlier guard is still what dalo writes")
 	}
 }

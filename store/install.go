@@ -427,6 +427,9 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	if err := checkInForce(t, cfg, newCfg, want); err != nil {
+		return nil, err
+	}
 	res.Diff = UnifiedDiff(cfg, old, newCfg)
 	te, err := s.planTrust(t, st, newSt, cfg, newCfg, opt.Trust, opt.Harness)
 	if err != nil {

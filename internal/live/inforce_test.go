@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"dalo/internal/fakemodel"
+	provtables "dalo/providers"
 )
 
 // Installed means in force: the routes by which a gate dalo installed could
@@ -95,7 +96,9 @@ func (w *world) daloExitIn(dir string, args ...string) (string, int) {
 }
 
 // TestDispatcherGone deletes the dispatcher dalo's entries call, as a
-// user who removed or moved it would, and runs a session whose model runs
+// user who removed or moved it would, with variables named s and p set in
+// the harness's environment (Gemini CLI replaces $s in its settings by
+// its own s, so a guard naming $s would exit 0), and runs a session whose model runs
 // a command the required fail_closed gate guards: the harness cannot start
 // the dispatcher (the shell's exit 127, which fails open on both
 // harnesses), and the entry's guard turns that into the harness's blocking
@@ -110,6 +113,11 @@ func TestDispatcherGone(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 			w.untrusted = true // no hook trusted but by install --trust
+			// Variables a guard might name, set in the harness's
+			// environment: a harness that replaces $name in its settings
+			// (Gemini CLI) would rewrite such a guard into another
+			// command; this one names none.
+			w.env = append(w.env, "s=0", "p=0")
 			w.installGate()
 			if err := os.RemoveAll(filepath.Join(w.store, "dispatchers")); err != nil {
 				t.Fatal(err)
@@ -224,11 +232,20 @@ func fileExists(name string) bool {
 // the gate is off there; run elsewhere, it reads no project's.
 func TestHooksOff(t *testing.T) {
 	t.Parallel()
-	needs(t, "claude", "gemini")
+	needs(t, "claude", "codex", "gemini")
+	// userHook adds a hook of the user's own to the settings s, beside
+	// dalo's entries, under event.
+	userHook := func(s map[string]any, event string, group map[string]any) {
+		hooks := s["hooks"].(map[string]any)
+		list, _ := hooks[event].([]any)
+		hooks[event] = append(list, group)
+	}
 	for _, c := range []struct {
 		name, provider string
 		// set returns the settings with the switch on.
-		set  func(w *world, settings map[string]any)
+		set func(w *world, settings map[string]any)
+		// edit, when set, is what the user does instead of set.
+		edit func(w *world)
 		says string
 		// inForce: the setting switches nothing off.
 		inForce bool
@@ -237,29 +254,99 @@ func TestHooksOff(t *testing.T) {
 		// the project.
 		project string
 	}{
-		{"claude", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "sets disableAllHooks to true", false, ""},
+		{"claude", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, nil, "sets disableAllHooks to true", false, ""},
 		{"gemini_enabled", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"enabled": false}
-		}, "sets hooksConfig.enabled to false", false, ""},
+		}, nil, "sets hooksConfig.enabled to false", false, ""},
 		{"gemini_disabled", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"disabled": []any{entryCommand(w, s, "BeforeTool")}}
-		}, "lists dalo's BeforeTool entry in hooksConfig.disabled", false, ""},
+		}, nil, "lists dalo's BeforeTool entry in hooksConfig.disabled", false, ""},
 		{"gemini_hooks_disabled", "gemini", func(w *world, s map[string]any) {
 			s["hooks"].(map[string]any)["disabled"] = []any{entryCommand(w, s, "BeforeTool")}
-		}, "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required", true, ""},
+		}, nil, "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required", true, ""},
 		{"gemini_project", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"enabled": false}
-		}, "in this project, ", false, ".gemini/settings.json"},
+		}, nil, "in this project, ", false, ".gemini/settings.json"},
 		{"gemini_project_disabled", "gemini", func(w *world, s map[string]any) {
 			s["hooksConfig"] = map[string]any{"disabled": []any{entryCommand(w, w.settings(), "BeforeTool")}}
-		}, "in this project, ", false, ".gemini/settings.json"},
-		{"claude_project", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "in this project, ", false, ".claude/settings.json"},
-		{"claude_project_local", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, "in this project, ", false, ".claude/settings.local.json"},
+		}, nil, "in this project, ", false, ".gemini/settings.json"},
+		{"claude_project", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, nil, "in this project, ", false, ".claude/settings.json"},
+		{"claude_project_local", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, nil, "in this project, ", false, ".claude/settings.local.json"},
+		// Values Claude Code's settings schema rejects: it ignores the
+		// whole file, dalo's entries with it.
+		{"claude_model", "claude", func(w *world, s map[string]any) { s["model"] = 5 }, nil, "model is 5, where Claude Code accepts only string: Claude Code ignores the whole file", false, ""},
+		{"claude_permissions", "claude", func(w *world, s map[string]any) { s["permissions"] = "x" }, nil, `permissions is "x", where Claude Code accepts only object`, false, ""},
+		{"claude_disable_number", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = 1 }, nil, "disableAllHooks is 1, where Claude Code accepts only boolean", false, ""},
+		{"claude_disable_string", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = "false" }, nil, `disableAllHooks is "false", where Claude Code accepts only boolean`, false, ""},
+		{"claude_hook_type", "claude", func(w *world, s map[string]any) {
+			userHook(s, "PreToolUse", map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "nope", "command": "true"}}})
+		}, nil, `hooks.PreToolUse[1].hooks[0].type is "nope", where Claude Code accepts only "command", "prompt", "agent", "http" or "mcp_tool"`, false, ""},
+		{"claude_hook_matcher", "claude", func(w *world, s map[string]any) {
+			userHook(s, "PreToolUse", map[string]any{"matcher": 5, "hooks": []any{map[string]any{"type": "command", "command": "true"}}})
+		}, nil, "hooks.PreToolUse[1].matcher is 5, where Claude Code accepts only string", false, ""},
+		// A hook of the user's Claude Code rejects, under another event:
+		// as the table's scope of that check says, the whole file is
+		// dropped (2.1.233), or only that event's hooks and dalo's gate
+		// runs (2.1.332); inForce is the table's answer.
+		{"claude_hook_other_event", "claude", func(w *world, s map[string]any) {
+			userHook(s, "PostToolUse", map[string]any{"matcher": 5, "hooks": []any{map[string]any{"type": "command", "command": "true"}}})
+		}, nil, "hooks.PostToolUse[0].matcher is 5, where Claude Code accepts only string", false, ""},
+		// Codex's feature switches in config.toml, and a malformed entry
+		// of the user's in hooks.json.
+		{"codex_features_codex_hooks", "codex", nil, func(w *world) {
+			w.appendFile(filepath.Join(w.configHome(), "config.toml"), "\n[features]\ncodex_hooks = false\n")
+		},
+			"config.toml sets features.codex_hooks to false: Codex runs no hook at all", false, ""},
+		{"codex_features_hooks", "codex", nil, func(w *world) {
+			w.appendFile(filepath.Join(w.configHome(), "config.toml"), "\n[features]\nhooks = false\n")
+		},
+			"config.toml sets features.hooks to false: Codex runs no hook at all", false, ""},
+		{"codex_hook_timeout", "codex", func(w *world, s map[string]any) {
+			userHook(s, "SessionStart", map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "true", "timeout": "x"}}})
+		}, nil, `hooks.SessionStart[0].hooks[0].timeout is "x", where Codex CLI accepts only number: Codex reads none of the file's hooks`, false, ""},
+		{"codex_event_not_list", "codex", func(w *world, s map[string]any) { s["hooks"].(map[string]any)["PostToolUse"] = "bad" }, nil,
+			`hooks.PostToolUse is "bad", where Codex CLI accepts only array: Codex reads none of the file's hooks`, false, ""},
+		// Gemini CLI reads hooksConfig.enabled by its truthiness, and the
+		// machine's defaults, which the user's settings would override.
+		{"gemini_enabled_zero", "gemini", func(w *world, s map[string]any) { s["hooksConfig"] = map[string]any{"enabled": 0} }, nil, "sets hooksConfig.enabled to 0", false, ""},
+		{"gemini_enabled_empty", "gemini", func(w *world, s map[string]any) { s["hooksConfig"] = map[string]any{"enabled": ""} }, nil, `sets hooksConfig.enabled to ""`, false, ""},
+		{"gemini_system_defaults", "gemini", nil, func(w *world) {
+			// Gemini CLI reads the file only if it and every directory
+			// above it are root's and writable by no group or other, as
+			// /etc/gemini-cli is: not under the temporary directory.
+			if os.Geteuid() != 0 {
+				w.t.Skip("Gemini CLI reads system defaults only from a file root owns; this run is not root's")
+			}
+			home, err := os.UserHomeDir()
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			dir, err := os.MkdirTemp(home, "dalo-live-defaults-")
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			w.t.Cleanup(func() { os.RemoveAll(dir) })
+			file := filepath.Join(dir, "system-defaults.json")
+			w.writeFile(file, `{"hooksConfig": {"enabled": false}}`+"\n")
+			w.env = append(w.env, "GEMINI_CLI_SYSTEM_DEFAULTS_PATH="+file)
+		}, "system-defaults.json sets hooksConfig.enabled to false: the machine's default settings switch every hook off", false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, c.provider, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 			w.installGate()
+			if c.edit != nil {
+				c.edit(w)
+				out, code := w.daloExit("doctor")
+				s := w.run("Run the command you are given.")
+				if code != 1 || !strings.Contains(out, c.says) || !strings.Contains(out, "NOT in force") {
+					t.Errorf("doctor with the hooks off: exit %d, want 1 saying %q:\n%s", code, c.says, out)
+				}
+				if !w.exists("gated-ran") || w.server.Contains(markGate) {
+					w.failf(s, "hooks off: the gated command ran = %v, the gate's reason reached the model = %v; want true, false (the harness runs no dalo entry)", w.exists("gated-ran"), w.server.Contains(markGate))
+				}
+				return
+			}
 			file, settings := w.hooksFile(), w.settings()
 			doctorIn := w.root
 			if c.project != "" {
@@ -273,7 +360,11 @@ func TestHooksOff(t *testing.T) {
 			w.writeJSON(file, settings)
 			out, code := w.daloExitIn(doctorIn, "doctor")
 			s := w.run("Run the command you are given.")
-			if c.inForce {
+			inForce := c.inForce
+			if c.name == "claude_hook_other_event" {
+				inForce = dropScope(t, w.key, "hooks.*.*.matcher") == provtables.DropsEvent
+			}
+			if inForce {
 				if code != 0 || !strings.Contains(out, c.says) {
 					t.Errorf("doctor: exit %d, want 0 saying %q:\n%s", code, c.says, out)
 				}
@@ -331,5 +422,72 @@ func entryCommand(w *world, s map[string]any, event string) string {
 		}
 	}
 	w.t.Fatalf("no dalo entry for %s in %v", event, hooks)
+	return ""
+}
+
+// appendFile appends text to the file name.
+func (w *world) appendFile(name, text string) {
+	w.t.Helper()
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// TestCommentBreaks writes, after install, a comment holding a U+2028 (and
+// in a second world a no-break space) into Gemini CLI's settings: Gemini
+// CLI strips comments but keeps those characters, then cannot parse the
+// file and does not start, so no command runs; doctor says so, naming
+// the file, line and column.
+func TestCommentBreaks(t *testing.T) {
+	t.Parallel()
+	needs(t, "gemini")
+	t.Run("gemini", func(t *testing.T) {
+		t.Parallel()
+		for _, ch := range []string{"\u2028", "\u00a0"} {
+			w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+			w.installGate()
+			b, err := os.ReadFile(w.hooksFile())
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.writeFile(w.hooksFile(), strings.Replace(string(b), "{", "{\n  // a note"+ch+"here\n", 1))
+			out, code := w.daloExit("doctor")
+			if code != 1 || !strings.Contains(out, "settings.json:2:12: a comment holds") || !strings.Contains(out, "NOT in force") {
+				t.Errorf("doctor with %U in a comment: exit %d, want 1 naming settings.json:2:12:\n%s", []rune(ch)[0], code, out)
+			}
+			s, err := w.runExit("Run the command you are given.")
+			if err == nil || w.exists("gated-ran") {
+				w.failf(s, "%U in a comment: the harness exit = %v, the gated command ran = %v; want a failure, and no command run", []rune(ch)[0], err, w.exists("gated-ran"))
+			}
+		}
+	})
+}
+
+// dropScope is the scope of the table key's drop that checks path.
+func dropScope(t *testing.T, key, path string) string {
+	t.Helper()
+	ts, err := provtables.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := ts.Resolve(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range tb.Config.Drop {
+		for _, c := range d.Checks {
+			if c.Path == path {
+				return d.Scope
+			}
+		}
+	}
+	t.Fatalf("%s: no drop checks %s", key, path)
 	return ""
 }

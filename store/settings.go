@@ -1,0 +1,271 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"dalo/jsonedit"
+	"dalo/providers"
+)
+
+// A settingOff is a setting of the user's or the machine's that keeps the
+// harness from running dalo's entries, as the table says the harness
+// reads it: a file the harness drops (its table's drop), a switch set
+// (its off), a character that keeps it from reading a file at all.
+type settingOff struct {
+	File string
+	// Why is what doctor says: the file, the key and what the harness
+	// does. Fix is what install tells the user to do.
+	Why, Fix string
+	// Event, when set, is the one event whose entry is off (a list of
+	// commands naming it, a drop of that event's hooks); else every
+	// entry is.
+	Event string
+	// Project: the setting is a project's own, in force there only.
+	Project bool
+}
+
+// settingsReader reads the settings files a table lists, as the harness
+// reads them.
+type settingsReader struct {
+	t      *providers.Table
+	getenv func(string) string
+	// project is the project whose own settings are read, or "".
+	project string
+	// entries are dalo's entries, for a switch that lists commands.
+	entries map[string]HarnessEntry
+	// read reads a file (os.ReadFile): install reads the hook file as
+	// it is about to write it.
+	read func(string) ([]byte, error)
+
+	warnings []Finding
+	docs     map[string]any // decoded, by file; nil for a file not there
+}
+
+// offs lists every setting that keeps the harness from running dalo's
+// entries, in the table's order: its drop list, then its off list.
+func (r *settingsReader) offs() []settingOff {
+	if r.read == nil {
+		r.read = os.ReadFile
+	}
+	r.docs = map[string]any{}
+	t := r.t
+	var out []settingOff
+	if hooks, err := t.Path(t.Config.Hooks.Location, r.getenv); err == nil {
+		if o, ok := r.broken(hooks); ok {
+			out = append(out, o)
+		}
+	}
+	for _, d := range t.Config.Drop {
+		file, where, ok := r.locate(d.Location)
+		if !ok {
+			continue
+		}
+		doc, ok := r.decode(file)
+		if !ok {
+			continue
+		}
+		for _, v := range d.Violations(doc) {
+			ev := ""
+			if d.Scope == providers.DropsEvent {
+				ev = v.Member
+			}
+			out = append(out, settingOff{
+				File:    file,
+				Event:   ev,
+				Why:     fmt.Sprintf("%s%s: %s is %s, where %s accepts %s: %s", where, file, v.Path, v.Got, t.Harness, v.Want, d.Means),
+				Fix:     fmt.Sprintf("give %s a value %s accepts (%s), or remove it", v.Path, t.Harness, v.Want),
+				Project: d.Location.Root == "project",
+			})
+		}
+	}
+	for _, sw := range t.Config.Off {
+		file, where, ok := r.locate(sw.Location)
+		if !ok {
+			continue
+		}
+		doc, ok := r.decode(file)
+		if !ok {
+			continue
+		}
+		v, ok := providers.Lookup(doc, sw.Key)
+		if !ok {
+			continue
+		}
+		project := sw.Location.Root == "project"
+		if sw.Contains != "" {
+			list, _ := v.([]any)
+			for ev, e := range r.entries {
+				for _, item := range list {
+					if s, _ := item.(string); s != "" && s == e.command(t) {
+						out = append(out, settingOff{File: file, Event: ev, Project: project,
+							Why: fmt.Sprintf("%s%s lists dalo's %s entry in %s: %s", where, file, ev, sw.Key, sw.Means),
+							Fix: fmt.Sprintf("take dalo's %s entry out of %s", ev, sw.Key)})
+					}
+				}
+			}
+			continue
+		}
+		if !sw.Sets(v) {
+			continue
+		}
+		if sw.Default {
+			// The hook file's own value of the key, when it has one,
+			// overrides a default.
+			if hooks, err := t.Path(t.Config.Hooks.Location, r.getenv); err == nil && hooks != file {
+				if hd, ok := r.decode(hooks); ok {
+					if _, set := providers.Lookup(hd, sw.Key); set {
+						continue
+					}
+				}
+			}
+		}
+		fix := fmt.Sprintf("remove %s from %s", sw.Key, file)
+		if sw.Default {
+			hooks, _ := t.Path(t.Config.Hooks.Location, r.getenv)
+			fix = fmt.Sprintf("set %s in %s, which overrides this default, or remove it from %s", sw.Key, hooks, file)
+		}
+		out = append(out, settingOff{File: file, Project: project,
+			Why: fmt.Sprintf("%s%s sets %s to %s: %s", where, file, sw.Key, jsonValue(v), sw.Means),
+			Fix: fix})
+	}
+	return out
+}
+
+// locate is the file of l, and how a message places it: a project's own
+// is read only when r has a project.
+func (r *settingsReader) locate(l providers.Location) (file, where string, ok bool) {
+	if l.Root == "project" {
+		if r.project == "" {
+			return "", "", false
+		}
+		return filepath.Join(r.project, filepath.FromSlash(l.Path)), "in this project, ", true
+	}
+	file, err := r.t.Path(l, r.getenv)
+	if err != nil || l.RootOwned != nil && !rootOwned(file) {
+		return "", "", false // the harness skips it
+	}
+	return file, "", true
+}
+
+// rootOwned says whether file and every directory above it belong to root
+// and no group or other may write them.
+func rootOwned(file string) bool {
+	for p := filepath.Clean(file); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return false
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 {
+			return false
+		}
+		if p == filepath.Dir(p) {
+			return true
+		}
+	}
+}
+
+// decode reads file as the harness does: TOML for a *.toml file, else
+// JSON (with comments blanked when the harness reads them so). A file
+// that is not there sets nothing; one that does not decode is a warning.
+func (r *settingsReader) decode(file string) (any, bool) {
+	if doc, ok := r.docs[file]; ok {
+		return doc, doc != nil
+	}
+	r.docs[file] = nil
+	data, err := r.read(file)
+	if err != nil {
+		return nil, false
+	}
+	var doc any
+	if strings.HasSuffix(file, ".toml") {
+		var m map[string]any
+		err = toml.Unmarshal(data, &m)
+		doc = m
+	} else {
+		if r.t.Config.Comments != nil && jsonedit.ScanStrings(data, true, func([]byte) {}) == nil {
+			data = jsonedit.WithoutComments(data)
+		}
+		err = json.Unmarshal(data, &doc)
+	}
+	if err != nil {
+		r.warnings = append(r.warnings, Finding{StatusWarning, file, fmt.Sprintf("doctor cannot read it as %s does (%v), so cannot tell what it sets", r.t.Harness, err)})
+		return nil, false
+	}
+	r.docs[file] = doc
+	return doc, true
+}
+
+// broken says whether the hook file holds, in a comment, a character the
+// harness keeps when it strips its comments and then cannot parse: the
+// harness then cannot read the file at all.
+func (r *settingsReader) broken(file string) (settingOff, bool) {
+	if r.t.Config.Comments == nil || r.t.Config.Comments.Breaks == nil {
+		return settingOff{}, false
+	}
+	data, err := r.read(file)
+	if err != nil || jsonedit.ScanStrings(data, true, func([]byte) {}) != nil {
+		return settingOff{}, false
+	}
+	off := r.t.Broken(data, jsonedit.WithoutComments(data))
+	if off < 0 {
+		return settingOff{}, false
+	}
+	ch, _ := utf8.DecodeRune(data[off:])
+	l, c := jsonedit.Position(data, off)
+	return settingOff{
+		File: file,
+		Why:  fmt.Sprintf("%s:%d:%d: a comment holds %U, which %s keeps when it strips comments and then cannot parse: it cannot read the file, dalo's entries included", file, l, c, ch, r.t.Harness),
+		Fix:  fmt.Sprintf("replace the %U at line %d, column %d with a space", ch, l, c),
+	}, true
+}
+
+// jsonValue writes a decoded value as JSON.
+func jsonValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// checkInForce refuses to write the hook file cfg as newCfg, with the
+// entries want, when the harness would not run them: a command it would
+// rewrite (the table's expands), a file it would drop or cannot read, a
+// switch that turns every hook off for the user. A project's own settings
+// are not read: they are that project's.
+func checkInForce(t *providers.Table, cfg string, newCfg []byte, want map[string]HarnessEntry) error {
+	for _, ev := range slices.Sorted(maps.Keys(want)) {
+		cmd := want[ev].command(t)
+		if x := t.Expanded(cmd); x != "" {
+			return &ConfigError{cfg, fmt.Sprintf("dalo's entry for %s would hold %s, which %s replaces in its settings before it runs the command (its store or dispatcher path holds it): keep the store (DALO_HOME) at a path without it, then install again", ev, x, t.Harness)}
+		}
+	}
+	r := &settingsReader{t: t, getenv: os.Getenv, read: func(file string) ([]byte, error) {
+		if real, err := filepath.EvalSymlinks(file); file == cfg || err == nil && real == cfg {
+			if newCfg == nil {
+				return nil, fs.ErrNotExist
+			}
+			return newCfg, nil
+		}
+		return os.ReadFile(file)
+	}}
+	for _, o := range r.offs() {
+		if _, ok := want[o.Event]; o.Project || o.Event != "" && !ok {
+			continue // a project's own, or an event dalo writes no entry for
+		}
+		return fmt.Errorf("%s; %s would not run dalo's entries, so nothing was installed: %s, then install again", o.Why, t.Harness, o.Fix)
+	}
+	return nil
+}
