@@ -28,8 +28,8 @@ func TestResolveProviders(t *testing.T) {
 		{[]string{"claude"}, "claude@2.1.332", ""},
 		{[]string{"codex@0.147.0", "claude@2.1.233", "codex@0.147.0"}, "codex@0.147.0 claude@2.1.233", ""},
 		{[]string{"codex@0.147.0", "claude@2.1.233", "codex"}, "codex@0.147.0 claude@2.1.233 codex@0.171.0", ""},
-		{[]string{"claude@2.1.234"}, "", "unknown provider claude@2.1.234; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0, gemini@0.61.0"},
-		{[]string{"cursor"}, "", "unknown provider cursor; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0, gemini@0.61.0"},
+		{[]string{"claude@2.1.234"}, "", "unknown provider claude@2.1.234; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0, copilot@1.0.102, gemini@0.61.0, qwen@0.24.4"},
+		{[]string{"cursor"}, "", "unknown provider cursor; known: claude@2.1.233, claude@2.1.332, codex@0.147.0, codex@0.171.0, copilot@1.0.102, gemini@0.61.0, qwen@0.24.4"},
 	} {
 		got, err := ResolveProviders(tc.args)
 		if tc.err != "" {

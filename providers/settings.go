@@ -51,6 +51,7 @@ const (
 	DropsEvent = "event"
 )
 
+// String says what the file holds at the path and what the harness accepts there.
 func (v Violation) String() string {
 	return fmt.Sprintf("%s is %s, where the harness accepts %s", v.Path, v.Got, v.Want)
 }

@@ -26,10 +26,11 @@ import (
 // Name is the command's name under dalo.
 const Name = plan.DaloDispatch
 
-// Usage and Short are its usage line and one-line summary. The providers
-// are the tables' (plan.Known).
+// Usage is the command's usage line. The providers are the tables'
+// (plan.Known).
 var Usage = "--provider " + strings.Join(dispatch.KnownProviders(), "|") + " --event NATIVE_EVENT [--home DIR] [--fail-closed] [--check]"
 
+// Short is the command's one-line summary.
 const Short = "run the approved hooks of a harness event"
 
 // Options are the command's flags.
@@ -110,6 +111,7 @@ Examples:
 // with it cgo and the dynamic loader, into every start.
 var ProviderHelp = "the harness: " + strings.Join(dispatch.KnownProviders(), ", ")
 
+// The help of the other flags.
 const (
 	EventHelp      = "the native event name: PreToolUse, Stop, ..."
 	HomeHelp       = "the store to dispatch from (absolute); default $DALO_HOME, ..."
