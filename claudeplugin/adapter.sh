@@ -79,15 +79,15 @@ if command -v bash >/dev/null 2>&1; then
 	shell=bash
 fi
 out=$("$shell" "$CLAUDE_PLUGIN_ROOT/$command" 2>&5)
-status=$?
+hook_status=$?
 exec 5>&-
 
-case $status in
+case $hook_status in
 0) mode=stdout ;;
 2) mode=exit2 ;;
 *)
 	cat <&6 >&2
-	echo "claude-hook.sh: the hook command exited with status $status (Claude Code would let the action proceed)" >&2
+	echo "claude-hook.sh: the hook command exited with status $hook_status (Claude Code would let the action proceed)" >&2
 	exit 1
 	;;
 esac
@@ -100,8 +100,8 @@ if [ "$mode" = stdout ]; then
 else
 	result=$(tr -d '\000' <&6 | LC_ALL=C awk -v mode="$mode" -v event="$event" -v effect="$effect" -v limit="$TEXT_LIMIT" "$mapper")
 fi
-status=$?
-if [ $status -ne 0 ]; then
+map_status=$?
+if [ $map_status -ne 0 ]; then
 	printf '%s\n' "$result" >&2
 	exit 1
 fi

@@ -209,6 +209,17 @@ func TestTrustTampering(t *testing.T) {
 			}
 			os.Chmod(name, fi.Mode().Perm())
 		}, "/handler has sha256"},
+		// The tool approved again (another argv), the plan edited to
+		// name it, the hook's grant still binding the tool as it was:
+		// the hook was approved with another tool than it would run.
+		{"tool-regranted-under-hook", func(home string, p *plan.Plan) {
+			digest := regrant(home, p.Events["PreToolUse"][0].ToolGrant.ID, func(b any) {
+				b.(*plan.ToolBinds).Argv = []string{"--approved-again"}
+			})
+			editIndex(home, "claude", func(h *plan.PlannedHook) {
+				h.Tool.Argv, h.ToolGrant.Digest = []string{"--approved-again"}, digest
+			})
+		}, "hook grant claude+test+pkg+hook+gate binds tool gate with digest"},
 		{"extra-module", func(home string, p *plan.Plan) {
 			plant(p.Events["PreToolUse"][0].Tool, "json.py", "import os\n")
 		}, "holds json.py, which is not one of its approved files"},

@@ -89,3 +89,28 @@ func TestWriteConfigChangedWhileEditing(t *testing.T) {
 		t.Errorf("unchanged file: holds %q after writeConfig", got)
 	}
 }
+
+// TestWriteFileRenameFails: a write whose rename fails (here a directory
+// is where the file goes) is an error, not a success that wrote nothing,
+// and leaves no temporary file behind.
+func TestWriteFileRenameFails(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "grant.json")
+	if err := os.MkdirAll(filepath.Join(name, "held"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(name, []byte("{}\n"), 0o600); err == nil || !strings.Contains(err.Error(), "writing "+name) {
+		t.Fatalf("writeFile over a directory: %v, want its error", err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0].Name() != "grant.json" {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the directory holds %q, want only grant.json", names)
+	}
+}
