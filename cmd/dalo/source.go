@@ -68,8 +68,8 @@ abbreviated: the pin before the current one, even if a force-push has
 since removed it upstream, or one a branch or tag there reaches now),
 which is how you go back. The store keeps what those two pins reach and
 collects the rest a fetch brought. A fetch is bounded (1 GiB); one over it
-is refused and changes nothing. Without ID it updates every git source; a directory source has
-nothing to fetch.
+is refused and changes nothing. Without ID it updates every git source; a
+directory source has nothing to fetch.
 
 It prints, per package, what changed: manifest fields, tool files by
 digest, hooks, members and the bytes of skills and agents. Installed

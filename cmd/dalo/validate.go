@@ -36,8 +36,8 @@ of the package directory, the source id, the user, and this build of
 dalo). The report is the same with and without it; the cache may be
 deleted at any time. A cache directory another user owns, or that others
 may write, is not used (a warning says so). --no-cache neither reads nor
-writes it. Only validate
-and vet use it: review, approve and install always check afresh.
+writes it. Only validate and vet use it: review, approve and install
+always check afresh.
 
 --source-id must be a source id 'dalo source add' would accept: letters,
 digits, '.', '_' or '-', starting and ending with a letter or digit.
