@@ -69,9 +69,9 @@ func (l *Lock) Package(ref string) (LockedPackage, bool) {
 }
 
 // errorf is a finding about field of the lock, at its position when the
-// lock was read from a file.
+// lock was read from a file; about the lock as a whole when field is "".
 func (l *Lock) errorf(code, field, format string, args ...any) engine.Diagnostic {
-	if l.doc != nil {
+	if l.doc != nil && field != "" {
 		return l.doc.Errorf(code, field, format, args...)
 	}
 	return engine.Diagnostic{Severity: engine.Error, Code: code, File: LockFile, Field: field, Message: fmt.Sprintf(format, args...)}

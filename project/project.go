@@ -25,10 +25,13 @@ import (
 	"dalo/store/gitrepo"
 )
 
-// File and LockFile are the names of a project's files, at its root.
+// File and LockFile are the names of a project's files, at its root;
+// SchemaFile is the JSON Schema of File for editors ('dalo schema
+// --project').
 const (
-	File     = "dalo.toml"
-	LockFile = "dalo.lock"
+	File       = "dalo.toml"
+	LockFile   = "dalo.lock"
+	SchemaFile = "dalo-project-v1.schema.json"
 )
 
 // ErrNoProject is wrapped by Find's error when no directory holds dalo.toml.
@@ -101,6 +104,7 @@ type Error struct {
 	Diagnostics []engine.Diagnostic
 }
 
+// Error is the findings, one a line, as the human report prints them.
 func (e *Error) Error() string {
 	lines := make([]string, len(e.Diagnostics))
 	for i, d := range e.Diagnostics {
