@@ -190,3 +190,18 @@ func orNone(v string) string {
 	}
 	return v
 }
+
+// Verify says whether l holds for p, writing nothing: Drift, and when
+// there is none, Compare with what l's pins hold (Resolve keeping every
+// pin, opts.Update ignored). No finding means it holds; now is what the
+// pins hold, nil when Drift found something.
+func Verify(p *Project, l *Lock, opts Options) (findings []engine.Diagnostic, now *Lock, err error) {
+	if d := Drift(p, l); len(d) > 0 {
+		return d, nil, nil
+	}
+	opts.Update, opts.Only = false, ""
+	if now, err = Resolve(p, l, opts); err != nil {
+		return nil, nil, err
+	}
+	return Compare(l, now), now, nil
+}

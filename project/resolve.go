@@ -3,6 +3,7 @@ package project
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,7 +74,7 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 		}
 		out.Sources = append(out.Sources, ls)
 	}
-	for i, pk := range p.Packages {
+	for _, pk := range p.Packages {
 		lp := LockedPackage{Source: pk.Source, Name: pk.Name, Providers: slices.Sorted(slices.Values(pk.Providers))}
 		for _, provider := range lp.Providers {
 			src := store.Source{ID: pk.Source, Path: registry[pk.Source]}
@@ -83,13 +84,20 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 			}
 			sel, err := loaded.Pick(pk.Name)
 			if errors.Is(err, store.ErrNoPackage) {
-				return nil, fmt.Errorf("%s: packages[%d]: source %s has no package %s; its packages: %s", File, i, pk.Source, pk.Name, strings.Join(loaded.Loaded.Names, ", "))
+				return nil, p.errorf("E113", engine.Field(pk.field, "ref"), "source %s%s has no package %s; its packages: %s", pk.Source, atCommit(lockedCommit(out, pk.Source)), pk.Name, strings.Join(loaded.Loaded.Names, ", "))
 			}
 			if err != nil {
 				return nil, err
 			}
 			if err := sel.Valid(); err != nil {
-				return nil, fmt.Errorf("package %s: %w", pk.Ref(), err)
+				state := "is invalid"
+				if errors.Is(err, store.ErrBlocked) {
+					state = "is blocked"
+				}
+				// Valid's first line names the scratch directory, which is
+				// gone when this is read: the findings are what matter.
+				_, findings, _ := strings.Cut(err.Error(), "\n")
+				return nil, p.errorf("E113", engine.Field(pk.field, "ref"), "package %s%s %s, and cannot be locked:\n%s", pk.Ref(), atCommit(lockedCommit(out, pk.Source)), state, findings)
 			}
 			m := sel.Pkg.Manifest.Plugin
 			lp.ID, lp.Version = m.ID, m.Version
@@ -124,19 +132,35 @@ func (l *Lock) sourceOf(s Source) (LockedSource, bool) {
 // symlink takes it out of the project or it is no source directory.
 func (p *Project) sourceDir(s Source) (string, error) {
 	dir := p.Dir(s)
+	field := engine.Field(engine.Field("sources", s.ID), "path")
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return "", fmt.Errorf("%s: sources.%s.path: %w", File, s.ID, err)
+		return "", p.errorf("E112", field, "%s: %v", s.Path, unwrapPath(err))
 	}
 	root, err := filepath.EvalSymlinks(p.Root)
 	if err != nil {
 		return "", err
 	}
 	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%s: sources.%s.path: %s leads out of the project (to %s) through a symlink: a source path stays inside the project", File, s.ID, s.Path, real)
+		return "", p.errorf("E112", field, "%s leads out of the project (to %s) through a symlink: a source path stays inside the project", s.Path, real)
 	}
 	if err := engine.CheckSourceDir(dir); err != nil {
-		return "", fmt.Errorf("%s: sources.%s.path: %w", File, s.ID, err)
+		return "", p.errorf("E112", field, "%v", err)
 	}
 	return dir, nil
+}
+
+// lockedCommit is the commit l pins source id to, or "".
+func lockedCommit(l *Lock, id string) string {
+	s, _ := l.Source(id)
+	return s.Commit
+}
+
+// unwrapPath is err without the path an *fs.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -110,20 +110,19 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 		opts.Only = fs.Arg(0)
 	}
 	if check {
-		if d := project.Drift(p, old); len(d) > 0 {
-			return lockDoesNotHold(e, d)
-		}
-	}
-	now, err := project.Resolve(p, old, opts)
-	if err != nil {
-		return fail(e, cmd, err)
-	}
-	if check {
-		if d := project.Compare(old, now); len(d) > 0 {
+		d, now, err := project.Verify(p, old, opts)
+		switch {
+		case err != nil:
+			return lockFailed(e, err)
+		case len(d) > 0:
 			return lockDoesNotHold(e, d)
 		}
 		fmt.Fprintf(e.stdout, "%s holds: %s\n", project.LockFile, lockSummary(now))
 		return exitOK
+	}
+	now, err := project.Resolve(p, old, opts)
+	if err != nil {
+		return lockFailed(e, err)
 	}
 	if old != nil && bytes.Equal(old.Marshal(), now.Marshal()) {
 		fmt.Fprintf(e.stdout, "%s is up to date: %s\n", project.LockFile, lockSummary(now))
@@ -133,7 +132,7 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 		fmt.Fprintln(e.stdout, line)
 	}
 	if err := project.WriteLock(root, now); err != nil {
-		return fail(e, cmd, err)
+		return lockFailed(e, err)
 	}
 	fmt.Fprintf(e.stdout, "wrote %s: %s\n", project.LockFile, lockSummary(now))
 	return exitOK
@@ -151,6 +150,18 @@ func lockRefused(e *env, err error) int {
 		fmt.Fprintf(e.stderr, "dalo lock: %v\n", err)
 	}
 	fmt.Fprintln(e.stderr, "nothing was written")
+	return exitFail
+}
+
+// lockFailed prints why resolving failed: the findings of a package or
+// path that cannot be locked, or what went wrong (a fetch); nothing was
+// written.
+func lockFailed(e *env, err error) int {
+	var pe *project.Error
+	if errors.As(err, &pe) {
+		return lockRefused(e, err)
+	}
+	fmt.Fprintf(e.stderr, "dalo lock: %v\nnothing was written\n", err)
 	return exitFail
 }
 
