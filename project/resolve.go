@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/providers"
 	"dalo/store"
 )
 
@@ -74,11 +75,19 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 		}
 		out.Sources = append(out.Sources, ls)
 	}
+	ts, err := providers.Load()
+	if err != nil {
+		return nil, err
+	}
 	for _, pk := range p.Packages {
 		lp := LockedPackage{Source: pk.Source, Name: pk.Name, Providers: slices.Sorted(slices.Values(pk.Providers))}
-		for _, provider := range lp.Providers {
+		tables := map[binding]string{} // → digest
+		for _, t := range ts.All() {
+			if !slices.Contains(lp.Providers, t.Name) {
+				continue
+			}
 			src := store.Source{ID: pk.Source, Path: registry[pk.Source]}
-			loaded, err := store.SelectIn(src, registry, provider, []string{pk.Name})
+			loaded, err := store.SelectIn(src, registry, t.Key(), []string{pk.Name})
 			if err != nil {
 				return nil, err
 			}
@@ -103,17 +112,33 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 			lp.ID, lp.Version = m.ID, m.Version
 			grants, err := w.Grants(sel, opts.Getenv)
 			if err != nil {
-				return nil, fmt.Errorf("package %s on %s: %w", pk.Ref(), provider, err)
+				return nil, fmt.Errorf("package %s on %s: %w", pk.Ref(), t.Key(), err)
 			}
 			for id, d := range grants {
-				lp.Grants = append(lp.Grants, LockedGrant{ID: id, Digest: d})
+				tables[binding{id, t.Key()}] = d
 			}
 		}
-		slices.SortFunc(lp.Grants, func(a, b LockedGrant) int { return strings.Compare(a.ID, b.ID) })
+		lp.Grants = groupGrants(tables)
 		out.Packages = append(out.Packages, lp)
 	}
 	slices.SortFunc(out.Packages, func(a, b LockedPackage) int { return strings.Compare(a.Ref(), b.Ref()) })
 	return out, nil
+}
+
+// groupGrants turns digests by grant id and table into the lock's
+// entries: one per grant id and digest, with the tables it binds that on.
+func groupGrants(digests map[binding]string) []LockedGrant {
+	type key struct{ id, digest string }
+	byKey := map[key][]string{}
+	for b, d := range digests {
+		k := key{b.id, d}
+		byKey[k] = append(byKey[k], b.table)
+	}
+	var out []LockedGrant
+	for k, tables := range byKey {
+		out = append(out, LockedGrant{ID: k.id, Digest: k.digest, Tables: tables})
+	}
+	return sortGrants(out)
 }
 
 // sourceOf returns the source l pins for s: the same id, URL and ref.

@@ -16,8 +16,9 @@ import (
 const lockDoc = `Lock resolves the project's dalo.toml into dalo.lock: each git source's
 URL, as written, and the commit its ref names, and each package's id,
 version and the digest of every grant installing it on each of its
-providers asks for (its tools, hooks, skills and agents). Commit both
-files. A lock grants nothing: each teammate's 'dalo sync' shows them what
+providers asks for (its tools, hooks, skills and agents), on every version
+of the harness dalo has a table for, since a hook's digest can differ
+between them. Commit both files. A lock grants nothing: each teammate's 'dalo sync' shows them what
 it holds and asks them to approve it, and the digests are what that
 approval is checked against.
 
@@ -173,11 +174,12 @@ func lockDoesNotHold(e *env, ds []engine.Diagnostic) int {
 	return exitFail
 }
 
-// lockSummary counts what a lock holds.
+// lockSummary counts what a lock holds: grants by id, whatever the
+// harness versions they are locked for.
 func lockSummary(l *project.Lock) string {
 	grants := 0
 	for _, p := range l.Packages {
-		grants += len(p.Grants)
+		grants += p.GrantCount()
 	}
 	return fmt.Sprintf("%s, %s, %s", plural(len(l.Sources), "source"), plural(len(l.Packages), "package"), plural(grants, "grant"))
 }
