@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,9 +21,6 @@ type Options struct {
 	Only   string
 	// Progress is told of each fetch (store.Store.Progress).
 	Progress func(what string) (done func())
-	// Getenv places the harnesses' directories (os.Getenv); they decide
-	// only which members a provider writes.
-	Getenv func(string) string
 }
 
 // Resolve reads p's packages as they are at the pins of old (nil: no lock
@@ -42,9 +38,6 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 		if s.Git == "" {
 			return nil, fmt.Errorf("source %s is a directory of the project: it has no pin to move", opts.Only)
 		}
-	}
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
 	}
 	w, err := store.NewScratch()
 	if err != nil {
@@ -110,7 +103,7 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 			}
 			m := sel.Pkg.Manifest.Plugin
 			lp.ID, lp.Version = m.ID, m.Version
-			grants, err := w.Grants(sel, opts.Getenv)
+			grants, err := w.Grants(sel)
 			if err != nil {
 				return nil, fmt.Errorf("package %s on %s: %w", pk.Ref(), t.Key(), err)
 			}
