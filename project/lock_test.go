@@ -160,3 +160,25 @@ func TestParseLockRefused(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseLock: whatever the bytes, ParseLock returns a lock or an
+// error, and a lock it returns writes back as bytes it reads the same.
+func FuzzParseLock(f *testing.F) {
+	f.Add([]byte(sampleLockText))
+	f.Add([]byte("lock_version = 1\n"))
+	f.Add([]byte("lock_version = 1\n[[source]]\nid = \"a\"\npath = \"x\"\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		l, err := ParseLock(src)
+		if err != nil {
+			return
+		}
+		out := l.Marshal()
+		again, err := ParseLock(out)
+		if err != nil {
+			t.Fatalf("ParseLock of Marshal's output: %v\n%s", err, out)
+		}
+		if b := again.Marshal(); !bytes.Equal(b, out) {
+			t.Fatalf("Marshal is not stable:\n%s\nthen\n%s", out, b)
+		}
+	})
+}

@@ -109,6 +109,12 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 	opts := project.Options{Update: update, Progress: e.progress}
 	if update && fs.NArg() == 1 {
 		opts.Only = fs.Arg(0)
+		switch s, ok := p.Source(opts.Only); {
+		case !ok:
+			return usageError(e, cmd, "%s declares no source %s", project.File, opts.Only)
+		case s.Git == "":
+			return usageError(e, cmd, "source %s is a directory of the project: it has no pin to move", opts.Only)
+		}
 	}
 	if check {
 		d, now, err := project.Verify(p, old, opts)
