@@ -62,7 +62,7 @@ Examples:
 func init() {
 	register(&command{
 		name:  "lock",
-		usage: "[--check | --update [SOURCE]]",
+		usage: "[--json] [--check | --update [SOURCE]]",
 		short: "resolve dalo.toml into dalo.lock, or check that the lock holds",
 		doc:   lockDoc,
 		flags: func(fs *pflag.FlagSet) {
