@@ -65,12 +65,20 @@ func Load() (*Tables, error) { return loadEmbedded() }
 // version in the path must equal those in the table. Compile and tests use
 // it: a fixture version loads through the same path as the embedded ones.
 func LoadFS(fsys fs.FS) (*Tables, error) {
-	ts, _, err := compileTables(fsys)
+	ts, _, err := compileTables(fsys, false)
 	return ts, err
 }
 
-// compileTables is LoadFS, also returning the compiled rules.
-func compileTables(fsys fs.FS) (*Tables, cue.Value, error) {
+// loadShipped is LoadFS for the tables dalo ships, which never say they
+// were verified on a user's machine (checkShipped).
+func loadShipped(fsys fs.FS) (*Tables, error) {
+	ts, _, err := compileTables(fsys, true)
+	return ts, err
+}
+
+// compileTables is LoadFS, also returning the compiled rules. shipped
+// says the tables are dalo's own, each checked by checkShipped.
+func compileTables(fsys fs.FS, shipped bool) (*Tables, cue.Value, error) {
 	ctx := cuecontext.New()
 	root, err := defs.Load(ctx)
 	if err != nil {
@@ -94,6 +102,11 @@ func compileTables(fsys fs.FS) (*Tables, cue.Value, error) {
 		t, err := loadTable(ctx, provDef, fsys, file)
 		if err != nil {
 			return nil, cue.Value{}, err
+		}
+		if shipped {
+			if err := t.checkShipped(); err != nil {
+				return nil, cue.Value{}, err
+			}
 		}
 		ts.add(t)
 	}
