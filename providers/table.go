@@ -50,6 +50,7 @@ type Table struct {
 	expands  *regexp.Regexp // Config.Hooks.Entry.Expands, compiled
 	breaks   *regexp.Regexp // Config.Comments.Breaks, compiled
 	key      string         // Key, made when the table is loaded
+	local    bool           // read from the user's machine (WithLocal)
 }
 
 // Verified is a local table's proof: the day (YYYY-MM-DD) `dalo providers
