@@ -34,7 +34,10 @@ type LocalError struct {
 	Err  error
 }
 
+// Error is why the table cannot be used; it names the file.
 func (e *LocalError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error loading the table gave.
 func (e *LocalError) Unwrap() error { return e.Err }
 
 // LocalTable reports whether t is a local table, one WithLocal read from

@@ -34,6 +34,7 @@ type LocalTableInUseError struct {
 	Packages []string
 }
 
+// Error names the table, the packages installed from it, and what to do.
 func (e *LocalTableInUseError) Error() string {
 	name, _, _ := strings.Cut(e.Key, "@")
 	what := "dalo's entries"
