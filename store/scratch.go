@@ -123,7 +123,7 @@ func SelectIn(src Source, registry map[string]string, provider string, names []s
 		return nil, err
 	}
 	sel := &Selection{Source: src, Registry: registry, Table: table}
-	if err := sel.loadPackages(names); err != nil {
+	if err := sel.loadPackages(names, nil); err != nil {
 		return nil, err
 	}
 	return sel, nil

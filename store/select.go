@@ -69,22 +69,30 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 // cost, not what the whole source does.
 func (s *Store) load(srcID, provider string, names []string) (*Selection, error) {
 	// The provider first: an unknown one is bad usage, whatever the
-	// registry holds.
-	table, err := tableFor(provider)
-	if err != nil {
-		return nil, err
+	// registry holds. The store's tables, with the local ones verified on
+	// this machine, answer for the provider named.
+	var err error
+	sel := &Selection{}
+	var ts *providers.Tables
+	if provider != "" {
+		if ts, err = s.Tables(); err != nil {
+			return nil, err
+		}
+		if sel.Table, err = ts.Resolve(provider); err != nil {
+			return nil, err
+		}
 	}
-	sel := &Selection{Table: table}
 	if sel.Source, err = s.LookupSource(srcID); err != nil {
 		return nil, err
 	}
 	if sel.Registry, err = s.Registry(); err != nil {
 		return nil, err
 	}
-	return sel, sel.loadPackages(names)
+	return sel, sel.loadPackages(names, ts)
 }
 
-// tableFor resolves provider (NAME or NAME@VERSION; "" none).
+// tableFor resolves provider (NAME or NAME@VERSION; "" none) among the
+// shipped tables only: what a lock binds must not depend on this machine.
 func tableFor(provider string) (*providers.Table, error) {
 	if provider == "" {
 		return nil, nil
@@ -97,15 +105,16 @@ func tableFor(provider string) (*providers.Table, error) {
 }
 
 // loadPackages validates the packages names of sel.Source, and those they
-// require, for sel.Table, resolving references against sel.Registry.
-func (sel *Selection) loadPackages(names []string) error {
+// require, for sel.Table, resolving references against sel.Registry; ts,
+// when not nil, are the tables that hold sel.Table (nil: the shipped ones).
+func (sel *Selection) loadPackages(names []string, ts *providers.Tables) error {
 	var keys []string
 	if sel.Table != nil {
 		keys = []string{sel.Table.Key()}
 	}
 	src := sel.Source
 	var err error
-	sel.Loaded, err = engine.Load(src.Path, engine.Options{SourceID: src.ID, Registry: sel.Registry, Providers: keys, Packages: names})
+	sel.Loaded, err = engine.Load(src.Path, engine.Options{SourceID: src.ID, Registry: sel.Registry, Providers: keys, Tables: ts, Packages: names})
 	if err != nil {
 		return fmt.Errorf("source %s: %w", src.ID, err)
 	}
@@ -349,7 +358,7 @@ type MemberAction struct {
 // is not this package's blocks installation, since dalo never overwrites
 // what is not its own.
 func (s *Store) MemberActions(sel *Selection, t *providers.Table, getenv func(string) string) ([]MemberAction, error) {
-	ts, err := providers.Load()
+	ts, err := s.Tables()
 	if err != nil {
 		return nil, err
 	}
