@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
@@ -430,12 +431,22 @@ func (v *sourceCheck) instruction(rel string, fi fs.FileInfo) {
 	}
 }
 
+// textBuffers hold checkText's buffers: a source whose packages bring
+// instructions of their own would otherwise allocate and clear 64 KiB for
+// each, most of the garbage of its check.
+var textBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 64<<10)
+	return &b
+}}
+
 // checkText reads r to its end and returns the position of the first byte
 // that keeps it from being text (invalid UTF-8 or NUL) and what it is, or
 // "" when it is text. It reads in chunks: an instruction may be as large
 // as the file limit.
 func checkText(r io.Reader) (Pos, string, error) {
-	buf := make([]byte, 64<<10)
+	bp := textBuffers.Get().(*[]byte)
+	defer textBuffers.Put(bp)
+	buf := *bp
 	pos := Pos{1, 1}
 	carry := 0
 	for {
