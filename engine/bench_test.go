@@ -51,7 +51,7 @@ func benchValidate(b *testing.B, dir string, packages int) {
 			b.Fatal(err)
 		}
 		if !rep.Valid || len(rep.Packages) != packages {
-			b.Fatalf("want %d valid packages, got valid=%t with %d packages: %v", packages, rep.Valid, len(rep.Packages), rep.Diagnostics)
+			b.Fatalf("want %d valid packages, got valid=%t with %d packages: %v", packages, rep.Valid, len(rep.Packages), rep.Diagnostics[:min(len(rep.Diagnostics), 5)])
 		}
 	}
 }
@@ -66,6 +66,13 @@ func BenchmarkValidate(b *testing.B) {
 	b.Run("own=1000", func(b *testing.B) {
 		dir := filepath.Join(b.TempDir(), "source")
 		if err := sourcegen.WriteOwn(dir, 1000); err != nil {
+			b.Fatal(err)
+		}
+		benchValidate(b, dir, 1000)
+	})
+	b.Run("skills=1000", func(b *testing.B) {
+		dir := filepath.Join(b.TempDir(), "source")
+		if err := sourcegen.WriteSkills(dir, 1000); err != nil {
 			b.Fatal(err)
 		}
 		benchValidate(b, dir, 1000)
