@@ -12,11 +12,7 @@ import (
 // an agent, and no tools or hooks. It profiles the member checks alone:
 // front matter, the skill directories' walk and the references.
 func WriteSkills(dir string, n int) error {
-	w := &writer{dir: dir}
-	for i := range n {
-		w.skillsPkg(i)
-	}
-	return w.err
+	return writeEach(dir, n, (*writer).skillsPkg)
 }
 
 func (w *writer) skillsPkg(i int) {
