@@ -36,7 +36,9 @@
 # each after a warm-up run). QUICK=1 leaves out 5,000 and 10,000.
 # SHAPE=own generates the sources of 1,000 and more packages with
 # gensource -shape own (members of each package's own, about 36 KB a
-# package) instead of the shared pool.
+# package) instead of the shared pool; SHAPE=skills with gensource -shape
+# skills (six small skills with long front matter and an agent a package,
+# no tools or hooks).
 # DALO=path measures that binary instead of building ./cmd/dalo. Needs Go
 # and bash; the cache lives in a temporary XDG_CACHE_HOME.
 set -euo pipefail
@@ -63,9 +65,10 @@ fi
 "$work/gensource" -packages 1 -out "$work/s1"
 shape=${SHAPE:-pool}
 pkg=pkg # the name prefix of the shape's packages
-if [ "$shape" = own ]; then
-	pkg=own
-fi
+case $shape in
+own) pkg=own ;;
+skills) pkg=sk ;;
+esac
 "$work/gensource" -shape "$shape" -packages 10 -out "$work/s10"
 for n in $sizes; do
 	"$work/gensource" -shape "$shape" -packages "$n" -out "$work/s$n"

@@ -140,6 +140,13 @@ func findInput(ins []plan.PlannedInput, name string) *plan.PlannedInput {
 	return nil
 }
 
+// A handlerProcess is a started handler: its pid, which is also its
+// process group's id, and how to wait for its end (startHandler).
+type handlerProcess struct {
+	pid  int
+	wait func() (syscall.WaitStatus, error)
+}
+
 // live holds the process groups of the handlers running now, for
 // Interrupt; once stopped, no handler starts.
 var live struct {
@@ -202,26 +209,17 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 		outW.Close()
 		return exit{err: fmt.Errorf("starting handler: %v", err)}
 	}
-	cmd := &exec.Cmd{
-		Path:        c.path,
-		Args:        append([]string{c.path}, c.args...),
-		Dir:         c.dir,
-		Env:         c.env,
-		Stdin:       inR,
-		Stdout:      outW,
-		Stderr:      errW,
-		SysProcAttr: sysProcAttr(),
-	}
 	// Started and recorded under the lock: Interrupt either sees the
 	// group or has already stopped this start.
+	var h *handlerProcess
 	live.Lock()
 	if live.stopped {
 		err = errors.New("dispatch was interrupted")
-	} else if err = cmd.Start(); err == nil {
+	} else if h, err = startHandler(c, inR, outW, errW); err == nil {
 		if live.groups == nil {
 			live.groups = map[int]bool{}
 		}
-		live.groups[cmd.Process.Pid] = true
+		live.groups[h.pid] = true
 	}
 	live.Unlock()
 	inR.Close()
@@ -233,7 +231,7 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 		errR.Close()
 		return exit{err: fmt.Errorf("starting handler: %v", err)}
 	}
-	pgid := cmd.Process.Pid
+	pgid := h.pid
 	killGroup := func() { syscall.Kill(-pgid, syscall.SIGKILL) }
 	defer func() {
 		live.Lock()
@@ -268,15 +266,22 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 		data, _ := readCapped(errR, maxStderr, false)
 		errc <- string(data)
 	}()
-	waitc := make(chan error, 1)
-	go func() { waitc <- cmd.Wait() }()
+	type waited struct {
+		status syscall.WaitStatus
+		err    error
+	}
+	waitc := make(chan waited, 1)
+	go func() {
+		ws, err := h.wait()
+		waitc <- waited{ws, err}
+	}()
 
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	var (
 		out      read
 		gotOut   bool
-		waitErr  error
+		waitRes  waited
 		exited   bool
 		timedOut bool
 	)
@@ -288,10 +293,10 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 				// The handler may have exited first: its wait
 				// status is then already read.
 				killGroup()
-				waitErr = <-waitc
+				waitRes = <-waitc
 				exited = true
 			}
-		case waitErr = <-waitc:
+		case waitRes = <-waitc:
 			exited = true
 			killGroup() // whatever the handler left in its group
 			// What the group wrote is in the pipe; a process that
@@ -331,17 +336,12 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 		e.err = fmt.Errorf("handler wrote more than %d bytes to stdout and was killed", maxResponse)
 	case timedOut:
 		e.err = fmt.Errorf("handler timed out after %d ms and was killed", timeout.Milliseconds())
-	case waitErr != nil:
-		var ee *exec.ExitError
-		if errors.As(waitErr, &ee) {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				e.err = fmt.Errorf("handler was killed by signal %v", ws.Signal())
-			} else {
-				e.err = fmt.Errorf("handler exited with status %d", ee.ExitCode())
-			}
-		} else {
-			e.err = fmt.Errorf("handler: %v", waitErr)
-		}
+	case waitRes.err != nil:
+		e.err = fmt.Errorf("handler: %v", waitRes.err)
+	case waitRes.status.Signaled():
+		e.err = fmt.Errorf("handler was killed by signal %v", waitRes.status.Signal())
+	case waitRes.status.ExitStatus() != 0:
+		e.err = fmt.Errorf("handler exited with status %d", waitRes.status.ExitStatus())
 	}
 	return e
 }

@@ -3,7 +3,9 @@ package engine
 import (
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"dalo/bench/sourcegen"
 )
@@ -23,15 +25,33 @@ func benchSource(b *testing.B, packages, bigBytes int) string {
 	return dir
 }
 
+// cpuTime is the CPU time, user plus system, the process has used: a
+// benchmark reports it beside wall time, which other load on a shared
+// machine inflates most.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func benchValidate(b *testing.B, dir string, packages int) {
 	b.ReportAllocs()
+	start, n := cpuTime(), 0
+	defer func() {
+		if n > 0 {
+			b.ReportMetric(float64(cpuTime()-start)/float64(n)/1e6, "cpu-ms/op")
+		}
+	}()
 	for b.Loop() {
+		n++
 		rep, err := Validate(dir, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		if !rep.Valid || len(rep.Packages) != packages {
-			b.Fatalf("want %d valid packages, got valid=%t with %d packages: %v", packages, rep.Valid, len(rep.Packages), rep.Diagnostics)
+			b.Fatalf("want %d valid packages, got valid=%t with %d packages: %v", packages, rep.Valid, len(rep.Packages), rep.Diagnostics[:min(len(rep.Diagnostics), 5)])
 		}
 	}
 }
@@ -42,6 +62,20 @@ func BenchmarkValidate(b *testing.B) {
 	})
 	b.Run("packages=1000", func(b *testing.B) {
 		benchValidate(b, benchSource(b, 1000, 0), 1000)
+	})
+	b.Run("own=1000", func(b *testing.B) {
+		dir := filepath.Join(b.TempDir(), "source")
+		if err := sourcegen.WriteOwn(dir, 1000); err != nil {
+			b.Fatal(err)
+		}
+		benchValidate(b, dir, 1000)
+	})
+	b.Run("skills=1000", func(b *testing.B) {
+		dir := filepath.Join(b.TempDir(), "source")
+		if err := sourcegen.WriteSkills(dir, 1000); err != nil {
+			b.Fatal(err)
+		}
+		benchValidate(b, dir, 1000)
 	})
 	b.Run("manifest=1MiB", func(b *testing.B) {
 		benchValidate(b, benchSource(b, 0, 1040000), 1)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
@@ -430,12 +431,22 @@ func (v *sourceCheck) instruction(rel string, fi fs.FileInfo) {
 	}
 }
 
+// textBuffers hold checkText's buffers: a source whose packages bring
+// instructions of their own would otherwise allocate and clear 64 KiB for
+// each, most of the garbage of its check.
+var textBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 64<<10)
+	return &b
+}}
+
 // checkText reads r to its end and returns the position of the first byte
 // that keeps it from being text (invalid UTF-8 or NUL) and what it is, or
 // "" when it is text. It reads in chunks: an instruction may be as large
 // as the file limit.
 func checkText(r io.Reader) (Pos, string, error) {
-	buf := make([]byte, 64<<10)
+	bp := textBuffers.Get().(*[]byte)
+	defer textBuffers.Put(bp)
+	buf := *bp
 	pos := Pos{1, 1}
 	carry := 0
 	for {
@@ -558,6 +569,18 @@ func (v *sourceCheck) frontMatter(rel string, head []byte, l *diagList) ([]byte,
 }
 
 func (v *sourceCheck) checkFrontMatter(def cue.Value, kind, name, rel string, src []byte, line int, l *diagList) {
+	v.rules.checkFrontMatter(def, name, rel, src, line, l, true)
+}
+
+// checkFrontMatter checks the YAML front matter src of a skill or agent
+// found under the name dir, starting on line line of rel, against def
+// (#SkillFrontMatter or #AgentFrontMatter) into l. fast asks CUE once,
+// with dir and the front matter in one value built from the YAML's syntax
+// tree; a front matter that is not a plain mapping, or whose answer cannot
+// be decoded, is asked the way it always was, filling dir and then the
+// built front matter into def, so that its diagnostics are exactly those.
+// TestFrontMatterFastPathAgrees holds the two to the same findings.
+func (r *Rules) checkFrontMatter(def cue.Value, name, rel string, src []byte, line int, l *diagList, fast bool) {
 	file, err := yaml.Extract(rel, src)
 	if err != nil {
 		pos, msg := yamlError(rel, err, line)
@@ -565,11 +588,6 @@ func (v *sourceCheck) checkFrontMatter(def cue.Value, kind, name, rel string, sr
 			msg += quoteHint(src, pos.Line-line)
 		}
 		l.errorf("E078", pos, "", "front matter is not valid YAML: %s", msg)
-		return
-	}
-	val := v.rules.ctx.BuildFile(file)
-	if val.Err() != nil || val.IncompleteKind() != cue.StructKind {
-		l.errorf("E078", Pos{line, 1}, "", "front matter must be a YAML mapping")
 		return
 	}
 	keys := map[string]Pos{}
@@ -581,11 +599,30 @@ func (v *sourceCheck) checkFrontMatter(def cue.Value, kind, name, rel string, sr
 			}
 		}
 	}
-	out := def.FillPath(cue.ParsePath("dir"), name).FillPath(cue.ParsePath("fm"), val).LookupPath(cue.ParsePath("violations"))
 	var vs []violation
-	if err := out.Decode(&vs); err != nil {
-		l.errorf("E078", Pos{line, 1}, "", "front matter cannot be checked: %v", firstLine(err.Error()))
-		return
+	done := false
+	if fast {
+		vs, done = r.frontMatterViolations(def, name, file)
+	}
+	if !done {
+		if fast {
+			// The fast attempt built its value from these nodes;
+			// the whole path starts from a tree of its own.
+			if file, err = yaml.Extract(rel, src); err != nil {
+				l.errorf("E078", Pos{line, 1}, "", "front matter is not valid YAML: %v", firstLine(err.Error()))
+				return
+			}
+		}
+		val := r.ctx.BuildFile(file)
+		if val.Err() != nil || val.IncompleteKind() != cue.StructKind {
+			l.errorf("E078", Pos{line, 1}, "", "front matter must be a YAML mapping")
+			return
+		}
+		out := def.FillPath(cue.ParsePath("dir"), name).FillPath(cue.ParsePath("fm"), val).LookupPath(cue.ParsePath("violations"))
+		if err := out.Decode(&vs); err != nil {
+			l.errorf("E078", Pos{line, 1}, "", "front matter cannot be checked: %v", firstLine(err.Error()))
+			return
+		}
 	}
 	for _, x := range vs {
 		pos, ok := keys[x.Field]
@@ -598,6 +635,34 @@ func (v *sourceCheck) checkFrontMatter(def cue.Value, kind, name, rel string, sr
 		}
 		l.add(sev, x.Code, pos, x.Field, "%s", x.Message)
 	}
+}
+
+// frontMatterViolations asks def for the violations of the front matter
+// file found under the name dir, unifying def once with {dir, fm} built
+// from file's syntax tree, when file is a mapping of plain fields: each
+// FillPath evaluates def whole, and building the front matter as a value
+// of its own first costs a third evaluation. ok is false when file is
+// anything else or the answer is not a list of violations: the caller then
+// asks the way whose diagnostics are the reference.
+func (r *Rules) frontMatterViolations(def cue.Value, dir string, file *ast.File) (vs []violation, ok bool) {
+	for _, d := range file.Decls {
+		if _, field := d.(*ast.Field); !field {
+			return nil, false
+		}
+	}
+	in := &ast.StructLit{Elts: []ast.Decl{
+		&ast.Field{Label: ast.NewIdent("dir"), Value: ast.NewString(dir)},
+		&ast.Field{Label: ast.NewIdent("fm"), Value: &ast.StructLit{Elts: file.Decls}},
+	}}
+	val := r.ctx.BuildExpr(in)
+	if val.Err() != nil {
+		return nil, false
+	}
+	out := def.Unify(val).LookupPath(cue.ParsePath("violations"))
+	if err := out.Decode(&vs); err != nil {
+		return nil, false
+	}
+	return vs, true
 }
 
 // yamlError splits a YAML decoding error into a position in the Markdown

@@ -3,10 +3,13 @@
 //	go run ./bench/gensource -packages 1000 -out DIR
 //	go run ./bench/gensource -packages 0 -big 1040000 -out DIR
 //	go run ./bench/gensource -shape own -packages 1000 -out DIR
+//	go run ./bench/gensource -shape skills -packages 1000 -out DIR
 //
 // See package dalo/bench/sourcegen for what the packages hold: -shape pool
 // (the default) draws members from a shared pool, -shape own gives every
-// package members of its own and larger files (about 36 KB a package).
+// package members of its own and larger files (about 36 KB a package),
+// -shape skills six small skills with long front matter and an agent of
+// its own, and no tools or hooks.
 package main
 
 import (
@@ -20,11 +23,11 @@ import (
 func main() {
 	n := flag.Int("packages", 1000, "number of packages")
 	big := flag.Int("big", 0, "also write package big with a manifest of about this many bytes (shape pool)")
-	shape := flag.String("shape", "pool", "pool: members from a shared pool; own: members of each package's own")
+	shape := flag.String("shape", "pool", "pool: members from a shared pool; own: members of each package's own; skills: many small skills of each package's own")
 	out := flag.String("out", "", "directory to create (must not exist)")
 	flag.Parse()
-	if *out == "" || flag.NArg() != 0 || (*shape != "pool" && *shape != "own") || (*shape == "own" && *big != 0) {
-		fmt.Fprintln(os.Stderr, "usage: gensource [-shape pool|own] [-packages N] [-big BYTES] -out DIR")
+	if *out == "" || flag.NArg() != 0 || (*shape != "pool" && *shape != "own" && *shape != "skills") || (*shape != "pool" && *big != 0) {
+		fmt.Fprintln(os.Stderr, "usage: gensource [-shape pool|own|skills] [-packages N] [-big BYTES] -out DIR")
 		os.Exit(2)
 	}
 	if _, err := os.Stat(*out); err == nil {
@@ -32,9 +35,12 @@ func main() {
 		os.Exit(2)
 	}
 	var err error
-	if *shape == "own" {
+	switch *shape {
+	case "own":
 		err = sourcegen.WriteOwn(*out, *n)
-	} else {
+	case "skills":
+		err = sourcegen.WriteSkills(*out, *n)
+	default:
 		err = sourcegen.Write(*out, *n, *big)
 	}
 	if err != nil {

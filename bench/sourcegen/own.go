@@ -14,9 +14,15 @@ import (
 // each member once looks cheaper there than on a source whose every
 // package brings its own.
 func WriteOwn(dir string, n int) error {
+	return writeEach(dir, n, (*writer).ownPkg)
+}
+
+// writeEach creates dir as a source of n packages, package i written by
+// pkg.
+func writeEach(dir string, n int, pkg func(w *writer, i int)) error {
 	w := &writer{dir: dir}
 	for i := range n {
-		w.ownPkg(i)
+		pkg(w, i)
 	}
 	return w.err
 }

@@ -14,5 +14,6 @@ import (
 )
 
 func main() {
+	hookdispatch.Exit = os.Exit
 	os.Exit(hookdispatch.Hook(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

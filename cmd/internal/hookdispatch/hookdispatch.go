@@ -207,8 +207,20 @@ func Run(cmd string, o Options, args []string, stdin io.Reader, stdout, stderr i
 	}
 	stdout.Write(out.Stdout)
 	stderr.Write(out.Stderr)
+	if Exit != nil {
+		Exit(out.Exit)
+	}
 	return out.Exit
 }
+
+// Exit, when set, ends the process with the status of a dispatch that
+// answered, as soon as the answer is written: a dispatcher binary whose
+// process ends there anyway (cmd/dalo-hook) sets it to os.Exit, since
+// Run's deferred stop of signal delivery, once a handler ran, wakes the
+// runtime's signal thread and costs threads of its own at every tool call.
+// Run called in a process that goes on (tests, the dalo binary) leaves it
+// nil and stops signal delivery before it returns.
+var Exit func(code int)
 
 // StopHook, when set, is called when a signal stopped the dispatch,
 // between killing the handlers and exiting. Only a test sets it (in a
