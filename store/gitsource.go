@@ -166,12 +166,7 @@ func lockSource(dir string, wait bool) (release func(), busy bool, err error) {
 	if !wait {
 		how |= syscall.LOCK_NB
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
+	err = plan.Flock(f, how)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		f.Close()
 		return nil, true, nil
