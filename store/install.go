@@ -589,37 +589,7 @@ func (s *Store) apply(p *installPlan) error {
 		}
 	}
 	step("install:dispatcher")
-	var written []OwnedTree
-	var contents []map[string]plan.FileDigest // of written, what writeMember copies
-	for _, mb := range members {
-		ot := OwnedTree{Ref: mb.ref, Path: mb.dest, CreatedDir: missingAbove(mb.dest)}
-		if prev != nil && ot.CreatedDir == "" {
-			for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
-				if o.Path == mb.dest {
-					ot.CreatedDir = o.CreatedDir // a reinstall: dalo still created it
-				}
-			}
-		}
-		if ot.CreatedDir == "" {
-			// A directory dalo created for another member (of any package
-			// here) holds this one too: whichever is removed last takes it
-			// away once empty.
-			ot.CreatedDir = createdFor(&next, filepath.Dir(mb.dest))
-		}
-		// The approved listing: writeMember copies each file only while it
-		// has the digest approved.
-		files := mb.files
-		ot.Files = hexFiles(files)
-		grant := mb.grant
-		ot.Grant = &grant
-		written = append(written, ot)
-		contents = append(contents, files)
-		if mb.dir {
-			ip.Skills = append(ip.Skills, ot)
-		} else {
-			ip.Agents = append(ip.Agents, ot)
-		}
-	}
+	written, contents := ownMembers(members, prev, &next, &ip)
 	next.Packages[next.find(pkg)] = ip
 	if old == nil && newSt.CreatedDir == "" {
 		newSt.CreatedDir = missingAbove(cfg) // recorded before it is created
@@ -627,19 +597,7 @@ func (s *Store) apply(p *installPlan) error {
 	// Members dalo wrote before with the same bytes, every file present
 	// and unchanged, stay as they are, so that readers never miss them;
 	// the others are replaced, and a file the user deleted is restored.
-	same := map[string]bool{}
-	var stale InstalledPackage
-	if prev != nil {
-		for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
-			if slices.ContainsFunc(written, func(w OwnedTree) bool {
-				return w.Path == o.Path && reflect.DeepEqual(w.Files, o.Files)
-			}) && intactOwned(&o) {
-				same[o.Path] = true
-			} else {
-				stale.Skills = append(stale.Skills, o)
-			}
-		}
-	}
+	same, stale := keptMembers(prev, written)
 	// Until the configuration is written, the record keeps the entries
 	// dalo wrote before (or will write): a crash in between leaves entries
 	// dalo still recognises as its own. Until the plan is switched and the
@@ -694,6 +652,60 @@ func (s *Store) apply(p *installPlan) error {
 		return err
 	}
 	return nil
+}
+
+// ownMembers is the record of each member apply writes, in ip and in
+// written, and the approved files writeMember copies for it (contents).
+func ownMembers(members []member, prev *InstalledPackage, next *Installed, ip *InstalledPackage) (written []OwnedTree, contents []map[string]plan.FileDigest) {
+	for _, mb := range members {
+		ot := OwnedTree{Ref: mb.ref, Path: mb.dest, CreatedDir: missingAbove(mb.dest)}
+		if prev != nil && ot.CreatedDir == "" {
+			for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
+				if o.Path == mb.dest {
+					ot.CreatedDir = o.CreatedDir // a reinstall: dalo still created it
+				}
+			}
+		}
+		if ot.CreatedDir == "" {
+			// A directory dalo created for another member (of any package
+			// here) holds this one too: whichever is removed last takes it
+			// away once empty.
+			ot.CreatedDir = createdFor(next, filepath.Dir(mb.dest))
+		}
+		// The approved listing: writeMember copies each file only while it
+		// has the digest approved.
+		files := mb.files
+		ot.Files = hexFiles(files)
+		grant := mb.grant
+		ot.Grant = &grant
+		written = append(written, ot)
+		contents = append(contents, files)
+		if mb.dir {
+			ip.Skills = append(ip.Skills, ot)
+		} else {
+			ip.Agents = append(ip.Agents, ot)
+		}
+	}
+	return written, contents
+}
+
+// keptMembers says which members dalo wrote before (prev) it leaves as
+// they are, with the same bytes, every file present and unchanged (same),
+// and which it replaces (stale).
+func keptMembers(prev *InstalledPackage, written []OwnedTree) (same map[string]bool, stale InstalledPackage) {
+	same = map[string]bool{}
+	if prev != nil {
+		for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
+			if slices.ContainsFunc(written, func(w OwnedTree) bool {
+				return w.Path == o.Path && reflect.DeepEqual(w.Files, o.Files)
+			}) && intactOwned(&o) {
+				same[o.Path] = true
+			} else {
+				stale.Skills = append(stale.Skills, o)
+			}
+		}
+	}
+	return same, stale
 }
 
 // pending is the record of ip that install writes before it writes the
