@@ -645,10 +645,7 @@ func (s *Store) apply(p *installPlan) error {
 	if err := s.putInstalled(&next); err != nil {
 		return err
 	}
-	if err := s.gcStaged(); err != nil {
-		return err
-	}
-	if err := s.gcDispatchers(); err != nil {
+	if err := s.gc(); err != nil {
 		return err
 	}
 	return nil
