@@ -245,7 +245,7 @@ error_visibility = "user"
 # matched_event is the only value.
 blocking_scope = "matched_event"
 `)
-	if h.Subject == "tool_call" {
+	if plan.Matchers[h.Subject][h.Phase] {
 		m.WriteString(`# Optional, tool calls only: the native tool names it runs for, each
 # harness's own (Claude Code's and Codex's shell is Bash, Gemini CLI's
 # run_shell_command); without it, every call.
