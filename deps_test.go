@@ -31,6 +31,7 @@ const depsRules = `
 
 	dalo/bench/sourcegen < dalo/bench/gensource;
 	TOML < dalo/bench/floor;
+	TOML < dalo/tomledit;
 
 	# The install-to-dispatch contract, a leaf, and what reads it on every
 	# tool call: no CUE, no validator, no store, no provider tables.
@@ -46,7 +47,8 @@ const depsRules = `
 	dalo/internal/live < dalo/internal/live/probe;
 
 	# The validator, and what builds on it.
-	dalo/providers, dalo/plan, dalo/internal/suggest, TOML, UNIX < dalo/engine;
+	dalo/providers, dalo/plan, dalo/internal/suggest, dalo/tomledit, TOML, UNIX
+	< dalo/engine;
 	dalo/engine, dalo/internal/termtext < dalo/scaffold < dalo/claudeplugin;
 
 	# State under DALO_HOME.

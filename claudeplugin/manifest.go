@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"dalo/scaffold"
+	"dalo/tomledit"
 )
 
 // writeManifest writes the PLUGIN.toml of an imported package.
@@ -16,12 +17,12 @@ schema_version = 1
 [plugin]
 name = %s
 description = %s
-`, scaffold.SchemaFile, scaffold.Comment("Imported by 'dalo import claude-plugin' from the Claude Code plugin "+plugin+". Each hook runs one of the plugin's hook commands (claude-hooks/) through "+AdapterFile+", which runs it as Claude Code would and maps its native answer onto a portable result. What did not map is listed in the import's report."), scaffold.TOMLString(rep.Package), scaffold.TOMLString(desc))
+`, scaffold.SchemaFile, scaffold.Comment("Imported by 'dalo import claude-plugin' from the Claude Code plugin "+plugin+". Each hook runs one of the plugin's hook commands (claude-hooks/) through "+AdapterFile+", which runs it as Claude Code would and maps its native answer onto a portable result. What did not map is listed in the import's report."), tomledit.Quote(rep.Package), tomledit.Quote(desc))
 	if version != "" {
-		fmt.Fprintf(m, "version = %s\n", scaffold.TOMLString(version))
+		fmt.Fprintf(m, "version = %s\n", tomledit.Quote(version))
 	}
 	for _, mb := range members {
-		fmt.Fprintf(m, "\n[[plugin.members]]\nref = %s\nrequirement = %q\n", scaffold.TOMLString(mb.Ref), mb.Requirement)
+		fmt.Fprintf(m, "\n[[plugin.members]]\nref = %s\nrequirement = %q\n", tomledit.Quote(mb.Ref), mb.Requirement)
 	}
 	for _, h := range hooks {
 		argv := []string{h.Event, h.Effect, h.commandFile, "${input.cwd}"}
@@ -60,8 +61,8 @@ failure_policy = %q
 retry = "never"
 error_visibility = "user"
 blocking_scope = "matched_event"
-`, scaffold.Comment(h.ID+" runs "+h.commandFile+", the command of "+h.From+"."), scaffold.TOMLString(h.ID), AdapterFile, list(h.files), list(argv), list(Env), list(Capabilities), inputs,
-			scaffold.TOMLString(h.ID), scaffold.TOMLString(h.ID), h.Subject, h.Phase, h.Effect, h.Requirement, h.TimeoutMS, h.FailurePolicy)
+`, scaffold.Comment(h.ID+" runs "+h.commandFile+", the command of "+h.From+"."), tomledit.Quote(h.ID), AdapterFile, list(h.files), list(argv), list(Env), list(Capabilities), inputs,
+			tomledit.Quote(h.ID), tomledit.Quote(h.ID), h.Subject, h.Phase, h.Effect, h.Requirement, h.TimeoutMS, h.FailurePolicy)
 		if len(h.ToolNames) > 0 {
 			fmt.Fprintf(m, "matcher = { tool_names = %s }\n", list(h.ToolNames))
 		}
@@ -74,7 +75,7 @@ func list(ss []string) string {
 	q := make([]string, len(ss))
 	n := 0
 	for i, s := range ss {
-		q[i] = scaffold.TOMLString(s)
+		q[i] = tomledit.Quote(s)
 		n += len(q[i]) + 2
 	}
 	if n <= 70 {

@@ -7,6 +7,7 @@ import (
 
 	"dalo/internal/suggest"
 	"dalo/providers"
+	"dalo/tomledit"
 )
 
 // ProviderCapabilities says, per provider@version and per hook, whether the
@@ -188,7 +189,7 @@ func (m *matcherCheck) hint(names []string, n int) string {
 		fixed := slices.Concat(names[:n], parts, names[n+1:])
 		quoted := make([]string, len(fixed))
 		for i, s := range fixed {
-			quoted[i] = TOMLString(s)
+			quoted[i] = tomledit.Quote(s)
 		}
 		return fmt.Sprintf("; a name is matched whole, not as a pattern: list each tool on its own, tool_names = [%s]", strings.Join(quoted, ", "))
 	}

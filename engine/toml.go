@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -706,15 +705,4 @@ func appendKey(path []string, it unstable.Iterator) []string {
 		path = append(path, string(it.Node().Data))
 	}
 	return path
-}
-
-// TOMLString writes s as a TOML basic string: JSON's escapes are TOML's,
-// but for DEL (U+007F), which JSON leaves as it is and TOML refuses in a
-// basic string. Bytes that are not UTF-8 become U+FFFD.
-func TOMLString(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	return strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\x7f", `\u007f`)
 }

@@ -314,27 +314,14 @@ func toolFile(tool string) string {
 	return s + ".json"
 }
 
+// writeSynced creates name, which must not exist, holding v as JSON, and
+// syncs it.
 func writeSynced(name string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return nil
+	return CreateFile(name, data, 0o644)
 }
 
 // maxIndexFile bounds the read of one index file.

@@ -135,3 +135,13 @@ var SystemPlatforms = map[string]string{
 	"darwin": "macos",
 	"linux":  "linux",
 }
+
+// Matchers says, by subject and phase, whether a hook of that row of
+// #Combinations may have a matcher (its matcher column): only a tool call
+// has a tool name to match.
+var Matchers = map[string]map[string]bool{
+	"prompt":    {"before": false},
+	"session":   {"end": false, "start": false},
+	"tool_call": {"after": true, "before": true, "failure": true},
+	"workflow":  {"stop": false},
+}

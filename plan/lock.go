@@ -3,11 +3,26 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 
 	"dalo/internal/regular"
 )
+
+// Flock applies the advisory lock how (syscall.LOCK_SH, LOCK_EX or
+// LOCK_UN, with LOCK_NB or without) to f, and again when a signal
+// interrupts it: Go's runtime signals its threads (to preempt goroutines),
+// and a flock waiting for a holder then fails with EINTR. Every advisory
+// lock dalo takes, in the store and here, goes through it.
+func Flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
 
 // DispatchLock is the file under the store that keeps staged trees in
 // place while dispatches run. Every dispatch holds a shared flock on it for
@@ -36,12 +51,7 @@ func HoldDispatch(home string) (release func()) {
 	if err != nil {
 		return func() {}
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
+	err = Flock(f, syscall.LOCK_SH)
 	if err != nil {
 		f.Close()
 		return func() {}
@@ -62,12 +72,7 @@ func ExcludeDispatch(home string) (release func(), busy bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("locking out dispatch: %w", err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
+	err = Flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		f.Close()
 		return nil, true, nil

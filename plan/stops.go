@@ -78,26 +78,7 @@ func SetStopPasses(home, provider, session string, n int) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("recording the pass count: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+TempMark+"*")
-	if err != nil {
-		return fmt.Errorf("recording the pass count: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.WriteString(strconv.Itoa(n) + "\n")
-	if err == nil {
-		err = syncFile(f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err == nil {
-		err = syncDir(dir)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := WriteFile(name, ".", []byte(strconv.Itoa(n)+"\n"), 0o600, nil); err != nil {
 		return fmt.Errorf("recording the pass count: %w", err)
 	}
 	pruneStops(dir, name)

@@ -13,6 +13,7 @@ import (
 	"dalo/plan"
 	"dalo/providers"
 	"dalo/store"
+	"dalo/tomledit"
 )
 
 // A Lock is dalo.lock: what a project's dalo.toml resolved to. It holds
@@ -304,7 +305,7 @@ func compareTables(a, b string) int {
 func quoteList(list []string) string {
 	quoted := make([]string, len(list))
 	for i, x := range list {
-		quoted[i] = engine.TOMLString(x)
+		quoted[i] = tomledit.Quote(x)
 	}
 	return strings.Join(quoted, ", ")
 }
@@ -312,7 +313,7 @@ func quoteList(list []string) string {
 // field writes key = "value", or nothing for an empty value.
 func field(b *bytes.Buffer, key, value string) {
 	if value != "" {
-		fmt.Fprintf(b, "%s = %s\n", key, engine.TOMLString(value))
+		fmt.Fprintf(b, "%s = %s\n", key, tomledit.Quote(value))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"dalo/internal/termtext"
 	"dalo/plan"
 	"dalo/providers"
+	"dalo/tomledit"
 )
 
 // A PluginSpec says what a new package holds.
@@ -78,7 +79,7 @@ func NewPlugin(r *engine.Rules, tables *providers.Tables, spec PluginSpec) (*Tre
 			continue
 		}
 		ref := kind + ":" + spec.Name
-		fmt.Fprintf(&m, "\n[[plugin.members]]\nref = %s\n", TOMLString(ref))
+		fmt.Fprintf(&m, "\n[[plugin.members]]\nref = %s\n", tomledit.Quote(ref))
 		m.WriteString(memberComment[kind])
 		m.WriteString("requirement = \"required\"\n")
 		t.Add(r.Layout.Path(kind, spec.Name), memberFile(kind, spec.Name), false)
@@ -115,10 +116,6 @@ func Comment(text string) string {
 	return b.String() + line + "\n"
 }
 
-// TOMLString writes s as a TOML basic string (engine.TOMLString, which
-// the validator's hints write their fixes with).
-func TOMLString(s string) string { return engine.TOMLString(s) }
-
 // SchemaFile is the name of the JSON Schema of PLUGIN.toml at the root of
 // a source, where the #:schema line of a new manifest points.
 const SchemaFile = "plugin-v1.schema.json"
@@ -144,7 +141,7 @@ description = %s
 # id = "example.%s"
 # Optional and informational only: it never selects a release.
 version = "0.1.0"
-`, SchemaFile, name, TOMLString(name), TOMLString("The "+name+" package: replace this with what it does."), name)
+`, SchemaFile, name, tomledit.Quote(name), tomledit.Quote("The "+name+" package: replace this with what it does."), name)
 }
 
 var memberComment = map[string]string{
@@ -191,7 +188,7 @@ availability = "required"
 # subprocess, network.
 # env = ["PATH"]
 # capabilities = []
-`, Comment("A local tool: a program dalo runs only after the user approved these exact bytes and this invocation. "+runBy), TOMLString(id), TOMLString(id+".sh"))
+`, Comment("A local tool: a program dalo runs only after the user approved these exact bytes and this invocation. "+runBy), tomledit.Quote(id), tomledit.Quote(id+".sh"))
 }
 
 // defaultTimeoutMS is the timeout of a new hook, unless a harness cuts
@@ -238,7 +235,7 @@ effect = %s
 # optional needs fallback = "omit" and is then left out, visibly.
 requirement = "required"
 %stimeout_ms = %d
-`, Comment("A hook: at "+h.Subject+"/"+h.Phase+", dalo runs its tool and applies the result as effect "+h.Effect+"."), TOMLString(h.ID()), TOMLString(h.ID()), TOMLString(h.Subject), TOMLString(h.Phase), TOMLString(h.Effect), timeoutComment, ms)
+`, Comment("A hook: at "+h.Subject+"/"+h.Phase+", dalo runs its tool and applies the result as effect "+h.Effect+"."), tomledit.Quote(h.ID()), tomledit.Quote(h.ID()), tomledit.Quote(h.Subject), tomledit.Quote(h.Phase), tomledit.Quote(h.Effect), timeoutComment, ms)
 	m.WriteString(policyComment(h.Effect))
 	fmt.Fprintf(m, `failure_policy = "report"
 # never is the only value.
@@ -248,7 +245,7 @@ error_visibility = "user"
 # matched_event is the only value.
 blocking_scope = "matched_event"
 `)
-	if h.Subject == "tool_call" {
+	if plan.Matchers[h.Subject][h.Phase] {
 		m.WriteString(`# Optional, tool calls only: the native tool names it runs for, each
 # harness's own (Claude Code's and Codex's shell is Bash, Gemini CLI's
 # run_shell_command); without it, every call.

@@ -82,27 +82,8 @@ func WriteSchema(dir string, schema []byte) (string, error) {
 		return "", fmt.Errorf("%s is not a directory", dir)
 	}
 	name := filepath.Join(dir, SchemaFile)
-	f, err := os.CreateTemp(dir, "."+SchemaFile+plan.TempMark+"*")
-	if err != nil {
-		return "", err
-	}
-	tmp := f.Name()
-	_, err = f.Write(schema)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := plan.WriteFile(name, "."+SchemaFile, schema, 0o644, nil); err != nil {
 		return "", fmt.Errorf("writing %s: %w", name, err)
 	}
-	return name, plan.SyncDir(dir)
+	return name, nil
 }

@@ -141,7 +141,7 @@ func (s *Staged) write(files []File) error {
 		if f.Exec {
 			perm = 0o777
 		}
-		if err := writeSynced(name, f.Data, perm); err != nil {
+		if err := plan.CreateFile(name, f.Data, perm); err != nil {
 			return err
 		}
 	}
@@ -149,25 +149,6 @@ func (s *Staged) write(files []File) error {
 		if err := plan.SyncDir(d); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// writeSynced creates name, which must not exist, with data, and syncs it.
-func writeSynced(name string, data []byte, perm os.FileMode) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	return nil
 }

@@ -36,36 +36,12 @@ func (s *Store) Propose(sel *Selection, tools, hooks, members []string, all bool
 	if err := sel.Valid(); err != nil {
 		return nil, nil, err
 	}
-	m := sel.Pkg.Manifest
 	acts, err := s.MemberActions(sel, sel.Table, os.Getenv)
 	if err != nil {
 		return nil, nil, err
 	}
 	if all {
-		tools, hooks, members = nil, nil, nil
-		for i := range acts {
-			if acts[i].grantable() {
-				members = append(members, MemberKey(acts[i].Ref))
-			}
-		}
-		// A tool only hooks the provider does not support run would be
-		// approved for nothing: it is skipped with them.
-		runs := map[string]int{}      // tool → hooks that run it
-		supported := map[string]int{} // tool → supported hooks that run it
-		for _, h := range m.Hooks {
-			hooks = append(hooks, h.ID)
-			runs[h.Tool]++
-			if sel.Caps[h.ID].Status == providers.Supported {
-				supported[h.Tool]++
-			}
-		}
-		for _, t := range m.Tools {
-			if runs[t.ID] > 0 && supported[t.ID] == 0 {
-				skipped = append(skipped, fmt.Sprintf("tool %s: no hook that runs it is supported on %s", t.ID, sel.Table.Key()))
-				continue
-			}
-			tools = append(tools, t.ID)
-		}
+		tools, hooks, members, skipped = approvable(sel, acts)
 	}
 	if len(tools)+len(hooks)+len(members) == 0 && !all {
 		return nil, nil, fmt.Errorf("%s: nothing to approve: name --tool ID, --hook ID or --member KIND:NAME, or --all", sel.Identity)
@@ -171,7 +147,42 @@ func (s *Store) Propose(sel *Selection, tools, hooks, members []string, all bool
 			return nil, nil, err
 		}
 	}
-	// Tools first, then hooks, then members.
+	sortProposals(props)
+	return props, skipped, nil
+}
+
+// approvable is everything of sel's package approve --all approves: every
+// tool, hook and member that can be, and why each other one is skipped.
+func approvable(sel *Selection, acts []MemberAction) (tools, hooks, members, skipped []string) {
+	m := sel.Pkg.Manifest
+	for i := range acts {
+		if acts[i].grantable() {
+			members = append(members, MemberKey(acts[i].Ref))
+		}
+	}
+	// A tool only hooks the provider does not support run would be
+	// approved for nothing: it is skipped with them.
+	runs := map[string]int{}      // tool → hooks that run it
+	supported := map[string]int{} // tool → supported hooks that run it
+	for _, h := range m.Hooks {
+		hooks = append(hooks, h.ID)
+		runs[h.Tool]++
+		if sel.Caps[h.ID].Status == providers.Supported {
+			supported[h.Tool]++
+		}
+	}
+	for _, t := range m.Tools {
+		if runs[t.ID] > 0 && supported[t.ID] == 0 {
+			skipped = append(skipped, fmt.Sprintf("tool %s: no hook that runs it is supported on %s", t.ID, sel.Table.Key()))
+			continue
+		}
+		tools = append(tools, t.ID)
+	}
+	return tools, hooks, members, skipped
+}
+
+// sortProposals puts tools first, then hooks, then members.
+func sortProposals(props []Proposal) {
 	rank := map[string]int{"tool": 0, "hook": 1}
 	sort.SliceStable(props, func(i, j int) bool {
 		ri, ok := rank[props[i].Grant.Kind]
@@ -184,7 +195,6 @@ func (s *Store) Propose(sel *Selection, tools, hooks, members []string, all bool
 		}
 		return ri < rj
 	})
-	return props, skipped, nil
 }
 
 // ReapproveCommand is the one approve command that renews every grant of

@@ -12,63 +12,24 @@ import (
 	"dalo/plan"
 )
 
-// writeFile replaces name with data atomically: it writes a temporary file
-// in the same directory, syncs it, renames it over name and syncs the
-// directory, so that a reader or a crash sees the old bytes or the new ones,
-// never half of either. perm applies to a new file; an existing file keeps
-// its mode.
+// writeFile replaces name with data atomically (plan.WriteFile), its
+// temporary file locked while it is written (lockTemp). perm applies to a
+// new file; an existing file keeps its mode.
 func writeFile(name string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(name)
 	if fi, err := os.Stat(name); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(dir, tempPrefix(filepath.Base(name))+plan.TempMark+"*")
-	if err != nil {
+	if err := plan.WriteFile(name, tempPrefix(filepath.Base(name)), data, perm, lockTemp); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	tmp := f.Name()
-	// Held until the file is renamed into place and closed: another
-	// writer that finds it knows it is not abandoned.
-	if err := lockTemp(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := f.Chmod(perm); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := syncFile(f); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	ok = true
-	return syncDir(dir)
+	return nil
 }
 
-// syncDir makes the renames and removals in a directory durable, and
-// syncFile a file's bytes. The writes that use them through these
-// variables are those whose syncing a test checks by replacing them: a
-// missing sync loses data only when the machine stops, which no test
-// sees.
-var (
-	syncDir  = plan.SyncDir
-	syncFile = (*os.File).Sync
-)
+// syncDir makes the renames and removals in a directory durable. The
+// writes that use it through this variable are those whose syncing a test
+// checks by replacing it: a missing sync loses data only when the machine
+// stops, which no test sees.
+var syncDir = plan.SyncDir
 
 // A Lock is an advisory lock on a file, held by one writer at a time.
 // Readers do not take it: every file they read is replaced atomically.
@@ -86,12 +47,7 @@ func lockFile(name string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", name, err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
+	err = plan.Flock(f, syscall.LOCK_EX)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("locking %s: %w", name, err)
@@ -105,7 +61,7 @@ func (l *Lock) Unlock() error {
 		return nil
 	}
 	defer l.f.Close()
-	return syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	return plan.Flock(l.f, syscall.LOCK_UN)
 }
 
 // ReadLockWait is how long a reader that reports on the whole store
@@ -141,11 +97,11 @@ func (s *Store) ReadLock(wait time.Duration) (*Lock, error) {
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		err = plan.Flock(f, syscall.LOCK_SH|syscall.LOCK_NB)
 		if err == nil {
 			return &Lock{f: f}, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", name, err)
 		}

@@ -6,48 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"dalo/plan"
 )
-
-// TestWriteFileSyncs: writeFile syncs the new bytes before they replace
-// the old, and the directory after: without the first, a crash can leave
-// the name pointing at an empty or partial file; without the second, the
-// rename itself can be lost. A crash test cannot see either (the page
-// cache survives a killed process), so the syncs are watched.
-func TestWriteFileSyncs(t *testing.T) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, "grant.json")
-	if err := os.WriteFile(name, []byte("old"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var events []string
-	syncFile = func(f *os.File) error {
-		data, err := os.ReadFile(f.Name())
-		cur, _ := os.ReadFile(name)
-		if err != nil || string(data) != "new bytes" || string(cur) != "old" {
-			t.Errorf("file synced holding %q (%v) while %s holds %q: want the whole new bytes, not yet in place", data, err, name, cur)
-		}
-		events = append(events, "file")
-		return f.Sync()
-	}
-	syncDir = func(d string) error {
-		if cur, _ := os.ReadFile(name); d == dir && string(cur) != "new bytes" {
-			t.Errorf("directory synced before the rename: %s holds %q", name, cur)
-		}
-		if d == dir {
-			events = append(events, "dir")
-		}
-		return plan.SyncDir(d)
-	}
-	t.Cleanup(func() { syncFile, syncDir = (*os.File).Sync, plan.SyncDir })
-	if err := writeFile(name, []byte("new bytes"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(events, " ") != "file dir" {
-		t.Errorf("writeFile synced %v, want the file, then its directory", events)
-	}
-}
 
 // TestWriteConfigChangedWhileEditing: a harness configuration that
 // changed since dalo read it is not written over: the user may be editing

@@ -1,8 +1,9 @@
 // Package store keeps dalo's state on the user's machine: the source
 // registry, the approval ledger, content-addressed staging, the dispatch
 // plans, and the records of what dalo wrote into files the user owns (its
-// harness configuration entries, edited with package jsonedit, and its
-// instruction blocks, edited with package instruction). It is plain files
+// harness configuration entries, edited with package jsonedit, the hook
+// trust recorded in Codex's config.toml, edited with package tomledit, and
+// its instruction blocks, edited with package instruction). It is plain files
 // under $DALO_HOME, written atomically under an advisory lock, readable at
 // any moment by concurrent dispatches.
 //

@@ -86,43 +86,8 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 		return nil, err
 	}
 	defer l.Unlock()
-	srcs, err := s.Sources()
-	if err != nil {
-		add(StatusProblem, s.path("sources.json"), "%v", err)
-	} else {
-		for _, x := range srcs {
-			fi, err := os.Stat(x.Path)
-			switch {
-			case x.Git != nil && (err != nil || !fi.IsDir()):
-				add(StatusProblem, "source "+x.ID, "the snapshot of its pinned commit %s is missing (%s): write it again with 'dalo source update %s --to %s'", x.Git.Commit, x.Path, x.ID, x.Git.Commit)
-			case x.Git != nil:
-				add(StatusOK, "source "+x.ID, "%s, %s at commit %s", x.Git.URL, x.Git.RefName(), x.Git.Commit)
-			case err != nil || !fi.IsDir():
-				add(StatusProblem, "source "+x.ID, "%s is not a readable directory", x.Path)
-			default:
-				add(StatusOK, "source "+x.ID, "%s", x.Path)
-			}
-		}
-	}
-	// The ledger, file by file, so that one corrupt grant does not hide
-	// the others.
-	grants := map[string]*plan.Grant{}
-	if ents, err := os.ReadDir(s.path("grants")); err == nil {
-		for _, e := range ents {
-			if isTemp(e.Name()) || !strings.HasSuffix(e.Name(), ".json") {
-				continue
-			}
-			g, err := s.grantFile(e.Name())
-			if err != nil {
-				add(StatusProblem, "ledger", "%v", err)
-				continue
-			}
-			grants[g.ID] = g
-		}
-		add(StatusOK, "ledger", "%s", nouns(len(grants), "grant"))
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		add(StatusProblem, "ledger", "%v", err)
-	}
+	s.doctorSources(add)
+	grants := s.doctorLedger(add)
 	ts, err := s.Tables()
 	if err != nil {
 		add(StatusProblem, "providers", "%v", err)
@@ -193,6 +158,55 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 		out = append(out, f.Finding())
 	}
 	return out, nil
+}
+
+// A report adds a finding to doctor's.
+type report func(status, subject, format string, args ...any)
+
+// doctorSources checks that every registered source is readable: a git
+// source's snapshot of its pin, a directory source's directory.
+func (s *Store) doctorSources(add report) {
+	srcs, err := s.Sources()
+	if err != nil {
+		add(StatusProblem, s.path("sources.json"), "%v", err)
+	} else {
+		for _, x := range srcs {
+			fi, err := os.Stat(x.Path)
+			switch {
+			case x.Git != nil && (err != nil || !fi.IsDir()):
+				add(StatusProblem, "source "+x.ID, "the snapshot of its pinned commit %s is missing (%s): write it again with 'dalo source update %s --to %s'", x.Git.Commit, x.Path, x.ID, x.Git.Commit)
+			case x.Git != nil:
+				add(StatusOK, "source "+x.ID, "%s, %s at commit %s", x.Git.URL, x.Git.RefName(), x.Git.Commit)
+			case err != nil || !fi.IsDir():
+				add(StatusProblem, "source "+x.ID, "%s is not a readable directory", x.Path)
+			default:
+				add(StatusOK, "source "+x.ID, "%s", x.Path)
+			}
+		}
+	}
+}
+
+// doctorLedger reads the ledger, file by file, so that one corrupt grant
+// does not hide the others.
+func (s *Store) doctorLedger(add report) map[string]*plan.Grant {
+	grants := map[string]*plan.Grant{}
+	if ents, err := os.ReadDir(s.path("grants")); err == nil {
+		for _, e := range ents {
+			if isTemp(e.Name()) || !strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			g, err := s.grantFile(e.Name())
+			if err != nil {
+				add(StatusProblem, "ledger", "%v", err)
+				continue
+			}
+			grants[g.ID] = g
+		}
+		add(StatusOK, "ledger", "%s", nouns(len(grants), "grant"))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		add(StatusProblem, "ledger", "%v", err)
+	}
+	return grants
 }
 
 // doctorHarness checks that the harness installed now is the version

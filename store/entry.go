@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"dalo/internal/regular"
+	"dalo/internal/termtext"
 	"dalo/jsonedit"
 	"dalo/plan"
 	"dalo/providers"
@@ -322,14 +323,14 @@ func (c entryCommand) String() string {
 	if c.FailClosed && c.Continued != "" {
 		b.WriteString(guardedPrefix)
 	}
-	b.WriteString(shellQuote(c.Program))
+	b.WriteString(termtext.ShellQuote(c.Program))
 	if c.Dalo {
 		b.WriteString(" " + plan.DaloDispatch)
 	} else {
 		b.WriteString(" " + plan.HookDispatch)
 	}
 	if c.Home != "" {
-		b.WriteString(" --home " + shellQuote(c.Home))
+		b.WriteString(" --home " + termtext.ShellQuote(c.Home))
 	}
 	b.WriteString(" --provider " + c.Provider + " --event " + c.Event)
 	if c.Open {
@@ -377,7 +378,7 @@ func parseEntryCommand(cmd string) (c entryCommand, ok bool) {
 	if !guarded {
 		rest, guarded = strings.CutPrefix(cmd, oldGuardedPrefix)
 	}
-	prog, rest, ok := shellWord(rest)
+	prog, rest, ok := termtext.ShellWord(rest)
 	if !ok || prog == "" {
 		return c, false
 	}
@@ -392,7 +393,7 @@ func parseEntryCommand(cmd string) (c entryCommand, ok bool) {
 		return c, false
 	}
 	if r, ok := strings.CutPrefix(rest, " --home "); ok {
-		home, r, ok := shellWord(r)
+		home, r, ok := termtext.ShellWord(r)
 		if !ok || home == "" {
 			return c, false
 		}
@@ -448,44 +449,6 @@ func parseEntryCommand(cmd string) (c entryCommand, ok bool) {
 		return c, false
 	}
 	return c, true
-}
-
-// shellWord reads the shell word shellQuote wrote at the start of s: bare,
-// or single-quoted with '\” for a quote. It returns the word and the rest.
-func shellWord(s string) (word, rest string, ok bool) {
-	if !strings.HasPrefix(s, "'") {
-		w := s
-		if i := strings.IndexByte(s, ' '); i >= 0 {
-			w = s[:i]
-		}
-		if w == "" || strings.Trim(w, shellSafe) != "" {
-			return "", "", false
-		}
-		return w, s[len(w):], true
-	}
-	var b strings.Builder
-	for r := s[1:]; ; {
-		i := strings.IndexByte(r, '\'')
-		if i < 0 {
-			return "", "", false
-		}
-		b.WriteString(r[:i])
-		if !strings.HasPrefix(r[i:], `'\''`) {
-			return b.String(), r[i+1:], true
-		}
-		b.WriteByte('\'')
-		r = r[i+4:]
-	}
-}
-
-// shellSafe is what a word may hold unquoted.
-const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@"
-
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, shellSafe) == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // wantEntryCommand is the command dalo writes into the entry of event for

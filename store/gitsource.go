@@ -166,12 +166,7 @@ func lockSource(dir string, wait bool) (release func(), busy bool, err error) {
 	if !wait {
 		how |= syscall.LOCK_NB
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
+	err = plan.Flock(f, how)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		f.Close()
 		return nil, true, nil
@@ -373,25 +368,7 @@ func (s *Store) UpdateSource(id, to string) (*SourceUpdate, error) {
 	// failed). An error only leaves more than that for the next update.
 	pin, previous := src.Git.Commit, ""
 	defer func() { repo.Keep(gitContext(), pin, previous) }()
-	var commit string
-	if to == "" {
-		done := s.working("fetching " + u.String())
-		commit, err = repo.FetchRef(gitContext(), u, src.Git.Ref)
-		done()
-		if err != nil {
-			return nil, fetchError(u, src.Git.Ref, err)
-		}
-	} else if commit, _, err = repo.Commit(gitContext(), to); errors.Is(err, gitrepo.ErrNoCommit) {
-		done := s.working("fetching every branch and tag of " + u.String())
-		err := repo.FetchAll(gitContext(), u)
-		done()
-		if err != nil {
-			return nil, fetchError(u, "", err)
-		}
-		if commit, _, err = repo.Commit(gitContext(), to); errors.Is(err, gitrepo.ErrNoCommit) {
-			return nil, fmt.Errorf("commit %s is not in %s: no branch or tag there reaches it, and it is neither the pin nor the one before it (a force-push may have removed it)", to, u)
-		}
-	}
+	commit, err := s.fetchCommit(repo, u, src.Git.Ref, to)
 	if err != nil {
 		return nil, err
 	}
@@ -448,6 +425,33 @@ func (s *Store) UpdateSource(id, to string) (*SourceUpdate, error) {
 	// writer collects.
 	s.gcTrees(id, tree)
 	return up, nil
+}
+
+// fetchCommit fetches the commit an update pins: the tip of ref, or the
+// commit to, fetching every branch and tag when the repository lacks it.
+func (s *Store) fetchCommit(repo *gitrepo.Repo, u gitrepo.URL, ref, to string) (commit string, err error) {
+	if to == "" {
+		done := s.working("fetching " + u.String())
+		commit, err = repo.FetchRef(gitContext(), u, ref)
+		done()
+		if err != nil {
+			return "", fetchError(u, ref, err)
+		}
+	} else if commit, _, err = repo.Commit(gitContext(), to); errors.Is(err, gitrepo.ErrNoCommit) {
+		done := s.working("fetching every branch and tag of " + u.String())
+		err := repo.FetchAll(gitContext(), u)
+		done()
+		if err != nil {
+			return "", fetchError(u, "", err)
+		}
+		if commit, _, err = repo.Commit(gitContext(), to); errors.Is(err, gitrepo.ErrNoCommit) {
+			return "", fmt.Errorf("commit %s is not in %s: no branch or tag there reaches it, and it is neither the pin nor the one before it (a force-push may have removed it)", to, u)
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	return commit, nil
 }
 
 // gcTrees removes the snapshots of source id other than keep, and what a

@@ -333,20 +333,8 @@ func (o owner) editConfig(file string, doc []byte, st HarnessState, want map[str
 		doc = []byte("{\n}\n")
 		st = HarnessState{File: file, CreatedFile: true, Entries: map[string]HarnessEntry{}, Created: map[string]bool{}, Interior: map[string]string{}}
 	}
-	// Every entry of dalo's in the file must be what dalo wrote.
-	_, _, owned, err := o.scanConfig(file, doc)
-	if err != nil {
+	if err := o.checkOwned(file, doc, st, want); err != nil {
 		return nil, st, err
-	}
-	for _, f := range owned {
-		rec, ok := st.Entries[f.event]
-		if !ok || !sameEntry(doc[f.val.Start:f.val.End], rec) {
-			if w, ok := want[f.event]; ok && sameEntry(doc[f.val.Start:f.val.End], w) {
-				continue // what dalo would write anyway
-			}
-			l, c := jsonedit.Position(doc, f.val.Start)
-			return nil, st, &ConfigError{file, fmt.Sprintf("%d:%d: dalo's %s entry was changed since dalo wrote it; restore it or delete it, then run dalo again", l, c, f.event)}
-		}
 	}
 	events := make([]string, 0, len(want))
 	for ev := range want {
@@ -450,6 +438,26 @@ func (o owner) editConfig(file string, doc []byte, st HarnessState, want map[str
 		st.Entries[ev] = w
 	}
 	return doc, st, nil
+}
+
+// checkOwned says whether every entry of dalo's in the file is what dalo
+// wrote (st) or what it would write anyway (want); else a ConfigError.
+func (o owner) checkOwned(file string, doc []byte, st HarnessState, want map[string]HarnessEntry) error {
+	_, _, owned, err := o.scanConfig(file, doc)
+	if err != nil {
+		return err
+	}
+	for _, f := range owned {
+		rec, ok := st.Entries[f.event]
+		if !ok || !sameEntry(doc[f.val.Start:f.val.End], rec) {
+			if w, ok := want[f.event]; ok && sameEntry(doc[f.val.Start:f.val.End], w) {
+				continue // what dalo would write anyway
+			}
+			l, c := jsonedit.Position(doc, f.val.Start)
+			return &ConfigError{file, fmt.Sprintf("%d:%d: dalo's %s entry was changed since dalo wrote it; restore it or delete it, then run dalo again", l, c, f.event)}
+		}
+	}
+	return nil
 }
 
 // cloneMap copies m; nil gives an empty map.

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -202,7 +201,8 @@ func readHarness(ts *providers.Tables, name, path string) (*Harness, error) {
 	return h, nil
 }
 
-// Versions lists the versions of provider name dalo has a table for.
+// Versions lists the versions of provider name dalo has a table for, in
+// the tables' order (providers.CompareVersions: 2.1.233 before 2.1.1000).
 func Versions(ts *providers.Tables, name string) []string {
 	var out []string
 	for _, t := range ts.All() {
@@ -210,7 +210,6 @@ func Versions(ts *providers.Tables, name string) []string {
 			out = append(out, t.Version)
 		}
 	}
-	sort.Strings(out)
 	return out
 }
 

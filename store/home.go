@@ -276,7 +276,7 @@ func removeAbandoned(p string) bool {
 		return false
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := plan.Flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return false // a writer is at work
 	}
 	return removeTree(p) == nil
@@ -286,12 +286,7 @@ func removeAbandoned(p string) bool {
 // writer holds until it is renamed into place or removed, so that a
 // sweeper (removeAbandoned) can tell an abandoned one from one in use.
 func lockTemp(f *os.File) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
+	return plan.Flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
 }
 
 // makeDispatchLock creates the file dispatches hold a shared lock on (see

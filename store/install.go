@@ -148,10 +148,63 @@ type stagedTool struct{ files map[string]plan.FileDigest }
 
 // planInstall decides what installing the selected package does, reading
 // the store, the package and the harness configuration, and writing
-// nothing: the plan apply writes, or refuses with why.
+// nothing: the plan apply writes, or refuses with why. Its steps decide
+// the hooks, the members, the instructions and the required packages, each
+// adding what blocks the install; then, if nothing does, the harness
+// configuration and trust the new state needs.
 func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*installPlan, error) {
+	p, err := s.newInstallDraft(sel, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.planHooks(); err != nil {
+		return nil, err
+	}
+	if err := p.planMembers(); err != nil {
+		return nil, err
+	}
+	if err := p.planInstructions(); err != nil {
+		return nil, err
+	}
+	p.planRequires()
+	p.planDropped()
+	t, pkg, blocks, res, ip := p.t, p.pkg, p.blocks, p.res, p.ip
+	if len(blocks) > 0 {
+		// Each reason is one line, and may quote the package's text.
+		for i := range blocks {
+			blocks[i] = termtext.Escape(blocks[i])
+		}
+		return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: blocks}
+	}
+	res.Omitted = ip.Omitted
+	res.Fallbacks = ip.Fallbacks
+
+	return s.planHarness(p, d)
+}
+
+// An installDraft is what planInstall's steps decided so far: the install
+// record taking shape, what blocks the install, and the grants that need
+// renewal.
+type installDraft struct {
+	s       *Store
+	sel     *Selection
+	opt     InstallOptions
+	t       *providers.Table
+	pkg     string
+	in      *Installed
+	prev    *InstalledPackage
+	res     *InstallResult
+	ip      InstalledPackage
+	blocks  []string              // why the install cannot go ahead
+	renew   []string              // why each grant that needs renewal does
+	stages  map[string]stagedTool // tool id → its approved files
+	acts    []MemberAction
+	members []member
+}
+
+// newInstallDraft starts the install record of sel's package.
+func (s *Store) newInstallDraft(sel *Selection, opt InstallOptions) (*installDraft, error) {
 	t := sel.Table
-	res := &InstallResult{Provider: t.Key()}
 	pkg := sel.Identity.String()
 	in, err := s.Installed(t.Name)
 	if err != nil {
@@ -162,42 +215,47 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 	if sel.Source.Git != nil {
 		ip.Commit = sel.Source.Git.Commit
 	}
-	var blocks []string
-	omit := func(requirement, what string) {
-		if requirement == "required" {
-			blocks = append(blocks, what)
-		} else {
-			ip.Omitted = append(ip.Omitted, what)
-		}
-	}
+	return &installDraft{s: s, sel: sel, opt: opt, t: t, pkg: pkg, in: in, prev: prev,
+		res: &InstallResult{Provider: t.Key()}, ip: ip, stages: map[string]stagedTool{}}, nil
+}
 
-	// Hooks: supported, approved, unchanged since approval. renew says
-	// why each grant that needs renewal does.
-	var renew []string
-	stages := map[string]stagedTool{} // tool id → its approved files
+// omit records what cannot be installed: a required member blocks the
+// install, an optional one is left out.
+func (p *installDraft) omit(requirement, what string) {
+	if requirement == "required" {
+		p.blocks = append(p.blocks, what)
+	} else {
+		p.ip.Omitted = append(p.ip.Omitted, what)
+	}
+}
+
+// planHooks installs each hook that is supported, approved and unchanged
+// since approval; a changed grant needs renewal.
+func (p *installDraft) planHooks() error {
+	s, sel, opt, t, pkg, res, ip := p.s, p.sel, p.opt, p.t, p.pkg, p.res, &p.ip
 	m := sel.Pkg.Manifest
 	// The grants' states: the answer review shows, with the grants this
 	// command approves counted as the ledger's.
 	toolStates, hookStates, err := s.GrantStates(sel, opt.Grants)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for i := range m.Hooks {
 		h := &m.Hooks[i]
 		c := sel.Caps[h.ID]
 		if c.Status != providers.Supported {
-			omit(h.Requirement, fmt.Sprintf("hook %s is %s on %s: %s", h.ID, orUnknown(c.Status), t.Key(), c.Reason))
+			p.omit(h.Requirement, fmt.Sprintf("hook %s is %s on %s: %s", h.ID, orUnknown(c.Status), t.Key(), c.Reason))
 			continue
 		}
 		tool := sel.Tool(h.Tool)
 		if !plan.ToolRunsOn(tool.Platforms, runtime.GOOS) {
-			omit(h.Requirement, fmt.Sprintf("hook %s cannot run here: its tool %s declares platforms %s, and this system is %s", h.ID, h.Tool, strings.Join(tool.Platforms, ", "), systemName(runtime.GOOS)))
+			p.omit(h.Requirement, fmt.Sprintf("hook %s cannot run here: its tool %s declares platforms %s, and this system is %s", h.ID, h.Tool, strings.Join(tool.Platforms, ", "), systemName(runtime.GOOS)))
 			continue
 		}
 		ts, hs := toolStates[h.Tool], hookStates[h.ID]
 		for _, st := range []GrantState{ts, hs} {
 			if st.State == GrantUnknown {
-				return nil, st.Err
+				return st.Err
 			}
 		}
 		if ts.State == GrantNotApproved || hs.State == GrantNotApproved {
@@ -205,14 +263,14 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 			if ts.State == GrantNotApproved {
 				what = fmt.Sprintf("hook %s (its tool %s)", h.ID, h.Tool)
 			}
-			omit(h.Requirement, fmt.Sprintf("%s is not approved for %s: run 'dalo plugin review %s --provider %s', then 'dalo plugin approve %s --provider %s --hook %s'", what, t.Name, pkg, t.Name, pkg, t.Name, h.ID))
+			p.omit(h.Requirement, fmt.Sprintf("%s is not approved for %s: run 'dalo plugin review %s --provider %s', then 'dalo plugin approve %s --provider %s --hook %s'", what, t.Name, pkg, t.Name, pkg, t.Name, h.ID))
 			continue
 		}
 		tg, hg, tb, td := ts.Grant, hs.Grant, ts.Tool, ts.Digest
 		if ts.State == GrantChanged {
 			var approved plan.ToolBinds
 			if err := json.Unmarshal(tg.Binds, &approved); err != nil {
-				return nil, fmt.Errorf("%s is corrupt: %v", s.grantPath(tg.ID), err)
+				return fmt.Errorf("%s is corrupt: %v", s.grantPath(tg.ID), err)
 			}
 			changed := changedFiles(approved.Files, tb.Files)
 			why := fmt.Sprintf("tool %s changed since it was approved", h.Tool)
@@ -221,8 +279,8 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 			} else {
 				why += " (its " + strings.Join(changedBinds(approved, tb), ", ") + " changed)"
 			}
-			if !slices.Contains(renew, why) {
-				renew = append(renew, why)
+			if !slices.Contains(p.renew, why) {
+				p.renew = append(p.renew, why)
 			}
 			continue
 		}
@@ -237,10 +295,10 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 					why = "its " + strings.Join(c, ", ") + " changed"
 				}
 			}
-			renew = append(renew, fmt.Sprintf("hook %s changed since it was approved (%s)", h.ID, why))
+			p.renew = append(p.renew, fmt.Sprintf("hook %s changed since it was approved (%s)", h.ID, why))
 			continue
 		}
-		stages[h.Tool] = stagedTool{tb.Files}
+		p.stages[h.Tool] = stagedTool{tb.Files}
 		ip.Hooks = append(ip.Hooks, InstalledHook{Event: c.NativeEvent, Hook: plan.PlannedHook{
 			Package: pkg, Hook: h.ID, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
 			Requirement: h.Requirement, ToolNames: hb.Matcher, TimeoutMS: h.TimeoutMS,
@@ -257,18 +315,24 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 		}
 		res.Hooks = append(res.Hooks, h.ID+" on "+strings.Join(events, ", "))
 	}
-	// Members: what install does with each is decided once, for review
-	// too. A skill or an agent is written only with a grant for exactly
-	// the bytes it has now: the harness runs what it says.
+	return nil
+}
+
+// planMembers decides what install does with each member, once, for
+// review too. A skill or an agent is written only with a grant for exactly
+// the bytes it has now: the harness runs what it says. Every grant that
+// needs renewal is refused here, hooks' and members' together.
+func (p *installDraft) planMembers() error {
+	s, sel, opt, t, pkg := p.s, p.sel, p.opt, p.t, p.pkg
 	acts, err := s.MemberActions(sel, t, os.Getenv)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	p.acts = acts
 	memberStates, err := s.MemberStates(sel, acts, opt.Grants)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var members []member
 	var unapproved, changedMembers []string // by MemberKey
 	for _, a := range acts {
 		if a.Action != MemberSkill && a.Action != MemberSubagent {
@@ -278,10 +342,10 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 		st := memberStates[key]
 		switch st.State {
 		case GrantUnknown:
-			return nil, st.Err
+			return st.Err
 		case GrantNotApproved:
 			unapproved = append(unapproved, key)
-			blocks = append(blocks, fmt.Sprintf("%s (%s) is not approved for %s: install writes it where %s reads it only with a grant for its exact bytes", key, a.Requirement, t.Name, t.Harness))
+			p.blocks = append(p.blocks, fmt.Sprintf("%s (%s) is not approved for %s: install writes it where %s reads it only with a grant for its exact bytes", key, a.Requirement, t.Name, t.Harness))
 			continue
 		case GrantChanged:
 			changedMembers = append(changedMembers, key)
@@ -289,28 +353,35 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 			if why == "" {
 				why = "its grant binds other bytes"
 			}
-			renew = append(renew, termtext.Escape(fmt.Sprintf("%s changed since it was approved; %s", key, why)))
+			p.renew = append(p.renew, termtext.Escape(fmt.Sprintf("%s changed since it was approved; %s", key, why)))
 			continue
 		}
-		members = append(members, member{ref: a.Ref, src: a.Src, dest: a.Dest, dir: a.Dir, files: st.Member.Files, grant: plan.GrantRef{ID: st.Grant.ID, Digest: st.Grant.Digest}})
+		p.members = append(p.members, member{ref: a.Ref, src: a.Src, dest: a.Dest, dir: a.Dir, files: st.Member.Files, grant: plan.GrantRef{ID: st.Grant.ID, Digest: st.Grant.Digest}})
 	}
-	if len(renew) > 0 {
+	if len(p.renew) > 0 {
 		// Every grant that needs renewal, in one refusal and one command:
 		// following a command that named only the first would leave the
 		// others' actions denied still.
 		what := "again, each tool with every hook that runs it"
-		if len(renew) == len(changedMembers) {
+		if len(p.renew) == len(changedMembers) {
 			what = "them again"
 		}
-		renew = append(renew, fmt.Sprintf("review with 'dalo plugin review %s --provider %s', then approve %s: '%s'", pkg, t.Name, what, s.ReapproveCommand(sel)))
-		return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: renew}
+		p.renew = append(p.renew, fmt.Sprintf("review with 'dalo plugin review %s --provider %s', then approve %s: '%s'", pkg, t.Name, what, s.ReapproveCommand(sel)))
+		return &BlockedError{Package: pkg, Provider: t.Key(), Reasons: p.renew}
 	}
 	if len(unapproved) > 0 {
-		blocks = append(blocks, fmt.Sprintf("review with 'dalo plugin review %s --provider %s', then approve them: 'dalo plugin approve %s --provider %s%s'", pkg, t.Name, pkg, t.Name, memberFlags(unapproved)))
+		p.blocks = append(p.blocks, fmt.Sprintf("review with 'dalo plugin review %s --provider %s', then approve them: 'dalo plugin approve %s --provider %s%s'", pkg, t.Name, pkg, t.Name, memberFlags(unapproved)))
 	}
 
+	return nil
+}
+
+// planInstructions records the fallbacks and notes of the members install
+// does not write, and the instructions a required member needs in force.
+func (p *installDraft) planInstructions() error {
+	s, sel, t, pkg, res, ip := p.s, p.sel, p.t, p.pkg, p.res, &p.ip
 	var states []InstructionState
-	for _, a := range acts {
+	for _, a := range p.acts {
 		switch a.Action {
 		case MemberSkill, MemberSubagent:
 		case MemberFallback:
@@ -328,21 +399,28 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 			}
 			ip.Instructions = append(ip.Instructions, id)
 			if states == nil {
+				var err error
 				if states, err = s.InstructionStates(); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			if ok, projects := instructionEnabled(t, states, id); !ok {
-				blocks = append(blocks, notEnabled(t, pkg, a.Ref, projects))
+				p.blocks = append(p.blocks, notEnabled(t, pkg, a.Ref, projects))
 			}
 		case MemberBlocks:
-			blocks = append(blocks, a.Ref+": "+a.Text)
+			p.blocks = append(p.blocks, a.Ref+": "+a.Text)
 		default:
 			ip.Omitted = append(ip.Omitted, a.Ref+": "+a.Text)
 		}
 	}
-	// Required packages must be installed on this provider first.
-	for _, rq := range m.Plugin.Requires {
+	return nil
+}
+
+// planRequires records the packages this one requires, which must be
+// installed on this provider first.
+func (p *installDraft) planRequires() {
+	sel, t, res, ip := p.sel, p.t, p.res, &p.ip
+	for _, rq := range sel.Pkg.Manifest.Plugin.Requires {
 		ref := engine.ParseRef(rq.Ref)
 		src := ref.Source
 		if src == "" {
@@ -351,38 +429,39 @@ func (s *Store) planInstall(sel *Selection, d Dispatcher, opt InstallOptions) (*
 		if rq.Requirement == "required" {
 			ip.Requires = append(ip.Requires, src+":"+ref.Selector)
 		}
-		if in.Find(src+":"+ref.Selector) == nil {
+		if p.in.Find(src+":"+ref.Selector) == nil {
 			msg := fmt.Sprintf("%s (%s) is not installed on %s; install %s:%s first", rq.Ref, rq.Requirement, t.Name, src, ref.Selector)
 			if rq.Requirement == "required" {
-				blocks = append(blocks, msg)
+				p.blocks = append(p.blocks, msg)
 			} else {
 				res.Notes = append(res.Notes, msg)
 			}
 		}
 	}
-	if prev != nil {
+}
+
+// planDropped refuses to remove a member the package dropped since its
+// last install if it was changed where it was written.
+func (p *installDraft) planDropped() {
+	if p.prev != nil {
 		// Members still in the package were checked with the others
 		// (MemberActions); these are the ones it dropped since.
 		dropped := InstalledPackage{}
-		for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
-			if !slices.ContainsFunc(acts, func(a MemberAction) bool { return a.Dest == o.Path }) {
+		for _, o := range append(append([]OwnedTree(nil), p.prev.Skills...), p.prev.Agents...) {
+			if !slices.ContainsFunc(p.acts, func(a MemberAction) bool { return a.Dest == o.Path }) {
 				dropped.Skills = append(dropped.Skills, o)
 			}
 		}
 		for _, k := range changedOwned(&dropped) {
-			blocks = append(blocks, k+"; move it away, dalo never overwrites it")
+			p.blocks = append(p.blocks, k+"; move it away, dalo never overwrites it")
 		}
 	}
-	if len(blocks) > 0 {
-		// Each reason is one line, and may quote the package's text.
-		for i := range blocks {
-			blocks[i] = termtext.Escape(blocks[i])
-		}
-		return nil, &BlockedError{Package: pkg, Provider: t.Key(), Reasons: blocks}
-	}
-	res.Omitted = ip.Omitted
-	res.Fallbacks = ip.Fallbacks
+}
 
+// planHarness builds the provider's new install record from the draft,
+// and the harness configuration and trust it needs.
+func (s *Store) planHarness(p *installDraft, d Dispatcher) (*installPlan, error) {
+	sel, opt, t, pkg, in, prev, res, ip, stages, members := p.sel, p.opt, p.t, p.pkg, p.in, p.prev, p.res, p.ip, p.stages, p.members
 	// The new state, and the harness configuration it needs.
 	next := *in
 	next.Packages = append([]InstalledPackage(nil), in.Packages...)
@@ -510,37 +589,7 @@ func (s *Store) apply(p *installPlan) error {
 		}
 	}
 	step("install:dispatcher")
-	var written []OwnedTree
-	var contents []map[string]plan.FileDigest // of written, what writeMember copies
-	for _, mb := range members {
-		ot := OwnedTree{Ref: mb.ref, Path: mb.dest, CreatedDir: missingAbove(mb.dest)}
-		if prev != nil && ot.CreatedDir == "" {
-			for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
-				if o.Path == mb.dest {
-					ot.CreatedDir = o.CreatedDir // a reinstall: dalo still created it
-				}
-			}
-		}
-		if ot.CreatedDir == "" {
-			// A directory dalo created for another member (of any package
-			// here) holds this one too: whichever is removed last takes it
-			// away once empty.
-			ot.CreatedDir = createdFor(&next, filepath.Dir(mb.dest))
-		}
-		// The approved listing: writeMember copies each file only while it
-		// has the digest approved.
-		files := mb.files
-		ot.Files = hexFiles(files)
-		grant := mb.grant
-		ot.Grant = &grant
-		written = append(written, ot)
-		contents = append(contents, files)
-		if mb.dir {
-			ip.Skills = append(ip.Skills, ot)
-		} else {
-			ip.Agents = append(ip.Agents, ot)
-		}
-	}
+	written, contents := ownMembers(members, prev, &next, &ip)
 	next.Packages[next.find(pkg)] = ip
 	if old == nil && newSt.CreatedDir == "" {
 		newSt.CreatedDir = missingAbove(cfg) // recorded before it is created
@@ -548,19 +597,7 @@ func (s *Store) apply(p *installPlan) error {
 	// Members dalo wrote before with the same bytes, every file present
 	// and unchanged, stay as they are, so that readers never miss them;
 	// the others are replaced, and a file the user deleted is restored.
-	same := map[string]bool{}
-	var stale InstalledPackage
-	if prev != nil {
-		for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
-			if slices.ContainsFunc(written, func(w OwnedTree) bool {
-				return w.Path == o.Path && reflect.DeepEqual(w.Files, o.Files)
-			}) && intactOwned(&o) {
-				same[o.Path] = true
-			} else {
-				stale.Skills = append(stale.Skills, o)
-			}
-		}
-	}
+	same, stale := keptMembers(prev, written)
 	// Until the configuration is written, the record keeps the entries
 	// dalo wrote before (or will write): a crash in between leaves entries
 	// dalo still recognises as its own. Until the plan is switched and the
@@ -608,13 +645,64 @@ func (s *Store) apply(p *installPlan) error {
 	if err := s.putInstalled(&next); err != nil {
 		return err
 	}
-	if err := s.gcStaged(); err != nil {
-		return err
-	}
-	if err := s.gcDispatchers(); err != nil {
+	if err := s.gc(); err != nil {
 		return err
 	}
 	return nil
+}
+
+// ownMembers is the record of each member apply writes, in ip and in
+// written, and the approved files writeMember copies for it (contents).
+func ownMembers(members []member, prev *InstalledPackage, next *Installed, ip *InstalledPackage) (written []OwnedTree, contents []map[string]plan.FileDigest) {
+	for _, mb := range members {
+		ot := OwnedTree{Ref: mb.ref, Path: mb.dest, CreatedDir: missingAbove(mb.dest)}
+		if prev != nil && ot.CreatedDir == "" {
+			for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
+				if o.Path == mb.dest {
+					ot.CreatedDir = o.CreatedDir // a reinstall: dalo still created it
+				}
+			}
+		}
+		if ot.CreatedDir == "" {
+			// A directory dalo created for another member (of any package
+			// here) holds this one too: whichever is removed last takes it
+			// away once empty.
+			ot.CreatedDir = createdFor(next, filepath.Dir(mb.dest))
+		}
+		// The approved listing: writeMember copies each file only while it
+		// has the digest approved.
+		files := mb.files
+		ot.Files = hexFiles(files)
+		grant := mb.grant
+		ot.Grant = &grant
+		written = append(written, ot)
+		contents = append(contents, files)
+		if mb.dir {
+			ip.Skills = append(ip.Skills, ot)
+		} else {
+			ip.Agents = append(ip.Agents, ot)
+		}
+	}
+	return written, contents
+}
+
+// keptMembers says which members dalo wrote before (prev) it leaves as
+// they are, with the same bytes, every file present and unchanged (same),
+// and which it replaces (stale).
+func keptMembers(prev *InstalledPackage, written []OwnedTree) (same map[string]bool, stale InstalledPackage) {
+	same = map[string]bool{}
+	if prev != nil {
+		for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
+			if slices.ContainsFunc(written, func(w OwnedTree) bool {
+				return w.Path == o.Path && reflect.DeepEqual(w.Files, o.Files)
+			}) && intactOwned(&o) {
+				same[o.Path] = true
+			} else {
+				stale.Skills = append(stale.Skills, o)
+			}
+		}
+	}
+	return same, stale
 }
 
 // pending is the record of ip that install writes before it writes the

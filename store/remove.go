@@ -57,41 +57,14 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 	if err != nil {
 		return nil, err
 	}
-	var gone []InstalledPackage
-	for _, pkg := range pkgs {
-		ip := in.Find(pkg)
-		if ip == nil {
-			return nil, fmt.Errorf("%s is not installed on %s", pkg, t.Name)
-		}
-		if !slices.ContainsFunc(gone, func(g InstalledPackage) bool { return g.Package == pkg }) {
-			gone = append(gone, *ip)
-		}
-	}
-	next := *in
-	next.Packages = nil
-	for _, ip := range in.Packages {
-		if !slices.Contains(pkgs, ip.Package) {
-			next.Packages = append(next.Packages, ip)
-		}
-	}
-	// A required package stays while a package that requires it does.
-	var held []string
-	for _, ip := range next.Packages {
-		for _, dep := range ip.Requires {
-			if slices.Contains(pkgs, dep) {
-				held = append(held, fmt.Sprintf("%s requires %s: remove both with 'dalo plugin remove %s %s --provider %s'", ip.Package, dep, dep, ip.Package, t.Name))
-			}
-		}
-	}
-	if len(held) > 0 {
-		return nil, &BlockedError{Package: strings.Join(pkgs, ", "), Provider: t.Name, Reasons: held, Verb: "remove"}
+	gone, next, err := removing(t, in, pkgs)
+	if err != nil {
+		return nil, err
 	}
 	res := &RemoveResult{}
-	cfg := in.Harness.File
-	if cfg == "" {
-		if cfg, err = configFile(t); err != nil {
-			return nil, err
-		}
+	cfg, err := removeConfig(t, in)
+	if err != nil {
+		return nil, err
 	}
 	res.Config = cfg
 	old, err := readConfig(cfg)
@@ -122,20 +95,12 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
 		}
 		res.Moved = o.movedKeys(cfg, old, newCfg)
-		var stale []string
-		for _, ev := range slices.Sorted(maps.Keys(newSt.Entries)) {
-			if r, ok := newSt.Trust[ev]; ok && !reflect.DeepEqual(r.Entry, newSt.Entries[ev]) {
-				stale = append(stale, ev)
-			}
-		}
-		if len(stale) > 0 {
+		if stale := staleTrust(newSt); len(stale) > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("dalo's entries of %s now call this dalo's dispatcher, so the trust %s recorded for them no longer holds: run 'dalo plugin install PACKAGE --provider %s --trust' with a package still installed there", strings.Join(stale, ", "), t.Harness, t.Name))
 		}
 	}
 	for _, ip := range gone {
-		for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
-			res.Removed = append(res.Removed, o.Path)
-		}
+		res.Removed = append(res.Removed, memberPaths(&ip)...)
 	}
 	if dryRun {
 		return res, nil
@@ -188,13 +153,84 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 		return nil, err
 	}
 	step("remove:recorded")
-	if err := s.gcStaged(); err != nil {
-		return nil, err
-	}
-	if err := s.gcDispatchers(); err != nil {
+	if err := s.gc(); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// removing is what removing pkgs from in leaves: the packages that go
+// and the install record after. A package another one still requires
+// blocks the removal.
+func removing(t *providers.Table, in *Installed, pkgs []string) (gone []InstalledPackage, next Installed, err error) {
+	for _, pkg := range pkgs {
+		ip := in.Find(pkg)
+		if ip == nil {
+			return nil, Installed{}, fmt.Errorf("%s is not installed on %s", pkg, t.Name)
+		}
+		if !slices.ContainsFunc(gone, func(g InstalledPackage) bool { return g.Package == pkg }) {
+			gone = append(gone, *ip)
+		}
+	}
+	next = *in
+	next.Packages = nil
+	for _, ip := range in.Packages {
+		if !slices.Contains(pkgs, ip.Package) {
+			next.Packages = append(next.Packages, ip)
+		}
+	}
+	// A required package stays while a package that requires it does.
+	var held []string
+	for _, ip := range next.Packages {
+		for _, dep := range ip.Requires {
+			if slices.Contains(pkgs, dep) {
+				held = append(held, fmt.Sprintf("%s requires %s: remove both with 'dalo plugin remove %s %s --provider %s'", ip.Package, dep, dep, ip.Package, t.Name))
+			}
+		}
+	}
+	if len(held) > 0 {
+		return nil, Installed{}, &BlockedError{Package: strings.Join(pkgs, ", "), Provider: t.Name, Reasons: held, Verb: "remove"}
+	}
+	return gone, next, nil
+}
+
+// removeConfig is the harness configuration a removal edits: the file
+// dalo's entries are in, or the one they would be in.
+func removeConfig(t *providers.Table, in *Installed) (string, error) {
+	if in.Harness.File != "" {
+		return in.Harness.File, nil
+	}
+	return configFile(t)
+}
+
+// gc collects what install and remove leave behind them: staged trees and
+// dispatcher copies nothing uses any more.
+func (s *Store) gc() error {
+	if err := s.gcStaged(); err != nil {
+		return err
+	}
+	return s.gcDispatchers()
+}
+
+// staleTrust lists the events whose entry changed since the harness trust
+// dalo recorded for it.
+func staleTrust(st HarnessState) []string {
+	var stale []string
+	for _, ev := range slices.Sorted(maps.Keys(st.Entries)) {
+		if r, ok := st.Trust[ev]; ok && !reflect.DeepEqual(r.Entry, st.Entries[ev]) {
+			stale = append(stale, ev)
+		}
+	}
+	return stale
+}
+
+// memberPaths lists where the members dalo wrote for ip are.
+func memberPaths(ip *InstalledPackage) []string {
+	var out []string
+	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+		out = append(out, o.Path)
+	}
+	return out
 }
 
 // changedOwned lists the files dalo wrote for ip that the user changed: a

@@ -11,18 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 	"unicode"
 
-	"github.com/pelletier/go-toml/v2"
-	"github.com/pelletier/go-toml/v2/unstable"
-
 	"dalo/providers"
+	"dalo/tomledit"
 )
 
 // Some harnesses run only the hooks their user trusted (Codex keeps a hash
@@ -161,281 +157,7 @@ func readTrustFile(name, table, field string) (map[string]string, error) {
 	if err != nil || !exists {
 		return map[string]string{}, err
 	}
-	return readTrust(name, data, table, field)
-}
-
-// readTrust reads table."<key>".field of every key of the TOML document.
-func readTrust(name string, doc []byte, table, field string) (map[string]string, error) {
-	var m map[string]any
-	if err := toml.Unmarshal(doc, &m); err != nil {
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			row, col := de.Position()
-			return nil, fmt.Errorf("%s:%d:%d: not valid TOML: %v", name, row, col, de)
-		}
-		return nil, fmt.Errorf("%s: not valid TOML: %v", name, err)
-	}
-	out := map[string]string{}
-	var cur any = m
-	for _, part := range strings.Split(table, ".") {
-		mm, ok := cur.(map[string]any)
-		if !ok {
-			return out, nil
-		}
-		cur = mm[part]
-	}
-	keys, _ := cur.(map[string]any)
-	for k, v := range keys {
-		if kv, ok := v.(map[string]any); ok {
-			if h, ok := kv[field].(string); ok {
-				out[k] = h
-			}
-		}
-	}
-	return out, nil
-}
-
-// tomlString is s as a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-// A tomlSplice replaces doc[start:end] with text.
-type tomlSplice struct {
-	start, end int
-	text       string
-}
-
-// setTrust is doc with table."<key>".field = hash for each key of set,
-// every other byte kept: a value that is there is replaced in place, a
-// table that is there gets the field after its header, and a key with
-// neither gets a table of its own appended at the end. It returns, per key
-// appended, the exact text appended. The result must read back as doc
-// with those values set and nothing else changed, or it is refused: a
-// document that declares the table inline, say, cannot take the edit.
-func setTrust(name string, doc []byte, table, field string, set map[string]string) ([]byte, map[string]string, error) {
-	before, err := readTrust(name, doc, table, field)
-	if err != nil {
-		return nil, nil, err
-	}
-	prefix := strings.Split(table, ".")
-	var splices []tomlSplice
-	done := map[string]bool{}
-	headers := map[string]int{} // key → end of its [table."key"] header line
-	walkTOML(doc, func(path []string, kv *unstable.Node, lineEnd int) {
-		if kv == nil { // a table header
-			if len(path) == len(prefix)+1 && slices.Equal(path[:len(prefix)], prefix) {
-				headers[path[len(prefix)]] = lineEnd
-			}
-			return
-		}
-		if len(path) != len(prefix)+2 || !slices.Equal(path[:len(prefix)], prefix) || path[len(prefix)+1] != field {
-			return
-		}
-		key := path[len(prefix)]
-		h, ok := set[key]
-		if !ok || done[key] {
-			return
-		}
-		v := kv.Value()
-		splices = append(splices, tomlSplice{int(v.Raw.Offset), int(v.Raw.Offset + v.Raw.Length), tomlString(h)})
-		done[key] = true
-	})
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	added := map[string]string{}
-	var tail strings.Builder
-	end := doc
-	for _, k := range keys {
-		if done[k] {
-			continue
-		}
-		line := field + " = " + tomlString(set[k]) + "\n"
-		if at, ok := headers[k]; ok {
-			splices = append(splices, tomlSplice{at, at, line})
-			continue
-		}
-		text := "[" + table + "." + tomlString(k) + "]\n" + line
-		switch {
-		case len(end) == 0 && tail.Len() == 0:
-		case tail.Len() > 0 || bytes.HasSuffix(end, []byte("\n")):
-			text = "\n" + text
-		default:
-			text = "\n\n" + text
-		}
-		tail.WriteString(text)
-		added[k] = text
-	}
-	out := applyTOMLSplices(doc, splices)
-	out = append(out, tail.String()...)
-	after, err := readTrust(name, out, table, field)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: dalo cannot add its trust to this file (%v); trust dalo's entries in the harness's own review instead", name, err)
-	}
-	for k, h := range set {
-		if after[k] != h {
-			return nil, nil, fmt.Errorf("%s: dalo cannot add its trust for %s to this file as it is written; trust dalo's entries in the harness's own review instead", name, k)
-		}
-		delete(after, k)
-		delete(before, k)
-	}
-	if !reflect.DeepEqual(before, after) || !sameTOMLBut(doc, out, prefix, set) {
-		return nil, nil, fmt.Errorf("%s: adding dalo's trust would change more of this file than dalo's keys; trust dalo's entries in the harness's own review instead", name)
-	}
-	return out, added, nil
-}
-
-// dropTrust is doc without the trust dalo recorded in recs (key → record)
-// where it is still what dalo wrote: a table dalo appended whole goes
-// whole, a value dalo set in place goes with its line. A key whose value
-// the user changed since is kept.
-func dropTrust(name string, doc []byte, table, field string, recs []TrustRecord) ([]byte, error) {
-	state, err := readTrust(name, doc, table, field)
-	if err != nil {
-		return nil, err
-	}
-	prefix := strings.Split(table, ".")
-	mine := map[string]TrustRecord{}
-	for _, r := range recs {
-		if state[r.Key] == r.Hash {
-			mine[r.Key] = r
-		}
-	}
-	out := doc
-	for _, r := range mine {
-		if r.Added != "" {
-			if i := bytes.LastIndex(out, []byte(r.Added)); i >= 0 {
-				out = append(append([]byte(nil), out[:i]...), out[i+len(r.Added):]...)
-				delete(mine, r.Key)
-			}
-		}
-	}
-	var splices []tomlSplice
-	walkTOML(out, func(path []string, kv *unstable.Node, lineEnd int) {
-		if kv == nil || len(path) != len(prefix)+2 || !slices.Equal(path[:len(prefix)], prefix) || path[len(prefix)+1] != field {
-			return
-		}
-		if _, ok := mine[path[len(prefix)]]; !ok {
-			return
-		}
-		start := int(kv.Raw.Offset)
-		for start > 0 && out[start-1] != '\n' {
-			start--
-		}
-		splices = append(splices, tomlSplice{start, lineEnd, ""})
-	})
-	out = applyTOMLSplices(out, splices)
-	if _, err := readTrust(name, out, table, field); err != nil {
-		return nil, fmt.Errorf("%s: removing dalo's trust would break the file (%v); remove it by hand", name, err)
-	}
-	return out, nil
-}
-
-// walkTOML calls fn for every table header (kv nil) and key-value of doc
-// with its full key path, and the offset just past its line.
-func walkTOML(doc []byte, fn func(path []string, kv *unstable.Node, lineEnd int)) {
-	var p unstable.Parser
-	p.Reset(doc)
-	var table []string
-	lineEnd := func(off int) int {
-		if i := bytes.IndexByte(doc[off:], '\n'); i >= 0 {
-			return off + i + 1
-		}
-		return len(doc)
-	}
-	for p.NextExpression() {
-		e := p.Expression()
-		switch e.Kind {
-		case unstable.Table, unstable.ArrayTable:
-			table = table[:0]
-			it := e.Key()
-			last := 0
-			for it.Next() {
-				n := it.Node()
-				table = append(table, string(n.Data))
-				last = int(n.Raw.Offset + n.Raw.Length)
-			}
-			if e.Kind == unstable.Table {
-				fn(append([]string(nil), table...), nil, lineEnd(last))
-			} else {
-				table = append(table, "\x00array") // nothing of ours is in an array of tables
-			}
-		case unstable.KeyValue:
-			path := append([]string(nil), table...)
-			it := e.Key()
-			for it.Next() {
-				path = append(path, string(it.Node().Data))
-			}
-			fn(path, e, lineEnd(int(e.Raw.Offset+e.Raw.Length)))
-		}
-	}
-}
-
-func applyTOMLSplices(doc []byte, ss []tomlSplice) []byte {
-	sort.Slice(ss, func(i, j int) bool { return ss[i].start > ss[j].start })
-	out := append([]byte(nil), doc...)
-	for _, s := range ss {
-		out = append(out[:s.start], append([]byte(s.text), out[s.end:]...)...)
-	}
-	return out
-}
-
-// sameTOMLBut says whether a and b decode to the same document once the
-// keys of set under prefix are taken out of both.
-func sameTOMLBut(a, b []byte, prefix []string, set map[string]string) bool {
-	var ma, mb map[string]any
-	if toml.Unmarshal(a, &ma) != nil || toml.Unmarshal(b, &mb) != nil {
-		return false
-	}
-	for _, m := range []map[string]any{ma, mb} {
-		cur := m
-		for _, p := range prefix {
-			next, ok := cur[p].(map[string]any)
-			if !ok {
-				cur = nil
-				break
-			}
-			cur = next
-		}
-		if cur != nil {
-			for k := range set {
-				delete(cur, k)
-			}
-		}
-	}
-	prune(ma)
-	prune(mb)
-	return reflect.DeepEqual(ma, mb)
-}
-
-// prune removes the tables left empty, so that a table dalo's key created
-// compares equal to none.
-func prune(m map[string]any) {
-	for k, v := range m {
-		if mm, ok := v.(map[string]any); ok {
-			prune(mm)
-			if len(mm) == 0 {
-				delete(m, k)
-			}
-		}
-	}
+	return tomledit.Values(name, data, table, field)
 }
 
 // A listedHook is one hook as a trust-keeping harness lists it: the key it
@@ -678,7 +400,15 @@ func (s *Store) planTrust(t *providers.Table, st, next HarnessState, cfg string,
 		e.created = true
 	}
 	if len(gone) > 0 {
-		out, err := dropTrust(file, e.new, state.Table, state.Field, gone)
+		written := make([]tomledit.Written, len(gone))
+		for i, r := range gone {
+			written[i] = tomledit.Written{Key: r.Key, Value: r.Hash, Added: r.Added}
+		}
+		out, err := tomledit.Drop(file, e.new, state.Table, state.Field, written)
+		var refused *tomledit.RefusedError
+		if errors.As(err, &refused) {
+			return nil, fmt.Errorf("%s: removing dalo's trust would break the file (%v); remove it by hand", file, refused.Err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -709,7 +439,11 @@ func (s *Store) planTrust(t *providers.Table, st, next HarnessState, cfg string,
 		k := trustKey(cfg, f.event, snakes[f.event], f.index)
 		set[k], keys[f.event] = hashes[f.event], k
 	}
-	out, added, err := setTrust(file, e.new, state.Table, state.Field, set)
+	out, added, err := tomledit.Set(file, e.new, state.Table, state.Field, set)
+	var refused *tomledit.RefusedError
+	if errors.As(err, &refused) {
+		return nil, trustRefused(refused)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -718,11 +452,24 @@ func (s *Store) planTrust(t *providers.Table, st, next HarnessState, cfg string,
 		r := TrustRecord{Key: k, Hash: set[k], Entry: next.Entries[ev], Added: added[k]}
 		if prev, ok := recs[ev]; ok && prev.Key == k && r.Added == "" && prev.Added != "" {
 			// dalo's own table, its value replaced in place.
-			r.Added = strings.Replace(prev.Added, tomlString(prev.Hash), tomlString(r.Hash), 1)
+			r.Added = strings.Replace(prev.Added, tomledit.Quote(prev.Hash), tomledit.Quote(r.Hash), 1)
 		}
 		recs[ev] = r
 	}
 	return e, nil
+}
+
+// trustRefused says why the trust file cannot take dalo's trust, and what
+// the user can do instead.
+func trustRefused(e *tomledit.RefusedError) error {
+	const instead = "trust dalo's entries in the harness's own review instead"
+	switch {
+	case e.Err != nil:
+		return fmt.Errorf("%s: dalo cannot add its trust to this file (%v); %s", e.File, e.Err, instead)
+	case e.Key != "":
+		return fmt.Errorf("%s: dalo cannot add its trust for %s to this file as it is written; %s", e.File, e.Key, instead)
+	}
+	return fmt.Errorf("%s: adding dalo's trust would change more of this file than dalo's keys; %s", e.File, instead)
 }
 
 // write writes the trust file, unless it changed since it was read.

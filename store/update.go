@@ -115,24 +115,7 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 		u.To = sel.Source.Git.Commit
 	}
 	ledger := packageGrants(gs, t.Name, pkg)
-	// What the installed package had: its manifest's tools and hooks, or,
-	// in a record without it, what has a grant or is installed.
-	had := map[string]bool{}
-	if ip.Manifest != nil {
-		for _, x := range ip.Manifest.Tools {
-			had["tool "+x.ID] = true
-		}
-		for _, x := range ip.Manifest.Hooks {
-			had["hook "+x.ID] = true
-		}
-	} else {
-		for _, g := range ledger {
-			had[g.Kind+" "+g.Item] = true
-		}
-		for _, h := range ip.Hooks {
-			had["hook "+h.Hook.Hook] = true
-		}
-	}
+	had := hadItems(ip, ledger)
 	now := time.Now().UTC().Format(time.RFC3339)
 	m := sel.Pkg.Manifest
 	changes := map[string]*GrantChange{}
@@ -161,15 +144,9 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 		order = append(order, key)
 		return c, nil
 	}
-	toolBinds := map[string]*plan.ToolBinds{}
-	toolDigest := map[string]string{}
-	for i := range m.Tools {
-		tb, err := sel.ToolBinds(&m.Tools[i])
-		if err != nil {
-			return nil, err
-		}
-		toolBinds[m.Tools[i].ID] = tb
-		toolDigest[m.Tools[i].ID], _ = plan.Digest(tb)
+	toolBinds, toolDigest, err := allToolBinds(sel)
+	if err != nil {
+		return nil, err
 	}
 	for i := range m.Tools {
 		x := &m.Tools[i]
@@ -229,12 +206,10 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 			return nil, err
 		}
 	}
-	for _, key := range slices.Sorted(maps.Keys(ledger)) {
-		g := ledger[key]
-		if (g.Kind == "tool" && sel.Tool(g.Item) == nil) || (g.Kind == "hook" && sel.Hook(g.Item) == nil) || (plan.IsMemberKind(g.Kind) && !members[key]) {
-			changes[key] = &GrantChange{Kind: g.Kind, Item: g.Item, State: GrantGone, Old: g}
-			order = append(order, key)
-		}
+	for _, g := range goneGrants(sel, ledger, members) {
+		key := g.Kind + " " + g.Item
+		changes[key] = &GrantChange{Kind: g.Kind, Item: g.Item, State: GrantGone, Old: g}
+		order = append(order, key)
 	}
 	for _, key := range order {
 		u.Grants = append(u.Grants, *changes[key])
@@ -243,6 +218,59 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 		u.Differences = diffVersions(s.installedVersion(ip, ledger), s.currentVersion(sel, ip))
 	}
 	return u, nil
+}
+
+// hadItems is what the installed package ip had: its manifest's tools
+// and hooks, or, in a record without it, what has a grant or is
+// installed.
+func hadItems(ip *InstalledPackage, ledger map[string]*plan.Grant) map[string]bool {
+	had := map[string]bool{}
+	if ip.Manifest != nil {
+		for _, x := range ip.Manifest.Tools {
+			had["tool "+x.ID] = true
+		}
+		for _, x := range ip.Manifest.Hooks {
+			had["hook "+x.ID] = true
+		}
+	} else {
+		for _, g := range ledger {
+			had[g.Kind+" "+g.Item] = true
+		}
+		for _, h := range ip.Hooks {
+			had["hook "+h.Hook.Hook] = true
+		}
+	}
+	return had
+}
+
+// allToolBinds is what each tool of sel's package binds now, and its
+// digest.
+func allToolBinds(sel *Selection) (toolBinds map[string]*plan.ToolBinds, toolDigest map[string]string, err error) {
+	m := sel.Pkg.Manifest
+	toolBinds, toolDigest = map[string]*plan.ToolBinds{}, map[string]string{}
+	for i := range m.Tools {
+		tb, err := sel.ToolBinds(&m.Tools[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		toolBinds[m.Tools[i].ID] = tb
+		toolDigest[m.Tools[i].ID], _ = plan.Digest(tb)
+	}
+	return toolBinds, toolDigest, nil
+}
+
+// goneGrants lists the grants of the ledger ("kind item" → grant) whose
+// item sel's package no longer has, by key: a tool, a hook, or a member
+// with a grant subject (members).
+func goneGrants(sel *Selection, ledger map[string]*plan.Grant, members map[string]bool) []*plan.Grant {
+	var gone []*plan.Grant
+	for _, key := range slices.Sorted(maps.Keys(ledger)) {
+		g := ledger[key]
+		if (g.Kind == "tool" && sel.Tool(g.Item) == nil) || (g.Kind == "hook" && sel.Hook(g.Item) == nil) || (plan.IsMemberKind(g.Kind) && !members[key]) {
+			gone = append(gone, g)
+		}
+	}
+	return gone
 }
 
 // toolWhy says what of a tool changed since its grant old: its files, its

@@ -10,6 +10,7 @@ import (
 	"dalo/claudeplugin"
 	"dalo/engine"
 	"dalo/internal/termtext"
+	"dalo/plan"
 )
 
 const importClaudeDoc = `Import claude-plugin turns the Claude Code plugin in PATH (the directory
@@ -134,7 +135,7 @@ func printImport(w io.Writer, r *importReport, v *engine.Report) {
 		for _, h := range r.Hooks {
 			on := "every call"
 			switch {
-			case h.Subject != "tool_call":
+			case !plan.Matchers[h.Subject][h.Phase]:
 				on = ""
 			case len(h.ToolNames) > 0:
 				on = "tools " + strings.Join(h.ToolNames, ", ")

@@ -6,11 +6,11 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/internal/termtext"
 	"dalo/providers"
 	"dalo/scaffold"
 )
@@ -126,7 +126,7 @@ func runPluginNew(e *env, fs *pflag.FlagSet) int {
 	for _, n := range blockedNotes(rep) {
 		fmt.Fprintln(e.stdout, n)
 	}
-	fmt.Fprintf(e.stdout, "it validates; check the source with 'dalo plugin validate %s'\n", shellQuote(src))
+	fmt.Fprintf(e.stdout, "it validates; check the source with 'dalo plugin validate %s'\n", termtext.ShellQuote(src))
 	return exitOK
 }
 
@@ -247,12 +247,4 @@ func refuseNew(e *env, rep *engine.Report, spec scaffold.PluginSpec, hooks []str
 		return exitUsage
 	}
 	return exitFail
-}
-
-// shellQuote quotes s for a command line a user copies, when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+=,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -426,29 +426,7 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 		r.Tools = append(r.Tools, rt)
 	}
 
-	for i := range m.Hooks {
-		h := &m.Hooks[i]
-		rh := reviewHook{
-			ID: h.ID, Tool: h.Tool, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
-			Matcher: h.Matcher, Bindings: h.Bindings, TimeoutMS: h.TimeoutMS,
-			FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
-			Requirement: h.Requirement, Fallback: h.Fallback, Support: []reviewSupport{},
-		}
-		if rh.Bindings == nil {
-			rh.Bindings = []engine.Binding{}
-		}
-		for _, t := range tables {
-			c := capOf(sel, t, h.ID)
-			rh.Support = append(rh.Support, reviewSupport{
-				Provider: t.Key(), Status: c.Status, NativeEvent: c.NativeEvent,
-				Reason: c.Reason, BlocksActivation: c.BlocksActivation,
-			})
-		}
-		if sel.Table != nil {
-			rh.Approval = approvalOf(hookGrants[h.ID])
-		}
-		r.Hooks = append(r.Hooks, rh)
-	}
+	r.Hooks = reviewHooks(sel, tables, hookGrants)
 
 	if sel.Table != nil {
 		r.Reapprove = s.ReapproveCommand(sel)
@@ -522,84 +500,11 @@ func (r *review) writeText(w io.Writer) {
 		fmt.Fprintf(w, "  approvals: some changed since they were approved; approve them again with '%s'\n", r.Reapprove)
 	}
 
-	for _, t := range r.Tools {
-		fmt.Fprintf(w, "\ntool %s (%s)\n", t.ID, t.Availability)
-		rt := t.Runtime
-		if t.RuntimeVersion != "" {
-			rt += " " + termtext.Escape(t.RuntimeVersion) + " (authored metadata, not checked)"
-		}
-		fmt.Fprintf(w, "  runtime:      %s\n", rt)
-		fmt.Fprintf(w, "  entry:        %s\n", termtext.Escape(t.Entry))
-		fmt.Fprintf(w, "  argv:         %s\n", termtext.Escape(jsonText(t.Argv)))
-		fmt.Fprintf(w, "  cwd:          %s (the staged, read-only tool directory)\n", t.Cwd)
-		fmt.Fprintf(w, "  env:          %s\n", listOr(t.Env, "nothing passed through"))
-		fmt.Fprintf(w, "  capabilities: %s (claims for review, not an OS sandbox)\n", listOr(t.Capabilities, "none claimed"))
-		fmt.Fprintf(w, "  platforms:    %s\n", listOr(t.Platforms, "not declared"))
-		if len(t.Inputs) == 0 {
-			fmt.Fprintln(w, "  inputs:       none")
-		} else {
-			fmt.Fprintln(w, "  inputs:")
-			for _, in := range t.Inputs {
-				req := "optional"
-				if in.Required {
-					req = "required"
-				}
-				fmt.Fprintf(w, "    %s %s %s\n", in.Name, in.Type, req)
-			}
-		}
-		fmt.Fprintln(w, "  files:")
-		for _, f := range t.Files {
-			x := ""
-			if f.Executable {
-				x = " executable"
-			}
-			fmt.Fprintf(w, "    %s  sha256 %s  %d bytes%s\n", termtext.Escape(f.Path), f.SHA256, f.Size, x)
-		}
-		if t.Approval != nil {
-			fmt.Fprintf(w, "  approval:     %s\n", termtext.Escape(t.Approval.String()))
-		}
+	for i := range r.Tools {
+		r.Tools[i].writeText(w)
 	}
-
-	for _, h := range r.Hooks {
-		req := h.Requirement
-		if h.Fallback != "" {
-			req += ", fallback " + h.Fallback
-		}
-		fmt.Fprintf(w, "\nhook %s (%s)\n", h.ID, req)
-		fmt.Fprintf(w, "  tool:            %s\n", h.Tool)
-		fmt.Fprintf(w, "  subject/phase:   %s/%s\n", h.Subject, h.Phase)
-		fmt.Fprintf(w, "  effect:          %s\n", h.Effect)
-		matcher := "none"
-		if h.Matcher != nil {
-			matcher = termtext.Escape(listOr(h.Matcher.ToolNames, "every covered call"))
-		}
-		fmt.Fprintf(w, "  matcher:         %s\n", matcher)
-		if len(h.Bindings) == 0 {
-			fmt.Fprintln(w, "  bindings:        none")
-		} else {
-			fmt.Fprintln(w, "  bindings:")
-			for _, bd := range h.Bindings {
-				fmt.Fprintf(w, "    %s <- %s\n", termtext.Escape(bd.Input), termtext.Escape(bd.Field))
-			}
-		}
-		fmt.Fprintf(w, "  timeout:         %d ms\n", h.TimeoutMS)
-		fmt.Fprintf(w, "  failure policy:  %s (errors visible to %s)\n", h.FailurePolicy, strings.ReplaceAll(h.ErrorVisibility, "_", " "))
-		for _, c := range h.Support {
-			line := c.Status
-			if c.NativeEvent != "" {
-				line += ", native event " + c.NativeEvent
-			}
-			if c.Reason != "" {
-				line += ": " + c.Reason
-			}
-			if c.BlocksActivation {
-				line += " (blocks activation)"
-			}
-			fmt.Fprintf(w, "  on %s: %s\n", c.Provider, termtext.Escape(line))
-		}
-		if h.Approval != nil {
-			fmt.Fprintf(w, "  approval:        %s\n", termtext.Escape(h.Approval.String()))
-		}
+	for i := range r.Hooks {
+		r.Hooks[i].writeText(w)
 	}
 
 	if len(r.Members) > 0 {
@@ -622,6 +527,120 @@ func (r *review) writeText(w io.Writer) {
 	}
 	for _, rq := range r.Requires {
 		fmt.Fprintf(w, "  %s (%s): %s\n", termtext.Escape(rq.Ref), rq.Requirement, termtext.Escape(rq.resolution()))
+	}
+}
+
+// reviewHooks is what the review shows of each hook of sel's package:
+// what it does, its support on each of tables, and its grant's state
+// (hookGrants, with --provider).
+func reviewHooks(sel *store.Selection, tables []*providers.Table, hookGrants map[string]store.GrantState) []reviewHook {
+	m := sel.Pkg.Manifest
+	out := []reviewHook{}
+	for i := range m.Hooks {
+		h := &m.Hooks[i]
+		rh := reviewHook{
+			ID: h.ID, Tool: h.Tool, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
+			Matcher: h.Matcher, Bindings: h.Bindings, TimeoutMS: h.TimeoutMS,
+			FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
+			Requirement: h.Requirement, Fallback: h.Fallback, Support: []reviewSupport{},
+		}
+		if rh.Bindings == nil {
+			rh.Bindings = []engine.Binding{}
+		}
+		for _, t := range tables {
+			c := capOf(sel, t, h.ID)
+			rh.Support = append(rh.Support, reviewSupport{
+				Provider: t.Key(), Status: c.Status, NativeEvent: c.NativeEvent,
+				Reason: c.Reason, BlocksActivation: c.BlocksActivation,
+			})
+		}
+		if sel.Table != nil {
+			rh.Approval = approvalOf(hookGrants[h.ID])
+		}
+		out = append(out, rh)
+	}
+	return out
+}
+
+// writeText prints the review of tool t for a person.
+func (t *reviewTool) writeText(w io.Writer) {
+	fmt.Fprintf(w, "\ntool %s (%s)\n", t.ID, t.Availability)
+	rt := t.Runtime
+	if t.RuntimeVersion != "" {
+		rt += " " + termtext.Escape(t.RuntimeVersion) + " (authored metadata, not checked)"
+	}
+	fmt.Fprintf(w, "  runtime:      %s\n", rt)
+	fmt.Fprintf(w, "  entry:        %s\n", termtext.Escape(t.Entry))
+	fmt.Fprintf(w, "  argv:         %s\n", termtext.Escape(jsonText(t.Argv)))
+	fmt.Fprintf(w, "  cwd:          %s (the staged, read-only tool directory)\n", t.Cwd)
+	fmt.Fprintf(w, "  env:          %s\n", listOr(t.Env, "nothing passed through"))
+	fmt.Fprintf(w, "  capabilities: %s (claims for review, not an OS sandbox)\n", listOr(t.Capabilities, "none claimed"))
+	fmt.Fprintf(w, "  platforms:    %s\n", listOr(t.Platforms, "not declared"))
+	if len(t.Inputs) == 0 {
+		fmt.Fprintln(w, "  inputs:       none")
+	} else {
+		fmt.Fprintln(w, "  inputs:")
+		for _, in := range t.Inputs {
+			req := "optional"
+			if in.Required {
+				req = "required"
+			}
+			fmt.Fprintf(w, "    %s %s %s\n", in.Name, in.Type, req)
+		}
+	}
+	fmt.Fprintln(w, "  files:")
+	for _, f := range t.Files {
+		x := ""
+		if f.Executable {
+			x = " executable"
+		}
+		fmt.Fprintf(w, "    %s  sha256 %s  %d bytes%s\n", termtext.Escape(f.Path), f.SHA256, f.Size, x)
+	}
+	if t.Approval != nil {
+		fmt.Fprintf(w, "  approval:     %s\n", termtext.Escape(t.Approval.String()))
+	}
+}
+
+// writeText prints the review of hook h for a person.
+func (h *reviewHook) writeText(w io.Writer) {
+	req := h.Requirement
+	if h.Fallback != "" {
+		req += ", fallback " + h.Fallback
+	}
+	fmt.Fprintf(w, "\nhook %s (%s)\n", h.ID, req)
+	fmt.Fprintf(w, "  tool:            %s\n", h.Tool)
+	fmt.Fprintf(w, "  subject/phase:   %s/%s\n", h.Subject, h.Phase)
+	fmt.Fprintf(w, "  effect:          %s\n", h.Effect)
+	matcher := "none"
+	if h.Matcher != nil {
+		matcher = termtext.Escape(listOr(h.Matcher.ToolNames, "every covered call"))
+	}
+	fmt.Fprintf(w, "  matcher:         %s\n", matcher)
+	if len(h.Bindings) == 0 {
+		fmt.Fprintln(w, "  bindings:        none")
+	} else {
+		fmt.Fprintln(w, "  bindings:")
+		for _, bd := range h.Bindings {
+			fmt.Fprintf(w, "    %s <- %s\n", termtext.Escape(bd.Input), termtext.Escape(bd.Field))
+		}
+	}
+	fmt.Fprintf(w, "  timeout:         %d ms\n", h.TimeoutMS)
+	fmt.Fprintf(w, "  failure policy:  %s (errors visible to %s)\n", h.FailurePolicy, strings.ReplaceAll(h.ErrorVisibility, "_", " "))
+	for _, c := range h.Support {
+		line := c.Status
+		if c.NativeEvent != "" {
+			line += ", native event " + c.NativeEvent
+		}
+		if c.Reason != "" {
+			line += ": " + c.Reason
+		}
+		if c.BlocksActivation {
+			line += " (blocks activation)"
+		}
+		fmt.Fprintf(w, "  on %s: %s\n", c.Provider, termtext.Escape(line))
+	}
+	if h.Approval != nil {
+		fmt.Fprintf(w, "  approval:        %s\n", termtext.Escape(h.Approval.String()))
 	}
 }
 

@@ -184,22 +184,7 @@ func printReport(w io.Writer, rep *engine.Report) {
 // below the grid. A blank line separates the grid from diagnostics above
 // it, if any.
 func printGrid(w io.Writer, rep *engine.Report, below bool) {
-	// Instead of the provider's answer, what keeps a package's hooks from
-	// running anywhere.
-	held := map[string]string{}
-	for _, p := range rep.Packages {
-		if !p.Valid {
-			held[p.Name] = "package invalid"
-			continue
-		}
-		var refs []string
-		for _, r := range rep.Blocked(p.Name) {
-			refs = append(refs, r.Ref)
-		}
-		if refs != nil {
-			held[p.Name] = "blocked by " + strings.Join(refs, ", ")
-		}
-	}
+	held := heldPackages(rep)
 	provs := make([]string, 0, len(rep.Capabilities))
 	for k := range rep.Capabilities {
 		provs = append(provs, k)
@@ -303,6 +288,27 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 	}
 	w.Write(notes)
 	fmt.Fprintln(w)
+}
+
+// heldPackages is, by package name, what keeps a package's hooks from
+// running anywhere, which the grid shows instead of the provider's answer:
+// "package invalid", or "blocked by" its required references.
+func heldPackages(rep *engine.Report) map[string]string {
+	held := map[string]string{}
+	for _, p := range rep.Packages {
+		if !p.Valid {
+			held[p.Name] = "package invalid"
+			continue
+		}
+		var refs []string
+		for _, r := range rep.Blocked(p.Name) {
+			refs = append(refs, r.Ref)
+		}
+		if refs != nil {
+			held[p.Name] = "blocked by " + strings.Join(refs, ", ")
+		}
+	}
+	return held
 }
 
 func plural(n int, word string) string {

@@ -115,3 +115,45 @@ func plain(p []byte) bool {
 	}
 	return true
 }
+
+// shellSafe is what a shell word may hold unquoted.
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@"
+
+// ShellQuote is s as one word of a POSIX shell command line: as it is when
+// no character of it is special, else in single quotes. dalo writes
+// commands with it that a shell runs (a harness entry's command, git's
+// GIT_SSH_COMMAND) and that a user copies.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, shellSafe) == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ShellWord reads the shell word ShellQuote wrote at the start of s: bare,
+// or single-quoted with '\” for a quote. It returns the word and the rest.
+func ShellWord(s string) (word, rest string, ok bool) {
+	if !strings.HasPrefix(s, "'") {
+		w := s
+		if i := strings.IndexByte(s, ' '); i >= 0 {
+			w = s[:i]
+		}
+		if w == "" || strings.Trim(w, shellSafe) != "" {
+			return "", "", false
+		}
+		return w, s[len(w):], true
+	}
+	var b strings.Builder
+	for r := s[1:]; ; {
+		i := strings.IndexByte(r, '\'')
+		if i < 0 {
+			return "", "", false
+		}
+		b.WriteString(r[:i])
+		if !strings.HasPrefix(r[i:], `'\''`) {
+			return b.String(), r[i+1:], true
+		}
+		b.WriteByte('\'')
+		r = r[i+4:]
+	}
+}

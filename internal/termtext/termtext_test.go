@@ -88,3 +88,24 @@ func TestWriterPassesPlainTextThrough(t *testing.T) {
 		t.Errorf("Write of plain text allocates %v times", n)
 	}
 }
+
+// ShellQuote writes a word a shell reads back as it, bare when nothing in
+// it is special, and ShellWord reads back what it wrote.
+func TestShellQuote(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"/usr/bin/dalo-hook", "/usr/bin/dalo-hook"},
+		{"", "''"},
+		{"my dir", "'my dir'"},
+		{"it's", `'it'\''s'`},
+		{"$HOME;rm", "'$HOME;rm'"},
+	} {
+		got := ShellQuote(tc.in)
+		if got != tc.want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+		word, rest, ok := ShellWord(got + " --home x")
+		if tc.in != "" && (!ok || word != tc.in || rest != " --home x") {
+			t.Errorf("ShellWord(%s) = %q, %q, %v", got, word, rest, ok)
+		}
+	}
+}

@@ -34,6 +34,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"dalo/internal/termtext"
 )
 
 // Timeout bounds each git run: a fetch that takes longer is killed, with
@@ -142,7 +144,7 @@ func (g *Git) sshCommand() string {
 	base := os.Getenv("GIT_SSH_COMMAND")
 	if base == "" {
 		if p := os.Getenv("GIT_SSH"); p != "" {
-			base = shellQuote(p)
+			base = termtext.ShellQuote(p)
 		}
 	}
 	if base == "" {
@@ -160,10 +162,6 @@ func (g *Git) sshCommand() string {
 	}
 	g.ssh = base + " -o BatchMode=yes"
 	return g.ssh
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // guards are the -c options of every run.
