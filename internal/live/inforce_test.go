@@ -122,15 +122,7 @@ func TestDispatcherGone(t *testing.T) {
 		// command; this one names none.
 		w.env = append(w.env, "s=0", "p=0")
 		w.installGate()
-		if err := os.RemoveAll(filepath.Join(w.store, "dispatchers")); err != nil {
-			t.Fatal(err)
-		}
-		out, code := w.daloExit("doctor")
-		if code != 1 || !strings.Contains(out, "NOT in force: its dispatcher") {
-			t.Errorf("doctor with the dispatcher gone: exit %d, want 1 saying the gate is not in force:\n%s", code, out)
-		}
-		s, err := w.runExit("Run the command you are given.")
-		t.Logf("%s exit: %v", p, err)
+		s := w.dispatcherGone("NOT in force: its dispatcher")
 		if w.exists("gated-ran") {
 			w.failf(s, "the dispatcher is gone, and the command the required fail_closed gate guards ran")
 		}
@@ -214,6 +206,25 @@ func TestDuplicateKeys(t *testing.T) {
 			}
 		}
 	})
+}
+
+// dispatcherGone deletes the dispatchers of the world's store, checks
+// that doctor exits 1 saying each of says, and runs a session whose model
+// runs the command it is given.
+func (w *world) dispatcherGone(says ...string) session {
+	w.t.Helper()
+	if err := os.RemoveAll(filepath.Join(w.store, "dispatchers")); err != nil {
+		w.t.Fatal(err)
+	}
+	out, code := w.daloExit("doctor")
+	for _, say := range says {
+		if code != 1 || !strings.Contains(out, say) {
+			w.t.Errorf("doctor with the dispatcher gone: exit %d, want 1 saying %q:\n%s", code, say, out)
+		}
+	}
+	s, err := w.runExit("Run the command you are given.")
+	w.t.Logf("%s exit: %v", w.provider, err)
+	return s
 }
 
 // eachHarness runs f in a parallel subtest named for each harness with a

@@ -315,15 +315,7 @@ func testBashMatrixGoneClosed(t *testing.T, p string) {
 	t.Parallel()
 	w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 	w.installSource(bmID, bmPkg, bmGoneKit(p, "fail_closed"))
-	if err := os.RemoveAll(filepath.Join(w.store, "dispatchers")); err != nil {
-		t.Fatal(err)
-	}
-	out, code := w.daloExit("doctor")
-	if code != 1 || !strings.Contains(out, "blocks every PreToolUse action until it runs again") || !strings.Contains(out, "NOT in force: its dispatcher") {
-		t.Errorf("doctor with the dispatcher gone: exit %d, want 1 saying every call is blocked and the gate is not in force:\n%s", code, out)
-	}
-	s, err := w.runExit("Run the command you are given.")
-	t.Logf("%s exit: %v", p, err)
+	s := w.dispatcherGone("blocks every PreToolUse action until it runs again", "NOT in force: its dispatcher")
 	if w.exists("gated-ran") {
 		w.failf(s, "the dispatcher is gone, and the command the required fail_closed gate guards ran")
 	}
@@ -340,19 +332,12 @@ func testBashMatrixGoneOpen(t *testing.T, p string) {
 	t.Parallel()
 	w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 	w.installSource(bmID, bmPkg, bmGoneKit(p, "fail_open"))
+	// Guarded where a failed command would deny the call.
 	cmd := entryCommand(w, w.settings(), "PreToolUse")
-	if guarded := strings.Contains(cmd, " || { "); guarded != (p == "copilot") {
-		t.Errorf("dalo's PreToolUse entry on %s is guarded = %v: %s", p, guarded, cmd)
+	if guarded, denies := strings.Contains(cmd, " || { "), tableUnder(t, p).FailedCommandDenies("PreToolUse"); guarded != denies {
+		t.Errorf("dalo's PreToolUse entry on %s is guarded = %v, where a failed command denies = %v: %s", p, guarded, denies, cmd)
 	}
-	if err := os.RemoveAll(filepath.Join(w.store, "dispatchers")); err != nil {
-		t.Fatal(err)
-	}
-	out, code := w.daloExit("doctor")
-	if code != 1 || !strings.Contains(out, "the harness cannot dispatch, so its hooks do not run") {
-		t.Errorf("doctor with the dispatcher gone: exit %d, want 1 saying the hooks do not run:\n%s", code, out)
-	}
-	s, err := w.runExit("Run the command you are given.")
-	t.Logf("%s exit: %v", p, err)
+	s := w.dispatcherGone("the harness cannot dispatch, so its hooks do not run")
 	if !w.exists("gated-ran") {
 		w.failf(s, "the dispatcher of a fail_open gate is gone, and the command did not run")
 	}
