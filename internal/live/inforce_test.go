@@ -279,7 +279,11 @@ func TestHooksOff(t *testing.T) {
 				values = []any{sw.Value}
 			}
 			for _, v := range values {
-				t.Run(fmt.Sprintf("%d_%s_%s_%v", i, sw.Location.Root, sw.Key, v), func(t *testing.T) {
+				label := fmt.Sprint(v)
+				if sw.Contains != "" {
+					label = "contains_" + sw.Contains
+				}
+				t.Run(fmt.Sprintf("%d_%s_%s_%s", i, sw.Location.Root, sw.Key, label), func(t *testing.T) {
 					t.Parallel()
 					testSwitch(t, tb, sw, v)
 				})
