@@ -9,7 +9,7 @@ var Known = map[string][]string{
 	"codex":   {"PostToolUse", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
 	"copilot": {"PostToolUse", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"},
 	"gemini":  {"AfterAgent", "AfterTool", "BeforeAgent", "BeforeTool", "SessionEnd", "SessionStart"},
-	"qwen":    {"PostToolUse", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"},
+	"qwen":    {"PostToolUse", "PostToolUseFailure", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"},
 }
 
 // Blocking is how a hook command of each provider blocks the native

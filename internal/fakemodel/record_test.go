@@ -395,6 +395,8 @@ func TestRecordingsWhole(t *testing.T) {
 		{"claude", claudeEvents, "Stop", nil},
 		{"codex", codexEvents, "Stop", []string{"PostToolUse.exit7"}},
 		{"gemini", geminiEvents, "AfterAgent", []string{"AfterTool.exit7"}},
+		{"copilot", copilotEvents, "Stop", nil},
+		{"qwen", qwenEvents, "Stop", nil},
 	} {
 		versions, err := os.ReadDir(filepath.Join(recordingsDir, h.name))
 		if err != nil || len(versions) == 0 {

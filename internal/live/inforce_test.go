@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,9 +37,9 @@ func gateKitFiles() map[string]string {
 	}}}.files()
 }
 
-// installGate installs the gate kit in the world, recording Codex's trust
-// for dalo's entries (install --trust, with the harness on PATH, as a user
-// who has Codex installed runs it).
+// installGate installs the gate kit in the world, recording the harness's
+// trust for dalo's entries where it runs only hooks the user trusted
+// (install --trust, with the harness on PATH, as its user runs it).
 func (w *world) installGate() string {
 	w.t.Helper()
 	w.pathHarness()
@@ -48,7 +49,7 @@ func (w *world) installGate() string {
 	ref := gateSource + ":" + gateKit
 	w.dalo("plugin", "approve", ref, "--provider", w.provider, "--all", "--yes")
 	args := []string{"plugin", "install", ref, "--provider", w.provider}
-	if w.provider == "codex" {
+	if tableUnder(w.t, w.provider).Config.Trust.State != nil {
 		args = append(args, "--trust")
 	}
 	out := w.dalo(args...)
@@ -98,116 +99,148 @@ func (w *world) daloExitIn(dir string, args ...string) (string, int) {
 // TestDispatcherGone deletes the dispatcher dalo's entries call, as a
 // user who removed or moved it would, with variables named s and p set in
 // the harness's environment (Gemini CLI replaces $s in its settings by
-// its own s, so a guard naming $s would exit 0), and runs a session whose model runs
-// a command the required fail_closed gate guards: the harness cannot start
-// the dispatcher (the shell's exit 127, which fails open on both
-// harnesses), and the entry's guard turns that into the harness's blocking
-// exit status with a reason on stderr. The command must not run, and the
-// reason reaches the model. On Codex the session runs as a user runs it:
-// the entries trusted by install --trust, no bypass flag.
+// its own s, so a guard naming $s would exit 0), and runs a session whose
+// model runs a command the required fail_closed gate guards, on every
+// harness with a table: the harness cannot start the dispatcher (the
+// shell's exit 127), and the entry's guard turns that into the harness's
+// blocking exit status with a reason on stderr. The command must not run.
+// The reason reaches the model, except where the table says a failed
+// command on the gate's native event denies the call by itself
+// (events.<E>.failed_command): such a harness reads no reason from it. On
+// a harness that runs only hooks the user trusted (trust.state), the
+// session runs as a user runs it: the entries trusted by install --trust,
+// no bypass flag.
 func TestDispatcherGone(t *testing.T) {
 	t.Parallel()
-	needs(t, providers...)
-	for _, p := range providers {
-		t.Run(p, func(t *testing.T) {
-			t.Parallel()
-			w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
-			w.untrusted = true // no hook trusted but by install --trust
-			// Variables a guard might name, set in the harness's
-			// environment: a harness that replaces $name in its settings
-			// (Gemini CLI) would rewrite such a guard into another
-			// command; this one names none.
-			w.env = append(w.env, "s=0", "p=0")
-			w.installGate()
-			if err := os.RemoveAll(filepath.Join(w.store, "dispatchers")); err != nil {
-				t.Fatal(err)
-			}
-			out, code := w.daloExit("doctor")
-			if code != 1 || !strings.Contains(out, "NOT in force: its dispatcher") {
-				t.Errorf("doctor with the dispatcher gone: exit %d, want 1 saying the gate is not in force:\n%s", code, out)
-			}
-			s, err := w.runExit("Run the command you are given.")
-			t.Logf("%s exit: %v", p, err)
-			if w.exists("gated-ran") {
-				w.failf(s, "the dispatcher is gone, and the command the required fail_closed gate guards ran")
-			}
-			event := map[string]string{"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}[p]
-			if !w.server.Contains("a required fail_closed hook guards " + event + ", so dalo blocks it") {
-				w.failf(s, "the block's reason did not reach the model")
-			}
-		})
-	}
+	eachHarness(t, func(t *testing.T, tb *provtables.Table) {
+		p := tb.Name
+		w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+		w.untrusted = true // no hook trusted but by install --trust
+		// Variables a guard might name, set in the harness's
+		// environment: a harness that replaces $name in its settings
+		// (Gemini CLI) would rewrite such a guard into another
+		// command; this one names none.
+		w.env = append(w.env, "s=0", "p=0")
+		w.installGate()
+		s := w.dispatcherGone("NOT in force: its dispatcher")
+		if w.exists("gated-ran") {
+			w.failf(s, "the dispatcher is gone, and the command the required fail_closed gate guards ran")
+		}
+		event, _ := tb.NativeEvent("tool_call", "before")
+		reaches := !tb.FailedCommandDenies(event)
+		if reason := "a required fail_closed hook guards " + event + ", so dalo blocks it"; w.server.Contains(reason) != reaches {
+			w.failf(s, "the block's reason reached the model = %v, want %v (failed_command denies = %v)", !reaches, reaches, !reaches)
+		}
+	})
 }
 
-// TestDuplicateKeys proves what each harness reads of a hook file holding a
-// key twice, with hand-written hooks that each touch a file when they run.
-// Claude Code and Gemini CLI keep the last copy of a key; Codex reads none of the file's
-// hooks, for a key twice anywhere in it, even inside one hook entry. On
-// Codex the hooks are first trusted as the user's review records it, in
-// the same file without the duplicate (the trust keys are the hooks'
-// places, the hashes their definitions, the same in both), and the hooks
-// of each copy run the same command: a Codex that read either copy would
-// run it. dalo refuses to edit such a file
+// TestDuplicateKeys proves what each harness with a table reads of a hook
+// file holding a key twice, as the table's config.hooks.duplicate_keys
+// says, with hand-written hooks that each touch a file when they run:
+// "last", the harness keeps the last copy of a key and reads the rest;
+// "none", it reads none of the file's hooks, for a key twice anywhere in
+// it, even inside one hook entry. Where the harness runs only hooks the
+// user trusted (trust.state), the hooks are first trusted as the user's
+// review records it, in the same file without the duplicate (the trust
+// keys are the hooks' places, the hashes their definitions, the same in
+// both), and the hooks of each copy run the same command: a harness that
+// read either copy would run it. What the hook file holds besides hooks
+// (Gemini CLI's auth) is kept. dalo refuses to edit such a file
 // (testdata/script/plugin_install_duplicates.txtar).
 func TestDuplicateKeys(t *testing.T) {
 	t.Parallel()
-	needs(t, providers...)
-	hook := func(w *world, name string) string {
-		timeout := "10"
-		if w.provider == "gemini" {
-			timeout = "10000" // milliseconds
-		}
-		return `{"type": "command", "command": "touch ` + filepath.Join(w.out, name) + `", "timeout": ` + timeout + `}`
-	}
-	for _, p := range providers {
-		t.Run(p, func(t *testing.T) {
-			t.Parallel()
-			for _, c := range []struct{ name, doc, once string }{
-				// Two copies of "hooks": which is read?
-				{"hooks twice",
-					`{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [FIRST]}]}, "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [LAST]}]}}`,
-					`{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [LAST]}]}}`},
-				// A key twice inside the one entry: is the rest read?
-				{"matcher twice",
-					`{"hooks": {"PreToolUse": [{"matcher": "*", "matcher": "*", "hooks": [FIRST]}], "SessionStart": [{"hooks": [LAST]}]}}`,
-					`{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [FIRST]}], "SessionStart": [{"hooks": [LAST]}]}}`},
-			} {
-				w := newWorld(t, p, fakemodel.Script{fakemodel.Run("echo hi"), fakemodel.Say("Done.")})
-				first, last := "first", "last"
-				if p == "codex" {
-					first = "last" // one command in both copies, trusted once
-				}
-				r := strings.NewReplacer("FIRST", hook(w, first), "LAST", hook(w, last))
-				if p == "gemini" {
-					// Gemini CLI's names of the events, and its user's auth
-					// in the same file.
-					r = strings.NewReplacer("FIRST", hook(w, first), "LAST", hook(w, last),
-						"PreToolUse", "BeforeTool", `{"hooks"`, `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks"`)
-				}
-				file := w.hooksFile()
-				if p == "codex" {
-					w.writeFile(file, r.Replace(c.once))
-					w.codexTrust()     // the user reviews the file without the duplicate
-					w.untrusted = true // and nobody reviews it again
-					// Without the duplicate, the trusted hooks run.
-					if s := w.run("Run the command you are given."); !fileExists(filepath.Join(w.out, "last")) {
-						w.failf(s, "codex, %s: without the duplicate, the trusted hook did not run", c.name)
-					}
-					os.Remove(filepath.Join(w.out, "last"))
-				}
-				w.writeFile(file, r.Replace(c.doc))
-				s := w.run("Run the command you are given.")
-				ranFirst, ranLast := fileExists(filepath.Join(w.out, "first")), fileExists(filepath.Join(w.out, "last"))
-				t.Logf("%s, %s: first copy ran = %v, last copy ran = %v", p, c.name, ranFirst, ranLast)
-				switch {
-				case p != "codex" && c.name == "hooks twice" && (ranFirst || !ranLast):
-					w.failf(s, "%s, %s: first ran = %v, last ran = %v; want the last copy only", p, c.name, ranFirst, ranLast)
-				case p == "gemini" && c.name == "matcher twice" && (!ranFirst || !ranLast):
-					w.failf(s, "gemini, %s: first ran = %v, last ran = %v; want both (the last matcher kept, the rest read)", c.name, ranFirst, ranLast)
-				case p == "codex" && (ranFirst || ranLast):
-					w.failf(s, "codex, %s: a hook ran (first %v, last %v); want no hook of the file, though each was trusted", c.name, ranFirst, ranLast)
+	eachHarness(t, func(t *testing.T, tb *provtables.Table) {
+		p := tb.Name
+		pre, _ := tb.NativeEvent("tool_call", "before")
+		start, _ := tb.NativeEvent("session", "start")
+		reads := tb.Config.Hooks.DuplicateKeys.Reads
+		trusted := tb.Config.Trust.State != nil
+		for _, c := range []struct{ name, doc, once string }{
+			// Two copies of "hooks": which is read?
+			{"hooks twice",
+				`"hooks": {"PRE": [{"matcher": "*", "hooks": [FIRST]}]}, "hooks": {"PRE": [{"matcher": "*", "hooks": [LAST]}]}}`,
+				`"hooks": {"PRE": [{"matcher": "*", "hooks": [LAST]}]}}`},
+			// A key twice inside the one entry: is the rest read?
+			{"matcher twice",
+				`"hooks": {"PRE": [{"matcher": "*", "matcher": "*", "hooks": [FIRST]}], "START": [{"hooks": [LAST]}]}}`,
+				`"hooks": {"PRE": [{"matcher": "*", "hooks": [FIRST]}], "START": [{"hooks": [LAST]}]}}`},
+		} {
+			w := newWorld(t, p, fakemodel.Script{fakemodel.Run("echo hi"), fakemodel.Say("Done.")})
+			hook := func(name string) string {
+				return fmt.Sprintf(`{"type": "command", "command": "touch %s", "timeout": %d}`, filepath.Join(w.out, name), tb.NativeTimeout(10000))
+			}
+			first, last := "first", "last"
+			if trusted {
+				first = "last" // one command in both copies, trusted once
+			}
+			// The file as the user has it, its other members kept.
+			file := w.hooksFile()
+			head := "{"
+			if b, err := os.ReadFile(file); err == nil {
+				if inner := strings.TrimSpace(string(b)); len(inner) > 2 {
+					head = strings.TrimSuffix(inner, "}") + ", "
 				}
 			}
+			r := strings.NewReplacer("FIRST", hook(first), "LAST", hook(last), "PRE", pre, "START", start)
+			if trusted {
+				w.writeFile(file, head+r.Replace(c.once))
+				w.codexTrust()     // the user reviews the file without the duplicate
+				w.untrusted = true // and nobody reviews it again
+				// Without the duplicate, the trusted hooks run.
+				if s := w.run("Run the command you are given."); !fileExists(filepath.Join(w.out, "last")) {
+					w.failf(s, "%s, %s: without the duplicate, the trusted hook did not run", p, c.name)
+				}
+				os.Remove(filepath.Join(w.out, "last"))
+			}
+			w.writeFile(file, head+r.Replace(c.doc))
+			s := w.run("Run the command you are given.")
+			ranFirst, ranLast := fileExists(filepath.Join(w.out, "first")), fileExists(filepath.Join(w.out, "last"))
+			t.Logf("%s, %s: first copy ran = %v, last copy ran = %v", p, c.name, ranFirst, ranLast)
+			switch {
+			case reads == provtables.ReadsLast && c.name == "hooks twice" && (ranFirst || !ranLast):
+				w.failf(s, "%s, %s: first ran = %v, last ran = %v; want the last copy only", p, c.name, ranFirst, ranLast)
+			case reads == provtables.ReadsLast && c.name == "matcher twice" && (!ranFirst || !ranLast):
+				w.failf(s, "%s, %s: first ran = %v, last ran = %v; want both (the last matcher kept, the rest read)", p, c.name, ranFirst, ranLast)
+			case reads == provtables.ReadsNone && (ranFirst || ranLast):
+				w.failf(s, "%s, %s: a hook ran (first %v, last %v); want no hook of the file, though each was trusted", p, c.name, ranFirst, ranLast)
+			}
+		}
+	})
+}
+
+// dispatcherGone deletes the dispatchers of the world's store, checks
+// that doctor exits 1 saying each of says, and runs a session whose model
+// runs the command it is given.
+func (w *world) dispatcherGone(says ...string) session {
+	w.t.Helper()
+	if err := os.RemoveAll(filepath.Join(w.store, "dispatchers")); err != nil {
+		w.t.Fatal(err)
+	}
+	out, code := w.daloExit("doctor")
+	for _, say := range says {
+		if code != 1 || !strings.Contains(out, say) {
+			w.t.Errorf("doctor with the dispatcher gone: exit %d, want 1 saying %q:\n%s", code, say, out)
+		}
+	}
+	s, err := w.runExit("Run the command you are given.")
+	w.t.Logf("%s exit: %v", w.provider, err)
+	return s
+}
+
+// eachHarness runs f in a parallel subtest named for each harness with a
+// table, given the table under test; the test is skipped whole when this
+// run proves none of them.
+func eachHarness(t *testing.T, f func(t *testing.T, tb *provtables.Table)) {
+	t.Helper()
+	ts, err := provtables.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	needs(t, harnesses(ts)...) // skip once, not per harness
+	for _, p := range harnesses(ts) {
+		t.Run(p, func(t *testing.T) {
+			t.Parallel()
+			f(t, tableUnder(t, p))
 		})
 	}
 }
@@ -220,19 +253,43 @@ func fileExists(name string) bool {
 // TestHooksOff installs the gate and then sets, as its user would, a
 // setting of the harness that switches hooks off: the harness runs none of
 // dalo's entries, so the gated command runs, and doctor says which setting
-// and that the gate is not in force. Claude Code's disableAllHooks; Gemini
-// CLI's hooksConfig.enabled false, and hooksConfig.disabled naming dalo's
-// BeforeTool command (its list of hooks not to run, by command). And one
-// that does not: a "disabled" list inside Gemini CLI's hooks object, named
-// by the docs of versions before 0.61.0, which 0.61.0 skips as an event
-// name and honors nowhere: the gate stays in force, and doctor says so.
-// And a project's own settings, which override the user's (Claude Code's
-// .claude/settings.json and settings.local.json, Gemini CLI's
-// .gemini/settings.json): doctor run in the project reads them and says
-// the gate is off there; run elsewhere, it reads no project's.
+// and that the gate is not in force. For every harness with a table, the
+// subtest named for it sets each switch of the table's config.off, each
+// value of it, in the file it names: the user's (config_home, home), a
+// project's own settings, which override the user's (doctor run in the
+// project reads them and says the gate is off there; run elsewhere, it
+// reads no project's), and the machine's where a variable moves that file
+// (a file the harness reads only when root owns it, only when this run is
+// root's); the machine's own file is never written. A list of commands
+// (contains) names dalo's entry of the gate. The other cases are what
+// else turns the gate off, or does not: values a harness's settings schema
+// rejects (the table's drop), and a "disabled" list inside Gemini CLI's
+// hooks object, named by the docs of versions before 0.61.0, which 0.61.0
+// skips as an event name and honors nowhere: the gate stays in force, and
+// doctor says so.
 func TestHooksOff(t *testing.T) {
 	t.Parallel()
-	needs(t, "claude", "codex", "gemini")
+	eachHarness(t, func(t *testing.T, tb *provtables.Table) {
+		if len(tb.Config.Off) == 0 {
+			t.Fatalf("%s lists no setting that switches its hooks off", tb.Key())
+		}
+		for i, sw := range tb.Config.Off {
+			values := sw.Values
+			if sw.Value != nil || sw.Contains != "" {
+				values = []any{sw.Value}
+			}
+			for _, v := range values {
+				label := fmt.Sprint(v)
+				if sw.Contains != "" {
+					label = "contains_" + sw.Contains
+				}
+				t.Run(fmt.Sprintf("%d_%s_%s_%s", i, sw.Location.Root, sw.Key, label), func(t *testing.T) {
+					t.Parallel()
+					testSwitch(t, tb, sw, v)
+				})
+			}
+		}
+	})
 	// userHook adds a hook of the user's own to the settings s, beside
 	// dalo's entries, under event.
 	userHook := func(s map[string]any, event string, group map[string]any) {
@@ -242,123 +299,49 @@ func TestHooksOff(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, provider string
-		// set returns the settings with the switch on.
-		set func(w *world, settings map[string]any)
-		// edit, when set, is what the user does instead of set.
-		edit func(w *world)
+		// set changes the settings.
+		set  func(w *world, settings map[string]any)
 		says string
 		// inForce: the setting switches nothing off.
 		inForce bool
-		// project, when set, is the project's own settings file the
-		// setting goes in (set is given an empty map), and doctor runs in
-		// the project.
-		project string
 	}{
-		{"claude", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, nil, "sets disableAllHooks to true", false, ""},
-		{"gemini_enabled", "gemini", func(w *world, s map[string]any) {
-			s["hooksConfig"] = map[string]any{"enabled": false}
-		}, nil, "sets hooksConfig.enabled to false", false, ""},
-		{"gemini_disabled", "gemini", func(w *world, s map[string]any) {
-			s["hooksConfig"] = map[string]any{"disabled": []any{entryCommand(w, s, "BeforeTool")}}
-		}, nil, "lists dalo's BeforeTool entry in hooksConfig.disabled", false, ""},
 		{"gemini_hooks_disabled", "gemini", func(w *world, s map[string]any) {
 			s["hooks"].(map[string]any)["disabled"] = []any{entryCommand(w, s, "BeforeTool")}
-		}, nil, "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required", true, ""},
-		{"gemini_project", "gemini", func(w *world, s map[string]any) {
-			s["hooksConfig"] = map[string]any{"enabled": false}
-		}, nil, "in this project, ", false, ".gemini/settings.json"},
-		{"gemini_project_disabled", "gemini", func(w *world, s map[string]any) {
-			s["hooksConfig"] = map[string]any{"disabled": []any{entryCommand(w, w.settings(), "BeforeTool")}}
-		}, nil, "in this project, ", false, ".gemini/settings.json"},
-		{"claude_project", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, nil, "in this project, ", false, ".claude/settings.json"},
-		{"claude_project_local", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = true }, nil, "in this project, ", false, ".claude/settings.local.json"},
+		}, "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required", true},
 		// Values Claude Code's settings schema rejects: it ignores the
 		// whole file, dalo's entries with it.
-		{"claude_model", "claude", func(w *world, s map[string]any) { s["model"] = 5 }, nil, "model is 5, where Claude Code accepts only string: Claude Code ignores the whole file", false, ""},
-		{"claude_permissions", "claude", func(w *world, s map[string]any) { s["permissions"] = "x" }, nil, `permissions is "x", where Claude Code accepts only object`, false, ""},
-		{"claude_disable_number", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = 1 }, nil, "disableAllHooks is 1, where Claude Code accepts only boolean", false, ""},
-		{"claude_disable_string", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = "false" }, nil, `disableAllHooks is "false", where Claude Code accepts only boolean`, false, ""},
+		{"claude_model", "claude", func(w *world, s map[string]any) { s["model"] = 5 }, "model is 5, where Claude Code accepts only string: Claude Code ignores the whole file", false},
+		{"claude_permissions", "claude", func(w *world, s map[string]any) { s["permissions"] = "x" }, `permissions is "x", where Claude Code accepts only object`, false},
+		{"claude_disable_number", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = 1 }, "disableAllHooks is 1, where Claude Code accepts only boolean", false},
+		{"claude_disable_string", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = "false" }, `disableAllHooks is "false", where Claude Code accepts only boolean`, false},
 		{"claude_hook_type", "claude", func(w *world, s map[string]any) {
 			userHook(s, "PreToolUse", map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "nope", "command": "true"}}})
-		}, nil, `hooks.PreToolUse[1].hooks[0].type is "nope", where Claude Code accepts only "command", "prompt", "agent", "http" or "mcp_tool"`, false, ""},
+		}, `hooks.PreToolUse[1].hooks[0].type is "nope", where Claude Code accepts only "command", "prompt", "agent", "http" or "mcp_tool"`, false},
 		{"claude_hook_matcher", "claude", func(w *world, s map[string]any) {
 			userHook(s, "PreToolUse", map[string]any{"matcher": 5, "hooks": []any{map[string]any{"type": "command", "command": "true"}}})
-		}, nil, "hooks.PreToolUse[1].matcher is 5, where Claude Code accepts only string", false, ""},
+		}, "hooks.PreToolUse[1].matcher is 5, where Claude Code accepts only string", false},
 		// A hook of the user's Claude Code rejects, under another event:
 		// as the table's scope of that check says, the whole file is
 		// dropped (2.1.233), or only that event's hooks and dalo's gate
 		// runs (2.1.332); inForce is the table's answer.
 		{"claude_hook_other_event", "claude", func(w *world, s map[string]any) {
 			userHook(s, "PostToolUse", map[string]any{"matcher": 5, "hooks": []any{map[string]any{"type": "command", "command": "true"}}})
-		}, nil, "hooks.PostToolUse[0].matcher is 5, where Claude Code accepts only string", false, ""},
-		// Codex's feature switches in config.toml, and a malformed entry
-		// of the user's in hooks.json.
-		{"codex_features_codex_hooks", "codex", nil, func(w *world) {
-			w.appendFile(filepath.Join(w.configHome(), "config.toml"), "\n[features]\ncodex_hooks = false\n")
-		},
-			"config.toml sets features.codex_hooks to false: Codex runs no hook at all", false, ""},
-		{"codex_features_hooks", "codex", nil, func(w *world) {
-			w.appendFile(filepath.Join(w.configHome(), "config.toml"), "\n[features]\nhooks = false\n")
-		},
-			"config.toml sets features.hooks to false: Codex runs no hook at all", false, ""},
+		}, "hooks.PostToolUse[0].matcher is 5, where Claude Code accepts only string", false},
+		// A malformed entry of the user's in Codex's hooks.json.
 		{"codex_hook_timeout", "codex", func(w *world, s map[string]any) {
 			userHook(s, "SessionStart", map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "true", "timeout": "x"}}})
-		}, nil, `hooks.SessionStart[0].hooks[0].timeout is "x", where Codex CLI accepts only number: Codex reads none of the file's hooks`, false, ""},
-		{"codex_event_not_list", "codex", func(w *world, s map[string]any) { s["hooks"].(map[string]any)["PostToolUse"] = "bad" }, nil,
-			`hooks.PostToolUse is "bad", where Codex CLI accepts only array: Codex reads none of the file's hooks`, false, ""},
-		// Gemini CLI reads hooksConfig.enabled by its truthiness, and the
-		// machine's defaults, which the user's settings would override.
-		{"gemini_enabled_zero", "gemini", func(w *world, s map[string]any) { s["hooksConfig"] = map[string]any{"enabled": 0} }, nil, "sets hooksConfig.enabled to 0", false, ""},
-		{"gemini_enabled_empty", "gemini", func(w *world, s map[string]any) { s["hooksConfig"] = map[string]any{"enabled": ""} }, nil, `sets hooksConfig.enabled to ""`, false, ""},
-		{"gemini_system_defaults", "gemini", nil, func(w *world) {
-			// Gemini CLI reads the file only if it and every directory
-			// above it are root's and writable by no group or other, as
-			// /etc/gemini-cli is: not under the temporary directory.
-			if os.Geteuid() != 0 {
-				w.t.Skip("Gemini CLI reads system defaults only from a file root owns; this run is not root's")
-			}
-			home, err := os.UserHomeDir()
-			if err != nil {
-				w.t.Fatal(err)
-			}
-			dir, err := os.MkdirTemp(home, "dalo-live-defaults-")
-			if err != nil {
-				w.t.Fatal(err)
-			}
-			w.t.Cleanup(func() { os.RemoveAll(dir) })
-			file := filepath.Join(dir, "system-defaults.json")
-			w.writeFile(file, `{"hooksConfig": {"enabled": false}}`+"\n")
-			w.env = append(w.env, "GEMINI_CLI_SYSTEM_DEFAULTS_PATH="+file)
-		}, "system-defaults.json sets hooksConfig.enabled to false: the machine's default settings switch every hook off", false, ""},
+		}, `hooks.SessionStart[0].hooks[0].timeout is "x", where Codex CLI accepts only number: Codex reads none of the file's hooks`, false},
+		{"codex_event_not_list", "codex", func(w *world, s map[string]any) { s["hooks"].(map[string]any)["PostToolUse"] = "bad" },
+			`hooks.PostToolUse is "bad", where Codex CLI accepts only array: Codex reads none of the file's hooks`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, c.provider, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 			w.installGate()
-			if c.edit != nil {
-				c.edit(w)
-				out, code := w.daloExit("doctor")
-				s := w.run("Run the command you are given.")
-				if code != 1 || !strings.Contains(out, c.says) || !strings.Contains(out, "NOT in force") {
-					t.Errorf("doctor with the hooks off: exit %d, want 1 saying %q:\n%s", code, c.says, out)
-				}
-				if !w.exists("gated-ran") || w.server.Contains(markGate) {
-					w.failf(s, "hooks off: the gated command ran = %v, the gate's reason reached the model = %v; want true, false (the harness runs no dalo entry)", w.exists("gated-ran"), w.server.Contains(markGate))
-				}
-				return
-			}
-			file, settings := w.hooksFile(), w.settings()
-			doctorIn := w.root
-			if c.project != "" {
-				file, settings, doctorIn = filepath.Join(w.work, filepath.FromSlash(c.project)), map[string]any{}, w.work
-				// Outside it, doctor reads no project's settings.
-				if out, code := w.daloExit("doctor"); code != 0 {
-					t.Errorf("doctor outside the project: exit %d, want 0:\n%s", code, out)
-				}
-			}
+			settings := w.settings()
 			c.set(w, settings)
-			w.writeJSON(file, settings)
-			out, code := w.daloExitIn(doctorIn, "doctor")
+			w.writeJSON(w.hooksFile(), settings)
+			out, code := w.daloExit("doctor")
 			s := w.run("Run the command you are given.")
 			inForce := c.inForce
 			if c.name == "claude_hook_other_event" {
@@ -373,14 +356,117 @@ func TestHooksOff(t *testing.T) {
 				}
 				return
 			}
-			if code != 1 || !strings.Contains(out, c.says) || !strings.Contains(out, "NOT in force") {
-				t.Errorf("doctor with the hooks off: exit %d, want 1 saying %q:\n%s", code, c.says, out)
-			}
-			if !w.exists("gated-ran") || w.server.Contains(markGate) {
-				w.failf(s, "hooks off: the gated command ran = %v, the gate's reason reached the model = %v; want true, false (the harness runs no dalo entry)", w.exists("gated-ran"), w.server.Contains(markGate))
-			}
+			w.hooksOff(s, out, code, c.says)
 		})
 	}
+}
+
+// hooksOff fails unless doctor (its output and exit status) said the gate
+// is not in force, saying says, and the session s ran the gated command
+// without the gate.
+func (w *world) hooksOff(s session, out string, code int, says string) {
+	w.t.Helper()
+	if code != 1 || !strings.Contains(out, says) || !strings.Contains(out, "NOT in force") {
+		w.t.Errorf("doctor with the hooks off: exit %d, want 1 saying %q:\n%s", code, says, out)
+	}
+	if !w.exists("gated-ran") || w.server.Contains(markGate) {
+		w.failf(s, "hooks off: the gated command ran = %v, the gate's reason reached the model = %v; want true, false (the harness runs no dalo entry)", w.exists("gated-ran"), w.server.Contains(markGate))
+	}
+}
+
+// testSwitch installs the gate in a world of table tb's harness and sets
+// the switch sw to v where its user would: the harness runs none of dalo's
+// entries, and doctor, run where it reads the file, names the key and says
+// the gate is not in force.
+func testSwitch(t *testing.T, tb *provtables.Table, sw provtables.Switch, v any) {
+	w := newWorld(t, tb.Name, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+	w.installGate()
+	doctorIn := w.root
+	var file string
+	switch sw.Location.Root {
+	case "project":
+		file, doctorIn = filepath.Join(w.work, filepath.FromSlash(sw.Location.Path)), w.work
+		// Outside it, doctor reads no project's settings.
+		if out, code := w.daloExit("doctor"); code != 0 {
+			t.Errorf("doctor outside the project: exit %d, want 0:\n%s", code, out)
+		}
+	case "system":
+		if sw.Location.Env == "" {
+			t.Skipf("the machine's own /%s, which no variable moves: a test never writes it", sw.Location.Path)
+		}
+		dir := t.TempDir()
+		if sw.Location.RootOwned != nil {
+			// Read only from a file root owns, in directories no group
+			// or other may write, as /etc is: not the temporary one.
+			if os.Geteuid() != 0 {
+				t.Skipf("%s reads /%s only from a file root owns; this run is not root's", tb.Harness, sw.Location.Path)
+			}
+			home, err := os.UserHomeDir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dir, err = os.MkdirTemp(home, "dalo-live-system-"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+		}
+		file = filepath.Join(dir, filepath.Base(sw.Location.Path))
+		w.setEnv(sw.Location.Env, file)
+	default:
+		var err error
+		if file, err = tb.Path(sw.Location, w.getenv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sw.Contains != "" {
+		event, _ := tb.NativeEvent("tool_call", "before")
+		v = []any{entryCommand(w, w.settings(), event)}
+	}
+	if strings.HasSuffix(file, ".toml") {
+		i := strings.LastIndex(sw.Key, ".")
+		value, err := json.Marshal(v) // a TOML bool, number or basic string
+		if err != nil || i < 0 {
+			t.Fatalf("%s: cannot write %s = %v as TOML (%v)", file, sw.Key, v, err)
+		}
+		w.appendFile(file, fmt.Sprintf("\n[%s]\n%s = %s\n", sw.Key[:i], sw.Key[i+1:], value))
+	} else {
+		m := map[string]any{}
+		if b, err := os.ReadFile(file); err == nil {
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setDotted(m, sw.Key, v)
+		w.writeJSON(file, m)
+	}
+	out, code := w.daloExitIn(doctorIn, "doctor")
+	s := w.run("Run the command you are given.")
+	w.hooksOff(s, out, code, sw.Key)
+}
+
+// setDotted sets the dotted path key in m to v, making the objects on the
+// way.
+func setDotted(m map[string]any, key string, v any) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = v
+}
+
+// getenv returns the value of name in the world's environment.
+func (w *world) getenv(name string) string {
+	for _, e := range w.env {
+		if v, ok := strings.CutPrefix(e, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // settings returns the harness's hook file, decoded.

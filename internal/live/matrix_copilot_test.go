@@ -81,6 +81,15 @@ func TestMatrixCopilot(t *testing.T) {
 	t.Run("remove_restores", func(t *testing.T) { testBashMatrixRemove(t, "copilot") })
 	t.Run("instruction", func(t *testing.T) { testBashMatrixInstruction(t, "copilot") })
 	t.Run("first_run", testMatrixCopilotFirstRun)
+	t.Run("pre_context", func(t *testing.T) { testBashMatrixPreContext(t, "copilot") })
+	t.Run("rewrite_input", func(t *testing.T) { testBashMatrixRewrite(t, "copilot") })
+	// Copilot's tool result object; the model reads textResultForLlm.
+	t.Run("replace_output", func(t *testing.T) {
+		testBashMatrixReplace(t, "copilot", `{"textResultForLlm":"`+bmReplaced+`","resultType":"success"}`)
+	})
+	t.Run("prompt_deny", func(t *testing.T) { testBashMatrixPromptDeny(t, "copilot", true) })
+	t.Run("prompt_fail_closed", func(t *testing.T) { testBashMatrixPromptClosed(t, "copilot", true) })
+	t.Run("members", func(t *testing.T) { testBashMatrixMembers(t, "copilot") })
 }
 
 // TestMatrixQwen runs Qwen Code sessions that prove its table.
@@ -94,6 +103,13 @@ func TestMatrixQwen(t *testing.T) {
 	t.Run("hooks_off", func(t *testing.T) { testBashMatrixOff(t, "qwen") })
 	t.Run("remove_restores", func(t *testing.T) { testBashMatrixRemove(t, "qwen") })
 	t.Run("instruction", func(t *testing.T) { testBashMatrixInstruction(t, "qwen") })
+	t.Run("tool_failure", func(t *testing.T) {
+		testBashMatrixToolFailure(t, "qwen", []string{"session.id", "session.cwd", "transcript.path", "tool.name", "tool.call_id", "session.permission_mode"})
+	})
+	// Headless, Qwen Code shows the reason of a denied prompt nowhere.
+	t.Run("prompt_deny", func(t *testing.T) { testBashMatrixPromptDeny(t, "qwen", false) })
+	t.Run("prompt_fail_closed", func(t *testing.T) { testBashMatrixPromptClosed(t, "qwen", false) })
+	t.Run("members", func(t *testing.T) { testBashMatrixMembers(t, "qwen") })
 }
 
 // testBashMatrixSession runs one session with an observer binding every
@@ -239,7 +255,7 @@ func testBashMatrixSession(t *testing.T, p string) {
 // fail_open gate lets the command run; context hooks under report and
 // fail_open shown to the model put the diagnostic in front of it; a
 // crashing fail_closed stop hook asks for another pass with the generic
-// reason. No handler's stderr reaches the model.
+// reason, and one shown to the model too with its diagnostic. No handler's stderr reaches the model.
 func testBashMatrixFailures(t *testing.T, p string) {
 	t.Parallel()
 	shell := shellTool[p]
@@ -257,6 +273,7 @@ func testBashMatrixFailures(t *testing.T, p string) {
 		{id: "prompt-open", subject: "prompt", phase: "before", effect: "add_context", policy: "fail_open", visibility: "model_and_user", when: "*bm-failures-prompt*", exit: 3},
 		{id: "post-report", subject: "tool_call", phase: "after", effect: "add_context", policy: "report", visibility: "model_and_user", tools: shell, when: "*bm-open*", exit: 3},
 		{id: "strict-stop", subject: "workflow", phase: "stop", effect: "continue_workflow", policy: "fail_closed", visibility: "user", exit: 3},
+		{id: "model-stop", subject: "workflow", phase: "stop", effect: "continue_workflow", policy: "fail_closed", visibility: "model_and_user", exit: 3},
 	}
 	w.installSource(bmID, bmPkg, matrixFiles(bmPkg, "Probes of the "+p+" table's failures.", hooks))
 	s := w.run("Run the commands you are given, bm-failures-prompt.")
@@ -269,7 +286,7 @@ func testBashMatrixFailures(t *testing.T, p string) {
 	if !w.server.Contains(generic) {
 		w.failf(s, "fail_closed gate (user): the model did not read %q", generic)
 	}
-	for _, id := range []string{"model-closed", "start-report", "prompt-open", "post-report"} {
+	for _, id := range []string{"model-closed", "start-report", "prompt-open", "post-report", "model-stop"} {
 		if d := fmt.Sprintf("[%s:%s/%s] This hook failed: handler exited with status 3.", bmID, bmPkg, id); !w.server.Contains(d) {
 			w.failf(s, "%s (model_and_user): the model did not read %q", id, d)
 		}
@@ -298,15 +315,7 @@ func testBashMatrixGoneClosed(t *testing.T, p string) {
 	t.Parallel()
 	w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 	w.installSource(bmID, bmPkg, bmGoneKit(p, "fail_closed"))
-	if err := os.RemoveAll(filepath.Join(w.store, "dispatchers")); err != nil {
-		t.Fatal(err)
-	}
-	out, code := w.daloExit("doctor")
-	if code != 1 || !strings.Contains(out, "blocks every PreToolUse action until it runs again") || !strings.Contains(out, "NOT in force: its dispatcher") {
-		t.Errorf("doctor with the dispatcher gone: exit %d, want 1 saying every call is blocked and the gate is not in force:\n%s", code, out)
-	}
-	s, err := w.runExit("Run the command you are given.")
-	t.Logf("%s exit: %v", p, err)
+	s := w.dispatcherGone("blocks every PreToolUse action until it runs again", "NOT in force: its dispatcher")
 	if w.exists("gated-ran") {
 		w.failf(s, "the dispatcher is gone, and the command the required fail_closed gate guards ran")
 	}
@@ -323,19 +332,12 @@ func testBashMatrixGoneOpen(t *testing.T, p string) {
 	t.Parallel()
 	w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 	w.installSource(bmID, bmPkg, bmGoneKit(p, "fail_open"))
+	// Guarded where a failed command would deny the call.
 	cmd := entryCommand(w, w.settings(), "PreToolUse")
-	if guarded := strings.Contains(cmd, " || { "); guarded != (p == "copilot") {
-		t.Errorf("dalo's PreToolUse entry on %s is guarded = %v: %s", p, guarded, cmd)
+	if guarded, denies := strings.Contains(cmd, " || { "), tableUnder(t, p).FailedCommandDenies("PreToolUse"); guarded != denies {
+		t.Errorf("dalo's PreToolUse entry on %s is guarded = %v, where a failed command denies = %v: %s", p, guarded, denies, cmd)
 	}
-	if err := os.RemoveAll(filepath.Join(w.store, "dispatchers")); err != nil {
-		t.Fatal(err)
-	}
-	out, code := w.daloExit("doctor")
-	if code != 1 || !strings.Contains(out, "the harness cannot dispatch, so its hooks do not run") {
-		t.Errorf("doctor with the dispatcher gone: exit %d, want 1 saying the hooks do not run:\n%s", code, out)
-	}
-	s, err := w.runExit("Run the command you are given.")
-	t.Logf("%s exit: %v", p, err)
+	s := w.dispatcherGone("the harness cannot dispatch, so its hooks do not run")
 	if !w.exists("gated-ran") {
 		w.failf(s, "the dispatcher of a fail_open gate is gone, and the command did not run")
 	}

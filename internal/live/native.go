@@ -17,7 +17,9 @@ import (
 // name) accepts in its hook configuration, spelt as its configuration
 // spells them (PreToolUse), sorted. Each harness says so itself: Claude
 // Code's doctor lists the valid events when a settings file names an
-// unknown one; Codex's app-server protocol schema enumerates them. It runs
+// unknown one; Codex's app-server protocol schema enumerates them, and
+// GitHub Copilot CLI's API schema, which it unpacks on its first start;
+// Qwen Code's hook reference, shipped in its package, lists them. It runs
 // the harness in a temporary home, with no model and no network.
 func NativeEvents(name, bin string) ([]string, error) {
 	home, err := os.MkdirTemp("", "dalo-native-events-")
@@ -78,6 +80,60 @@ func NativeEvents(name, bin string) ([]string, error) {
 			if e != "" {
 				events = append(events, strings.ToUpper(e[:1])+e[1:])
 			}
+		}
+	case "copilot":
+		// Its API schema enumerates the hook types (camelCase, as its
+		// hook files spell them: preToolUse), in the package it unpacks
+		// on its first start: a shared cache when the caller names one.
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			cache = filepath.Join(home, "cache")
+		}
+		cmd := exec.CommandContext(ctx, bin, "--version")
+		cmd.Env = append(env, "XDG_CACHE_HOME="+cache)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("%s --version: %v\n%s", bin, err, out)
+		}
+		schemas, _ := filepath.Glob(filepath.Join(cache, "copilot", "pkg", "*", "*", "schemas", "api.schema.json"))
+		if len(schemas) == 0 {
+			return nil, fmt.Errorf("%s unpacked no schemas/api.schema.json into %s", bin, cache)
+		}
+		sort.Strings(schemas)
+		b, err := os.ReadFile(schemas[len(schemas)-1])
+		if err != nil {
+			return nil, err
+		}
+		var schema struct {
+			Definitions struct {
+				HookType struct {
+					Enum []string `json:"enum"`
+				}
+			} `json:"definitions"`
+		}
+		if err := json.Unmarshal(b, &schema); err != nil {
+			return nil, fmt.Errorf("copilot api schema: %w", err)
+		}
+		// As the table spells them (PreToolUse).
+		for _, e := range schema.Definitions.HookType.Enum {
+			if e != "" {
+				events = append(events, strings.ToUpper(e[:1])+e[1:])
+			}
+		}
+	case "qwen":
+		// Its hook reference ships in the package: the table of events
+		// under "## Hook Events", one row per event.
+		pkg, err := filepath.EvalSymlinks(bin)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := os.ReadFile(filepath.Join(filepath.Dir(pkg), "bundled", "qc-helper", "docs", "features", "hooks.md"))
+		if err != nil {
+			return nil, err
+		}
+		_, section, _ := strings.Cut(string(doc), "\n## Hook Events\n")
+		section, _, _ = strings.Cut(section, "\n### ")
+		for _, m := range regexp.MustCompile("(?m)^\\| `([A-Za-z]+)` +\\|").FindAllStringSubmatch(section, -1) {
+			events = append(events, m[1])
 		}
 	default:
 		return nil, fmt.Errorf("no way known to list the native events of %s", name)

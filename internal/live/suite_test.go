@@ -15,7 +15,7 @@ import (
 
 // checkers are the calls that skip a live test when its harness is not
 // under test and record its outcome for the results file.
-var checkers = map[string]bool{"harness": true, "needs": true, "newWorld": true, "newWorldFor": true}
+var checkers = map[string]bool{"harness": true, "needs": true, "newWorld": true, "newWorldFor": true, "eachHarness": true}
 
 // Every live test calls harness, needs or newWorld before it starts a
 // subtest. A test that starts subtests first says PASS when every subtest
