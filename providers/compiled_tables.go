@@ -4745,7 +4745,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "39ed4aba77f57f7634d094be21cd2c043e2286598f82b778595e070e1bea8464",
+			SHA256: "7a2cb0cdce8d294e740d70fef27402be8fcc6ad02d8254d9ff1528916578599c",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -5010,6 +5010,50 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"doc: providers/testdata/README.md finding 21, seen on Claude Code 2.1.233",
 							"test: internal/live TestSession/claude",
+						},
+					},
+					Project: &Project{
+						Status: "supported",
+						Evidence: []string{
+							"doc: Claude Code settings, settings files by scope: project .claude/settings.json and local .claude/settings.local.json (https://code.claude.com/docs/en/settings)",
+						},
+						Hooks: ProjectHooks{
+							Location: Location{
+								Root: "project",
+								Path: ".claude/settings.local.json",
+								Evidence: []string{
+									"doc: Claude Code hooks, project hooks in .claude/settings.local.json (https://code.claude.com/docs/en/hooks)",
+								},
+							},
+							Local: Claim{
+								Evidence: []string{
+									"doc: Claude Code settings, .claude/settings.local.json is personal, not checked in; Claude Code configures git to ignore it when it creates it (https://code.claude.com/docs/en/settings)",
+								},
+							},
+						},
+						Skills: []Location{
+							Location{
+								Root:   "project",
+								Path:   ".claude/skills",
+								Layout: "<name>/SKILL.md",
+								Evidence: []string{
+									"doc: Claude Code skills, project skills in .claude/skills (https://code.claude.com/docs/en/skills)",
+								},
+							},
+						},
+						Agents: &Location{
+							Root:   "project",
+							Path:   ".claude/agents",
+							Layout: "<name>.md",
+							Evidence: []string{
+								"doc: Claude Code subagents, project subagents in .claude/agents (https://code.claude.com/docs/en/sub-agents)",
+							},
+						},
+						Trust: Trust{
+							How: "Claude Code asks an interactive user to trust a folder before it reads the project's settings; a headless run (-p) asks nothing and runs the project's hooks. dalo never records that trust.",
+							Evidence: []string{
+								"doc: Claude Code security, folder trust for a new codebase; print mode skips the dialog (https://code.claude.com/docs/en/security)",
+							},
 						},
 					},
 				},

@@ -169,7 +169,7 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 	}
 	next.Harness = newSt
 	if remains {
-		if err := plan.DropOtherSchemas(s.path("plans"), t.Name); err != nil {
+		if err := plan.DropOtherSchemas(s.scopePath("plans"), t.Name); err != nil {
 			return nil, err
 		}
 	} else {
