@@ -56,8 +56,11 @@ const depsRules = `
 
 	dalo/store, dalo/dispatch < dalo/dispatch/dispatchtest < dalo/bench/dispatchgen;
 
+	# A project's dalo.toml and dalo.lock, resolved through the store.
+	dalo/store < dalo/project;
+
 	# The CLI.
-	dalo/store, dalo/claudeplugin, dalo/cmd/internal/hookdispatch,
+	dalo/project, dalo/claudeplugin, dalo/cmd/internal/hookdispatch,
 	dalo/internal/cache, PFLAG
 	< dalo/cmd/dalo;
 `

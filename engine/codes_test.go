@@ -9,14 +9,14 @@ import (
 	"testing"
 )
 
-// TestCodesDocumented keeps docs/diagnostics.md and the codes the engine
-// and the CUE rules can emit the same set: a new code needs its entry, and
+// TestCodesDocumented keeps docs/diagnostics.md and the codes the engine,
+// the CUE rules and package project (dalo.toml, dalo.lock) can emit the same set: a new code needs its entry, and
 // an entry without a code is stale.
 func TestCodesDocumented(t *testing.T) {
 	emitted := map[string]string{} // code → first file that emits it
 	// "E031" in Go and CUE, @code(E024) on CUE fields.
 	inSource := regexp.MustCompile(`"([EW][0-9]{3})"|@code\(([EW][0-9]{3})\)`)
-	for _, glob := range []string{"*.go", "../cue/*.cue"} {
+	for _, glob := range []string{"*.go", "../cue/*.cue", "../project/*.go"} {
 		files, err := filepath.Glob(glob)
 		if err != nil {
 			t.Fatal(err)

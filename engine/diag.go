@@ -68,6 +68,7 @@ func sortDiagnostics(ds []Diagnostic) {
 // diagList collects diagnostics about one file.
 type diagList struct {
 	file  string
+	doc   string // what the file is, for messages: "" a manifest
 	diags []Diagnostic
 }
 

@@ -35,20 +35,43 @@ const (
 // comments, else from the @expect attribute the validator's messages use.
 // The output is deterministic, indented, and ends in a newline.
 func JSONSchema() ([]byte, error) {
+	return generateSchema("#Manifest", SchemaID, schemaTitle, schemaDesc)
+}
+
+// ProjectSchemaID is the $id of dalo-project-v1.schema.json.
+const ProjectSchemaID = "urn:dalo:schema:project-v1"
+
+const (
+	projectSchemaTitle = "dalo.toml, a project's packages"
+	projectSchemaDesc  = "The structural shape of a project's dalo.toml: its sources ([sources.<id>], git = URL " +
+		"with an optional ref, or path = DIR inside the project) and the packages it uses ([[packages]], ref = " +
+		"\"SOURCE:NAME\" and the providers to install it on), for editors. It cannot check what relates fields " +
+		"(git or path, a declared source, known providers): 'dalo lock' adds those checks."
+)
+
+// ProjectJSONSchema returns dalo-project-v1.schema.json: JSON Schema
+// 2020-12 generated from #Project as JSONSchema is from #Manifest, for
+// editors of dalo.toml.
+func ProjectJSONSchema() ([]byte, error) {
+	return generateSchema("#Project", ProjectSchemaID, projectSchemaTitle, projectSchemaDesc)
+}
+
+// generateSchema is the JSON Schema of the CUE definition def.
+func generateSchema(def, id, title, desc string) ([]byte, error) {
 	ctx := cuecontext.New()
 	root, err := defs.LoadPackageRules(ctx)
 	if err != nil {
 		return nil, err
 	}
-	expr, err := jsonschema.Generate(root.LookupPath(cue.ParsePath("#Manifest")), nil)
+	expr, err := jsonschema.Generate(root.LookupPath(cue.ParsePath(def)), nil)
 	if err != nil {
-		return nil, fmt.Errorf("generating JSON Schema from #Manifest: %w", err)
+		return nil, fmt.Errorf("generating JSON Schema from %s: %w", def, err)
 	}
 	doc, ok := expr.(*ast.StructLit)
 	if !ok {
-		return nil, fmt.Errorf("generating JSON Schema from #Manifest: got %T, want a struct", expr)
+		return nil, fmt.Errorf("generating JSON Schema from %s: got %T, want a struct", def, expr)
 	}
-	describeFields(doc, root.LookupPath(cue.ParsePath("#Manifest")))
+	describeFields(doc, root.LookupPath(cue.ParsePath(def)))
 	if defsLit, ok := schemaField(doc, "$defs").(*ast.StructLit); ok {
 		for _, d := range defsLit.Elts {
 			f, ok := d.(*ast.Field)
@@ -64,9 +87,9 @@ func JSONSchema() ([]byte, error) {
 	}
 	// $id, title and description follow $schema at the top.
 	head := []ast.Decl{doc.Elts[0],
-		schemaDecl("$id", ast.NewString(SchemaID)),
-		schemaDecl("title", ast.NewString(schemaTitle)),
-		schemaDecl("description", ast.NewString(schemaDesc)),
+		schemaDecl("$id", ast.NewString(id)),
+		schemaDecl("title", ast.NewString(title)),
+		schemaDecl("description", ast.NewString(desc)),
 	}
 	doc.Elts = append(head, doc.Elts[1:]...)
 

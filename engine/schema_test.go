@@ -24,15 +24,28 @@ import (
 	"dalo/bench/sourcegen"
 )
 
-//go:generate go test -run ^TestSchemaFile$ -update-schema .
+//go:generate go test -run ^Test(Project)?SchemaFile$ -update-schema .
 
-var updateSchema = flag.Bool("update-schema", false, "rewrite plugin-v1.schema.json from the CUE definitions")
+var updateSchema = flag.Bool("update-schema", false, "rewrite plugin-v1.schema.json and dalo-project-v1.schema.json from the CUE definitions")
 
-const schemaFile = "../plugin-v1.schema.json"
+const (
+	schemaFile        = "../plugin-v1.schema.json"
+	projectSchemaFile = "../dalo-project-v1.schema.json"
+)
 
 // TestSchemaFile checks that the committed plugin-v1.schema.json is exactly
 // what 'dalo schema' prints, so that editors never see a stale shape.
 func TestSchemaFile(t *testing.T) {
+	checkSchemaFile(t, schemaFile, JSONSchema)
+}
+
+// TestProjectSchemaFile is TestSchemaFile for dalo.toml's schema, which
+// 'dalo schema --project' prints.
+func TestProjectSchemaFile(t *testing.T) {
+	checkSchemaFile(t, projectSchemaFile, ProjectJSONSchema)
+}
+
+func checkSchemaFile(t *testing.T, schemaFile string, JSONSchema func() ([]byte, error)) {
 	want, err := JSONSchema()
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +68,7 @@ func TestSchemaFile(t *testing.T) {
 		t.Fatalf("%v; run 'go generate ./engine' to create it", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("plugin-v1.schema.json is stale: it differs from 'dalo schema'; run 'go generate ./engine'")
+		t.Fatalf("%s is stale: it differs from 'dalo schema'; run 'go generate ./engine'", filepath.Base(schemaFile))
 	}
 }
 
@@ -95,7 +108,13 @@ func writeFileAtomic(name string, data []byte) error {
 // 2020-12 validator.
 func compiledSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	b, err := JSONSchema()
+	return compileSchema(t, "plugin-v1.schema.json", JSONSchema)
+}
+
+// compileSchema compiles the schema generate returns, named name.
+func compileSchema(t *testing.T, name string, generate func() ([]byte, error)) *jsonschema.Schema {
+	t.Helper()
+	b, err := generate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +124,12 @@ func compiledSchema(t *testing.T) *jsonschema.Schema {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("plugin-v1.schema.json", doc); err != nil {
+	if err := c.AddResource(name, doc); err != nil {
 		t.Fatal(err)
 	}
-	sch, err := c.Compile("plugin-v1.schema.json")
+	sch, err := c.Compile(name)
 	if err != nil {
-		t.Fatalf("compiling plugin-v1.schema.json: %v", err)
+		t.Fatalf("compiling %s: %v", name, err)
 	}
 	return sch
 }
@@ -623,4 +642,38 @@ func TestAcceptShapeAgrees(t *testing.T) {
 		t.Fatalf("only %d manifests, %d valid in shape", n, valid)
 	}
 	t.Logf("%d manifests, %d valid in shape", n, valid)
+}
+
+// TestProjectSchemaAgrees holds dalo-project-v1.schema.json to what
+// #Project admits of some dalo.toml files: an editor never marks a file
+// CheckDocument takes, nor passes one whose shape it refuses.
+func TestProjectSchemaAgrees(t *testing.T) {
+	sch := compileSchema(t, "dalo-project-v1.schema.json", ProjectJSONSchema)
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, src string
+		valid     bool
+	}{
+		{"empty", "", true},
+		{"git and path sources", "[sources.team]\ngit = \"https://h/r.git\"\nref = \"main\"\n[sources.local]\npath = \"agents\"\n[[packages]]\nref = \"team:guard\"\nproviders = [\"claude\", \"codex\"]\n", true},
+		{"unknown field", "[sources.team]\ngit = \"https://h/r.git\"\nbranch = \"main\"\n", false},
+		{"no providers", "[[packages]]\nref = \"team:guard\"\n", false},
+		{"empty providers", "[[packages]]\nref = \"team:guard\"\nproviders = []\n", false},
+		{"ref without a source", "[[packages]]\nref = \"guard\"\nproviders = [\"claude\"]\n", false},
+		{"blank path", "[sources.a]\npath = \" \"\n", false},
+		{"$schema key", "\"$schema\" = \"x\"\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, diags := r.CheckDocument("dalo.toml", "#Project", []byte(tc.src))
+			if got := diags == nil; got != tc.valid {
+				t.Fatalf("CheckDocument valid = %v, want %v: %v", got, tc.valid, diags)
+			}
+			if err := schemaCheck(sch, []byte(tc.src)); (err == nil) != tc.valid {
+				t.Errorf("schema valid = %v, want %v: %v", err == nil, tc.valid, err)
+			}
+		})
+	}
 }

@@ -145,7 +145,7 @@ func (r *Rules) walkStruct(def cue.Value, name string, data map[string]any, path
 				l.errorf("E020", m.keyAt(fp), fp, "unknown field %s; did you mean %s?", quoteKey(k), near)
 				continue
 			}
-			l.errorf("E020", m.keyAt(fp), fp, "unknown field %s; %s takes %s", quoteKey(k), describeContainer(path), knownFields(fields))
+			l.errorf("E020", m.keyAt(fp), fp, "unknown field %s; %s takes %s", quoteKey(k), l.container(path), knownFields(fields))
 			continue
 		}
 		r.walkValue(fd.v, name+"."+k, data[k], fp, m, l)
@@ -154,7 +154,7 @@ func (r *Rules) walkStruct(def cue.Value, name string, data map[string]any, path
 		if meant[k] {
 			continue
 		}
-		l.errorf("E021", m.at(path), joinPath(path, k), "missing required field %s in %s", k, describeContainer(path))
+		l.errorf("E021", m.at(path), joinPath(path, k), "missing required field %s in %s", k, l.container(path))
 	}
 }
 
@@ -346,11 +346,16 @@ func lastKey(path string) string {
 	return path
 }
 
-func describeContainer(path string) string {
-	if path == "" {
-		return "the manifest"
+// container names the table at path for a message: its field path, or
+// for the document itself what the document is (the manifest).
+func (l *diagList) container(path string) string {
+	switch {
+	case path != "":
+		return path
+	case l.doc != "":
+		return l.doc
 	}
-	return path
+	return "the manifest"
 }
 
 func knownFields(fields map[string]fieldDef) string {

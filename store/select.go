@@ -68,33 +68,48 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 // narrows to one of them. A command about some packages costs what they
 // cost, not what the whole source does.
 func (s *Store) load(srcID, provider string, names []string) (*Selection, error) {
-	var err error
 	// The provider first: an unknown one is bad usage, whatever the
 	// registry holds.
-	sel := &Selection{}
-	var keys []string
-	if provider != "" {
-		ts, err := providers.Load()
-		if err != nil {
-			return nil, err
-		}
-		if sel.Table, err = ts.Resolve(provider); err != nil {
-			return nil, err
-		}
-		keys = []string{sel.Table.Key()}
+	table, err := tableFor(provider)
+	if err != nil {
+		return nil, err
 	}
+	sel := &Selection{Table: table}
 	if sel.Source, err = s.LookupSource(srcID); err != nil {
 		return nil, err
 	}
 	if sel.Registry, err = s.Registry(); err != nil {
 		return nil, err
 	}
+	return sel, sel.loadPackages(names)
+}
+
+// tableFor resolves provider (NAME or NAME@VERSION; "" none).
+func tableFor(provider string) (*providers.Table, error) {
+	if provider == "" {
+		return nil, nil
+	}
+	ts, err := providers.Load()
+	if err != nil {
+		return nil, err
+	}
+	return ts.Resolve(provider)
+}
+
+// loadPackages validates the packages names of sel.Source, and those they
+// require, for sel.Table, resolving references against sel.Registry.
+func (sel *Selection) loadPackages(names []string) error {
+	var keys []string
+	if sel.Table != nil {
+		keys = []string{sel.Table.Key()}
+	}
 	src := sel.Source
+	var err error
 	sel.Loaded, err = engine.Load(src.Path, engine.Options{SourceID: src.ID, Registry: sel.Registry, Providers: keys, Packages: names})
 	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", src.ID, err)
+		return fmt.Errorf("source %s: %w", src.ID, err)
 	}
-	return sel, nil
+	return nil
 }
 
 // pick is sel, loaded, narrowed to its package name: a copy, so that one

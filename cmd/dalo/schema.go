@@ -3,11 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/project"
 	"dalo/scaffold"
+	"dalo/store"
 )
 
 const schemaDoc = `Schema prints plugin-v1.schema.json: the JSON Schema 2020-12 document of
@@ -28,6 +31,12 @@ plugins/<name>/PLUGIN.toml says, as 'dalo plugin new' writes it:
 replacing the file there atomically: give it the source's root, where that
 line expects it ('dalo init' writes it there too).
 
+--project prints (or writes) dalo-project-v1.schema.json instead: the
+schema of a project's dalo.toml ('dalo lock'), generated the same way from
+#Project. Put it at the project's root and point dalo.toml at it:
+
+  #:schema ./dalo-project-v1.schema.json
+
 Exit status: 0 printed or written; 1 the write failed; 2 bad usage or a
 DIR that is missing or not a directory.
 
@@ -35,16 +44,18 @@ Examples:
   # Put the schema where new manifests expect it, in the source ./src.
   dalo schema --write src
   dalo schema | jq '.["$defs"].Hook.required'
+  dalo schema --project --write .
 `
 
 func init() {
 	register(&command{
 		name:  "schema",
-		usage: "[--write DIR]",
+		usage: "[--project] [--write DIR]",
 		short: "print or write the JSON Schema of PLUGIN.toml",
 		doc:   schemaDoc,
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("write", "", "write DIR/plugin-v1.schema.json instead of printing it")
+			fs.Bool("project", false, "the schema of a project's dalo.toml, dalo-project-v1.schema.json")
 		},
 		run:      runSchema,
 		verbatim: true,
@@ -55,7 +66,11 @@ func runSchema(e *env, fs *pflag.FlagSet) int {
 	if fs.NArg() != 0 {
 		return usageError(e, "schema", "takes no arguments, got %d", fs.NArg())
 	}
-	b, err := engine.JSONSchema()
+	generate, file := engine.JSONSchema, scaffold.SchemaFile
+	if p, _ := fs.GetBool("project"); p {
+		generate, file = engine.ProjectJSONSchema, project.SchemaFile
+	}
+	b, err := generate()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "dalo schema: %v\n", err)
 		return exitFail
@@ -65,7 +80,12 @@ func runSchema(e *env, fs *pflag.FlagSet) int {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return usageError(e, "schema", "--write: %s is not a directory", dir)
 		}
-		name, err := scaffold.WriteSchema(dir, b)
+		name := filepath.Join(dir, file)
+		if file == scaffold.SchemaFile {
+			name, err = scaffold.WriteSchema(dir, b)
+		} else {
+			err = store.WriteFile(name, b, 0o644)
+		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "dalo schema: %v\n", err)
 			return exitFail

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"dalo/engine"
+	"dalo/project"
+)
+
+const lockDoc = `Lock resolves the project's dalo.toml into dalo.lock: each git source's
+URL, as written, and the commit its ref names, and each package's id,
+version and the digest of every grant installing it on each of its
+providers asks for (its tools, hooks, skills and agents). Commit both
+files. A lock grants nothing: each teammate's 'dalo sync' shows them what
+it holds and asks them to approve it, and the digests are what that
+approval is checked against.
+
+The project is the directory holding dalo.toml: the working directory or
+the nearest one above it. A git source is fetched as 'dalo source add'
+fetches (the same hardened git) into a scratch directory that is removed
+afterwards: locking changes neither your store nor your registry. A path
+source is read as it is, and stays inside the project.
+
+Without flags, the pin of every git source the lock already holds with the
+same URL and ref is kept, a new or changed source is pinned to what its ref
+names now, and every digest is computed again at the pins. It prints what
+changed and writes dalo.lock when anything did, atomically.
+
+--update moves the pins of every git source, or of SOURCE alone, to what
+their refs name now, and prints what changed: per package, each grant whose
+digest moved, old -> new.
+
+--check writes nothing: it exits 1 when the lock does not hold what
+dalo.toml declares, or its digests are not those of what the pinned commits
+hold. A source moving upstream is not drift: the lock pins a commit. It
+needs no harness, no store and no approval: for CI.
+
+A dalo.toml or dalo.lock that cannot be read is refused with each finding
+at its line and column, and nothing is written.
+
+Exit status: 0 locked (or, with --check, the lock holds); 1 a finding, the
+lock does not hold, or a fetch failed; 2 bad usage, or no dalo.toml here or
+above.
+
+Examples:
+  dalo lock
+  dalo lock --check
+  dalo lock --update team
+`
+
+func init() {
+	register(&command{
+		name:  "lock",
+		usage: "[--check | --update [SOURCE]]",
+		short: "resolve dalo.toml into dalo.lock, or check that the lock holds",
+		doc:   lockDoc,
+		flags: func(fs *pflag.FlagSet) {
+			fs.Bool("check", false, "write nothing; exit 1 when dalo.lock does not hold")
+			fs.Bool("update", false, "move the pins of every git source, or of SOURCE, to what their refs name now")
+		},
+		run: runLock,
+	})
+}
+
+func runLock(e *env, fs *pflag.FlagSet) int {
+	const cmd = "lock"
+	check, _ := fs.GetBool("check")
+	update, _ := fs.GetBool("update")
+	switch {
+	case check && update:
+		return usageError(e, cmd, "--check and --update exclude each other")
+	case fs.NArg() > 1:
+		return usageError(e, cmd, "takes at most one SOURCE, got %d arguments", fs.NArg())
+	case fs.NArg() == 1 && !update:
+		return usageError(e, cmd, "a SOURCE names the source whose pin --update moves; without --update, lock takes none")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	root, err := project.Find(wd)
+	if errors.Is(err, project.ErrNoProject) {
+		return usageError(e, cmd, "%v", err)
+	}
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	p, err := project.Load(root)
+	if err != nil {
+		return lockRefused(e, err)
+	}
+	old, err := project.ReadLock(root)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist) && check:
+		fmt.Fprintf(e.stderr, "dalo lock: %s has no %s: run 'dalo lock' and commit it\n", root, project.LockFile)
+		return exitFail
+	case errors.Is(err, iofs.ErrNotExist):
+		old = nil
+	case err != nil:
+		return lockRefused(e, err)
+	}
+	opts := project.Options{Update: update, Progress: e.progress}
+	if update && fs.NArg() == 1 {
+		opts.Only = fs.Arg(0)
+	}
+	if check {
+		if d := project.Drift(p, old); len(d) > 0 {
+			return lockDoesNotHold(e, d)
+		}
+	}
+	now, err := project.Resolve(p, old, opts)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	if check {
+		if d := project.Compare(old, now); len(d) > 0 {
+			return lockDoesNotHold(e, d)
+		}
+		fmt.Fprintf(e.stdout, "%s holds: %s\n", project.LockFile, lockSummary(now))
+		return exitOK
+	}
+	if old != nil && bytes.Equal(old.Marshal(), now.Marshal()) {
+		fmt.Fprintf(e.stdout, "%s is up to date: %s\n", project.LockFile, lockSummary(now))
+		return exitOK
+	}
+	for _, line := range project.Changes(old, now) {
+		fmt.Fprintln(e.stdout, line)
+	}
+	if err := project.WriteLock(root, now); err != nil {
+		return fail(e, cmd, err)
+	}
+	fmt.Fprintf(e.stdout, "wrote %s: %s\n", project.LockFile, lockSummary(now))
+	return exitOK
+}
+
+// lockRefused prints why dalo.toml or dalo.lock was refused, a finding a
+// line, and says nothing was written.
+func lockRefused(e *env, err error) int {
+	var pe *project.Error
+	if errors.As(err, &pe) {
+		for _, d := range pe.Diagnostics {
+			fmt.Fprintln(e.stderr, d)
+		}
+	} else {
+		fmt.Fprintf(e.stderr, "dalo lock: %v\n", err)
+	}
+	fmt.Fprintln(e.stderr, "nothing was written")
+	return exitFail
+}
+
+func lockDoesNotHold(e *env, ds []engine.Diagnostic) int {
+	for _, d := range ds {
+		fmt.Fprintln(e.stderr, d)
+	}
+	fmt.Fprintf(e.stderr, "%s does not hold: run 'dalo lock' (or 'dalo lock --update') and commit it\n", project.LockFile)
+	return exitFail
+}
+
+// lockSummary counts what a lock holds.
+func lockSummary(l *project.Lock) string {
+	grants := 0
+	for _, p := range l.Packages {
+		grants += len(p.Grants)
+	}
+	return fmt.Sprintf("%s, %s, %s", plural(len(l.Sources), "source"), plural(len(l.Packages), "package"), plural(grants, "grant"))
+}

@@ -1,0 +1,192 @@
+package project
+
+import (
+	"fmt"
+	"slices"
+
+	"dalo/engine"
+	"dalo/plan"
+)
+
+// Drift is what the lock does not say of dalo.toml: a source or package
+// dalo.toml declares and the lock does not hold as declared (another URL,
+// ref, path or providers), or one the lock holds and dalo.toml no longer
+// declares. It fetches nothing: pins and digests are Compare's.
+func Drift(p *Project, l *Lock) []engine.Diagnostic {
+	var out []engine.Diagnostic
+	for _, s := range p.Sources {
+		if _, ok := l.sourceOf(s); ok {
+			continue
+		}
+		if i := slices.IndexFunc(l.Sources, func(x LockedSource) bool { return x.ID == s.ID }); i >= 0 {
+			out = append(out, l.errorf("E116", engine.Index("source", i), "source %s is locked as %s, and %s now declares %s: run 'dalo lock'", s.ID, describeSource(l.Sources[i].Git, l.Sources[i].Ref, l.Sources[i].Path), File, describeSource(s.Git, s.Ref, s.Path)))
+			continue
+		}
+		out = append(out, l.errorf("E116", "", "source %s of %s is not locked: run 'dalo lock'", s.ID, File))
+	}
+	for i, s := range l.Sources {
+		if _, ok := p.Source(s.ID); !ok {
+			out = append(out, l.errorf("E116", engine.Index("source", i), "source %s is locked, and %s no longer declares it: run 'dalo lock'", s.ID, File))
+		}
+	}
+	for _, pk := range p.Packages {
+		i := slices.IndexFunc(l.Packages, func(x LockedPackage) bool { return x.Ref() == pk.Ref() })
+		if i < 0 {
+			out = append(out, l.errorf("E116", "", "package %s of %s is not locked: run 'dalo lock'", pk.Ref(), File))
+			continue
+		}
+		want := slices.Sorted(slices.Values(pk.Providers))
+		if got := slices.Sorted(slices.Values(l.Packages[i].Providers)); !slices.Equal(got, want) {
+			out = append(out, l.errorf("E116", engine.Field(engine.Index("package", i), "providers"), "package %s is locked for %v, and %s now asks for %v: run 'dalo lock'", pk.Ref(), got, File, want))
+		}
+	}
+	for i, lp := range l.Packages {
+		if !slices.ContainsFunc(p.Packages, func(x Package) bool { return x.Ref() == lp.Ref() }) {
+			out = append(out, l.errorf("E116", engine.Index("package", i), "package %s is locked, and %s no longer lists it: run 'dalo lock'", lp.Ref(), File))
+		}
+	}
+	engine.SortDiagnostics(out)
+	return out
+}
+
+func describeSource(git, ref, path string) string {
+	switch {
+	case path != "":
+		return "path " + path
+	case ref != "":
+		return "git " + git + " ref " + ref
+	}
+	return "git " + git
+}
+
+// Compare is what l says that now, what Resolve read at l's pins, does
+// not: a commit, a package's id or version, a grant's digest, a grant
+// asked for and not locked or locked and no longer asked for. Each
+// finding is at l's field. l and now hold the same sources and packages
+// (Drift found none).
+func Compare(l, now *Lock) []engine.Diagnostic {
+	var out []engine.Diagnostic
+	for i, s := range l.Sources {
+		if n, ok := now.Source(s.ID); ok && n.Commit != s.Commit {
+			out = append(out, l.errorf("E116", engine.Field(engine.Index("source", i), "commit"), "source %s is locked at %s, and %s resolved to %s", s.ID, s.Commit, s.Git, n.Commit))
+		}
+	}
+	for i, lp := range l.Packages {
+		np, ok := now.Package(lp.Ref())
+		if !ok {
+			continue
+		}
+		field := engine.Index("package", i)
+		if lp.ID != np.ID {
+			out = append(out, l.errorf("E116", engine.Field(field, "id"), "package %s is locked with id %q, and its manifest declares %q", lp.Ref(), lp.ID, np.ID))
+		}
+		if lp.Version != np.Version {
+			out = append(out, l.errorf("E116", engine.Field(field, "version"), "package %s is locked at version %q, and its manifest declares %q", lp.Ref(), lp.Version, np.Version))
+		}
+		for j, g := range lp.Grants {
+			gf := engine.Index(engine.Field(field, "grant"), j)
+			k := slices.IndexFunc(np.Grants, func(x LockedGrant) bool { return x.ID == g.ID })
+			switch {
+			case k < 0:
+				out = append(out, l.errorf("E116", engine.Field(gf, "id"), "grant %s is locked, and package %s no longer asks for it", g.ID, lp.Ref()))
+			case np.Grants[k].Digest != g.Digest:
+				out = append(out, l.errorf("E116", engine.Field(gf, "digest"), "grant %s binds %s, not the locked %s", g.ID, Short(np.Grants[k].Digest), Short(g.Digest)))
+			}
+		}
+		for _, g := range np.Grants {
+			if !slices.ContainsFunc(lp.Grants, func(x LockedGrant) bool { return x.ID == g.ID }) {
+				out = append(out, l.errorf("E116", field, "package %s asks for grant %s (%s), which the lock does not hold", lp.Ref(), g.ID, Short(g.Digest)))
+			}
+		}
+	}
+	engine.SortDiagnostics(out)
+	return out
+}
+
+// Short is a digest or commit as a person compares them: its first 12
+// hex digits.
+func Short(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}
+
+// Changes says, a line each, what moving from old (nil: no lock) to now
+// changes: pins, packages added or removed, versions, and per grant its
+// digest, old -> new. It says nothing when the two say the same.
+func Changes(old, now *Lock) []string {
+	if old == nil {
+		old = &Lock{}
+	}
+	var out []string
+	for _, s := range now.Sources {
+		o, ok := old.Source(s.ID)
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("source %s: added%s", s.ID, atCommit(s.Commit)))
+		case o.Git != s.Git || o.Ref != s.Ref || o.Path != s.Path:
+			out = append(out, fmt.Sprintf("source %s: now %s%s", s.ID, describeSource(s.Git, s.Ref, s.Path), atCommit(s.Commit)))
+		case o.Commit != s.Commit:
+			out = append(out, fmt.Sprintf("source %s: %s -> %s", s.ID, Short(o.Commit), Short(s.Commit)))
+		}
+	}
+	for _, s := range old.Sources {
+		if _, ok := now.Source(s.ID); !ok {
+			out = append(out, fmt.Sprintf("source %s: removed", s.ID))
+		}
+	}
+	for _, np := range now.Packages {
+		op, ok := old.Package(np.Ref())
+		if !ok {
+			out = append(out, fmt.Sprintf("%s: added, %d grant%s", np.Ref(), len(np.Grants), map[bool]string{true: "s"}[len(np.Grants) != 1]))
+			continue
+		}
+		if op.Version != np.Version {
+			out = append(out, fmt.Sprintf("%s: version %s -> %s", np.Ref(), orNone(op.Version), orNone(np.Version)))
+		}
+		for _, g := range np.Grants {
+			k := slices.IndexFunc(op.Grants, func(x LockedGrant) bool { return x.ID == g.ID })
+			switch {
+			case k < 0:
+				out = append(out, fmt.Sprintf("%s: %s added (%s)", np.Ref(), grantName(g.ID), Short(g.Digest)))
+			case op.Grants[k].Digest != g.Digest:
+				out = append(out, fmt.Sprintf("%s: %s %s -> %s", np.Ref(), grantName(g.ID), Short(op.Grants[k].Digest), Short(g.Digest)))
+			}
+		}
+		for _, g := range op.Grants {
+			if !slices.ContainsFunc(np.Grants, func(x LockedGrant) bool { return x.ID == g.ID }) {
+				out = append(out, fmt.Sprintf("%s: %s removed (was %s)", np.Ref(), grantName(g.ID), Short(g.Digest)))
+			}
+		}
+	}
+	for _, op := range old.Packages {
+		if _, ok := now.Package(op.Ref()); !ok {
+			out = append(out, fmt.Sprintf("%s: removed", op.Ref()))
+		}
+	}
+	return out
+}
+
+// grantName is a grant id as Changes names it: PROVIDER KIND:ITEM.
+func grantName(id string) string {
+	provider, _, kind, item, err := plan.ParseGrantID(id)
+	if err != nil {
+		return id
+	}
+	return provider + " " + kind + ":" + item
+}
+
+func atCommit(c string) string {
+	if c == "" {
+		return ""
+	}
+	return " at " + Short(c)
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
+}
