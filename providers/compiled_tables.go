@@ -4745,7 +4745,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "7a2cb0cdce8d294e740d70fef27402be8fcc6ad02d8254d9ff1528916578599c",
+			SHA256: "307b6f0fa6d7718a0dafefe578eea24ffb8f751f4d57451538a5e101936b2016",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -5016,6 +5016,7 @@ var compiledTables = &compiled{
 						Status: "supported",
 						Evidence: []string{
 							"doc: Claude Code settings, settings files by scope: project .claude/settings.json and local .claude/settings.local.json (https://code.claude.com/docs/en/settings)",
+							"test: internal/live TestTeamSync/claude",
 						},
 						Hooks: ProjectHooks{
 							Location: Location{
@@ -5023,6 +5024,7 @@ var compiledTables = &compiled{
 								Path: ".claude/settings.local.json",
 								Evidence: []string{
 									"doc: Claude Code hooks, project hooks in .claude/settings.local.json (https://code.claude.com/docs/en/hooks)",
+									"test: internal/live TestTeamSync/claude",
 								},
 							},
 							Local: Claim{
@@ -5038,6 +5040,7 @@ var compiledTables = &compiled{
 								Layout: "<name>/SKILL.md",
 								Evidence: []string{
 									"doc: Claude Code skills, project skills in .claude/skills (https://code.claude.com/docs/en/skills)",
+									"test: internal/live TestTeamSync/claude",
 								},
 							},
 						},
@@ -5047,12 +5050,14 @@ var compiledTables = &compiled{
 							Layout: "<name>.md",
 							Evidence: []string{
 								"doc: Claude Code subagents, project subagents in .claude/agents (https://code.claude.com/docs/en/sub-agents)",
+								"test: internal/live TestTeamSync/claude",
 							},
 						},
 						Trust: Trust{
 							How: "Claude Code asks an interactive user to trust a folder before it reads the project's settings; a headless run (-p) asks nothing and runs the project's hooks. dalo never records that trust.",
 							Evidence: []string{
 								"doc: Claude Code security, folder trust for a new codebase; print mode skips the dialog (https://code.claude.com/docs/en/security)",
+								"test: internal/live TestTeamSync/claude",
 							},
 						},
 					},

@@ -165,3 +165,51 @@ func (s *Store) ProjectScopeOf(dir string) *Store {
 		}
 	}
 }
+
+// GrantDigests maps the id of every grant installing the selected package
+// asks for (each tool, hook, skill and agent, whether approved or not) to
+// the digest of what it binds now: what dalo.lock records and sync checks
+// the pinned bytes against.
+func (s *Store) GrantDigests(sel *Selection, getenv func(string) string) (map[string]string, error) {
+	tools, hooks, err := s.GrantStates(sel, nil)
+	if err != nil {
+		return nil, err
+	}
+	acts, err := s.MemberActions(sel, sel.Table, getenv)
+	if err != nil {
+		return nil, err
+	}
+	members, err := s.MemberStates(sel, acts, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, m := range []map[string]GrantState{tools, hooks, members} {
+		for _, st := range m {
+			out[st.ID] = st.Digest
+		}
+	}
+	return out, nil
+}
+
+// dropEmptyScope removes the store's project scope once it holds no
+// install record and no plan: a project whose last package sync removed
+// leaves nothing behind in the store.
+func (s *Store) dropEmptyScope() error {
+	if s.project == nil {
+		return nil
+	}
+	for _, d := range []string{s.scopePath("installs"), s.scopePath("plans")} {
+		ents, err := os.ReadDir(d)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if len(ents) > 0 {
+			return nil
+		}
+	}
+	if err := os.RemoveAll(s.scopePath()); err != nil {
+		return fmt.Errorf("removing the scope of project %s: %w", s.project.Root, err)
+	}
+	return plan.SyncDir(s.path(plan.ProjectsDir))
+}

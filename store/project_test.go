@@ -111,8 +111,8 @@ func TestProjectScope(t *testing.T) {
 	if b, _ := os.ReadFile(local); string(b) != mine {
 		t.Errorf("after remove %s is\n%s\nwant the user's own bytes\n%s", local, b, mine)
 	}
-	if _, err := os.Stat(filepath.Join(s.Dir, "projects", id, "installs", "claude.json")); err == nil {
-		t.Error("remove left the project's install record")
+	if _, err := os.Stat(filepath.Join(s.Dir, "projects", id)); err == nil {
+		t.Error("removing the project's last package left its scope in the store")
 	}
 }
 

@@ -188,6 +188,9 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 		return nil, err
 	}
 	step("remove:recorded")
+	if err := s.dropEmptyScope(); err != nil {
+		return nil, err
+	}
 	if err := s.gcStaged(); err != nil {
 		return nil, err
 	}

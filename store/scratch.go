@@ -130,23 +130,5 @@ func (sel *Selection) Pick(name string) (*Selection, error) { return sel.pick(na
 // (MemberStates), computed as on a fresh home. getenv places the
 // harness's directories, which decide only whether a member is written.
 func (w *Scratch) Grants(sel *Selection, getenv func(string) string) (map[string]string, error) {
-	tools, hooks, err := w.home.GrantStates(sel, nil)
-	if err != nil {
-		return nil, err
-	}
-	acts, err := w.home.MemberActions(sel, sel.Table, getenv)
-	if err != nil {
-		return nil, err
-	}
-	members, err := w.home.MemberStates(sel, acts, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, m := range []map[string]GrantState{tools, hooks, members} {
-		for _, st := range m {
-			out[st.ID] = st.Digest
-		}
-	}
-	return out, nil
+	return w.home.GrantDigests(sel, getenv)
 }
