@@ -2,7 +2,9 @@ package project
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"dalo/engine"
 	"dalo/plan"
@@ -83,19 +85,29 @@ func Compare(l, now *Lock) []engine.Diagnostic {
 		if lp.Version != np.Version {
 			out = append(out, l.errorf("E116", engine.Field(field, "version"), "package %s is locked at version %q, and its manifest declares %q", lp.Ref(), lp.Version, np.Version))
 		}
+		have, want := lp.bindings(), np.bindings()
 		for j, g := range lp.Grants {
 			gf := engine.Index(engine.Field(field, "grant"), j)
-			k := slices.IndexFunc(np.Grants, func(x LockedGrant) bool { return x.ID == g.ID })
-			switch {
-			case k < 0:
-				out = append(out, l.errorf("E116", engine.Field(gf, "id"), "grant %s is locked, and package %s no longer asks for it", g.ID, lp.Ref()))
-			case np.Grants[k].Digest != g.Digest:
-				out = append(out, l.errorf("E116", engine.Field(gf, "digest"), "grant %s binds %s, not the locked %s", g.ID, Short(np.Grants[k].Digest), Short(g.Digest)))
+			// The tables of the entry, by the digest g.ID binds on each
+			// now ("" none): one finding for each digest that differs.
+			byDigest := map[string][]string{}
+			for _, t := range g.Tables {
+				if w := want[binding{g.ID, t}]; w != g.Digest {
+					byDigest[w] = append(byDigest[w], t)
+				}
+			}
+			for _, d := range slices.Sorted(maps.Keys(byDigest)) {
+				on := strings.Join(byDigest[d], ", ")
+				if d == "" {
+					out = append(out, l.errorf("E116", engine.Field(gf, "id"), "grant %s on %s is locked, and package %s no longer asks for it there", g.ID, on, lp.Ref()))
+					continue
+				}
+				out = append(out, l.errorf("E116", engine.Field(gf, "digest"), "grant %s binds %s on %s, not the locked %s", g.ID, Short(d), on, Short(g.Digest)))
 			}
 		}
-		for _, g := range np.Grants {
-			if !slices.ContainsFunc(lp.Grants, func(x LockedGrant) bool { return x.ID == g.ID }) {
-				out = append(out, l.errorf("E116", field, "package %s asks for grant %s (%s), which the lock does not hold", lp.Ref(), g.ID, Short(g.Digest)))
+		for _, b := range sortedBindings(want) {
+			if _, ok := have[b]; !ok {
+				out = append(out, l.errorf("E116", field, "package %s asks for grant %s on %s (%s), which the lock does not hold", lp.Ref(), b.id, b.table, Short(want[b])))
 			}
 		}
 	}
@@ -139,26 +151,14 @@ func Changes(old, now *Lock) []string {
 	for _, np := range now.Packages {
 		op, ok := old.Package(np.Ref())
 		if !ok {
-			out = append(out, fmt.Sprintf("%s: added, %d grant%s", np.Ref(), len(np.Grants), map[bool]string{true: "s"}[len(np.Grants) != 1]))
+			n := len(grantIDs(np))
+			out = append(out, fmt.Sprintf("%s: added, %d grant%s", np.Ref(), n, map[bool]string{true: "s"}[n != 1]))
 			continue
 		}
 		if op.Version != np.Version {
 			out = append(out, fmt.Sprintf("%s: version %s -> %s", np.Ref(), orNone(op.Version), orNone(np.Version)))
 		}
-		for _, g := range np.Grants {
-			k := slices.IndexFunc(op.Grants, func(x LockedGrant) bool { return x.ID == g.ID })
-			switch {
-			case k < 0:
-				out = append(out, fmt.Sprintf("%s: %s added (%s)", np.Ref(), grantName(g.ID), Short(g.Digest)))
-			case op.Grants[k].Digest != g.Digest:
-				out = append(out, fmt.Sprintf("%s: %s %s -> %s", np.Ref(), grantName(g.ID), Short(op.Grants[k].Digest), Short(g.Digest)))
-			}
-		}
-		for _, g := range op.Grants {
-			if !slices.ContainsFunc(np.Grants, func(x LockedGrant) bool { return x.ID == g.ID }) {
-				out = append(out, fmt.Sprintf("%s: %s removed (was %s)", np.Ref(), grantName(g.ID), Short(g.Digest)))
-			}
-		}
+		out = append(out, grantChanges(np.Ref(), op.bindings(), np.bindings())...)
 	}
 	for _, op := range old.Packages {
 		if _, ok := now.Package(op.Ref()); !ok {
@@ -166,6 +166,82 @@ func Changes(old, now *Lock) []string {
 		}
 	}
 	return out
+}
+
+// grantChanges says, a line each, how the grants of package ref moved
+// from was to now: per grant id, old -> new digest, added or removed. The
+// tables a change concerns are named unless it is the same on every
+// table the grant is locked for.
+func grantChanges(ref string, was, now map[binding]string) []string {
+	type change struct{ id, old, new string }
+	tables := map[change][]string{}
+	all := map[string]int{} // grant id → tables it is locked for, old or new
+	for b := range was {
+		all[b.id]++
+	}
+	for b := range now {
+		if _, ok := was[b]; !ok {
+			all[b.id]++
+		}
+	}
+	for b, n := range now {
+		if o := was[b]; o != n {
+			c := change{b.id, o, n}
+			tables[c] = append(tables[c], b.table)
+		}
+	}
+	for b, o := range was {
+		if _, ok := now[b]; !ok {
+			c := change{b.id, o, ""}
+			tables[c] = append(tables[c], b.table)
+		}
+	}
+	changes := slices.Collect(maps.Keys(tables))
+	slices.SortFunc(changes, func(a, b change) int {
+		if c := strings.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		return compareTables(slices.MinFunc(tables[a], compareTables), slices.MinFunc(tables[b], compareTables))
+	})
+	var out []string
+	for _, c := range changes {
+		ts := tables[c]
+		slices.SortFunc(ts, compareTables)
+		on := ""
+		if len(ts) < all[c.id] {
+			on = " on " + strings.Join(ts, ", ")
+		}
+		switch {
+		case c.old == "":
+			out = append(out, fmt.Sprintf("%s: %s added%s (%s)", ref, grantName(c.id), on, Short(c.new)))
+		case c.new == "":
+			out = append(out, fmt.Sprintf("%s: %s removed%s (was %s)", ref, grantName(c.id), on, Short(c.old)))
+		default:
+			out = append(out, fmt.Sprintf("%s: %s %s -> %s%s", ref, grantName(c.id), Short(c.old), Short(c.new), on))
+		}
+	}
+	return out
+}
+
+// grantIDs is the set of grant ids p locks, on any table.
+func grantIDs(p LockedPackage) map[string]bool {
+	ids := map[string]bool{}
+	for _, g := range p.Grants {
+		ids[g.ID] = true
+	}
+	return ids
+}
+
+// sortedBindings is the keys of m in order: by grant id, then table.
+func sortedBindings(m map[binding]string) []binding {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b binding) int {
+		if c := strings.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		return compareTables(a.table, b.table)
+	})
+	return keys
 }
 
 // grantName is a grant id as Changes names it: PROVIDER KIND:ITEM.
@@ -189,4 +265,19 @@ func orNone(v string) string {
 		return "(none)"
 	}
 	return v
+}
+
+// Verify says whether l holds for p, writing nothing: Drift, and when
+// there is none, Compare with what l's pins hold (Resolve keeping every
+// pin, opts.Update ignored). No finding means it holds; now is what the
+// pins hold, nil when Drift found something.
+func Verify(p *Project, l *Lock, opts Options) (findings []engine.Diagnostic, now *Lock, err error) {
+	if d := Drift(p, l); len(d) > 0 {
+		return d, nil, nil
+	}
+	opts.Update, opts.Only = false, ""
+	if now, err = Resolve(p, l, opts); err != nil {
+		return nil, nil, err
+	}
+	return Compare(l, now), now, nil
 }

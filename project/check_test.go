@@ -40,7 +40,7 @@ func TestDrift(t *testing.T) {
 		"dalo.lock:7:3: error E116 source[0]: source local is locked, and dalo.toml no longer declares it: run 'dalo lock'",
 		"dalo.lock:11:3: error E116 source[1]: source team is locked as git https://example.com/team/agent-packages.git ref main, and dalo.toml now declares git https://example.com/team/agent-packages.git ref release: run 'dalo lock'",
 		"dalo.lock:17:3: error E116 package[0]: package local:notes is locked, and dalo.toml no longer lists it: run 'dalo lock'",
-		"dalo.lock:29:13: error E116 package[1].providers: package team:guard is locked for [claude codex], and dalo.toml now asks for [claude]: run 'dalo lock'",
+		"dalo.lock:30:13: error E116 package[1].providers: package team:guard is locked for [claude codex], and dalo.toml now asks for [claude]: run 'dalo lock'",
 	}
 	if got := diagStrings(Drift(moved, l)); !slices.Equal(got, want) {
 		t.Errorf("Drift:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -65,15 +65,15 @@ func TestCompareAndChanges(t *testing.T) {
 	now.Sources[1].Commit = strings.Repeat("b", 40)
 	g := &now.Packages[1]
 	g.Version = "1.3.0"
-	g.Grants[0].Digest = strings.Repeat("4", 64) // claude hook gate
-	g.Grants = slices.Delete(g.Grants, 2, 3)     // codex tool check
-	g.Grants = append(g.Grants, LockedGrant{ID: "claude+team+guard+skill+lint", Digest: strings.Repeat("5", 64)})
+	g.Grants[1].Digest = strings.Repeat("4", 64) // claude hook gate on claude@2.1.332
+	g.Grants = slices.Delete(g.Grants, 3, 4)     // codex tool check
+	g.Grants = append(g.Grants, LockedGrant{ID: "claude+team+guard+skill+lint", Digest: strings.Repeat("5", 64), Tables: []string{"claude@2.1.332"}})
 	wantCompare := []string{
 		"dalo.lock:15:10: error E116 source[1].commit: source team is locked at aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, and https://example.com/team/agent-packages.git resolved to bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
-		"dalo.lock:25:3: error E116 package[1]: package team:guard asks for grant claude+team+guard+skill+lint (555555555555), which the lock does not hold",
-		"dalo.lock:28:11: error E116 package[1].version: package team:guard is locked at version \"1.2.0\", and its manifest declares \"1.3.0\"",
-		"dalo.lock:33:10: error E116 package[1].grant[0].digest: grant claude+team+guard+hook+gate binds 444444444444, not the locked 222222222222",
-		"dalo.lock:40:6: error E116 package[1].grant[2].id: grant codex+team+guard+tool+check is locked, and package team:guard no longer asks for it",
+		"dalo.lock:26:3: error E116 package[1]: package team:guard asks for grant claude+team+guard+skill+lint on claude@2.1.332 (555555555555), which the lock does not hold",
+		"dalo.lock:29:11: error E116 package[1].version: package team:guard is locked at version \"1.2.0\", and its manifest declares \"1.3.0\"",
+		"dalo.lock:39:10: error E116 package[1].grant[1].digest: grant claude+team+guard+hook+gate binds 444444444444 on claude@2.1.332, not the locked 222222222222",
+		"dalo.lock:48:6: error E116 package[1].grant[3].id: grant codex+team+guard+tool+check on codex@0.147.0, codex@0.171.0 is locked, and package team:guard no longer asks for it there",
 	}
 	if got := diagStrings(Compare(l, now)); !slices.Equal(got, wantCompare) {
 		t.Errorf("Compare:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantCompare, "\n"))
@@ -81,7 +81,7 @@ func TestCompareAndChanges(t *testing.T) {
 	wantChanges := []string{
 		"source team: aaaaaaaaaaaa -> bbbbbbbbbbbb",
 		"team:guard: version 1.2.0 -> 1.3.0",
-		"team:guard: claude hook:gate 222222222222 -> 444444444444",
+		"team:guard: claude hook:gate 222222222222 -> 444444444444 on claude@2.1.332",
 		"team:guard: claude skill:lint added (555555555555)",
 		"team:guard: codex tool:check removed (was 111111111111)",
 	}

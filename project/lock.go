@@ -11,6 +11,7 @@ import (
 
 	"dalo/engine"
 	"dalo/plan"
+	"dalo/providers"
 	"dalo/store"
 )
 
@@ -45,9 +46,39 @@ type LockedPackage struct {
 // Ref is SOURCE:NAME.
 func (p LockedPackage) Ref() string { return p.Source + ":" + p.Name }
 
-// A LockedGrant is one grant id and the digest of what it binds now.
+// A LockedGrant is one grant id, the digest of what it binds, and the
+// provider tables (NAME@VERSION, sorted) on which it binds that. A grant
+// is locked for every table this dalo knows of each provider the package
+// lists: a hook's binds name the native events its table maps it to, so
+// one harness version may ask a teammate to approve another digest than
+// the next, and the lock holds each.
 type LockedGrant struct {
 	ID, Digest string
+	Tables     []string
+}
+
+// A binding is a grant id on one provider table.
+type binding struct{ id, table string }
+
+// bindings is the digest p locks for each grant id and table.
+func (p LockedPackage) bindings() map[binding]string {
+	out := map[binding]string{}
+	for _, g := range p.Grants {
+		for _, t := range g.Tables {
+			out[binding{g.ID, t}] = g.Digest
+		}
+	}
+	return out
+}
+
+// GrantCount is how many grants p locks, by id, whatever the tables.
+func (p LockedPackage) GrantCount() int { return len(grantIDs(p)) }
+
+// Digest is the digest p locks for grant id on table (NAME@VERSION): what
+// approving id on that harness version must bind.
+func (p LockedPackage) Digest(id, table string) (string, bool) {
+	d, ok := p.bindings()[binding{id, table}]
+	return d, ok
 }
 
 // Source returns the locked source id.
@@ -109,7 +140,10 @@ func ParseLock(src []byte) (*Lock, error) {
 		Package []struct {
 			Ref, ID, Version string
 			Providers        []string
-			Grant            []struct{ ID, Digest string }
+			Grant            []struct {
+				ID, Digest string
+				Tables     []string
+			}
 		} `toml:"package"`
 	}
 	if err := toml.Unmarshal(src, &raw); err != nil {
@@ -145,8 +179,10 @@ func ParseLock(src []byte) (*Lock, error) {
 			continue
 		}
 		ok := true
+		seen := map[binding]bool{}
 		for j, g := range p.Grant {
-			gf := engine.Field(engine.Index(engine.Field(field, "grant"), j), "id")
+			entry := engine.Index(engine.Field(field, "grant"), j)
+			gf := engine.Field(entry, "id")
 			provider, pkg, _, _, err := plan.ParseGrantID(g.ID)
 			switch {
 			case err != nil:
@@ -155,11 +191,24 @@ func ParseLock(src []byte) (*Lock, error) {
 				bad = append(bad, doc.Errorf("E115", gf, "grant %s is not of package %s", g.ID, p.Ref))
 			case !slices.Contains(p.Providers, provider):
 				bad = append(bad, doc.Errorf("E115", gf, "grant %s is for provider %s, which package %s does not list", g.ID, provider, p.Ref))
-			case slices.ContainsFunc(out.Grants, func(o LockedGrant) bool { return o.ID == g.ID }):
-				bad = append(bad, doc.Errorf("E115", gf, "grant %s is locked twice", g.ID))
 			default:
-				out.Grants = append(out.Grants, LockedGrant{ID: g.ID, Digest: g.Digest})
-				continue
+				good := true
+				for k, t := range g.Tables {
+					tf := engine.Index(engine.Field(entry, "tables"), k)
+					switch {
+					case !strings.HasPrefix(t, provider+"@"):
+						bad = append(bad, doc.Errorf("E115", tf, "grant %s is of provider %s, not of table %s", g.ID, provider, t))
+						good = false
+					case seen[binding{g.ID, t}]:
+						bad = append(bad, doc.Errorf("E115", tf, "grant %s is locked twice for %s", g.ID, t))
+						good = false
+					}
+					seen[binding{g.ID, t}] = true
+				}
+				if good {
+					out.Grants = append(out.Grants, LockedGrant{ID: g.ID, Digest: g.Digest, Tables: g.Tables})
+					continue
+				}
 			}
 			ok = false
 		}
@@ -205,21 +254,59 @@ func (l *Lock) Marshal() []byte {
 		field(&b, "ref", p.Ref())
 		field(&b, "id", p.ID)
 		field(&b, "version", p.Version)
-		provs := slices.Sorted(slices.Values(p.Providers))
-		quoted := make([]string, len(provs))
-		for i, x := range provs {
-			quoted[i] = engine.TOMLString(x)
-		}
-		fmt.Fprintf(&b, "providers = [%s]\n", strings.Join(quoted, ", "))
-		grants := slices.Clone(p.Grants)
-		slices.SortFunc(grants, func(a, b LockedGrant) int { return strings.Compare(a.ID, b.ID) })
-		for _, g := range grants {
+		fmt.Fprintf(&b, "providers = [%s]\n", quoteList(slices.Sorted(slices.Values(p.Providers))))
+		for _, g := range sortGrants(p.Grants) {
 			b.WriteString("\n[[package.grant]]\n")
 			field(&b, "id", g.ID)
 			field(&b, "digest", g.Digest)
+			fmt.Fprintf(&b, "tables = [%s]\n", quoteList(g.Tables))
 		}
 	}
 	return b.Bytes()
+}
+
+// sortGrants returns grants in the lock's order: by id, then by table,
+// each entry's tables in order.
+func sortGrants(grants []LockedGrant) []LockedGrant {
+	out := make([]LockedGrant, len(grants))
+	for i, g := range grants {
+		g.Tables = slices.Clone(g.Tables)
+		slices.SortFunc(g.Tables, compareTables)
+		out[i] = g
+	}
+	slices.SortFunc(out, func(a, b LockedGrant) int {
+		if c := strings.Compare(a.ID, b.ID); c != 0 {
+			return c
+		}
+		return compareTables(first(a.Tables), first(b.Tables))
+	})
+	return out
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// compareTables orders NAME@VERSION keys by name, then version.
+func compareTables(a, b string) int {
+	an, av, _ := strings.Cut(a, "@")
+	bn, bv, _ := strings.Cut(b, "@")
+	if c := strings.Compare(an, bn); c != 0 {
+		return c
+	}
+	return providers.CompareVersions(av, bv)
+}
+
+// quoteList writes strings as the elements of a TOML array.
+func quoteList(list []string) string {
+	quoted := make([]string, len(list))
+	for i, x := range list {
+		quoted[i] = engine.TOMLString(x)
+	}
+	return strings.Join(quoted, ", ")
 }
 
 // field writes key = "value", or nothing for an empty value.

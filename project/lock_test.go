@@ -17,12 +17,13 @@ var sampleLock = &Lock{
 	Packages: []LockedPackage{
 		{Source: "team", Name: "guard", ID: "com.example.guard", Version: "1.2.0", Providers: []string{"codex", "claude"},
 			Grants: []LockedGrant{
-				{ID: "codex+team+guard+tool+check", Digest: strings.Repeat("1", 64)},
-				{ID: "claude+team+guard+hook+gate", Digest: strings.Repeat("2", 64)},
-				{ID: "claude+team+guard+tool+check", Digest: strings.Repeat("1", 64)},
+				{ID: "codex+team+guard+tool+check", Digest: strings.Repeat("1", 64), Tables: []string{"codex@0.171.0", "codex@0.147.0"}},
+				{ID: "claude+team+guard+hook+gate", Digest: strings.Repeat("2", 64), Tables: []string{"claude@2.1.332"}},
+				{ID: "claude+team+guard+hook+gate", Digest: strings.Repeat("6", 64), Tables: []string{"claude@2.1.233"}},
+				{ID: "claude+team+guard+tool+check", Digest: strings.Repeat("1", 64), Tables: []string{"claude@2.1.1000", "claude@2.1.332"}},
 			}},
 		{Source: "local", Name: "notes", Providers: []string{"claude"},
-			Grants: []LockedGrant{{ID: "claude+local+notes+skill+notes", Digest: strings.Repeat("3", 64)}}},
+			Grants: []LockedGrant{{ID: "claude+local+notes+skill+notes", Digest: strings.Repeat("3", 64), Tables: []string{"claude@2.1.332"}}}},
 	},
 }
 
@@ -45,6 +46,7 @@ providers = ["claude"]
 [[package.grant]]
 id = "claude+local+notes+skill+notes"
 digest = "3333333333333333333333333333333333333333333333333333333333333333"
+tables = ["claude@2.1.332"]
 
 [[package]]
 ref = "team:guard"
@@ -54,15 +56,23 @@ providers = ["claude", "codex"]
 
 [[package.grant]]
 id = "claude+team+guard+hook+gate"
+digest = "6666666666666666666666666666666666666666666666666666666666666666"
+tables = ["claude@2.1.233"]
+
+[[package.grant]]
+id = "claude+team+guard+hook+gate"
 digest = "2222222222222222222222222222222222222222222222222222222222222222"
+tables = ["claude@2.1.332"]
 
 [[package.grant]]
 id = "claude+team+guard+tool+check"
 digest = "1111111111111111111111111111111111111111111111111111111111111111"
+tables = ["claude@2.1.332", "claude@2.1.1000"]
 
 [[package.grant]]
 id = "codex+team+guard+tool+check"
 digest = "1111111111111111111111111111111111111111111111111111111111111111"
+tables = ["codex@0.147.0", "codex@0.171.0"]
 `
 
 // TestLockRoundTrip holds the writer to one order whatever the order of
@@ -87,8 +97,19 @@ func TestLockRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, ok := l.Package("team:guard"); !ok || p.Version != "1.2.0" || len(p.Grants) != 3 {
+	p, ok := l.Package("team:guard")
+	if !ok || p.Version != "1.2.0" || len(p.Grants) != 4 {
 		t.Errorf("team:guard read back as %+v", p)
+	}
+	for _, tc := range []struct{ id, table, digest string }{
+		{"claude+team+guard+hook+gate", "claude@2.1.233", strings.Repeat("6", 64)},
+		{"claude+team+guard+hook+gate", "claude@2.1.332", strings.Repeat("2", 64)},
+		{"codex+team+guard+tool+check", "codex@0.147.0", strings.Repeat("1", 64)},
+		{"codex+team+guard+tool+check", "claude@2.1.332", ""},
+	} {
+		if d, _ := p.Digest(tc.id, tc.table); d != tc.digest {
+			t.Errorf("Digest(%s, %s) = %q, want %q", tc.id, tc.table, d, tc.digest)
+		}
 	}
 	if s, ok := l.Source("team"); !ok || s.Commit != strings.Repeat("a", 40) {
 		t.Errorf("source team read back as %+v", s)
@@ -116,12 +137,15 @@ func TestParseLockRefused(t *testing.T) {
 		name, src, want string
 	}{
 		{"version", edit("lock_version = 1", "lock_version = 2"), "dalo.lock:5:16: error E023 lock_version: invalid lock_version 2: expected lock version 1, the only one defined"},
-		{"unknown field", edit("version = \"1.2.0\"", "version = \"1.2.0\"\nsigned = true"), "dalo.lock:29:1: error E020 package[1].signed: unknown field signed; package[1] takes grant, id, providers, ref, version"},
-		{"short digest", edit("digest = \"2222", "digest = \"222"), "dalo.lock:33:10: error E023 package[1].grant[0].digest: invalid digest"},
+		{"unknown field", edit("version = \"1.2.0\"", "version = \"1.2.0\"\nsigned = true"), "dalo.lock:30:1: error E020 package[1].signed: unknown field signed; package[1] takes grant, id, providers, ref, version"},
+		{"short digest", edit("digest = \"2222", "digest = \"222"), "dalo.lock:39:10: error E023 package[1].grant[1].digest: invalid digest"},
 		{"no commit", edit("commit = \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"\n", ""), "dalo.lock:11:3: error E115 source[1]: locked git source team has no commit"},
-		{"grant of another package", edit("id = \"claude+team+guard+hook+gate\"", "id = \"claude+team+other+hook+gate\""), "dalo.lock:32:6: error E115 package[1].grant[0].id: grant claude+team+other+hook+gate is not of package team:guard"},
+		{"grant of another package", edit("id = \"claude+team+guard+hook+gate\"", "id = \"claude+team+other+hook+gate\""), "dalo.lock:33:6: error E115 package[1].grant[0].id: grant claude+team+other+hook+gate is not of package team:guard"},
 		{"grant of an unlisted provider", edit("id = \"claude+local+notes+skill+notes\"", "id = \"gemini+local+notes+skill+notes\""), "dalo.lock:22:6: error E115 package[0].grant[0].id: grant gemini+local+notes+skill+notes is for provider gemini, which package local:notes does not list"},
 		{"package of no source", edit("ref = \"local:notes\"", "ref = \"other:notes\""), "dalo.lock:18:7: error E115 package[0].ref: package other:notes is of source other, which the lock does not hold"},
+		{"table of another provider", edit("tables = [\"codex@0.147.0\"", "tables = [\"claude@0.147.0\""), "dalo.lock:50:11: error E115 package[1].grant[3].tables[0]: grant codex+team+guard+tool+check is of provider codex, not of table claude@0.147.0"},
+		{"table twice", edit("tables = [\"claude@2.1.233\"]", "tables = [\"claude@2.1.332\"]"), "dalo.lock:40:11: error E115 package[1].grant[1].tables[0]: grant claude+team+guard+hook+gate is locked twice for claude@2.1.332"},
+		{"no tables", edit("tables = [\"claude@2.1.233\"]", "tables = []"), "dalo.lock:35:10: error E023 package[1].grant[0].tables: array of 0 entries refused"},
 		{"not TOML", edit("[[package]]", "[[package]"), "dalo.lock:17:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,4 +159,26 @@ func TestParseLockRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseLock: whatever the bytes, ParseLock returns a lock or an
+// error, and a lock it returns writes back as bytes it reads the same.
+func FuzzParseLock(f *testing.F) {
+	f.Add([]byte(sampleLockText))
+	f.Add([]byte("lock_version = 1\n"))
+	f.Add([]byte("lock_version = 1\n[[source]]\nid = \"a\"\npath = \"x\"\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		l, err := ParseLock(src)
+		if err != nil {
+			return
+		}
+		out := l.Marshal()
+		again, err := ParseLock(out)
+		if err != nil {
+			t.Fatalf("ParseLock of Marshal's output: %v\n%s", err, out)
+		}
+		if b := again.Marshal(); !bytes.Equal(b, out) {
+			t.Fatalf("Marshal is not stable:\n%s\nthen\n%s", out, b)
+		}
+	})
 }

@@ -66,6 +66,17 @@ type Project struct {
 	Root     string    // the directory holding dalo.toml
 	Sources  []Source  // by id
 	Packages []Package // as dalo.toml lists them
+
+	doc *engine.Document // where each field is, when read from a file
+}
+
+// errorf is an *Error of one finding about field of dalo.toml, at its
+// position when it was read from a file.
+func (p *Project) errorf(code, field, format string, args ...any) error {
+	if p.doc != nil {
+		return &Error{[]engine.Diagnostic{p.doc.Errorf(code, field, format, args...)}}
+	}
+	return &Error{[]engine.Diagnostic{{Severity: engine.Error, Code: code, File: File, Field: field, Message: fmt.Sprintf(format, args...)}}}
 }
 
 // A Source is one [sources.<id>] of dalo.toml: a git URL, as written, and
@@ -93,6 +104,7 @@ func (p *Project) Source(id string) (Source, bool) {
 type Package struct {
 	Source, Name string
 	Providers    []string // as written, each once
+	field        string   // packages[i], for findings
 }
 
 // Ref is SOURCE:NAME.
@@ -173,7 +185,7 @@ func Parse(root string, src []byte) (*Project, error) {
 	if err := toml.Unmarshal(src, &raw); err != nil {
 		return nil, fmt.Errorf("%s: %w", File, err) // the shape passed: a bug
 	}
-	p := &Project{Root: root}
+	p := &Project{Root: root, doc: doc}
 	var bad []engine.Diagnostic
 	for _, id := range slices.Sorted(maps.Keys(raw.Sources)) {
 		s := raw.Sources[id]
@@ -244,7 +256,7 @@ func Parse(root string, src []byte) (*Project, error) {
 			}
 		}
 		if ok {
-			p.Packages = append(p.Packages, Package{Source: srcID, Name: name, Providers: pk.Providers})
+			p.Packages = append(p.Packages, Package{Source: srcID, Name: name, Providers: pk.Providers, field: field})
 		}
 	}
 	if len(bad) > 0 {

@@ -3,12 +3,13 @@ package project
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"dalo/engine"
+	"dalo/providers"
 	"dalo/store"
 )
 
@@ -20,9 +21,6 @@ type Options struct {
 	Only   string
 	// Progress is told of each fetch (store.Store.Progress).
 	Progress func(what string) (done func())
-	// Getenv places the harnesses' directories (os.Getenv); they decide
-	// only which members a provider writes.
-	Getenv func(string) string
 }
 
 // Resolve reads p's packages as they are at the pins of old (nil: no lock
@@ -40,9 +38,6 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 		if s.Git == "" {
 			return nil, fmt.Errorf("source %s is a directory of the project: it has no pin to move", opts.Only)
 		}
-	}
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
 	}
 	w, err := store.NewScratch()
 	if err != nil {
@@ -73,39 +68,70 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 		}
 		out.Sources = append(out.Sources, ls)
 	}
-	for i, pk := range p.Packages {
+	ts, err := providers.Load()
+	if err != nil {
+		return nil, err
+	}
+	for _, pk := range p.Packages {
 		lp := LockedPackage{Source: pk.Source, Name: pk.Name, Providers: slices.Sorted(slices.Values(pk.Providers))}
-		for _, provider := range lp.Providers {
+		tables := map[binding]string{} // → digest
+		for _, t := range ts.All() {
+			if !slices.Contains(lp.Providers, t.Name) {
+				continue
+			}
 			src := store.Source{ID: pk.Source, Path: registry[pk.Source]}
-			loaded, err := store.SelectIn(src, registry, provider, []string{pk.Name})
+			loaded, err := store.SelectIn(src, registry, t.Key(), []string{pk.Name})
 			if err != nil {
 				return nil, err
 			}
 			sel, err := loaded.Pick(pk.Name)
 			if errors.Is(err, store.ErrNoPackage) {
-				return nil, fmt.Errorf("%s: packages[%d]: source %s has no package %s; its packages: %s", File, i, pk.Source, pk.Name, strings.Join(loaded.Loaded.Names, ", "))
+				return nil, p.errorf("E113", engine.Field(pk.field, "ref"), "source %s%s has no package %s; its packages: %s", pk.Source, atCommit(lockedCommit(out, pk.Source)), pk.Name, strings.Join(loaded.Loaded.Names, ", "))
 			}
 			if err != nil {
 				return nil, err
 			}
 			if err := sel.Valid(); err != nil {
-				return nil, fmt.Errorf("package %s: %w", pk.Ref(), err)
+				state := "is invalid"
+				if errors.Is(err, store.ErrBlocked) {
+					state = "is blocked"
+				}
+				// Valid's first line names the scratch directory, which is
+				// gone when this is read: the findings are what matter.
+				_, findings, _ := strings.Cut(err.Error(), "\n")
+				return nil, p.errorf("E113", engine.Field(pk.field, "ref"), "package %s%s %s, and cannot be locked:\n%s", pk.Ref(), atCommit(lockedCommit(out, pk.Source)), state, findings)
 			}
 			m := sel.Pkg.Manifest.Plugin
 			lp.ID, lp.Version = m.ID, m.Version
-			grants, err := w.Grants(sel, opts.Getenv)
+			grants, err := w.Grants(sel)
 			if err != nil {
-				return nil, fmt.Errorf("package %s on %s: %w", pk.Ref(), provider, err)
+				return nil, fmt.Errorf("package %s on %s: %w", pk.Ref(), t.Key(), err)
 			}
 			for id, d := range grants {
-				lp.Grants = append(lp.Grants, LockedGrant{ID: id, Digest: d})
+				tables[binding{id, t.Key()}] = d
 			}
 		}
-		slices.SortFunc(lp.Grants, func(a, b LockedGrant) int { return strings.Compare(a.ID, b.ID) })
+		lp.Grants = groupGrants(tables)
 		out.Packages = append(out.Packages, lp)
 	}
 	slices.SortFunc(out.Packages, func(a, b LockedPackage) int { return strings.Compare(a.Ref(), b.Ref()) })
 	return out, nil
+}
+
+// groupGrants turns digests by grant id and table into the lock's
+// entries: one per grant id and digest, with the tables it binds that on.
+func groupGrants(digests map[binding]string) []LockedGrant {
+	type key struct{ id, digest string }
+	byKey := map[key][]string{}
+	for b, d := range digests {
+		k := key{b.id, d}
+		byKey[k] = append(byKey[k], b.table)
+	}
+	var out []LockedGrant
+	for k, tables := range byKey {
+		out = append(out, LockedGrant{ID: k.id, Digest: k.digest, Tables: tables})
+	}
+	return sortGrants(out)
 }
 
 // sourceOf returns the source l pins for s: the same id, URL and ref.
@@ -124,19 +150,35 @@ func (l *Lock) sourceOf(s Source) (LockedSource, bool) {
 // symlink takes it out of the project or it is no source directory.
 func (p *Project) sourceDir(s Source) (string, error) {
 	dir := p.Dir(s)
+	field := engine.Field(engine.Field("sources", s.ID), "path")
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return "", fmt.Errorf("%s: sources.%s.path: %w", File, s.ID, err)
+		return "", p.errorf("E112", field, "%s: %v", s.Path, unwrapPath(err))
 	}
 	root, err := filepath.EvalSymlinks(p.Root)
 	if err != nil {
 		return "", err
 	}
 	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%s: sources.%s.path: %s leads out of the project (to %s) through a symlink: a source path stays inside the project", File, s.ID, s.Path, real)
+		return "", p.errorf("E112", field, "%s leads out of the project (to %s) through a symlink: a source path stays inside the project", s.Path, real)
 	}
 	if err := engine.CheckSourceDir(dir); err != nil {
-		return "", fmt.Errorf("%s: sources.%s.path: %w", File, s.ID, err)
+		return "", p.errorf("E112", field, "%v", err)
 	}
 	return dir, nil
+}
+
+// lockedCommit is the commit l pins source id to, or "".
+func lockedCommit(l *Lock, id string) string {
+	s, _ := l.Source(id)
+	return s.Commit
+}
+
+// unwrapPath is err without the path an *fs.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -32,6 +32,15 @@ func NewScratch() (*Scratch, error) {
 	return &Scratch{dir: dir, home: &Store{Dir: filepath.Join(dir, "home")}}, nil
 }
 
+// Getenv is the environment Grants places harnesses with: HOME an empty
+// directory of the scratch directory's, every other variable unset.
+func (w *Scratch) Getenv(key string) string {
+	if key == "HOME" {
+		return filepath.Join(w.dir, "harness-home")
+	}
+	return ""
+}
+
 // Close removes the scratch directory and everything in it.
 func (w *Scratch) Close() error { return removeTree(w.dir) }
 
@@ -127,8 +136,9 @@ func (sel *Selection) Pick(name string) (*Selection, error) { return sel.pick(na
 // Grants is the digest, by grant id, of every grant installing the
 // selected package on sel.Table asks for: each tool and hook
 // (GrantStates) and each skill and agent install writes there
-// (MemberStates), computed as on a fresh home. getenv places the
-// harness's directories, which decide only whether a member is written.
-func (w *Scratch) Grants(sel *Selection, getenv func(string) string) (map[string]string, error) {
-	return w.home.GrantDigests(sel, getenv)
+// (MemberStates), computed as on a fresh home: the harness's directories
+// are placed in the scratch directory (Getenv), where nothing is, so that
+// neither this user's environment nor their files change the answer.
+func (w *Scratch) Grants(sel *Selection) (map[string]string, error) {
+	return w.home.GrantDigests(sel, w.Getenv)
 }

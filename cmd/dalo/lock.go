@@ -16,8 +16,9 @@ import (
 const lockDoc = `Lock resolves the project's dalo.toml into dalo.lock: each git source's
 URL, as written, and the commit its ref names, and each package's id,
 version and the digest of every grant installing it on each of its
-providers asks for (its tools, hooks, skills and agents). Commit both
-files. A lock grants nothing: each teammate's 'dalo sync' shows them what
+providers asks for (its tools, hooks, skills and agents), on every version
+of the harness dalo has a table for, since a hook's digest can differ
+between them. Commit both files. A lock grants nothing: each teammate's 'dalo sync' shows them what
 it holds and asks them to approve it, and the digests are what that
 approval is checked against.
 
@@ -108,22 +109,27 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 	opts := project.Options{Update: update, Progress: e.progress}
 	if update && fs.NArg() == 1 {
 		opts.Only = fs.Arg(0)
-	}
-	if check {
-		if d := project.Drift(p, old); len(d) > 0 {
-			return lockDoesNotHold(e, d)
+		switch s, ok := p.Source(opts.Only); {
+		case !ok:
+			return usageError(e, cmd, "%s declares no source %s", project.File, opts.Only)
+		case s.Git == "":
+			return usageError(e, cmd, "source %s is a directory of the project: it has no pin to move", opts.Only)
 		}
 	}
-	now, err := project.Resolve(p, old, opts)
-	if err != nil {
-		return fail(e, cmd, err)
-	}
 	if check {
-		if d := project.Compare(old, now); len(d) > 0 {
+		d, now, err := project.Verify(p, old, opts)
+		switch {
+		case err != nil:
+			return lockFailed(e, err)
+		case len(d) > 0:
 			return lockDoesNotHold(e, d)
 		}
 		fmt.Fprintf(e.stdout, "%s holds: %s\n", project.LockFile, lockSummary(now))
 		return exitOK
+	}
+	now, err := project.Resolve(p, old, opts)
+	if err != nil {
+		return lockFailed(e, err)
 	}
 	if old != nil && bytes.Equal(old.Marshal(), now.Marshal()) {
 		fmt.Fprintf(e.stdout, "%s is up to date: %s\n", project.LockFile, lockSummary(now))
@@ -133,7 +139,7 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 		fmt.Fprintln(e.stdout, line)
 	}
 	if err := project.WriteLock(root, now); err != nil {
-		return fail(e, cmd, err)
+		return lockFailed(e, err)
 	}
 	fmt.Fprintf(e.stdout, "wrote %s: %s\n", project.LockFile, lockSummary(now))
 	return exitOK
@@ -154,6 +160,18 @@ func lockRefused(e *env, err error) int {
 	return exitFail
 }
 
+// lockFailed prints why resolving failed: the findings of a package or
+// path that cannot be locked, or what went wrong (a fetch); nothing was
+// written.
+func lockFailed(e *env, err error) int {
+	var pe *project.Error
+	if errors.As(err, &pe) {
+		return lockRefused(e, err)
+	}
+	fmt.Fprintf(e.stderr, "dalo lock: %v\nnothing was written\n", err)
+	return exitFail
+}
+
 func lockDoesNotHold(e *env, ds []engine.Diagnostic) int {
 	for _, d := range ds {
 		fmt.Fprintln(e.stderr, d)
@@ -162,11 +180,12 @@ func lockDoesNotHold(e *env, ds []engine.Diagnostic) int {
 	return exitFail
 }
 
-// lockSummary counts what a lock holds.
+// lockSummary counts what a lock holds: grants by id, whatever the
+// harness versions they are locked for.
 func lockSummary(l *project.Lock) string {
 	grants := 0
 	for _, p := range l.Packages {
-		grants += len(p.Grants)
+		grants += p.GrantCount()
 	}
 	return fmt.Sprintf("%s, %s, %s", plural(len(l.Sources), "source"), plural(len(l.Packages), "package"), plural(grants, "grant"))
 }

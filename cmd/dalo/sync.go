@@ -32,17 +32,18 @@ In order, writing nothing until each step passed:
     git URL or project directory; one you have not registered is shown and
     asked for before anything is fetched (--yes answers yes); one
     registered elsewhere is refused;
-  - each git source is fetched and pinned at the locked commit (a source
-    of yours moves its pin there; what you installed from it keeps
-    running its approved bytes);
-  - every grant each package asks for on each provider is computed from
-    those bytes and checked against the lock's digest: a lock that does not
-    match its commits is refused, the sources it registered taken back and
-    the pins it moved moved back, and nothing installed;
+  - the lock is checked as 'dalo lock --check' checks it, in a scratch
+    directory: it must say what dalo.toml says, and every grant's digest
+    must be what the pinned commits give; a lock that does not hold is
+    refused and nothing is written;
+  - each git source is registered and pinned at the locked commit (a
+    source of yours moves its pin there; what you installed from it keeps
+    running its approved bytes), and each grant is computed again from
+    those bytes for the harness version you run;
   - the grants you have not approved are shown, as 'dalo plugin approve'
     shows them, and asked for: a lock grants nothing, and --yes approves
     exactly what is shown, never more; without a terminal and without
-    --yes sync refuses, exit 1;
+    --yes sync refuses, exit 1, and takes back the sources it registered;
   - each package is installed into the project's scope of each provider
     it lists, and what the lock no longer holds is removed from it.
 A provider whose harness this machine lacks, or whose table states no
@@ -106,6 +107,10 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, err)
 	}
+	proj, err := project.Load(root)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
 	lock, err := project.ReadLock(root)
 	if errors.Is(err, os.ErrNotExist) {
 		return fail(e, cmd, fmt.Errorf("%s has no %s: run 'dalo lock' there first", root, project.LockFile))
@@ -157,6 +162,19 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 		if !yes && !confirm(e, cmd, fmt.Sprintf("Register and fetch these %d sources?", len(unregistered)), "'dalo sync --dry-run'") {
 			return exitFail
 		}
+	}
+	// Every digest against the lock, in a scratch store, before anything
+	// is registered, approved or installed.
+	findings, _, err := project.Verify(proj, lock, project.Options{Progress: e.progress})
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	if len(findings) > 0 {
+		for _, d := range findings {
+			fmt.Fprintln(e.stderr, d)
+		}
+		fmt.Fprintf(e.stderr, "dalo %s: %s does not hold for %s and the commits it pins: nothing was written; run 'dalo lock --check' where dalo.toml is kept\n", cmd, project.LockFile, project.File)
+		return exitFail
 	}
 	if dry && len(moves) > 0 {
 		for _, m := range moves {
@@ -361,13 +379,15 @@ func syncTargets(s *store.Store, ts *providers.Tables, root string, lock *projec
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			got, err := s.GrantDigests(sel, os.Getenv)
+			// As dalo lock computes them: the harness's directories
+			// empty, so that only the package decides.
+			got, err := s.GrantDigests(sel, noHome)
 			if err != nil {
 				return nil, nil, nil, err
 			}
 			want := map[string]string{}
 			for _, g := range lp.Grants {
-				if strings.HasPrefix(g.ID, name+"+") {
+				if slices.Contains(g.Tables, t.Key()) {
 					want[g.ID] = g.Digest
 				}
 			}
@@ -384,20 +404,30 @@ func syncTargets(s *store.Store, ts *providers.Tables, root string, lock *projec
 			for _, id := range slices.Sorted(maps.Keys(want)) {
 				switch d, ok := got[id]; {
 				case !ok:
-					mismatch = append(mismatch, fmt.Sprintf("grant %s is locked, but %s on %s asks for no such grant", id, lp.Ref(), t.Key()))
+					mismatch = append(mismatch, fmt.Sprintf("grant %s is locked on %s, but %s asks for no such grant there", id, t.Key(), lp.Ref()))
 				case d != want[id]:
 					mismatch = append(mismatch, fmt.Sprintf("grant %s: the lock says digest %s, the pinned bytes give %s", id, want[id], d))
 				}
 			}
 			for _, id := range slices.Sorted(maps.Keys(got)) {
 				if _, ok := want[id]; !ok {
-					mismatch = append(mismatch, fmt.Sprintf("grant %s (digest %s) is asked for by %s on %s, and the lock does not hold it", id, got[id], lp.Ref(), t.Key()))
+					mismatch = append(mismatch, fmt.Sprintf("grant %s (digest %s) is asked for by %s on %s, and the lock holds no digest of it there (a harness version the lock was not made with: run 'dalo lock' with this dalo)", id, got[id], lp.Ref(), t.Key()))
 				}
 			}
 			targets = append(targets, &syncTarget{pkg: lp, sel: sel, table: pt, props: props})
 		}
 	}
 	return targets, notes, mismatch, nil
+}
+
+// noHome places the harnesses' directories nowhere: the environment dalo
+// lock digests member grants in, so that what the lock holds and what sync
+// computes depend on the package alone.
+func noHome(key string) string {
+	if key == "HOME" {
+		return string(filepath.Separator) + "nonexistent"
+	}
+	return ""
 }
 
 // An extraInstall is a package installed in the project's scope that the
@@ -466,7 +496,7 @@ func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.L
 			}
 			got := installedGrants(ip)
 			for _, g := range lp.Grants {
-				if !strings.HasPrefix(g.ID, name+"+") {
+				if !slices.Contains(g.Tables, t.Key()) {
 					continue
 				}
 				if d, ok := got[g.ID]; ok && d != g.Digest {
