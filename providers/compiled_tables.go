@@ -26,7 +26,7 @@ var compiledTables = &compiled{
 	Tables: []compiledTable{
 		compiledTable{
 			File:   "claude/2.1.233.cue",
-			SHA256: "5040f43a7513b1a086cf027f258491b92d3ed606ee5b4538713d5d617bd1d994",
+			SHA256: "4b83d187a1c4feb1dfef6dff0aedfeb78e2d22c7a9628e36b039dc565a36100d",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.233",
@@ -290,6 +290,55 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 21",
 							"test: internal/live TestSession/claude",
+						},
+					},
+					Project: &Project{
+						Status: "supported",
+						Evidence: []string{
+							"doc: Claude Code settings, settings files by scope: project .claude/settings.json and local .claude/settings.local.json (https://code.claude.com/docs/en/settings)",
+							"test: internal/live TestTeamSync/claude",
+						},
+						Hooks: ProjectHooks{
+							Location: Location{
+								Root: "project",
+								Path: ".claude/settings.local.json",
+								Evidence: []string{
+									"doc: Claude Code hooks, project hooks in .claude/settings.local.json (https://code.claude.com/docs/en/hooks)",
+									"test: internal/live TestTeamSync/claude",
+								},
+							},
+							Local: Claim{
+								Evidence: []string{
+									"doc: Claude Code settings, .claude/settings.local.json is personal, not checked in; Claude Code configures git to ignore it when it creates it (https://code.claude.com/docs/en/settings)",
+								},
+							},
+						},
+						Skills: []Location{
+							Location{
+								Root:   "project",
+								Path:   ".claude/skills",
+								Layout: "<name>/SKILL.md",
+								Evidence: []string{
+									"doc: Claude Code skills, project skills in .claude/skills (https://code.claude.com/docs/en/skills)",
+									"test: internal/live TestTeamSync/claude",
+								},
+							},
+						},
+						Agents: &Location{
+							Root:   "project",
+							Path:   ".claude/agents",
+							Layout: "<name>.md",
+							Evidence: []string{
+								"doc: Claude Code subagents, project subagents in .claude/agents (https://code.claude.com/docs/en/sub-agents)",
+								"test: internal/live TestTeamSync/claude",
+							},
+						},
+						Trust: Trust{
+							How: "Claude Code asks an interactive user to trust a folder before it reads the project's settings; a headless run (-p) asks nothing and runs the project's hooks. dalo never records that trust.",
+							Evidence: []string{
+								"doc: Claude Code security, folder trust for a new codebase; print mode skips the dialog (https://code.claude.com/docs/en/security)",
+								"test: internal/live TestTeamSync/claude",
+							},
 						},
 					},
 				},

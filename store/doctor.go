@@ -187,6 +187,9 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 					add(StatusProblem, prefix+name, "%v", err)
 					continue
 				}
+				// Whether the harness reads them only in a folder its
+				// user trusted: dalo never records that trust.
+				add(StatusNote, prefix+name, "%s", t.Config.Trust.How)
 			}
 			c := &forceCheck{s: sc, t: t, in: in, grants: grants, pending: s.pendingGrants(), opt: opt, records: records, instructions: inst}
 			n := len(out)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dalo/providers"
 )
 
 // TestProjectScope installs a package into a project's scope and removes
@@ -82,7 +84,7 @@ func TestProjectScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inForce := false
+	inForce, trustNoted := false, false
 	for _, f := range fs {
 		if f.Status == StatusProblem {
 			t.Errorf("doctor in the project: %s: %s", f.Subject, f.Message)
@@ -90,9 +92,15 @@ func TestProjectScope(t *testing.T) {
 		if f.Status == StatusInForce && f.Subject == "project "+ps.Project()+" claude company:kit/A on PostToolUse" {
 			inForce = true
 		}
+		if f.Status == StatusNote && f.Subject == "project "+ps.Project()+" claude" && strings.Contains(f.Message, "trust a folder") {
+			trustNoted = true
+		}
 	}
 	if !inForce {
 		t.Errorf("doctor run in the project does not say the project's hook is in force: %+v", fs)
+	}
+	if !trustNoted {
+		t.Errorf("doctor run in the project does not say how Claude Code trusts a folder: %+v", fs)
 	}
 	// A writer of the user's scope collects nothing the project uses.
 	l, err := s.Lock()
@@ -116,12 +124,21 @@ func TestProjectScope(t *testing.T) {
 	}
 }
 
-// TestProjectScopeNeedsTable: a table that states no project scope is
-// refused by name, before anything is written.
+// TestProjectScopeNeedsTable: a table that states no project scope, or
+// one without a place dalo may write, is refused by name.
 func TestProjectScopeNeedsTable(t *testing.T) {
-	s, _, sel := approvedKit(t) // claude@2.1.233 states none
-	if _, err := sel.Table.InProject(t.TempDir()); err == nil || !strings.Contains(err.Error(), "claude@2.1.233: its table states no project scope") {
-		t.Fatalf("InProject on a table without a project scope: %v", err)
+	_, _, sel := approvedKit(t)
+	none := *sel.Table
+	none.Config.Project = nil
+	if _, err := none.InProject(t.TempDir()); err == nil || !strings.Contains(err.Error(), "claude@2.1.233: its table states no project scope") {
+		t.Errorf("InProject on a table without a project scope: %v", err)
 	}
-	_ = s
+	unsupported := *sel.Table
+	unsupported.Config.Project = &providers.Project{Status: providers.Unsupported, Reason: "its project settings are committed"}
+	if _, err := unsupported.InProject(t.TempDir()); err == nil || err.Error() != "claude@2.1.233 has no project scope dalo installs into: its project settings are committed" {
+		t.Errorf("InProject on a table whose project scope is unsupported: %v", err)
+	}
+	if _, err := sel.Table.InProject("relative"); err == nil {
+		t.Error("InProject took a relative directory")
+	}
 }
