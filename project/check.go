@@ -39,7 +39,7 @@ func Drift(p *Project, l *Lock) []engine.Diagnostic {
 		}
 		want := slices.Sorted(slices.Values(pk.Providers))
 		if got := slices.Sorted(slices.Values(l.Packages[i].Providers)); !slices.Equal(got, want) {
-			out = append(out, l.errorf("E116", engine.Field(engine.Index("package", i), "providers"), "package %s is locked for %v, and %s now asks for %v: run 'dalo lock'", pk.Ref(), got, File, want))
+			out = append(out, l.errorf("E116", engine.Field(engine.Index("package", i), "providers"), "package %s is locked for %s, and %s now asks for %s: run 'dalo lock'", pk.Ref(), strings.Join(got, ", "), File, strings.Join(want, ", ")))
 		}
 	}
 	for i, lp := range l.Packages {

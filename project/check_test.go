@@ -40,7 +40,7 @@ func TestDrift(t *testing.T) {
 		"dalo.lock:7:3: error E116 source[0]: source local is locked, and dalo.toml no longer declares it: run 'dalo lock'",
 		"dalo.lock:11:3: error E116 source[1]: source team is locked as git https://example.com/team/agent-packages.git ref main, and dalo.toml now declares git https://example.com/team/agent-packages.git ref release: run 'dalo lock'",
 		"dalo.lock:17:3: error E116 package[0]: package local:notes is locked, and dalo.toml no longer lists it: run 'dalo lock'",
-		"dalo.lock:30:13: error E116 package[1].providers: package team:guard is locked for [claude codex], and dalo.toml now asks for [claude]: run 'dalo lock'",
+		"dalo.lock:30:13: error E116 package[1].providers: package team:guard is locked for claude, codex, and dalo.toml now asks for claude: run 'dalo lock'",
 	}
 	if got := diagStrings(Drift(moved, l)); !slices.Equal(got, want) {
 		t.Errorf("Drift:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -21,6 +21,8 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"dalo/engine"
+	"dalo/internal/regular"
+	"dalo/plan"
 	"dalo/providers"
 	"dalo/store/gitrepo"
 )
@@ -136,28 +138,18 @@ func Load(root string) (*Project, error) {
 	return Parse(root, src)
 }
 
-// readFile reads name, refusing what is not a regular file or is larger
-// than a manifest may be before it is read whole.
+// readFile reads name, refusing what is not a regular file (a symlink
+// included) or is larger than a manifest may be, before reading it whole.
 func readFile(name string) ([]byte, error) {
-	fi, err := os.Lstat(name)
-	if err != nil {
+	lim := int64(plan.DraftLimits.ManifestBytes)
+	data, tooBig, err := regular.ReadLimited(name, lim)
+	switch {
+	case err != nil:
 		return nil, err
+	case tooBig:
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, lim)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", name)
-	}
-	if lim := engine.Limits(rulesLimits()); fi.Size() > int64(lim.ManifestBytes) {
-		return nil, fmt.Errorf("%s is larger than %d bytes", name, lim.ManifestBytes)
-	}
-	return os.ReadFile(name)
-}
-
-func rulesLimits() engine.Limits {
-	r, err := rules()
-	if err != nil {
-		return engine.Limits{ManifestBytes: 1 << 20}
-	}
-	return r.Limits
+	return data, nil
 }
 
 // Parse checks src as root's dalo.toml: its shape (#Project), then what

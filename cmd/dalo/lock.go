@@ -45,6 +45,10 @@ needs no harness, no store and no approval: for CI.
 A dalo.toml or dalo.lock that cannot be read is refused with each finding
 at its line and column, and nothing is written.
 
+--json prints {"written": bool, "changes": [...]}, or with --check
+{"holds": bool, "findings": [...]}, each finding as validate's
+diagnostics: severity, code, message, file, line, column, field.
+
 Exit status: 0 locked (or, with --check, the lock holds); 1 a finding, the
 lock does not hold, or a fetch failed; 2 bad usage, or no dalo.toml here or
 above.
@@ -58,7 +62,7 @@ Examples:
 func init() {
 	register(&command{
 		name:  "lock",
-		usage: "[--check | --update [SOURCE]]",
+		usage: "[--json] [--check | --update [SOURCE]]",
 		short: "resolve dalo.toml into dalo.lock, or check that the lock holds",
 		doc:   lockDoc,
 		flags: func(fs *pflag.FlagSet) {
@@ -121,6 +125,14 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 		switch {
 		case err != nil:
 			return lockFailed(e, err)
+		case e.json:
+			if d == nil {
+				d = []engine.Diagnostic{}
+			}
+			if code := writeJSON(e, lockCheckJSON{Holds: len(d) == 0, Findings: d}); code != exitOK || len(d) == 0 {
+				return code
+			}
+			return exitFail
 		case len(d) > 0:
 			return lockDoesNotHold(e, d)
 		}
@@ -132,17 +144,38 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 		return lockFailed(e, err)
 	}
 	if old != nil && bytes.Equal(old.Marshal(), now.Marshal()) {
+		if e.json {
+			return writeJSON(e, lockJSON{Written: false, Changes: []string{}})
+		}
 		fmt.Fprintf(e.stdout, "%s is up to date: %s\n", project.LockFile, lockSummary(now))
 		return exitOK
 	}
-	for _, line := range project.Changes(old, now) {
-		fmt.Fprintln(e.stdout, line)
-	}
+	changes := project.Changes(old, now)
 	if err := project.WriteLock(root, now); err != nil {
 		return lockFailed(e, err)
 	}
+	if e.json {
+		return writeJSON(e, lockJSON{Written: true, Changes: append([]string{}, changes...)})
+	}
+	for _, line := range changes {
+		fmt.Fprintln(e.stdout, line)
+	}
 	fmt.Fprintf(e.stdout, "wrote %s: %s\n", project.LockFile, lockSummary(now))
 	return exitOK
+}
+
+// lockCheckJSON is what --json --check prints: whether the lock holds,
+// and each finding where it does not, as validate's diagnostics.
+type lockCheckJSON struct {
+	Holds    bool                `json:"holds"`
+	Findings []engine.Diagnostic `json:"findings"`
+}
+
+// lockJSON is what --json prints when the lock is written or already up
+// to date: the lines the text report prints, one a change.
+type lockJSON struct {
+	Written bool     `json:"written"`
+	Changes []string `json:"changes"`
 }
 
 // lockRefused prints why dalo.toml or dalo.lock was refused, a finding a
