@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -25,7 +24,7 @@ type HookCheck struct {
 // entry's own dispatcher with --check, so that what it reports is what
 // that dispatcher, reading that store, would do. An error means no plan
 // could be loaded: nothing would run.
-func Check(home, provider, event string) ([]HookCheck, error) {
+func Check(home, project, provider, event string) ([]HookCheck, error) {
 	events, ok := plan.Known[provider]
 	switch {
 	case !ok:
@@ -34,7 +33,7 @@ func Check(home, provider, event string) ([]HookCheck, error) {
 		return nil, fmt.Errorf("unknown native event %q of %s: its events are %s", event, provider, strings.Join(events, ", "))
 	}
 	defer plan.HoldDispatch(home)()
-	ef, err := plan.Load(filepath.Join(home, "plans"), provider, event, func(*plan.Native) (string, bool) { return "", true })
+	ef, err := plan.Load(plan.PlansDir(home, project), provider, event, func(*plan.Native) (string, bool) { return "", true })
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -35,7 +34,10 @@ type Request struct {
 	Home     string // $DALO_HOME
 	Provider string // claude, codex
 	Event    string // the native event name
-	Payload  []byte // the raw native JSON, as read from stdin
+	// Project is the project scope whose plans answer (its id, see
+	// plan.PlansDir); "" for the user's own.
+	Project string
+	Payload []byte // the raw native JSON, as read from stdin
 	// PayloadErr, when set, says the payload could not be read whole (too
 	// large, read error): every matching hook fails with it.
 	PayloadErr error
@@ -138,7 +140,7 @@ func dispatch(req Request) (Native, error) {
 	// On a tool event the payload's tool name picks the bucket to read; a
 	// payload without one (or unreadable) reads every bucket, so that each
 	// hook with a matcher fails under its policy.
-	ef, err := plan.Load(filepath.Join(req.Home, "plans"), req.Provider, req.Event, func(n *plan.Native) (string, bool) {
+	ef, err := plan.Load(plan.PlansDir(req.Home, req.Project), req.Provider, req.Event, func(n *plan.Native) (string, bool) {
 		extract(n)
 		if fieldErr != nil {
 			return "", true

@@ -26,7 +26,7 @@ var compiledTables = &compiled{
 	Tables: []compiledTable{
 		compiledTable{
 			File:   "claude/2.1.233.cue",
-			SHA256: "25e4c4824dedc02701de4f9b5676d83967ecb385a89ca51bc68338aed65eacfd",
+			SHA256: "af5e4ad12737969c25da3b82af51066f59401ac3272d97de5c8e7c5b6258a53b",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.233",
@@ -290,6 +290,55 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 21",
 							"test: internal/live TestSession/claude",
+						},
+					},
+					Project: &Project{
+						Status: "supported",
+						Evidence: []string{
+							"doc: Claude Code settings, settings files by scope: project .claude/settings.json and local .claude/settings.local.json (https://code.claude.com/docs/en/settings)",
+							"test: internal/live TestTeamSync/claude",
+						},
+						Hooks: ProjectHooks{
+							Location: Location{
+								Root: "project",
+								Path: ".claude/settings.local.json",
+								Evidence: []string{
+									"doc: Claude Code hooks, project hooks in .claude/settings.local.json (https://code.claude.com/docs/en/hooks)",
+									"test: internal/live TestTeamSync/claude",
+								},
+							},
+							Local: Claim{
+								Evidence: []string{
+									"doc: Claude Code settings, .claude/settings.local.json is personal, not checked in; Claude Code configures git to ignore it when it creates it (https://code.claude.com/docs/en/settings)",
+								},
+							},
+						},
+						Skills: []Location{
+							Location{
+								Root:   "project",
+								Path:   ".claude/skills",
+								Layout: "<name>/SKILL.md",
+								Evidence: []string{
+									"doc: Claude Code skills, project skills in .claude/skills (https://code.claude.com/docs/en/skills)",
+									"test: internal/live TestTeamSync/claude",
+								},
+							},
+						},
+						Agents: &Location{
+							Root:   "project",
+							Path:   ".claude/agents",
+							Layout: "<name>.md",
+							Evidence: []string{
+								"doc: Claude Code subagents, project subagents in .claude/agents (https://code.claude.com/docs/en/sub-agents)",
+								"test: internal/live TestTeamSync/claude",
+							},
+						},
+						Trust: Trust{
+							How: "Claude Code asks an interactive user to trust a folder before it reads the project's settings; a headless run (-p) asks nothing and runs the project's hooks. dalo never records that trust.",
+							Evidence: []string{
+								"doc: Claude Code security, folder trust for a new codebase; print mode skips the dialog (https://code.claude.com/docs/en/security)",
+								"test: internal/live TestTeamSync/claude",
+							},
 						},
 					},
 				},
@@ -4745,7 +4794,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "c952f5c364f310e73a9011b723c718032edb24af321a012cc2eca3dc7e50ec0c",
+			SHA256: "5bdd504fbf86535fdfedaa13732f574f54ff93d671affff981049a2a7fa375bd",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -5010,6 +5059,55 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"doc: providers/testdata/README.md finding 21, seen on Claude Code 2.1.233",
 							"test: internal/live TestSession/claude",
+						},
+					},
+					Project: &Project{
+						Status: "supported",
+						Evidence: []string{
+							"doc: Claude Code settings, settings files by scope: project .claude/settings.json and local .claude/settings.local.json (https://code.claude.com/docs/en/settings)",
+							"test: internal/live TestTeamSync/claude",
+						},
+						Hooks: ProjectHooks{
+							Location: Location{
+								Root: "project",
+								Path: ".claude/settings.local.json",
+								Evidence: []string{
+									"doc: Claude Code hooks, project hooks in .claude/settings.local.json (https://code.claude.com/docs/en/hooks)",
+									"test: internal/live TestTeamSync/claude",
+								},
+							},
+							Local: Claim{
+								Evidence: []string{
+									"doc: Claude Code settings, .claude/settings.local.json is personal, not checked in; Claude Code configures git to ignore it when it creates it (https://code.claude.com/docs/en/settings)",
+								},
+							},
+						},
+						Skills: []Location{
+							Location{
+								Root:   "project",
+								Path:   ".claude/skills",
+								Layout: "<name>/SKILL.md",
+								Evidence: []string{
+									"doc: Claude Code skills, project skills in .claude/skills (https://code.claude.com/docs/en/skills)",
+									"test: internal/live TestTeamSync/claude",
+								},
+							},
+						},
+						Agents: &Location{
+							Root:   "project",
+							Path:   ".claude/agents",
+							Layout: "<name>.md",
+							Evidence: []string{
+								"doc: Claude Code subagents, project subagents in .claude/agents (https://code.claude.com/docs/en/sub-agents)",
+								"test: internal/live TestTeamSync/claude",
+							},
+						},
+						Trust: Trust{
+							How: "Claude Code asks an interactive user to trust a folder before it reads the project's settings; a headless run (-p) asks nothing and runs the project's hooks. dalo never records that trust.",
+							Evidence: []string{
+								"doc: Claude Code security, folder trust for a new codebase; print mode skips the dialog (https://code.claude.com/docs/en/security)",
+								"test: internal/live TestTeamSync/claude",
+							},
 						},
 					},
 				},

@@ -51,6 +51,9 @@ type Table struct {
 	breaks   *regexp.Regexp // Config.Comments.Breaks, compiled
 	key      string         // Key, made when the table is loaded
 	local    bool           // read from the user's machine (WithLocal)
+	// project is the project directory the table's "project" locations
+	// resolve to (see InProject); "" for the user's own scope.
+	project string
 }
 
 // Verified is a local table's proof: the day (YYYY-MM-DD) `dalo providers
@@ -96,6 +99,32 @@ type Config struct {
 	Skills       []Location `json:"skills"`
 	Agents       Agents     `json:"agents"`
 	Trust        Trust      `json:"trust"`
+	// Project is where the harness reads a project's own hooks, skills
+	// and agents; nil when the table states none.
+	Project *Project `json:"project,omitempty"`
+}
+
+// Project is a harness's project scope: the per-user file of a project
+// dalo writes its entries into (Hooks, Local says the project does not
+// commit it), where it reads the project's skills and agents, and whether
+// it runs a project's hooks only in a folder the user trusted. Status is
+// Supported or Unsupported (then Reason says why).
+type Project struct {
+	Status   string       `json:"status"`
+	Reason   string       `json:"reason,omitempty"`
+	Note     string       `json:"note,omitempty"`
+	Evidence []string     `json:"evidence"`
+	Hooks    ProjectHooks `json:"hooks"`
+	Skills   []Location   `json:"skills,omitempty"`
+	Agents   *Location    `json:"agents,omitempty"`
+	Trust    Trust        `json:"trust"`
+}
+
+// ProjectHooks is the project's file dalo writes its entries into; Local
+// is the evidence that each user keeps it for themselves.
+type ProjectHooks struct {
+	Location
+	Local Claim `json:"local"`
 }
 
 // Comments says the harness reads its JSON settings as JSON with
@@ -581,7 +610,10 @@ func (t *Table) Path(l Location, getenv func(string) string) (string, error) {
 	case "system":
 		root = string(filepath.Separator)
 	case "project":
-		return "", fmt.Errorf("%s: %s is a project's, not the user's", t.Key(), l.Path)
+		if t.project == "" {
+			return "", fmt.Errorf("%s: %s is a project's, not the user's", t.Key(), l.Path)
+		}
+		root = t.project
 	default:
 		var err error
 		if root, err = t.ConfigHome(getenv); err != nil {
@@ -590,6 +622,42 @@ func (t *Table) Path(l Location, getenv func(string) string) (string, error) {
 	}
 	return filepath.Join(root, filepath.FromSlash(l.Path)), nil
 }
+
+// ErrNoProjectScope says a table states no project scope.
+var ErrNoProjectScope = fmt.Errorf("its table states no project scope")
+
+// InProject returns the table as it installs into the project at dir (an
+// absolute path): its hooks file, skills and agents are the project's
+// (Config.Project), and every "project" location resolves below dir. The
+// rest (events, outputs, the user's own settings that switch hooks off)
+// is the table's. An error says why the harness has no project scope.
+func (t *Table) InProject(dir string) (*Table, error) {
+	p := t.Config.Project
+	if p == nil {
+		return nil, fmt.Errorf("%s: %w", t.Key(), ErrNoProjectScope)
+	}
+	if p.Status != Supported {
+		return nil, fmt.Errorf("%s has no project scope dalo installs into: %s", t.Key(), p.Reason)
+	}
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("%s: project directory %s is not absolute", t.Key(), dir)
+	}
+	c := *t
+	c.project = filepath.Clean(dir)
+	c.Config.Hooks.Location = p.Hooks.Location
+	c.Config.Skills = p.Skills
+	if p.Agents != nil {
+		l := *p.Agents
+		c.Config.Agents = Agents{Status: Supported, Location: &l, Evidence: l.Evidence}
+	} else if c.Config.Agents.Status == Supported {
+		c.Config.Agents = Agents{Status: Unsupported, Reason: "its table names no project directory of agents", Evidence: p.Evidence}
+	}
+	c.Config.Trust = p.Trust
+	return &c, nil
+}
+
+// ProjectDir is the project the table installs into (InProject), or "".
+func (t *Table) ProjectDir() string { return t.project }
 
 // Display writes a location as a user reads it: $CLAUDE_CONFIG_DIR/skills/<name>/SKILL.md.
 func (t *Table) Display(l Location) string {

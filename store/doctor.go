@@ -94,58 +94,116 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 		return out, nil
 	}
 	out = append(out, localTableFindings(ts)...)
-	names, err := s.InstalledProviders()
-	if err != nil {
-		add(StatusProblem, "installs", "%v", err)
-		return out, nil
-	}
 	used := map[string]bool{}
 	complete := true // every install record read: the unused staged trees are known
 	var forces []HookForce
-	records := map[string]*Installed{}
-	for _, name := range names {
-		in, err := s.Installed(name)
-		if err != nil {
-			add(StatusProblem, name, "%v", err)
-			complete = false
-			continue
-		}
-		records[name] = in
-		for _, ip := range in.Packages {
-			for _, d := range ip.Staged {
-				used[d] = true
-			}
-		}
-	}
 	inst, err := s.InstructionStates()
 	if err != nil {
 		add(StatusProblem, "instructions", "%v", err)
 	}
-	for _, name := range names {
-		in := records[name]
-		if in == nil || len(in.Packages) == 0 && len(in.Harness.Entries) == 0 {
-			continue
+	// The store's own scope, and the scope of the project doctor runs in
+	// (the current directory or one above it) when dalo synced one there:
+	// its installs are checked as the user's, each subject naming it.
+	checked := []*Store{s}
+	if s.project == nil && opt.Project != "" {
+		if ps := s.ProjectScopeOf(opt.Project); ps != nil {
+			checked = append(checked, ps)
 		}
-		t, err := ts.Resolve(name + "@" + in.Version)
+	}
+	for _, sc := range checked {
+		prefix := ""
+		if sc.project != nil && s.project == nil {
+			prefix = "project " + sc.project.Root + " "
+		}
+		names, err := sc.InstalledProviders()
 		if err != nil {
-			// The table the entries were planned from is gone: a local
-			// table removed or broken since. The plan still holds the
-			// protocol, so dispatch goes on; the rest is checked against
-			// the newest table.
-			why := "dalo neither ships nor has verified a table for it any more"
-			if b := ts.BrokenFor(name, in.Version); b != nil {
-				why = "its local table cannot be used: " + b.Err.Error()
-			}
-			add(StatusProblem, name+"@"+in.Version, "dalo's entries were planned from the table of %s@%s, and %s: prove the version again with 'dalo providers verify %s', or plan them for a version dalo has a table for with 'dalo plugin install PACKAGE --provider %s'", name, in.Version, why, name, name)
-			if t, err = ts.Resolve(name); err != nil {
-				add(StatusProblem, name, "%v", err)
+			add(StatusProblem, prefix+"installs", "%v", err)
+			return out, nil
+		}
+		records := map[string]*Installed{}
+		for _, name := range names {
+			in, err := sc.Installed(name)
+			if err != nil {
+				add(StatusProblem, prefix+name, "%v", err)
+				complete = false
 				continue
 			}
+			records[name] = in
+			for _, ip := range in.Packages {
+				for _, d := range ip.Staged {
+					used[d] = true
+				}
+			}
 		}
-		c := &forceCheck{s: s, t: t, in: in, grants: grants, pending: s.pendingGrants(), opt: opt, records: records, instructions: inst}
-		out = append(out, c.run()...)
-		out = append(out, s.doctorHarness(ts, in)...)
-		forces = append(forces, c.forces...)
+		for _, name := range names {
+			in := records[name]
+			if in == nil || len(in.Packages) == 0 && len(in.Harness.Entries) == 0 {
+				continue
+			}
+			t, err := ts.Resolve(name + "@" + in.Version)
+			if err != nil {
+				// The table the entries were planned from is gone: a local
+				// table removed or broken since. The plan still holds the
+				// protocol, so dispatch goes on; the rest is checked against
+				// the newest table.
+				why := "dalo neither ships nor has verified a table for it any more"
+				if b := ts.BrokenFor(name, in.Version); b != nil {
+					why = "its local table cannot be used: " + b.Err.Error()
+				}
+				add(StatusProblem, prefix+name+"@"+in.Version, "dalo's entries were planned from the table of %s@%s, and %s: prove the version again with 'dalo providers verify %s', or plan them for a version dalo has a table for with 'dalo plugin install PACKAGE --provider %s'", name, in.Version, why, name, name)
+				if t, err = ts.Resolve(name); err != nil {
+					add(StatusProblem, prefix+name, "%v", err)
+					continue
+				}
+			}
+			if sc.project != nil {
+				// The project's files, where its harness reads them.
+				if t, err = t.InProject(sc.project.Root); err != nil {
+					add(StatusProblem, prefix+name, "%v", err)
+					continue
+				}
+				// Whether the harness reads them only in a folder its
+				// user trusted: dalo never records that trust.
+				add(StatusNote, prefix+name, "%s", t.Config.Trust.How)
+			}
+			c := &forceCheck{s: sc, t: t, in: in, grants: grants, pending: s.pendingGrants(), opt: opt, records: records, instructions: inst}
+			n := len(out)
+			out = append(out, c.run()...)
+			out = append(out, s.doctorHarness(ts, in)...)
+			for i := n; i < len(out); i++ {
+				out[i].Subject = prefix + out[i].Subject
+			}
+			for _, f := range c.forces {
+				f.Provider = prefix + f.Provider
+				forces = append(forces, f)
+			}
+		}
+	}
+	// The other scopes' packages use staged trees too.
+	if scopes, err := s.allScopes(); err != nil {
+		complete = false
+	} else {
+		for _, sc := range scopes {
+			if slices.ContainsFunc(checked, func(c *Store) bool { return c.projectID() == sc.projectID() }) {
+				continue
+			}
+			ns, err := sc.InstalledProviders()
+			if err != nil {
+				complete = false
+			}
+			for _, n := range ns {
+				in, err := sc.Installed(n)
+				if err != nil {
+					complete = false
+					continue
+				}
+				for _, ip := range in.Packages {
+					for _, d := range ip.Staged {
+						used[d] = true
+					}
+				}
+			}
+		}
 	}
 	if ents, err := os.ReadDir(s.path("staged")); err == nil && complete {
 		for _, e := range ents {
@@ -567,7 +625,7 @@ func (c *forceCheck) index(want *plan.Plan) []Finding {
 	subj := name + " dispatch index"
 	var bad []string
 	for _, ev := range slices.Sorted(maps.Keys(want.Events)) {
-		ef, err := plan.Load(c.s.path("plans"), name, ev, func(*plan.Native) (string, bool) { return "", true })
+		ef, err := plan.Load(c.s.scopePath("plans"), name, ev, func(*plan.Native) (string, bool) { return "", true })
 		if err != nil {
 			c.why(c.event, ev, "its dispatch index cannot be read: "+err.Error())
 			return []Finding{{StatusProblem, subj, err.Error()}}

@@ -185,7 +185,7 @@ func (s *Store) placeDispatcher(c *dispatcherCopy) error {
 // deletes nothing unless it read every install record and harness file.
 // The caller holds the store lock.
 func (s *Store) gcDispatchers() error {
-	names, err := s.InstalledProviders()
+	scopes, err := s.allScopes()
 	if err != nil {
 		return fmt.Errorf("collecting dispatcher copies: %w", err)
 	}
@@ -209,11 +209,22 @@ func (s *Store) gcDispatchers() error {
 			}
 		})
 	}
-	for _, p := range names {
-		in, err := s.Installed(p)
+	var records []*Installed
+	for _, sc := range scopes {
+		names, err := sc.InstalledProviders()
 		if err != nil {
 			return fmt.Errorf("collecting dispatcher copies: %w", err)
 		}
+		for _, p := range names {
+			in, err := sc.Installed(p)
+			if err != nil {
+				return fmt.Errorf("collecting dispatcher copies: %w", err)
+			}
+			records = append(records, in)
+		}
+	}
+	for _, in := range records {
+		p := in.Provider
 		for ev, e := range in.Harness.Entries {
 			if len(e) == 0 {
 				continue
@@ -292,6 +303,7 @@ type entryCommand struct {
 	Program    string
 	Dalo       bool   // Program is dalo: `hook dispatch`
 	Home       string // the store; "" in an entry a dalo before --home wrote
+	Project    string // the project scope's id (--project); "" for the user's
 	Provider   string
 	Event      string
 	FailClosed bool
@@ -332,6 +344,9 @@ func (c entryCommand) String() string {
 	if c.Home != "" {
 		b.WriteString(" --home " + termtext.ShellQuote(c.Home))
 	}
+	if c.Project != "" {
+		b.WriteString(" --project " + c.Project)
+	}
 	b.WriteString(" --provider " + c.Provider + " --event " + c.Event)
 	if c.Open {
 		fmt.Fprintf(&b, ` || { echo "dalo: the dispatcher could not answer (exit status $?); no required fail_closed hook guards %s, so dalo lets %s go on: run 'dalo doctor'" >&2; exit 0; }`, c.Event, c.Event)
@@ -360,6 +375,9 @@ func (c entryCommand) Argv(extra ...string) []string {
 	}
 	if c.Home != "" {
 		argv = append(argv, "--home", c.Home)
+	}
+	if c.Project != "" {
+		argv = append(argv, "--project", c.Project)
 	}
 	argv = append(argv, "--provider", c.Provider, "--event", c.Event)
 	if c.FailClosed {
@@ -398,6 +416,13 @@ func parseEntryCommand(cmd string) (c entryCommand, ok bool) {
 			return c, false
 		}
 		c.Home, rest = home, r
+	}
+	if r, ok := strings.CutPrefix(rest, " --project "); ok {
+		id, r, _ := strings.Cut(r, " ")
+		if !plan.ValidProject(id) {
+			return c, false
+		}
+		c.Project, rest = id, " "+r
 	}
 	r, ok := strings.CutPrefix(rest, " --provider ")
 	if !ok {

@@ -439,10 +439,12 @@ func (s *Store) fetchCommit(repo *gitrepo.Repo, u gitrepo.URL, ref, to string) (
 		}
 	} else if commit, _, err = repo.Commit(gitContext(), to); errors.Is(err, gitrepo.ErrNoCommit) {
 		done := s.working("fetching every branch and tag of " + u.String())
-		err := repo.FetchAll(gitContext(), u)
+		// Not err := : the Commit below must set the err checked after
+		// this block, or a commit the fetch brought reads as missing.
+		ferr := repo.FetchAll(gitContext(), u)
 		done()
-		if err != nil {
-			return "", fetchError(u, "", err)
+		if ferr != nil {
+			return "", fetchError(u, "", ferr)
 		}
 		if commit, _, err = repo.Commit(gitContext(), to); errors.Is(err, gitrepo.ErrNoCommit) {
 			return "", fmt.Errorf("commit %s is not in %s: no branch or tag there reaches it, and it is neither the pin nor the one before it (a force-push may have removed it)", to, u)

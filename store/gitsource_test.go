@@ -91,3 +91,35 @@ func TestUpdateSourceFetchBounded(t *testing.T) {
 		t.Errorf("after the update the repository holds packs %q; want one, collected", packs)
 	}
 }
+
+// TestUpdateSourceToFetched: --to a commit the source's repository does
+// not hold yet (upstream moved since it was added) fetches it and moves
+// the pin there. The error of the first lookup once outlived the fetch
+// that found the commit, and the update failed with "no such commit".
+func TestUpdateSourceToFetched(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(filepath.Join(work, "plugins/kit"), 0o755)
+	manifest := filepath.Join(work, "plugins/kit/PLUGIN.toml")
+	os.WriteFile(manifest, []byte("schema_version = 1\n\n[plugin]\nname = \"kit\"\ndescription = \"A kit.\"\n"), 0o644)
+	gitIn(t, dir, "init", "-q", "-b", "main", "work")
+	gitIn(t, work, "add", "-A")
+	gitIn(t, work, "commit", "-q", "-m", "v1")
+	s, err := Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddSource("team", "file://"+work, "main"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(manifest, []byte("schema_version = 1\n\n[plugin]\nname = \"kit\"\ndescription = \"A kit, v2.\"\n"), 0o644)
+	gitIn(t, work, "commit", "-q", "-am", "v2")
+	v2 := gitIn(t, work, "rev-parse", "HEAD")
+	up, err := s.UpdateSource("team", v2)
+	if err != nil {
+		t.Fatalf("UpdateSource --to %s: %v", v2, err)
+	}
+	if up.Source.Git.Commit != v2 {
+		t.Errorf("pinned at %s, want %s", up.Source.Git.Commit, v2)
+	}
+}

@@ -160,6 +160,7 @@ type HarnessState struct {
 // ReadsNone) when an object holds a key twice.
 type owner struct {
 	provider, home string
+	project        string // the project scope's id; "" for the user's
 	harness, dups  string
 	command        []string
 	// comments: the harness reads the file as JSON with comments.
@@ -168,7 +169,7 @@ type owner struct {
 
 // ownerOf is the owner of t's hook file for the store s.
 func (s *Store) ownerOf(t *providers.Table) owner {
-	return owner{provider: t.Name, home: s.Dir, harness: t.Harness, dups: t.Config.Hooks.DuplicateKeys.Reads,
+	return owner{provider: t.Name, home: s.Dir, project: s.projectID(), harness: t.Harness, dups: t.Config.Hooks.DuplicateKeys.Reads,
 		command: t.EntryPath(providers.EntryCommand), comments: t.Config.Comments != nil}
 }
 
@@ -185,7 +186,7 @@ func (o owner) commandAt(v *jsonedit.Value, path []string) (string, bool) {
 		if v.Kind != '"' {
 			return "", false
 		}
-		if e, ok := parseEntryCommand(v.Str); ok && e.Provider == o.provider && (e.Home == "" || e.Home == o.home) {
+		if e, ok := parseEntryCommand(v.Str); ok && e.Provider == o.provider && (e.Home == "" || e.Home == o.home) && e.Project == o.project {
 			return e.Event, true
 		}
 		return "", false

@@ -417,6 +417,8 @@ func TestEntryCommand(t *testing.T) {
 			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Home: "/store", Provider: "claude", Event: "Stop", FailClosed: true, Block: 2, Continued: "stop_hook_active"},
 			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Provider: "claude", Event: "Stop"},
 			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Home: "/store", Provider: "copilot", Event: "PreToolUse", Open: true},
+			// A project's scope (dalo sync).
+			{Program: prog, Dalo: filepath.Base(prog) == "dalo", Home: "/store", Project: "0123456789abcdef", Provider: "claude", Event: "PreToolUse", FailClosed: true, Block: 2},
 		} {
 			got, ok := parseEntryCommand(c.String())
 			if !ok || got != c {
@@ -430,6 +432,9 @@ func TestEntryCommand(t *testing.T) {
 			}
 			if c.Home != "" {
 				want = append(want, "--home", c.Home)
+			}
+			if c.Project != "" {
+				want = append(want, "--project", c.Project)
 			}
 			want = append(want, "--provider", c.Provider, "--event", c.Event)
 			if c.FailClosed {
@@ -559,6 +564,17 @@ func TestHarnessEntryReadBack(t *testing.T) {
 // that a harness on which a failed hook denies lets the action go on; an
 // entry guarded closed exits the blocking status; an unguarded one the
 // shell's 127.
+// TestEntryCommandProject: only a project scope's id, 16 hexadecimal
+// digits, makes a command dalo's: a path there is not one.
+func TestEntryCommandProject(t *testing.T) {
+	for _, id := range []string{"../../etc", "0123456789ABCDEF", "0123", "0123456789abcdef0"} {
+		c := entryCommand{Program: "/s/dalo-hook", Home: "/store", Project: id, Provider: "claude", Event: "PreToolUse"}
+		if got, ok := parseEntryCommand(c.String()); ok {
+			t.Errorf("parseEntryCommand(%q) = %+v, took project %q", c.String(), got, id)
+		}
+	}
+}
+
 func TestEntryCommandGuards(t *testing.T) {
 	gone := filepath.Join(t.TempDir(), "dispatchers", "gone", "dalo-hook")
 	for _, c := range []struct {

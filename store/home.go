@@ -33,6 +33,11 @@ type Store struct {
 
 	tablesMu sync.Mutex
 	tables   *providers.Tables // Tables, once read
+
+	// project is the project scope this value of the store installs into,
+	// removes from and checks (see [Store.InProject]); nil for the user's
+	// own.
+	project *projectScope
 }
 
 // A TablesCache is a providers.Cache whose answers are written when it is
@@ -127,7 +132,13 @@ func (s *Store) Lock() (*Lock, error) {
 		l.Unlock()
 		return nil, err
 	}
-	for _, d := range []string{s.Dir, s.path("grants"), s.path(plan.PendingDir), s.path("plans"), s.path("installs"), s.path("staged"), s.path(dispatchersDir)} {
+	dirs := []string{s.Dir, s.path("grants"), s.path(plan.PendingDir), s.path("plans"), s.path("installs"), s.path("staged"), s.path(dispatchersDir)}
+	if scopes, err := s.projectScopes(); err == nil {
+		for _, sc := range scopes {
+			dirs = append(dirs, sc.scopePath(), sc.scopePath("plans"), sc.scopePath("installs"))
+		}
+	}
+	for _, d := range dirs {
 		ents, err := os.ReadDir(d)
 		if err != nil {
 			continue
@@ -182,9 +193,14 @@ func (s *Store) sweepHarnessTemps() {
 		}
 		bases[d][tempPrefix(filepath.Base(p))] = true
 	}
-	if names, err := s.InstalledProviders(); err == nil {
+	scopes, _ := s.allScopes()
+	for _, sc := range scopes {
+		names, err := sc.InstalledProviders()
+		if err != nil {
+			continue
+		}
 		for _, p := range names {
-			in, err := s.Installed(p)
+			in, err := sc.Installed(p)
 			if err != nil {
 				continue
 			}

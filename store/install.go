@@ -638,7 +638,7 @@ func (s *Store) apply(p *installPlan) error {
 	}
 	// The entries call a dispatcher of this plan schema now: the plans of
 	// others, and their generations, go.
-	if err := plan.DropOtherSchemas(s.path("plans"), t.Name); err != nil {
+	if err := plan.DropOtherSchemas(s.scopePath("plans"), t.Name); err != nil {
 		return err
 	}
 	next.Harness = newSt

@@ -150,7 +150,7 @@ func Providers() []string {
 // cannot be read is an error, never "nothing installed": callers delete
 // staged trees and allow a source's removal on this answer.
 func (s *Store) InstalledProviders() ([]string, error) {
-	ents, err := os.ReadDir(s.path("installs"))
+	ents, err := os.ReadDir(s.scopePath("installs"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -169,7 +169,7 @@ func (s *Store) InstalledProviders() ([]string, error) {
 }
 
 func (s *Store) installsPath(provider string) string {
-	return s.path("installs", provider+".json")
+	return s.scopePath("installs", provider+".json")
 }
 
 // Installed reads what is installed for provider; empty when nothing is.
@@ -211,14 +211,17 @@ func (s *Store) putInstalled(in *Installed) error {
 		if err != nil {
 			return fmt.Errorf("removing %s: %w", s.installsPath(in.Provider), err)
 		}
-		return syncDir(s.path("installs"))
+		return syncDir(s.scopePath("installs"))
 	}
 	sort.Slice(in.Packages, func(i, j int) bool { return in.Packages[i].Package < in.Packages[j].Package })
+	if err := s.putProject(); err != nil {
+		return err
+	}
 	return writeJSON(s.installsPath(in.Provider), in)
 }
 
 func (s *Store) planPath(provider string) string {
-	return s.path("plans", provider+".json")
+	return s.scopePath("plans", provider+".json")
 }
 
 // ReadPlan reads the dispatch plan of provider.
@@ -274,12 +277,12 @@ func (s *Store) putPlan(t *providers.Table, in *Installed, stepName string) erro
 			return fmt.Errorf("removing %s: %w", s.planPath(in.Provider), err)
 		}
 		step(stepName)
-		return plan.RemoveIndex(s.path("plans"), in.Provider)
+		return plan.RemoveIndex(s.scopePath("plans"), in.Provider)
 	}
-	if err := os.MkdirAll(s.path("plans"), 0o755); err != nil {
+	if err := os.MkdirAll(s.scopePath("plans"), 0o755); err != nil {
 		return fmt.Errorf("writing dispatch plan: %w", err)
 	}
-	if err := plan.WriteIndex(s.path("plans"), p, func() { step(stepName) }); err != nil {
+	if err := plan.WriteIndex(s.scopePath("plans"), p, func() { step(stepName) }); err != nil {
 		return err
 	}
 	return writeJSON(s.planPath(in.Provider), p)
@@ -310,7 +313,9 @@ func (s *Store) wantEntries(t *providers.Table, in *Installed, c *dispatcherCopy
 			// The harness cuts it anyway, and warns when it does.
 			timeout = min(timeout, t.NativeTimeout(max))
 		}
-		e, err := t.Entry(ev, wantEntryCommand(t, c, s.Dir, ev, closed[ev]).String(), timeout)
+		cmd := wantEntryCommand(t, c, s.Dir, ev, closed[ev])
+		cmd.Project = s.projectID()
+		e, err := t.Entry(ev, cmd.String(), timeout)
 		if err != nil {
 			return nil, err
 		}
@@ -335,28 +340,36 @@ const dispatchSlackMS = 5000
 // collecting, without waiting: the unused trees only take space until a
 // later write finds no dispatch running and collects them.
 func (s *Store) gcStaged() error {
-	names, err := s.InstalledProviders()
+	// Every scope's records and plans count: a project's install runs
+	// the same staged trees as the user's.
+	scopes, err := s.allScopes()
 	if err != nil {
 		return fmt.Errorf("collecting staged trees: %w", err)
 	}
 	used := map[string]bool{}
-	for _, p := range names {
-		in, err := s.Installed(p)
+	for _, sc := range scopes {
+		names, err := sc.InstalledProviders()
 		if err != nil {
 			return fmt.Errorf("collecting staged trees: %w", err)
 		}
-		for _, ip := range in.Packages {
-			for _, d := range ip.Staged {
-				used[d] = true
+		for _, p := range names {
+			in, err := sc.Installed(p)
+			if err != nil {
+				return fmt.Errorf("collecting staged trees: %w", err)
+			}
+			for _, ip := range in.Packages {
+				for _, d := range ip.Staged {
+					used[d] = true
+				}
 			}
 		}
-	}
-	roots, err := plan.Roots(s.path("plans"))
-	if err != nil {
-		return fmt.Errorf("collecting staged trees: %w", err)
-	}
-	for _, r := range roots {
-		used[filepath.Base(r)] = true
+		roots, err := plan.Roots(sc.scopePath("plans"))
+		if err != nil {
+			return fmt.Errorf("collecting staged trees: %w", err)
+		}
+		for _, r := range roots {
+			used[filepath.Base(r)] = true
+		}
 	}
 	ents, err := os.ReadDir(s.path("staged"))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -134,7 +134,7 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 	}
 	next.Harness = newSt
 	if remains {
-		if err := plan.DropOtherSchemas(s.path("plans"), t.Name); err != nil {
+		if err := plan.DropOtherSchemas(s.scopePath("plans"), t.Name); err != nil {
 			return nil, err
 		}
 	} else {
@@ -153,6 +153,9 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 		return nil, err
 	}
 	step("remove:recorded")
+	if err := s.dropEmptyScope(); err != nil {
+		return nil, err
+	}
 	if err := s.gc(); err != nil {
 		return nil, err
 	}

@@ -140,23 +140,5 @@ func (sel *Selection) Pick(name string) (*Selection, error) { return sel.pick(na
 // are placed in the scratch directory (Getenv), where nothing is, so that
 // neither this user's environment nor their files change the answer.
 func (w *Scratch) Grants(sel *Selection) (map[string]string, error) {
-	tools, hooks, err := w.home.GrantStates(sel, nil)
-	if err != nil {
-		return nil, err
-	}
-	acts, err := w.home.MemberActions(sel, sel.Table, w.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	members, err := w.home.MemberStates(sel, acts, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, m := range []map[string]GrantState{tools, hooks, members} {
-		for _, st := range m {
-			out[st.ID] = st.Digest
-		}
-	}
-	return out, nil
+	return w.home.GrantDigests(sel, w.Getenv)
 }

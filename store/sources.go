@@ -202,18 +202,27 @@ func (s *Store) RemoveSource(id string) error {
 			return fmt.Errorf("source %s still has grants (%s); revoke them first with 'dalo plugin revoke %s'", id, g.ID, g.Package)
 		}
 	}
-	installed, err := s.InstalledProviders()
+	scopes, err := s.allScopes()
 	if err != nil {
 		return fmt.Errorf("removing source %s: %w", id, err)
 	}
-	for _, p := range installed {
-		in, err := s.Installed(p)
+	for _, sc := range scopes {
+		installed, err := sc.InstalledProviders()
 		if err != nil {
-			return err
+			return fmt.Errorf("removing source %s: %w", id, err)
 		}
-		for _, ip := range in.Packages {
-			if ip.Source == id {
-				return fmt.Errorf("source %s still has %s installed on %s; remove it first with 'dalo plugin remove %s --provider %s'", id, ip.Package, p, ip.Package, p)
+		for _, p := range installed {
+			in, err := sc.Installed(p)
+			if err != nil {
+				return err
+			}
+			for _, ip := range in.Packages {
+				if ip.Source == id && sc.project != nil {
+					return fmt.Errorf("source %s still has %s installed on %s in the project %s; remove it from the project's dalo.toml and run 'dalo sync' there first", id, ip.Package, p, sc.project.Root)
+				}
+				if ip.Source == id {
+					return fmt.Errorf("source %s still has %s installed on %s; remove it first with 'dalo plugin remove %s --provider %s'", id, ip.Package, p, ip.Package, p)
+				}
 			}
 		}
 	}

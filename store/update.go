@@ -645,9 +645,17 @@ func (s *Store) settlePending() {
 	}
 	switched := err == nil && j.Installed
 	if err == nil && !switched {
-		named, nerr := plan.GrantsNamed(s.path("plans"))
+		scopes, nerr := s.allScopes()
 		if nerr != nil {
 			return // settled by a writer that can read the plans
+		}
+		named := map[string]bool{}
+		for _, sc := range scopes {
+			n, nerr := plan.GrantsNamed(sc.scopePath("plans"))
+			if nerr != nil {
+				return
+			}
+			maps.Copy(named, n)
 		}
 		for _, id := range j.Pending {
 			var g plan.Grant

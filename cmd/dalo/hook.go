@@ -17,6 +17,7 @@ func init() {
 			fs.String("provider", "", hookdispatch.ProviderHelp)
 			fs.String("event", "", hookdispatch.EventHelp)
 			fs.String("home", "", hookdispatch.HomeHelp)
+			fs.String("project", "", hookdispatch.ProjectHelp)
 			fs.Bool("fail-closed", false, hookdispatch.FailClosedHelp)
 			fs.Bool("check", false, hookdispatch.CheckHelp)
 		},
@@ -25,6 +26,7 @@ func init() {
 			o.Provider, _ = fs.GetString("provider")
 			o.Event, _ = fs.GetString("event")
 			o.Home, _ = fs.GetString("home")
+			o.Project, _ = fs.GetString("project")
 			o.FailClosed, _ = fs.GetBool("fail-closed")
 			o.Check, _ = fs.GetBool("check")
 			return hookdispatch.Run("dalo "+hookdispatch.Name, o, fs.Args(), e.stdin, e.stdout, e.stderr)

@@ -18,6 +18,9 @@ type kit struct {
 	// skills are required skill members, by name: the text of each
 	// one's SKILL.md.
 	skills map[string]string
+	// agents are required agent members, by name: the text of each
+	// one's file.
+	agents map[string]string
 }
 
 // A kitHook is one hook of a kit and its tool.
@@ -46,11 +49,15 @@ func (k kit) files() map[string]string {
 	files := map[string]string{}
 	var b strings.Builder
 	fmt.Fprintf(&b, "schema_version = 1\n\n[plugin]\nname = %q\ndescription = %q\nid = %q\n", k.name, k.description, "dalo."+k.name)
-	if len(k.skills) > 0 {
+	if len(k.skills)+len(k.agents) > 0 {
 		var members []string
 		for _, name := range slices.Sorted(maps.Keys(k.skills)) {
 			members = append(members, fmt.Sprintf("{ ref = %q, requirement = \"required\" }", "skill:"+name))
 			files["skills/"+name+"/SKILL.md"] = k.skills[name]
+		}
+		for _, name := range slices.Sorted(maps.Keys(k.agents)) {
+			members = append(members, fmt.Sprintf("{ ref = %q, requirement = \"required\" }", "agent:"+name))
+			files["agents/"+name+".md"] = k.agents[name]
 		}
 		b.WriteString("members = [" + strings.Join(members, ", ") + "]\n")
 	}

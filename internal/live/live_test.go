@@ -491,17 +491,7 @@ func (w *world) writeFile(path, content string) {
 // exits 0. It returns stdout.
 func (w *world) dalo(args ...string) string {
 	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), daloTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, daloBin, args...)
-	cmd.Dir = w.root
-	cmd.Env = w.env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		w.t.Fatalf("dalo %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String()
+	return w.daloEnv(w.root, nil, args...)
 }
 
 // install runs the user's lifecycle: validate the author source, register

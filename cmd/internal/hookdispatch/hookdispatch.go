@@ -28,7 +28,7 @@ const Name = plan.DaloDispatch
 
 // Usage is the command's usage line. The providers are the tables'
 // (plan.Known).
-var Usage = "--provider " + strings.Join(dispatch.KnownProviders(), "|") + " --event NATIVE_EVENT [--home DIR] [--fail-closed] [--check]"
+var Usage = "--provider " + strings.Join(dispatch.KnownProviders(), "|") + " --event NATIVE_EVENT [--home DIR] [--project ID] [--fail-closed] [--check]"
 
 // Short is the command's one-line summary.
 const Short = "run the approved hooks of a harness event"
@@ -39,6 +39,9 @@ type Options struct {
 	// Home is the store the entry names (--home); empty, the store of the
 	// environment ($DALO_HOME, ...).
 	Home string
+	// Project (--project) is the project scope whose plans answer, the
+	// id 'dalo sync' gave it; empty, the user's own.
+	Project string
 	// FailClosed (--fail-closed) says a required fail_closed hook is
 	// installed on the event: no plan to run it blocks the action.
 	FailClosed bool
@@ -67,6 +70,9 @@ Install writes entries that name their store with --home, so that a
 harness started with another environment (an IDE, a service, sudo)
 dispatches against the store that installed them; without --home the
 store is $DALO_HOME, else $XDG_DATA_HOME/dalo, else ~/.local/share/dalo.
+An entry 'dalo sync' wrote into a project's own settings adds --project
+with the id of that project's scope: its plans are the store's
+projects/<id>/plans, and the grants are the user's.
 On an event where a required fail_closed hook is installed the entry adds
 --fail-closed: a plan that cannot be loaded, or no plan at all, then
 blocks the action as the hook's policy would (exit 2 with the reason on
@@ -115,6 +121,7 @@ var ProviderHelp = "the harness: " + strings.Join(dispatch.KnownProviders(), ", 
 const (
 	EventHelp      = "the native event name: PreToolUse, Stop, ..."
 	HomeHelp       = "the store to dispatch from (absolute); default $DALO_HOME, ..."
+	ProjectHelp    = "the project scope to dispatch from (its id); default the user's own"
 	FailClosedHelp = "a required fail_closed hook is installed on the event: block when no plan can run it"
 	CheckHelp      = "run no handler: print, as JSON, what a dispatch would find of each hook"
 )
@@ -137,6 +144,8 @@ func Run(cmd string, o Options, args []string, stdin io.Reader, stdout, stderr i
 		return usage("--event is required")
 	case o.Home != "" && !filepath.IsAbs(o.Home):
 		return usage("--home %q is not an absolute path", o.Home)
+	case o.Project != "" && !plan.ValidProject(o.Project):
+		return usage("--project %q is not a project scope's id (16 hexadecimal digits)", o.Project)
 	}
 	home := filepath.Clean(o.Home)
 	if o.Home == "" {
@@ -147,7 +156,7 @@ func Run(cmd string, o Options, args []string, stdin io.Reader, stdout, stderr i
 		}
 	}
 	if o.Check {
-		checks, err := dispatch.Check(home, o.Provider, o.Event)
+		checks, err := dispatch.Check(home, o.Project, o.Provider, o.Event)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 			return exitFail
@@ -189,7 +198,7 @@ func Run(cmd string, o Options, args []string, stdin io.Reader, stdout, stderr i
 			}
 		}()
 	}
-	req := dispatch.Request{Home: home, Provider: provider, Event: event, Getenv: os.LookupEnv, FailClosed: o.FailClosed, Starting: starting}
+	req := dispatch.Request{Home: home, Project: o.Project, Provider: provider, Event: event, Getenv: os.LookupEnv, FailClosed: o.FailClosed, Starting: starting}
 	var err error
 	req.Payload, err = io.ReadAll(io.LimitReader(stdin, dispatch.MaxPayload+1))
 	switch {
@@ -248,6 +257,7 @@ func Hook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Provider, "provider", "", ProviderHelp)
 	fs.StringVar(&o.Event, "event", "", EventHelp)
 	fs.StringVar(&o.Home, "home", "", HomeHelp)
+	fs.StringVar(&o.Project, "project", "", ProjectHelp)
 	fs.BoolVar(&o.FailClosed, "fail-closed", false, FailClosedHelp)
 	fs.BoolVar(&o.Check, "check", false, CheckHelp)
 	if err := fs.Parse(args[1:]); err != nil {

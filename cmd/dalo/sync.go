@@ -1,0 +1,539 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"dalo/internal/termtext"
+	"dalo/project"
+	"dalo/providers"
+	"dalo/store"
+	"dalo/store/gitrepo"
+)
+
+const syncDoc = `Sync makes this machine match the project's dalo.lock: the project is the
+directory holding dalo.toml, the current directory or the nearest above
+it, and its lock pins each source's commit and the digest of every grant
+its packages ask for. Sync installs them into the project's own scope of
+each harness the lock names, where the harness reads a project's hooks,
+skills and agents (Claude Code: .claude/settings.local.json, the project's
+file each user keeps for themselves, .claude/skills, .claude/agents),
+never into your own settings and never into a file the project commits.
+
+In order, writing nothing until each step passed:
+  - each locked source is found in your registry under its id, at the same
+    git URL or project directory; one you have not registered is shown and
+    asked for before anything is fetched (--yes answers yes); one
+    registered elsewhere is refused;
+  - the lock is checked as 'dalo lock --check' checks it, in a scratch
+    directory: it must say what dalo.toml says, and every grant's digest
+    must be what the pinned commits give; a lock that does not hold is
+    refused and nothing is written;
+  - each git source is registered and pinned at the locked commit (a
+    source of yours moves its pin there; what you installed from it keeps
+    running its approved bytes), and each grant is computed again from
+    those bytes for the harness version you run;
+  - the grants you have not approved are shown, as 'dalo plugin approve'
+    shows them, and asked for: a lock grants nothing, and --yes approves
+    exactly what is shown, never more; without a terminal and without
+    --yes sync refuses, exit 1, and takes back the sources it registered;
+  - each package is installed into the project's scope of each provider
+    it lists, and what the lock no longer holds is removed from it.
+A provider whose harness this machine lacks, or whose table states no
+project scope, is skipped with a note. Instruction members are never
+enabled by sync: enable one yourself with 'dalo instruction enable'.
+
+--check changes nothing: it exits 1 when what is installed in the
+project's scope differs from the lock (a package missing, extra, or
+installed under other grants), and names each difference. --dry-run
+shows what sync would do and writes nothing.
+
+Exit status: 0 in sync; 1 refused, not approved, out of sync (--check) or
+failed; 2 bad usage.
+
+Examples:
+  dalo sync
+  dalo sync --yes
+  dalo sync --check
+`
+
+func init() {
+	register(&command{
+		name: "sync", usage: "[--yes] [--check] [--dry-run]",
+		short: "install a project's locked packages into its scope", doc: syncDoc,
+		flags: func(fs *pflag.FlagSet) {
+			fs.Bool("yes", false, "approve exactly what is shown, without asking")
+			fs.Bool("check", false, "change nothing; exit 1 when this machine differs from the lock")
+			fs.Bool("dry-run", false, "show what would change and write nothing")
+		},
+		run: runSync,
+	})
+}
+
+// A syncTarget is one locked package on one provider this machine has.
+type syncTarget struct {
+	pkg   project.LockedPackage
+	sel   *store.Selection // the package on the user's table: what grants bind
+	table *providers.Table // the table in the project's scope
+	props []store.Proposal
+}
+
+func runSync(e *env, fs *pflag.FlagSet) int {
+	const cmd = "sync"
+	if fs.NArg() != 0 {
+		return usageError(e, cmd, "takes no arguments")
+	}
+	yes, _ := fs.GetBool("yes")
+	check, _ := fs.GetBool("check")
+	dry, _ := fs.GetBool("dry-run")
+	if check && (yes || dry) {
+		return usageError(e, cmd, "--check changes nothing; do not combine it with --yes or --dry-run")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	root, err := project.Find(wd)
+	if errors.Is(err, project.ErrNoProject) {
+		return usageError(e, cmd, "%v", err) // as dalo lock says it
+	}
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	proj, err := project.Load(root)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	lock, err := project.ReadLock(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return fail(e, cmd, fmt.Errorf("%s has no %s: run 'dalo lock' there first", root, project.LockFile))
+	}
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	s, ok := openStore(e, cmd)
+	if !ok {
+		return exitFail
+	}
+	ps, err := s.InProject(root)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	ts, err := providers.Load()
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+
+	// Sources: registered as the lock has them, or asked for.
+	var unregistered []project.LockedSource
+	var moves []sourceMove
+	for _, ls := range lock.Sources {
+		src, err := s.LookupSource(ls.ID)
+		if err != nil {
+			unregistered = append(unregistered, ls)
+			continue
+		}
+		if why := sourceDiffers(root, ls, src); why != "" {
+			return fail(e, cmd, fmt.Errorf("source %s: %s; the lock needs it as %s (rename yours, or use another id in dalo.toml)", ls.ID, why, lockedWhere(root, ls)))
+		}
+		if src.Git != nil && src.Git.Commit != ls.Commit {
+			moves = append(moves, sourceMove{id: ls.ID, from: src.Git.Commit, to: ls.Commit})
+		}
+	}
+	if check {
+		return syncCheck(e, s, ps, ts, lock, unregistered, moves)
+	}
+	if len(unregistered) > 0 {
+		fmt.Fprintf(e.stdout, "The lock of %s uses sources you have not registered:\n", termtext.Escape(root))
+		for _, ls := range unregistered {
+			fmt.Fprintf(e.stdout, "  %s: %s\n", ls.ID, termtext.Escape(lockedWhere(root, ls)))
+		}
+		if dry {
+			fmt.Fprintln(e.stdout, "dry run: nothing was fetched or written")
+			return exitOK
+		}
+		if !yes && !confirm(e, cmd, fmt.Sprintf("Register and fetch these %d sources?", len(unregistered)), "'dalo sync --dry-run'") {
+			return exitFail
+		}
+	}
+	// Every digest against the lock, in a scratch store, before anything
+	// is registered, approved or installed.
+	findings, _, err := project.Verify(proj, lock, project.Options{Progress: e.progress})
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	if len(findings) > 0 {
+		for _, d := range findings {
+			fmt.Fprintln(e.stderr, d)
+		}
+		fmt.Fprintf(e.stderr, "dalo %s: %s does not hold for %s and the commits it pins: nothing was written; run 'dalo lock --check' where dalo.toml is kept\n", cmd, project.LockFile, project.File)
+		return exitFail
+	}
+	if dry && len(moves) > 0 {
+		for _, m := range moves {
+			fmt.Fprintf(e.stdout, "would pin source %s at %s (now %s)\n", m.id, m.to, m.from)
+		}
+		fmt.Fprintln(e.stdout, "dry run: nothing was fetched or written")
+		return exitOK
+	}
+	// From here on sync writes the registry; undo takes that back when
+	// the lock is refused.
+	var added []string
+	undo := func() {
+		for _, id := range added {
+			s.RemoveSource(id)
+		}
+		for _, m := range moves {
+			s.UpdateSource(m.id, m.from)
+		}
+	}
+	for _, ls := range unregistered {
+		loc, ref := ls.Git, ls.Ref
+		if loc == "" {
+			loc = filepath.Join(root, filepath.FromSlash(ls.Path))
+		}
+		if _, err := s.AddSource(ls.ID, loc, ref); err != nil {
+			undo()
+			return fail(e, cmd, err)
+		}
+		added = append(added, ls.ID)
+		if ls.Commit != "" {
+			if src, err := s.LookupSource(ls.ID); err == nil && src.Git != nil && src.Git.Commit != ls.Commit {
+				moves = append(moves, sourceMove{id: ls.ID, from: src.Git.Commit, to: ls.Commit})
+			}
+		}
+	}
+	for i, m := range moves {
+		if _, err := s.UpdateSource(m.id, m.to); err != nil {
+			moves = moves[:i]
+			undo()
+			return fail(e, cmd, fmt.Errorf("pinning source %s at the locked commit %s: %w", m.id, m.to, err))
+		}
+	}
+
+	// Every digest against the lock, before anything is approved or
+	// installed.
+	targets, notes, mismatch, err := syncTargets(s, ts, root, lock)
+	if err != nil {
+		undo()
+		return fail(e, cmd, err)
+	}
+	if len(mismatch) > 0 {
+		undo()
+		fmt.Fprintf(e.stderr, "dalo %s: %s does not match the commits it pins:\n  %s\nnothing was installed; run 'dalo lock --check' and 'dalo lock' where dalo.toml is kept\n", cmd, filepath.Join(root, project.LockFile), strings.Join(mismatch, "\n  "))
+		return exitFail
+	}
+	for _, n := range notes {
+		fmt.Fprintf(e.stdout, "note: %s\n", termtext.Escape(n))
+	}
+
+	// The review: what this user has not approved, and only that.
+	var fresh int
+	for _, tg := range targets {
+		var shown bool
+		for _, p := range tg.props {
+			if p.Exists {
+				continue
+			}
+			if !shown {
+				fmt.Fprintf(e.stdout, "Approve for %s on %s (%s):\n", tg.sel.Identity, tg.sel.Table.Name, tg.sel.Table.Key())
+				shown = true
+			}
+			fmt.Fprintf(e.stdout, "  %s\n", termtext.Escape(describeGrant(p.Grant)))
+			fresh++
+		}
+	}
+	if fresh > 0 {
+		if dry {
+			fmt.Fprintf(e.stdout, "dry run: %d grants would be asked for; nothing was written\n", fresh)
+			return exitOK
+		}
+		if !yes && !confirm(e, cmd, fmt.Sprintf("Approve these %d grants?", fresh), "'dalo sync --dry-run'") {
+			undo()
+			return exitFail
+		}
+		for _, tg := range targets {
+			var approve []store.Proposal
+			for _, p := range tg.props {
+				if !p.Exists {
+					approve = append(approve, p)
+				}
+			}
+			if len(approve) == 0 {
+				continue
+			}
+			if err := s.Approve(approve); err != nil {
+				return fail(e, cmd, err)
+			}
+			for _, p := range approve {
+				fmt.Fprintf(e.stdout, "approved %s %s: grant %s\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
+			}
+		}
+	}
+
+	// Install into the project's scope, then remove what the lock no
+	// longer holds.
+	disp, err := dispatcher()
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	code := exitOK
+	for _, tg := range targets {
+		sel := *tg.sel
+		sel.Table = tg.table
+		res, err := ps.Install(&sel, disp, store.InstallOptions{DryRun: dry})
+		if err != nil {
+			code = installFailed(e, cmd, err)
+			continue
+		}
+		verb := "installed"
+		if dry {
+			verb = "would install"
+		}
+		fmt.Fprintf(e.stdout, "%s %s on %s in %s\n", verb, sel.Identity, res.Provider, termtext.Escape(root))
+		printInstall(e.stdout, res, dry)
+	}
+	for _, r := range syncExtra(ps, ts, root, lock) {
+		if dry {
+			fmt.Fprintf(e.stdout, "would remove %s from %s in %s\n", r.pkg, r.table.Name, termtext.Escape(root))
+			continue
+		}
+		if _, err := ps.Remove(r.table, []string{r.pkg}, disp, false); err != nil {
+			code = fail(e, cmd, err)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "removed %s from %s in %s\n", r.pkg, r.table.Name, termtext.Escape(root))
+	}
+	if dry {
+		fmt.Fprintln(e.stdout, "dry run: nothing was written")
+	}
+	return code
+}
+
+// A sourceMove is a git source's pin sync moves to the locked commit.
+type sourceMove struct{ id, from, to string }
+
+// lockedWhere is where the lock says a source is: its git URL (and ref),
+// or its directory in the project.
+func lockedWhere(root string, ls project.LockedSource) string {
+	if ls.Git != "" {
+		w := ls.Git
+		if ls.Ref != "" {
+			w += " (" + ls.Ref + ")"
+		}
+		return w
+	}
+	return filepath.Join(root, filepath.FromSlash(ls.Path))
+}
+
+// sourceDiffers says why the registered source src is not the locked ls,
+// or "".
+func sourceDiffers(root string, ls project.LockedSource, src store.Source) string {
+	if ls.Git != "" {
+		if src.Git == nil {
+			return fmt.Sprintf("you registered it as the directory %s", src.Path)
+		}
+		want, _, err := gitrepo.ParseURL(ls.Git)
+		if err != nil {
+			return err.Error()
+		}
+		if src.Git.URL != want.String() {
+			return fmt.Sprintf("you registered it at %s", src.Git.URL)
+		}
+		return ""
+	}
+	if src.Git != nil {
+		return fmt.Sprintf("you registered it at %s", src.Git.URL)
+	}
+	if filepath.Clean(src.Path) != filepath.Join(root, filepath.FromSlash(ls.Path)) {
+		return fmt.Sprintf("you registered it as the directory %s", src.Path)
+	}
+	return ""
+}
+
+// syncTargets selects every locked package on every provider it lists
+// that this machine has, computes the grants each asks for, and compares
+// them with the lock: mismatch names each grant whose digest differs, is
+// missing or is not asked for. notes say which providers are skipped.
+func syncTargets(s *store.Store, ts *providers.Tables, root string, lock *project.Lock) (targets []*syncTarget, notes, mismatch []string, err error) {
+	for _, lp := range lock.Packages {
+		for _, name := range lp.Providers {
+			t, _, herr := s.HarnessTable(ts, name)
+			if herr != nil {
+				notes = append(notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, herr))
+				continue
+			}
+			pt, perr := t.InProject(root)
+			if perr != nil {
+				notes = append(notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, perr))
+				continue
+			}
+			sel, err := s.Select(lp.Ref(), t.Key())
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			// As dalo lock computes them: the harness's directories
+			// empty, so that only the package decides.
+			got, err := s.GrantDigests(sel, noHome)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			want := map[string]string{}
+			for _, g := range lp.Grants {
+				if slices.Contains(g.Tables, t.Key()) {
+					want[g.ID] = g.Digest
+				}
+			}
+			props, _, err := s.Propose(sel, nil, nil, nil, true)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			// What approval would write is what was checked, and only that.
+			for _, p := range props {
+				if want[p.Grant.ID] != p.Grant.Digest && got[p.Grant.ID] == want[p.Grant.ID] {
+					mismatch = append(mismatch, fmt.Sprintf("grant %s would bind digest %s, which the lock does not hold", p.Grant.ID, p.Grant.Digest))
+				}
+			}
+			for _, id := range slices.Sorted(maps.Keys(want)) {
+				switch d, ok := got[id]; {
+				case !ok:
+					mismatch = append(mismatch, fmt.Sprintf("grant %s is locked on %s, but %s asks for no such grant there", id, t.Key(), lp.Ref()))
+				case d != want[id]:
+					mismatch = append(mismatch, fmt.Sprintf("grant %s: the lock says digest %s, the pinned bytes give %s", id, want[id], d))
+				}
+			}
+			for _, id := range slices.Sorted(maps.Keys(got)) {
+				if _, ok := want[id]; !ok {
+					mismatch = append(mismatch, fmt.Sprintf("grant %s (digest %s) is asked for by %s on %s, and the lock holds no digest of it there (a harness version the lock was not made with: run 'dalo lock' with this dalo)", id, got[id], lp.Ref(), t.Key()))
+				}
+			}
+			targets = append(targets, &syncTarget{pkg: lp, sel: sel, table: pt, props: props})
+		}
+	}
+	return targets, notes, mismatch, nil
+}
+
+// noHome places the harnesses' directories nowhere: the environment dalo
+// lock digests member grants in, so that what the lock holds and what sync
+// computes depend on the package alone.
+func noHome(key string) string {
+	if key == "HOME" {
+		return string(filepath.Separator) + "nonexistent"
+	}
+	return ""
+}
+
+// An extraInstall is a package installed in the project's scope that the
+// lock does not hold on that provider.
+type extraInstall struct {
+	pkg   string
+	table *providers.Table
+}
+
+// syncExtra lists what the project's scope holds that the lock does not.
+func syncExtra(ps *store.Store, ts *providers.Tables, root string, lock *project.Lock) []extraInstall {
+	var out []extraInstall
+	names, _ := ps.InstalledProviders()
+	for _, name := range names {
+		in, err := ps.Installed(name)
+		if err != nil {
+			continue
+		}
+		t, err := ts.Resolve(name + "@" + in.Version)
+		if err != nil {
+			continue
+		}
+		pt, err := t.InProject(root)
+		if err != nil {
+			continue
+		}
+		for _, ip := range in.Packages {
+			lp, ok := lock.Package(ip.Package)
+			if !ok || !slices.Contains(lp.Providers, name) {
+				out = append(out, extraInstall{pkg: ip.Package, table: pt})
+			}
+		}
+	}
+	return out
+}
+
+// syncCheck is sync --check: it writes nothing and exits 1 when the
+// project's scope differs from the lock.
+func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.Lock, unregistered []project.LockedSource, moves []sourceMove) int {
+	var diffs []string
+	for _, ls := range unregistered {
+		diffs = append(diffs, fmt.Sprintf("source %s is not registered", ls.ID))
+	}
+	for _, m := range moves {
+		diffs = append(diffs, fmt.Sprintf("source %s is pinned at %s, the lock at %s", m.id, m.from, m.to))
+	}
+	for _, lp := range lock.Packages {
+		for _, name := range lp.Providers {
+			t, _, herr := s.HarnessTable(ts, name)
+			if herr != nil {
+				fmt.Fprintf(e.stdout, "note: %s on %s skipped: %s\n", lp.Ref(), name, termtext.Escape(herr.Error()))
+				continue
+			}
+			if _, err := t.InProject(ps.Project()); err != nil {
+				fmt.Fprintf(e.stdout, "note: %s on %s skipped: %s\n", lp.Ref(), name, termtext.Escape(err.Error()))
+				continue
+			}
+			in, err := ps.Installed(name)
+			if err != nil {
+				return fail(e, "sync", err)
+			}
+			ip := in.Find(lp.Ref())
+			if ip == nil {
+				diffs = append(diffs, fmt.Sprintf("%s is not installed on %s", lp.Ref(), name))
+				continue
+			}
+			got := installedGrants(ip)
+			for _, g := range lp.Grants {
+				if !slices.Contains(g.Tables, t.Key()) {
+					continue
+				}
+				if d, ok := got[g.ID]; ok && d != g.Digest {
+					diffs = append(diffs, fmt.Sprintf("%s on %s runs grant %s with digest %s, the lock says %s", lp.Ref(), name, g.ID, d, g.Digest))
+				} else if !ok {
+					diffs = append(diffs, fmt.Sprintf("%s on %s does not run grant %s of the lock", lp.Ref(), name, g.ID))
+				}
+			}
+		}
+	}
+	for _, x := range syncExtra(ps, ts, ps.Project(), lock) {
+		diffs = append(diffs, fmt.Sprintf("%s is installed on %s, and the lock does not hold it", x.pkg, x.table.Name))
+	}
+	if len(diffs) > 0 {
+		fmt.Fprintf(e.stdout, "%s differs from its lock:\n", termtext.Escape(ps.Project()))
+		for _, d := range diffs {
+			fmt.Fprintf(e.stdout, "  %s\n", termtext.Escape(d))
+		}
+		fmt.Fprintln(e.stdout, "run 'dalo sync' to make it match")
+		return exitFail
+	}
+	fmt.Fprintf(e.stdout, "%s matches its lock\n", termtext.Escape(ps.Project()))
+	return exitOK
+}
+
+// installedGrants maps every grant the installed package runs (its hooks'
+// tool and hook grants, its members' grants) to its digest.
+func installedGrants(ip *store.InstalledPackage) map[string]string {
+	out := map[string]string{}
+	for _, h := range ip.Hooks {
+		out[h.Hook.ToolGrant.ID] = h.Hook.ToolGrant.Digest
+		out[h.Hook.HookGrant.ID] = h.Hook.HookGrant.Digest
+	}
+	for _, o := range append(slices.Clone(ip.Skills), ip.Agents...) {
+		if o.Grant != nil {
+			out[o.Grant.ID] = o.Grant.Digest
+		}
+	}
+	return out
+}
