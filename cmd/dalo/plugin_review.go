@@ -230,19 +230,22 @@ type review struct {
 }
 
 type reviewTool struct {
-	ID             string              `json:"id"`
-	Availability   string              `json:"availability"`
-	Runtime        string              `json:"runtime"`
-	RuntimeVersion string              `json:"runtime_version"` // authored metadata, not checked
-	Entry          string              `json:"entry"`
-	Argv           []string            `json:"argv"`
-	Cwd            string              `json:"cwd"`
-	Env            []string            `json:"env"`
-	Capabilities   []string            `json:"capabilities"` // claims for review, not an OS sandbox
-	Platforms      []string            `json:"platforms"`
-	Inputs         []plan.PlannedInput `json:"inputs"`
-	Files          []reviewFile        `json:"files"`
-	Approval       *reviewApproval     `json:"approval,omitempty"`
+	ID             string   `json:"id"`
+	Availability   string   `json:"availability"`
+	Runtime        string   `json:"runtime"`
+	RuntimeVersion string   `json:"runtime_version"` // authored metadata, not checked
+	Entry          string   `json:"entry"`
+	Argv           []string `json:"argv"`
+	Cwd            string   `json:"cwd"`
+	Env            []string `json:"env"`
+	Capabilities   []string `json:"capabilities"` // claims for review, not an OS sandbox
+	Platforms      []string `json:"platforms"`
+	// NotHere says why the tool cannot run on this system, where its
+	// platforms exclude it; "" where it can.
+	NotHere  string              `json:"not_here,omitempty"`
+	Inputs   []plan.PlannedInput `json:"inputs"`
+	Files    []reviewFile        `json:"files"`
+	Approval *reviewApproval     `json:"approval,omitempty"`
 }
 
 type reviewFile struct {
@@ -265,8 +268,11 @@ type reviewHook struct {
 	ErrorVisibility string           `json:"error_visibility"`
 	Requirement     string           `json:"requirement"`
 	Fallback        string           `json:"fallback,omitempty"`
-	Support         []reviewSupport  `json:"support"`
-	Approval        *reviewApproval  `json:"approval,omitempty"`
+	// NotHere says why the hook cannot run on this system (its tool's
+	// platforms exclude it) and what install does then; "" where it can.
+	NotHere  string          `json:"not_here,omitempty"`
+	Support  []reviewSupport `json:"support"`
+	Approval *reviewApproval `json:"approval,omitempty"`
 }
 
 // reviewSupport is what one provider version does with a hook.
@@ -411,7 +417,7 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 			ID: t.ID, Availability: t.Availability, Runtime: t.Runtime, RuntimeVersion: t.RuntimeVersion,
 			Entry: t.Entry, Argv: nonNil(b.Argv), Cwd: t.Cwd, Env: nonNil(slices.Sorted(slices.Values(t.Env))),
 			Capabilities: nonNil(slices.Sorted(slices.Values(t.Capabilities))), Platforms: nonNil(slices.Sorted(slices.Values(t.Platforms))),
-			Inputs: b.Inputs, Files: []reviewFile{},
+			Inputs: b.Inputs, Files: []reviewFile{}, NotHere: store.NotHere(t.ID, t.Platforms),
 		}
 		if rt.Inputs == nil {
 			rt.Inputs = []plan.PlannedInput{}
@@ -436,6 +442,15 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 		}
 		if rh.Bindings == nil {
 			rh.Bindings = []engine.Binding{}
+		}
+		if t := sel.Tool(h.Tool); t != nil {
+			if why := store.NotHere(t.ID, t.Platforms); why != "" {
+				does := "optional, so install leaves it out here"
+				if h.Requirement == "required" {
+					does = "required, so install refuses the package here"
+				}
+				rh.NotHere = "cannot run here: " + why + "; " + does
+			}
 		}
 		for _, t := range tables {
 			c := capOf(sel, t, h.ID)
@@ -534,7 +549,11 @@ func (r *review) writeText(w io.Writer) {
 		fmt.Fprintf(w, "  cwd:          %s (the staged, read-only tool directory)\n", t.Cwd)
 		fmt.Fprintf(w, "  env:          %s\n", listOr(t.Env, "nothing passed through"))
 		fmt.Fprintf(w, "  capabilities: %s (claims for review, not an OS sandbox)\n", listOr(t.Capabilities, "none claimed"))
-		fmt.Fprintf(w, "  platforms:    %s\n", listOr(t.Platforms, "not declared"))
+		platforms := listOr(t.Platforms, "not declared")
+		if t.NotHere != "" {
+			platforms += " (this system is " + store.ThisSystem() + ": it cannot run here)"
+		}
+		fmt.Fprintf(w, "  platforms:    %s\n", platforms)
 		if len(t.Inputs) == 0 {
 			fmt.Fprintln(w, "  inputs:       none")
 		} else {
@@ -584,6 +603,9 @@ func (r *review) writeText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  timeout:         %d ms\n", h.TimeoutMS)
 		fmt.Fprintf(w, "  failure policy:  %s (errors visible to %s)\n", h.FailurePolicy, strings.ReplaceAll(h.ErrorVisibility, "_", " "))
+		if h.NotHere != "" {
+			fmt.Fprintf(w, "  this system:     %s\n", termtext.Escape(h.NotHere))
+		}
 		for _, c := range h.Support {
 			line := c.Status
 			if c.NativeEvent != "" {
