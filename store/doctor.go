@@ -456,6 +456,9 @@ func (c *forceCheck) run() []Finding {
 				c.add(StatusProblem, subj, "%s is missing; install again", o.Path)
 				continue
 			}
+			if len(o.Earlier) > 0 {
+				c.add(StatusProblem, subj, "%s: %s; 'dalo plugin install %s --provider %s' completes it", termtext.Escape(MemberKey(o.Ref)), incomplete, ip.Package, c.t.Name)
+			}
 			c.memberGrant(subj, ip.Package, &o)
 		}
 		c.required(&ip)
