@@ -314,6 +314,18 @@ func dropGuard(t *testing.T, dir string) {
 	}
 }
 
+// installedFixture is a new directory holding the lifecycle fixture, its
+// package company:review-kit approved and installed on claude.
+func installedFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	lifecycleFixture(t, dir)
+	mustDalo(t, dir, "source", "add", "company", "src")
+	mustDalo(t, dir, "plugin", "approve", "company:review-kit", "--provider", "claude", "--all", "--yes")
+	mustDalo(t, dir, "plugin", "install", "company:review-kit", "--provider", "claude")
+	return dir
+}
+
 // TestCrashDuringReinstall kills, at each step, a reinstall that drops a
 // tool (and its fail_closed hook) and changes a skill; then an unrelated
 // writer takes the store lock (approving for codex), which collects staged
@@ -326,11 +338,7 @@ func TestCrashDuringReinstall(t *testing.T) {
 	for _, at := range []string{"install:staged", "install:recorded", "install:members", "install:plan-generation", "install:plan", "install:config"} {
 		t.Run(at, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			lifecycleFixture(t, dir)
-			mustDalo(t, dir, "source", "add", "company", "src")
-			mustDalo(t, dir, "plugin", "approve", pkg, "--provider", "claude", "--all", "--yes")
-			mustDalo(t, dir, install...)
+			dir := installedFixture(t)
 			s, err := store.Open(filepath.Join(dir, "store"))
 			if err != nil {
 				t.Fatal(err)
@@ -450,11 +458,7 @@ func TestCrashDuringMemberUpdate(t *testing.T) {
 	for _, at := range []string{"update:pending", "install:staged", "install:recorded", "install:members", "install:plan-generation", "install:plan", "install:config", "update:installed", "update:first-promoted", "update:promoted"} {
 		t.Run(at, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			lifecycleFixture(t, dir)
-			mustDalo(t, dir, "source", "add", "company", "src")
-			mustDalo(t, dir, "plugin", "approve", pkg, "--provider", "claude", "--all", "--yes")
-			mustDalo(t, dir, "plugin", "install", pkg, "--provider", "claude")
+			dir := installedFixture(t)
 			skill := filepath.Join(dir, "src/skills/design-review/SKILL.md")
 			data, _ := os.ReadFile(skill)
 			if err := os.WriteFile(skill, append(data, "Check the contrast too.\n"...), 0o644); err != nil {
