@@ -9597,7 +9597,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.147.0.cue",
-			SHA256: "3ade49881e42265c23a3697476e22b9a7ddf5b79287d8448183413b79768878c",
+			SHA256: "c9554696198ff22ac727ff334919763ac786e29c79e4e4e588d40617cd4d7e65",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.147.0",
@@ -9812,6 +9812,14 @@ var compiledTables = &compiled{
 							"doc: Codex hooks documentation, PreToolUse and PostToolUse matchers (https://developers.openai.com/codex/hooks)",
 							"run: providers/testdata/README.md finding 37",
 							"test: internal/live TestMatrixCodex/apply_patch",
+						},
+					},
+				},
+				MemberPowersNone: []MemberPowerNone{
+					MemberPowerNone{
+						Kind: "skill",
+						Evidence: []string{
+							"test: internal/live TestMemberPowersCodexSkill",
 						},
 					},
 				},
@@ -13869,7 +13877,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "1aa1c1671e94c9787997506fc1283098d879fd026cd446824735c6ad3396a386",
+			SHA256: "c44d4d30ea751136cb74f3560b1679b2c51678d40982987c81f368ba7e698f7f",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -14098,6 +14106,14 @@ var compiledTables = &compiled{
 							"run: providers/testdata/README.md finding 50",
 							"test: internal/live TestMatrixCodex/mcp_tool",
 							"test: internal/live TestNativeCodexMCPOutput",
+						},
+					},
+				},
+				MemberPowersNone: []MemberPowerNone{
+					MemberPowerNone{
+						Kind: "skill",
+						Evidence: []string{
+							"test: internal/live TestMemberPowersCodexSkill",
 						},
 					},
 				},

@@ -308,6 +308,9 @@ type reviewTarget struct {
 	// whether the table lists any for the member's kind.
 	Powers []reviewPower `json:"powers,omitempty"`
 	Listed bool          `json:"powers_listed"`
+	// NoneShown is, where the table lists no power for the kind, the
+	// evidence of a run that showed it has none (member_powers_none).
+	NoneShown []string `json:"powers_none_shown,omitempty"`
 }
 
 // reviewPower is one use of a power of the table by a member's file.
@@ -339,9 +342,25 @@ func powersOf(t *providers.Table, a *store.MemberAction) ([]reviewPower, bool, e
 	return out, listed, nil
 }
 
-// writePowers prints what a member can make the harness of table do.
-func writePowers(w io.Writer, indent, table, kind string, powers []reviewPower, listed bool) {
-	if !listed {
+// noPowers is the evidence that a file of kind makes t's harness do
+// nothing by itself, where a run showed it (member_powers_none), or nil.
+func noPowers(t *providers.Table, kind string) []string {
+	for _, n := range t.MemberPowersNone {
+		if n.Kind == kind {
+			return n.Evidence
+		}
+	}
+	return nil
+}
+
+// writePowers prints what a member can make the harness of table do; none
+// is the evidence that it has none, where a run showed it.
+func writePowers(w io.Writer, indent, table, kind string, powers []reviewPower, listed bool, none []string) {
+	switch {
+	case !listed && len(none) > 0:
+		fmt.Fprintf(w, "%son %s a %s's file makes the harness do nothing by itself (%s)\n", indent, table, kind, strings.Join(none, "; "))
+		return
+	case !listed:
 		fmt.Fprintf(w, "%sthe %s table lists nothing a %s makes the harness do by itself (not probed yet)\n", indent, table, kind)
 		return
 	}
@@ -494,6 +513,7 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 			if rt.Powers, rt.Listed, err = powersOf(t, &a); err != nil {
 				return nil, fmt.Errorf("%s: %w", mb.Ref, err)
 			}
+			rt.NoneShown = noPowers(t, ref.Kind)
 			rr.Install = append(rr.Install, rt)
 		}
 		if st, ok := memberGrants[store.MemberKey(mb.Ref)]; ok {
@@ -632,7 +652,7 @@ func (r *review) writeText(w io.Writer) {
 		for _, t := range mb.Install {
 			fmt.Fprintf(w, "    on %s: %s\n", t.Provider, termtext.Escape(t.String()))
 			if t.Action == store.MemberSkill || t.Action == store.MemberSubagent || t.Action == store.MemberBlocks && (t.Listed || len(t.Powers) > 0) {
-				writePowers(w, "      ", t.Provider, mb.Kind, t.Powers, t.Listed)
+				writePowers(w, "      ", t.Provider, mb.Kind, t.Powers, t.Listed, t.NoneShown)
 			}
 		}
 		if mb.Approval != nil {
