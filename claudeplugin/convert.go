@@ -59,6 +59,9 @@ type Report struct {
 	Hooks       []Hook    `json:"hooks"`
 	NotImported []Item    `json:"not_imported"` // what does not map, and why
 	Notes       []string  `json:"notes"`        // what maps with a difference
+	// Widen is what dalo cannot tell of what the tools need, for the
+	// author to widen a tool by hand (each hook has its own, too).
+	Widen []string `json:"widen"`
 }
 
 // Written is one item added to the source: a directory (with the number
@@ -91,6 +94,16 @@ type Hook struct {
 	ToolNames     []string `json:"tool_names,omitempty"` // the matcher's tool names
 	Filter        string   `json:"filter,omitempty"`     // a matcher the adapter applies as an extended regular expression
 	Notes         []string `json:"notes,omitempty"`      // what maps with a difference
+	// What its tool is given, the least dalo can read that it needs:
+	// the plugin's files its command names and the files they name in
+	// turn (beside the command file and the adapter), the capabilities
+	// and environment variables, each with where dalo read it.
+	Files        []string `json:"files"`
+	Capabilities []Claim  `json:"capabilities"`
+	Env          []Claim  `json:"env"`
+	// Widen is what dalo cannot tell of what the tool needs: the author
+	// widens the tool by hand.
+	Widen []string `json:"widen,omitempty"`
 }
 
 // An Item is something of the plugin that was not imported, and why.
@@ -137,15 +150,6 @@ func effectFor(row providers.Row) string {
 	return ""
 }
 
-// Env is what a hook's tool passes through of the environment: what the
-// plugin's scripts commonly need to find their interpreters and the user's
-// files. Claude Code passes its whole environment.
-var Env = []string{"HOME", "PATH", "TMPDIR"}
-
-// Capabilities of every tool: dalo cannot tell what a plugin's script
-// does, so the claim is everything, for the reviewer to narrow.
-var Capabilities = []string{"filesystem_read", "filesystem_write", "subprocess", "network"}
-
 // defaultTimeoutMS is Claude Code's timeout of a command hook that sets
 // none: ten minutes (read from 2.1.233's hook runner).
 const defaultTimeoutMS = 600000
@@ -190,6 +194,7 @@ type converter struct {
 	rep     *Report
 	tree    *scaffold.Tree
 	claimed map[string]bool // plugin files accounted for
+	member  map[string]bool // plugin files a member took
 	copied  map[string]bool // paths in the source written
 	pkgDir  string
 	// written counts the files of each item added to the source.
@@ -207,8 +212,8 @@ func Convert(dir string, opt Options) (*scaffold.Tree, *Report, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &converter{p: p, opt: opt, rep: &Report{Table: opt.Claude.Key()}, tree: &scaffold.Tree{}, claimed: map[string]bool{}, copied: map[string]bool{}, written: map[string]int{}}
-	c.rep.Members, c.rep.Hooks, c.rep.NotImported, c.rep.Notes = []Member{}, []Hook{}, []Item{}, []string{}
+	c := &converter{p: p, opt: opt, rep: &Report{Table: opt.Claude.Key()}, tree: &scaffold.Tree{}, claimed: map[string]bool{}, member: map[string]bool{}, copied: map[string]bool{}, written: map[string]int{}}
+	c.rep.Members, c.rep.Hooks, c.rep.NotImported, c.rep.Notes, c.rep.Widen = []Member{}, []Hook{}, []Item{}, []string{}, []string{}
 	c.rep.NotImported = append(c.rep.NotImported, p.unread...)
 
 	man := &object{values: map[string]json.RawMessage{}}
@@ -282,6 +287,9 @@ func Convert(dir string, opt Options) (*scaffold.Tree, *Report, error) {
 		}
 	}
 	c.rest(hooks)
+	for _, h := range hooks {
+		c.rep.Hooks = append(c.rep.Hooks, h.Hook)
+	}
 
 	var m strings.Builder
 	writeManifest(&m, c.rep, name, desc, version, members, hooks)
@@ -403,6 +411,7 @@ func (c *converter) skills(man *object) []Member {
 			if err := c.copyFile(f, c.opt.Rules.Layout.Dir("skill", sel)+"/"+strings.TrimPrefix(f, d+"/")); err != nil {
 				c.skip(f, err.Error())
 			}
+			c.member[f] = true
 		}
 		out = append(out, Member{Ref: ref, Requirement: Requirement, From: d})
 	}
@@ -477,6 +486,7 @@ func (c *converter) agents(man *object) []Member {
 			c.skip(f, err.Error())
 			continue
 		}
+		c.member[f] = true
 		out = append(out, Member{Ref: "agent:" + sel, Requirement: c.agentRequirement(), From: f})
 	}
 	return out
@@ -636,7 +646,7 @@ type hookOut struct {
 	args        []string // the exec form's arguments, with exec set
 	exec        bool
 	refs        []string // plugin files its command names under CLAUDE_PLUGIN_ROOT
-	files       []string // the tool's files, set by rest
+	files       []string // the tool's files, set by rest: the command file first
 }
 
 // handlerFields are the fields of a command hook handler and what import
@@ -762,7 +772,6 @@ func (c *converter) hook(h handler, ids map[string]int) *hookOut {
 		out.ID = fmt.Sprintf("%s-%d", base, ids[base])
 	}
 	out.commandFile = "claude-hooks/" + out.ID + ".sh"
-	c.rep.Hooks = append(c.rep.Hooks, out.Hook)
 	return out
 }
 
@@ -862,35 +871,47 @@ func kebab(s string) string {
 // into the package always, run by no hook.
 var docs = regexp.MustCompile(`(?i)^(readme|license|licence|notice|copying|changelog)(\.[a-z0-9]+)?$`)
 
-// rest places the plugin's files that no member took. With hooks they are
-// the closure of the hooks' commands (dalo cannot tell which of them a
-// script reads, so every hook's tool names them all) and are copied into
-// the package with the command files; files a command names inside a
-// member's directory are copied too. Without hooks only the documents and
-// licences are. Hidden files are listed.
+// rest places the plugin's files that no member took. Each hook's tool
+// gets the files reach finds it needs, copied into the package (from a
+// member's directory too), and the capabilities and variables their text
+// shows. With hooks, the plugin's other files that are not hidden are
+// copied as well, given to no tool, for an author who widens a tool by
+// hand; without hooks only the documents and licences are. Hidden files
+// are listed.
 func (c *converter) rest(hooks []*hookOut) {
-	var code []string
-	refs := map[string]bool{}
-	for _, h := range hooks {
-		for _, r := range h.refs {
-			refs[r] = true
+	generated := func(f string) bool {
+		return f == AdapterFile || f == c.opt.Rules.Layout.File("plugin") || strings.HasPrefix(f, "claude-hooks/")
+	}
+	hidden := func(f string) bool {
+		return slices.ContainsFunc(strings.Split(f, "/"), func(s string) bool { return strings.HasPrefix(s, ".") })
+	}
+	// A script may name any file of the plugin but its configuration
+	// (plugin.json, the hook configurations, what is not imported).
+	usable := func(f string) bool {
+		return !generated(f) && !hidden(f) && (!c.claimed[f] || c.member[f])
+	}
+	need := map[string]bool{}
+	reaches := make([]*reach, len(hooks))
+	for i, h := range hooks {
+		reaches[i] = c.reach(h, usable)
+		for _, f := range reaches[i].files {
+			need[f] = true
 		}
 	}
+	var spare []string
 	for _, f := range c.p.under("") {
-		if c.claimed[f] && !refs[f] {
+		if c.claimed[f] && !need[f] {
 			continue
 		}
-		hidden := slices.ContainsFunc(strings.Split(f, "/"), func(s string) bool { return strings.HasPrefix(s, ".") })
-		generated := f == AdapterFile || f == c.opt.Rules.Layout.File("plugin") || strings.HasPrefix(f, "claude-hooks/")
 		switch {
-		case generated:
+		case generated(f):
 			c.skip(f, "its name is one the import writes")
-		case refs[f]:
-			// A command names it: copied even from a member's directory.
-			if c.copyFile(f, c.pkgDir+"/"+f) == nil {
-				code = append(code, f)
+		case need[f]:
+			// A tool needs it: copied even from a member's directory.
+			if err := c.copyFile(f, c.pkgDir+"/"+f); err != nil {
+				c.skip(f, err.Error())
 			}
-		case hidden:
+		case hidden(f):
 			c.skip(f, "a hidden file")
 		case !strings.Contains(f, "/") && docs.MatchString(f):
 			c.copyFile(f, c.pkgDir+"/"+f)
@@ -898,20 +919,34 @@ func (c *converter) rest(hooks []*hookOut) {
 			c.skip(f, "no imported hook runs it")
 		default:
 			if c.copyFile(f, c.pkgDir+"/"+f) == nil {
-				code = append(code, f)
+				spare = append(spare, f)
 			}
 		}
 		c.claimed[f] = true
 	}
-	sort.Strings(code)
-	for _, h := range hooks {
+	if len(spare) > 0 {
+		c.rep.Widen = append(c.rep.Widen, fmt.Sprintf("dalo found no hook's command or script naming %s: copied into the package, given to no tool; if a script reads one, add it to that tool's files", strings.Join(spare, ", ")))
+	}
+	for i, h := range hooks {
+		r := reaches[i]
 		from := strings.Join(strings.Fields(h.From), " ")
 		data := "# " + from + "\n" + h.Command + "\n"
 		if h.exec {
 			data = "# " + from + " (exec form: no shell)\nexec " + execForm(h.Command, h.args) + "\n"
 		}
 		c.add(c.pkgDir+"/"+h.commandFile, []byte(data), false)
-		h.files = append([]string{h.commandFile}, code...)
+		var files []string
+		for _, f := range r.files {
+			if c.copied[c.pkgDir+"/"+f] {
+				files = append(files, f)
+			}
+		}
+		sort.Strings(files)
+		h.files = append([]string{h.commandFile}, files...)
+		h.Files = files
+		h.Capabilities = claims(r.caps)
+		h.Env = claims(r.env)
+		h.Widen = r.notes
 	}
 }
 

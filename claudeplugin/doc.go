@@ -9,6 +9,10 @@
 // hook's command through claude-hook.sh, a POSIX sh adapter written into the
 // package and approved with it like any tool, which runs the plugin's script
 // as Claude Code would and maps its native answer onto a portable result.
+// Each tool is given the least authority dalo can read that it needs
+// (reach.go): the files its command names and those they name in turn,
+// the capabilities and variables their text shows; what text cannot tell
+// is a note for the author.
 //
 // Import grants nothing, and never weakens a blocking hook: on an event
 // whose row admits a blocking effect the hook gets it (a gate, a workflow

@@ -61,7 +61,7 @@ failure_policy = %q
 retry = "never"
 error_visibility = "user"
 blocking_scope = "matched_event"
-`, scaffold.Comment(h.ID+" runs "+h.commandFile+", the command of "+h.From+"."), tomledit.Quote(h.ID), AdapterFile, list(h.files), list(argv), list(Env), list(Capabilities), inputs,
+`, scaffold.Comment(h.ID+" runs "+h.commandFile+", the command of "+h.From+"."), tomledit.Quote(h.ID), AdapterFile, list(h.files), list(argv), list(names(h.Env)), list(names(h.Capabilities)), inputs,
 			tomledit.Quote(h.ID), tomledit.Quote(h.ID), h.Subject, h.Phase, h.Effect, h.Requirement, h.TimeoutMS, h.FailurePolicy)
 		if len(h.ToolNames) > 0 {
 			fmt.Fprintf(m, "matcher = { tool_names = %s }\n", list(h.ToolNames))
@@ -82,4 +82,13 @@ func list(ss []string) string {
 		return "[" + strings.Join(q, ", ") + "]"
 	}
 	return "[\n  " + strings.Join(q, ",\n  ") + ",\n]"
+}
+
+// names returns the names of claims.
+func names(cs []Claim) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name
+	}
+	return out
 }

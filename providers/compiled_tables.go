@@ -9695,7 +9695,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.147.0.cue",
-			SHA256: "ceb97ca74db47cdce3fda7ac5f82ef20605afe06dfcf679516865b19c919c5fa",
+			SHA256: "cb5fb6ab956c86a4ec2a8fa7b6768d859310246183600599b2d243de4f9487aa",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.147.0",
@@ -9910,6 +9910,14 @@ var compiledTables = &compiled{
 							"doc: Codex hooks documentation, PreToolUse and PostToolUse matchers (https://developers.openai.com/codex/hooks)",
 							"run: providers/testdata/README.md finding 37",
 							"test: internal/live TestMatrixCodex/apply_patch",
+						},
+					},
+				},
+				MemberPowersNone: []MemberPowerNone{
+					MemberPowerNone{
+						Kind: "skill",
+						Evidence: []string{
+							"test: internal/live TestMemberPowersCodexSkill",
 						},
 					},
 				},
@@ -13967,7 +13975,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "3099003f4ab267cc78bd1660560806efc71cb877edaf236ad8f45dec80ec74ab",
+			SHA256: "4d166a2d64695971ec954ae41341566ebd06f35fde788df299357a5a10c742cf",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -14196,6 +14204,14 @@ var compiledTables = &compiled{
 							"run: providers/testdata/README.md finding 50",
 							"test: internal/live TestMatrixCodex/mcp_tool",
 							"test: internal/live TestNativeCodexMCPOutput",
+						},
+					},
+				},
+				MemberPowersNone: []MemberPowerNone{
+					MemberPowerNone{
+						Kind: "skill",
+						Evidence: []string{
+							"test: internal/live TestMemberPowersCodexSkill",
 						},
 					},
 				},

@@ -28,8 +28,10 @@ type Table struct {
 	ToolPatterns  map[string]ToolPattern `json:"tool_patterns,omitempty"`
 	// MemberPowers are what a skill or an agent can make the harness do
 	// beyond adding text to the model's context.
-	MemberPowers []MemberPower    `json:"member_powers,omitempty"`
-	Events       map[string]Event `json:"events"`
+	MemberPowers []MemberPower `json:"member_powers,omitempty"`
+	// MemberPowersNone are the kinds a run showed have no power there.
+	MemberPowersNone []MemberPowerNone `json:"member_powers_none,omitempty"`
+	Events           map[string]Event  `json:"events"`
 	// Blocking is how a hook command blocks the native action whatever it
 	// prints: its exit status, with the reason on stderr.
 	Blocking Blocking `json:"blocking"`
@@ -73,6 +75,13 @@ type MemberPower struct {
 	Key      string   `json:"key,omitempty"`
 	Body     string   `json:"body,omitempty"`
 	Does     string   `json:"does"`
+	Evidence []string `json:"evidence"`
+}
+
+// A MemberPowerNone says that a file of Kind makes the harness do nothing
+// by itself, with the run that showed it.
+type MemberPowerNone struct {
+	Kind     string   `json:"kind"`
 	Evidence []string `json:"evidence"`
 }
 

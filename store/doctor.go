@@ -540,6 +540,14 @@ func (c *forceCheck) run() []Finding {
 					c.why(c.hook, key, "grant "+ref.ID+" changed since install")
 				}
 			}
+			if why := c.notHere(h.Hook.ToolGrant, h.Hook.Tool.ID); why != "" {
+				st := StatusProblem
+				if h.Hook.Requirement != "required" {
+					st = StatusWarning
+				}
+				c.add(st, subj, "hook %s cannot run on this system: %s; it was installed on another that shares this DALO_HOME: 'dalo plugin remove %s --provider %s' takes it away here", h.Hook.Hook, why, ip.Package, name)
+				c.why(c.hook, key, "it cannot run on this system: "+why)
+			}
 			if c.t.MatchesNothing(h.Hook.ToolNames) {
 				// Installed by a dalo from before install refused it.
 				why := fmt.Sprintf("its tool_names (%s) name none of %s's native tools (%s), so it never runs",
@@ -563,6 +571,9 @@ func (c *forceCheck) run() []Finding {
 			if _, err := os.Lstat(o.Path); err != nil {
 				c.add(StatusProblem, subj, "%s is missing; install again", o.Path)
 				continue
+			}
+			if len(o.Earlier) > 0 {
+				c.add(StatusProblem, subj, "%s: %s; 'dalo plugin install %s --provider %s' completes it", termtext.Escape(MemberKey(o.Ref)), incomplete, ip.Package, c.t.Name)
 			}
 			c.memberGrant(subj, ip.Package, &o)
 		}
@@ -588,6 +599,20 @@ func (c *forceCheck) run() []Finding {
 		}
 	}
 	return c.out
+}
+
+// notHere says why the tool of an installed hook, by the platforms its
+// grant binds, cannot run on this system, or "".
+func (c *forceCheck) notHere(ref plan.GrantRef, tool string) string {
+	g := c.grants[ref.ID]
+	if g == nil {
+		return "" // reported as revoked
+	}
+	v, err := g.Decode()
+	if b, ok := v.(*plan.ToolBinds); ok && err == nil {
+		return NotHere(tool, b.Platforms)
+	}
+	return ""
 }
 
 // why records the first reason of key in m.

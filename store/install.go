@@ -248,8 +248,8 @@ func (p *installDraft) planHooks() error {
 			continue
 		}
 		tool := sel.Tool(h.Tool)
-		if !plan.ToolRunsOn(tool.Platforms, runtime.GOOS) {
-			p.omit(h.Requirement, fmt.Sprintf("hook %s cannot run here: its tool %s declares platforms %s, and this system is %s", h.ID, h.Tool, strings.Join(tool.Platforms, ", "), systemName(runtime.GOOS)))
+		if why := NotHere(h.Tool, tool.Platforms); why != "" {
+			p.omit(h.Requirement, fmt.Sprintf("hook %s cannot run here: %s", h.ID, why))
 			continue
 		}
 		ts, hs := toolStates[h.Tool], hookStates[h.ID]
@@ -1036,6 +1036,26 @@ func changedBinds(approved, now any) []string {
 	}
 	return out
 }
+
+// goos is the system a tool's platforms are checked against: install
+// refuses a required hook whose tool excludes it, doctor reports one
+// installed elsewhere (a DALO_HOME shared with another system). A variable
+// so that a test can install as another system would.
+var goos = runtime.GOOS
+
+// NotHere says why a tool that declares platforms cannot run on this
+// system ("its tool notify declares platforms macos, and this system is
+// linux"), or "" when it can: what install, review and doctor say.
+func NotHere(tool string, platforms []string) string {
+	if plan.ToolRunsOn(platforms, goos) {
+		return ""
+	}
+	return fmt.Sprintf("its tool %s declares platforms %s, and this system is %s", tool, strings.Join(platforms, ", "), systemName(goos))
+}
+
+// ThisSystem is the platform a tool would declare for this system, or its
+// GOOS where the rules name none.
+func ThisSystem() string { return systemName(goos) }
 
 // systemName is the platform a tool would declare for the system whose
 // GOOS is goos, or the GOOS itself where the rules name none.

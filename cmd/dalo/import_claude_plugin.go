@@ -27,6 +27,14 @@ current directory by default).
                         its native answer onto a portable result
   everything else       listed under "not imported", with the reason
 
+Each tool asks for no more than dalo can read that it needs: the files its
+command names and those they name in turn (a sourced script, an imported
+Python module), the capabilities and environment variables their text shows
+(each with the file and line it was read at), beside the adapter's own:
+filesystem_read and subprocess, PATH and TMPDIR. What the text cannot tell
+(a path a script computes, a program that is no text, files no hook names)
+is a note on stderr: widen the tool by hand where it needs more.
+
 A hook on an event whose row admits a blocking effect takes it: a native
 exit 2 or deny becomes a deny, and an answer a gate cannot map denies.
 Import grants nothing: review and approve the package as any other. It
@@ -108,10 +116,44 @@ func runImportClaude(e *env, fs *pflag.FlagSet) int {
 	} else {
 		printImport(e.stdout, &out, v)
 	}
+	printWiden(e.stderr, cmd, rep)
 	if !v.Valid {
 		return exitFail
 	}
 	return exitOK
+}
+
+// claimList lists claims by name, with where each was read unless it is
+// the adapter's own need, when from is set.
+func claimList(cs []claudeplugin.Claim, from bool) string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name
+		if from && c.From != claudeplugin.AdapterFile {
+			out[i] += " (" + c.From + ")"
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// printWiden says on stderr what dalo cannot tell of what the imported
+// tools need, for the author to widen a tool by hand.
+func printWiden(w io.Writer, cmd string, r *claudeplugin.Report) {
+	if len(r.Hooks) == 0 {
+		return
+	}
+	p := func(format string, args ...any) {
+		fmt.Fprintf(w, "dalo %s: note: %s\n", cmd, termtext.Escape(fmt.Sprintf(format, args...)))
+	}
+	p("each tool has only the files, capabilities and environment variables dalo read in the text of its command and the scripts it names; dalo cannot tell all a program does: review them, and widen a tool by hand where it needs more")
+	for _, h := range r.Hooks {
+		for _, n := range h.Widen {
+			p("tool %s: %s", h.ID, n)
+		}
+	}
+	for _, n := range r.Widen {
+		p("%s", n)
+	}
 }
 
 func printImport(w io.Writer, r *importReport, v *engine.Report) {
@@ -147,6 +189,10 @@ func printImport(w io.Writer, r *importReport, v *engine.Report) {
 			}
 			p("  %s: %s to %s/%s, effect %s, timeout %d ms%s", h.ID, h.Event, h.Subject, h.Phase, h.Effect, h.TimeoutMS, on)
 			p("    from %s: %s", h.From, h.Command)
+			if len(h.Files) > 0 {
+				p("    files: %s", strings.Join(h.Files, ", "))
+			}
+			p("    capabilities: %s; env: %s", claimList(h.Capabilities, true), claimList(h.Env, false))
 			for _, n := range h.Notes {
 				p("    note: %s", n)
 			}

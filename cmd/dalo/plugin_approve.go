@@ -137,7 +137,7 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 				if err != nil {
 					return fail(e, cmd, err)
 				}
-				writePowers(e.stdout, "    ", sel.Table.Key(), p.Grant.Kind, powers, listed)
+				writePowers(e.stdout, "    ", sel.Table.Key(), p.Grant.Kind, powers, listed, noPowers(sel.Table, p.Grant.Kind))
 			}
 		}
 	}

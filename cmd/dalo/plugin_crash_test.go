@@ -314,6 +314,18 @@ func dropGuard(t *testing.T, dir string) {
 	}
 }
 
+// installedFixture is a new directory holding the lifecycle fixture, its
+// package company:review-kit approved and installed on claude.
+func installedFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	lifecycleFixture(t, dir)
+	mustDalo(t, dir, "source", "add", "company", "src")
+	mustDalo(t, dir, "plugin", "approve", "company:review-kit", "--provider", "claude", "--all", "--yes")
+	mustDalo(t, dir, "plugin", "install", "company:review-kit", "--provider", "claude")
+	return dir
+}
+
 // TestCrashDuringReinstall kills, at each step, a reinstall that drops a
 // tool (and its fail_closed hook) and changes a skill; then an unrelated
 // writer takes the store lock (approving for codex), which collects staged
@@ -326,11 +338,7 @@ func TestCrashDuringReinstall(t *testing.T) {
 	for _, at := range []string{"install:staged", "install:recorded", "install:members", "install:plan-generation", "install:plan", "install:config"} {
 		t.Run(at, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			lifecycleFixture(t, dir)
-			mustDalo(t, dir, "source", "add", "company", "src")
-			mustDalo(t, dir, "plugin", "approve", pkg, "--provider", "claude", "--all", "--yes")
-			mustDalo(t, dir, install...)
+			dir := installedFixture(t)
 			s, err := store.Open(filepath.Join(dir, "store"))
 			if err != nil {
 				t.Fatal(err)
@@ -435,5 +443,59 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestCrashDuringMemberUpdate kills, at each step, an update that changes
+// only a skill; then the next writer takes the store lock and settles what
+// the update left. The ledger, the install record and the bytes where the
+// harness reads the skill must agree (doctor finds nothing wrong with the
+// skill: no grant that approves other bytes than those installed), and
+// running the update again completes it without asking for more.
+func TestCrashDuringMemberUpdate(t *testing.T) {
+	const pkg = "company:review-kit"
+	update := []string{"plugin", "update", pkg, "--provider", "claude", "--yes"}
+	for _, at := range []string{"update:pending", "install:staged", "install:recorded", "install:members", "install:plan-generation", "install:plan", "install:config", "update:installed", "update:first-promoted", "update:promoted"} {
+		t.Run(at, func(t *testing.T) {
+			t.Parallel()
+			dir := installedFixture(t)
+			skill := filepath.Join(dir, "src/skills/design-review/SKILL.md")
+			data, _ := os.ReadFile(skill)
+			if err := os.WriteFile(skill, append(data, "Check the contrast too.\n"...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := dalo(t, dir, at, update...)
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("dalo plugin update was not killed at %s: %v\n%s", at, err, out)
+			}
+			checkConsistent(t, dir)
+			// The next writer settles the update.
+			mustDalo(t, dir, "plugin", "approve", pkg, "--provider", "codex", "--all", "--yes")
+			checkConsistent(t, dir)
+			out, _ = dalo(t, dir, "", "doctor")
+			for _, l := range strings.Split(out, "\n") {
+				// What it may say: the install did not complete, and
+				// the update completes it.
+				if strings.Contains(l, "skill") && strings.HasPrefix(l, "problem") && !strings.Contains(l, "its install did not complete") {
+					t.Errorf("doctor after the kill at %s: %s", at, l)
+				}
+			}
+
+			out = mustDalo(t, dir, update...)
+			if strings.Contains(out, "approved skill") && (at == "update:installed" || at == "update:first-promoted" || at == "update:promoted") {
+				t.Errorf("the update approved and installed before the kill asked again:\n%s", out)
+			}
+			checkConsistent(t, dir)
+			home := filepath.Join(dir, "home/.claude")
+			got, _ := os.ReadFile(filepath.Join(home, "skills/design-review/SKILL.md"))
+			want, _ := os.ReadFile(skill)
+			if string(got) != string(want) {
+				t.Errorf("installed SKILL.md is not the source's:\n%s", got)
+			}
+			if out, err := dalo(t, dir, "", "doctor"); err != nil {
+				t.Fatalf("doctor after the completed update: %v\n%s", err, out)
+			}
+		})
 	}
 }

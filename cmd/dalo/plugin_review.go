@@ -230,19 +230,22 @@ type review struct {
 }
 
 type reviewTool struct {
-	ID             string              `json:"id"`
-	Availability   string              `json:"availability"`
-	Runtime        string              `json:"runtime"`
-	RuntimeVersion string              `json:"runtime_version"` // authored metadata, not checked
-	Entry          string              `json:"entry"`
-	Argv           []string            `json:"argv"`
-	Cwd            string              `json:"cwd"`
-	Env            []string            `json:"env"`
-	Capabilities   []string            `json:"capabilities"` // claims for review, not an OS sandbox
-	Platforms      []string            `json:"platforms"`
-	Inputs         []plan.PlannedInput `json:"inputs"`
-	Files          []reviewFile        `json:"files"`
-	Approval       *reviewApproval     `json:"approval,omitempty"`
+	ID             string   `json:"id"`
+	Availability   string   `json:"availability"`
+	Runtime        string   `json:"runtime"`
+	RuntimeVersion string   `json:"runtime_version"` // authored metadata, not checked
+	Entry          string   `json:"entry"`
+	Argv           []string `json:"argv"`
+	Cwd            string   `json:"cwd"`
+	Env            []string `json:"env"`
+	Capabilities   []string `json:"capabilities"` // claims for review, not an OS sandbox
+	Platforms      []string `json:"platforms"`
+	// NotHere says why the tool cannot run on this system, where its
+	// platforms exclude it; "" where it can.
+	NotHere  string              `json:"not_here,omitempty"`
+	Inputs   []plan.PlannedInput `json:"inputs"`
+	Files    []reviewFile        `json:"files"`
+	Approval *reviewApproval     `json:"approval,omitempty"`
 }
 
 type reviewFile struct {
@@ -265,8 +268,11 @@ type reviewHook struct {
 	ErrorVisibility string           `json:"error_visibility"`
 	Requirement     string           `json:"requirement"`
 	Fallback        string           `json:"fallback,omitempty"`
-	Support         []reviewSupport  `json:"support"`
-	Approval        *reviewApproval  `json:"approval,omitempty"`
+	// NotHere says why the hook cannot run on this system (its tool's
+	// platforms exclude it) and what install does then; "" where it can.
+	NotHere  string          `json:"not_here,omitempty"`
+	Support  []reviewSupport `json:"support"`
+	Approval *reviewApproval `json:"approval,omitempty"`
 }
 
 // reviewSupport is what one provider version does with a hook.
@@ -302,6 +308,9 @@ type reviewTarget struct {
 	// whether the table lists any for the member's kind.
 	Powers []reviewPower `json:"powers,omitempty"`
 	Listed bool          `json:"powers_listed"`
+	// NoneShown is, where the table lists no power for the kind, the
+	// evidence of a run that showed it has none (member_powers_none).
+	NoneShown []string `json:"powers_none_shown,omitempty"`
 }
 
 // reviewPower is one use of a power of the table by a member's file.
@@ -333,9 +342,25 @@ func powersOf(t *providers.Table, a *store.MemberAction) ([]reviewPower, bool, e
 	return out, listed, nil
 }
 
-// writePowers prints what a member can make the harness of table do.
-func writePowers(w io.Writer, indent, table, kind string, powers []reviewPower, listed bool) {
-	if !listed {
+// noPowers is the evidence that a file of kind makes t's harness do
+// nothing by itself, where a run showed it (member_powers_none), or nil.
+func noPowers(t *providers.Table, kind string) []string {
+	for _, n := range t.MemberPowersNone {
+		if n.Kind == kind {
+			return n.Evidence
+		}
+	}
+	return nil
+}
+
+// writePowers prints what a member can make the harness of table do; none
+// is the evidence that it has none, where a run showed it.
+func writePowers(w io.Writer, indent, table, kind string, powers []reviewPower, listed bool, none []string) {
+	switch {
+	case !listed && len(none) > 0:
+		fmt.Fprintf(w, "%son %s a %s's file makes the harness do nothing by itself (%s)\n", indent, table, kind, strings.Join(none, "; "))
+		return
+	case !listed:
 		fmt.Fprintf(w, "%sthe %s table lists nothing a %s makes the harness do by itself (not probed yet)\n", indent, table, kind)
 		return
 	}
@@ -411,7 +436,7 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 			ID: t.ID, Availability: t.Availability, Runtime: t.Runtime, RuntimeVersion: t.RuntimeVersion,
 			Entry: t.Entry, Argv: nonNil(b.Argv), Cwd: t.Cwd, Env: nonNil(slices.Sorted(slices.Values(t.Env))),
 			Capabilities: nonNil(slices.Sorted(slices.Values(t.Capabilities))), Platforms: nonNil(slices.Sorted(slices.Values(t.Platforms))),
-			Inputs: b.Inputs, Files: []reviewFile{},
+			Inputs: b.Inputs, Files: []reviewFile{}, NotHere: store.NotHere(t.ID, t.Platforms),
 		}
 		if rt.Inputs == nil {
 			rt.Inputs = []plan.PlannedInput{}
@@ -457,6 +482,7 @@ func buildReview(s *store.Store, sel *store.Selection, tables []*providers.Table
 			if rt.Powers, rt.Listed, err = powersOf(t, &a); err != nil {
 				return nil, fmt.Errorf("%s: %w", mb.Ref, err)
 			}
+			rt.NoneShown = noPowers(t, ref.Kind)
 			rr.Install = append(rr.Install, rt)
 		}
 		if st, ok := memberGrants[store.MemberKey(mb.Ref)]; ok {
@@ -515,7 +541,7 @@ func (r *review) writeText(w io.Writer) {
 		for _, t := range mb.Install {
 			fmt.Fprintf(w, "    on %s: %s\n", t.Provider, termtext.Escape(t.String()))
 			if t.Action == store.MemberSkill || t.Action == store.MemberSubagent || t.Action == store.MemberBlocks && (t.Listed || len(t.Powers) > 0) {
-				writePowers(w, "      ", t.Provider, mb.Kind, t.Powers, t.Listed)
+				writePowers(w, "      ", t.Provider, mb.Kind, t.Powers, t.Listed, t.NoneShown)
 			}
 		}
 		if mb.Approval != nil {
@@ -547,6 +573,15 @@ func reviewHooks(sel *store.Selection, tables []*providers.Table, hookGrants map
 		if rh.Bindings == nil {
 			rh.Bindings = []engine.Binding{}
 		}
+		if t := sel.Tool(h.Tool); t != nil {
+			if why := store.NotHere(t.ID, t.Platforms); why != "" {
+				does := "optional, so install leaves it out here"
+				if h.Requirement == "required" {
+					does = "required, so install refuses the package here"
+				}
+				rh.NotHere = "cannot run here: " + why + "; " + does
+			}
+		}
 		for _, t := range tables {
 			c := capOf(sel, t, h.ID)
 			rh.Support = append(rh.Support, reviewSupport{
@@ -575,7 +610,11 @@ func (t *reviewTool) writeText(w io.Writer) {
 	fmt.Fprintf(w, "  cwd:          %s (the staged, read-only tool directory)\n", t.Cwd)
 	fmt.Fprintf(w, "  env:          %s\n", listOr(t.Env, "nothing passed through"))
 	fmt.Fprintf(w, "  capabilities: %s (claims for review, not an OS sandbox)\n", listOr(t.Capabilities, "none claimed"))
-	fmt.Fprintf(w, "  platforms:    %s\n", listOr(t.Platforms, "not declared"))
+	platforms := listOr(t.Platforms, "not declared")
+	if t.NotHere != "" {
+		platforms += " (this system is " + store.ThisSystem() + ": it cannot run here)"
+	}
+	fmt.Fprintf(w, "  platforms:    %s\n", platforms)
 	if len(t.Inputs) == 0 {
 		fmt.Fprintln(w, "  inputs:       none")
 	} else {
@@ -626,6 +665,9 @@ func (h *reviewHook) writeText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  timeout:         %d ms\n", h.TimeoutMS)
 	fmt.Fprintf(w, "  failure policy:  %s (errors visible to %s)\n", h.FailurePolicy, strings.ReplaceAll(h.ErrorVisibility, "_", " "))
+	if h.NotHere != "" {
+		fmt.Fprintf(w, "  this system:     %s\n", termtext.Escape(h.NotHere))
+	}
 	for _, c := range h.Support {
 		line := c.Status
 		if c.NativeEvent != "" {

@@ -90,3 +90,46 @@ func TestMemberPowersClaudeAgentPermissionMode(t *testing.T) {
 		})
 	}
 }
+
+// TestMemberPowersCodexSkill installs through dalo a skill whose file
+// holds what runs code by itself on Claude Code (allowed-tools, a hooks
+// key with a command of its own, an inline !`command`), then runs a Codex
+// session whose model reads the skill as Codex's skills are used (it
+// opens SKILL.md with the shell) and runs a shell command. The skill's
+// text reaches the model; neither of its commands runs. So on Codex a
+// skill's file makes the harness do nothing by itself: what it tells the
+// model to run goes through Codex's shell tool, where dalo's
+// tool_call/before gates see it.
+func TestMemberPowersCodexSkill(t *testing.T) {
+	t.Parallel()
+	needs(t, "codex")
+	const marker = "LIVE-CODEX-SKILL-POWERS-5e2a"
+	var inline, hook string
+	w := newWorldFor(t, "codex", func(w *world) fakemodel.Script {
+		inline = filepath.Join(w.out, "skill-inline-ran")
+		hook = filepath.Join(w.out, "skill-hook-ran")
+		return fakemodel.Script{
+			// Wherever this Codex version reads skills from.
+			fakemodel.Run("cat $(find " + w.home + " -path '*/power-probe/SKILL.md')"),
+			fakemodel.Run("echo " + natText),
+			fakemodel.Say(natFinal),
+		}
+	})
+	k := kit{name: "codex-skill-powers", description: "A skill with commands of its own.",
+		skills: map[string]string{"power-probe": "---\nname: power-probe\ndescription: A probe skill with commands of its own.\n" +
+			"allowed-tools: Bash(touch:*)\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: touch " + hook + "\n---\n\n" +
+			marker + " Today: !`touch " + inline + "`\n"}}
+	out := w.installSource("codexskill", k.name, k.files())
+	if !strings.Contains(out, "/skills/power-probe\n") {
+		t.Fatalf("install did not write the skill:\n%s", out)
+	}
+	s := w.run("Use the power-probe skill, then run the command.")
+	if !w.server.Contains(marker) {
+		w.failf(s, "the skill's text did not reach the model: the probe read nothing")
+	}
+	for _, f := range []string{inline, hook} {
+		if _, err := os.Stat(f); err == nil {
+			w.failf(s, "%s exists: a command of the skill's file ran by itself on Codex", filepath.Base(f))
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package claudeplugin
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestReach: what each imported hook's tool is given is what the text of
+// its command and the files it names show it needs, and no more.
+func TestReach(t *testing.T) {
+	hooks := func(command string) string {
+		return `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": ` + command + `, "timeout": 5}]}]}}`
+	}
+	for _, tc := range []struct {
+		name              string
+		files             map[string]string
+		wantFiles         []string
+		wantCaps, wantEnv []string
+		wantWiden         string // in a note, "" for none
+	}{
+		{
+			name: "quoted and commented words are no needs",
+			files: map[string]string{
+				"hooks/hooks.json": hooks(`"bash \"${CLAUDE_PLUGIN_ROOT}/stop.sh\""`),
+				"stop.sh":          "#!/bin/sh\n# rm -rf ~/x; curl it\necho 'rm $SECRET' \"curl > x\" >&2  # > out\nexit 0\n",
+			},
+			wantFiles: []string{"stop.sh"},
+			wantCaps:  []string{"filesystem_read", "subprocess"},
+			wantEnv:   []string{"PATH", "TMPDIR"},
+		},
+		{
+			name: "writes, network and variables a shell script reads",
+			files: map[string]string{
+				"hooks/hooks.json": hooks(`"bash \"${CLAUDE_PLUGIN_ROOT}/stop.sh\""`),
+				"stop.sh":          "#!/bin/sh\nout=\"$XDG_STATE_HOME/x\"\nwget -q -O- \"$URL\" > \"$out\"\ncd ~/src\n",
+			},
+			wantFiles: []string{"stop.sh"},
+			wantCaps:  []string{"filesystem_read", "filesystem_write", "network", "subprocess"},
+			wantEnv:   []string{"HOME", "PATH", "TMPDIR", "URL", "XDG_STATE_HOME"},
+		},
+		{
+			name: "python modules beside the script and from the root",
+			files: map[string]string{
+				"hooks/hooks.json":   hooks(`"python3 \"${CLAUDE_PLUGIN_ROOT}/hooks/stop.py\""`),
+				"hooks/stop.py":      "import os\nfrom lib import util\nimport near\nprint(os.getenv(\"GREETING\"))\n",
+				"hooks/near.py":      "X = 1\n",
+				"lib/__init__.py":    "",
+				"lib/util.py":        "import requests\n",
+				"lib/other.py":       "",
+				"hooks/unrelated.py": "",
+			},
+			wantFiles: []string{"hooks/near.py", "hooks/stop.py", "lib/__init__.py", "lib/util.py"},
+			wantCaps:  []string{"filesystem_read", "network", "subprocess"},
+			wantEnv:   []string{"GREETING", "PATH", "TMPDIR"},
+			wantWiden: "lib/other.py",
+		},
+		{
+			name: "a program that is no text claims everything",
+			files: map[string]string{
+				"hooks/hooks.json": hooks(`"\"${CLAUDE_PLUGIN_ROOT}/bin/stop\""`),
+				"bin/stop":         "#!\x00\x01\x02",
+			},
+			wantFiles: []string{"bin/stop"},
+			wantCaps:  allCapabilities,
+			wantEnv:   []string{"PATH", "TMPDIR"},
+			wantWiden: "bin/stop is no text dalo can read",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.files[".claude-plugin/plugin.json"] = `{"name": "p", "description": "d"}`
+			_, rep, err := Convert(writePlugin(t, tc.files), options(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Hooks) != 1 {
+				t.Fatalf("hooks %+v, not imported %+v", rep.Hooks, rep.NotImported)
+			}
+			h := rep.Hooks[0]
+			if !slices.Equal(h.Files, tc.wantFiles) {
+				t.Errorf("files %q, want %q", h.Files, tc.wantFiles)
+			}
+			caps, env := names(h.Capabilities), names(h.Env)
+			sortedCaps := slices.Sorted(slices.Values(tc.wantCaps))
+			if !slices.Equal(caps, sortedCaps) {
+				t.Errorf("capabilities %q, want %q", caps, sortedCaps)
+			}
+			if !slices.Equal(env, tc.wantEnv) {
+				t.Errorf("env %q, want %q", env, tc.wantEnv)
+			}
+			widen := strings.Join(append(h.Widen, rep.Widen...), "\n")
+			if tc.wantWiden == "" && widen != "" || !strings.Contains(widen, tc.wantWiden) {
+				t.Errorf("notes %q, want one holding %q", widen, tc.wantWiden)
+			}
+		})
+	}
+}
