@@ -120,42 +120,18 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 			add(StatusProblem, prefix+"installs", "%v", err)
 			return out, nil
 		}
-		records := map[string]*Installed{}
-		for _, name := range names {
-			in, err := sc.Installed(name)
-			if err != nil {
-				add(StatusProblem, prefix+name, "%v", err)
-				complete = false
-				continue
-			}
-			records[name] = in
-			for _, ip := range in.Packages {
-				for _, d := range ip.Staged {
-					used[d] = true
-				}
-			}
-		}
+		records, all := sc.readRecords(names, prefix, add, used)
+		complete = complete && all
 		for _, name := range names {
 			in := records[name]
 			if in == nil || len(in.Packages) == 0 && len(in.Harness.Entries) == 0 {
 				continue
 			}
-			t, err := ts.Resolve(name + "@" + in.Version)
-			if err != nil {
-				// The table the entries were planned from is gone: a local
-				// table removed or broken since. The plan still holds the
-				// protocol, so dispatch goes on; the rest is checked against
-				// the newest table.
-				why := "dalo neither ships nor has verified a table for it any more"
-				if b := ts.BrokenFor(name, in.Version); b != nil {
-					why = "its local table cannot be used: " + b.Err.Error()
-				}
-				add(StatusProblem, prefix+name+"@"+in.Version, "dalo's entries were planned from the table of %s@%s, and %s: prove the version again with 'dalo providers verify %s', or plan them for a version dalo has a table for with 'dalo plugin install PACKAGE --provider %s'", name, in.Version, why, name, name)
-				if t, err = ts.Resolve(name); err != nil {
-					add(StatusProblem, prefix+name, "%v", err)
-					continue
-				}
+			t := plannedTable(ts, in, prefix, add)
+			if t == nil {
+				continue
 			}
+			var err error
 			if sc.project != nil {
 				// The project's files, where its harness reads them.
 				if t, err = t.InProject(sc.project.Root); err != nil {
@@ -180,30 +156,8 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 		}
 	}
 	// The other scopes' packages use staged trees too.
-	if scopes, err := s.allScopes(); err != nil {
+	if !s.stagedOfOtherScopes(checked, used) {
 		complete = false
-	} else {
-		for _, sc := range scopes {
-			if slices.ContainsFunc(checked, func(c *Store) bool { return c.projectID() == sc.projectID() }) {
-				continue
-			}
-			ns, err := sc.InstalledProviders()
-			if err != nil {
-				complete = false
-			}
-			for _, n := range ns {
-				in, err := sc.Installed(n)
-				if err != nil {
-					complete = false
-					continue
-				}
-				for _, ip := range in.Packages {
-					for _, d := range ip.Staged {
-						used[d] = true
-					}
-				}
-			}
-		}
 	}
 	if ents, err := os.ReadDir(s.path("staged")); err == nil && complete {
 		for _, e := range ents {
@@ -216,6 +170,84 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 		out = append(out, f.Finding())
 	}
 	return out, nil
+}
+
+// plannedTable is the table in's entries were planned from, or, when that
+// one is gone (a local table removed or broken since), reported, the
+// newest of its harness: the plan still holds the protocol, so dispatch
+// goes on, and the rest is checked against that one. nil when there is
+// none, reported.
+func plannedTable(ts *providers.Tables, in *Installed, prefix string, add report) *providers.Table {
+	name := in.Provider
+	t, err := ts.Resolve(name + "@" + in.Version)
+	if err == nil {
+		return t
+	}
+	why := "dalo neither ships nor has verified a table for it any more"
+	if b := ts.BrokenFor(name, in.Version); b != nil {
+		why = "its local table cannot be used: " + b.Err.Error()
+	}
+	add(StatusProblem, prefix+name+"@"+in.Version, "dalo's entries were planned from the table of %s@%s, and %s: prove the version again with 'dalo providers verify %s', or plan them for a version dalo has a table for with 'dalo plugin install PACKAGE --provider %s'", name, in.Version, why, name, name)
+	if t, err = ts.Resolve(name); err != nil {
+		add(StatusProblem, prefix+name, "%v", err)
+		return nil
+	}
+	return t
+}
+
+// stagedOfOtherScopes marks in used the staged trees the installs of the
+// store's scopes other than checked use; false when it could not read
+// them all.
+func (s *Store) stagedOfOtherScopes(checked []*Store, used map[string]bool) (complete bool) {
+	scopes, err := s.allScopes()
+	if err != nil {
+		return false
+	}
+	complete = true
+	for _, sc := range scopes {
+		if slices.ContainsFunc(checked, func(c *Store) bool { return c.projectID() == sc.projectID() }) {
+			continue
+		}
+		ns, err := sc.InstalledProviders()
+		if err != nil {
+			complete = false
+		}
+		for _, n := range ns {
+			in, err := sc.Installed(n)
+			if err != nil {
+				complete = false
+				continue
+			}
+			for _, ip := range in.Packages {
+				for _, d := range ip.Staged {
+					used[d] = true
+				}
+			}
+		}
+	}
+	return complete
+}
+
+// readRecords reads the install records of names, reporting each it
+// cannot read (all is then false), and marks in used the staged trees
+// they use.
+func (s *Store) readRecords(names []string, prefix string, add report, used map[string]bool) (records map[string]*Installed, all bool) {
+	records, all = map[string]*Installed{}, true
+	for _, name := range names {
+		in, err := s.Installed(name)
+		if err != nil {
+			add(StatusProblem, prefix+name, "%v", err)
+			all = false
+			continue
+		}
+		records[name] = in
+		for _, ip := range in.Packages {
+			for _, d := range ip.Staged {
+				used[d] = true
+			}
+		}
+	}
+	return records, all
 }
 
 // A report adds a finding to doctor's.

@@ -29,6 +29,16 @@ type RemoveResult struct {
 	Notes     []string
 }
 
+// checkPackageRefs returns the first of pkgs that is not SOURCE:PACKAGE.
+func checkPackageRefs(pkgs []string) error {
+	for _, pkg := range pkgs {
+		if _, _, err := ParsePackageRef(pkg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Remove uninstalls the packages pkgs (SOURCE:NAME each) from the provider
 // of table t: their dispatcher entries once no installed package needs
 // them, their place in the plan, the skills and agents dalo wrote for them
@@ -41,10 +51,8 @@ type RemoveResult struct {
 // (revoke removes them). With dryRun it computes everything and writes
 // nothing.
 func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun bool) (*RemoveResult, error) {
-	for _, pkg := range pkgs {
-		if _, _, err := ParsePackageRef(pkg); err != nil {
-			return nil, err
-		}
+	if err := checkPackageRefs(pkgs); err != nil {
+		return nil, err
 	}
 	if !dryRun {
 		l, err := s.Lock()

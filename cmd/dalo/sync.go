@@ -96,27 +96,9 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 	if check && (yes || dry) {
 		return usageError(e, cmd, "--check changes nothing; do not combine it with --yes or --dry-run")
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return fail(e, cmd, err)
-	}
-	root, err := project.Find(wd)
-	if errors.Is(err, project.ErrNoProject) {
-		return usageError(e, cmd, "%v", err) // as dalo lock says it
-	}
-	if err != nil {
-		return fail(e, cmd, err)
-	}
-	proj, err := project.Load(root)
-	if err != nil {
-		return fail(e, cmd, err)
-	}
-	lock, err := project.ReadLock(root)
-	if errors.Is(err, os.ErrNotExist) {
-		return fail(e, cmd, fmt.Errorf("%s has no %s: run 'dalo lock' there first", root, project.LockFile))
-	}
-	if err != nil {
-		return fail(e, cmd, err)
+	root, proj, lock, code := openProject(e, cmd)
+	if proj == nil {
+		return code
 	}
 	s, ok := openStore(e, cmd)
 	if !ok {
@@ -132,20 +114,9 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 	}
 
 	// Sources: registered as the lock has them, or asked for.
-	var unregistered []project.LockedSource
-	var moves []sourceMove
-	for _, ls := range lock.Sources {
-		src, err := s.LookupSource(ls.ID)
-		if err != nil {
-			unregistered = append(unregistered, ls)
-			continue
-		}
-		if why := sourceDiffers(root, ls, src); why != "" {
-			return fail(e, cmd, fmt.Errorf("source %s: %s; the lock needs it as %s (rename yours, or use another id in dalo.toml)", ls.ID, why, lockedWhere(root, ls)))
-		}
-		if src.Git != nil && src.Git.Commit != ls.Commit {
-			moves = append(moves, sourceMove{id: ls.ID, from: src.Git.Commit, to: ls.Commit})
-		}
+	unregistered, moves, err := lockedSources(s, root, lock)
+	if err != nil {
+		return fail(e, cmd, err)
 	}
 	if check {
 		return syncCheck(e, s, ps, ts, lock, unregistered, moves)
@@ -185,37 +156,9 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 	}
 	// From here on sync writes the registry; undo takes that back when
 	// the lock is refused.
-	var added []string
-	undo := func() {
-		for _, id := range added {
-			s.RemoveSource(id)
-		}
-		for _, m := range moves {
-			s.UpdateSource(m.id, m.from)
-		}
-	}
-	for _, ls := range unregistered {
-		loc, ref := ls.Git, ls.Ref
-		if loc == "" {
-			loc = filepath.Join(root, filepath.FromSlash(ls.Path))
-		}
-		if _, err := s.AddSource(ls.ID, loc, ref); err != nil {
-			undo()
-			return fail(e, cmd, err)
-		}
-		added = append(added, ls.ID)
-		if ls.Commit != "" {
-			if src, err := s.LookupSource(ls.ID); err == nil && src.Git != nil && src.Git.Commit != ls.Commit {
-				moves = append(moves, sourceMove{id: ls.ID, from: src.Git.Commit, to: ls.Commit})
-			}
-		}
-	}
-	for i, m := range moves {
-		if _, err := s.UpdateSource(m.id, m.to); err != nil {
-			moves = moves[:i]
-			undo()
-			return fail(e, cmd, fmt.Errorf("pinning source %s at the locked commit %s: %w", m.id, m.to, err))
-		}
+	undo, err := registerLocked(s, root, unregistered, moves)
+	if err != nil {
+		return fail(e, cmd, err)
 	}
 
 	// Every digest against the lock, before anything is approved or
@@ -234,6 +177,47 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 		fmt.Fprintf(e.stdout, "note: %s\n", termtext.Escape(n))
 	}
 
+	if code, goOn := approveTargets(e, cmd, s, targets, yes, dry, undo); !goOn {
+		return code
+	}
+
+	return installTargets(e, cmd, ps, ts, root, lock, targets, dry)
+}
+
+// openProject finds the project the working directory is in and reads its
+// dalo.toml and dalo.lock; proj is nil, and code the exit status, when it
+// cannot.
+func openProject(e *env, cmd string) (root string, proj *project.Project, lock *project.Lock, code int) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", nil, nil, fail(e, cmd, err)
+	}
+	root, err = project.Find(wd)
+	if errors.Is(err, project.ErrNoProject) {
+		return "", nil, nil, usageError(e, cmd, "%v", err) // as dalo lock says it
+	}
+	if err != nil {
+		return "", nil, nil, fail(e, cmd, err)
+	}
+	proj, err = project.Load(root)
+	if err != nil {
+		return "", nil, nil, fail(e, cmd, err)
+	}
+	lock, err = project.ReadLock(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil, nil, fail(e, cmd, fmt.Errorf("%s has no %s: run 'dalo lock' there first", root, project.LockFile))
+	}
+	if err != nil {
+		return "", nil, nil, fail(e, cmd, err)
+	}
+	return root, proj, lock, exitOK
+}
+
+// approveTargets shows what of targets this user has not approved, and
+// only that, and approves it when they agree (or gave --yes); when they
+// refuse, it calls undo. goOn says whether sync goes on to install, and
+// code, when not, is its exit status.
+func approveTargets(e *env, cmd string, s *store.Store, targets []*syncTarget, yes, dry bool, undo func()) (code int, goOn bool) {
 	// The review: what this user has not approved, and only that.
 	var fresh int
 	for _, tg := range targets {
@@ -253,11 +237,11 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 	if fresh > 0 {
 		if dry {
 			fmt.Fprintf(e.stdout, "dry run: %d grants would be asked for; nothing was written\n", fresh)
-			return exitOK
+			return exitOK, false
 		}
 		if !yes && !confirm(e, cmd, fmt.Sprintf("Approve these %d grants?", fresh), "'dalo sync --dry-run'") {
 			undo()
-			return exitFail
+			return exitFail, false
 		}
 		for _, tg := range targets {
 			var approve []store.Proposal
@@ -270,7 +254,7 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 				continue
 			}
 			if err := s.Approve(approve); err != nil {
-				return fail(e, cmd, err)
+				return fail(e, cmd, err), false
 			}
 			for _, p := range approve {
 				fmt.Fprintf(e.stdout, "approved %s %s: grant %s\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
@@ -278,13 +262,17 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 		}
 	}
 
-	// Install into the project's scope, then remove what the lock no
-	// longer holds.
+	return exitOK, true
+}
+
+// installTargets installs targets into the project's scope of ps, then
+// removes what the lock no longer holds.
+func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, root string, lock *project.Lock, targets []*syncTarget, dry bool) (code int) {
 	disp, err := dispatcher()
 	if err != nil {
 		return fail(e, cmd, err)
 	}
-	code := exitOK
+	code = exitOK
 	for _, tg := range targets {
 		sel := *tg.sel
 		sel.Table = tg.table
@@ -315,6 +303,65 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 		fmt.Fprintln(e.stdout, "dry run: nothing was written")
 	}
 	return code
+}
+
+// lockedSources compares the lock's sources with the user's registry: the
+// ones not registered, and the git ones whose pin sync moves to the locked
+// commit. A registered source of the same id elsewhere is an error.
+func lockedSources(s *store.Store, root string, lock *project.Lock) (unregistered []project.LockedSource, moves []sourceMove, err error) {
+	for _, ls := range lock.Sources {
+		src, err := s.LookupSource(ls.ID)
+		if err != nil {
+			unregistered = append(unregistered, ls)
+			continue
+		}
+		if why := sourceDiffers(root, ls, src); why != "" {
+			return nil, nil, fmt.Errorf("source %s: %s; the lock needs it as %s (rename yours, or use another id in dalo.toml)", ls.ID, why, lockedWhere(root, ls))
+		}
+		if src.Git != nil && src.Git.Commit != ls.Commit {
+			moves = append(moves, sourceMove{id: ls.ID, from: src.Git.Commit, to: ls.Commit})
+		}
+	}
+	return unregistered, moves, nil
+}
+
+// registerLocked registers the sources of the lock the user has not
+// (unregistered) and moves the pins of moves to the locked commits; undo
+// takes both back. On an error it has already undone them.
+func registerLocked(s *store.Store, root string, unregistered []project.LockedSource, moves []sourceMove) (undo func(), err error) {
+	var added []string
+	undo = func() {
+		for _, id := range added {
+			s.RemoveSource(id)
+		}
+		for _, m := range moves {
+			s.UpdateSource(m.id, m.from)
+		}
+	}
+	for _, ls := range unregistered {
+		loc, ref := ls.Git, ls.Ref
+		if loc == "" {
+			loc = filepath.Join(root, filepath.FromSlash(ls.Path))
+		}
+		if _, err := s.AddSource(ls.ID, loc, ref); err != nil {
+			undo()
+			return nil, err
+		}
+		added = append(added, ls.ID)
+		if ls.Commit != "" {
+			if src, err := s.LookupSource(ls.ID); err == nil && src.Git != nil && src.Git.Commit != ls.Commit {
+				moves = append(moves, sourceMove{id: ls.ID, from: src.Git.Commit, to: ls.Commit})
+			}
+		}
+	}
+	for i, m := range moves {
+		if _, err := s.UpdateSource(m.id, m.to); err != nil {
+			moves = moves[:i]
+			undo()
+			return nil, fmt.Errorf("pinning source %s at the locked commit %s: %w", m.id, m.to, err)
+		}
+	}
+	return undo, nil
 }
 
 // A sourceMove is a git source's pin sync moves to the locked commit.

@@ -60,26 +60,10 @@ func NativeEvents(name, bin string) ([]string, error) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("%s app-server generate-json-schema: %v\n%s", bin, err, out)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "codex_app_server_protocol.v2.schemas.json"))
-		if err != nil {
-			return nil, err
-		}
-		var schema struct {
-			Definitions struct {
-				HookEventName struct {
-					Enum []string `json:"enum"`
-				}
-			} `json:"definitions"`
-		}
-		if err := json.Unmarshal(b, &schema); err != nil {
-			return nil, fmt.Errorf("codex app-server schema: %w", err)
-		}
 		// The protocol spells them as hooks/list does (preToolUse);
 		// hooks.json as events are written (PreToolUse).
-		for _, e := range schema.Definitions.HookEventName.Enum {
-			if e != "" {
-				events = append(events, strings.ToUpper(e[:1])+e[1:])
-			}
+		if events, err = schemaEnum(filepath.Join(dir, "codex_app_server_protocol.v2.schemas.json"), "HookEventName"); err != nil {
+			return nil, err
 		}
 	case "copilot":
 		// Its API schema enumerates the hook types (camelCase, as its
@@ -99,25 +83,9 @@ func NativeEvents(name, bin string) ([]string, error) {
 			return nil, fmt.Errorf("%s unpacked no schemas/api.schema.json into %s", bin, cache)
 		}
 		sort.Strings(schemas)
-		b, err := os.ReadFile(schemas[len(schemas)-1])
-		if err != nil {
-			return nil, err
-		}
-		var schema struct {
-			Definitions struct {
-				HookType struct {
-					Enum []string `json:"enum"`
-				}
-			} `json:"definitions"`
-		}
-		if err := json.Unmarshal(b, &schema); err != nil {
-			return nil, fmt.Errorf("copilot api schema: %w", err)
-		}
 		// As the table spells them (PreToolUse).
-		for _, e := range schema.Definitions.HookType.Enum {
-			if e != "" {
-				events = append(events, strings.ToUpper(e[:1])+e[1:])
-			}
+		if events, err = schemaEnum(schemas[len(schemas)-1], "HookType"); err != nil {
+			return nil, err
 		}
 	case "qwen":
 		// Its hook reference ships in the package: the table of events
@@ -143,4 +111,28 @@ func NativeEvents(name, bin string) ([]string, error) {
 	}
 	sort.Strings(events)
 	return events, nil
+}
+
+// schemaEnum reads the enum of the JSON Schema definition def in file, each
+// value with its first letter upper-cased (preToolUse: PreToolUse).
+func schemaEnum(file, def string) ([]string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var schema struct {
+		Definitions map[string]struct {
+			Enum []string `json:"enum"`
+		} `json:"definitions"`
+	}
+	if err := json.Unmarshal(b, &schema); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	var out []string
+	for _, e := range schema.Definitions[def].Enum {
+		if e != "" {
+			out = append(out, strings.ToUpper(e[:1])+e[1:])
+		}
+	}
+	return out, nil
 }
