@@ -41,6 +41,9 @@ type Capability struct {
 // question outside it (a hook whose combination draft 0.1 does not admit)
 // compiles the tables from CUE once and asks them.
 func (ts *Tables) Capability(t *Table, q Question) (Capability, error) {
+	if t.local && ts.local != nil && ts.local != ts {
+		return ts.local.Capability(t, q)
+	}
 	if ts.compiled != nil {
 		if c, ok := ts.compiled.answer(t, q); ok {
 			return c, nil

@@ -86,7 +86,7 @@ func Compile() ([]byte, error) {
 }
 
 func compileFS(fsys fs.FS) (*compiled, error) {
-	ts, root, err := compileTables(fsys)
+	ts, root, err := compileTables(fsys, true)
 	if err != nil {
 		return nil, err
 	}
@@ -357,13 +357,13 @@ func digest(src []byte) string {
 // need.
 func loadCompiled(c *compiled, fsys fs.FS) (*Tables, error) {
 	if c == nil || !matches(c, fsys) {
-		return LoadFS(fsys)
+		return loadShipped(fsys)
 	}
 	ts := &Tables{
 		byKey:    make(map[string]*Table, len(c.Tables)),
 		memo:     map[string]Capability{},
 		compiled: c,
-		fromCUE:  sync.OnceValues(func() (*Tables, error) { return LoadFS(fsys) }),
+		fromCUE:  sync.OnceValues(func() (*Tables, error) { return loadShipped(fsys) }),
 	}
 	c.byKey = make(map[string]*compiledTable, len(c.Tables))
 	for i := range c.Tables {

@@ -30,6 +30,9 @@
 //
 //	Load() (*Tables, error)                   the embedded tables, loaded once
 //	LoadFS(fs.FS) (*Tables, error)            tables compiled from CUE (tests)
+//	WithLocal(dir) (*Tables, error)           Load plus the local tables in dir,
+//	                                          which 'dalo providers verify' wrote
+//	(*Tables).Broken, Shadowed                local tables WithLocal could not use, or did not
 //	Compile() ([]byte, error)                 compiled_tables.go, for go generate
 //	(*Tables).Lookup(name, version)           exact lookup
 //	(*Tables).Newest(name)                    newest known version of a harness

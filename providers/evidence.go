@@ -14,7 +14,9 @@ import (
 // cue/provider.cue), strongest first: a live test reruns the claim against
 // the real harness on every run of internal/live; a recording or a finding
 // was observed once; a documentation reference is a promise nobody ran.
-var evidenceKinds = []string{"test", "recording", "run", "doc"}
+// verified is a local table's: `dalo providers verify` ran the claim's
+// scenario against the harness on the user's machine, once, that day.
+var evidenceKinds = []string{"test", "verified", "recording", "run", "doc"}
 
 // A ClaimEvidence is one claim of a table, named by its path in the table
 // (config.home, rows.tool_call.before.effects.gate), with its evidence.
@@ -46,6 +48,29 @@ func (c ClaimEvidence) Tests() []string {
 		}
 	}
 	return tests
+}
+
+// checkShipped refuses what only a local table may say in a table dalo
+// ships: that it was verified on a user's machine (#Provider.verified, or
+// verified: evidence). A shipped claim cites a live test that reruns it, a
+// recording, a finding or a document; one machine's run proves nothing
+// about the next machine.
+func (t *Table) checkShipped() error {
+	if t.Verified != nil {
+		return fmt.Errorf("provider table %s: verified: a shipped table never says it was verified on one machine; only a local table that 'dalo providers verify' writes does", t.File)
+	}
+	claims, err := t.Claims()
+	if err != nil {
+		return err
+	}
+	for _, c := range claims {
+		for _, ev := range c.Evidence {
+			if strings.HasPrefix(ev, "verified: ") {
+				return fmt.Errorf("provider table %s: %s.evidence: %q: a shipped table cites a test, recording, run or doc; verified: evidence is only a local table's", t.File, c.Path, ev)
+			}
+		}
+	}
+	return nil
 }
 
 // DocOnly reports whether c rests on documentation alone.
@@ -139,7 +164,7 @@ func (w *claimWalk) value(dec *json.Decoder, path string) error {
 // go generate writes it beside compiled_tables.go; a test fails while it is
 // stale.
 func EvidenceReport() ([]byte, error) {
-	ts, err := LoadFS(embedded)
+	ts, err := loadShipped(embedded)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // EVIDENCE.md is what EvidenceReport writes from the embedded tables
@@ -227,4 +228,77 @@ func hasStringLit(f *ast.File, s string) bool {
 		return !found
 	})
 	return found
+}
+
+// A local table says it was verified on this machine and cites verified:
+// evidence; LoadFS takes it. The shipped tables never may: loading them
+// (Load's fallback, Compile, the evidence report) refuses either, naming
+// the file and the claim.
+func TestVerifiedOnlyLocal(t *testing.T) {
+	src := readEmbedded(t, "claude/2.1.233.cue")
+	const held = `evidence: ["run: providers/testdata/README.md finding 25", _live.session]`
+	verifiedField := strings.Replace(src, `harness: "Claude Code"`, "harness: \"Claude Code\"\nverified: {date: \"2026-12-02\", dalo: \"0.1.0\"}", 1)
+	verifiedEvidence := strings.Replace(src, held, `evidence: ["verified: session 2026-12-02"]`, 1)
+	for _, tc := range []struct {
+		name, src string
+		shipped   string // the error loading it as a shipped table, "" when it loads
+	}{
+		{"plain", src, ""},
+		{"verified field", verifiedField, "provider table claude/2.1.233.cue: verified: a shipped table never says"},
+		{"verified evidence", verifiedEvidence, `provider table claude/2.1.233.cue: version_output.evidence: "verified: session 2026-12-02": a shipped table cites`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.src == src && tc.shipped != "" {
+				t.Fatal("mutation did not apply")
+			}
+			fsys := fstest.MapFS{"claude/2.1.233.cue": {Data: []byte(tc.src)}}
+			ts, err := LoadFS(fsys)
+			if err != nil {
+				t.Fatalf("LoadFS: %v", err)
+			}
+			if tb, _ := ts.Lookup("claude", "2.1.233"); (tb.Verified != nil) != (tc.src == verifiedField) {
+				t.Errorf("Verified = %+v", tb.Verified)
+			}
+			_, err = loadShipped(fsys)
+			_, cerr := compileFS(fsys)
+			for _, err := range []error{err, cerr} {
+				switch {
+				case tc.shipped == "" && err != nil:
+					t.Errorf("shipped: %v", err)
+				case tc.shipped != "" && (err == nil || !strings.Contains(err.Error(), tc.shipped)):
+					t.Errorf("shipped: error %v, want one saying %q", err, tc.shipped)
+				}
+			}
+		})
+	}
+}
+
+// verified: evidence names a scenario and a day; anything else is refused.
+func TestVerifiedEvidenceForm(t *testing.T) {
+	src := readEmbedded(t, "claude/2.1.233.cue")
+	const held = `evidence: ["run: providers/testdata/README.md finding 25", _live.session]`
+	for _, tc := range []struct {
+		ev string
+		ok bool
+	}{
+		{"verified: session 2026-12-02", true},
+		{"verified: prompt_gate/deny 2026-12-02", true},
+		{"verified: session", false},
+		{"verified: 2026-12-02", false},
+		{"verified: session 2026-12-2", false},
+		{"verified: session 2026-12-02 again", false},
+	} {
+		s := strings.Replace(src, held, `evidence: [`+strconv.Quote(tc.ev)+`]`, 1)
+		_, err := LoadFS(fstest.MapFS{"claude/2.1.233.cue": {Data: []byte(s)}})
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: error %v, want accepted %v", tc.ev, err, tc.ok)
+		}
+	}
+	for _, date := range []string{"2026-12-2", "today"} {
+		s := strings.Replace(src, `harness: "Claude Code"`, "harness: \"Claude Code\"\nverified: {date: \""+date+"\", dalo: \"0.1.0\"}", 1)
+		_, err := LoadFS(fstest.MapFS{"claude/2.1.233.cue": {Data: []byte(s)}})
+		if err == nil || !strings.Contains(err.Error(), "verified.date") {
+			t.Errorf("verified date %q: error %v, want one naming verified.date", date, err)
+		}
+	}
 }

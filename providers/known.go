@@ -39,7 +39,7 @@ const limitsFile = "../plan/plan.go"
 // (#Runtimes), and how an argv argument names an input
 // (#ArgvInterpolation).
 func KnownSource() ([]byte, error) {
-	ts, rules, err := compileTables(embedded)
+	ts, rules, err := compileTables(embedded, true)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,9 @@ func (q MemberQuestion) key() string {
 // rule. Tables from Load hold every answer, computed by Compile (the
 // domain is a few dozen questions); tables from LoadFS evaluate CUE.
 func (ts *Tables) MemberInstall(t *Table, q MemberQuestion) (MemberAnswer, error) {
+	if t.local && ts.local != nil && ts.local != ts {
+		return ts.local.MemberInstall(t, q)
+	}
 	if ts.compiled != nil {
 		if ct, ok := ts.compiled.byKey[t.Key()]; ok {
 			if i, ok := ct.Members[q.key()]; ok && i >= 0 && i < len(ct.MemberAnswers) {

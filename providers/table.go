@@ -14,10 +14,13 @@ import (
 // A Table is one harness version's provider table, decoded from its CUE
 // file after #Provider accepted it. Field names follow the CUE schema.
 type Table struct {
-	Name          string                 `json:"name"`
-	Version       string                 `json:"version"`
-	Harness       string                 `json:"harness"`
-	Install       string                 `json:"install"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Harness string `json:"harness"`
+	Install string `json:"install"`
+	// Verified, set only on a local table, says when and by which dalo
+	// `dalo providers verify` proved the version on this machine.
+	Verified      *Verified              `json:"verified,omitempty"`
 	VersionOutput Claim                  `json:"version_output"`
 	Config        Config                 `json:"config"`
 	Timeout       Timeout                `json:"timeout"`
@@ -47,6 +50,15 @@ type Table struct {
 	expands  *regexp.Regexp // Config.Hooks.Entry.Expands, compiled
 	breaks   *regexp.Regexp // Config.Comments.Breaks, compiled
 	key      string         // Key, made when the table is loaded
+	local    bool           // read from the user's machine (WithLocal)
+}
+
+// Verified is a local table's proof: the day (YYYY-MM-DD) `dalo providers
+// verify` proved the harness version on the user's machine, and the dalo
+// version that did.
+type Verified struct {
+	Date string `json:"date"`
+	Dalo string `json:"dalo"`
 }
 
 // A MemberPower is a front-matter key (Key) or a body construct (Body, a

@@ -45,6 +45,12 @@ type Tables struct {
 
 	mu   sync.Mutex
 	memo map[string]Capability
+
+	// local holds the local tables WithLocal added, compiled from CUE in
+	// their own context: their questions go there.
+	local    *Tables
+	broken   []*LocalError
+	shadowed []*Table
 }
 
 var loadEmbedded = sync.OnceValues(func() (*Tables, error) {
@@ -65,12 +71,20 @@ func Load() (*Tables, error) { return loadEmbedded() }
 // version in the path must equal those in the table. Compile and tests use
 // it: a fixture version loads through the same path as the embedded ones.
 func LoadFS(fsys fs.FS) (*Tables, error) {
-	ts, _, err := compileTables(fsys)
+	ts, _, err := compileTables(fsys, false)
 	return ts, err
 }
 
-// compileTables is LoadFS, also returning the compiled rules.
-func compileTables(fsys fs.FS) (*Tables, cue.Value, error) {
+// loadShipped is LoadFS for the tables dalo ships, which never say they
+// were verified on a user's machine (checkShipped).
+func loadShipped(fsys fs.FS) (*Tables, error) {
+	ts, _, err := compileTables(fsys, true)
+	return ts, err
+}
+
+// compileTables is LoadFS, also returning the compiled rules. shipped
+// says the tables are dalo's own, each checked by checkShipped.
+func compileTables(fsys fs.FS, shipped bool) (*Tables, cue.Value, error) {
 	ctx := cuecontext.New()
 	root, err := defs.Load(ctx)
 	if err != nil {
@@ -91,9 +105,14 @@ func compileTables(fsys fs.FS) (*Tables, cue.Value, error) {
 		return nil, cue.Value{}, err
 	}
 	for _, file := range names {
-		t, err := loadTable(ctx, provDef, fsys, file)
+		t, err := loadTable(ctx, provDef, fsys, file, file)
 		if err != nil {
 			return nil, cue.Value{}, err
+		}
+		if shipped {
+			if err := t.checkShipped(); err != nil {
+				return nil, cue.Value{}, err
+			}
 		}
 		ts.add(t)
 	}
@@ -116,13 +135,16 @@ func (ts *Tables) sort() {
 	})
 }
 
-func loadTable(ctx *cue.Context, provDef cue.Value, fsys fs.FS, file string) (*Table, error) {
+// loadTable loads the table file of fsys; shown is how errors, positions
+// and Table.File name it (the path a user finds it at, for a local table).
+func loadTable(ctx *cue.Context, provDef cue.Value, fsys fs.FS, file, shown string) (*Table, error) {
 	name := path.Dir(file)
 	version := strings.TrimSuffix(path.Base(file), ".cue")
 	src, err := fs.ReadFile(fsys, file)
 	if err != nil {
-		return nil, fmt.Errorf("provider table %s: %w", file, err)
+		return nil, fmt.Errorf("provider table %s: %w", shown, err)
 	}
+	file = shown
 	f, err := parser.ParseFile(file, src, parser.ParseComments)
 	if err != nil {
 		return nil, fmt.Errorf("provider table %s: %s", file, details(file, err))
@@ -199,11 +221,12 @@ func (ts *Tables) Lookup(name, version string) (*Table, bool) {
 	return t, ok
 }
 
-// Newest returns the newest known version of name.
+// Newest returns the newest known version of name that dalo ships: a local
+// table (WithLocal) never changes what a bare name means.
 func (ts *Tables) Newest(name string) (*Table, bool) {
 	var newest *Table
 	for _, t := range ts.all {
-		if t.Name == name {
+		if t.Name == name && !t.local {
 			newest = t
 		}
 	}
