@@ -416,6 +416,8 @@ type Result struct {
 	Failures []string
 	Err      error
 	Session  Session
+	// Requests are what the model server received.
+	Requests []fakemodel.Request
 	Elapsed  time.Duration
 }
 
@@ -450,6 +452,6 @@ func Play(s *Scenario, m Machine, root string, logf func(string, ...any)) Result
 	w.Logf = logf
 	var c Check
 	r.Err = s.Play(w, &c)
-	r.Failures, r.Session, r.Elapsed = c.Failures, c.Session, time.Since(start)
+	r.Failures, r.Session, r.Requests, r.Elapsed = c.Failures, c.Session, w.Server.Requests(), time.Since(start)
 	return r
 }

@@ -46,7 +46,10 @@ const (
 // write what they saw, all under Root, and a fake model server on
 // loopback. Nothing of the real user's reaches it: its environment is
 // built from nothing but PATH, so it holds none of their credentials or
-// configuration, and the model is the fake one.
+// configuration, and the model is the fake one. No harness updates itself
+// in it: Claude Code's updater is off (DISABLE_AUTOUPDATER), Copilot CLI
+// runs with --no-auto-update, and Codex exec and headless Gemini CLI
+// update only from their interactive interfaces.
 type World struct {
 	Machine
 	Root, Home, Work, Out, Store string
@@ -373,6 +376,9 @@ func (w *World) Run(prompt string) (Session, error) {
 	}
 	w.logf("%s session (%v): %d model requests %v", w.Harness, s.Elapsed.Round(time.Millisecond), len(reqs), reqs)
 	if err != nil {
+		if line := firstLine(s.Stderr); line != "" {
+			return s, fmt.Errorf("%s %q: %v (%s)", w.Harness, prompt, err, line)
+		}
 		return s, fmt.Errorf("%s %q: %v", w.Harness, prompt, err)
 	}
 	return s, nil
