@@ -18,6 +18,7 @@ import (
 
 	"dalo/internal/regular"
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // DefaultSourceID is the source identity validate uses unless told another.
@@ -77,6 +78,11 @@ type Options struct {
 	// Providers limits provider_hook_capabilities to these provider@version
 	// keys; empty means every known provider version.
 	Providers []string
+	// Tables are the provider tables Providers are looked up in; nil means
+	// the ones dalo ships (providers.Load). Install and review pass the
+	// store's, with the local tables verified on this machine; validation
+	// never does, so that its report is the same on every machine.
+	Tables *providers.Tables
 	// Registry resolves references to other sources: source id → root
 	// directory. Validation passes none: it never consults the user's
 	// registry, so such references stay out_of_source.
@@ -215,7 +221,12 @@ func load(root string, opts Options) (*Source, error) {
 	cache.done()
 	// Provider capabilities come before the diagnostics are gathered: an
 	// unknown matcher tool name is a warning on its package.
-	caps, err := ProviderCapabilities(s.Packages, opts.Providers)
+	var caps map[string][]HookCapability
+	if opts.Tables != nil {
+		caps, err = CapabilitiesWith(opts.Tables, s.Packages, opts.Providers)
+	} else {
+		caps, err = ProviderCapabilities(s.Packages, opts.Providers)
+	}
 	if err != nil {
 		return nil, err
 	}

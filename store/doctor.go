@@ -123,11 +123,12 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		add(StatusProblem, "ledger", "%v", err)
 	}
-	ts, err := providers.Load()
+	ts, err := s.Tables()
 	if err != nil {
 		add(StatusProblem, "providers", "%v", err)
 		return out, nil
 	}
+	out = append(out, localTableFindings(ts)...)
 	names, err := s.InstalledProviders()
 	if err != nil {
 		add(StatusProblem, "installs", "%v", err)
@@ -162,6 +163,15 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 		}
 		t, err := ts.Resolve(name + "@" + in.Version)
 		if err != nil {
+			// The table the entries were planned from is gone: a local
+			// table removed or broken since. The plan still holds the
+			// protocol, so dispatch goes on; the rest is checked against
+			// the newest table.
+			why := "dalo neither ships nor has verified a table for it any more"
+			if b := ts.BrokenFor(name, in.Version); b != nil {
+				why = "its local table cannot be used: " + b.Err.Error()
+			}
+			add(StatusProblem, name+"@"+in.Version, "dalo's entries were planned from the table of %s@%s, and %s: prove the version again with 'dalo providers verify %s', or plan them for a version dalo has a table for with 'dalo plugin install PACKAGE --provider %s'", name, in.Version, why, name, name)
 			if t, err = ts.Resolve(name); err != nil {
 				add(StatusProblem, name, "%v", err)
 				continue
@@ -207,19 +217,53 @@ func (s *Store) doctorHarness(ts *providers.Tables, in *Installed) []Finding {
 		return []Finding{{StatusWarning, key, "cannot tell which version is installed now: " + err.Error()}}
 	}
 	if h.Version == in.Version {
-		return []Finding{{StatusOK, key, fmt.Sprintf("%s %s is installed (%s)", h.Name, h.Version, h.Path)}}
+		msg := fmt.Sprintf("%s %s is installed (%s)", h.Name, h.Version, h.Path)
+		if h.Table != nil && h.Table.Verified != nil {
+			msg += "; " + VerifiedNote(h.Table)
+		}
+		return []Finding{{StatusOK, key, msg}}
 	}
 	var pkgs []string
 	for _, ip := range in.Packages {
 		pkgs = append(pkgs, ip.Package)
 	}
 	msg := fmt.Sprintf("%s %s is installed now (%s), and dalo's entries were planned for %s", h.Name, orVersion(h), h.Path, in.Version)
-	if h.Table == nil {
-		msg += fmt.Sprintf("; dalo has evidence only for %s %s: install one of those, or plan for a version of your choice with 'dalo plugin install PACKAGE --provider %s@VERSION'", h.Name, strings.Join(Versions(ts, h.Name), ", "), h.Name)
-	} else {
+	switch {
+	case h.Table == nil:
+		msg += fmt.Sprintf("; dalo has evidence only for %s %s", h.Name, strings.Join(Versions(ts, h.Name), ", "))
+		if b := ts.BrokenFor(h.Name, h.Version); b != nil {
+			msg += fmt.Sprintf(" (the local table of %s cannot be used: %v)", b.Key, b.Err)
+		}
+		msg += fmt.Sprintf(": prove %s on this machine with 'dalo providers verify %s', then plan them for it with 'dalo plugin install PACKAGE --provider %s' for each of %s; or install one of those versions, or plan for a version of your choice with 'dalo plugin install PACKAGE --provider %s@VERSION'", orVersion(h), h.Name, h.Name, strings.Join(pkgs, ", "), h.Name)
+	default:
 		msg += fmt.Sprintf(": plan them for %s with 'dalo plugin install %s --provider %s' for each of %s", h.Version, "PACKAGE", h.Name, strings.Join(pkgs, ", "))
+		if h.Table.Verified != nil {
+			msg += " (" + VerifiedNote(h.Table) + ")"
+		}
 	}
 	return []Finding{{StatusProblem, key, msg}}
+}
+
+// VerifiedNote says when a local table was proved: what install, review,
+// approve, doctor and providers say of one.
+func VerifiedNote(t *providers.Table) string {
+	return fmt.Sprintf("its table was verified on this machine on %s (dalo %s, %s)", t.Verified.Date, t.Verified.Dalo, t.File)
+}
+
+// localTableFindings reports the local tables dalo does not use: broken
+// ones, a problem, since a version the user proved is refused until they
+// verify it again; and ones a shipped table of the same version shadows,
+// a note, since they are read no more.
+func localTableFindings(ts *providers.Tables) []Finding {
+	var out []Finding
+	for _, b := range ts.Broken() {
+		name, _, _ := strings.Cut(b.Key, "@")
+		out = append(out, Finding{StatusProblem, "local table " + b.Key, fmt.Sprintf("%v: install refuses %s until you verify it again with 'dalo providers verify %s' (or remove it with 'dalo providers remove %s')", b.Err, b.Key, name, b.Key)})
+	}
+	for _, t := range ts.Shadowed() {
+		out = append(out, Finding{StatusNote, "local table " + t.Key(), fmt.Sprintf("this dalo ships a table for %s, which it uses instead of %s: remove that with 'dalo providers remove %s'", t.Key(), t.File, t.Key())})
+	}
+	return out
 }
 
 // orVersion is h's version, or what its --version printed.
@@ -273,7 +317,7 @@ func (s *Store) Forces() ([]HookForce, error) {
 		return nil, err
 	}
 	defer l.Unlock()
-	ts, err := providers.Load()
+	ts, err := s.Tables()
 	if err != nil {
 		return nil, err
 	}

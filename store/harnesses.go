@@ -215,30 +215,37 @@ func Versions(ts *providers.Tables, name string) []string {
 }
 
 // A NoTableError says the harness found has a version dalo has no table
-// (no evidence) for.
+// (no evidence) for: none shipped, none verified on this machine, or a
+// local one it cannot use (Broken).
 type NoTableError struct {
 	Harness  *Harness
 	Versions []string
+	Broken   *providers.LocalError
 }
 
 // Error names the version found and the versions with evidence, and the
-// two ways on: install one of them, or name a table as the user's choice.
+// ways on: prove the version on this machine with 'dalo providers verify',
+// install one of those, or name a table as the user's choice.
 func (e *NoTableError) Error() string {
-	return fmt.Sprintf("%s %s is installed (%s), and dalo has evidence only for %s %s: install one of those, or name a table with --provider %s@VERSION, which dalo records as your choice, not as evidence",
-		e.Harness.Name, e.Harness.Version, e.Harness.Path, e.Harness.Name, strings.Join(e.Versions, ", "), e.Harness.Name)
+	h := e.Harness
+	msg := fmt.Sprintf("%s %s is installed (%s), and dalo has evidence only for %s %s", h.Name, orVersion(h), h.Path, h.Name, strings.Join(e.Versions, ", "))
+	if e.Broken != nil {
+		msg += fmt.Sprintf("; the local table of %s cannot be used: %v", e.Broken.Key, e.Broken.Err)
+	}
+	return msg + fmt.Sprintf(": prove this version on this machine with 'dalo providers verify %s', install one of those, or name a table with --provider %s@VERSION, which dalo records as your choice, not as evidence", h.Name, h.Name)
 }
 
 // HarnessTable is the table install uses for the harness of provider
-// name: the table of exactly the version found. No harness found, or one
-// whose version dalo has no table for, is an error (*NoTableError for the
-// latter).
+// name: the table of exactly the version found, shipped or verified on this
+// machine. No harness found, or one whose version dalo has no table for,
+// is an error (*NoTableError for the latter).
 func (s *Store) HarnessTable(ts *providers.Tables, name string) (*providers.Table, *Harness, error) {
 	h, err := s.FindHarness(ts, name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%v; or name a table with --provider %s@VERSION (dalo has evidence for %s)", err, name, strings.Join(Versions(ts, name), ", "))
 	}
 	if h.Table == nil {
-		return nil, h, &NoTableError{Harness: h, Versions: Versions(ts, name)}
+		return nil, h, &NoTableError{Harness: h, Versions: Versions(ts, name), Broken: ts.BrokenFor(name, h.Version)}
 	}
 	return h.Table, h, nil
 }

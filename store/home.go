@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"dalo/plan"
@@ -23,6 +24,42 @@ type Store struct {
 	// returns is called when that work ends. The CLI shows it on a
 	// terminal.
 	Progress func(what string) (done func())
+
+	tablesMu sync.Mutex
+	tables   *providers.Tables // Tables, once read
+}
+
+// LocalTablesDir is where 'dalo providers verify' writes the local
+// tables of this store: <name>/<version>.cue, the recordings of its run in
+// <name>/<version>/.
+func (s *Store) LocalTablesDir() string { return s.path(LocalTablesDir) }
+
+// LocalTablesDir is the directory of the store's local tables.
+const LocalTablesDir = "providers"
+
+// Tables returns the provider tables the commands on this store install
+// and explain with: the ones dalo ships and the local tables of
+// LocalTablesDir (providers.WithLocal), read once. Without local tables it
+// costs a directory read; validation never uses it.
+func (s *Store) Tables() (*providers.Tables, error) {
+	s.tablesMu.Lock()
+	defer s.tablesMu.Unlock()
+	if s.tables != nil {
+		return s.tables, nil
+	}
+	ts, err := providers.WithLocal(s.LocalTablesDir())
+	if err != nil {
+		return nil, err
+	}
+	s.tables = ts
+	return ts, nil
+}
+
+// forgetTables makes the next Tables read the local tables again.
+func (s *Store) forgetTables() {
+	s.tablesMu.Lock()
+	s.tables = nil
+	s.tablesMu.Unlock()
 }
 
 // working tells s.Progress that what starts, and returns what to call

@@ -70,12 +70,13 @@ func (s *Store) Select(ref, provider string) (*Selection, error) {
 func (s *Store) load(srcID, provider string, names []string) (*Selection, error) {
 	var err error
 	// The provider first: an unknown one is bad usage, whatever the
-	// registry holds.
+	// registry holds. The store's tables, with the local ones verified on
+	// this machine, answer for the provider named.
 	sel := &Selection{}
 	var keys []string
+	var ts *providers.Tables
 	if provider != "" {
-		ts, err := providers.Load()
-		if err != nil {
+		if ts, err = s.Tables(); err != nil {
 			return nil, err
 		}
 		if sel.Table, err = ts.Resolve(provider); err != nil {
@@ -90,7 +91,7 @@ func (s *Store) load(srcID, provider string, names []string) (*Selection, error)
 		return nil, err
 	}
 	src := sel.Source
-	sel.Loaded, err = engine.Load(src.Path, engine.Options{SourceID: src.ID, Registry: sel.Registry, Providers: keys, Packages: names})
+	sel.Loaded, err = engine.Load(src.Path, engine.Options{SourceID: src.ID, Registry: sel.Registry, Providers: keys, Tables: ts, Packages: names})
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", src.ID, err)
 	}
@@ -334,7 +335,7 @@ type MemberAction struct {
 // is not this package's blocks installation, since dalo never overwrites
 // what is not its own.
 func (s *Store) MemberActions(sel *Selection, t *providers.Table, getenv func(string) string) ([]MemberAction, error) {
-	ts, err := providers.Load()
+	ts, err := s.Tables()
 	if err != nil {
 		return nil, err
 	}

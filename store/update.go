@@ -377,7 +377,7 @@ func (s *Store) Outdated() ([]Outdated, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts, err := providers.Load()
+	ts, err := s.Tables()
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"dalo/providers"
 	"dalo/store"
 )
 
@@ -14,8 +13,11 @@ import (
 // exactly the version found when dalo has one, else the newest table;
 // NAME@VERSION is that table. Install is what refuses a version no table
 // covers. An unknown provider is returned as it is, for Select to refuse.
+//
+// A table verified on this machine (a local table) is used as a shipped
+// one, and the line says when it was proved.
 func tableFor(s *store.Store, provider string) (key, note string) {
-	ts, err := providers.Load()
+	ts, err := s.Tables()
 	if err != nil || provider == "" {
 		return provider, ""
 	}
@@ -25,6 +27,11 @@ func tableFor(s *store.Store, provider string) (key, note string) {
 		return provider, ""
 	}
 	h, herr := s.FindHarness(ts, name)
+	defer func() {
+		if t, err := ts.Resolve(key); err == nil && t.Verified != nil {
+			note += "; " + store.VerifiedNote(t)
+		}
+	}()
 	switch {
 	case exact && h != nil && h.Table != nil && h.Table.Key() == provider:
 		return provider, fmt.Sprintf("table %s: the %s found (%s)", provider, name, h.Path)
@@ -35,7 +42,7 @@ func tableFor(s *store.Store, provider string) (key, note string) {
 	case h != nil && h.Table != nil:
 		return h.Table.Key(), fmt.Sprintf("table %s: the %s found (%s)", h.Table.Key(), name, h.Path)
 	case h != nil:
-		return newest.Key(), fmt.Sprintf("table %s, the newest: the %s found is %s (%s), for which dalo has no table, and install refuses it unless you name a table", newest.Key(), name, orOutput(h), h.Path)
+		return newest.Key(), fmt.Sprintf("table %s, the newest: the %s found is %s (%s), for which dalo has no table, and install refuses it unless you name a table or prove that version with 'dalo providers verify %s'", newest.Key(), name, orOutput(h), h.Path, name)
 	}
 	return newest.Key(), fmt.Sprintf("table %s, the newest: %v", newest.Key(), herr)
 }

@@ -146,11 +146,12 @@ type installTarget struct {
 
 // findInstallTarget resolves --provider for install and update: a table
 // named NAME@VERSION is the user's choice; a bare NAME is the table of
-// the harness of that name installed, which must exist. With trust, the
+// the harness of that name installed, which must exist, shipped or
+// verified on this machine (the store's local tables). With trust, the
 // harness is what install asks for the hashes of its entries. It reports
 // what goes wrong and returns nil with the exit status.
 func findInstallTarget(e *env, s *store.Store, cmd, provider string, trust bool) (*installTarget, int) {
-	ts, err := providers.Load()
+	ts, err := s.Tables()
 	if err != nil {
 		return nil, fail(e, cmd, err)
 	}
@@ -189,6 +190,9 @@ func (tg *installTarget) notes(res *store.InstallResult, disp store.Dispatcher) 
 		res.Notes = append(res.Notes, fmt.Sprintf("%s is your choice (--provider %s), not evidence: the %s found is %s (%s)", t.Key(), tg.provider, t.Name, orOutput(h), h.Path))
 	case tg.opt.Chosen && h == nil:
 		res.Notes = append(res.Notes, fmt.Sprintf("%s is your choice (--provider %s), not evidence: %v", t.Key(), tg.provider, tg.herr))
+	}
+	if t.Verified != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s: %s", t.Key(), store.VerifiedNote(t)))
 	}
 	if !disp.Hook && len(res.Hooks) > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("no %s of this dalo's build beside it: the harness entries call 'dalo hook dispatch', which adds more than twice dalo-hook's overhead to every tool call (build both together: go install ./cmd/...)", plan.HookBinary))

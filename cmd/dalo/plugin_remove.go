@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/internal/termtext"
-	"dalo/providers"
 	"dalo/store"
 )
 
@@ -64,17 +63,19 @@ func runPluginRemove(e *env, fs *pflag.FlagSet) int {
 	if provider == "" {
 		return usageError(e, cmd, "--provider is required")
 	}
-	ts, err := providers.Load()
+	s, ok := openStore(e, cmd)
+	if !ok {
+		return exitFail
+	}
+	// The store's tables: what is installed may have been planned from a
+	// table verified on this machine.
+	ts, err := s.Tables()
 	if err != nil {
 		return fail(e, cmd, err)
 	}
 	t, err := ts.Resolve(provider)
 	if err != nil {
 		return usageError(e, cmd, "%v", err)
-	}
-	s, ok := openStore(e, cmd)
-	if !ok {
-		return exitFail
 	}
 	// What is installed was planned from the table of its version.
 	if in, err := s.Installed(t.Name); err == nil && in.Version != "" && !strings.Contains(provider, "@") {

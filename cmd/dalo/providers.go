@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -11,16 +12,27 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"dalo/internal/termtext"
+	"dalo/plan"
 	"dalo/providers"
+	"dalo/store"
 )
 
 const providersDoc = `Providers lists the harness versions dalo knows: one provider table per
 exact version, each with recorded evidence. A version that is not listed is
 unknown; dalo never infers that a nearby version behaves the same.
 
+Beside the tables dalo ships, it lists the local tables of the store
+($DALO_HOME/providers), which 'dalo providers verify NAME' wrote for a
+version it proved on this machine, with the day it did: install, review,
+approve and doctor use them as shipped ones for that exact version. A bare
+NAME still means the newest shipped version, and validation never reads
+them. A local table dalo cannot use is named on stderr with why; one of a
+version this dalo ships is not used (remove it with 'dalo providers remove').
+
 --json prints a JSON array of {name, version, key, harness, newest, install,
-version_output}: how to install exactly that version, and what its
---version prints then.
+version_output, verified}: how to install exactly that version, what its
+--version prints then, and, for a local table, {date, dalo, file}.
 
 Examples:
   dalo providers
@@ -34,7 +46,11 @@ the action when a hook command fails; and, for every admitted hook row,
 effect, failure policy and error visibility, whether this version supports
 it, with the native event and output dalo uses, or why not.
 
-A bare NAME means its newest known version. --json prints the whole table.
+A bare NAME means its newest shipped version. A local table (see 'dalo help
+providers') is shown with the day it was verified on this machine, which
+--json gives as verified: {date, dalo}.
+
+--json prints the whole table.
 
 Examples:
   dalo providers show claude@2.1.233
@@ -69,22 +85,35 @@ type providerEntry struct {
 	// --version prints then. .ci/harnesses reads both.
 	Install       string `json:"install"`
 	VersionOutput string `json:"version_output"`
+	// Verified, for a local table, is when 'dalo providers verify' proved
+	// the version on this machine, and the table's file.
+	Verified *verifiedEntry `json:"verified,omitempty"`
+}
+
+type verifiedEntry struct {
+	Date string `json:"date"`
+	Dalo string `json:"dalo"`
+	File string `json:"file"`
 }
 
 func runProviders(e *env, fs *pflag.FlagSet) int {
+	const cmd = "providers"
 	if fs.NArg() != 0 {
-		return usageError(e, "providers", "unexpected argument %q (did you mean 'dalo providers show %s'?)", fs.Arg(0), fs.Arg(0))
+		return usageError(e, cmd, "unexpected argument %q (did you mean 'dalo providers show %s'?)", fs.Arg(0), fs.Arg(0))
 	}
-	ts, err := providers.Load()
-	if err != nil {
-		fmt.Fprintf(e.stderr, "dalo providers: %v\n", err)
+	ts, ok := storeTables(e, cmd)
+	if !ok {
 		return exitFail
 	}
 	entries := []providerEntry{}
 	for _, t := range ts.All() {
 		newest, _ := ts.Newest(t.Name)
-		entries = append(entries, providerEntry{Name: t.Name, Version: t.Version, Key: t.Key(), Harness: t.Harness, Newest: newest == t,
-			Install: t.Install, VersionOutput: t.VersionOutput.Text})
+		p := providerEntry{Name: t.Name, Version: t.Version, Key: t.Key(), Harness: t.Harness, Newest: newest == t,
+			Install: t.Install, VersionOutput: t.VersionOutput.Text}
+		if t.Verified != nil {
+			p.Verified = &verifiedEntry{t.Verified.Date, t.Verified.Dalo, t.File}
+		}
+		entries = append(entries, p)
 	}
 	if e.json {
 		return writeJSON(e, entries)
@@ -96,24 +125,56 @@ func runProviders(e *env, fs *pflag.FlagSet) int {
 		if p.Newest {
 			newest = "yes"
 		}
+		if p.Verified != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\tverified on this machine on %s\n", p.Key, p.Harness, newest, p.Verified.Date)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Key, p.Harness, newest)
 	}
 	tw.Flush()
 	return exitOK
 }
 
-func runProvidersShow(e *env, fs *pflag.FlagSet) int {
-	if fs.NArg() != 1 {
-		return usageError(e, "providers show", "want exactly one NAME[@VERSION], got %d arguments", fs.NArg())
-	}
-	ts, err := providers.Load()
+// storeTables is the store's provider tables (the shipped ones and the
+// local ones verified on this machine) for cmd, which names on stderr each
+// local table it cannot use, and why.
+// Without a store to locate, they are the shipped tables.
+func storeTables(e *env, cmd string) (*providers.Tables, bool) {
+	var ts *providers.Tables
+	dir, err := plan.Home()
 	if err != nil {
-		fmt.Fprintf(e.stderr, "dalo providers show: %v\n", err)
+		ts, err = providers.Load()
+	} else {
+		ts, err = providers.WithLocal(filepath.Join(dir, store.LocalTablesDir))
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "dalo %s: %v\n", cmd, err)
+		return nil, false
+	}
+	for _, b := range ts.Broken() {
+		fmt.Fprintf(e.stderr, "dalo %s: warning: local table %s is not used: %s\n", cmd, b.Key, termtext.Escape(b.Error()))
+	}
+	for _, t := range ts.Shadowed() {
+		fmt.Fprintf(e.stderr, "dalo %s: note: this dalo ships a table for %s, used instead of %s; remove that with 'dalo providers remove %s'\n", cmd, t.Key(), termtext.Escape(t.File), t.Key())
+	}
+	return ts, true
+}
+
+func runProvidersShow(e *env, fs *pflag.FlagSet) int {
+	const cmd = "providers show"
+	if fs.NArg() != 1 {
+		return usageError(e, cmd, "want exactly one NAME[@VERSION], got %d arguments", fs.NArg())
+	}
+	ts, ok := storeTables(e, cmd)
+	if !ok {
 		return exitFail
 	}
 	t, err := ts.Resolve(fs.Arg(0))
 	if err != nil {
-		return usageError(e, "providers show", "%v", err)
+		if name, version, ok := strings.Cut(fs.Arg(0), "@"); ok && ts.BrokenFor(name, version) != nil {
+			return exitFail // named on stderr above
+		}
+		return usageError(e, cmd, "%v", err)
 	}
 	if e.json {
 		return writeJSON(e, t)
@@ -151,7 +212,11 @@ func sortedRows(t *providers.Table) []string {
 }
 
 func printTable(w io.Writer, t *providers.Table) {
-	fmt.Fprintf(w, "%s: %s\n\n", t.Key(), t.Harness)
+	fmt.Fprintf(w, "%s: %s\n", t.Key(), t.Harness)
+	if v := t.Verified; v != nil {
+		fmt.Fprintf(w, "verified on this machine on %s by dalo %s (%s): each claim that held cites the scenario that showed it\n", v.Date, termtext.Escape(v.Dalo), termtext.Escape(t.File))
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	c := t.Config
 	fmt.Fprintf(tw, "install\t%s\n", t.Install)

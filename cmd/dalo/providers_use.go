@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
-	"dalo/providers"
 	"dalo/store"
 )
 
@@ -18,9 +18,11 @@ is and whether dalo has a table, with evidence, for exactly that version.
 The path is kept in the store. Without PATH, it forgets it: PATH is used
 again.
 
-Install uses the table of exactly the version it finds, and refuses a
-version no table covers; name a table with --provider NAME@VERSION to
-install for it anyway (recorded as your choice, not as evidence).
+Install uses the table of exactly the version it finds, shipped or
+verified on this machine, and refuses a version no table covers: prove it
+with 'dalo providers verify NAME', or name a table with --provider
+NAME@VERSION to install for it anyway (recorded as your choice, not as
+evidence).
 
 Examples:
   dalo providers use claude /opt/claude/bin/claude
@@ -42,17 +44,17 @@ func runProvidersUse(e *env, fs *pflag.FlagSet) int {
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		return usageError(e, cmd, "want NAME [PATH]")
 	}
-	ts, err := providers.Load()
-	if err != nil {
-		return fail(e, cmd, err)
-	}
 	name := fs.Arg(0)
-	if _, ok := ts.Newest(name); !ok {
+	if !slices.Contains(store.Providers(), name) {
 		return usageError(e, cmd, "unknown provider %s; known: %s", name, strings.Join(store.Providers(), ", "))
 	}
 	s, ok := openStore(e, cmd)
 	if !ok {
 		return exitFail
+	}
+	ts, err := s.Tables()
+	if err != nil {
+		return fail(e, cmd, err)
 	}
 	h, err := s.UseHarness(ts, name, fs.Arg(1))
 	if err != nil {
@@ -63,10 +65,13 @@ func runProvidersUse(e *env, fs *pflag.FlagSet) int {
 		return exitOK
 	}
 	fmt.Fprintf(e.stdout, "%s: %s, version %s\n", name, h.Path, orOutput(h))
-	if h.Table != nil {
+	switch {
+	case h.Table != nil && h.Table.Verified != nil:
+		fmt.Fprintf(e.stdout, "  dalo has a table for it: %s; %s\n", h.Table.Key(), store.VerifiedNote(h.Table))
+	case h.Table != nil:
 		fmt.Fprintf(e.stdout, "  dalo has a table for it: %s\n", h.Table.Key())
-	} else {
-		fmt.Fprintf(e.stdout, "  dalo has no table for it (evidence for %s): install refuses it, unless you name a table with --provider %s@VERSION\n", strings.Join(store.Versions(ts, name), ", "), name)
+	default:
+		fmt.Fprintf(e.stdout, "  dalo has no table for it (evidence for %s): install refuses it; prove it on this machine with 'dalo providers verify %s', or name a table with --provider %s@VERSION\n", strings.Join(store.Versions(ts, name), ", "), name, name)
 	}
 	return exitOK
 }

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"dalo/providers"
+)
+
+// verifiedQwen writes into s the local table 'dalo providers verify qwen'
+// would write for Qwen Code 0.25.0, from the shipped 0.24.4 table, with a
+// recording beside it; and a harness that prints that version, named with
+// 'dalo providers use'. It returns the table's path.
+func verifiedQwen(t *testing.T, s *Store) string {
+	t.Helper()
+	src, err := os.ReadFile("../providers/qwen/0.24.4.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := strings.NewReplacer(`version: "0.24.4"`, `version: "0.25.0"`, `text: "0.24.4"`, `text: "0.25.0"`,
+		"\ninstall:", "\nverified: {date: \"2026-12-02\", dalo: \"devel\"}\ninstall:").Replace(string(src))
+	table = regexp.MustCompile(`"test: internal/live (\S+)"`).ReplaceAllString(table, `"verified: $1 2026-12-02"`)
+	file := filepath.Join(s.LocalTablesDir(), "qwen", "0.25.0.cue")
+	for p, data := range map[string]string{file: table, filepath.Join(s.LocalTablesDir(), "qwen", "0.25.0", "SessionStart.json"): "{}"} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return file
+}
+
+func useHarness(t *testing.T, s *Store, name, output string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho '"+output+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := s.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UseHarness(ts, name, bin); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A store without local tables answers with the tables dalo ships, as
+// they are; one with a table verify wrote adds it, and install finds it
+// for the harness that reports its version.
+func TestStoreTables(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	shipped, err := providers.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts, err := s.Tables(); err != nil || ts != shipped {
+		t.Fatalf("Tables() = %p, %v; want the shipped tables %p", ts, err, shipped)
+	}
+	useHarness(t, s, "qwen", "0.25.0")
+	var nt *NoTableError
+	if _, _, err := s.HarnessTable(shipped, "qwen"); !errors.As(err, &nt) || !strings.Contains(err.Error(), "prove this version on this machine with 'dalo providers verify qwen'") {
+		t.Errorf("no table: error %v, want a *NoTableError naming 'dalo providers verify qwen'", err)
+	}
+
+	verifiedQwen(t, s)
+	s.forgetTables()
+	ts, err := s.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, h, err := s.HarnessTable(ts, "qwen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.Key() != "qwen@0.25.0" || !tb.LocalTable() || h.Version != "0.25.0" {
+		t.Errorf("HarnessTable = %s (local %v), harness %s", tb.Key(), tb.LocalTable(), h.Version)
+	}
+	if again, _ := s.Tables(); again != ts {
+		t.Error("Tables read the local tables twice")
+	}
+}
+
+// A broken local table of the version found is why install refuses it,
+// named with its file, rather than that dalo has no table.
+func TestStoreTablesBroken(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	file := verifiedQwen(t, s)
+	if err := os.WriteFile(file, []byte("name: \"qwen\"\nversion: \"0.25.0\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	useHarness(t, s, "qwen", "0.25.0")
+	ts, err := s.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.HarnessTable(ts, "qwen")
+	var nt *NoTableError
+	if !errors.As(err, &nt) || nt.Broken == nil || !strings.Contains(err.Error(), "the local table of qwen@0.25.0 cannot be used: provider table "+file+" does not satisfy #Provider") {
+		t.Errorf("error %v, want one naming the broken local table", err)
+	}
+	findings := localTableFindings(ts)
+	if len(findings) != 1 || findings[0].Status != StatusProblem || findings[0].Subject != "local table qwen@0.25.0" {
+		t.Errorf("doctor's findings %+v", findings)
+	}
+}
+
+// Remove takes a local table and its recordings away, and the directories
+// left empty; it refuses while an install was planned from it.
+func TestRemoveLocalTable(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	file := verifiedQwen(t, s)
+	if _, err := s.RemoveLocalTable("qwen", "0.26.0"); !errors.Is(err, ErrNoLocalTable) {
+		t.Errorf("absent: error %v, want ErrNoLocalTable", err)
+	}
+	for _, bad := range [][2]string{{"qwen", "../x"}, {"", "0.25.0"}, {"qwen/x", "1"}} {
+		if _, err := s.RemoveLocalTable(bad[0], bad[1]); err == nil {
+			t.Errorf("RemoveLocalTable(%q, %q) accepted", bad[0], bad[1])
+		}
+	}
+
+	in := &Installed{Schema: 1, Provider: "qwen", Version: "0.25.0", Packages: []InstalledPackage{{Package: "company:kit"}}}
+	if err := s.putInstalled(in); err != nil {
+		t.Fatal(err)
+	}
+	var inUse *LocalTableInUseError
+	if _, err := s.RemoveLocalTable("qwen", "0.25.0"); !errors.As(err, &inUse) || !strings.Contains(err.Error(), "qwen@0.25.0: the install of company:kit was planned from this table") {
+		t.Errorf("in use: error %v", err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("refused, yet: %v", err)
+	}
+
+	in.Version = "0.24.4"
+	if err := s.putInstalled(in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Tables(); err != nil { // read once before: remove must make it read again
+		t.Fatal(err)
+	}
+	removed, err := s.RemoveLocalTable("qwen", "0.25.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{file, strings.TrimSuffix(file, ".cue")}; strings.Join(removed, "\n") != strings.Join(want, "\n") {
+		t.Errorf("removed %q, want %q", removed, want)
+	}
+	if _, err := os.Stat(s.LocalTablesDir()); !os.IsNotExist(err) {
+		t.Errorf("%s left behind: %v", s.LocalTablesDir(), err)
+	}
+	if ts, _ := s.Tables(); func() bool { _, ok := ts.Lookup("qwen", "0.25.0"); return ok }() {
+		t.Error("the removed table is still used")
+	}
+}
