@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/internal/scenario"
-	"dalo/plan"
 	"dalo/providers"
 	"dalo/store"
 )
@@ -46,8 +45,9 @@ of each scenario are kept beside it, in $DALO_HOME/providers/NAME/VERSION/.
 A version on which a core scenario fails (a deny that does not stop the
 action, context that never reaches the model, a harness that cannot run a
 session) gets no table, and the output says what failed. A shipped table of
-the same version, in a later dalo, wins over a local one; remove a local
-table by deleting its file. plugin validate never reads local tables.
+the same version, in a later dalo, wins over a local one; 'dalo providers
+remove NAME@VERSION' removes a local table. plugin validate never reads
+local tables.
 
 Without NAME it verifies every harness it finds. Progress goes to stderr.
 --json prints {name, path, version, version_output, shipped, nearest,
@@ -126,15 +126,11 @@ func runProvidersVerify(e *env, fs *pflag.FlagSet) int {
 	if !ok {
 		return exitFail
 	}
-	home, err := plan.Home()
-	if err != nil {
-		return fail(e, cmd, err)
-	}
 	dalo, err := self()
 	if err != nil {
 		return fail(e, cmd, fmt.Errorf("finding the dalo binary: %w", err))
 	}
-	v := verifier{ts: ts, dalo: dalo, dir: filepath.Join(home, localTablesDir), progress: e.stderr,
+	v := verifier{ts: ts, dalo: dalo, dir: s.LocalTablesDir(), progress: e.stderr,
 		date: time.Now().Format(time.DateOnly), version: daloVersion()}
 	reports := []*verifyReport{}
 	code := exitOK
@@ -177,11 +173,6 @@ func self() (string, error) {
 	}
 	return os.Executable()
 }
-
-// localTablesDir is where verify writes local tables under DALO_HOME:
-// <name>/<version>.cue, and the recordings of its run in <name>/<version>/
-// (what store's local tables are read from).
-const localTablesDir = "providers"
 
 // daloVersion is this dalo's version, as a local table records it.
 func daloVersion() string {

@@ -28,7 +28,9 @@ type Machine struct {
 	// ships them: the entries install writes call that dalo-hook.
 	Dalo string
 	// Table is the provider table install is given (--provider
-	// name@version): the table a run proves.
+	// name@version): the table a run proves. Without it, install is given
+	// the bare name and finds the table of the harness's version itself
+	// (a shipped table, or a local one verify wrote).
 	Table string
 	// Cache, when set, is the harness's XDG cache shared between runs
 	// (GitHub Copilot CLI unpacks itself there on its first start).
@@ -62,6 +64,8 @@ type World struct {
 	SessionTimeout time.Duration
 	// Logf, when set, receives what a scenario logs.
 	Logf func(format string, args ...any)
+	// Installed is what the last install printed.
+	Installed string
 }
 
 // NewWorld makes a world under root, an empty directory, whose fake model
@@ -224,9 +228,14 @@ func (w *World) WriteFile(path, content string) error {
 }
 
 // Dalo runs dalo in the world and returns its stdout; an exit status but 0
-// is an error holding what it printed.
+// is an error holding what it printed. It bounds the run by DaloTimeout.
 func (w *World) Dalo(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), DaloTimeout)
+	return w.DaloWithin(DaloTimeout, args...)
+}
+
+// DaloWithin is Dalo bounded by bound.
+func (w *World) DaloWithin(bound time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, w.Machine.Dalo, args...)
 	cmd.Dir = w.Root
@@ -265,20 +274,29 @@ func (w *World) InstallSource(id, pkg string, files map[string]string) (string, 
 	if err := WriteSource(src, NativeShell(w.Harness, files)); err != nil {
 		return "", err
 	}
+	// A bare name: install finds the harness's version and its table.
+	// (Validation reads no local table: it checks the source against the
+	// newest shipped table of the harness.)
+	provider := []string{"--provider", w.Harness}
+	if w.Table != "" {
+		provider[1] = w.Table
+	}
 	for _, args := range [][]string{
-		{"plugin", "validate", "--provider", w.Table, src},
+		append(append([]string{"plugin", "validate"}, provider...), src),
 		{"source", "add", id, src},
-		{"plugin", "approve", id + ":" + pkg, "--provider", w.Table, "--all", "--yes"},
+		append(append([]string{"plugin", "approve", id + ":" + pkg}, provider...), "--all", "--yes"),
 	} {
 		if _, err := w.Dalo(args...); err != nil {
 			return "", err
 		}
 	}
-	args := []string{"plugin", "install", id + ":" + pkg, "--provider", w.Table}
+	args := append([]string{"plugin", "install", id + ":" + pkg}, provider...)
 	if w.Harness == "codex" {
 		args = append(args, "--trust")
 	}
-	return w.Dalo(args...)
+	out, err := w.Dalo(args...)
+	w.Installed = out
+	return out, err
 }
 
 // WriteSource writes the author source files under dir; a path ending in
