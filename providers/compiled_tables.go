@@ -4745,7 +4745,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "39ed4aba77f57f7634d094be21cd2c043e2286598f82b778595e070e1bea8464",
+			SHA256: "4b179be9820bc840580c86461c6a768ac245bd52593096e658bc92f2ed28e449",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -6082,12 +6082,14 @@ var compiledTables = &compiled{
 												"doc: Claude Code hooks reference, common JSON fields: systemMessage is shown to the user (https://docs.claude.com/en/docs/claude-code/hooks)",
 												"doc: providers/testdata/README.md finding 27, seen on Claude Code 2.1.233",
 												"test: internal/live TestMatrixClaude/failures",
+												"test: internal/live TestGateContext/claude",
 											},
 										},
 										Evidence: []string{
 											"doc: Claude Code hooks reference, common JSON fields: systemMessage is shown to the user (https://docs.claude.com/en/docs/claude-code/hooks)",
 											"doc: providers/testdata/README.md finding 27, seen on Claude Code 2.1.233",
 											"test: internal/live TestMatrixClaude/failures",
+											"test: internal/live TestGateContext/claude",
 										},
 									},
 								},
@@ -6123,12 +6125,14 @@ var compiledTables = &compiled{
 												"doc: Claude Code hooks reference, common JSON fields: systemMessage is shown to the user (https://docs.claude.com/en/docs/claude-code/hooks)",
 												"doc: providers/testdata/README.md finding 27, seen on Claude Code 2.1.233",
 												"test: internal/live TestProbeUserChannel",
+												"test: internal/live TestGateContext/claude",
 											},
 										},
 										Evidence: []string{
 											"doc: Claude Code hooks reference, common JSON fields: systemMessage is shown to the user (https://docs.claude.com/en/docs/claude-code/hooks)",
 											"doc: providers/testdata/README.md finding 27, seen on Claude Code 2.1.233",
 											"test: internal/live TestProbeUserChannel",
+											"test: internal/live TestGateContext/claude",
 										},
 									},
 								},
@@ -13869,7 +13873,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "1aa1c1671e94c9787997506fc1283098d879fd026cd446824735c6ad3396a386",
+			SHA256: "ea65d424da3212487cc3f2ec30d8235637ac2bc730a71f6f0250e7c193d1f568",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -14831,11 +14835,13 @@ var compiledTables = &compiled{
 												"doc: Codex hooks documentation, common output fields: systemMessage is shown to the user (https://developers.openai.com/codex/hooks)",
 												"doc: providers/testdata/README.md finding 35, seen on Codex CLI 0.147.0",
 												"test: internal/live TestMatrixCodex/user_failures",
+												"test: internal/live TestGateContext/codex",
 											},
 										},
 										Evidence: []string{
 											"doc: Codex hooks documentation, common output fields: systemMessage is shown to the user (https://developers.openai.com/codex/hooks)",
 											"test: internal/live TestMatrixCodex/user_failures",
+											"test: internal/live TestGateContext/codex",
 										},
 									},
 								},
@@ -14871,11 +14877,13 @@ var compiledTables = &compiled{
 												"doc: Codex hooks documentation, common output fields: systemMessage is shown to the user (https://developers.openai.com/codex/hooks)",
 												"doc: providers/testdata/README.md finding 35, seen on Codex CLI 0.147.0",
 												"test: internal/live TestCodexUserChannel",
+												"test: internal/live TestGateContext/codex",
 											},
 										},
 										Evidence: []string{
 											"doc: Codex hooks documentation, common output fields: systemMessage is shown to the user (https://developers.openai.com/codex/hooks)",
 											"test: internal/live TestCodexUserChannel",
+											"test: internal/live TestGateContext/codex",
 										},
 									},
 								},
@@ -22364,7 +22372,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "abd9e278d1cac76e84527a329205011e329a77d6d3d3150cf3562753bacea46f",
+			SHA256: "574cfb5a474f722f310972f023a2f71842aa1eb6f2fa8a48bac791e137e23cd5",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -23384,11 +23392,13 @@ var compiledTables = &compiled{
 											Evidence: []string{
 												"run: providers/testdata/README.md finding 57",
 												"test: internal/live TestMatrixGemini/failures",
+												"test: internal/live TestGateContext/gemini",
 											},
 										},
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 57",
 											"test: internal/live TestMatrixGemini/failures",
+											"test: internal/live TestGateContext/gemini",
 										},
 									},
 								},
@@ -23423,11 +23433,13 @@ var compiledTables = &compiled{
 											Evidence: []string{
 												"run: providers/testdata/README.md finding 57",
 												"test: internal/live TestMatrixGemini/failures",
+												"test: internal/live TestGateContext/gemini",
 											},
 										},
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 57",
 											"test: internal/live TestMatrixGemini/failures",
+											"test: internal/live TestGateContext/gemini",
 										},
 									},
 								},

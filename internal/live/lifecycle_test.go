@@ -53,6 +53,23 @@ func TestToolCalls(t *testing.T) {
 	}
 }
 
+// TestGateContext installs a package of a shell gate and three prompt
+// context hooks, two of which crash under fail_open and report with
+// error_visibility user, and runs one prompt (the scenario "gate-context",
+// what TestVerify installs under a table dalo providers verify wrote): the
+// gate denies, its reason reaching the model; the context reaches the
+// model; the user is shown each crash with its stderr, the model none.
+func TestGateContext(t *testing.T) {
+	t.Parallel()
+	needs(t, providers...) // skip once, not per case
+	for _, p := range providers {
+		t.Run(p, func(t *testing.T) {
+			t.Parallel()
+			play(t, p, "gate-context")
+		})
+	}
+}
+
 // TestPromptGate runs a session per prompt gate outcome (the scenarios
 // "prompt-deny" and "prompt-crash"): a deny, and a fail_closed crash.
 // Either way the prompt must never reach the model.

@@ -78,9 +78,11 @@ func untabled(t *testing.T, name string) (bin, version string) {
 // providers verify runs the scenarios against it and writes a local table
 // for exactly that version, which loads as one (verified today, each
 // native payload recorded beside it). Then, in a real session of that
-// harness, a gate installed with dalo (install finding the local table
-// itself, no --provider named) denies a tool call, its reason reaching the
-// model, and a prompt's context reaches the model.
+// harness, a package installed with dalo under that table (install given
+// the bare provider name finds it) has its gate deny a tool call, the
+// reason reaching the model, and its prompt context reach the model, with
+// its crashed context hooks shown to the user (the scenario
+// "gate-context").
 func TestVerify(t *testing.T) {
 	t.Parallel()
 	needsUntabled(t, providers...)
@@ -147,7 +149,7 @@ func TestVerify(t *testing.T) {
 			// so that install finds the harness's version and its local
 			// table, in a
 			// store holding the local tables verify wrote and nothing else.
-			for _, name := range []string{"tool-calls", "session"} {
+			for _, name := range []string{"gate-context"} {
 				s := scenario.Lookup(name)
 				w, err := scenario.NewWorld(m, filepath.Join(root, name), s.Script)
 				if err != nil {

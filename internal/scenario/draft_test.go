@@ -115,6 +115,12 @@ func TestDraftTableHeld(t *testing.T) {
 			if _, ok := tb.Output("prompt", "before", "add_context", "add_context"); !ok {
 				t.Errorf("prompt/before add_context is not supported on the drafted table")
 			}
+			// A context hook's failure shown to the user: what a package
+			// that adds context needs to install.
+			prompt, _ := tb.Row("prompt", "before")
+			if d := prompt.Failures["fail_open"]["user"]; d.Status != "supported" || !strings.Contains(strings.Join(d.Evidence, " "), "verified: gate-context 2026-12-02") {
+				t.Errorf("prompt/before fail_open user = %+v, want supported, verified by gate-context", d)
+			}
 			// An effect no scenario tries is unsupported, its reason
 			// saying so: no hook observes a tool call in the kit.
 			row, _ := tb.Row("tool_call", "before")
