@@ -54,3 +54,32 @@ func benchCapability(b *testing.B, ts *Tables, forget bool) {
 		}
 	}
 }
+
+// BenchmarkWithLocalNone is what every command on a store without local
+// tables adds to Load: a look into the store's providers directory, no
+// CUE (compare BenchmarkLoadCompiled, which Load pays once).
+func BenchmarkWithLocalNone(b *testing.B) {
+	dir := b.TempDir()
+	if _, err := Load(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := WithLocal(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWithLocalOne is the same with one local table: the rules and
+// that table compiled from CUE, what a command that reads the store's
+// tables pays once the user verified a version.
+func BenchmarkWithLocalOne(b *testing.B) {
+	dir := b.TempDir()
+	writeLocal(b, dir, "claude/2.1.340.cue", localFixture(b, "claude", "2.1.332", "2.1.340"))
+	for b.Loop() {
+		ts, err := WithLocal(dir)
+		if err != nil || len(ts.Broken()) > 0 {
+			b.Fatal(err, ts.Broken())
+		}
+	}
+}

@@ -301,4 +301,8 @@ func TestVerifiedEvidenceForm(t *testing.T) {
 			t.Errorf("verified date %q: error %v, want one naming verified.date", date, err)
 		}
 	}
+	s := strings.Replace(src, `harness: "Claude Code"`, "harness: \"Claude Code\"\nverified: {date: \"2026-12-02\", dalo: \"0.1\\u001b[31m\"}", 1)
+	if _, err := LoadFS(fstest.MapFS{"claude/2.1.233.cue": {Data: []byte(s)}}); err == nil || !strings.Contains(err.Error(), "verified.dalo") {
+		t.Errorf("verified dalo with an escape: error %v, want one naming verified.dalo", err)
+	}
 }

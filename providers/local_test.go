@@ -12,7 +12,7 @@ import (
 // would write it for version to: the version and its --version output
 // changed, verified set, every test: evidence turned into verified:
 // evidence of that day.
-func localFixture(t *testing.T, name, from, to string) string {
+func localFixture(t testing.TB, name, from, to string) string {
 	t.Helper()
 	src := readEmbedded(t, name+"/"+from+".cue")
 	out := strings.Replace(src, `version: "`+from+`"`, `version: "`+to+`"`, 1)
@@ -25,7 +25,7 @@ func localFixture(t *testing.T, name, from, to string) string {
 	return out
 }
 
-func writeLocal(t *testing.T, dir, file, src string) {
+func writeLocal(t testing.TB, dir, file, src string) {
 	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(file))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

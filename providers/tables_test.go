@@ -383,7 +383,7 @@ func mustLoad(t *testing.T) *Tables {
 	return ts
 }
 
-func readEmbedded(t *testing.T, name string) string {
+func readEmbedded(t testing.TB, name string) string {
 	t.Helper()
 	b, err := fs.ReadFile(embedded, name)
 	if err != nil {

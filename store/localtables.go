@@ -16,6 +16,17 @@ import (
 // holds no local table of that version.
 var ErrNoLocalTable = errors.New("no local table")
 
+// LocalTableKeys lists the name@version of every local table file of the
+// store, usable or not, from the file names alone: no CUE is evaluated.
+func (s *Store) LocalTableKeys() []string {
+	files, _ := filepath.Glob(filepath.Join(s.LocalTablesDir(), "*", "*.cue"))
+	var out []string
+	for _, f := range files {
+		out = append(out, filepath.Base(filepath.Dir(f))+"@"+strings.TrimSuffix(filepath.Base(f), ".cue"))
+	}
+	return out
+}
+
 // A LocalTableInUseError says installed entries were planned from the
 // local table remove was asked to take away.
 type LocalTableInUseError struct {

@@ -111,6 +111,38 @@ func TestStoreTablesBroken(t *testing.T) {
 	}
 }
 
+// A local table of a version dalo ships is not used, and doctor notes it.
+func TestStoreTablesShadowed(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	file := verifiedQwen(t, s)
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shadowed := strings.NewReplacer(`version: "0.25.0"`, `version: "0.24.4"`, `text: "0.25.0"`, `text: "0.24.4"`).Replace(string(src))
+	if err := os.WriteFile(filepath.Join(filepath.Dir(file), "0.24.4.cue"), []byte(shadowed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := s.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb, ok := ts.Lookup("qwen", "0.24.4"); !ok || tb.LocalTable() {
+		t.Errorf("qwen@0.24.4 is not the shipped table")
+	}
+	findings := localTableFindings(ts)
+	if len(findings) != 1 || findings[0].Status != StatusNote || !strings.Contains(findings[0].Message, "this dalo ships a table for qwen@0.24.4, which it uses instead of "+filepath.Join(filepath.Dir(file), "0.24.4.cue")) {
+		t.Errorf("doctor's findings %+v", findings)
+	}
+	// It goes at any time, installed or not: the shipped table is used.
+	if err := s.putInstalled(&Installed{Schema: 1, Provider: "qwen", Version: "0.24.4", Packages: []InstalledPackage{{Package: "company:kit"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RemoveLocalTable("qwen", "0.24.4"); err != nil {
+		t.Errorf("removing the shadowed table: %v", err)
+	}
+}
+
 // Remove takes a local table and its recordings away, and the directories
 // left empty; it refuses while an install was planned from it.
 func TestRemoveLocalTable(t *testing.T) {

@@ -188,7 +188,13 @@ var argCompletion = map[string]func(arg int) []string{
 	"source remove":  first(sourceIDs),
 	"providers show": first(providerKeys),
 	"providers use":  first(providerNames),
-	"completion":     first(func() []string { return slices.Sorted(maps.Keys(completionScripts)) }),
+	"providers remove": first(func() []string {
+		if s := completionStore(); s != nil {
+			return s.LocalTableKeys()
+		}
+		return nil
+	}),
+	"completion": first(func() []string { return slices.Sorted(maps.Keys(completionScripts)) }),
 }
 
 func first(f func() []string) func(int) []string {
