@@ -37,10 +37,12 @@ type Machine struct {
 	Cache string
 }
 
-// Bounds: a session normally takes a few seconds; a dalo command well under one.
+// Bounds: a session normally takes a few seconds; a dalo command well under
+// one, but install and approve run the harness for its version, which Gemini
+// CLI answers in over 30 s on a 2-core machine with a load average of 30.
 const (
 	SessionTimeout = 2 * time.Minute
-	DaloTimeout    = 30 * time.Second
+	DaloTimeout    = 90 * time.Second
 )
 
 // A World is one scratch machine of a user: a home, the harness's
