@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
@@ -34,7 +36,10 @@ type LocalError struct {
 	Err  error
 }
 
+// Error is why the table cannot be used; it names the file.
 func (e *LocalError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error loading the table gave.
 func (e *LocalError) Unwrap() error { return e.Err }
 
 // LocalTable reports whether t is a local table, one WithLocal read from
@@ -64,7 +69,28 @@ func (t *Table) LocalTable() bool { return t.local }
 //
 // Only the shipped tables' error is returned: one broken file in the
 // user's store must not stop every command.
-func WithLocal(dir string) (*Tables, error) {
+func WithLocal(dir string) (*Tables, error) { return WithLocalCache(dir, nil) }
+
+// A Cache keeps local tables between runs, checked and decoded, so that a
+// command reads a verified version without evaluating CUE. Get returns nil
+// on a miss; Put may drop what it is given. Its answers must be of this
+// dalo's build, which its rules and its Table type are part of: dalo's is
+// internal/cache, one file per build.
+type Cache interface {
+	Get(key []byte) []byte
+	Put(key, data []byte)
+}
+
+// localKeyVersion opens the key of a local table in a Cache: the table's
+// path below the directory and its bytes' sha256 follow.
+const localKeyVersion = "dalo local table 1"
+
+// WithLocalCache is WithLocal, keeping in c (which may be nil) each local
+// table #Provider accepted, decoded: a table whose bytes are unchanged is
+// taken from it, and compiled from CUE only when a question needs the rules
+// (Capability, MemberInstall outside what the table says itself). What
+// admits a local table beside the shipped ones is checked every time.
+func WithLocalCache(dir string, c Cache) (*Tables, error) {
 	shipped, err := Load()
 	if err != nil {
 		return nil, err
@@ -84,22 +110,52 @@ func WithLocal(dir string) (*Tables, error) {
 		fromCUE:  shipped.fromCUE,
 		memo:     map[string]Capability{},
 	}
-	ctx := cuecontext.New()
-	root, err := defs.Load(ctx)
-	if err != nil {
-		return nil, err
+	// The rules are compiled once a table is not in the cache.
+	type rules struct {
+		ctx     *cue.Context
+		provDef cue.Value
+		local   *Tables
 	}
-	provDef := root.LookupPath(cue.ParsePath("#Provider"))
-	ts.local = &Tables{
-		byKey:     map[string]*Table{},
-		capDef:    root.LookupPath(cue.ParsePath("#Capability")),
-		memberDef: root.LookupPath(cue.ParsePath("#MemberInstall")),
-		memo:      map[string]Capability{},
+	compile := sync.OnceValues(func() (rules, error) {
+		ctx := cuecontext.New()
+		root, err := defs.Load(ctx)
+		if err != nil {
+			return rules{}, err
+		}
+		return rules{ctx, root.LookupPath(cue.ParsePath("#Provider")), &Tables{
+			byKey:     map[string]*Table{},
+			capDef:    root.LookupPath(cue.ParsePath("#Capability")),
+			memberDef: root.LookupPath(cue.ParsePath("#MemberInstall")),
+			memo:      map[string]Capability{},
+		}}, nil
+	})
+	// load compiles the table file from CUE.
+	load := func(file, shown string) (*Table, error) {
+		r, err := compile()
+		if err != nil {
+			return nil, err
+		}
+		return loadTable(r.ctx, r.provDef, fsys, file, shown)
 	}
+	var files, cached []string // the tables used, and those of them from c
 	for _, file := range names {
 		shown := filepath.Join(dir, filepath.FromSlash(file))
 		key := path.Dir(file) + "@" + strings.TrimSuffix(path.Base(file), ".cue")
-		t, err := loadTable(ctx, provDef, fsys, file, shown)
+		var t *Table
+		src, err := fs.ReadFile(fsys, file)
+		ckey := []byte(localKeyVersion + "\x00" + file + "\x00" + digest(src))
+		if err == nil && c != nil {
+			if t = cachedTable(c.Get(ckey), shown); t != nil {
+				cached = append(cached, file)
+			}
+		}
+		if t == nil && err == nil {
+			if t, err = load(file, shown); err == nil && c != nil {
+				if b, err := json.Marshal(t); err == nil {
+					c.Put(ckey, b)
+				}
+			}
+		}
 		if err == nil {
 			err = shipped.admitLocal(t)
 		}
@@ -112,11 +168,58 @@ func WithLocal(dir string) (*Tables, error) {
 			ts.shadowed = append(ts.shadowed, t)
 			continue
 		}
-		ts.local.add(t)
+		files = append(files, file)
 		ts.add(t)
 	}
 	ts.sort()
+	// The local tables answer questions from the rules: those compiled
+	// here from their own CUE values; those taken from the cache from the
+	// same files compiled again, on the first question that needs it.
+	ts.local = &Tables{byKey: map[string]*Table{}, memo: map[string]Capability{}}
+	if len(cached) == 0 && len(files) > 0 {
+		r, err := compile()
+		if err != nil {
+			return nil, err
+		}
+		ts.local = r.local
+	} else if len(files) > 0 {
+		ts.local.fromCUE = sync.OnceValues(func() (*Tables, error) {
+			r, err := compile()
+			if err != nil {
+				return nil, err
+			}
+			for _, file := range files {
+				t, err := load(file, filepath.Join(dir, filepath.FromSlash(file)))
+				if err != nil {
+					return nil, err
+				}
+				r.local.add(t)
+			}
+			return r.local, nil
+		})
+	}
+	for _, t := range ts.all {
+		if t.local {
+			ts.local.add(t)
+		}
+	}
 	return ts, nil
+}
+
+// cachedTable decodes a table a Cache kept, or returns nil.
+func cachedTable(data []byte, shown string) *Table {
+	if data == nil {
+		return nil
+	}
+	t := &Table{}
+	if json.Unmarshal(data, t) != nil {
+		return nil
+	}
+	t.File = shown
+	if t.compilePatterns() != nil {
+		return nil
+	}
+	return t
 }
 
 // admitLocal says why the local table t cannot be used beside ts, the

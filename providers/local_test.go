@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -188,5 +189,99 @@ func TestWithLocalBroken(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// mapCache is a Cache in memory.
+type mapCache map[string][]byte
+
+func (c mapCache) Get(key []byte) []byte { return c[string(key)] }
+func (c mapCache) Put(key, data []byte)  { c[string(key)] = data }
+
+// A local table #Provider accepted is kept in the cache, decoded, and taken
+// from it while its bytes are the same: it answers as the table compiled
+// from CUE does, compiling it only for a question that needs the rules.
+// What admits it beside the shipped tables is checked each time.
+func TestWithLocalCache(t *testing.T) {
+	dir := t.TempDir()
+	src := localFixture(t, "claude", "2.1.332", "2.1.340")
+	writeLocal(t, dir, "claude/2.1.340.cue", src)
+	c := mapCache{}
+	fresh, err := WithLocalCache(dir, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c) != 1 {
+		t.Fatalf("cache holds %d entries, want the table", len(c))
+	}
+	want, _ := fresh.Lookup("claude", "2.1.340")
+
+	again, err := WithLocalCache(dir, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := again.Lookup("claude", "2.1.340")
+	if !ok || !got.LocalTable() || got.File != want.File {
+		t.Fatalf("from the cache: %v, %+v", ok, got)
+	}
+	if got.value.Exists() {
+		t.Error("the cached table was compiled from CUE on loading")
+	}
+	// Equal as JSON: an empty map CUE gave comes back nil, which every
+	// reader takes alike (so does the plan install writes, in JSON too).
+	gj, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wj, _ := json.Marshal(want); string(gj) != string(wj) || got.Verified == nil {
+		t.Error("the cached table differs from the one compiled from CUE")
+	}
+	q := Question{"tool_call", "before", "rewrite_input", "fail_closed", "user", "required", false, false, false}
+	gc, err := again.Capability(got, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, err := fresh.Capability(want, q)
+	if err != nil || gc != wc {
+		t.Errorf("capability from the cache %+v, compiled %+v (%v)", gc, wc, err)
+	}
+	mq := MemberQuestion{Kind: "skill", Requirement: "optional", Validation: MemberOmitted}
+	gm, err := again.MemberInstall(got, mq)
+	if wm, _ := fresh.MemberInstall(want, mq); err != nil || gm != wm {
+		t.Errorf("member answer from the cache %+v, compiled %+v (%v)", gm, wm, err)
+	}
+
+	// The cache is only used for the bytes it was made from: what it says
+	// of a changed file is not read.
+	for k := range c {
+		c[k] = []byte(strings.Replace(string(c[k]), `"harness":"Claude Code"`, `"harness":"Cached"`, 1))
+	}
+	if ts, _ := WithLocalCache(dir, c); func() string { tb, _ := ts.Lookup("claude", "2.1.340"); return tb.Harness }() != "Cached" {
+		t.Fatal("the cache was not read")
+	}
+	writeLocal(t, dir, "claude/2.1.340.cue", src+"\n")
+	ts, err := WithLocalCache(dir, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb, _ := ts.Lookup("claude", "2.1.340"); tb.Harness != "Claude Code" {
+		t.Errorf("a changed file was read from the cache: harness %q", tb.Harness)
+	}
+}
+
+// BenchmarkWithLocalCached is BenchmarkWithLocalOne with the table in the
+// cache: a decode, no CUE.
+func BenchmarkWithLocalCached(b *testing.B) {
+	dir := b.TempDir()
+	writeLocal(b, dir, "claude/2.1.340.cue", localFixture(b, "claude", "2.1.332", "2.1.340"))
+	c := mapCache{}
+	if _, err := WithLocalCache(dir, c); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		ts, err := WithLocalCache(dir, c)
+		if err != nil || len(ts.Broken()) > 0 {
+			b.Fatal(err, ts.Broken())
+		}
 	}
 }

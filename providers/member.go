@@ -46,7 +46,8 @@ func (q MemberQuestion) key() string {
 
 // MemberInstall asks #MemberInstall about q on t; Go never restates the
 // rule. Tables from Load hold every answer, computed by Compile (the
-// domain is a few dozen questions); tables from LoadFS evaluate CUE.
+// domain is a few dozen questions); tables from LoadFS evaluate CUE, and
+// local tables taken from a Cache the same files compiled again.
 func (ts *Tables) MemberInstall(t *Table, q MemberQuestion) (MemberAnswer, error) {
 	if t.local && ts.local != nil && ts.local != ts {
 		return ts.local.MemberInstall(t, q)
@@ -57,6 +58,8 @@ func (ts *Tables) MemberInstall(t *Table, q MemberQuestion) (MemberAnswer, error
 				return ct.MemberAnswers[i], nil
 			}
 		}
+	}
+	if ts.fromCUE != nil {
 		cts, err := ts.fromCUE()
 		if err != nil {
 			return MemberAnswer{}, err

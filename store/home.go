@@ -25,8 +25,21 @@ type Store struct {
 	// terminal.
 	Progress func(what string) (done func())
 
+	// TablesCache, when set, opens the cache that keeps the store's local
+	// tables checked and decoded between commands (cmd/dalo's is
+	// internal/cache); Tables opens it only when there are local tables,
+	// and closes it once it has read them. It may return nil.
+	TablesCache func() TablesCache
+
 	tablesMu sync.Mutex
 	tables   *providers.Tables // Tables, once read
+}
+
+// A TablesCache is a providers.Cache whose answers are written when it is
+// closed.
+type TablesCache interface {
+	providers.Cache
+	Close()
 }
 
 // LocalTablesDir is where 'dalo providers verify' writes the local
@@ -39,15 +52,23 @@ const LocalTablesDir = "providers"
 
 // Tables returns the provider tables the commands on this store install
 // and explain with: the ones dalo ships and the local tables of
-// LocalTablesDir (providers.WithLocal), read once. Without local tables it
-// costs a directory read; validation never uses it.
+// LocalTablesDir (providers.WithLocalCache, with TablesCache), read once.
+// Without local tables it costs a directory read; validation never uses
+// it.
 func (s *Store) Tables() (*providers.Tables, error) {
 	s.tablesMu.Lock()
 	defer s.tablesMu.Unlock()
 	if s.tables != nil {
 		return s.tables, nil
 	}
-	ts, err := providers.WithLocal(s.LocalTablesDir())
+	var c providers.Cache
+	if s.TablesCache != nil && len(s.LocalTableKeys()) > 0 {
+		if tc := s.TablesCache(); tc != nil {
+			defer tc.Close()
+			c = tc
+		}
+	}
+	ts, err := providers.WithLocalCache(s.LocalTablesDir(), c)
 	if err != nil {
 		return nil, err
 	}

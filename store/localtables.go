@@ -34,6 +34,7 @@ type LocalTableInUseError struct {
 	Packages []string
 }
 
+// Error names the table, the packages installed from it, and what to do.
 func (e *LocalTableInUseError) Error() string {
 	name, _, _ := strings.Cut(e.Key, "@")
 	what := "dalo's entries"
@@ -57,14 +58,18 @@ func (s *Store) RemoveLocalTable(name, version string) ([]string, error) {
 	if name == "" || version == "" || strings.ContainsAny(name+version, `/\`) || strings.HasPrefix(version, ".") {
 		return nil, fmt.Errorf("%s: want NAME@VERSION", key)
 	}
+	dir := filepath.Join(s.LocalTablesDir(), name)
+	file := filepath.Join(dir, version+".cue")
+	recordings := filepath.Join(dir, version)
+	// Nothing to remove takes no lock, which would create the store.
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w %s in %s", ErrNoLocalTable, key, s.LocalTablesDir())
+	}
 	l, err := s.Lock()
 	if err != nil {
 		return nil, err
 	}
 	defer l.Unlock()
-	dir := filepath.Join(s.LocalTablesDir(), name)
-	file := filepath.Join(dir, version+".cue")
-	recordings := filepath.Join(dir, version)
 	if _, err := os.Lstat(file); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err

@@ -146,6 +146,13 @@ func TestStoreTablesShadowed(t *testing.T) {
 // Remove takes a local table and its recordings away, and the directories
 // left empty; it refuses while an install was planned from it.
 func TestRemoveLocalTable(t *testing.T) {
+	none := &Store{Dir: filepath.Join(t.TempDir(), "store")}
+	if _, err := none.RemoveLocalTable("qwen", "0.25.0"); !errors.Is(err, ErrNoLocalTable) {
+		t.Errorf("no store: error %v, want ErrNoLocalTable", err)
+	}
+	if _, err := os.Stat(none.Dir); !os.IsNotExist(err) {
+		t.Errorf("removing nothing made the store: %v", err)
+	}
 	s := &Store{Dir: t.TempDir()}
 	file := verifiedQwen(t, s)
 	if _, err := s.RemoveLocalTable("qwen", "0.26.0"); !errors.Is(err, ErrNoLocalTable) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -13,9 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/internal/termtext"
-	"dalo/plan"
 	"dalo/providers"
-	"dalo/store"
 )
 
 const providersDoc = `Providers lists the harness versions dalo knows: one provider table per
@@ -141,11 +138,12 @@ func runProviders(e *env, fs *pflag.FlagSet) int {
 // Without a store to locate, they are the shipped tables.
 func storeTables(e *env, cmd string) (*providers.Tables, bool) {
 	var ts *providers.Tables
-	dir, err := plan.Home()
-	if err != nil {
-		ts, err = providers.Load()
+	s, ok := openStore(&env{stderr: io.Discard}, cmd)
+	var err error
+	if ok {
+		ts, err = s.Tables()
 	} else {
-		ts, err = providers.WithLocal(filepath.Join(dir, store.LocalTablesDir))
+		ts, err = providers.Load()
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "dalo %s: %v\n", cmd, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dalo/engine"
+	"dalo/internal/cache"
 	"dalo/internal/termtext"
 	"dalo/plan"
 	"dalo/providers"
@@ -123,11 +124,27 @@ func openStore(e *env, cmd string) (*store.Store, bool) {
 		var s *store.Store
 		if s, err = store.Open(dir); err == nil {
 			s.Progress = e.progress
+			s.TablesCache = func() store.TablesCache { return tablesCache(s) }
 			return s, true
 		}
 	}
 	fmt.Fprintf(e.stderr, "dalo %s: %v\n", cmd, err)
 	return nil, false
+}
+
+// tablesCache is the cache of the store's local tables, checked and
+// decoded, kept per dalo build in the user's cache directory; nil when
+// there is no place for one, as for validation's (validationCache).
+func tablesCache(s *store.Store) store.TablesCache {
+	dir, err := cache.Dir()
+	if err != nil {
+		return nil
+	}
+	build, err := cache.BuildID()
+	if err != nil {
+		return nil
+	}
+	return cache.Open(dir, "tables", build, s.LocalTablesDir())
 }
 
 // fail reports err for cmd and returns exitFail, or exitUsage for an
