@@ -43,7 +43,11 @@ const depsRules = `
 
 	# The rules and the provider tables, which import neither plan nor
 	# store: go generate writes what plan needs of them into plan/known.go.
-	CUE < dalo/cue < dalo/providers < dalo/providers/gen, dalo/internal/live;
+	CUE < dalo/cue < dalo/providers < dalo/providers/gen;
+
+	# The scenarios that prove a table, which the live suite and
+	# dalo providers verify both run.
+	CUE, dalo/providers, dalo/internal/fakemodel < dalo/internal/scenario < dalo/internal/live;
 	dalo/internal/live < dalo/internal/live/probe;
 
 	# The validator, and what builds on it.
@@ -63,7 +67,7 @@ const depsRules = `
 
 	# The CLI.
 	dalo/project, dalo/claudeplugin, dalo/cmd/internal/hookdispatch,
-	dalo/internal/cache, PFLAG
+	dalo/internal/cache, dalo/internal/scenario, PFLAG
 	< dalo/cmd/dalo;
 `
 

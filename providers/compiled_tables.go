@@ -4794,7 +4794,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "5bdd504fbf86535fdfedaa13732f574f54ff93d671affff981049a2a7fa375bd",
+			SHA256: "41307814272c4a4ee5a10370e50c963d4ca5d92da2680e7691d009181a791b82",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -6180,12 +6180,14 @@ var compiledTables = &compiled{
 												"doc: Claude Code hooks reference, common JSON fields: systemMessage is shown to the user (https://docs.claude.com/en/docs/claude-code/hooks)",
 												"doc: providers/testdata/README.md finding 27, seen on Claude Code 2.1.233",
 												"test: internal/live TestMatrixClaude/failures",
+												"test: internal/live TestGateContext/claude",
 											},
 										},
 										Evidence: []string{
 											"doc: Claude Code hooks reference, common JSON fields: systemMessage is shown to the user (https://docs.claude.com/en/docs/claude-code/hooks)",
 											"doc: providers/testdata/README.md finding 27, seen on Claude Code 2.1.233",
 											"test: internal/live TestMatrixClaude/failures",
+											"test: internal/live TestGateContext/claude",
 										},
 									},
 								},
@@ -6221,12 +6223,14 @@ var compiledTables = &compiled{
 												"doc: Claude Code hooks reference, common JSON fields: systemMessage is shown to the user (https://docs.claude.com/en/docs/claude-code/hooks)",
 												"doc: providers/testdata/README.md finding 27, seen on Claude Code 2.1.233",
 												"test: internal/live TestProbeUserChannel",
+												"test: internal/live TestGateContext/claude",
 											},
 										},
 										Evidence: []string{
 											"doc: Claude Code hooks reference, common JSON fields: systemMessage is shown to the user (https://docs.claude.com/en/docs/claude-code/hooks)",
 											"doc: providers/testdata/README.md finding 27, seen on Claude Code 2.1.233",
 											"test: internal/live TestProbeUserChannel",
+											"test: internal/live TestGateContext/claude",
 										},
 									},
 								},
@@ -13975,7 +13979,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "4d166a2d64695971ec954ae41341566ebd06f35fde788df299357a5a10c742cf",
+			SHA256: "84dc2afcce8e69e4823ad476169a3c7b64c35bac72ce9b5a6198843396290287",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -14945,11 +14949,13 @@ var compiledTables = &compiled{
 												"doc: Codex hooks documentation, common output fields: systemMessage is shown to the user (https://developers.openai.com/codex/hooks)",
 												"doc: providers/testdata/README.md finding 35, seen on Codex CLI 0.147.0",
 												"test: internal/live TestMatrixCodex/user_failures",
+												"test: internal/live TestGateContext/codex",
 											},
 										},
 										Evidence: []string{
 											"doc: Codex hooks documentation, common output fields: systemMessage is shown to the user (https://developers.openai.com/codex/hooks)",
 											"test: internal/live TestMatrixCodex/user_failures",
+											"test: internal/live TestGateContext/codex",
 										},
 									},
 								},
@@ -14985,11 +14991,13 @@ var compiledTables = &compiled{
 												"doc: Codex hooks documentation, common output fields: systemMessage is shown to the user (https://developers.openai.com/codex/hooks)",
 												"doc: providers/testdata/README.md finding 35, seen on Codex CLI 0.147.0",
 												"test: internal/live TestCodexUserChannel",
+												"test: internal/live TestGateContext/codex",
 											},
 										},
 										Evidence: []string{
 											"doc: Codex hooks documentation, common output fields: systemMessage is shown to the user (https://developers.openai.com/codex/hooks)",
 											"test: internal/live TestCodexUserChannel",
+											"test: internal/live TestGateContext/codex",
 										},
 									},
 								},
@@ -22286,7 +22294,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "cef0c92f132eec4f623c310a1e65cac4276596bc0496b50d2f68712fa3e37c86",
+			SHA256: "1685576e2724a8c91ff270cae314b208718cb1ef847a6b890a05aae623b2fd05",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -23306,11 +23314,13 @@ var compiledTables = &compiled{
 											Evidence: []string{
 												"run: providers/testdata/README.md finding 57",
 												"test: internal/live TestMatrixGemini/failures",
+												"test: internal/live TestGateContext/gemini",
 											},
 										},
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 57",
 											"test: internal/live TestMatrixGemini/failures",
+											"test: internal/live TestGateContext/gemini",
 										},
 									},
 								},
@@ -23345,11 +23355,13 @@ var compiledTables = &compiled{
 											Evidence: []string{
 												"run: providers/testdata/README.md finding 57",
 												"test: internal/live TestMatrixGemini/failures",
+												"test: internal/live TestGateContext/gemini",
 											},
 										},
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 57",
 											"test: internal/live TestMatrixGemini/failures",
+											"test: internal/live TestGateContext/gemini",
 										},
 									},
 								},

@@ -233,6 +233,57 @@ func (ts *Tables) Newest(name string) (*Table, bool) {
 	return newest, newest != nil
 }
 
+// Nearest returns the table of name closest to version, version's own
+// excepted: of the newest older and the oldest newer table, the one that
+// shares more leading components with version, then the one whose first
+// differing component is nearer, then the older. It is where proving a
+// version starts (dalo providers verify, the probe): its claims are what a
+// run tries, never what the version inherits.
+func (ts *Tables) Nearest(name, version string) (*Table, bool) {
+	var older, newer *Table
+	for _, t := range ts.all {
+		if t.Name != name || t.Version == version {
+			continue
+		}
+		if CompareVersions(t.Version, version) < 0 {
+			older = t
+		} else if newer == nil {
+			newer = t
+		}
+	}
+	switch {
+	case older == nil:
+		return newer, newer != nil
+	case newer == nil:
+		return older, true
+	}
+	po, do := versionDistance(older.Version, version)
+	pn, dn := versionDistance(newer.Version, version)
+	if pn > po || pn == po && dn < do {
+		return newer, true
+	}
+	return older, true
+}
+
+// versionDistance returns how many leading components a and b share, and
+// how far apart the first one that differs is.
+func versionDistance(a, b string) (shared, apart int) {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < min(len(as), len(bs)); i++ {
+		x, _ := strconv.Atoi(as[i])
+		y, _ := strconv.Atoi(bs[i])
+		if x != y {
+			return i, max(x-y, y-x)
+		}
+	}
+	return min(len(as), len(bs)), 0
+}
+
+// Source returns the CUE source of an embedded table (t.File).
+func Source(t *Table) ([]byte, error) {
+	return fs.ReadFile(embedded, t.File)
+}
+
 // Resolve turns NAME@VERSION, or a bare NAME meaning its newest version,
 // into a table. The error lists the known versions.
 func (ts *Tables) Resolve(arg string) (*Table, error) {

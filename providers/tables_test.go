@@ -95,6 +95,34 @@ func TestNewestOrdersVersionsNumerically(t *testing.T) {
 	}
 }
 
+// Nearest is where proving an untabled version starts: the neighbour that
+// shares more of the version, never the version itself.
+func TestNearest(t *testing.T) {
+	ts := mustLoad(t)
+	for _, tc := range []struct{ name, version, want string }{
+		{"claude", "2.1.331", "claude@2.1.332"}, // a release before the newest
+		{"claude", "2.1.240", "claude@2.1.233"},
+		{"claude", "2.1.400", "claude@2.1.332"}, // newer than every table
+		{"claude", "2.1.100", "claude@2.1.233"}, // older than every table
+		{"claude", "2.1.332", "claude@2.1.233"}, // its own table excepted
+		{"codex", "0.169.0", "codex@0.171.0"},
+		{"codex", "0.150.0", "codex@0.147.0"},
+		{"codex", "0.159.0", "codex@0.147.0"}, // as far from both: the older
+		{"gemini", "0.60.0", "gemini@0.61.0"},
+		{"gemini", "1.0.0", "gemini@0.61.0"},
+		{"opencode", "1.0.0", ""},
+	} {
+		got, ok := ts.Nearest(tc.name, tc.version)
+		key := ""
+		if ok {
+			key = got.Key()
+		}
+		if key != tc.want {
+			t.Errorf("Nearest(%s, %s) = %q, want %q", tc.name, tc.version, key, tc.want)
+		}
+	}
+}
+
 // A broken table fails loading with an error naming its file and saying
 // what is wrong.
 func TestBrokenTableFails(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"dalo/internal/fakemodel"
+	"dalo/internal/scenario"
 	provtables "dalo/providers"
 )
 
@@ -138,8 +139,8 @@ func targetKeys() []string {
 
 // Bounds: a session normally takes a few seconds; a dalo command well under one.
 const (
-	sessionTimeout = 2 * time.Minute
-	daloTimeout    = 30 * time.Second
+	sessionTimeout = scenario.SessionTimeout
+	daloTimeout    = scenario.DaloTimeout
 )
 
 // daloBin is the dalo binary built by TestMain, or "" when the harnesses are
@@ -358,123 +359,41 @@ func newWorld(t *testing.T, provider string, script fakemodel.Script) *world {
 // newWorldFor is newWorld for a script that names the world's paths.
 func newWorldFor(t *testing.T, provider string, script func(*world) fakemodel.Script) *world {
 	t.Helper()
-	harness(t, provider) // skip or fail before making anything
+	bin := harness(t, provider) // skip or fail before making anything
 	root := t.TempDir()
-	t.Cleanup(func() { killUnder(root) })
-	w := &world{
-		t: t, provider: provider, key: targets[provider].key, root: root,
-		home:  filepath.Join(root, "home"),
-		work:  filepath.Join(root, "work"),
-		out:   filepath.Join(root, "out"),
-		store: filepath.Join(root, "store"),
+	w := &world{t: t, provider: provider, key: targets[provider].key, root: root}
+	m := scenario.Machine{Harness: provider, Bin: bin, Dalo: daloBin, Table: w.key}
+	if provider == "copilot" {
+		m.Cache = targets[provider].cache()
 	}
-	for _, d := range []string{w.home, w.work, w.out} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	// The scenarios' world: the same scratch machine dalo providers
+	// verify makes, with the harness under test first on PATH, where a
+	// user has it.
+	sw, err := scenario.NewWorld(m, root, func(sw *scenario.World) fakemodel.Script {
+		w.home, w.work, w.out, w.store = sw.Home, sw.Work, sw.Out, sw.Store
+		return script(w)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	w.env = []string{
-		"HOME=" + w.home,
-		"PATH=" + os.Getenv("PATH"),
-		"LANG=C.UTF-8",
-		"CLAUDE_CONFIG_DIR=" + filepath.Join(w.home, ".claude"),
-		"CODEX_HOME=" + filepath.Join(w.home, ".codex"),
-		"DALO_HOME=" + w.store,
-		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(w.home, ".local", "share"),
-		"XDG_STATE_HOME=" + filepath.Join(w.home, ".local", "state"),
-		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache"),
-		"LIVE_OUT=" + w.out,
-	}
-	switch provider {
-	case "claude":
-		w.server = fakemodel.NewAnthropic(script(w))
-		w.env = append(w.env,
-			"ANTHROPIC_BASE_URL="+w.server.URL,
-			"ANTHROPIC_API_KEY=sk-ant-fake",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-			"DISABLE_AUTOUPDATER=1")
-	case "codex":
-		w.server = fakemodel.NewOpenAI(script(w))
-		w.env = append(w.env, "OPENAI_API_KEY=sk-fake")
-		// The user's own Codex configuration: the fake provider.
-		w.writeFile(filepath.Join(w.home, ".codex", "config.toml"), fmt.Sprintf(`model = "gpt-5"
-model_provider = "fake"
-
-[model_providers.fake]
-name = "fake"
-base_url = "%s/v1"
-wire_api = "responses"
-`, w.server.URL))
-	case "gemini":
-		w.server = fakemodel.NewGemini(script(w))
-		// GEMINI_CLI_HOME moves the home Gemini CLI keeps its .gemini in:
-		// away from HOME, so that a session proves dalo wrote where the
-		// variable says.
-		w.env = append(w.env, "GEMINI_API_KEY=fake-gemini-key", "GOOGLE_GEMINI_BASE_URL="+w.server.URL,
-			"GEMINI_CLI_HOME="+filepath.Join(root, "gemini-home"))
-		// The user's own Gemini CLI configuration: an API key, and the
-		// project folder trusted, as its trust dialog records it.
-		w.writeFile(w.hooksFile(), geminiAuth+"\n")
-		w.writeFile(filepath.Join(w.configHome(), "trustedFolders.json"), fmt.Sprintf("{%q: \"TRUST_FOLDER\"}\n", w.work))
-	case "copilot":
-		// Offline against the fake, with no GitHub token; COPILOT_HOME
-		// names its .copilot directory, away from HOME, so that a session
-		// proves dalo wrote where the variable says. Its first start
-		// unpacks 235 MB into $XDG_CACHE_HOME/copilot: every world shares
-		// the cache beside the harness (.ci/harnesses made it).
-		w.server = fakemodel.NewAnthropicShell(script(w), "bash")
-		w.env = append(w.env, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_TYPE=anthropic",
-			"COPILOT_PROVIDER_BASE_URL="+w.server.URL, "COPILOT_PROVIDER_API_KEY=fake-copilot-key",
-			"COPILOT_MODEL=claude-sonnet-4", "COPILOT_HOME="+filepath.Join(root, "copilot-home"))
-		w.setEnv("XDG_CACHE_HOME", targets[provider].cache())
-	case "qwen":
-		// QWEN_HOME names its .qwen directory, away from HOME.
-		w.server = fakemodel.NewAnthropicShell(script(w), "run_shell_command")
-		w.env = append(w.env, "ANTHROPIC_BASE_URL="+w.server.URL, "ANTHROPIC_API_KEY=fake-qwen-key",
-			"ANTHROPIC_MODEL=claude-sonnet-4", "QWEN_HOME="+filepath.Join(root, "qwen-home"),
-			"QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
-		// Qwen Code takes 15 s to 90 s a session on a loaded machine
-		// (most of it starting up), where the others take a few.
-		w.sessionTimeout = 5 * time.Minute
-	default:
-		t.Fatalf("unknown provider %q", provider)
-	}
-	t.Cleanup(w.server.Close)
-	// The harness under test is on PATH, where a user has it: install
-	// finds it there and uses the table of its version.
-	w.pathHarness()
+	t.Cleanup(sw.Close)
+	w.server, w.env, w.sessionTimeout = sw.Server, sw.Env, sw.SessionTimeout
 	return w
 }
 
 // geminiAuth is the Gemini CLI settings of the world's user: an API key.
-const geminiAuth = `{"security": {"auth": {"selectedType": "gemini-api-key"}}}`
+const geminiAuth = scenario.GeminiAuth
 
 // configHome is the world's harness's configuration home.
-func (w *world) configHome() string {
-	switch w.provider {
-	case "claude":
-		return filepath.Join(w.home, ".claude")
-	case "codex":
-		return filepath.Join(w.home, ".codex")
-	case "gemini":
-		return filepath.Join(w.root, "gemini-home", ".gemini")
-	case "copilot":
-		return filepath.Join(w.root, "copilot-home")
-	case "qwen":
-		return filepath.Join(w.root, "qwen-home")
-	}
-	w.t.Fatalf("unknown provider %q", w.provider)
-	return ""
-}
+func (w *world) configHome() string { return w.scenarioWorld().ConfigHome() }
 
 // hooksFile is the file the world's harness reads hooks from, where dalo
 // writes its entries.
-func (w *world) hooksFile() string {
-	if w.provider == "codex" {
-		return filepath.Join(w.configHome(), "hooks.json")
-	}
-	return filepath.Join(w.configHome(), "settings.json")
+func (w *world) hooksFile() string { return w.scenarioWorld().HooksFile() }
+
+// scenarioWorld is w as the scenarios' World names its paths.
+func (w *world) scenarioWorld() *scenario.World {
+	return &scenario.World{Machine: scenario.Machine{Harness: w.provider}, Root: w.root, Home: w.home}
 }
 
 func (w *world) writeFile(path, content string) {
@@ -527,26 +446,12 @@ func (w *world) installSource(id, pkg string, files map[string]string) string {
 }
 
 // shellTool is the native name of each harness's shell tool.
-// GitHub Copilot CLI's model calls bash, which its hooks see as Bash.
-var shellTool = map[string]string{"claude": "Bash", "codex": "Bash", "gemini": "run_shell_command",
-	"copilot": "Bash", "qwen": "run_shell_command"}
+var shellTool = scenario.ShellTool
 
 // nativeShell returns files with every matcher on the shell tool naming
-// the world's harness's shell tool: a source written for one harness, as
-// its author would write it for another.
+// the world's harness's shell tool.
 func (w *world) nativeShell(files map[string]string) map[string]string {
-	name := shellTool[w.provider]
-	if name == "Bash" {
-		return files
-	}
-	out := make(map[string]string, len(files))
-	for path, content := range files {
-		if strings.HasSuffix(path, ".toml") {
-			content = strings.ReplaceAll(content, `tool_names = ["Bash"]`, `tool_names = ["`+name+`"]`)
-		}
-		out[path] = content
-	}
-	return out
+	return scenario.NativeShell(w.provider, files)
 }
 
 // A session is the result of one headless harness run.
@@ -570,55 +475,22 @@ func (w *world) run(prompt string) session {
 // it fails the test only on a timeout.
 func (w *world) runExit(prompt string) (session, error) {
 	w.t.Helper()
-	var args []string
-	switch w.provider {
-	case "claude":
-		tools := w.allowedTools
-		if tools == "" {
-			tools = "Bash"
-		}
-		args = []string{"-p", prompt, "--allowedTools", tools, "--output-format", "json"}
-		if w.streamJSON {
-			args = append(args[:len(args)-1], "stream-json", "--verbose")
-		}
-	case "codex":
-		args = append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}, w.codexTrust().flags...)
-		args = append(args, prompt)
-	case "gemini":
-		// Headless, Gemini CLI offers its shell tool only in yolo mode.
-		args = []string{"-p", prompt, "--approval-mode", "yolo"}
-	case "copilot":
-		// Headless, Copilot CLI runs a tool only when allowed to.
-		args = []string{"-p", prompt, "--allow-all-tools", "--no-auto-update"}
-	case "qwen":
-		args = []string{"--auth-type", "anthropic", "--approval-mode", "yolo", prompt}
+	args := scenario.Args(w.provider, prompt, w.allowedTools, w.streamJSON)
+	if w.provider == "codex" {
+		args = append(append(args[:len(args)-1:len(args)-1], w.codexTrust().flags...), prompt)
 	}
 	bound := sessionTimeout
 	if w.sessionTimeout != 0 {
 		bound = w.sessionTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, harness(w.t, w.provider), args...)
-	cmd.Dir = w.work
-	cmd.Env = w.env
-	// Its own process group, so that a timeout kills the harness and
-	// everything it started (hooks, shells), and a bounded wait for pipes
-	// held open by a stray grandchild.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run() // stdin is /dev/null: Codex waits for more input otherwise
-	s := session{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	ss, err := scenario.RunHarness(harness(w.t, w.provider), args, w.work, w.env, bound)
+	s := session{stdout: ss.Stdout, stderr: ss.Stderr, elapsed: ss.Elapsed}
 	var reqs []string
 	for _, q := range w.server.Requests() {
 		reqs = append(reqs, q.Method+" "+q.Path)
 	}
 	w.t.Logf("%s session (%v): %d model requests %v", w.provider, s.elapsed.Round(time.Millisecond), len(reqs), reqs)
-	if ctx.Err() != nil {
+	if ss.TimedOut {
 		w.t.Fatalf("%s %q: no end within %v: %v\nstdout:\n%s\nstderr:\n%s", w.provider, prompt, bound, err, clip(s.stdout), clip(s.stderr))
 	}
 	return s, err
@@ -787,62 +659,20 @@ func clip(s string) string {
 }
 
 // userMessages returns the system messages of a Claude session run with
-// streamJSON: the records {"type":"system","subtype":"informational"} of
-// its stream, which are what Claude Code shows the user of a headless run
-// (a hook's systemMessage as "<event>:<matcher> says: <line>" per line, a
-// blocked prompt's reason). Each is returned with its level.
+// streamJSON (scenario.UserMessages).
 func (w *world) userMessages(s session) []userMessage {
 	w.t.Helper()
 	if !w.streamJSON {
 		w.t.Fatal("userMessages needs a session run with streamJSON")
 	}
-	var msgs []userMessage
-	for _, line := range strings.Split(s.stdout, "\n") {
-		var rec struct {
-			Type, Subtype, Content, Level string
-		}
-		if json.Unmarshal([]byte(line), &rec) != nil || rec.Type != "system" || rec.Subtype != "informational" {
-			continue
-		}
-		msgs = append(msgs, userMessage{text: rec.Content, level: rec.Level})
-	}
-	return msgs
+	return scenario.UserMessages(s.stdout)
 }
 
 // A userMessage is one message Claude Code showed the user.
-type userMessage struct{ text, level string }
+type userMessage = scenario.UserMessage
 
 // shown returns the first message holding every one of parts, or false.
-func shown(msgs []userMessage, parts ...string) (userMessage, bool) {
-next:
-	for _, m := range msgs {
-		for _, p := range parts {
-			if !strings.Contains(m.text, p) {
-				continue next
-			}
-		}
-		return m, true
-	}
-	return userMessage{}, false
-}
+var shown = scenario.Shown
 
-// killUnder kills every process whose executable lies under dir: a
-// harness can leave a daemon of its own behind (Codex 0.171.0's TUI starts
-// a managed app-server from its home, which outlives the session), and a
-// test must leave nothing running. It reads /proc, so it does nothing
-// where there is none.
-func killUnder(dir string) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(exe, dir+string(filepath.Separator)) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-}
+// killUnder kills every process whose executable lies under dir.
+var killUnder = scenario.KillUnder

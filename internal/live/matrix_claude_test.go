@@ -598,10 +598,10 @@ func testMatrixClaudePromptClosed(t *testing.T) {
 	}
 	diag := "dalo: hook " + cmID + ":" + cmPkg + "/prompt-closed failed (fail_closed): handler exited with status 41"
 	m, ok := shown(w.userMessages(s), "UserPromptSubmit operation blocked by hook:", diag)
-	if !ok || m.level != "warning" {
+	if !ok || m.Level != "warning" {
 		w.failf(s, "blocked prompt: the user was not shown %q as a warning (found %v: %+v)", diag, ok, w.userMessages(s))
 	}
-	t.Logf("user channel, blocked prompt: %q", m.text)
+	t.Logf("user channel, blocked prompt: %q", m.Text)
 }
 
 // cmNotebook is a notebook of one code cell.

@@ -42,8 +42,8 @@ func TestProbeUserChannel(t *testing.T) {
 			w.failf(s, "%s, report, user: the user was not shown %q... with its stderr (shown: %+v)", c.hook, c.says+diag, msgs)
 			continue
 		}
-		if !strings.Contains(m.text, diag+strconv.Itoa(probeExit[c.hook])) {
-			w.failf(s, "%s: the user was shown %q, want the failure with status %d", c.hook, m.text, probeExit[c.hook])
+		if !strings.Contains(m.Text, diag+strconv.Itoa(probeExit[c.hook])) {
+			w.failf(s, "%s: the user was shown %q, want the failure with status %d", c.hook, m.Text, probeExit[c.hook])
 		}
 		if w.server.Contains("/" + c.hook + "] This hook failed") {
 			w.failf(s, "%s, user: a diagnostic reached the model", c.hook)

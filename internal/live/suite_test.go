@@ -45,7 +45,7 @@ func TestEveryTestChecksItsHarness(t *testing.T) {
 			// a run of the other.
 			want := checkers
 			if rangesOver(fd.Body, "providers") || rangesOver(fd.Body, "probed") {
-				want = map[string]bool{"needs": true}
+				want = map[string]bool{"needs": true, "needsUntabled": true}
 			}
 			checked := false
 			for _, st := range fd.Body.List {

@@ -294,24 +294,12 @@ func output(env []string, name string, args ...string) (string, error) {
 	return stdout.String(), nil
 }
 
-// nearest returns the table of name closest to version: the newest older
-// version, else the oldest newer one; nil when name has no other table.
+// nearest returns the table of name closest to version
+// (providers.Tables.Nearest, where dalo providers verify starts too); nil
+// when name has no other table.
 func nearest(ts *providers.Tables, name, version string) *providers.Table {
-	var older, newer *providers.Table
-	for _, t := range ts.All() {
-		if t.Name != name || t.Version == version {
-			continue
-		}
-		if providers.CompareVersions(t.Version, version) < 0 {
-			older = t
-		} else if newer == nil {
-			newer = t
-		}
-	}
-	if older != nil {
-		return older
-	}
-	return newer
+	t, _ := ts.Nearest(name, version)
+	return t
 }
 
 // candidate returns the source of the table for version written from the

@@ -1,0 +1,179 @@
+package scenario
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dalo/providers"
+)
+
+// results returns a result per scenario of harness: held, but for those
+// failed names, which failed with their reason.
+func results(harness string, failed map[string]string) []Result {
+	var out []Result
+	for _, s := range All {
+		if !s.For(harness) {
+			continue
+		}
+		r := Result{Scenario: s, Harness: harness}
+		if why, ok := failed[s.Name]; ok {
+			r.Failures = []string{why}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// draftLocal drafts the table of name@version from its nearest shipped
+// table and loads it as a local table, failing t unless it loads.
+func draftLocal(t *testing.T, name, version, output string, rs []Result) (*Draft, *providers.Table) {
+	t.Helper()
+	ts, err := providers.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	near, ok := ts.Nearest(name, version)
+	if !ok {
+		t.Fatalf("no table near %s@%s", name, version)
+	}
+	d, err := DraftTable(near, version, output, rs, Verified{Date: "2026-12-02", Dalo: "v0.0.0-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Table == nil {
+		return d, nil
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, name, version+".cue")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, d.Table, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	local, err := providers.WithLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range local.Broken() {
+		t.Fatalf("the drafted table does not load: %v\n%s", b, d.Table)
+	}
+	tb, ok := local.Lookup(name, version)
+	if !ok || !tb.LocalTable() {
+		t.Fatalf("the drafted table %s@%s is not a local table of WithLocal", name, version)
+	}
+	return d, tb
+}
+
+// claim returns the evidence of the claim at path of tb.
+func claim(t *testing.T, tb *providers.Table, path string) []string {
+	t.Helper()
+	claims, err := tb.Claims()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range claims {
+		if c.Path == path {
+			return c.Evidence
+		}
+	}
+	t.Fatalf("%s has no claim %s", tb.Key(), path)
+	return nil
+}
+
+// Every scenario held: the claims they try cite them as verified, and no
+// other claim of the nearest table is promised on the new version.
+func TestDraftTableHeld(t *testing.T) {
+	for _, tc := range []struct{ name, version, output string }{
+		{"claude", "2.1.331", "2.1.331 (Claude Code)"},
+		{"codex", "0.169.0", "codex-cli 0.169.0"},
+		{"gemini", "0.60.0", "0.60.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, tb := draftLocal(t, tc.name, tc.version, tc.output, results(tc.name, nil))
+			if tb == nil {
+				t.Fatalf("no table drafted; blocked by %v", d.Blocked)
+			}
+			if d.Held == 0 || d.Untried == 0 || d.Failed != 0 {
+				t.Errorf("held %d, untried %d, failed %d: want some held, some untried, none failed", d.Held, d.Untried, d.Failed)
+			}
+			if tb.Verified == nil || tb.Verified.Date != "2026-12-02" || tb.VersionOutput.Text != tc.output {
+				t.Errorf("verified = %+v, version_output = %q", tb.Verified, tb.VersionOutput.Text)
+			}
+			// The core: a gate denies a tool call, context reaches the
+			// model before the prompt.
+			gate, ok := tb.Output("tool_call", "before", "gate", "deny")
+			if !ok {
+				t.Fatalf("tool_call/before gate deny is not supported on the drafted table")
+			}
+			if got := strings.Join(gate.Evidence, " | "); !strings.Contains(got, "verified: tool-calls 2026-12-02") {
+				t.Errorf("gate deny evidence = %q, want the tool-calls scenario", got)
+			}
+			if _, ok := tb.Output("prompt", "before", "add_context", "add_context"); !ok {
+				t.Errorf("prompt/before add_context is not supported on the drafted table")
+			}
+			// A context hook's failure shown to the user: what a package
+			// that adds context needs to install.
+			prompt, _ := tb.Row("prompt", "before")
+			if d := prompt.Failures["fail_open"]["user"]; d.Status != "supported" || !strings.Contains(strings.Join(d.Evidence, " "), "verified: gate-context 2026-12-02") {
+				t.Errorf("prompt/before fail_open user = %+v, want supported, verified by gate-context", d)
+			}
+			// An effect no scenario tries is unsupported, its reason
+			// saying so: no hook observes a tool call in the kit.
+			row, _ := tb.Row("tool_call", "before")
+			if e := row.Effects["observe"]; e.Status != "unsupported" || !strings.Contains(e.Reason, "no scenario") {
+				t.Errorf("tool_call/before observe on the drafted table = %+v, want unsupported: no scenario tried it", e)
+			}
+			for _, ev := range claim(t, tb, "config.home") {
+				if strings.HasPrefix(ev, "test: ") || strings.HasPrefix(ev, "recording: ") || strings.HasPrefix(ev, "run: ") {
+					t.Errorf("config.home evidence %q is inherited from the nearest table", ev)
+				}
+			}
+		})
+	}
+}
+
+// A core scenario that fails leaves the version without a table.
+func TestDraftTableBlocked(t *testing.T) {
+	d, tb := draftLocal(t, "claude", "2.1.331", "2.1.331 (Claude Code)",
+		results("claude", map[string]string{"tool-calls": "gate deny: the denied command ran"}))
+	if tb != nil || d.Table != nil {
+		t.Fatal("a table was drafted though the gate did not stop the action")
+	}
+	if len(d.Blocked) != 1 || d.Blocked[0].Why() != "gate deny: the denied command ran" {
+		t.Errorf("blocked = %+v, want tool-calls with its reason", d.Blocked)
+	}
+}
+
+// A scenario that is not core and fails turns what it tries unsupported,
+// with the reason the run showed.
+func TestDraftTableFailed(t *testing.T) {
+	const why = "blocked prompt: the model was asked (POST /v1/messages)"
+	d, tb := draftLocal(t, "claude", "2.1.331", "2.1.331 (Claude Code)",
+		results("claude", map[string]string{"prompt-crash": why}))
+	if tb == nil {
+		t.Fatalf("no table drafted; blocked by %v", d.Blocked)
+	}
+	if d.Failed == 0 {
+		t.Fatal("no claim failed")
+	}
+	row, _ := tb.Row("prompt", "before")
+	del, ok := row.Failures["fail_closed"]["user"]
+	if !ok || del.Status != "unsupported" || !strings.Contains(del.Reason, why) {
+		t.Errorf("prompt/before fail_closed user delivery = %+v, want unsupported because %q", del, why)
+	}
+	if !strings.Contains(strings.Join(del.Evidence, " "), "verified: prompt-crash 2026-12-02") {
+		t.Errorf("its evidence = %q, want the run that showed it", del.Evidence)
+	}
+}
+
+// An error of a scenario (a step that could not run) is its reason.
+func TestResultWhy(t *testing.T) {
+	r := Result{Err: errors.New("dalo plugin install: exit status 1\nstdout:\n...")}
+	if r.Held() || r.Why() != "dalo plugin install: exit status 1" {
+		t.Errorf("Held = %v, Why = %q", r.Held(), r.Why())
+	}
+}
