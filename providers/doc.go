@@ -43,7 +43,7 @@
 //	(*Table).RowOf(nativeEvent)               the row a native event serves
 //	(*Table).Output(subject, phase, effect, kind)       native output of a result
 //	(*Table).FailureOutput(subject, phase, policy, vis) native output of a failure
-//	(*Table).ConfigHome, Path, SkillDirs, AgentDir      where the harness reads
+//	(*Table).ConfigHome, Path, SkillDirs, AgentFile     where the harness reads
 //	(*Table).KnowsTool, ToolNames             native tool names for matchers
 //	(*Table).UnboundFields(subject, phase, fields) bound fields a row's event lacks
 //	(*Table).NativeTimeout, TimeoutClampMS    timeouts in the native unit

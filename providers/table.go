@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"cuelang.org/go/cue"
 )
@@ -703,12 +704,18 @@ func (t *Table) SkillDirs(getenv func(string) string) ([]string, error) {
 	return dirs, nil
 }
 
-// AgentDir returns the directory the harness reads subagents from
-// (<dir>/<name>.md); ok is false when the harness has no subagents.
-func (t *Table) AgentDir(getenv func(string) string) (dir string, ok bool, err error) {
-	if t.Config.Agents.Status != Supported || t.Config.Agents.Location == nil {
+// AgentFile returns the file the harness reads the subagent name from:
+// the agents directory joined with its layout, <name> replaced (a file
+// name the schema requires); ok is false when the harness has no
+// subagents.
+func (t *Table) AgentFile(name string, getenv func(string) string) (file string, ok bool, err error) {
+	l := t.Config.Agents.Location
+	if t.Config.Agents.Status != Supported || l == nil {
 		return "", false, nil
 	}
-	d, err := t.Path(*t.Config.Agents.Location, getenv)
-	return d, err == nil, err
+	d, err := t.Path(*l, getenv)
+	if err != nil {
+		return "", false, err
+	}
+	return filepath.Join(d, strings.Replace(l.Layout, "<name>", name, 1)), true, nil
 }

@@ -165,6 +165,12 @@ func TestBrokenTableFails(t *testing.T) {
 			[]string{"claude/2.1.233.cue", "config.hooks.entry"}},
 		{"tool pattern not a regular expression", "claude/2.1.233.cue", `regexp: "^mcp__[^_].*__.+$"`, `regexp: "^mcp__[^_.*__.+$"`,
 			[]string{"claude/2.1.233.cue", "tool_patterns.mcp__<server>__<tool>", "missing closing ]"}},
+		{"agent file without its name", "claude/2.1.233.cue", `layout: "<name>.md"`, `layout: "agent.md"`,
+			[]string{"claude/2.1.233.cue", "config.agents.location.layout"}},
+		{"agent file in a subdirectory", "claude/2.1.233.cue", `layout: "<name>.md"`, `layout: "<name>/AGENT.md"`,
+			[]string{"claude/2.1.233.cue", "config.agents.location.layout"}},
+		{"agents without a layout", "claude/2.1.233.cue", "\t\t\tlayout: \"<name>.md\"\n", "",
+			[]string{"claude/2.1.233.cue", "config.agents.location.layout", "required"}},
 		{"syntax error", "claude/2.1.233.cue", `name:    "claude"`, `name:    "claude`,
 			[]string{"claude/2.1.233.cue"}},
 		{"path and name disagree", "claude/2.1.234.cue", "", "",
@@ -337,6 +343,7 @@ func TestLocations(t *testing.T) {
 	ts := mustLoad(t)
 	claude, _ := ts.Lookup("claude", "2.1.233")
 	codex, _ := ts.Lookup("codex", "0.147.0")
+	copilot, _ := ts.Lookup("copilot", "1.0.102")
 	env := func(kv ...string) func(string) string {
 		m := map[string]string{}
 		for i := 0; i < len(kv); i += 2 {
@@ -351,16 +358,17 @@ func TestLocations(t *testing.T) {
 		agents string
 		hooks  string
 	}{
-		{claude, env("HOME", "/h"), "/h/.claude/skills", "/h/.claude/agents", "/h/.claude/settings.json"},
-		{claude, env("HOME", "/h", "CLAUDE_CONFIG_DIR", "/c"), "/c/skills", "/c/agents", "/c/settings.json"},
+		{claude, env("HOME", "/h"), "/h/.claude/skills", "/h/.claude/agents/a.md", "/h/.claude/settings.json"},
+		{claude, env("HOME", "/h", "CLAUDE_CONFIG_DIR", "/c"), "/c/skills", "/c/agents/a.md", "/c/settings.json"},
 		{codex, env("HOME", "/h"), "/h/.agents/skills /h/.codex/skills", "", "/h/.codex/hooks.json"},
 		{codex, env("HOME", "/h", "CODEX_HOME", "/x"), "/h/.agents/skills /x/skills", "", "/x/hooks.json"},
+		{copilot, env("HOME", "/h", "COPILOT_HOME", "/p"), "/p/skills", "/p/agents/a.agent.md", "/p/settings.json"},
 	} {
 		dirs, err := tc.tb.SkillDirs(tc.getenv)
 		if err != nil || strings.Join(dirs, " ") != tc.skills {
 			t.Errorf("%s skills = %v %v, want %s", tc.tb.Key(), dirs, err, tc.skills)
 		}
-		agents, ok, err := tc.tb.AgentDir(tc.getenv)
+		agents, ok, err := tc.tb.AgentFile("a", tc.getenv)
 		if err != nil || agents != tc.agents || ok != (tc.agents != "") {
 			t.Errorf("%s agents = %q %t %v, want %q", tc.tb.Key(), agents, ok, err, tc.agents)
 		}

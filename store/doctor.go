@@ -880,17 +880,14 @@ func (c *forceCheck) switches() {
 		}
 	}
 	c.out = append(c.out, r.warnings...)
-	project := false // the table lists a project's settings
-	for _, sw := range t.Config.Off {
-		project = project || sw.Location.Root == "project"
+	// Only a table that lists a switch in a project's settings says a
+	// project can switch hooks off; of any other doctor says nothing, since
+	// a project's setting of the same name may switch nothing off there.
+	project := slices.ContainsFunc(t.Config.Off, func(sw providers.Switch) bool { return sw.Location.Root == "project" })
+	if !project || c.opt.Project == "" {
+		return
 	}
-	switch {
-	case len(t.Config.Off) == 0:
-	case !project:
-		c.add(StatusNote, t.Name, "%s also reads a project's own settings, which can switch hooks off for that project; doctor reads only the user's and the machine's", t.Harness)
-	case c.opt.Project != "":
-		c.add(StatusNote, t.Name, "%s also reads each project's own settings, which can switch hooks off for that project: doctor read those of %s, the current directory; run it in another project to check that one", t.Harness, c.opt.Project)
-	}
+	c.add(StatusNote, t.Name, "%s also reads each project's own settings, which can switch hooks off for that project: doctor read those of %s, the current directory; run it in another project to check that one", t.Harness, c.opt.Project)
 }
 
 func toDigests(files map[string]string) map[string]plan.FileDigest {

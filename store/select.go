@@ -369,10 +369,6 @@ func (s *Store) MemberActions(sel *Selection, t *providers.Table, getenv func(st
 	if len(skillsDirs) == 0 {
 		return nil, fmt.Errorf("%s: the provider table names no skills directory", t.Key())
 	}
-	agentDir, _, err := t.AgentDir(getenv)
-	if err != nil {
-		return nil, err
-	}
 	in, err := s.Installed(t.Name)
 	if err != nil {
 		return nil, err
@@ -409,7 +405,9 @@ func (s *Store) MemberActions(sel *Selection, t *providers.Table, getenv func(st
 				a.Dir, a.Dest = true, filepath.Join(skillsDirs[0], ref.Selector)
 				fill = append(fill, "<skills>", place(t.Config.Skills[0]))
 			case MemberSubagent:
-				a.Dest = filepath.Join(agentDir, ref.Selector+".md")
+				if a.Dest, _, err = t.AgentFile(ref.Selector, getenv); err != nil {
+					return MemberAction{}, err
+				}
 				fill = append(fill, "<agents>", place(*t.Config.Agents.Location))
 			case MemberFallback:
 				fill = append(fill, "<fallback>", mb.Fallback.Skill)

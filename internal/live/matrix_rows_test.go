@@ -4,6 +4,7 @@ package live
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -178,9 +179,9 @@ func bmNotAsked(w *world, s session) {
 // testBashMatrixMembers installs a package of one skill and one agent
 // (with the skill as its inline fallback): the skill's description
 // reaches the model where the table says the harness reads it, and the
-// agent's where the table says it reads agents; where it reads none, dalo
-// installs the fallback skill and the agent's description reaches the
-// model nowhere.
+// agent's from the file the table says it reads (its agents location and
+// layout); where it reads none, dalo installs the fallback skill and the
+// agent's description reaches the model nowhere.
 func testBashMatrixMembers(t *testing.T, p string) {
 	t.Parallel()
 	tb := tableUnder(t, p)
@@ -199,5 +200,11 @@ func testBashMatrixMembers(t *testing.T, p string) {
 	}
 	if reads := tb.Config.Agents.Status == "supported"; w.server.Contains(markAgent) != reads {
 		w.failf(s, "the agent's description %s reached the model = %v; the table says the harness reads agents = %v", markAgent, !reads, reads)
+	}
+	// The agent's description came from the file the table names.
+	if file, ok, err := tb.AgentFile("live-agent", w.getenv); err != nil {
+		t.Fatal(err)
+	} else if _, err := os.Stat(file); ok && err != nil {
+		w.failf(s, "no agent file where the table says the harness reads it: %v", err)
 	}
 }
