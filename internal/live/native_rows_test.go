@@ -50,7 +50,9 @@ func TestNativeRows(t *testing.T) {
 			`{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"` + marker + `","updatedMCPToolOutput":"` + marker + `"}}`, "echo nat-out-$((6*7))",
 			func(w *world, s session) {
 				if w.server.Contains(marker) || !w.server.Contains("nat-out-42") {
-					w.failf(s, "the model read the replacement = %v, the output = %v; want false, true", w.server.Contains(marker), w.server.Contains("nat-out-42"))
+					// What the hook was given shows what the tool returned,
+					// should the model have read neither.
+					w.failf(s, "the model read the replacement = %v, the output = %v; want false, true\nthe PostToolUse hook was given: %s", w.server.Contains(marker), w.server.Contains("nat-out-42"), clip(w.output("PostToolUse.stdin")))
 				}
 			}},
 		// A shell command that exits nonzero is a successful call: its
