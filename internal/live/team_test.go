@@ -42,7 +42,13 @@ var teamFiles = kit{
 // workspace trust given, while a session outside the project runs the
 // command and sees neither. dalo's entries are in the project's
 // .claude/settings.local.json, none in the user's own settings.
+//
+// The run is the subtest claude, the name the tables' claims cite.
 func TestTeamSync(t *testing.T) {
+	t.Run("claude", teamSyncClaude)
+}
+
+func teamSyncClaude(t *testing.T) {
 	t.Parallel()
 	needs(t, "claude")
 	w := newWorld(t, "claude", fakemodel.Script{fakemodel.Run("touch denied"), fakemodel.Say("Done.")})
