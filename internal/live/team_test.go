@@ -45,12 +45,12 @@ var teamFiles = kit{
 //
 // The run is the subtest claude, the name the tables' claims cite.
 func TestTeamSync(t *testing.T) {
+	needs(t, "claude")
 	t.Run("claude", teamSyncClaude)
 }
 
 func teamSyncClaude(t *testing.T) {
 	t.Parallel()
-	needs(t, "claude")
 	w := newWorld(t, "claude", fakemodel.Script{fakemodel.Run("touch denied"), fakemodel.Say("Done.")})
 	proj := w.work
 	writeSource(t, filepath.Join(proj, "agent-packages"), teamFiles)
