@@ -718,9 +718,7 @@ func (c *converter) hook(h handler, ids map[string]int) *hookOut {
 		out.exec = true
 	}
 	for _, s := range append([]string{command}, out.args...) {
-		for _, loc := range rootRef.FindAllStringIndex(s, -1) {
-			rel := strings.TrimPrefix(rootPath.FindString(s[loc[1]:]), "/")
-			rel = path.Clean(rel)
+		for _, rel := range rootRefs(s) {
 			switch {
 			case rel == ".." || strings.HasPrefix(rel, "../"):
 				c.skip(h.from, "its command uses ${CLAUDE_PLUGIN_ROOT}/"+rel+", outside the plugin")
@@ -963,4 +961,14 @@ func execForm(command string, args []string) string {
 		words = append(words, q)
 	}
 	return strings.Join(words, " ")
+}
+
+// rootRefs returns the paths s names under ${CLAUDE_PLUGIN_ROOT}, cleaned
+// ("." for the root itself).
+func rootRefs(s string) []string {
+	var out []string
+	for _, loc := range rootRef.FindAllStringIndex(s, -1) {
+		out = append(out, path.Clean(strings.TrimPrefix(rootPath.FindString(s[loc[1]:]), "/")))
+	}
+	return out
 }

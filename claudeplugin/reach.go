@@ -91,17 +91,51 @@ func languageOf(name string, text []byte) language {
 	case ".js", ".mjs", ".cjs", ".ts":
 		return langJS
 	}
-	first, _, _ := bytes.Cut(text, []byte("\n"))
-	switch s := string(first); {
-	case !strings.HasPrefix(s, "#!"):
-	case strings.Contains(s, "python"):
+	switch in := interpreter(text); {
+	case strings.HasPrefix(in, "python"):
 		return langPython
-	case strings.Contains(s, "node") || strings.Contains(s, "deno") || strings.Contains(s, "bun"):
+	case in == "node" || in == "deno" || in == "bun":
 		return langJS
-	case strings.Contains(s, "sh"):
+	case in == "sh" || in == "bash" || in == "dash" || in == "zsh" || in == "ksh":
 		return langShell
 	}
 	return langOther
+}
+
+// interpreter is the name of the program text's #! line runs it with
+// ("python3" of "#!/usr/bin/env -S python3 -u"), or "" without one.
+func interpreter(text []byte) string {
+	first, _, _ := bytes.Cut(text, []byte("\n"))
+	line, ok := strings.CutPrefix(string(first), "#!")
+	if !ok {
+		return ""
+	}
+	words := strings.Fields(line)
+	if len(words) == 0 {
+		return ""
+	}
+	prog := path.Base(words[0])
+	if prog == "env" {
+		prog = ""
+		for _, w := range words[1:] {
+			if !strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
+				prog = path.Base(w)
+				break
+			}
+		}
+	}
+	return prog
+}
+
+// dataExts are the extensions of files that hold data: text a script
+// reads, which runs nothing. Any other file dalo cannot read as one of its
+// languages is a program it cannot read.
+var dataExts = []string{".json", ".jsonl", ".md", ".txt", ".yaml", ".yml", ".toml", ".csv", ".tsv", ".ini", ".cfg", ".conf", ".xml", ".html", ".css", ".svg"}
+
+// data reports whether name, of language lang, is data: not one of dalo's
+// languages, no #! line, and an extension of dataExts.
+func data(name string, lang language, text []byte) bool {
+	return lang == langOther && interpreter(text) == "" && slices.Contains(dataExts, path.Ext(name))
 }
 
 // A pattern is something in a line of text that shows a need: a
@@ -243,7 +277,7 @@ func (c *converter) reach(h *hookOut, usable func(string) bool) *reach {
 	c.scan(r, h.From, langShell, strings.Join(append([]string{h.Command}, h.args...), "\n"), "", usable, nil)
 	queue := slices.Clone(h.refs)
 	seen := map[string]bool{}
-	var opaque, computes []string
+	var opaque, unread, computes []string
 	for len(queue) > 0 {
 		f := queue[0]
 		queue = queue[1:]
@@ -258,8 +292,12 @@ func (c *converter) reach(h *hookOut, usable func(string) bool) *reach {
 			continue
 		}
 		lang := languageOf(f, b)
+		if data(f, lang, b) {
+			continue // it names nothing that runs
+		}
 		if lang == langOther {
-			continue // data: it names nothing that runs
+			unread = append(unread, f)
+			continue
 		}
 		where := c.scan(r, f, lang, string(b), path.Dir(f), usable, func(g string) { queue = append(queue, g) })
 		if where != "" {
@@ -271,6 +309,12 @@ func (c *converter) reach(h *hookOut, usable func(string) bool) *reach {
 			r.claim(r.caps, cp, opaque[0])
 		}
 		r.notes = append(r.notes, fmt.Sprintf("%s is no text dalo can read, so its tool claims every capability and no variable it may read: narrow the capabilities, and add to env what it reads, by hand", strings.Join(opaque, ", ")))
+	}
+	if len(unread) > 0 {
+		for _, cp := range allCapabilities {
+			r.claim(r.caps, cp, unread[0])
+		}
+		r.notes = append(r.notes, fmt.Sprintf("%s is in a language dalo does not read, so its tool claims every capability and no variable it may read: narrow the capabilities, and add to env what it reads, by hand", strings.Join(unread, ", ")))
 	}
 	for _, w := range computes {
 		r.notes = append(r.notes, fmt.Sprintf("%s finds files by a path it computes: its tool has the files dalo read it naming; if it reads another file of the plugin, add it to the tool's files by hand", w))
@@ -348,6 +392,15 @@ func (c *converter) scan(r *reach, from string, lang language, text, dir string,
 		if more == nil {
 			at = from
 		}
+		probe := line // where a computed path is looked for
+		if more != nil && lang == langShell {
+			// ${CLAUDE_PLUGIN_ROOT} is the plugin's root, which dalo can
+			// follow; a line whose every use of it names a plugin file or
+			// directory computes nothing.
+			if c.rootFiles(line, name) {
+				probe = rootRef.ReplaceAllString(line, "")
+			}
+		}
 		if more != nil {
 			for _, t := range pathToken.FindAllString(line, -1) {
 				t = strings.TrimPrefix(t, "./")
@@ -371,7 +424,7 @@ func (c *converter) scan(r *reach, from string, lang language, text, dir string,
 				}
 			}
 			if re := computed[lang]; re != nil && computedAt == "" {
-				if m := re.FindString(line); m != "" {
+				if m := re.FindString(probe); m != "" {
 					computedAt = fmt.Sprintf("%s:%d (%s)", from, i+1, m)
 				}
 			}
@@ -397,6 +450,26 @@ func (c *converter) scan(r *reach, from string, lang language, text, dir string,
 		}
 	}
 	return computedAt
+}
+
+// rootFiles passes to name each plugin file s names under
+// ${CLAUDE_PLUGIN_ROOT}, every file of a directory it names; all says
+// whether each use of it named one.
+func (c *converter) rootFiles(s string, name func(string) bool) (all bool) {
+	all = true
+	for _, rel := range rootRefs(s) {
+		switch {
+		case c.has(rel):
+			name(rel)
+		case c.p.dirs[rel]:
+			for _, f := range c.p.under(rel) {
+				name(f)
+			}
+		default:
+			all = false
+		}
+	}
+	return all
 }
 
 // variable records that text at at reads the variable v. A CLAUDE_

@@ -66,6 +66,42 @@ func TestReach(t *testing.T) {
 			wantEnv:   []string{"PATH", "TMPDIR"},
 			wantWiden: "bin/stop is no text dalo can read",
 		},
+		{
+			name: "a file a script sources under ${CLAUDE_PLUGIN_ROOT} is read too",
+			files: map[string]string{
+				"hooks/hooks.json": hooks(`"bash \"${CLAUDE_PLUGIN_ROOT}/hooks/run.sh\""`),
+				"hooks/run.sh":     "#!/bin/bash\n. \"${CLAUDE_PLUGIN_ROOT}/lib/x.sh\"\nsource \"$CLAUDE_PLUGIN_ROOT/lib/y.sh\"\n",
+				"lib/x.sh":         "curl -s \"$URL\"\n",
+				"lib/y.sh":         "echo y\n",
+				"lib/z.sh":         "echo z\n",
+			},
+			wantFiles: []string{"hooks/run.sh", "lib/x.sh", "lib/y.sh"},
+			wantCaps:  []string{"filesystem_read", "network", "subprocess"},
+			wantEnv:   []string{"PATH", "TMPDIR", "URL"},
+			wantWiden: "lib/z.sh",
+		},
+		{
+			name: "a script in a language dalo does not read claims everything",
+			files: map[string]string{
+				"hooks/hooks.json": hooks(`"perl \"${CLAUDE_PLUGIN_ROOT}/hook.pl\""`),
+				"hook.pl":          "use LWP::Simple;\nget($ENV{URL});\n",
+			},
+			wantFiles: []string{"hook.pl"},
+			wantCaps:  allCapabilities,
+			wantEnv:   []string{"PATH", "TMPDIR"},
+			wantWiden: "hook.pl is in a language dalo does not read",
+		},
+		{
+			name: "a #! line is read by its interpreter's name, not by letters in its path",
+			files: map[string]string{
+				"hooks/hooks.json": hooks(`"\"${CLAUDE_PLUGIN_ROOT}/bin/stop\""`),
+				"bin/stop":         "#!/usr/share/ruby/bin/ruby\nputs 1\n",
+			},
+			wantFiles: []string{"bin/stop"},
+			wantCaps:  allCapabilities,
+			wantEnv:   []string{"PATH", "TMPDIR"},
+			wantWiden: "bin/stop is in a language dalo does not read",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.files[".claude-plugin/plugin.json"] = `{"name": "p", "description": "d"}`
