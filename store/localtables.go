@@ -58,6 +58,15 @@ func (s *Store) RemoveLocalTable(name, version string) ([]string, error) {
 	if name == "" || version == "" || strings.ContainsAny(name+version, `/\`) || strings.HasPrefix(version, ".") {
 		return nil, fmt.Errorf("%s: want NAME@VERSION", key)
 	}
+	// Only a harness dalo ships tables for has local ones: any other name
+	// ("..", ".") would name a directory outside them.
+	shipped, err := providers.Load()
+	if err != nil {
+		return nil, err
+	}
+	if len(Versions(shipped, name)) == 0 {
+		return nil, fmt.Errorf("%s: dalo has no tables for a harness named %q", key, name)
+	}
 	dir := filepath.Join(s.LocalTablesDir(), name)
 	file := filepath.Join(dir, version+".cue")
 	recordings := filepath.Join(dir, version)
@@ -78,10 +87,6 @@ func (s *Store) RemoveLocalTable(name, version string) ([]string, error) {
 			return nil, fmt.Errorf("%w %s in %s", ErrNoLocalTable, key, s.LocalTablesDir())
 		}
 		file = "" // recordings left without their table
-	}
-	shipped, err := providers.Load()
-	if err != nil {
-		return nil, err
 	}
 	if _, ok := shipped.Lookup(name, version); !ok {
 		in, err := s.Installed(name)

@@ -158,10 +158,22 @@ func TestRemoveLocalTable(t *testing.T) {
 	if _, err := s.RemoveLocalTable("qwen", "0.26.0"); !errors.Is(err, ErrNoLocalTable) {
 		t.Errorf("absent: error %v, want ErrNoLocalTable", err)
 	}
-	for _, bad := range [][2]string{{"qwen", "../x"}, {"", "0.25.0"}, {"qwen/x", "1"}} {
+	for _, bad := range [][2]string{{"qwen", "../x"}, {"", "0.25.0"}, {"qwen/x", "1"}, {"..", "plans"}, {".", "qwen"}, {"nosuch", "1.0"}} {
 		if _, err := s.RemoveLocalTable(bad[0], bad[1]); err == nil {
 			t.Errorf("RemoveLocalTable(%q, %q) accepted", bad[0], bad[1])
 		}
+	}
+	// A name that is no harness never reaches outside the local tables.
+	if err := os.MkdirAll(filepath.Join(s.Dir, "plans"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.RemoveLocalTable("..", "plans")
+	s.RemoveLocalTable(".", "qwen")
+	if _, err := os.Stat(filepath.Join(s.Dir, "plans")); err != nil {
+		t.Errorf("RemoveLocalTable(\"..\", \"plans\") removed the store's plans: %v", err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Errorf("RemoveLocalTable(\".\", \"qwen\") removed qwen's tables: %v", err)
 	}
 
 	in := &Installed{Schema: 1, Provider: "qwen", Version: "0.25.0", Packages: []InstalledPackage{{Package: "company:kit"}}}
