@@ -30,7 +30,7 @@ type HookRun struct {
 // exec runs one (no approvals, no sandbox), and returns the hook runs it
 // reported: where Codex shows the user what hooks said, which exec prints
 // nowhere. The session's Stdout is the protocol, one message a line.
-func (w *World) AppServer(prompt string) ([]HookRun, Session, error) {
+func (w *World) AppServer(prompt string) (runs []HookRun, sess Session, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), SessionTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, w.Bin, "app-server")
@@ -53,13 +53,17 @@ func (w *World) AppServer(prompt string) ([]HookRun, Session, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, Session{}, fmt.Errorf("codex app-server: %w", err)
 	}
-	session := func() Session {
-		return Session{Stdout: lines.String(), Stderr: stderr.String(), Elapsed: time.Since(start), TimedOut: ctx.Err() != nil}
-	}
+	// The session is read once the server is gone and waited for: only
+	// then has exec stopped copying into stderr, and only then does an
+	// early return not wait on a server still running its turn.
 	defer func() {
 		in.Close()
-		cmd.Wait()
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		sess = Session{Stdout: lines.String(), Stderr: stderr.String(), Elapsed: time.Since(start), TimedOut: ctx.Err() != nil}
+		if strings.TrimSpace(sess.Stderr) != "" {
+			w.logf("codex app-server stderr: %s", firstLine(sess.Stderr))
+		}
 	}()
 	sc := bufio.NewScanner(out)
 	sc.Buffer(nil, 16<<20)
@@ -68,7 +72,6 @@ func (w *World) AppServer(prompt string) ([]HookRun, Session, error) {
 		_, err := in.Write(append(b, '\n'))
 		return err
 	}
-	var runs []HookRun
 	// read reads messages until one is the answer to id, or the
 	// notification method; it keeps the hook runs.
 	read := func(id int, method string) (json.RawMessage, error) {
@@ -108,10 +111,10 @@ func (w *World) AppServer(prompt string) ([]HookRun, Session, error) {
 	}
 	if err := send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
 		"clientInfo": map[string]any{"name": "dalo-verify", "version": "0"}}}); err != nil {
-		return nil, session(), err
+		return nil, Session{}, err
 	}
 	if _, err := read(1, ""); err != nil {
-		return nil, session(), fmt.Errorf("codex app-server initialize: %w", err)
+		return nil, Session{}, fmt.Errorf("codex app-server initialize: %w", err)
 	}
 	send(map[string]any{"method": "initialized"})
 	send(map[string]any{"id": 2, "method": "thread/start", "params": map[string]any{
@@ -124,16 +127,13 @@ func (w *World) AppServer(prompt string) ([]HookRun, Session, error) {
 		err = json.Unmarshal(res, &started)
 	}
 	if err != nil || started.Thread.ID == "" {
-		return runs, session(), fmt.Errorf("codex app-server thread/start: no thread (%v)", err)
+		return runs, Session{}, fmt.Errorf("codex app-server thread/start: no thread (%v)", err)
 	}
 	send(map[string]any{"id": 3, "method": "turn/start", "params": map[string]any{
 		"threadId": started.Thread.ID, "input": []any{map[string]any{"type": "text", "text": prompt}}}})
 	if _, err := read(0, "turn/completed"); err != nil {
-		return runs, session(), fmt.Errorf("codex app-server turn: %w", err)
+		return runs, Session{}, fmt.Errorf("codex app-server turn: %w", err)
 	}
 	w.logf("codex app-server session: %d hook runs, %d model requests", len(runs), len(w.Server.Requests()))
-	if strings.TrimSpace(stderr.String()) != "" {
-		w.logf("codex app-server stderr: %s", firstLine(stderr.String()))
-	}
-	return runs, session(), nil
+	return runs, Session{}, nil
 }
