@@ -76,10 +76,10 @@ func exited(pidfd uintptr) bool {
 	if errno == syscall.EINTR {
 		return false
 	}
-	// si_pid, at offset 16 of siginfo_t on 64-bit and 32-bit Linux
-	// alike (after si_signo, si_errno, si_code and the union's
-	// alignment), stays 0 while no child of the id has changed state.
-	return errno != 0 || *(*int32)(unsafe.Pointer(&info[16])) != 0
+	// si_signo, the first field of siginfo_t on every architecture, is
+	// SIGCHLD once the child has changed state and stays 0 while it has
+	// not (si_pid's offset differs between 64-bit and 32-bit).
+	return errno != 0 || *(*int32)(unsafe.Pointer(&info[0])) != 0
 }
 
 // reap waits for pid to end and collects its status.
