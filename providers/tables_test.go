@@ -171,6 +171,8 @@ func TestBrokenTableFails(t *testing.T) {
 			[]string{"claude/2.1.233.cue", "config.agents.location.layout"}},
 		{"agents without a layout", "claude/2.1.233.cue", "\t\t\tlayout: \"<name>.md\"\n", "",
 			[]string{"claude/2.1.233.cue", "config.agents.location.layout", "required"}},
+		{"project agents without a layout", "claude/2.1.233.cue", "path:   \".claude/agents\"\n\t\t\tlayout: \"<name>.md\"\n", "path:   \".claude/agents\"\n",
+			[]string{"claude/2.1.233.cue", "config.project.agents.layout", "required"}},
 		{"syntax error", "claude/2.1.233.cue", `name:    "claude"`, `name:    "claude`,
 			[]string{"claude/2.1.233.cue"}},
 		{"path and name disagree", "claude/2.1.234.cue", "", "",
