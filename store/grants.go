@@ -18,6 +18,7 @@ import (
 // it only while the ledger holds that grant with Digest.
 type GrantUse struct {
 	Provider      string
+	Project       string // the project whose scope holds the install; "" the user's own
 	Package       string // source:name
 	Hook          string
 	Digest        string // the digest the plan wants
@@ -48,23 +49,49 @@ func (s *Store) GrantUses(id string) ([]GrantUse, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := s.Installed(provider)
+	// The ledger serves every scope: a project's installs use its grants
+	// as the user's own do.
+	scopes, err := s.allScopes()
 	if err != nil {
 		return nil, err
 	}
 	var out []GrantUse
-	for _, ip := range in.Packages {
-		for _, h := range ip.Hooks {
-			for _, ref := range []plan.GrantRef{h.Hook.ToolGrant, h.Hook.HookGrant} {
-				u := GrantUse{Provider: provider, Package: ip.Package, Hook: h.Hook.Hook, Digest: ref.Digest, Effect: h.Hook.Effect, FailurePolicy: h.Hook.FailurePolicy}
-				// A hook installed on several native events uses it once.
-				if ref.ID == id && !slices.Contains(out, u) {
-					out = append(out, u)
+	for _, sc := range scopes {
+		in, err := sc.Installed(provider)
+		if err != nil {
+			return nil, err
+		}
+		for _, ip := range in.Packages {
+			for _, h := range ip.Hooks {
+				for _, ref := range []plan.GrantRef{h.Hook.ToolGrant, h.Hook.HookGrant} {
+					u := GrantUse{Provider: provider, Project: sc.Project(), Package: ip.Package, Hook: h.Hook.Hook, Digest: ref.Digest, Effect: h.Hook.Effect, FailurePolicy: h.Hook.FailurePolicy}
+					// A hook installed on several native events uses it once.
+					if ref.ID == id && !slices.Contains(out, u) {
+						out = append(out, u)
+					}
 				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// Where says where the hook is installed: on its provider, in the user's
+// own configuration or in a project's.
+func (u GrantUse) Where() string {
+	if u.Project == "" {
+		return u.Provider
+	}
+	return u.Provider + " in project " + u.Project
+}
+
+// Reinstall says, quoted, the command that installs the hook again with
+// the grants approved now: 'dalo sync' in a project dalo synced.
+func (u GrantUse) Reinstall() string {
+	if u.Project == "" {
+		return fmt.Sprintf("'dalo plugin install %s --provider %s'", u.Package, u.Provider)
+	}
+	return "'dalo sync' in " + u.Project
 }
 
 func (s *Store) grantPath(id string) string { return s.path("grants", plan.GrantFile(id)) }

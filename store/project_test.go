@@ -102,6 +102,20 @@ func TestProjectScope(t *testing.T) {
 	if !trustNoted {
 		t.Errorf("doctor run in the project does not say how Claude Code trusts a folder: %+v", fs)
 	}
+	// Approving or revoking a grant the project's hooks run with warns of
+	// them: GrantUses, asked of the user's store, finds them and names
+	// the project.
+	pin, err := ps.Installed("claude")
+	if err != nil || len(pin.Packages) == 0 || len(pin.Packages[0].Hooks) == 0 {
+		t.Fatalf("the project's install record: %+v (%v)", pin, err)
+	}
+	uses, err := s.GrantUses(pin.Packages[0].Hooks[0].Hook.ToolGrant.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(uses) == 0 || uses[0].Project != ps.Project() {
+		t.Errorf("GrantUses of the project's tool grant: %+v, want its hooks, in %s", uses, ps.Project())
+	}
 	// A writer of the user's scope collects nothing the project uses.
 	l, err := s.Lock()
 	if err != nil {

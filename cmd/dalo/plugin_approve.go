@@ -142,9 +142,7 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 		}
 	}
 	stops := stoppedHooks(fresh)
-	for _, u := range stops {
-		fmt.Fprintf(e.stdout, "warning: installed hook %s of %s on %s runs with a grant this replaces: from then on it does not run (%s) until you run 'dalo plugin install %s --provider %s'\n", u.Hook, u.Package, u.Provider, u.Failing(), u.Package, u.Provider)
-	}
+	warnStops(e, stops)
 	if !yes && !confirm(e, cmd, fmt.Sprintf("Approve these %d grants?", len(fresh)), fmt.Sprintf("'dalo plugin review %s --provider %s'", sel.Identity, sel.Table.Name)) {
 		return exitFail
 	}
@@ -194,13 +192,21 @@ func stoppedHooks(props []store.Proposal) []store.GrantUse {
 	seen := map[string]bool{}
 	for _, p := range props {
 		for _, u := range p.Stops {
-			if k := u.Provider + " " + u.Package + " " + u.Hook; !seen[k] {
+			if k := u.Where() + " " + u.Package + " " + u.Hook; !seen[k] {
 				seen[k] = true
 				out = append(out, u)
 			}
 		}
 	}
 	return out
+}
+
+// warnStops warns, before anything is asked, of each installed hook that
+// stops running once the grants it runs with are replaced.
+func warnStops(e *env, stops []store.GrantUse) {
+	for _, u := range stops {
+		fmt.Fprintf(e.stdout, "warning: installed hook %s of %s on %s runs with a grant this replaces: from then on it does not run (%s) until you run %s\n", u.Hook, u.Package, u.Where(), u.Failing(), u.Reinstall())
+	}
 }
 
 // isTerminal says whether r is a terminal a person can answer on; a

@@ -75,7 +75,7 @@ func runPluginRevoke(e *env, fs *pflag.FlagSet) int {
 			return fail(e, cmd, err)
 		}
 		for _, u := range uses {
-			k := u.Provider + " " + u.Package + " " + u.Hook
+			k := u.Where() + " " + u.Package + " " + u.Hook
 			// Dispatch checks the hook grant first: with both revoked,
 			// its message names the hook grant.
 			if why[k] == nil || g.Kind == "hook" {
@@ -90,9 +90,13 @@ func runPluginRevoke(e *env, fs *pflag.FlagSet) int {
 		fmt.Fprintln(e.stdout, "no installed hook runs with these grants")
 	}
 	for _, u := range stuck {
-		g := why[u.Provider+" "+u.Package+" "+u.Hook]
-		fmt.Fprintf(e.stdout, "hook %s stays installed on %s and no longer runs: %s (\"not run: %s grant: %s is revoked\")\n", u.Hook, u.Provider, u.Failing(), g.Kind, g.ID)
-		fmt.Fprintf(e.stdout, "  until you run 'dalo plugin remove %s --provider %s' (or approve it again and run 'dalo plugin install %s --provider %s')\n", u.Package, u.Provider, u.Package, u.Provider)
+		g := why[u.Where()+" "+u.Package+" "+u.Hook]
+		fmt.Fprintf(e.stdout, "hook %s stays installed on %s and no longer runs: %s (\"not run: %s grant: %s is revoked\")\n", u.Hook, u.Where(), u.Failing(), g.Kind, g.ID)
+		if u.Project != "" {
+			fmt.Fprintf(e.stdout, "  until you approve it again and run %s\n", u.Reinstall())
+			continue
+		}
+		fmt.Fprintf(e.stdout, "  until you run 'dalo plugin remove %s --provider %s' (or approve it again and run %s)\n", u.Package, u.Provider, u.Reinstall())
 	}
 	return exitOK
 }

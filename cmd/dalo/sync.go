@@ -177,7 +177,7 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 		fmt.Fprintf(e.stdout, "note: %s\n", termtext.Escape(n))
 	}
 
-	if code, goOn := approveTargets(e, cmd, s, targets, yes, dry, undo); !goOn {
+	if code, goOn := approveTargets(e, cmd, s, ps.Project(), targets, yes, dry, undo); !goOn {
 		return code
 	}
 
@@ -217,9 +217,10 @@ func openProject(e *env, cmd string) (root string, proj *project.Project, lock *
 // only that, and approves it when they agree (or gave --yes); when they
 // refuse, it calls undo. goOn says whether sync goes on to install, and
 // code, when not, is its exit status.
-func approveTargets(e *env, cmd string, s *store.Store, targets []*syncTarget, yes, dry bool, undo func()) (code int, goOn bool) {
+func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*syncTarget, yes, dry bool, undo func()) (code int, goOn bool) {
 	// The review: what this user has not approved, and only that.
 	var fresh int
+	var asked []store.Proposal
 	for _, tg := range targets {
 		var shown bool
 		for _, p := range tg.props {
@@ -231,9 +232,21 @@ func approveTargets(e *env, cmd string, s *store.Store, targets []*syncTarget, y
 				shown = true
 			}
 			fmt.Fprintf(e.stdout, "  %s\n", termtext.Escape(describeGrant(p.Grant)))
+			asked = append(asked, p)
 			fresh++
 		}
 	}
+	// A grant replaced stops the hooks installed elsewhere with the old
+	// one (the user's own install of the package, another project's):
+	// said before anything is asked. This project's own, sync installs
+	// again.
+	var stops []store.GrantUse
+	for _, u := range stoppedHooks(asked) {
+		if u.Project != root {
+			stops = append(stops, u)
+		}
+	}
+	warnStops(e, stops)
 	if fresh > 0 {
 		if dry {
 			fmt.Fprintf(e.stdout, "dry run: %d grants would be asked for; nothing was written\n", fresh)
