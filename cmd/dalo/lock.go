@@ -124,7 +124,7 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 		d, now, err := project.Verify(p, old, opts)
 		switch {
 		case err != nil:
-			return lockFailed(e, err)
+			return lockRefused(e, err)
 		case e.json:
 			if d == nil {
 				d = []engine.Diagnostic{}
@@ -141,7 +141,7 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 	}
 	now, err := project.Resolve(p, old, opts)
 	if err != nil {
-		return lockFailed(e, err)
+		return lockRefused(e, err)
 	}
 	if old != nil && bytes.Equal(old.Marshal(), now.Marshal()) {
 		if e.json {
@@ -152,7 +152,7 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 	}
 	changes := project.Changes(old, now)
 	if err := project.WriteLock(root, now); err != nil {
-		return lockFailed(e, err)
+		return lockRefused(e, err)
 	}
 	if e.json {
 		return writeJSON(e, lockJSON{Written: true, Changes: append([]string{}, changes...)})
@@ -178,8 +178,9 @@ type lockJSON struct {
 	Changes []string `json:"changes"`
 }
 
-// lockRefused prints why dalo.toml or dalo.lock was refused, a finding a
-// line, and says nothing was written.
+// lockRefused prints why dalo.toml or dalo.lock was refused, or resolving
+// failed (a path that cannot be locked, a fetch), a finding a line, and
+// says nothing was written.
 func lockRefused(e *env, err error) int {
 	var pe *project.Error
 	if errors.As(err, &pe) {
@@ -190,18 +191,6 @@ func lockRefused(e *env, err error) int {
 		fmt.Fprintf(e.stderr, "dalo lock: %v\n", err)
 	}
 	fmt.Fprintln(e.stderr, "nothing was written")
-	return exitFail
-}
-
-// lockFailed prints why resolving failed: the findings of a package or
-// path that cannot be locked, or what went wrong (a fetch); nothing was
-// written.
-func lockFailed(e *env, err error) int {
-	var pe *project.Error
-	if errors.As(err, &pe) {
-		return lockRefused(e, err)
-	}
-	fmt.Fprintf(e.stderr, "dalo lock: %v\nnothing was written\n", err)
 	return exitFail
 }
 
