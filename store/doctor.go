@@ -599,7 +599,7 @@ func (c *forceCheck) run() []Finding {
 		for _, ch := range changedOwned(&ip) {
 			c.add(StatusProblem, subj, "%s", ch)
 		}
-		for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+		for _, o := range ip.owned() {
 			if _, err := os.Lstat(o.Path); err != nil {
 				c.add(StatusProblem, subj, "%s is missing; install again", o.Path)
 				continue

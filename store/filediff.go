@@ -50,7 +50,7 @@ func (s *Store) FileDiffs(u *Update) []FileDiff {
 			newFile = filepath.Join(u.Sel.PkgDir(), filepath.FromSlash(rel))
 		case strings.HasPrefix(d.Item, "member "):
 			ref := strings.TrimPrefix(d.Item, "member ")
-			for _, o := range append(append([]OwnedTree(nil), u.Installed.Skills...), u.Installed.Agents...) {
+			for _, o := range u.Installed.owned() {
 				if o.Ref == ref {
 					if p, err := o.file(rel); err == nil {
 						oldFile, oldSum = p, o.Files[rel]

@@ -206,7 +206,7 @@ func (s *Store) sweepHarnessTemps() {
 			}
 			add(in.Harness.File)
 			for _, ip := range in.Packages {
-				for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+				for _, o := range ip.owned() {
 					add(o.Path)
 				}
 			}

@@ -447,7 +447,7 @@ func (p *installDraft) planDropped() {
 		// Members still in the package were checked with the others
 		// (MemberActions); these are the ones it dropped since.
 		dropped := InstalledPackage{}
-		for _, o := range append(append([]OwnedTree(nil), p.prev.Skills...), p.prev.Agents...) {
+		for _, o := range p.prev.owned() {
 			if !slices.ContainsFunc(p.acts, func(a MemberAction) bool { return a.Dest == o.Path }) {
 				dropped.Skills = append(dropped.Skills, o)
 			}
@@ -657,7 +657,7 @@ func ownMembers(members []member, prev *InstalledPackage, next *Installed, ip *I
 	for _, mb := range members {
 		ot := OwnedTree{Ref: mb.ref, Path: mb.dest, CreatedDir: missingAbove(mb.dest)}
 		if prev != nil && ot.CreatedDir == "" {
-			for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
+			for _, o := range prev.owned() {
 				if o.Path == mb.dest {
 					ot.CreatedDir = o.CreatedDir // a reinstall: dalo still created it
 				}
@@ -692,7 +692,7 @@ func ownMembers(members []member, prev *InstalledPackage, next *Installed, ip *I
 func keptMembers(prev *InstalledPackage, written []OwnedTree) (same map[string]bool, stale InstalledPackage) {
 	same = map[string]bool{}
 	if prev != nil {
-		for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
+		for _, o := range prev.owned() {
 			if slices.ContainsFunc(written, func(w OwnedTree) bool {
 				return w.Path == o.Path && reflect.DeepEqual(w.Files, o.Files)
 			}) && intactOwned(&o) {
@@ -724,7 +724,7 @@ func pending(ip InstalledPackage, prev *InstalledPackage, same map[string]bool) 
 	slices.Sort(out.Staged)
 	out.Staged = slices.Compact(out.Staged)
 	olds := map[string]OwnedTree{}
-	for _, o := range append(append([]OwnedTree(nil), prev.Skills...), prev.Agents...) {
+	for _, o := range prev.owned() {
 		olds[o.Path] = o
 	}
 	withEarlier := func(trees []OwnedTree) []OwnedTree {
@@ -818,7 +818,7 @@ func hexFiles(files map[string]plan.FileDigest) map[string]string {
 // next, that dir is in, or "".
 func createdFor(next *Installed, dir string) string {
 	for _, ip := range next.Packages {
-		for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+		for _, o := range ip.owned() {
 			if c := o.CreatedDir; c != "" && (dir == c || strings.HasPrefix(dir, c+string(filepath.Separator))) {
 				return c
 			}
@@ -832,7 +832,7 @@ func createdFor(next *Installed, dir string) string {
 func ownedPaths(in *Installed, _ string) map[string]string {
 	out := map[string]string{}
 	for _, ip := range in.Packages {
-		for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+		for _, o := range ip.owned() {
 			out[o.Path] = ip.Package
 		}
 	}

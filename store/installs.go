@@ -56,6 +56,11 @@ type InstalledPackage struct {
 	Commit   string           `json:"commit,omitempty"`
 }
 
+// owned is every member dalo wrote for ip: its skills, then its agents.
+func (ip *InstalledPackage) owned() []OwnedTree {
+	return append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...)
+}
+
 // An InstalledHook is a planned hook and the native event it runs on.
 type InstalledHook struct {
 	Event string           `json:"event"`

@@ -238,7 +238,7 @@ func staleTrust(st HarnessState) []string {
 // memberPaths lists where the members dalo wrote for ip are.
 func memberPaths(ip *InstalledPackage) []string {
 	var out []string
-	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+	for _, o := range ip.owned() {
 		out = append(out, o.Path)
 	}
 	return out
@@ -249,7 +249,7 @@ func memberPaths(ip *InstalledPackage) []string {
 // counts as changed, so that nothing is overwritten or removed on its word.
 func changedOwned(ip *InstalledPackage) []string {
 	var out []string
-	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+	for _, o := range ip.owned() {
 		for _, rel := range o.files() {
 			p, err := o.file(rel)
 			if err != nil {
@@ -296,7 +296,7 @@ func removeOwnedKept(ip *InstalledPackage) []string {
 // directory or agent file that is gone, or, of a directory it had to keep,
 // each file it removed. A kept path says why it was kept.
 func removeOwned(ip *InstalledPackage) (removed, kept []string) {
-	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+	for _, o := range ip.owned() {
 		var dirs, gone []string
 		changed := map[string]bool{} // files dalo wrote and kept, by path
 		failed := false              // a file dalo wrote could not be removed

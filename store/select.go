@@ -466,7 +466,7 @@ func changedSince(ip *InstalledPackage, dest string) string {
 		return ""
 	}
 	var changed []string
-	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+	for _, o := range ip.owned() {
 		if o.Path == dest {
 			changed = changedOwned(&InstalledPackage{Skills: []OwnedTree{o}})
 		}

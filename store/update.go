@@ -199,7 +199,7 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 		key := mb.Kind + " " + mb.Member
 		members[key] = true
 		why := memberWhy(ledger[key], mb)
-		if ledger[key] == nil && slices.ContainsFunc(append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...), func(o OwnedTree) bool { return o.Ref == a.Ref }) {
+		if ledger[key] == nil && slices.ContainsFunc(ip.owned(), func(o OwnedTree) bool { return o.Ref == a.Ref }) {
 			why = "installed before skills and agents had grants; install writes it only with one"
 		}
 		if _, err := propose(mb.Kind, mb.Member, why, mb); err != nil {
@@ -341,7 +341,7 @@ func (s *Store) installedVersion(ip *InstalledPackage, ledger map[string]*plan.G
 			v.tools[strings.TrimPrefix(key, "tool ")] = b.Files
 		}
 	}
-	for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+	for _, o := range ip.owned() {
 		v.members[o.Ref] = o.Files
 	}
 	return v
@@ -353,7 +353,7 @@ func (s *Store) currentVersion(sel *Selection, ip *InstalledPackage) *version {
 	i := slices.Index(sel.Loaded.Packages, sel.Pkg)
 	v := versionOf(sel.Loaded, i, sel.References())
 	for ref := range v.members {
-		if !slices.ContainsFunc(append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...), func(o OwnedTree) bool { return o.Ref == ref }) {
+		if !slices.ContainsFunc(ip.owned(), func(o OwnedTree) bool { return o.Ref == ref }) {
 			delete(v.members, ref)
 		}
 	}
@@ -381,7 +381,7 @@ func (s *Store) NotInForce(provider, pkg string) ([]string, error) {
 		return nil, err
 	}
 	if ip := in.Find(pkg); ip != nil {
-		for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+		for _, o := range ip.owned() {
 			if len(o.Earlier) > 0 {
 				out = append(out, MemberKey(o.Ref)+": "+incomplete)
 			}
@@ -686,7 +686,7 @@ func (s *Store) settlePending() {
 				return // settled by a writer that can read the record
 			}
 			if ip := in.Find(j.Package); ip != nil {
-				for _, o := range append(append([]OwnedTree(nil), ip.Skills...), ip.Agents...) {
+				for _, o := range ip.owned() {
 					if o.Grant != nil {
 						recorded[o.Grant.ID+" "+o.Grant.Digest] = true
 					}
