@@ -402,27 +402,7 @@ func (c *converter) scan(r *reach, from string, lang language, text, dir string,
 			}
 		}
 		if more != nil {
-			for _, t := range pathToken.FindAllString(line, -1) {
-				t = strings.TrimPrefix(t, "./")
-				for _, f := range []string{path.Clean(t), path.Join(dir, t)} {
-					if c.has(f) && name(f) {
-						break
-					}
-				}
-			}
-			switch lang {
-			case langPython:
-				c.pythonImports(line, dir, name)
-			case langJS:
-				for _, m := range jsImport.FindAllStringSubmatch(line, -1) {
-					base := path.Join(dir, m[1])
-					for _, f := range []string{base, base + ".js", base + ".mjs", base + ".cjs", base + ".json", base + "/index.js"} {
-						if c.has(f) && name(f) {
-							break
-						}
-					}
-				}
-			}
+			c.namedFiles(line, lang, dir, name)
 			if re := computed[lang]; re != nil && computedAt == "" {
 				if m := re.FindString(probe); m != "" {
 					computedAt = fmt.Sprintf("%s:%d (%s)", from, i+1, m)
@@ -450,6 +430,32 @@ func (c *converter) scan(r *reach, from string, lang language, text, dir string,
 		}
 	}
 	return computedAt
+}
+
+// namedFiles passes to name each plugin file one line of a program
+// names: by a path, or by an import of the program's language.
+func (c *converter) namedFiles(line string, lang language, dir string, name func(string) bool) {
+	for _, t := range pathToken.FindAllString(line, -1) {
+		t = strings.TrimPrefix(t, "./")
+		for _, f := range []string{path.Clean(t), path.Join(dir, t)} {
+			if c.has(f) && name(f) {
+				break
+			}
+		}
+	}
+	switch lang {
+	case langPython:
+		c.pythonImports(line, dir, name)
+	case langJS:
+		for _, m := range jsImport.FindAllStringSubmatch(line, -1) {
+			base := path.Join(dir, m[1])
+			for _, f := range []string{base, base + ".js", base + ".mjs", base + ".cjs", base + ".json", base + "/index.js"} {
+				if c.has(f) && name(f) {
+					break
+				}
+			}
+		}
+	}
 }
 
 // rootFiles passes to name each plugin file s names under
