@@ -26,7 +26,7 @@ var compiledTables = &compiled{
 	Tables: []compiledTable{
 		compiledTable{
 			File:   "claude/2.1.233.cue",
-			SHA256: "af5e4ad12737969c25da3b82af51066f59401ac3272d97de5c8e7c5b6258a53b",
+			SHA256: "6c7bdebd35566f9c4e392d7406b6ed6191d2e78fbeaed42c7f602cb6537828a6",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.233",
@@ -36,6 +36,40 @@ var compiledTables = &compiled{
 					Text: "2.1.233 (Claude Code)",
 					Evidence: []string{
 						"run: providers/testdata/README.md finding 25",
+						"test: internal/live TestSession/claude",
+					},
+				},
+				Headless: Headless{
+					API: "anthropic",
+					Shell: HeadlessShell{
+						Tool: "Bash",
+					},
+					Env: map[string]string{
+						"ANTHROPIC_API_KEY":                        "sk-ant-fake",
+						"ANTHROPIC_BASE_URL":                       "{server}",
+						"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+						"CLAUDE_CONFIG_DIR":                        "{home}/.claude",
+						"DISABLE_AUTOUPDATER":                      "1",
+					},
+					Args: []string{
+						"-p",
+						"{prompt}",
+						"--allowedTools",
+						"{tools}",
+						"--output-format",
+						"json",
+					},
+					Stream: []string{
+						"-p",
+						"{prompt}",
+						"--allowedTools",
+						"{tools}",
+						"--output-format",
+						"stream-json",
+						"--verbose",
+					},
+					Updates: "DISABLE_AUTOUPDATER=1 turns its updater off.",
+					Evidence: []string{
 						"test: internal/live TestSession/claude",
 					},
 				},
@@ -4794,7 +4828,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "41307814272c4a4ee5a10370e50c963d4ca5d92da2680e7691d009181a791b82",
+			SHA256: "cfa66ecc16ed40c1bd22793f5bea6eda5cd857f550d3bba48c888ce24d10e3d3",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -4805,6 +4839,40 @@ var compiledTables = &compiled{
 					Evidence: []string{
 						"doc: providers/testdata/README.md finding 25, seen on Claude Code 2.1.233",
 						"run: providers/testdata/README.md finding 52",
+						"test: internal/live TestSession/claude",
+					},
+				},
+				Headless: Headless{
+					API: "anthropic",
+					Shell: HeadlessShell{
+						Tool: "Bash",
+					},
+					Env: map[string]string{
+						"ANTHROPIC_API_KEY":                        "sk-ant-fake",
+						"ANTHROPIC_BASE_URL":                       "{server}",
+						"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+						"CLAUDE_CONFIG_DIR":                        "{home}/.claude",
+						"DISABLE_AUTOUPDATER":                      "1",
+					},
+					Args: []string{
+						"-p",
+						"{prompt}",
+						"--allowedTools",
+						"{tools}",
+						"--output-format",
+						"json",
+					},
+					Stream: []string{
+						"-p",
+						"{prompt}",
+						"--allowedTools",
+						"{tools}",
+						"--output-format",
+						"stream-json",
+						"--verbose",
+					},
+					Updates: "DISABLE_AUTOUPDATER=1 turns its updater off.",
+					Evidence: []string{
 						"test: internal/live TestSession/claude",
 					},
 				},
@@ -9699,7 +9767,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.147.0.cue",
-			SHA256: "cb5fb6ab956c86a4ec2a8fa7b6768d859310246183600599b2d243de4f9487aa",
+			SHA256: "276635e2b4ddcf753022cd39faaf53184d44ff8d3a7317e3f05407a1e413eb94",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.147.0",
@@ -9709,6 +9777,33 @@ var compiledTables = &compiled{
 					Text: "codex-cli 0.147.0",
 					Evidence: []string{
 						"run: providers/testdata/README.md finding 25",
+						"test: internal/live TestSession/codex",
+					},
+				},
+				Headless: Headless{
+					API: "openai",
+					Shell: HeadlessShell{
+						Tool: "Bash",
+					},
+					Env: map[string]string{
+						"CODEX_HOME":     "{home}/.codex",
+						"OPENAI_API_KEY": "sk-fake",
+					},
+					Files: []HeadlessFile{
+						HeadlessFile{
+							Root:    "config_home",
+							Path:    "config.toml",
+							Content: "model = \"gpt-5\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"{server}/v1\"\nwire_api = \"responses\"\n",
+						},
+					},
+					Args: []string{
+						"exec",
+						"--skip-git-repo-check",
+						"--dangerously-bypass-approvals-and-sandbox",
+						"{prompt}",
+					},
+					Updates: "codex exec never updates itself: only its interactive interface offers an update.",
+					Evidence: []string{
 						"test: internal/live TestSession/codex",
 					},
 				},
@@ -13979,7 +14074,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "84dc2afcce8e69e4823ad476169a3c7b64c35bac72ce9b5a6198843396290287",
+			SHA256: "e1a815c538b7f896a1ddfe428e1b337614684e52a91271e156fdd5448b0c2c44",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -13990,6 +14085,33 @@ var compiledTables = &compiled{
 					Evidence: []string{
 						"doc: providers/testdata/README.md finding 25, seen on Codex CLI 0.147.0",
 						"run: providers/testdata/README.md finding 48",
+						"test: internal/live TestSession/codex",
+					},
+				},
+				Headless: Headless{
+					API: "openai",
+					Shell: HeadlessShell{
+						Tool: "Bash",
+					},
+					Env: map[string]string{
+						"CODEX_HOME":     "{home}/.codex",
+						"OPENAI_API_KEY": "sk-fake",
+					},
+					Files: []HeadlessFile{
+						HeadlessFile{
+							Root:    "config_home",
+							Path:    "config.toml",
+							Content: "model = \"gpt-5\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"{server}/v1\"\nwire_api = \"responses\"\n",
+						},
+					},
+					Args: []string{
+						"exec",
+						"--skip-git-repo-check",
+						"--dangerously-bypass-approvals-and-sandbox",
+						"{prompt}",
+					},
+					Updates: "codex exec never updates itself: only its interactive interface offers an update.",
+					Evidence: []string{
 						"test: internal/live TestSession/codex",
 					},
 				},
@@ -18319,7 +18441,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "05c112935305c5363f24ec3c6d8cf3b19574af3432e2af4901f59498e2b63b78",
+			SHA256: "f84c119172e4855bf47cee16a7ca537bb31ba6bd8caa2c5c175246d13a97999a",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18330,6 +18452,32 @@ var compiledTables = &compiled{
 					Evidence: []string{
 						"run: providers/testdata/README.md finding 62",
 						"test: internal/live TestMatrixCopilot/first_run",
+					},
+				},
+				Headless: Headless{
+					API: "anthropic",
+					Shell: HeadlessShell{
+						Tool:  "Bash",
+						Model: "bash",
+					},
+					Env: map[string]string{
+						"COPILOT_HOME":              "{root}/copilot-home",
+						"COPILOT_MODEL":             "claude-sonnet-4",
+						"COPILOT_OFFLINE":           "true",
+						"COPILOT_PROVIDER_API_KEY":  "fake-copilot-key",
+						"COPILOT_PROVIDER_BASE_URL": "{server}",
+						"COPILOT_PROVIDER_TYPE":     "anthropic",
+					},
+					Args: []string{
+						"-p",
+						"{prompt}",
+						"--allow-all-tools",
+						"--no-auto-update",
+					},
+					Updates: "--no-auto-update turns its updater off.",
+					Evidence: []string{
+						"run: providers/testdata/README.md finding 62",
+						"test: internal/live TestMatrixCopilot/session",
 					},
 				},
 				Config: Config{
@@ -22295,7 +22443,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "1685576e2724a8c91ff270cae314b208718cb1ef847a6b890a05aae623b2fd05",
+			SHA256: "70628f0fe131677f33b96581f090a9fd2576bed2c3c92533061da0fb27fad335",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -22305,6 +22453,39 @@ var compiledTables = &compiled{
 					Text: "0.61.0",
 					Evidence: []string{
 						"run: providers/testdata/README.md finding 56",
+						"test: internal/live TestSession/gemini",
+					},
+				},
+				Headless: Headless{
+					API: "gemini",
+					Shell: HeadlessShell{
+						Tool: "run_shell_command",
+					},
+					Env: map[string]string{
+						"GEMINI_API_KEY":         "fake-gemini-key",
+						"GEMINI_CLI_HOME":        "{root}/gemini-home",
+						"GOOGLE_GEMINI_BASE_URL": "{server}",
+					},
+					Files: []HeadlessFile{
+						HeadlessFile{
+							Root:    "config_home",
+							Path:    "settings.json",
+							Content: "{\"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}}}\n",
+						},
+						HeadlessFile{
+							Root:    "config_home",
+							Path:    "trustedFolders.json",
+							Content: "{\"{work}\": \"TRUST_FOLDER\"}\n",
+						},
+					},
+					Args: []string{
+						"-p",
+						"{prompt}",
+						"--approval-mode",
+						"yolo",
+					},
+					Updates: "Headless, it never updates itself: only its interactive interface checks for an update.",
+					Evidence: []string{
 						"test: internal/live TestSession/gemini",
 					},
 				},
@@ -26751,7 +26932,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "qwen/0.24.4.cue",
-			SHA256: "e306fa08bfeea6730ae5a3e720524cb6d8baf9d4339a33e0b0859337f4521974",
+			SHA256: "33ef53b8eb10b76e653515c95fa7b0236aef531774cb18f0d252b9b0f9dee599",
 			Table: &Table{
 				Name:    "qwen",
 				Version: "0.24.4",
@@ -26759,6 +26940,34 @@ var compiledTables = &compiled{
 				Install: "npm install @qwen-code/qwen-code@0.24.4",
 				VersionOutput: Claim{
 					Text: "0.24.4",
+					Evidence: []string{
+						"run: providers/testdata/README.md finding 64",
+						"test: internal/live TestMatrixQwen/session",
+					},
+				},
+				Headless: Headless{
+					API: "anthropic",
+					Shell: HeadlessShell{
+						Tool:  "run_shell_command",
+						Model: "run_shell_command",
+					},
+					Env: map[string]string{
+						"ANTHROPIC_API_KEY":                "fake-qwen-key",
+						"ANTHROPIC_BASE_URL":               "{server}",
+						"ANTHROPIC_MODEL":                  "claude-sonnet-4",
+						"QWEN_CODE_SKIP_UPDATE_CHECK_ONCE": "true",
+						"QWEN_CODE_SUPPRESS_YOLO_WARNING":  "1",
+						"QWEN_HOME":                        "{root}/qwen-home",
+					},
+					Args: []string{
+						"--auth-type",
+						"anthropic",
+						"--approval-mode",
+						"yolo",
+						"{prompt}",
+					},
+					Updates:         "QWEN_CODE_SKIP_UPDATE_CHECK_ONCE=true skips its update check, which its source (startPostRenderPrefetches) runs only once its interactive interface has rendered.",
+					SessionTimeoutS: 300,
 					Evidence: []string{
 						"run: providers/testdata/README.md finding 64",
 						"test: internal/live TestMatrixQwen/session",

@@ -23,6 +23,7 @@ type Table struct {
 	// `dalo providers verify` proved the version on this machine.
 	Verified      *Verified              `json:"verified,omitempty"`
 	VersionOutput Claim                  `json:"version_output"`
+	Headless      Headless               `json:"headless"`
 	Config        Config                 `json:"config"`
 	Timeout       Timeout                `json:"timeout"`
 	Tools         map[string]Claim       `json:"tools"`
@@ -84,6 +85,46 @@ type MemberPower struct {
 type MemberPowerNone struct {
 	Kind     string   `json:"kind"`
 	Evidence []string `json:"evidence"`
+}
+
+// Headless is how the harness version runs one prompt with nobody at the
+// terminal, offline against a model server on loopback, in a scratch
+// home: what the live tests and `dalo providers verify` run. Its strings
+// are templates ({server}, {home}, {root}, {work}, {prompt}, {tools}; see
+// #Provider.headless).
+type Headless struct {
+	// API is what the model server speaks: anthropic, openai or gemini.
+	API   string        `json:"api"`
+	Shell HeadlessShell `json:"shell"`
+	// Env are the variables a run sets.
+	Env map[string]string `json:"env"`
+	// Files are the user's own configuration, written before a session.
+	Files []HeadlessFile `json:"files,omitempty"`
+	// Args is a session's command line after the binary's name; Stream,
+	// when set, that of a session whose stdout is the stream of records
+	// the harness shows its user.
+	Args   []string `json:"args"`
+	Stream []string `json:"stream,omitempty"`
+	// Updates says how a run keeps the harness from updating itself.
+	Updates string `json:"updates"`
+	// SessionTimeoutS bounds a session, when set.
+	SessionTimeoutS int      `json:"session_timeout_s,omitempty"`
+	Evidence        []string `json:"evidence"`
+}
+
+// HeadlessShell is the harness's shell tool: Tool, its native name, and
+// Model, the name the model is offered when that is another.
+type HeadlessShell struct {
+	Tool  string `json:"tool"`
+	Model string `json:"model,omitempty"`
+}
+
+// A HeadlessFile is a file of the user's own configuration a headless run
+// writes first: Path below Root (home, config_home or root).
+type HeadlessFile struct {
+	Root    string `json:"root"`
+	Path    string `json:"path"`
+	Content string `json:"content"`
 }
 
 // A Claim is a fact with its evidence.

@@ -39,7 +39,6 @@ func TestImportClaudePlugin(t *testing.T) {
 				fakemodel.Run("rm -rf build"),
 				fakemodel.Say("The build directory stays."),
 			})
-			w.pathHarness() // install --trust asks Codex for its hashes
 			src := filepath.Join(w.root, "src")
 			w.dalo("init", src)
 			for _, name := range []string{"explanatory-output-style", "hookify"} {

@@ -42,7 +42,6 @@ func gateKitFiles() map[string]string {
 // (install --trust, with the harness on PATH, as its user runs it).
 func (w *world) installGate() string {
 	w.t.Helper()
-	w.pathHarness()
 	src := filepath.Join(w.root, "src-"+gateSource)
 	writeSource(w.t, src, w.nativeShell(gateKitFiles()))
 	w.dalo("source", "add", gateSource, src)
@@ -57,18 +56,6 @@ func (w *world) installGate() string {
 	return out
 }
 
-// pathHarness puts the directory of the world's harness first on its PATH,
-// where a user has it: dalo finds the harness there.
-func (w *world) pathHarness() {
-	w.t.Helper()
-	dir := filepath.Dir(harness(w.t, w.provider))
-	for i, e := range w.env {
-		if p, ok := strings.CutPrefix(e, "PATH="); ok && !strings.HasPrefix(p, dir+":") {
-			w.env[i] = "PATH=" + dir + ":" + p
-		}
-	}
-}
-
 // daloExit runs the dalo binary in the world and returns its output and
 // exit status, whatever it is.
 func (w *world) daloExit(args ...string) (string, int) {
@@ -81,9 +68,7 @@ func (w *world) daloExitIn(dir string, args ...string) (string, int) {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), daloTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, daloBin, args...)
-	cmd.Dir = dir
-	cmd.Env = w.env
+	cmd := w.DaloCommand(ctx, dir, nil, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -120,7 +105,7 @@ func TestDispatcherGone(t *testing.T) {
 		// environment: a harness that replaces $name in its settings
 		// (Gemini CLI) would rewrite such a guard into another
 		// command; this one names none.
-		w.env = append(w.env, "s=0", "p=0")
+		w.Env = append(w.Env, "s=0", "p=0")
 		w.installGate()
 		s := w.dispatcherGone("NOT in force: its dispatcher")
 		if w.exists("gated-ran") {
@@ -411,7 +396,7 @@ func testSwitch(t *testing.T, tb *provtables.Table, sw provtables.Switch, v any)
 			t.Cleanup(func() { os.RemoveAll(dir) })
 		}
 		file = filepath.Join(dir, filepath.Base(sw.Location.Path))
-		w.setEnv(sw.Location.Env, file)
+		w.SetEnv(sw.Location.Env, file)
 	default:
 		var err error
 		if file, err = tb.Path(sw.Location, w.getenv); err != nil {
@@ -461,7 +446,7 @@ func setDotted(m map[string]any, key string, v any) {
 
 // getenv returns the value of name in the world's environment.
 func (w *world) getenv(name string) string {
-	for _, e := range w.env {
+	for _, e := range w.Env {
 		if v, ok := strings.CutPrefix(e, name+"="); ok {
 			return v
 		}

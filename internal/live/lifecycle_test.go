@@ -129,7 +129,7 @@ func TestFailClosedStop(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, p, fakemodel.Script{fakemodel.Say("Nothing to run.")})
-			w.streamJSON = p == "claude"
+			w.StreamJSON = p == "claude"
 			w.install()
 			w.writeFile(filepath.Join(w.work, "crash-stop"), "")
 			w.writeFile(filepath.Join(w.work, "crash-end"), "")
@@ -223,7 +223,6 @@ func TestCodexTrust(t *testing.T) {
 
 	// The user records Codex's trust for dalo's entries.
 	os.Remove(filepath.Join(w.work, "denied"))
-	w.pathHarness()
 	w.dalo("plugin", "install", srcID+":"+pkgName, "--provider", "codex", "--trust")
 	if out, code := w.daloExit("doctor"); code != 0 || !strings.Contains(out, "is trusted by Codex CLI") {
 		t.Errorf("doctor after --trust: exit %d, want 0 saying Codex trusts the entries:\n%s", code, out)

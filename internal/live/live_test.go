@@ -116,17 +116,6 @@ func (tg *target) cache() string {
 	return filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(tg.bin))), "xdg-cache")
 }
 
-// setEnv sets the variable name of the world's environment to value.
-func (w *world) setEnv(name, value string) {
-	for i, e := range w.env {
-		if strings.HasPrefix(e, name+"=") {
-			w.env[i] = name + "=" + value
-			return
-		}
-	}
-	w.env = append(w.env, name+"="+value)
-}
-
 // keys returns the keys of the tables under test, sorted.
 func targetKeys() []string {
 	var keys []string
@@ -320,10 +309,14 @@ func writeResults(dir string) error {
 	return r.Write(filepath.Join(out, ResultsName(targetKeys())))
 }
 
-// A world is one user's machine: a home, config homes for both harnesses, a
-// dalo store, a project dir and a folder where handlers write what they
-// saw, all under one temp dir.
+// A world is one user's machine, the scenarios' World (a home, the
+// harness's configuration home, a dalo store, a project dir and a folder
+// where handlers write what they saw, all under one temp dir, and the fake
+// model server), with the test that uses it and the Codex trust of its
+// user. Its lower-case fields are the World's paths, as the tests name
+// them.
 type world struct {
+	*scenario.World
 	t        *testing.T
 	provider string
 	key      string // the table under test, name@version
@@ -333,7 +326,6 @@ type world struct {
 	out      string // $LIVE_OUT
 	store    string // $DALO_HOME
 	server   *fakemodel.Server
-	env      []string
 	// untrusted runs Codex as a user who has trusted no hook: not dalo's
 	// entries (installed without --trust), nor their own (codexTrust).
 	untrusted bool
@@ -341,14 +333,6 @@ type world struct {
 	// dalo's entries too: a test that edits those by hand, as a user who
 	// then reviews the edit.
 	reviewAll bool
-	// allowedTools is Claude's --allowedTools; "Bash" when empty.
-	allowedTools string
-	// streamJSON runs Claude with --output-format stream-json --verbose,
-	// whose system messages are what Claude shows the user (userMessages).
-	streamJSON bool
-	// sessionTimeout bounds a session; sessionTimeout (the constant)
-	// when zero.
-	sessionTimeout time.Duration
 }
 
 func newWorld(t *testing.T, provider string, script fakemodel.Script) *world {
@@ -362,14 +346,14 @@ func newWorldFor(t *testing.T, provider string, script func(*world) fakemodel.Sc
 	bin := harness(t, provider) // skip or fail before making anything
 	root := t.TempDir()
 	w := &world{t: t, provider: provider, key: targets[provider].key, root: root}
-	m := scenario.Machine{Harness: provider, Bin: bin, Dalo: daloBin, Table: w.key}
-	if provider == "copilot" {
-		m.Cache = targets[provider].cache()
-	}
+	// The harness's cache, shared between runs as .ci/harnesses fills it
+	// (GitHub Copilot CLI unpacks itself there on its first start).
+	m := scenario.Machine{Harness: provider, Bin: bin, Dalo: daloBin, Table: w.key, Cache: targets[provider].cache()}
 	// The scenarios' world: the same scratch machine dalo providers
 	// verify makes, with the harness under test first on PATH, where a
 	// user has it.
 	sw, err := scenario.NewWorld(m, root, func(sw *scenario.World) fakemodel.Script {
+		w.World = sw
 		w.home, w.work, w.out, w.store = sw.Home, sw.Work, sw.Out, sw.Store
 		return script(w)
 	})
@@ -377,24 +361,17 @@ func newWorldFor(t *testing.T, provider string, script func(*world) fakemodel.Sc
 		t.Fatal(err)
 	}
 	t.Cleanup(sw.Close)
-	w.server, w.env, w.sessionTimeout = sw.Server, sw.Env, sw.SessionTimeout
+	w.World, w.server = sw, sw.Server
+	sw.Logf = t.Logf
 	return w
 }
 
-// geminiAuth is the Gemini CLI settings of the world's user: an API key.
-const geminiAuth = scenario.GeminiAuth
-
 // configHome is the world's harness's configuration home.
-func (w *world) configHome() string { return w.scenarioWorld().ConfigHome() }
+func (w *world) configHome() string { return w.ConfigHome() }
 
 // hooksFile is the file the world's harness reads hooks from, where dalo
 // writes its entries.
-func (w *world) hooksFile() string { return w.scenarioWorld().HooksFile() }
-
-// scenarioWorld is w as the scenarios' World names its paths.
-func (w *world) scenarioWorld() *scenario.World {
-	return &scenario.World{Machine: scenario.Machine{Harness: w.provider}, Root: w.root, Home: w.home}
-}
+func (w *world) hooksFile() string { return w.HooksFile() }
 
 func (w *world) writeFile(path, content string) {
 	w.t.Helper()
@@ -431,7 +408,7 @@ func (w *world) install() string {
 func (w *world) installSource(id, pkg string, files map[string]string) string {
 	w.t.Helper()
 	src := filepath.Join(w.root, "src-"+id)
-	writeSource(w.t, src, w.nativeShell(files))
+	writeSource(w.t, src, w.NativeShell(files))
 	w.dalo("plugin", "validate", "--provider", w.key, src)
 	w.dalo("source", "add", id, src)
 	ref := id + ":" + pkg
@@ -445,14 +422,24 @@ func (w *world) installSource(id, pkg string, files map[string]string) string {
 	return w.dalo(args...)
 }
 
-// shellTool is the native name of each harness's shell tool.
-var shellTool = scenario.ShellTool
+// shellTool is the native name of each harness's shell tool, as the
+// headless section of its newest table says.
+var shellTool = func() map[string]string {
+	ts, err := provtables.Load()
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]string{}
+	for _, name := range harnesses(ts) {
+		t, _ := ts.Newest(name)
+		out[name] = t.Headless.Shell.Tool
+	}
+	return out
+}()
 
 // nativeShell returns files with every matcher on the shell tool naming
 // the world's harness's shell tool.
-func (w *world) nativeShell(files map[string]string) map[string]string {
-	return scenario.NativeShell(w.provider, files)
-}
+func (w *world) nativeShell(files map[string]string) map[string]string { return w.NativeShell(files) }
 
 // A session is the result of one headless harness run.
 type session struct {
@@ -466,7 +453,7 @@ func (w *world) run(prompt string) session {
 	w.t.Helper()
 	s, err := w.runExit(prompt)
 	if err != nil {
-		w.t.Fatalf("%s %q: %v\nstdout:\n%s\nstderr:\n%s", w.provider, prompt, err, clip(s.stdout), clip(s.stderr))
+		w.t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, clip(s.stdout), clip(s.stderr))
 	}
 	return s
 }
@@ -475,23 +462,15 @@ func (w *world) run(prompt string) session {
 // it fails the test only on a timeout.
 func (w *world) runExit(prompt string) (session, error) {
 	w.t.Helper()
-	args := scenario.Args(w.provider, prompt, w.allowedTools, w.streamJSON)
+	args := w.Args(prompt)
 	if w.provider == "codex" {
 		args = append(append(args[:len(args)-1:len(args)-1], w.codexTrust().flags...), prompt)
 	}
-	bound := sessionTimeout
-	if w.sessionTimeout != 0 {
-		bound = w.sessionTimeout
-	}
-	ss, err := scenario.RunHarness(harness(w.t, w.provider), args, w.work, w.env, bound)
+	harness(w.t, w.provider)
+	ss, err := w.RunArgs(prompt, args)
 	s := session{stdout: ss.Stdout, stderr: ss.Stderr, elapsed: ss.Elapsed}
-	var reqs []string
-	for _, q := range w.server.Requests() {
-		reqs = append(reqs, q.Method+" "+q.Path)
-	}
-	w.t.Logf("%s session (%v): %d model requests %v", w.provider, s.elapsed.Round(time.Millisecond), len(reqs), reqs)
 	if ss.TimedOut {
-		w.t.Fatalf("%s %q: no end within %v: %v\nstdout:\n%s\nstderr:\n%s", w.provider, prompt, bound, err, clip(s.stdout), clip(s.stderr))
+		w.t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, clip(s.stdout), clip(s.stderr))
 	}
 	return s, err
 }
@@ -537,7 +516,7 @@ func (w *world) reviewCodexHooks(accept func(cmd string) bool) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), "app-server")
 	cmd.Dir = w.work
-	cmd.Env = w.env
+	cmd.Env = w.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
@@ -662,7 +641,7 @@ func clip(s string) string {
 // streamJSON (scenario.UserMessages).
 func (w *world) userMessages(s session) []userMessage {
 	w.t.Helper()
-	if !w.streamJSON {
+	if !w.StreamJSON {
 		w.t.Fatal("userMessages needs a session run with streamJSON")
 	}
 	return scenario.UserMessages(s.stdout)

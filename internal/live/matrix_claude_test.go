@@ -275,7 +275,7 @@ func (w *world) cmUnchanged(s session, prompt string) {
 func testMatrixClaudeFields(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "claude", cmScript)
-	w.streamJSON = true
+	w.StreamJSON = true
 	var hooks []cmHook
 	for _, e := range cmEvents {
 		hooks = append(hooks, cmHook{id: "f-" + e.event, subject: e.subject, phase: e.phase, effect: "observe",
@@ -398,7 +398,7 @@ var cmEffects = map[string][]string{
 func testMatrixClaudeNothing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "claude", cmScript)
-	w.streamJSON = true
+	w.StreamJSON = true
 	var hooks []cmHook
 	runs := map[string]int{}
 	for _, e := range cmEvents {
@@ -440,7 +440,7 @@ func testMatrixClaudeNothing(t *testing.T) {
 func testMatrixClaudeFailures(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "claude", cmScript)
-	w.streamJSON = true
+	w.StreamJSON = true
 	type failing struct {
 		event string
 		hook  cmHook
@@ -582,7 +582,7 @@ func cmHookResponse(s session, event, text string) bool {
 func testMatrixClaudePromptClosed(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "claude", cmScript)
-	w.streamJSON = true
+	w.StreamJSON = true
 	w.installSource(cmID, cmPkg, cmFiles([]cmHook{{id: "prompt-closed", subject: "prompt", phase: "before", effect: "gate",
 		policy: "fail_closed", visibility: "model_and_user", exit: 41}}))
 	s, err := w.runExit("Run the matrix commands, cm-blocked-prompt.")
@@ -627,7 +627,7 @@ func testMatrixClaudeTools(t *testing.T) {
 			fakemodel.Say(cmFinal),
 		}
 	})
-	w.allowedTools = "Read,NotebookEdit,WebFetch,WebSearch"
+	w.AllowedTools = "Read,NotebookEdit,WebFetch,WebSearch"
 	w.writeFile(filepath.Join(w.work, "cm.ipynb"), cmNotebook)
 	tools := []string{"NotebookEdit", "WebFetch", "WebSearch"}
 	var hooks []cmHook
@@ -683,7 +683,7 @@ func testMatrixClaudeActor(t *testing.T) {
 		fakemodel.Run("exit 7"),
 		fakemodel.Say(cmFinal),
 	})
-	w.allowedTools = "Bash,Agent"
+	w.AllowedTools = "Bash,Agent"
 	w.writeFile(filepath.Join(w.home, ".claude", "agents", "cm-probe.md"),
 		"---\nname: cm-probe\ndescription: Runs the matrix probe commands.\ntools: Bash\n---\nRun the commands you are given.\n")
 	var hooks []cmHook
@@ -793,7 +793,7 @@ func testMatrixClaudeMCP(t *testing.T) {
 		{Tool: tool, Input: map[string]any{"text": "cm-mcp-call"}},
 		fakemodel.Say(cmFinal),
 	})
-	w.allowedTools = tool
+	w.AllowedTools = tool
 	server := filepath.Join(w.root, "cm-mcp.mjs")
 	w.writeFile(server, cmMCPServer)
 	// alwaysLoad: print mode waits for the server before asking the

@@ -186,7 +186,7 @@ func (w *world) mxcPatchModel() string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), "debug", "models")
 	cmd.Dir = w.work
-	cmd.Env = w.env
+	cmd.Env = w.Env
 	out, err := cmd.Output()
 	var catalog struct {
 		Models []struct {

@@ -450,7 +450,7 @@ func testMatrixCopilotFirstRun(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "copilot", fakemodel.Script{fakemodel.Say("Done.")})
 	cache := filepath.Join(w.root, "fresh-cache")
-	w.setEnv("XDG_CACHE_HOME", cache)
+	w.SetEnv("XDG_CACHE_HOME", cache)
 	src := filepath.Join(w.root, "src-"+gateSource)
 	writeSource(t, src, bmGoneKit("copilot", "fail_closed"))
 	w.dalo("source", "add", gateSource, src)

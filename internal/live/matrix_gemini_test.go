@@ -452,7 +452,7 @@ func testMatrixGeminiRedacted(t *testing.T) {
 	hooks["BeforeTool"] = append(hooks["BeforeTool"].([]any), map[string]any{"matcher": "*", "hooks": []any{
 		map[string]any{"type": "command", "command": "env > " + envFile, "timeout": 10000}}})
 	w.writeJSON(w.hooksFile(), settings)
-	w.env = append(w.env, "GITHUB_SHA=0123456789abcdef0123456789abcdef01234567", "DALO_HOME="+w.store)
+	w.Env = append(w.Env, "GITHUB_SHA=0123456789abcdef0123456789abcdef01234567", "DALO_HOME="+w.store)
 	s := w.run("Run the command you are given.")
 	env, err := os.ReadFile(envFile)
 	if err != nil || strings.Contains(string(env), "DALO_HOME=") || !strings.Contains(string(env), "PATH=") {

@@ -31,7 +31,7 @@ func TestMemberPowersClaudeSkillHooks(t *testing.T) {
 		{Tool: "Bash", Input: map[string]any{"command": "echo " + natText}},
 		fakemodel.Say(natFinal),
 	})
-	w.allowedTools = "Bash,Skill"
+	w.AllowedTools = "Bash,Skill"
 	ran := filepath.Join(w.out, "skill-hook-ran")
 	w.writeFile(filepath.Join(w.home, ".claude", "skills", "hook-probe", "SKILL.md"),
 		"---\nname: hook-probe\ndescription: A probe skill with a hook of its own.\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: touch "+ran+"\n---\n\nLoaded.\n")
@@ -80,7 +80,7 @@ func TestMemberPowersClaudeAgentPermissionMode(t *testing.T) {
 					fakemodel.Say(natFinal),
 				}
 			})
-			w.allowedTools = "Agent"
+			w.AllowedTools = "Agent"
 			w.writeFile(filepath.Join(w.home, ".claude", "agents", "mode-probe.md"),
 				"---\nname: mode-probe\ndescription: Runs the probe command.\ntools: Bash\n"+tc.mode+"---\nRun the command you are given.\n")
 			s := w.run("Start the mode-probe agent.")

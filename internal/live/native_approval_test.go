@@ -228,7 +228,7 @@ func (w *world) apprExec(prompt, policy, sandbox string) appSession {
 	args = append(args, "--sandbox", sandbox, "-c", "approval_policy="+strconv.Quote(policy), prompt)
 	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), args...)
 	cmd.Dir = w.work
-	cmd.Env = w.env
+	cmd.Env = w.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
@@ -271,7 +271,7 @@ func TestNativeClaudeRewriteApproval(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, "claude", apprScript)
-			w.allowedTools = "Read"
+			w.AllowedTools = "Read"
 			w.natConfigure()
 			w.natAnswer("PreToolUse", c.answer, "", 0)
 			s := w.run("Run the command, appr.")

@@ -298,7 +298,7 @@ func TestNativeClaudeSkillShell(t *testing.T) {
 	t.Parallel()
 	eventOrSkip(t, "claude", "PreSkillShellCommand")
 	w := newWorld(t, "claude", fakemodel.Script{{Tool: "Skill", Input: map[string]any{"skill": "shell-probe"}}, fakemodel.Say(natFinal)})
-	w.allowedTools = "Bash,Skill"
+	w.AllowedTools = "Bash,Skill"
 	ran := filepath.Join(w.out, "skill-shell-ran")
 	w.writeFile(filepath.Join(w.home, ".claude", "skills", "shell-probe", "SKILL.md"),
 		"---\nname: shell-probe\ndescription: A probe skill with an inline shell command.\nallowed-tools: Bash(touch:*)\n---\n\n"+
@@ -343,7 +343,7 @@ func TestNativeClaudeSkillShellDeny(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, "claude", fakemodel.Script{{Tool: "Skill", Input: map[string]any{"skill": "shell-probe"}}, fakemodel.Say(natFinal)})
-			w.allowedTools = "Bash,Skill"
+			w.AllowedTools = "Bash,Skill"
 			ran := filepath.Join(w.out, "skill-shell-ran")
 			w.writeFile(filepath.Join(w.home, ".claude", "skills", "shell-probe", "SKILL.md"),
 				"---\nname: shell-probe\ndescription: A probe skill with an inline shell command.\nallowed-tools: Bash(touch:*)\n---\n\n"+
@@ -381,8 +381,8 @@ func TestSkillShellGate(t *testing.T) {
 			t.Skipf("%s installs tool_call/before gates on no event beside %s", tb.Key(), "PreToolUse")
 		}
 		w := newWorld(t, "claude", fakemodel.Script{{Tool: "Skill", Input: map[string]any{"skill": "shell-gated"}}, fakemodel.Say(natFinal)})
-		w.allowedTools = "Bash,Skill"
-		w.streamJSON = true
+		w.AllowedTools = "Bash,Skill"
+		w.StreamJSON = true
 		ran := filepath.Join(w.out, "skill-gated-ran")
 		k := kit{name: "skill-gate-kit", description: "A skill with an inline command, and a gate.",
 			skills: map[string]string{"shell-gated": "---\nname: shell-gated\ndescription: A skill with an inline shell command.\nallowed-tools: Bash(touch:*)\n---\n\n" +
@@ -425,7 +425,7 @@ func TestDeletedCwd(t *testing.T) {
 			t.Parallel()
 			after := "touch cwd-after-delete"
 			w := newWorld(t, p, fakemodel.Script{fakemodel.Run("echo remove-cwd"), fakemodel.Run(after), fakemodel.Run(after + " # again"), fakemodel.Say(natFinal)})
-			w.streamJSON = p == "claude"
+			w.StreamJSON = p == "claude"
 			k := kit{name: "cwd-kit", description: "A gate in a deleted working directory."}
 			k.hooks = append(k.hooks,
 				kitHook{id: "cwd-gate", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed",

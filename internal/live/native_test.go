@@ -364,7 +364,7 @@ func TestNativeCodexSessionEndUser(t *testing.T) {
 			var stdout, stderr string
 			switch mode {
 			case "exec":
-				w.env = append(w.env, "RUST_LOG=trace")
+				w.Env = append(w.Env, "RUST_LOG=trace")
 				s := w.run("Run the command, nat-end-user.")
 				stdout, stderr = s.stdout, s.stderr
 				if !strings.Contains(stderr, "run_session_end_hooks") {
@@ -463,7 +463,7 @@ func (w *world) natReplay(event, payload string) (int, string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", doc.Hooks[event][0].Hooks[0].Command)
 	cmd.Dir = w.work
-	cmd.Env = w.env
+	cmd.Env = w.Env
 	cmd.Stdin = strings.NewReader(payload)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -502,7 +502,7 @@ func (w *world) natTUI(prompt, shown string) string {
 		strings.Join(w.codexTrust().flags, " ") + " '" + prompt + "'"
 	cmd := exec.CommandContext(ctx, "script", "-qfc", line, "/dev/null")
 	cmd.Dir = w.work
-	cmd.Env = append(w.env, "TERM=xterm-256color", "COLUMNS=120", "LINES=40")
+	cmd.Env = append(w.Env, "TERM=xterm-256color", "COLUMNS=120", "LINES=40")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second

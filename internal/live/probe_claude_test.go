@@ -26,7 +26,7 @@ func TestProbeUserChannel(t *testing.T) {
 		fakemodel.Run("touch post-user-crash"),
 		fakemodel.Say("Done."),
 	})
-	w.streamJSON = true
+	w.StreamJSON = true
 	w.installSource(probeID, probePkg, probeFiles())
 	s := w.run("Run the probe commands, prompt-user-crash.")
 
@@ -110,7 +110,7 @@ func TestProbeClaudeTools(t *testing.T) {
 			fakemodel.Say("Done."),
 		}
 	})
-	w.allowedTools = strings.Join(claudeFileTools, ",")
+	w.AllowedTools = strings.Join(claudeFileTools, ",")
 	w.writeFile(filepath.Join(w.work, "edit-denied.txt"), "old text\n")
 	w.writeFile(filepath.Join(w.work, "edited.txt"), "old text\nneedle\n")
 	w.installSource(toolsID, toolsPkg, toolsFiles())

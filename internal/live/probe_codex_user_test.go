@@ -124,7 +124,7 @@ func (w *world) appServerWith(th appThread, prompts ...string) appSession {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), "app-server")
 	cmd.Dir = w.work
-	cmd.Env = w.env
+	cmd.Env = w.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second

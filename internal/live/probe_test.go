@@ -285,7 +285,7 @@ func TestProbeClaudeWrite(t *testing.T) {
 			fakemodel.Say("Done."),
 		}
 	})
-	w.allowedTools = "Bash,Write"
+	w.AllowedTools = "Bash,Write"
 	w.installSource(probeID, probePkg, probeFiles())
 	s := w.run("Write the files you are given.")
 

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,7 +81,7 @@ providers = ["claude"]
 	w.daloIn(proj, "doctor")
 
 	// In the project: the gate denies, the skill and the agent are read.
-	w.allowedTools = "Bash"
+	w.AllowedTools = "Bash"
 	s := w.run("Run the command you are given.")
 	if w.exists("denied") {
 		w.failf(s, "in the project the command ran: the team's gate did not deny it")
@@ -126,9 +125,7 @@ func (w *world) daloEnv(dir string, env []string, args ...string) string {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), daloTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, daloBin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(append([]string(nil), w.env...), env...)
+	cmd := w.DaloCommand(ctx, dir, env, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -5,15 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"dalo/internal/fakemodel"
+	"dalo/providers"
 )
 
 // A Machine is what a scenario needs of the machine it runs on: a harness
@@ -39,7 +42,8 @@ type Machine struct {
 
 // Bounds: a session normally takes a few seconds; a dalo command well under
 // one, but install and approve run the harness for its version, which Gemini
-// CLI answers in over 30 s on a 2-core machine with a load average of 30.
+// CLI answers in over 30 s on a 2-core machine with a load average of 30. A
+// table's headless.session_timeout_s bounds a slower harness's sessions.
 const (
 	SessionTimeout = 2 * time.Minute
 	DaloTimeout    = 90 * time.Second
@@ -50,18 +54,26 @@ const (
 // write what they saw, all under Root, and a fake model server on
 // loopback. Nothing of the real user's reaches it: its environment is
 // built from nothing but PATH, so it holds none of their credentials or
-// configuration, and the model is the fake one. No harness updates itself
-// in it: Claude Code's updater is off (DISABLE_AUTOUPDATER), Copilot CLI
-// runs with --no-auto-update, and Codex exec and headless Gemini CLI
-// update only from their interactive interfaces.
+// configuration, and the model is the fake one. How the harness runs
+// there is its table's headless section (Provider.Headless): the
+// variables that point it at the model server and keep it from updating
+// itself, its configuration files, a session's command line; no Go here
+// names a harness.
 type World struct {
 	Machine
+	// Provider is the table whose headless section runs the harness:
+	// Machine.Table, else the newest shipped table of the harness.
+	Provider                     *providers.Table
 	Root, Home, Work, Out, Store string
 	Server                       *fakemodel.Server
 	Env                          []string
-	// StreamJSON runs Claude Code with --output-format stream-json
-	// --verbose, whose system messages are what it shows the user.
+	// StreamJSON runs the session with the table's headless.stream
+	// command line, whose stdout is the records the harness shows its
+	// user (Claude Code's stream-json); without one it changes nothing.
 	StreamJSON bool
+	// AllowedTools are the tools a session may run without asking
+	// ({tools} of the command line); the shell tool when empty.
+	AllowedTools string
 	// SessionTimeout bounds a session; the constant when zero.
 	SessionTimeout time.Duration
 	// Logf, when set, receives what a scenario logs.
@@ -74,8 +86,12 @@ type World struct {
 // serves script (given the world, so that it may name the world's paths).
 // Close releases it.
 func NewWorld(m Machine, root string, script func(*World) fakemodel.Script) (*World, error) {
+	t, err := headlessTable(m)
+	if err != nil {
+		return nil, err
+	}
 	w := &World{
-		Machine: m, Root: root,
+		Machine: m, Provider: t, Root: root,
 		Home:  filepath.Join(root, "home"),
 		Work:  filepath.Join(root, "work"),
 		Out:   filepath.Join(root, "out"),
@@ -94,8 +110,6 @@ func NewWorld(m Machine, root string, script func(*World) fakemodel.Script) (*Wo
 		"HOME=" + w.Home,
 		"PATH=" + path,
 		"LANG=C.UTF-8",
-		"CLAUDE_CONFIG_DIR=" + filepath.Join(w.Home, ".claude"),
-		"CODEX_HOME=" + filepath.Join(w.Home, ".codex"),
 		"DALO_HOME=" + w.Store,
 		"XDG_CONFIG_HOME=" + filepath.Join(w.Home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(w.Home, ".local", "share"),
@@ -103,70 +117,115 @@ func NewWorld(m Machine, root string, script func(*World) fakemodel.Script) (*Wo
 		"XDG_CACHE_HOME=" + filepath.Join(w.Home, ".cache"),
 		"LIVE_OUT=" + w.Out,
 	}
-	switch m.Harness {
-	case "claude":
-		w.Server = fakemodel.NewAnthropic(script(w))
-		w.Env = append(w.Env,
-			"ANTHROPIC_BASE_URL="+w.Server.URL,
-			"ANTHROPIC_API_KEY=sk-ant-fake",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-			"DISABLE_AUTOUPDATER=1")
-	case "codex":
-		w.Server = fakemodel.NewOpenAI(script(w))
-		w.Env = append(w.Env, "OPENAI_API_KEY=sk-fake")
-		// The user's own Codex configuration: the fake provider.
-		if err := w.WriteFile(filepath.Join(w.Home, ".codex", "config.toml"), fmt.Sprintf(`model = "gpt-5"
-model_provider = "fake"
-
-[model_providers.fake]
-name = "fake"
-base_url = "%s/v1"
-wire_api = "responses"
-`, w.Server.URL)); err != nil {
-			return nil, err
-		}
-	case "gemini":
-		w.Server = fakemodel.NewGemini(script(w))
-		// GEMINI_CLI_HOME moves the home Gemini CLI keeps its .gemini in:
-		// away from HOME, so that a session proves dalo wrote where the
-		// variable says.
-		w.Env = append(w.Env, "GEMINI_API_KEY=fake-gemini-key", "GOOGLE_GEMINI_BASE_URL="+w.Server.URL,
-			"GEMINI_CLI_HOME="+filepath.Join(root, "gemini-home"))
-		// The user's own Gemini CLI configuration: an API key, and the
-		// project folder trusted, as its trust dialog records it.
-		if err := w.WriteFile(w.HooksFile(), GeminiAuth+"\n"); err != nil {
-			return nil, err
-		}
-		if err := w.WriteFile(filepath.Join(w.ConfigHome(), "trustedFolders.json"), fmt.Sprintf("{%q: \"TRUST_FOLDER\"}\n", w.Work)); err != nil {
-			return nil, err
-		}
-	case "copilot":
-		// Offline against the fake, with no GitHub token; COPILOT_HOME
-		// names its .copilot directory, away from HOME.
-		w.Server = fakemodel.NewAnthropicShell(script(w), "bash")
-		w.Env = append(w.Env, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_TYPE=anthropic",
-			"COPILOT_PROVIDER_BASE_URL="+w.Server.URL, "COPILOT_PROVIDER_API_KEY=fake-copilot-key",
-			"COPILOT_MODEL=claude-sonnet-4", "COPILOT_HOME="+filepath.Join(root, "copilot-home"))
-	case "qwen":
-		// QWEN_HOME names its .qwen directory, away from HOME.
-		w.Server = fakemodel.NewAnthropicShell(script(w), "run_shell_command")
-		w.Env = append(w.Env, "ANTHROPIC_BASE_URL="+w.Server.URL, "ANTHROPIC_API_KEY=fake-qwen-key",
-			"ANTHROPIC_MODEL=claude-sonnet-4", "QWEN_HOME="+filepath.Join(root, "qwen-home"),
-			"QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
-		// Qwen Code takes 15 s to 90 s a session on a loaded machine
-		// (most of it starting up), where the others take a few.
-		w.SessionTimeout = 5 * time.Minute
-	default:
-		return nil, fmt.Errorf("no scenario world for harness %q", m.Harness)
-	}
 	if m.Cache != "" {
 		w.SetEnv("XDG_CACHE_HOME", m.Cache)
+	}
+	h := t.Headless
+	// The variables that name the server wait for it; the others (where
+	// the configuration home is) a script may already need.
+	for _, name := range slices.Sorted(maps.Keys(h.Env)) {
+		if !strings.Contains(h.Env[name], "{server}") {
+			w.SetEnv(name, w.expand(h.Env[name], nil))
+		}
+	}
+	if w.Server, err = newServer(h, script(w)); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Key(), err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(h.Env)) {
+		w.SetEnv(name, w.expand(h.Env[name], nil))
+	}
+	for _, f := range h.Files {
+		if err := w.writeHeadlessFile(f); err != nil {
+			w.Server.Close()
+			return nil, err
+		}
+	}
+	if h.SessionTimeoutS > 0 {
+		w.SessionTimeout = time.Duration(h.SessionTimeoutS) * time.Second
 	}
 	return w, nil
 }
 
-// GeminiAuth is the Gemini CLI settings of a world's user: an API key.
-const GeminiAuth = `{"security": {"auth": {"selectedType": "gemini-api-key"}}}`
+// headlessTable is the table whose headless section runs m's harness.
+func headlessTable(m Machine) (*providers.Table, error) {
+	ts, err := providers.Load()
+	if err != nil {
+		return nil, err
+	}
+	key := m.Harness
+	if m.Table != "" {
+		key = m.Table
+	}
+	t, err := ts.Resolve(key)
+	if err != nil {
+		return nil, fmt.Errorf("no scenario world for harness %q: %w", m.Harness, err)
+	}
+	return t, nil
+}
+
+// newServer starts the fake model server speaking the table's API.
+func newServer(h providers.Headless, script fakemodel.Script) (*fakemodel.Server, error) {
+	switch h.API {
+	case "anthropic":
+		if h.Shell.Model != "" {
+			return fakemodel.NewAnthropicShell(script, h.Shell.Model), nil
+		}
+		return fakemodel.NewAnthropic(script), nil
+	case "openai":
+		return fakemodel.NewOpenAI(script), nil
+	case "gemini":
+		return fakemodel.NewGemini(script), nil
+	}
+	return nil, fmt.Errorf("headless.api %q: the fake model server speaks anthropic, openai and gemini", h.API)
+}
+
+// Placeholders are the templates' names of a headless section
+// (#Provider.headless), each with what it stands for in a world.
+var Placeholders = []string{"{server}", "{home}", "{root}", "{work}", "{prompt}", "{tools}"}
+
+// expand fills the placeholders of s with the world's values, each passed
+// through quote when set (a value put inside a JSON or TOML string); a
+// session's {prompt} and {tools} are given in more (name, value pairs).
+func (w *World) expand(s string, quote func(string) string, more ...string) string {
+	vals := map[string]string{"{home}": w.Home, "{root}": w.Root, "{work}": w.Work}
+	if w.Server != nil {
+		vals["{server}"] = w.Server.URL
+	}
+	for i := 0; i+1 < len(more); i += 2 {
+		vals[more[i]] = more[i+1]
+	}
+	var pairs []string
+	for k, v := range vals {
+		if quote != nil {
+			v = quote(v)
+		}
+		pairs = append(pairs, k, v)
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+// writeHeadlessFile writes one file of the user's own configuration of a
+// headless section, its values escaped as a JSON or TOML string holds
+// them (both read the same escapes).
+func (w *World) writeHeadlessFile(f providers.HeadlessFile) error {
+	var dir string
+	switch f.Root {
+	case "home":
+		dir = w.Home
+	case "root":
+		dir = w.Root
+	default:
+		dir = w.ConfigHome()
+	}
+	var quote func(string) string
+	if ext := filepath.Ext(f.Path); ext == ".json" || ext == ".toml" {
+		quote = func(v string) string {
+			b, _ := json.Marshal(v)
+			return string(b[1 : len(b)-1])
+		}
+	}
+	return w.WriteFile(filepath.Join(dir, filepath.FromSlash(f.Path)), w.expand(f.Content, quote))
+}
 
 // Close stops the world's model server and kills every process whose
 // executable lies under its root: a harness can leave a daemon of its own
@@ -195,30 +254,34 @@ func (w *World) logf(format string, args ...any) {
 	}
 }
 
-// ConfigHome is the world's harness's configuration home.
-func (w *World) ConfigHome() string {
-	switch w.Harness {
-	case "claude":
-		return filepath.Join(w.Home, ".claude")
-	case "codex":
-		return filepath.Join(w.Home, ".codex")
-	case "gemini":
-		return filepath.Join(w.Root, "gemini-home", ".gemini")
-	case "copilot":
-		return filepath.Join(w.Root, "copilot-home")
-	case "qwen":
-		return filepath.Join(w.Root, "qwen-home")
+// Getenv is the value of the variable name in the world's environment.
+func (w *World) Getenv(name string) string {
+	for _, e := range w.Env {
+		if v, ok := strings.CutPrefix(e, name+"="); ok {
+			return v
+		}
 	}
 	return ""
+}
+
+// ConfigHome is the world's harness's configuration home, as its table
+// finds it in the world's environment.
+func (w *World) ConfigHome() string {
+	d, err := w.Provider.ConfigHome(w.Getenv)
+	if err != nil {
+		return ""
+	}
+	return d
 }
 
 // HooksFile is the file the world's harness reads hooks from, where dalo
 // writes its entries.
 func (w *World) HooksFile() string {
-	if w.Harness == "codex" {
-		return filepath.Join(w.ConfigHome(), "hooks.json")
+	p, err := w.Provider.Path(w.Provider.Config.Hooks.Location, w.Getenv)
+	if err != nil {
+		return ""
 	}
-	return filepath.Join(w.ConfigHome(), "settings.json")
+	return p
 }
 
 // WriteFile writes content to path, making its directory.
@@ -239,15 +302,23 @@ func (w *World) Dalo(args ...string) (string, error) {
 func (w *World) DaloWithin(bound time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, w.Machine.Dalo, args...)
-	cmd.Dir = w.Root
-	cmd.Env = w.Env
+	cmd := w.DaloCommand(ctx, w.Root, nil, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return stdout.String(), fmt.Errorf("dalo %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
 	return stdout.String(), nil
+}
+
+// DaloCommand is dalo with args, run in dir with the world's environment
+// and extra (NAME=value, which win), killed when ctx ends: the one way a
+// world runs dalo, for a caller that reads its output its own way.
+func (w *World) DaloCommand(ctx context.Context, dir string, extra []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, w.Machine.Dalo, args...)
+	cmd.Dir = dir
+	cmd.Env = append(slices.Clip(w.Env), extra...)
+	return cmd
 }
 
 // Install runs the user's lifecycle with the kit: validate the author
@@ -269,11 +340,13 @@ func (w *World) Install() (string, error) {
 
 // InstallSource writes the author source files as source id, registers
 // it, approves every hook and tool of package pkg the table supports and
-// installs it. Codex's entries are installed with --trust, as a user of
-// Codex installs them so that Codex runs them. It returns install's stdout.
+// installs it. Where the harness runs only the hooks its user trusted and
+// dalo can record that trust (config.trust.state: Codex), install is
+// given --trust, as its user installs so that the harness runs them. It
+// returns install's stdout.
 func (w *World) InstallSource(id, pkg string, files map[string]string) (string, error) {
 	src := filepath.Join(w.Root, "src-"+id)
-	if err := WriteSource(src, NativeShell(w.Harness, files)); err != nil {
+	if err := WriteSource(src, w.NativeShell(files)); err != nil {
 		return "", err
 	}
 	// A bare name: install finds the harness's version and its table.
@@ -293,7 +366,7 @@ func (w *World) InstallSource(id, pkg string, files map[string]string) (string, 
 		}
 	}
 	args := append([]string{"plugin", "install", id + ":" + pkg}, provider...)
-	if w.Harness == "codex" {
+	if w.Provider.Config.Trust.State != nil {
 		args = append(args, "--trust")
 	}
 	out, err := w.Dalo(args...)
@@ -320,16 +393,16 @@ func WriteSource(dir string, files map[string]string) error {
 	return nil
 }
 
-// ShellTool is the native name of each harness's shell tool. GitHub
-// Copilot CLI's model calls bash, which its hooks see as Bash.
-var ShellTool = map[string]string{"claude": "Bash", "codex": "Bash", "gemini": "run_shell_command",
-	"copilot": "Bash", "qwen": "run_shell_command"}
+// ShellTool is the native name of the world's harness's shell tool, which
+// its hooks see and a matcher names.
+func (w *World) ShellTool() string { return w.Provider.Headless.Shell.Tool }
 
-// NativeShell returns files with every matcher on the shell tool naming
-// harness's shell tool: a source written for one harness, as its author
-// would write it for another.
-func NativeShell(harness string, files map[string]string) map[string]string {
-	name := ShellTool[harness]
+// NativeShell returns files with every matcher on the shell tool (written
+// as Claude Code names it, Bash) naming the world's harness's shell tool:
+// a source written for one harness, as its author would write it for
+// another.
+func (w *World) NativeShell(files map[string]string) map[string]string {
+	name := w.ShellTool()
 	if name == "Bash" {
 		return files
 	}
@@ -352,44 +425,41 @@ type Session struct {
 	TimedOut bool
 }
 
-// Args returns the arguments of a headless session of harness with
-// prompt, as its user runs one. allowedTools is Claude Code's
-// --allowedTools ("Bash" when empty); streamJSON asks Claude Code for its
-// stream of records.
-func Args(harness, prompt, allowedTools string, streamJSON bool) []string {
-	switch harness {
-	case "claude":
-		if allowedTools == "" {
-			allowedTools = "Bash"
-		}
-		args := []string{"-p", prompt, "--allowedTools", allowedTools, "--output-format", "json"}
-		if streamJSON {
-			args = append(args[:len(args)-1], "stream-json", "--verbose")
-		}
-		return args
-	case "codex":
-		return []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt}
-	case "gemini":
-		// Headless, Gemini CLI offers its shell tool only in yolo mode.
-		return []string{"-p", prompt, "--approval-mode", "yolo"}
-	case "copilot":
-		// Headless, Copilot CLI runs a tool only when allowed to.
-		return []string{"-p", prompt, "--allow-all-tools", "--no-auto-update"}
-	case "qwen":
-		return []string{"--auth-type", "anthropic", "--approval-mode", "yolo", prompt}
+// Args returns the command line of a headless session of the world's
+// harness with prompt, as its table's headless section writes it: its
+// stream of records when StreamJSON and the table has one, the tools
+// AllowedTools names ({tools}; the shell tool when empty).
+func (w *World) Args(prompt string) []string {
+	h := w.Provider.Headless
+	tmpl := h.Args
+	if w.StreamJSON && len(h.Stream) > 0 {
+		tmpl = h.Stream
 	}
-	return nil
+	tools := w.AllowedTools
+	if tools == "" {
+		tools = w.ShellTool()
+	}
+	args := make([]string, len(tmpl))
+	for i, a := range tmpl {
+		args[i] = w.expand(a, nil, "{prompt}", prompt, "{tools}", tools)
+	}
+	return args
 }
 
 // Run runs one headless session of the world's harness with prompt in the
 // project. It returns the session whatever it did, and an error when the
 // harness exited with another status than 0 or was killed at the bound.
 func (w *World) Run(prompt string) (Session, error) {
+	return w.RunArgs(prompt, w.Args(prompt))
+}
+
+// RunArgs is Run with the session's command line args.
+func (w *World) RunArgs(prompt string, args []string) (Session, error) {
 	bound := SessionTimeout
 	if w.SessionTimeout != 0 {
 		bound = w.SessionTimeout
 	}
-	s, err := RunHarness(w.Bin, Args(w.Harness, prompt, "", w.StreamJSON), w.Work, w.Env, bound)
+	s, err := RunHarness(w.Bin, args, w.Work, w.Env, bound)
 	var reqs []string
 	for _, q := range w.Server.Requests() {
 		reqs = append(reqs, q.Method+" "+q.Path)
