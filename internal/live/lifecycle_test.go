@@ -19,6 +19,9 @@ import (
 // whose claims on Gemini CLI the Gemini matrix proves (gemini_test.go).
 var (
 	providers = []string{"claude", "codex", "gemini"}
+	// verifiable are the harnesses dalo providers verify proves: its
+	// scenario gate-context runs on each.
+	verifiable = []string{"claude", "codex", "gemini", "copilot", "qwen"}
 	probed    = []string{"claude", "codex"}
 )
 
@@ -61,8 +64,8 @@ func TestToolCalls(t *testing.T) {
 // model; the user is shown each crash with its stderr, the model none.
 func TestGateContext(t *testing.T) {
 	t.Parallel()
-	needs(t, providers...) // skip once, not per case
-	for _, p := range providers {
+	needs(t, verifiable...) // skip once, not per case
+	for _, p := range verifiable {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			play(t, p, "gate-context")
@@ -100,10 +103,7 @@ func play(t *testing.T, provider, name string) {
 		t.Fatalf("scenario %q is not the live test %s", name, t.Name())
 	}
 	root := t.TempDir()
-	m := scenario.Machine{Harness: provider, Bin: bin, Dalo: daloBin, Table: targets[provider].key}
-	if provider == "copilot" {
-		m.Cache = targets[provider].cache()
-	}
+	m := scenario.Machine{Harness: provider, Bin: bin, Dalo: daloBin, Table: targets[provider].key, Cache: targets[provider].cache()}
 	r := scenario.Play(s, m, root, t.Logf)
 	if r.Err != nil {
 		t.Fatalf("%v\nharness stdout:\n%s\nharness stderr:\n%s", r.Err, clip(r.Session.Stdout), clip(r.Session.Stderr))

@@ -74,7 +74,7 @@ esac
 // stderr, a warning of Codex's hook run, which its app server reports and
 // exec prints nowhere), and none of it reaches the model.
 var gateContext = &Scenario{
-	Name: "gate-context", Test: "TestGateContext/%s", Harnesses: kitHarnesses, Core: true,
+	Name: "gate-context", Test: "TestGateContext/%s", Harnesses: verifyHarnesses, Core: true,
 	Script: func(*World) fakemodel.Script {
 		return fakemodel.Script{fakemodel.Run("touch gc-denied"), fakemodel.Say("Done.")}
 	},
@@ -139,6 +139,10 @@ var gateContext = &Scenario{
 						shown = true
 					}
 				}
+			default:
+				w.logf("user channel: %s %s in harness stdout = %v, stderr = %v", h.id, diag,
+					strings.Contains(s.Stdout, diag), strings.Contains(s.Stderr, diag))
+				continue
 			}
 			if !shown {
 				c.Failf("%s, %s, user: the user was not shown %q with the handler's stderr", h.id, h.policy, diag)

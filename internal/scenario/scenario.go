@@ -90,6 +90,10 @@ func Tried(ref string) (*Scenario, string) {
 // Harnesses the kit is written for: the live suite's core three.
 var kitHarnesses = []string{"claude", "codex", "gemini"}
 
+// Harnesses the gate and context kit is written for: every harness dalo
+// has a table of, so that dalo providers verify proves each.
+var verifyHarnesses = []string{"claude", "codex", "gemini", "copilot", "qwen"}
+
 // session installs the kit and runs a session with no tool call: session
 // start observe with bound inputs, prompt context reaching the model, a
 // continued workflow stopped by workflow.already_continued, and a session
