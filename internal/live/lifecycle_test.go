@@ -22,7 +22,7 @@ var (
 	// verifiable are the harnesses dalo providers verify proves: its
 	// scenario gate-context runs on each.
 	verifiable = []string{"claude", "codex", "gemini", "copilot", "qwen"}
-	probed    = []string{"claude", "codex"}
+	probed     = []string{"claude", "codex"}
 )
 
 // TestSession installs the package and runs a session with no tool call
