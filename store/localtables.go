@@ -126,3 +126,38 @@ func (s *Store) RemoveLocalTable(name, version string) ([]string, error) {
 	s.forgetTables()
 	return removed, nil
 }
+
+// WriteLocalTable writes the local table of name@version that 'dalo
+// providers verify' drafted, and the recordings of its run beside it
+// (record fills the directory it is given, which starts empty), under the
+// store's lock: a remove or another verify of the same store waits, so
+// that neither sees half of the other's table and recordings. It returns
+// the table's file. The table is written last, atomically, so that a
+// table never stands without its recordings.
+func (s *Store) WriteLocalTable(name, version string, table []byte, record func(dir string) error) (string, error) {
+	key := name + "@" + version
+	if name == "" || version == "" || strings.ContainsAny(name+version, `/\`) || strings.HasPrefix(name, ".") || strings.HasPrefix(version, ".") {
+		return "", fmt.Errorf("%s: want NAME@VERSION", key)
+	}
+	l, err := s.Lock()
+	if err != nil {
+		return "", err
+	}
+	defer l.Unlock()
+	dir := filepath.Join(s.LocalTablesDir(), name)
+	recordings := filepath.Join(dir, version)
+	if err := os.RemoveAll(recordings); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(recordings, 0o755); err != nil {
+		return "", err
+	}
+	if err := record(recordings); err != nil {
+		return "", fmt.Errorf("recording the run of %s: %w", key, err)
+	}
+	file := filepath.Join(dir, version+".cue")
+	if err := WriteFile(file, table, 0o644); err != nil {
+		return "", err
+	}
+	return file, nil
+}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"dalo/providers"
 )
@@ -207,5 +208,48 @@ func TestRemoveLocalTable(t *testing.T) {
 	}
 	if ts, _ := s.Tables(); func() bool { _, ok := ts.Lookup("qwen", "0.25.0"); return ok }() {
 		t.Error("the removed table is still used")
+	}
+}
+
+// verify writes a local table and its recordings under the store's lock:
+// while another writer (a remove, another verify) holds it, nothing is
+// written; once released, the recordings and then the table are there.
+func TestWriteLocalTableLocks(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	l, err := s.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	var file string
+	go func() {
+		var err error
+		file, err = s.WriteLocalTable("qwen", "0.25.0", []byte("// table\n"), func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "harness.stdout"), []byte("ran\n"), 0o644)
+		})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("WriteLocalTable returned while the store was locked (err %v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := os.Stat(filepath.Join(s.LocalTablesDir(), "qwen")); !os.IsNotExist(err) {
+		t.Errorf("wrote under another writer's lock: %v", err)
+	}
+	l.Unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "// table\n" {
+		t.Errorf("table %s: %q (err %v)", file, b, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.LocalTablesDir(), "qwen", "0.25.0", "harness.stdout")); err != nil {
+		t.Errorf("recordings: %v", err)
+	}
+	for _, bad := range [][2]string{{"qwen", "../x"}, {"..", "plans"}, {"", "1"}} {
+		if _, err := s.WriteLocalTable(bad[0], bad[1], nil, func(string) error { return nil }); err == nil {
+			t.Errorf("WriteLocalTable(%q, %q) accepted", bad[0], bad[1])
+		}
 	}
 }

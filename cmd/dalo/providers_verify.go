@@ -130,7 +130,7 @@ func runProvidersVerify(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, fmt.Errorf("finding the dalo binary: %w", err))
 	}
-	v := verifier{ts: ts, dalo: dalo, dir: s.LocalTablesDir(), progress: e.stderr,
+	v := verifier{ts: ts, dalo: dalo, store: s, progress: e.stderr,
 		date: time.Now().Format(time.DateOnly), version: daloVersion()}
 	reports := []*verifyReport{}
 	code := exitOK
@@ -185,7 +185,7 @@ func daloVersion() string {
 type verifier struct {
 	ts       *providers.Tables
 	dalo     string
-	dir      string // the local tables
+	store    *store.Store // where the local tables are written
 	progress io.Writer
 	date     string
 	version  string
@@ -314,8 +314,8 @@ func (v *verifier) play(scens []*scenario.Scenario, m scenario.Machine, scratch 
 }
 
 // write writes the local table and the recordings of the run beside it,
-// checking first that the table loads as a local table: a table verify
-// wrote never stands broken in the store.
+// under the store's lock, checking first that the table loads as a local
+// table: a table verify wrote never stands broken in the store.
 func (v *verifier) write(h *store.Harness, table []byte, results []scenario.Result, scratch string) (string, error) {
 	check := filepath.Join(scratch, "check")
 	if err := writeAtomic(filepath.Join(check, h.Name, h.Version+".cue"), table); err != nil {
@@ -328,17 +328,14 @@ func (v *verifier) write(h *store.Harness, table []byte, results []scenario.Resu
 	for _, b := range ts.Broken() {
 		return "", fmt.Errorf("the table verify drafted does not load (a bug of dalo): %v", b)
 	}
-	rec := filepath.Join(v.dir, h.Name, h.Version)
-	if err := os.RemoveAll(rec); err != nil {
-		return "", err
-	}
-	for _, res := range results {
-		if err := record(filepath.Join(rec, res.Scenario.Name), filepath.Join(scratch, res.Scenario.Name), res); err != nil {
-			return "", fmt.Errorf("recording %s: %w", res.Scenario.Name, err)
+	return v.store.WriteLocalTable(h.Name, h.Version, table, func(rec string) error {
+		for _, res := range results {
+			if err := record(filepath.Join(rec, res.Scenario.Name), filepath.Join(scratch, res.Scenario.Name), res); err != nil {
+				return fmt.Errorf("recording %s: %w", res.Scenario.Name, err)
+			}
 		}
-	}
-	file := filepath.Join(v.dir, h.Name, h.Version+".cue")
-	return file, writeAtomic(file, table)
+		return nil
+	})
 }
 
 // record keeps what one scenario's run showed in dir: the native payloads

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -176,4 +177,46 @@ func TestResultWhy(t *testing.T) {
 	if r.Held() || r.Why() != "dalo plugin install: exit status 1" {
 		t.Errorf("Held = %v, Why = %q", r.Held(), r.Why())
 	}
+}
+
+// What a harness printed becomes a local table's reason as it is: a
+// quote, a CUE interpolation \( and a backslash in it still make a table
+// that loads, and the reason reads back exactly.
+func TestDraftReasonEscaped(t *testing.T) {
+	const why = `claude said "no" \(x) and \u0041 \\ {server} ` + "\x7f"
+	_, tb := draftLocal(t, "claude", "2.1.339", "2.1.339 (Claude Code)", results("claude", map[string]string{"prompt-crash": why}))
+	if tb == nil {
+		t.Fatal("a failed prompt-crash, which is no core scenario, blocked the table")
+	}
+	b, err := json.Marshal(tb.Rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows any
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if n := countSuffix(rows, why); n == 0 {
+		t.Fatalf("no reason of the table ends in the run's %q:\n%s", why, b)
+	}
+}
+
+// countSuffix counts the strings in v that end in suffix.
+func countSuffix(v any, suffix string) int {
+	n := 0
+	switch v := v.(type) {
+	case string:
+		if strings.HasSuffix(v, suffix) {
+			n++
+		}
+	case map[string]any:
+		for _, e := range v {
+			n += countSuffix(e, suffix)
+		}
+	case []any:
+		for _, e := range v {
+			n += countSuffix(e, suffix)
+		}
+	}
+	return n
 }
