@@ -18441,7 +18441,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "f84c119172e4855bf47cee16a7ca537bb31ba6bd8caa2c5c175246d13a97999a",
+			SHA256: "6d6a011007d95d36ce91a6c2daea5d9de4a81f8dbb2b5bc7176c50ce58344d72",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18478,6 +18478,7 @@ var compiledTables = &compiled{
 					Evidence: []string{
 						"run: providers/testdata/README.md finding 62",
 						"test: internal/live TestMatrixCopilot/session",
+						"test: internal/live TestGateContext/copilot",
 					},
 				},
 				Config: Config{
@@ -18597,6 +18598,7 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 62",
 							"test: internal/live TestMatrixCopilot/session",
+							"test: internal/live TestGateContext/copilot",
 						},
 					},
 				},
@@ -19051,6 +19053,7 @@ var compiledTables = &compiled{
 									Evidence: []string{
 										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
+										"test: internal/live TestGateContext/copilot",
 									},
 								},
 								"gate": Effect{
@@ -19176,10 +19179,12 @@ var compiledTables = &compiled{
 											},
 											Evidence: []string{
 												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"test: internal/live TestGateContext/copilot",
 											},
 										},
 										Evidence: []string{
 											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"test: internal/live TestGateContext/copilot",
 										},
 									},
 								},
@@ -19210,10 +19215,12 @@ var compiledTables = &compiled{
 											},
 											Evidence: []string{
 												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"test: internal/live TestGateContext/copilot",
 											},
 										},
 										Evidence: []string{
 											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"test: internal/live TestGateContext/copilot",
 										},
 									},
 								},
@@ -19221,6 +19228,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"run: providers/testdata/README.md finding 62",
 								"test: internal/live TestMatrixCopilot/session",
+								"test: internal/live TestGateContext/copilot",
 							},
 						},
 					},
@@ -19619,6 +19627,7 @@ var compiledTables = &compiled{
 									Evidence: []string{
 										"run: providers/testdata/README.md finding 63",
 										"test: internal/live TestMatrixCopilot/session",
+										"test: internal/live TestGateContext/copilot",
 									},
 								},
 								"observe": Effect{
@@ -19708,11 +19717,13 @@ var compiledTables = &compiled{
 											Evidence: []string{
 												"run: providers/testdata/README.md finding 63",
 												"test: internal/live TestMatrixCopilot/failures",
+												"test: internal/live TestGateCrash/copilot",
 											},
 										},
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 63",
 											"test: internal/live TestMatrixCopilot/failures",
+											"test: internal/live TestGateCrash/copilot",
 										},
 									},
 								},
@@ -19788,6 +19799,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"run: providers/testdata/README.md finding 62",
 								"test: internal/live TestMatrixCopilot/session",
+								"test: internal/live TestGateContext/copilot",
 							},
 						},
 						"failure": Row{
@@ -26932,7 +26944,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "qwen/0.24.4.cue",
-			SHA256: "33ef53b8eb10b76e653515c95fa7b0236aef531774cb18f0d252b9b0f9dee599",
+			SHA256: "f2dc2289ac852f8aacf1de3cb2659e26a6dc863523cd38dab3a7234b3ff7febc",
 			Table: &Table{
 				Name:    "qwen",
 				Version: "0.24.4",
@@ -26971,6 +26983,7 @@ var compiledTables = &compiled{
 					Evidence: []string{
 						"run: providers/testdata/README.md finding 64",
 						"test: internal/live TestMatrixQwen/session",
+						"test: internal/live TestGateContext/qwen",
 					},
 				},
 				Config: Config{
@@ -27180,6 +27193,7 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
 							"test: internal/live TestMatrixQwen/session",
+							"test: internal/live TestGateContext/qwen",
 						},
 					},
 					"skill": Claim{
@@ -27764,6 +27778,7 @@ var compiledTables = &compiled{
 									Evidence: []string{
 										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
+										"test: internal/live TestGateContext/qwen",
 									},
 								},
 								"gate": Effect{
@@ -27891,10 +27906,12 @@ var compiledTables = &compiled{
 											},
 											Evidence: []string{
 												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"test: internal/live TestGateContext/qwen",
 											},
 										},
 										Evidence: []string{
 											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"test: internal/live TestGateContext/qwen",
 										},
 									},
 								},
@@ -27927,10 +27944,12 @@ var compiledTables = &compiled{
 											},
 											Evidence: []string{
 												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"test: internal/live TestGateContext/qwen",
 											},
 										},
 										Evidence: []string{
 											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"test: internal/live TestGateContext/qwen",
 										},
 									},
 								},
@@ -27938,6 +27957,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"run: providers/testdata/README.md finding 64",
 								"test: internal/live TestMatrixQwen/session",
+								"test: internal/live TestGateContext/qwen",
 							},
 						},
 					},
@@ -28269,6 +28289,7 @@ var compiledTables = &compiled{
 									Evidence: []string{
 										"run: providers/testdata/README.md finding 65",
 										"test: internal/live TestMatrixQwen/session",
+										"test: internal/live TestGateContext/qwen",
 									},
 								},
 								"observe": Effect{
@@ -28338,11 +28359,13 @@ var compiledTables = &compiled{
 											Evidence: []string{
 												"run: providers/testdata/README.md finding 65",
 												"test: internal/live TestMatrixQwen/failures",
+												"test: internal/live TestGateCrash/qwen",
 											},
 										},
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 65",
 											"test: internal/live TestMatrixQwen/failures",
+											"test: internal/live TestGateCrash/qwen",
 										},
 									},
 								},
@@ -28398,6 +28421,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"run: providers/testdata/README.md finding 64",
 								"test: internal/live TestMatrixQwen/session",
+								"test: internal/live TestGateContext/qwen",
 							},
 						},
 						"failure": Row{

@@ -22,6 +22,8 @@ var (
 	// verifiable are the harnesses dalo providers verify proves: its
 	// scenario gate-context runs on each.
 	verifiable = []string{"claude", "codex", "gemini", "copilot", "qwen"}
+	// crashable are the harnesses of the scenario gate-crash.
+	crashable = []string{"copilot", "qwen"}
 	probed     = []string{"claude", "codex"}
 )
 
@@ -69,6 +71,22 @@ func TestGateContext(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			play(t, p, "gate-context")
+		})
+	}
+}
+
+// TestGateCrash installs a required shell gate, fail_closed with
+// error_visibility user, whose handler crashes, and runs one prompt (the
+// scenario "gate-crash", for the harnesses the kit of TestToolCalls is not
+// written for): the command does not run, the model reads the generic
+// reason, never the handler's stderr or dalo's diagnostic.
+func TestGateCrash(t *testing.T) {
+	t.Parallel()
+	needs(t, crashable...) // skip once, not per case
+	for _, p := range crashable {
+		t.Run(p, func(t *testing.T) {
+			t.Parallel()
+			play(t, p, "gate-crash")
 		})
 	}
 }

@@ -65,7 +65,9 @@ func untabled(t *testing.T, name string) (bin, version string) {
 		t.Fatalf("DALO_LIVE_UNTABLED: %s has a shipped table; name a released version dalo has none for", tb.Key())
 	}
 	bin = filepath.Join(os.Getenv("DALO_HARNESS_DIR"), name+"@"+version, "node_modules", ".bin", name)
-	out, err := exec.Command(bin, "--version").Output()
+	cmd := exec.Command(bin, "--version")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(bin))), "xdg-cache"))
+	out, err := cmd.Output()
 	if err != nil || !strings.Contains(string(out), version) {
 		t.Fatalf("%s --version: %q (err %v), want %s: install it with .ci/harnesses %s@%s", bin, out, err, version, name, version)
 	}
@@ -73,11 +75,12 @@ func untabled(t *testing.T, name string) (bin, version string) {
 }
 
 // TestVerify proves a released harness version dalo ships no table for,
-// for each of Claude Code, Codex and Gemini CLI, the way its user would:
+// for each harness dalo has tables of, the way its user would:
 // on a machine with nothing but dalo, Node and that harness, dalo
 // providers verify runs the scenarios against it and writes a local table
-// for exactly that version, which loads as one (verified today, each
-// native payload recorded beside it). Then, in a real session of that
+// for exactly that version, which loads as one (verified today, the
+// model's requests of each scenario and the native payloads of the
+// session recorded beside it). Then, in a real session of that
 // harness, a package installed with dalo under that table (install given
 // the bare provider name finds it) has its gate deny a tool call, the
 // reason reaching the model, and its prompt context reach the model, with
@@ -85,15 +88,18 @@ func untabled(t *testing.T, name string) (bin, version string) {
 // "gate-context").
 func TestVerify(t *testing.T) {
 	t.Parallel()
-	needsUntabled(t, providers...)
-	for _, p := range providers {
+	needsUntabled(t, verifiable...)
+	for _, p := range verifiable {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			bin, version := untabled(t, p)
 			root := t.TempDir()
 			// The user's machine: verify runs there, and the real runs
 			// below use its store.
-			m := scenario.Machine{Harness: p, Bin: bin, Dalo: daloBin}
+			// The harness's cache, as .ci/harnesses fills it (GitHub
+			// Copilot CLI unpacks itself there on its first start).
+			cache := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(bin))), "xdg-cache")
+			m := scenario.Machine{Harness: p, Bin: bin, Dalo: daloBin, Cache: cache}
 			user, err := scenario.NewWorld(m, filepath.Join(root, "user"), func(*scenario.World) fakemodel.Script { return nil })
 			if err != nil {
 				t.Fatal(err)
@@ -137,12 +143,19 @@ func TestVerify(t *testing.T) {
 			if !ok || !tb.LocalTable() || tb.Verified == nil || tb.Verified.Date != time.Now().Format(time.DateOnly) {
 				t.Fatalf("%s@%s: local %v, verified %+v; want a local table verified today", p, version, ok && tb.LocalTable(), tb)
 			}
-			var payload struct {
-				SessionID string `json:"session_id"`
+			for _, sc := range r.Scenarios {
+				if b, err := os.ReadFile(filepath.Join(local, p, version, sc.Name, "model-requests.jsonl")); err != nil || len(b) == 0 {
+					t.Errorf("scenario %s: the model's requests recorded beside the table: %d bytes (err %v)", sc.Name, len(b), err)
+				}
 			}
-			b, err := os.ReadFile(filepath.Join(local, p, version, "session", "payloads", "start.stdin"))
-			if err != nil || json.Unmarshal(b, &payload) != nil || payload.SessionID == "" {
-				t.Errorf("the session start payload recorded beside the table: %q (err %v), want the native payload with a session id", b, err)
+			if scenario.Lookup("session").For(p) {
+				var payload struct {
+					SessionID string `json:"session_id"`
+				}
+				b, err := os.ReadFile(filepath.Join(local, p, version, "session", "payloads", "start.stdin"))
+				if err != nil || json.Unmarshal(b, &payload) != nil || payload.SessionID == "" {
+					t.Errorf("the session start payload recorded beside the table: %q (err %v), want the native payload with a session id", b, err)
+				}
 			}
 
 			// The real runs: the kit installed with the bare provider name,
