@@ -24,7 +24,7 @@ var (
 	verifiable = []string{"claude", "codex", "gemini", "copilot", "qwen"}
 	// crashable are the harnesses of the scenario gate-crash.
 	crashable = []string{"copilot", "qwen"}
-	probed     = []string{"claude", "codex"}
+	probed    = []string{"claude", "codex"}
 )
 
 // TestSession installs the package and runs a session with no tool call
