@@ -423,7 +423,7 @@ func TestMatrixCodex(t *testing.T) {
 			ev := event[h.subject+"/"+h.phase]
 			var found bool
 			for _, r := range a.event(ev) {
-				if text, ok := r.entry("warning", mxcDiag(h), "  stderr: "+mxcStderr); ok {
+				if text, ok := r.Entry("warning", mxcDiag(h), "  stderr: "+mxcStderr); ok {
 					found = true
 					t.Logf("user channel, %s: %q", ev, text)
 				}
@@ -460,7 +460,7 @@ func TestMatrixCodex(t *testing.T) {
 		prompts := a.event("userPromptSubmit")
 		if len(prompts) != 2 || prompts[0].Status != "blocked" || prompts[1].Status == "blocked" {
 			w.failApp(a, "userPromptSubmit hook runs = %+v, want 2: the first blocked, the second not", prompts)
-		} else if text, ok := prompts[0].entry("feedback", mxcDiag(closed), "  stderr: "+mxcStderr); !ok {
+		} else if text, ok := prompts[0].Entry("feedback", mxcDiag(closed), "  stderr: "+mxcStderr); !ok {
 			w.failApp(a, "blocked prompt: the user was not shown the diagnostic as feedback")
 		} else {
 			t.Logf("user channel, blocked prompt (feedback): %q", text)

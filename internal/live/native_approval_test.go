@@ -151,7 +151,7 @@ func TestNativeCodexRewriteApproval(t *testing.T) {
 				case len(pre) != 1:
 					w.apprFail(a, "preToolUse hook runs %+v, want one", pre)
 				case c.refused:
-					if _, ok := pre[0].entry("error", "unsupported permissionDecision:allow"); pre[0].Status != "failed" || !ok {
+					if _, ok := pre[0].Entry("error", "unsupported permissionDecision:allow"); pre[0].Status != "failed" || !ok {
 						w.apprFail(a, "preToolUse run %+v: want failed with an error refusing the allow", pre[0])
 					}
 				case pre[0].Status != "completed" || len(pre[0].Entries) != 0:

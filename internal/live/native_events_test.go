@@ -150,7 +150,7 @@ func TestNativeCodexInterrupt(t *testing.T) {
 	runs := a.event("interrupt")
 	if len(runs) != 1 {
 		w.failApp(a, "interrupt hook runs %+v, want one", runs)
-	} else if _, ok := runs[0].entry("warning", natText); !ok {
+	} else if _, ok := runs[0].Entry("warning", natText); !ok {
 		w.failApp(a, "the Interrupt hook's systemMessage was not shown the user as a warning: %+v", runs[0])
 	}
 	if w.server.Contains(natText) {
@@ -215,7 +215,7 @@ func TestNativeCodexMCPOutput(t *testing.T) {
 	runs := a.event("postToolUse")
 	if len(runs) != 1 || runs[0].Status != "failed" {
 		w.failApp(a, "postToolUse hook runs %+v: want one, failed", runs)
-	} else if text, ok := runs[0].entry("error", "updatedMCPToolOutput"); !ok {
+	} else if text, ok := runs[0].Entry("error", "updatedMCPToolOutput"); !ok {
 		w.failApp(a, "the failed run names no refusal of updatedMCPToolOutput: %+v", runs[0])
 	} else {
 		t.Logf("Codex: %s", text)

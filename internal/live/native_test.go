@@ -396,7 +396,7 @@ func TestNativeCodexSessionEndUser(t *testing.T) {
 				stop := a.event("stop")
 				if len(stop) != 1 {
 					w.failApp(a, "stop hook runs %+v, want one", stop)
-				} else if _, ok := stop[0].entry("warning", "dalo: hook nat:nat-kit/stop-fail failed (report): handler exited with status 8", natStopStderr); !ok {
+				} else if _, ok := stop[0].Entry("warning", "dalo: hook nat:nat-kit/stop-fail failed (report): handler exited with status 8", natStopStderr); !ok {
 					w.failApp(a, "the stop hook run %+v does not show the Stop failure as a warning", stop[0])
 				}
 			}

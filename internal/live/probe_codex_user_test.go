@@ -3,19 +3,11 @@
 package live
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
-	"os/exec"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"dalo/internal/fakemodel"
+	"dalo/internal/scenario"
 )
 
 // Codex's headless exec prints none of what hooks show the user (findings
@@ -25,37 +17,9 @@ import (
 // kind: "warning" for a systemMessage, "feedback" for a block reason,
 // "context" for added context. These tests read the user channel there.
 
-// A hookRun is the run summary of one hook/completed notification: one
-// native event's hooks (dalo's dispatcher) and what they showed.
-type hookRun struct {
-	EventName string `json:"eventName"`
-	Status    string `json:"status"`
-	// ExecutionMode is "sync" or "async" (an entry with async: true,
-	// Codex 0.148 and later); empty where Codex does not say.
-	ExecutionMode string `json:"executionMode"`
-	Entries       []struct {
-		Kind string `json:"kind"`
-		Text string `json:"text"`
-	} `json:"entries"`
-}
-
-// entry returns the text of run's first entry of kind holding every one of
-// parts, or false.
-func (r hookRun) entry(kind string, parts ...string) (string, bool) {
-next:
-	for _, e := range r.Entries {
-		if e.Kind != kind {
-			continue
-		}
-		for _, p := range parts {
-			if !strings.Contains(e.Text, p) {
-				continue next
-			}
-		}
-		return e.Text, true
-	}
-	return "", false
-}
+// A hookRun is what one hook/completed notification of the app server
+// reports (scenario.HookRun).
+type hookRun = scenario.HookRun
 
 // An appSession is what one codex app-server session sent its client.
 type appSession struct {
@@ -67,17 +31,10 @@ type appSession struct {
 }
 
 // An appRequest is one request the app server sent its client.
-type appRequest struct {
-	Method string
-	Params map[string]any
-}
+type appRequest = scenario.AppRequest
 
-// An appItem is a command execution item as the app server completed it:
-// the command and its status (completed, failed, declined).
-type appItem struct {
-	Command string `json:"command"`
-	Status  string `json:"status"`
-}
+// An appItem is a command execution item as the app server completed it.
+type appItem = scenario.AppItem
 
 // appThread is how an app-server session's thread runs: its approval
 // policy and sandbox mode, and the client's decision on every request the
@@ -120,149 +77,13 @@ func (w *world) appServer(prompts ...string) appSession {
 // exit. It fails the test on a protocol error or a timeout.
 func (w *world) appServerWith(th appThread, prompts ...string) appSession {
 	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, harness(w.t, "codex"), "app-server")
-	cmd.Dir = w.work
-	cmd.Env = w.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	in, err := cmd.StdinPipe()
+	harness(w.t, "codex")
+	a, err := w.AppServerWith(scenario.AppThread{Policy: th.policy, Sandbox: th.sandbox, Decision: th.decision,
+		Config: w.codexTrust().config, Interrupt: th.interrupt}, prompts...)
 	if err != nil {
-		w.t.Fatal(err)
+		w.t.Fatalf("%v\nprotocol:\n%s\nstderr:\n%s", err, clip(a.Stdout), clip(a.Stderr))
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		w.t.Fatalf("codex app-server: %v", err)
-	}
-	var a appSession
-	var lines strings.Builder
-	sc := bufio.NewScanner(out)
-	sc.Buffer(nil, 16<<20)
-	fail := func(format string, args ...any) {
-		w.t.Helper()
-		in.Close()
-		cmd.Wait()
-		w.t.Fatalf("codex app-server: "+format+"\nprotocol:\n%s\nstderr:\n%s", append(args, clip(lines.String()), clip(stderr.String()))...)
-	}
-	send := func(msg map[string]any) {
-		b, err := json.Marshal(msg)
-		if err != nil {
-			w.t.Fatal(err)
-		}
-		if _, err := in.Write(append(b, '\n')); err != nil {
-			fail("writing %s: %v", msg["method"], err)
-		}
-	}
-	// read reads messages, keeping hook runs, requests and command items,
-	// until one satisfies done; it returns that one.
-	type message struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	read := func(what string, done func(message) bool) message {
-		w.t.Helper()
-		for sc.Scan() {
-			lines.Write(sc.Bytes())
-			lines.WriteByte('\n')
-			var m message
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				fail("not a protocol message: %q", sc.Text())
-			}
-			if m.Error != nil {
-				fail("error answer: %s", m.Error)
-			}
-			switch {
-			case m.ID != nil && m.Method != "":
-				// A request of the server's: an approval.
-				var p map[string]any
-				json.Unmarshal(m.Params, &p)
-				a.requests = append(a.requests, appRequest{m.Method, p})
-				send(map[string]any{"id": m.ID, "result": map[string]any{"decision": th.decision}})
-			case m.Method == "hook/completed":
-				var p struct{ Run hookRun }
-				if err := json.Unmarshal(m.Params, &p); err != nil {
-					fail("hook/completed: %v", err)
-				}
-				a.runs = append(a.runs, p.Run)
-			case m.Method == "item/completed":
-				var p struct {
-					Item struct {
-						Type string `json:"type"`
-						appItem
-					} `json:"item"`
-				}
-				if err := json.Unmarshal(m.Params, &p); err != nil {
-					fail("item/completed: %v", err)
-				}
-				if p.Item.Type == "commandExecution" {
-					a.items = append(a.items, p.Item.appItem)
-				}
-			}
-			if done(m) {
-				return m
-			}
-		}
-		if what != "" {
-			fail("ended before %s (%v)", what, sc.Err())
-		}
-		return message{}
-	}
-	answer := func(id int) func(message) bool {
-		return func(m message) bool { return string(m.ID) == strconv.Itoa(id) && m.Method == "" }
-	}
-	send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
-		"clientInfo": map[string]any{"name": "dalo-live", "version": "0"}}})
-	read("the initialize answer", answer(1))
-	send(map[string]any{"method": "initialized"})
-	send(map[string]any{"id": 2, "method": "thread/start", "params": map[string]any{
-		"cwd": w.work, "approvalPolicy": th.policy, "sandbox": th.sandbox,
-		"config": w.codexTrust().config}})
-	var started struct {
-		Thread struct{ ID string } `json:"thread"`
-	}
-	if err := json.Unmarshal(read("the thread/start answer", answer(2)).Result, &started); err != nil || started.Thread.ID == "" {
-		fail("thread/start answer: no thread id (%v)", err)
-	}
-	for i, prompt := range prompts {
-		id := 3 + i
-		send(map[string]any{"id": id, "method": "turn/start", "params": map[string]any{
-			"threadId": started.Thread.ID,
-			"input":    []any{map[string]any{"type": "text", "text": prompt}}}})
-		var turn struct {
-			Turn struct{ ID string } `json:"turn"`
-		}
-		interrupted := false
-		read(fmt.Sprintf("turn %d completed", i+1), func(m message) bool {
-			switch {
-			case m.Method == "" && string(m.ID) == strconv.Itoa(id):
-				json.Unmarshal(m.Result, &turn)
-			case th.interrupt && !interrupted && m.Method == "item/started" && strings.Contains(string(m.Params), `"type":"commandExecution"`):
-				interrupted = true
-				send(map[string]any{"id": 100 + i, "method": "turn/interrupt", "params": map[string]any{
-					"threadId": started.Thread.ID, "turnId": turn.Turn.ID}})
-			}
-			return m.Method == "turn/completed"
-		})
-	}
-	in.Close()
-	read("", func(message) bool { return false })
-	cmd.Wait()
-	if ctx.Err() != nil {
-		w.t.Fatalf("codex app-server: no end within %v\nprotocol:\n%s", sessionTimeout, clip(lines.String()))
-	}
-	a.stdout, a.stderr = lines.String(), stderr.String()
-	w.t.Logf("codex app-server session: %d hook runs, %d model requests", len(a.runs), len(w.server.Requests()))
-	return a
+	return appSession{runs: a.Runs, requests: a.Requests, items: a.Items, stdout: a.Stdout, stderr: a.Stderr}
 }
 
 // failApp reports a failed check with the app server's protocol messages.
@@ -295,7 +116,7 @@ func TestCodexUserChannel(t *testing.T) {
 		diag := "dalo: hook " + probeID + ":" + probePkg + "/" + c.hook + " failed (report): handler exited with status " + strconv.Itoa(probeExit[c.hook])
 		var found bool
 		for _, r := range a.event(c.event) {
-			if text, ok := r.entry("warning", diag, "  stderr: "+markUserStderr); ok {
+			if text, ok := r.Entry("warning", diag, "  stderr: "+markUserStderr); ok {
 				found = true
 				t.Logf("user channel, %s: %q", c.event, text)
 			}
@@ -353,16 +174,16 @@ func TestCodexPromptGateUser(t *testing.T) {
 			if c.name == "crash_fail_closed" {
 				diag := "dalo: hook " + srcID + ":" + pkgName + "/prompt-gate failed (fail_closed): handler exited with status 3"
 				feedback = []string{diag, "  stderr: " + markPromptStderr}
-				if text, ok := blocked.entry("warning", diag, "  stderr: "+markPromptStderr); !ok {
+				if text, ok := blocked.Entry("warning", diag, "  stderr: "+markPromptStderr); !ok {
 					w.failApp(a, "crashed gate: the user was not shown the diagnostic with its stderr as a warning")
 				} else {
 					t.Logf("user channel, blocked prompt (warning): %q", text)
 				}
-				if _, ok := blocked.entry("feedback", "the details were shown to the user"); ok {
+				if _, ok := blocked.Entry("feedback", "the details were shown to the user"); ok {
 					w.failApp(a, "crashed gate: the user was shown the generic text meant for a model")
 				}
 			}
-			if text, ok := blocked.entry("feedback", feedback...); !ok {
+			if text, ok := blocked.Entry("feedback", feedback...); !ok {
 				w.failApp(a, "blocked prompt: the user was not shown the block reason %q as feedback (the run showed %+v)", feedback, blocked.Entries)
 			} else {
 				t.Logf("user channel, blocked prompt (feedback): %q", text)
