@@ -18441,7 +18441,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "6d6a011007d95d36ce91a6c2daea5d9de4a81f8dbb2b5bc7176c50ce58344d72",
+			SHA256: "1ee7bdfb0049c61691e470be8cfafe1e4fb808eacc3d0c6ba4300b74d86a5aeb",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18475,6 +18475,11 @@ var compiledTables = &compiled{
 						"--no-auto-update",
 					},
 					Updates: "--no-auto-update turns its updater off.",
+					SharedCache: &Claim{
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 62",
+						},
+					},
 					Evidence: []string{
 						"run: providers/testdata/README.md finding 62",
 						"test: internal/live TestMatrixCopilot/session",

@@ -108,8 +108,11 @@ type Headless struct {
 	// Updates says how a run keeps the harness from updating itself.
 	Updates string `json:"updates"`
 	// SessionTimeoutS bounds a session, when set.
-	SessionTimeoutS int      `json:"session_timeout_s,omitempty"`
-	Evidence        []string `json:"evidence"`
+	SessionTimeoutS int `json:"session_timeout_s,omitempty"`
+	// SharedCache, when set, says the harness unpacks itself into
+	// $XDG_CACHE_HOME on its first start: runs may share one cache.
+	SharedCache *Claim   `json:"shared_cache,omitempty"`
+	Evidence    []string `json:"evidence"`
 }
 
 // HeadlessShell is the harness's shell tool: Tool, its native name, and

@@ -35,8 +35,9 @@ type Machine struct {
 	// the bare name and finds the table of the harness's version itself
 	// (a shipped table, or a local one verify wrote).
 	Table string
-	// Cache, when set, is the harness's XDG cache shared between runs
-	// (GitHub Copilot CLI unpacks itself there on its first start).
+	// Cache, when set, is an XDG cache the runs of a harness whose table
+	// says it unpacks itself there (headless.shared_cache: GitHub Copilot
+	// CLI) share; the others keep their own, under the world's home.
 	Cache string
 }
 
@@ -117,7 +118,7 @@ func NewWorld(m Machine, root string, script func(*World) fakemodel.Script) (*Wo
 		"XDG_CACHE_HOME=" + filepath.Join(w.Home, ".cache"),
 		"LIVE_OUT=" + w.Out,
 	}
-	if m.Cache != "" {
+	if m.Cache != "" && t.Headless.SharedCache != nil {
 		w.SetEnv("XDG_CACHE_HOME", m.Cache)
 	}
 	h := t.Headless
