@@ -44,7 +44,8 @@ func TestEveryTestChecksItsHarness(t *testing.T) {
 			// proves one of them (needs): harness would skip it whole on
 			// a run of the other.
 			want := checkers
-			if rangesOver(fd.Body, "providers") || rangesOver(fd.Body, "probed") {
+			if rangesOver(fd.Body, "providers") || rangesOver(fd.Body, "probed") ||
+				rangesOver(fd.Body, "verifiable") || rangesOver(fd.Body, "crashable") {
 				want = map[string]bool{"needs": true, "needsUntabled": true}
 			}
 			checked := false
