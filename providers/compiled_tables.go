@@ -9699,7 +9699,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.147.0.cue",
-			SHA256: "cb5fb6ab956c86a4ec2a8fa7b6768d859310246183600599b2d243de4f9487aa",
+			SHA256: "855a078d61f61b1779c1871ae026b341208e7eef7efcdc69cf6fdf734ccc0ab5",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.147.0",
@@ -9883,6 +9883,23 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"run: providers/testdata/README.md finding 47",
 								"test: internal/live TestCodexTrust",
+							},
+						},
+					},
+					Project: &Project{
+						Status: "unsupported",
+						Reason: "Codex reads a project's hooks only from the project's .codex/hooks.json, which the project commits and every teammate shares, and has no project file a user keeps for themselves; dalo's entries name a dispatcher in your own store, a path of this machine only, so dalo writes none there. Install the package for yourself instead ('dalo plugin install PACKAGE --provider codex'): Codex then runs it in every folder, this project's included.",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 80",
+							"test: internal/live TestProjectHooks/codex",
+							"test: internal/live TestTeamSync/codex",
+						},
+						Trust: Trust{
+							Required: true,
+							How:      "Codex reads a project's .codex/hooks.json and .codex/config.toml only in a project its user trusted (trust_level = \"trusted\" under [projects.\"<dir>\"] of $CODEX_HOME/config.toml), and runs each of its hooks only once the user trusted that hook too; dalo never records either trust.",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 80",
+								"test: internal/live TestProjectHooks/codex",
 							},
 						},
 					},
@@ -13979,7 +13996,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "84dc2afcce8e69e4823ad476169a3c7b64c35bac72ce9b5a6198843396290287",
+			SHA256: "64133ef7495e0106c1ad90e2f915decce2b134814481f681bc70c343e5279417",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -14166,6 +14183,23 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: providers/testdata/README.md finding 47, seen on Codex CLI 0.147.0",
 								"test: internal/live TestCodexTrust",
+							},
+						},
+					},
+					Project: &Project{
+						Status: "unsupported",
+						Reason: "Codex reads a project's hooks only from the project's .codex/hooks.json, which the project commits and every teammate shares, and has no project file a user keeps for themselves; dalo's entries name a dispatcher in your own store, a path of this machine only, so dalo writes none there. Install the package for yourself instead ('dalo plugin install PACKAGE --provider codex'): Codex then runs it in every folder, this project's included.",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 80",
+							"test: internal/live TestProjectHooks/codex",
+							"test: internal/live TestTeamSync/codex",
+						},
+						Trust: Trust{
+							Required: true,
+							How:      "Codex reads a project's .codex/hooks.json and .codex/config.toml only in a project its user trusted (trust_level = \"trusted\" under [projects.\"<dir>\"] of $CODEX_HOME/config.toml), and runs each of its hooks only once the user trusted that hook too; dalo never records either trust.",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 80",
+								"test: internal/live TestProjectHooks/codex",
 							},
 						},
 					},
@@ -18319,7 +18353,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "05c112935305c5363f24ec3c6d8cf3b19574af3432e2af4901f59498e2b63b78",
+			SHA256: "2c33f9534d1d6d3994fe8d8eb28e42eac581a3107aa02ccb5ad8d6c6840fda7b",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18432,11 +18466,66 @@ var compiledTables = &compiled{
 						},
 					},
 					Trust: Trust{
-						How: "GitHub Copilot CLI runs the hooks of the user's settings without a review of its own; dalo's grants are the only review. A repository's own hooks (.github/hooks) load only in a folder the user trusted, and headless only with an opt-in variable; dalo writes none there.",
+						How: "GitHub Copilot CLI runs the hooks of the user's settings without a review of its own; dalo's grants are the only review. A project's own hooks load only in a folder the user trusted, headless too (config.project).",
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 62",
-							"doc: GitHub Copilot CLI 1.0.102 changelog: repo-level hooks load only after folder trust; prompt mode gates repo hooks behind GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS",
+							"run: providers/testdata/README.md finding 83",
 							"test: internal/live TestMatrixCopilot/session",
+						},
+					},
+					Project: &Project{
+						Status: "supported",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 83",
+							"test: internal/live TestProjectHooks/copilot",
+							"test: internal/live TestTeamSync/copilot",
+						},
+						Hooks: ProjectHooks{
+							Location: Location{
+								Root: "project",
+								Path: ".github/copilot/settings.local.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 83",
+									"test: internal/live TestProjectHooks/copilot",
+									"test: internal/live TestTeamSync/copilot",
+								},
+							},
+							Local: Claim{
+								Evidence: []string{
+									"doc: GitHub Copilot CLI 1.0.102 API schema, settings scope: \"Use repo for shared settings or local for settings.local.json\"",
+									"run: providers/testdata/README.md finding 83",
+								},
+							},
+						},
+						Skills: []Location{
+							Location{
+								Root:   "project",
+								Path:   ".github/skills",
+								Layout: "<name>/SKILL.md",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 83",
+									"test: internal/live TestTeamSync/copilot",
+								},
+							},
+						},
+						Agents: &Location{
+							Root:   "project",
+							Path:   ".github/agents",
+							Layout: "<name>.agent.md",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 83",
+								"test: internal/live TestTeamSync/copilot",
+							},
+						},
+						Trust: Trust{
+							Required: true,
+							How:      "GitHub Copilot CLI reads this project's hooks, dalo's entries in .github/copilot/settings.local.json among them, only in a folder its user trusted (trusted_folders of $COPILOT_HOME/config.json, set by its trust prompt), headless too; in a folder not trusted the project's gates do not run. dalo never marks a folder trusted.",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog 1.0.49: repo hooks load in prompt mode when the folder is already trusted",
+								"run: providers/testdata/README.md finding 83",
+								"test: internal/live TestProjectHooks/copilot",
+								"test: internal/live TestTeamSync/copilot",
+							},
 						},
 					},
 				},
@@ -22295,7 +22384,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "1685576e2724a8c91ff270cae314b208718cb1ef847a6b890a05aae623b2fd05",
+			SHA256: "a7891bc6d5cddd896b676b05b36e250d7023fb8804ba20e573035bb169b6d6d5",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -22559,6 +22648,25 @@ var compiledTables = &compiled{
 							"test: internal/live TestSession/gemini",
 							"test: internal/live TestMatrixGemini/untrusted_folder",
 							"test: internal/live TestMatrixGemini/redacted_env",
+						},
+					},
+					Project: &Project{
+						Status: "unsupported",
+						Reason: "Gemini CLI reads a project's hooks only from the project's .gemini/settings.json, which the project commits and every teammate shares, and has no project file a user keeps for themselves; dalo's entries name a dispatcher in your own store, a path of this machine only, so dalo writes none there. Install the package for yourself instead ('dalo plugin install PACKAGE --provider gemini'): Gemini CLI then runs it in every folder, this project's included.",
+						Evidence: []string{
+							"doc: Gemini CLI 0.61.0 docs, hooks/index.md: hooks are read from project settings .gemini/settings.json, user settings and system settings",
+							"run: providers/testdata/README.md finding 81",
+							"test: internal/live TestProjectHooks/gemini",
+							"test: internal/live TestTeamSync/gemini",
+						},
+						Trust: Trust{
+							Required: true,
+							How:      "Gemini CLI reads this project's .gemini/settings.json, its hooks and the settings that switch hooks off, only in a folder its user trusted (~/.gemini/trustedFolders.json, set by its trust dialog); headless in a folder not trusted it exits before any model request. dalo never marks a folder trusted.",
+							Evidence: []string{
+								"doc: Gemini CLI 0.61.0 docs, cli/trusted-folders.md",
+								"run: providers/testdata/README.md finding 81",
+								"test: internal/live TestProjectHooks/gemini",
+							},
 						},
 					},
 				},
@@ -26751,7 +26859,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "qwen/0.24.4.cue",
-			SHA256: "e306fa08bfeea6730ae5a3e720524cb6d8baf9d4339a33e0b0859337f4521974",
+			SHA256: "0c4f9cd9baf8d80fc9b9e1020bb99ce2c8c0391e1eef9462e383a3f2820022b3",
 			Table: &Table{
 				Name:    "qwen",
 				Version: "0.24.4",
@@ -26919,6 +27027,23 @@ var compiledTables = &compiled{
 							"run: providers/testdata/README.md finding 64",
 							"test: internal/live TestMatrixQwen/session",
 							"test: internal/live TestMatrixQwen/remove_restores",
+						},
+					},
+					Project: &Project{
+						Status: "unsupported",
+						Reason: "Qwen Code reads a project's hooks only from the project's .qwen/settings.json, which the project commits and every teammate shares, and has no project file a user keeps for themselves; dalo's entries name a dispatcher in your own store, a path of this machine only, so dalo writes none there. Install the package for yourself instead ('dalo plugin install PACKAGE --provider qwen'): Qwen Code then runs it in every folder, this project's included.",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 82",
+							"test: internal/live TestProjectHooks/qwen",
+							"test: internal/live TestTeamSync/qwen",
+						},
+						Trust: Trust{
+							Required: true,
+							How:      "Qwen Code reads this project's .qwen/settings.json, its hooks and the settings that switch hooks off, only in a folder its user trusted once they turned folder trust on (security.folderTrust.enabled; off, every folder counts as trusted), trusting it in ~/.qwen/trustedFolders.json by its trust dialog. dalo never marks a folder trusted.",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 82",
+								"test: internal/live TestProjectHooks/qwen",
+							},
 						},
 					},
 				},
