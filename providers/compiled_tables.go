@@ -9699,7 +9699,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.147.0.cue",
-			SHA256: "855a078d61f61b1779c1871ae026b341208e7eef7efcdc69cf6fdf734ccc0ab5",
+			SHA256: "8ec75460626ddbf96b26a59c674c7d35973ad8b49dc0b4e82d1134b179b5fb24",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.147.0",
@@ -9892,6 +9892,7 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 80",
 							"test: internal/live TestProjectHooks/codex",
+							"run: providers/testdata/README.md finding 84",
 							"test: internal/live TestTeamSync/codex",
 						},
 						Trust: Trust{
@@ -13996,7 +13997,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "64133ef7495e0106c1ad90e2f915decce2b134814481f681bc70c343e5279417",
+			SHA256: "da5c87166fa540fa4db5a886a55357de40eb7d22be8ca6e1089ee36317889761",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -14192,6 +14193,7 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 80",
 							"test: internal/live TestProjectHooks/codex",
+							"run: providers/testdata/README.md finding 84",
 							"test: internal/live TestTeamSync/codex",
 						},
 						Trust: Trust{
@@ -18353,7 +18355,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "2c33f9534d1d6d3994fe8d8eb28e42eac581a3107aa02ccb5ad8d6c6840fda7b",
+			SHA256: "17e4880ae97be35c17bcbf1ca6f3bc0a4acdf46647e1358c33a9f20c8d7cf5f8",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18477,6 +18479,7 @@ var compiledTables = &compiled{
 						Status: "supported",
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 83",
+							"run: providers/testdata/README.md finding 84",
 							"test: internal/live TestProjectHooks/copilot",
 							"test: internal/live TestTeamSync/copilot",
 						},
@@ -22384,7 +22387,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "a7891bc6d5cddd896b676b05b36e250d7023fb8804ba20e573035bb169b6d6d5",
+			SHA256: "02b6bf8cd9f9581a0248a5160cf516e65edfc18f772106dd03e420b8332fae21",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -22657,6 +22660,7 @@ var compiledTables = &compiled{
 							"doc: Gemini CLI 0.61.0 docs, hooks/index.md: hooks are read from project settings .gemini/settings.json, user settings and system settings",
 							"run: providers/testdata/README.md finding 81",
 							"test: internal/live TestProjectHooks/gemini",
+							"run: providers/testdata/README.md finding 84",
 							"test: internal/live TestTeamSync/gemini",
 						},
 						Trust: Trust{
@@ -26859,7 +26863,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "qwen/0.24.4.cue",
-			SHA256: "0c4f9cd9baf8d80fc9b9e1020bb99ce2c8c0391e1eef9462e383a3f2820022b3",
+			SHA256: "b6cb5eee606f731264f6f8e5cefe39485adc689f6d9402ebc6a684f8fbe65dfd",
 			Table: &Table{
 				Name:    "qwen",
 				Version: "0.24.4",
@@ -27035,6 +27039,7 @@ var compiledTables = &compiled{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 82",
 							"test: internal/live TestProjectHooks/qwen",
+							"run: providers/testdata/README.md finding 84",
 							"test: internal/live TestTeamSync/qwen",
 						},
 						Trust: Trust{
