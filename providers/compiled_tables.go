@@ -9767,7 +9767,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.147.0.cue",
-			SHA256: "276635e2b4ddcf753022cd39faaf53184d44ff8d3a7317e3f05407a1e413eb94",
+			SHA256: "acf79a0c59aa11b3568556d50dc4ee13ae80e6417baac5f723f43858d2679978",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.147.0",
@@ -9978,6 +9978,24 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"run: providers/testdata/README.md finding 47",
 								"test: internal/live TestCodexTrust",
+							},
+						},
+					},
+					Project: &Project{
+						Status: "unsupported",
+						Reason: "Codex reads a project's hooks only from the project's .codex/hooks.json, which the project commits and every teammate shares, and has no project file a user keeps for themselves; dalo's entries name a dispatcher in your own store, a path of this machine only, so dalo writes none there. Install the package for yourself instead ('dalo plugin install PACKAGE --provider codex'): Codex then runs it in every folder, this project's included.",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 80",
+							"test: internal/live TestProjectHooks/codex",
+							"run: providers/testdata/README.md finding 84",
+							"test: internal/live TestTeamSync/codex",
+						},
+						Trust: Trust{
+							Required: true,
+							How:      "Codex reads a project's .codex/hooks.json and .codex/config.toml only in a project its user trusted (trust_level = \"trusted\" under [projects.\"<dir>\"] of $CODEX_HOME/config.toml), and runs each of its hooks only once the user trusted that hook too; dalo never records either trust.",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 80",
+								"test: internal/live TestProjectHooks/codex",
 							},
 						},
 					},
@@ -14074,7 +14092,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "codex/0.171.0.cue",
-			SHA256: "e1a815c538b7f896a1ddfe428e1b337614684e52a91271e156fdd5448b0c2c44",
+			SHA256: "cba1c7e0a8be12cdaec5e3c0dbc596359cf8bd4b40e4fb55f092fa03383d17ae",
 			Table: &Table{
 				Name:    "codex",
 				Version: "0.171.0",
@@ -14288,6 +14306,24 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: providers/testdata/README.md finding 47, seen on Codex CLI 0.147.0",
 								"test: internal/live TestCodexTrust",
+							},
+						},
+					},
+					Project: &Project{
+						Status: "unsupported",
+						Reason: "Codex reads a project's hooks only from the project's .codex/hooks.json, which the project commits and every teammate shares, and has no project file a user keeps for themselves; dalo's entries name a dispatcher in your own store, a path of this machine only, so dalo writes none there. Install the package for yourself instead ('dalo plugin install PACKAGE --provider codex'): Codex then runs it in every folder, this project's included.",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 80",
+							"test: internal/live TestProjectHooks/codex",
+							"run: providers/testdata/README.md finding 84",
+							"test: internal/live TestTeamSync/codex",
+						},
+						Trust: Trust{
+							Required: true,
+							How:      "Codex reads a project's .codex/hooks.json and .codex/config.toml only in a project its user trusted (trust_level = \"trusted\" under [projects.\"<dir>\"] of $CODEX_HOME/config.toml), and runs each of its hooks only once the user trusted that hook too; dalo never records either trust.",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 80",
+								"test: internal/live TestProjectHooks/codex",
 							},
 						},
 					},
@@ -18441,7 +18477,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "1ee7bdfb0049c61691e470be8cfafe1e4fb808eacc3d0c6ba4300b74d86a5aeb",
+			SHA256: "b2d80b24123924a71fee8134db46036481696c45cbbb5a9f378fd3b8cfb5e45a",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18586,11 +18622,67 @@ var compiledTables = &compiled{
 						},
 					},
 					Trust: Trust{
-						How: "GitHub Copilot CLI runs the hooks of the user's settings without a review of its own; dalo's grants are the only review. A repository's own hooks (.github/hooks) load only in a folder the user trusted, and headless only with an opt-in variable; dalo writes none there.",
+						How: "GitHub Copilot CLI runs the hooks of the user's settings without a review of its own; dalo's grants are the only review. A project's own hooks load only in a folder the user trusted, headless too (config.project).",
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 62",
-							"doc: GitHub Copilot CLI 1.0.102 changelog: repo-level hooks load only after folder trust; prompt mode gates repo hooks behind GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS",
+							"run: providers/testdata/README.md finding 83",
 							"test: internal/live TestMatrixCopilot/session",
+						},
+					},
+					Project: &Project{
+						Status: "supported",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 83",
+							"run: providers/testdata/README.md finding 84",
+							"test: internal/live TestProjectHooks/copilot",
+							"test: internal/live TestTeamSync/copilot",
+						},
+						Hooks: ProjectHooks{
+							Location: Location{
+								Root: "project",
+								Path: ".github/copilot/settings.local.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 83",
+									"test: internal/live TestProjectHooks/copilot",
+									"test: internal/live TestTeamSync/copilot",
+								},
+							},
+							Local: Claim{
+								Evidence: []string{
+									"doc: GitHub Copilot CLI 1.0.102 API schema, settings scope: \"Use repo for shared settings or local for settings.local.json\"",
+									"run: providers/testdata/README.md finding 83",
+								},
+							},
+						},
+						Skills: []Location{
+							Location{
+								Root:   "project",
+								Path:   ".github/skills",
+								Layout: "<name>/SKILL.md",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 83",
+									"test: internal/live TestTeamSync/copilot",
+								},
+							},
+						},
+						Agents: &Location{
+							Root:   "project",
+							Path:   ".github/agents",
+							Layout: "<name>.agent.md",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 83",
+								"test: internal/live TestTeamSync/copilot",
+							},
+						},
+						Trust: Trust{
+							Required: true,
+							How:      "GitHub Copilot CLI reads this project's hooks, dalo's entries in .github/copilot/settings.local.json among them, only in a folder its user trusted (trusted_folders of $COPILOT_HOME/config.json, set by its trust prompt), headless too; in a folder not trusted the project's gates do not run. dalo never marks a folder trusted.",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 changelog 1.0.49: repo hooks load in prompt mode when the folder is already trusted",
+								"run: providers/testdata/README.md finding 83",
+								"test: internal/live TestProjectHooks/copilot",
+								"test: internal/live TestTeamSync/copilot",
+							},
 						},
 					},
 				},
@@ -22460,7 +22552,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "70628f0fe131677f33b96581f090a9fd2576bed2c3c92533061da0fb27fad335",
+			SHA256: "4f59b058886f61ed131fe9b15b53e733f84b6d6c3970c51ef955d01ff9037e92",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -22757,6 +22849,26 @@ var compiledTables = &compiled{
 							"test: internal/live TestSession/gemini",
 							"test: internal/live TestMatrixGemini/untrusted_folder",
 							"test: internal/live TestMatrixGemini/redacted_env",
+						},
+					},
+					Project: &Project{
+						Status: "unsupported",
+						Reason: "Gemini CLI reads a project's hooks only from the project's .gemini/settings.json, which the project commits and every teammate shares, and has no project file a user keeps for themselves; dalo's entries name a dispatcher in your own store, a path of this machine only, so dalo writes none there. Install the package for yourself instead ('dalo plugin install PACKAGE --provider gemini'): Gemini CLI then runs it in every folder, this project's included.",
+						Evidence: []string{
+							"doc: Gemini CLI 0.61.0 docs, hooks/index.md: hooks are read from project settings .gemini/settings.json, user settings and system settings",
+							"run: providers/testdata/README.md finding 81",
+							"test: internal/live TestProjectHooks/gemini",
+							"run: providers/testdata/README.md finding 84",
+							"test: internal/live TestTeamSync/gemini",
+						},
+						Trust: Trust{
+							Required: true,
+							How:      "Gemini CLI reads this project's .gemini/settings.json, its hooks and the settings that switch hooks off, only in a folder its user trusted (~/.gemini/trustedFolders.json, set by its trust dialog); headless in a folder not trusted it exits before any model request. dalo never marks a folder trusted.",
+							Evidence: []string{
+								"doc: Gemini CLI 0.61.0 docs, cli/trusted-folders.md",
+								"run: providers/testdata/README.md finding 81",
+								"test: internal/live TestProjectHooks/gemini",
+							},
 						},
 					},
 				},
@@ -26949,7 +27061,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "qwen/0.24.4.cue",
-			SHA256: "f2dc2289ac852f8aacf1de3cb2659e26a6dc863523cd38dab3a7234b3ff7febc",
+			SHA256: "b3c5bd0b1392e31af1449d8034cc6ad6f1106c82fb178f138f7f232ad2ee7c9d",
 			Table: &Table{
 				Name:    "qwen",
 				Version: "0.24.4",
@@ -27146,6 +27258,24 @@ var compiledTables = &compiled{
 							"run: providers/testdata/README.md finding 64",
 							"test: internal/live TestMatrixQwen/session",
 							"test: internal/live TestMatrixQwen/remove_restores",
+						},
+					},
+					Project: &Project{
+						Status: "unsupported",
+						Reason: "Qwen Code reads a project's hooks only from the project's .qwen/settings.json, which the project commits and every teammate shares, and has no project file a user keeps for themselves; dalo's entries name a dispatcher in your own store, a path of this machine only, so dalo writes none there. Install the package for yourself instead ('dalo plugin install PACKAGE --provider qwen'): Qwen Code then runs it in every folder, this project's included.",
+						Evidence: []string{
+							"run: providers/testdata/README.md finding 82",
+							"test: internal/live TestProjectHooks/qwen",
+							"run: providers/testdata/README.md finding 84",
+							"test: internal/live TestTeamSync/qwen",
+						},
+						Trust: Trust{
+							Required: true,
+							How:      "Qwen Code reads this project's .qwen/settings.json, its hooks and the settings that switch hooks off, only in a folder its user trusted once they turned folder trust on (security.folderTrust.enabled; off, every folder counts as trusted), trusting it in ~/.qwen/trustedFolders.json by its trust dialog. dalo never marks a folder trusted.",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 82",
+								"test: internal/live TestProjectHooks/qwen",
+							},
 						},
 					},
 				},

@@ -161,8 +161,9 @@ type Config struct {
 // Project is a harness's project scope: the per-user file of a project
 // dalo writes its entries into (Hooks, Local says the project does not
 // commit it), where it reads the project's skills and agents, and whether
-// it runs a project's hooks only in a folder the user trusted. Status is
-// Supported or Unsupported (then Reason says why).
+// it runs a project's hooks only in a folder the user trusted (Trust,
+// stated either way). Status is Supported or Unsupported (then Reason
+// says why, and only Trust is set).
 type Project struct {
 	Status   string       `json:"status"`
 	Reason   string       `json:"reason,omitempty"`
@@ -683,8 +684,9 @@ var ErrNoProjectScope = fmt.Errorf("its table states no project scope")
 // InProject returns the table as it installs into the project at dir (an
 // absolute path): its hooks file, skills and agents are the project's
 // (Config.Project), and every "project" location resolves below dir. The
-// rest (events, outputs, the user's own settings that switch hooks off)
-// is the table's. An error says why the harness has no project scope.
+// rest (events, outputs, the user's own settings that switch hooks off,
+// the harness's review of each hook) is the table's. An error says why
+// the harness has no project scope.
 func (t *Table) InProject(dir string) (*Table, error) {
 	p := t.Config.Project
 	if p == nil {
@@ -706,7 +708,9 @@ func (t *Table) InProject(dir string) (*Table, error) {
 	} else if c.Config.Agents.Status == Supported {
 		c.Config.Agents = Agents{Status: Unsupported, Reason: "its table names no project directory of agents", Evidence: p.Evidence}
 	}
-	c.Config.Trust = p.Trust
+	// Config.Trust stays the table's: it is the harness's review of each
+	// hook (Codex's trusted_hash), which install and doctor check, not the
+	// folder trust of p.Trust, which dalo only reports.
 	return &c, nil
 }
 

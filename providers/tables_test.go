@@ -468,3 +468,30 @@ func TestUnmappedEventsAreUnused(t *testing.T) {
 		t.Error("no table lists an unmapped event; the walk is broken")
 	}
 }
+
+// InProject takes the project's files and skills, but a harness's review
+// of each hook (Codex's trusted_hash) is the table's, whatever folder
+// trust the project scope states: GitHub Copilot CLI runs a trusted
+// folder's hooks without a hook review, so install must not ask for one.
+func TestInProjectKeepsHookTrust(t *testing.T) {
+	ts, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range ts.All() {
+		p := tb.Config.Project
+		if p == nil || p.Status != Supported {
+			continue
+		}
+		in, err := tb.InProject(t.TempDir())
+		if err != nil {
+			t.Fatalf("%s: %v", tb.Key(), err)
+		}
+		if in.Config.Trust.Required != tb.Config.Trust.Required || in.Config.Trust.How != tb.Config.Trust.How {
+			t.Errorf("%s in a project: hook trust %+v, want the table's %+v", tb.Key(), in.Config.Trust, tb.Config.Trust)
+		}
+		if in.Config.Hooks.Path != p.Hooks.Path || in.Config.Hooks.Root != "project" {
+			t.Errorf("%s in a project: hooks file %s, want %s", tb.Key(), in.Config.Hooks.Path, p.Hooks.Path)
+		}
+	}
+}

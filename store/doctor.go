@@ -140,7 +140,7 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 				}
 				// Whether the harness reads them only in a folder its
 				// user trusted: dalo never records that trust.
-				add(StatusNote, prefix+name, "%s", t.Config.Trust.How)
+				add(StatusNote, prefix+name, "%s", t.Config.Project.Trust.How)
 			}
 			c := &forceCheck{s: sc, t: t, in: in, grants: grants, pending: s.pendingGrants(), opt: opt, records: records, instructions: inst}
 			n := len(out)
@@ -888,6 +888,12 @@ func (c *forceCheck) switches() {
 		return
 	}
 	c.add(StatusNote, t.Name, "%s also reads each project's own settings, which can switch hooks off for that project: doctor read those of %s, the current directory; run it in another project to check that one", t.Harness, c.opt.Project)
+	// Those settings, and the project's hooks, only in a folder its user
+	// trusted (the table's project trust): said, since dalo neither reads
+	// nor gives that trust. A project's scope says it of itself (Doctor).
+	if p := t.Config.Project; p != nil && p.Trust.Required && t.ProjectDir() == "" {
+		c.add(StatusNote, t.Name, "in %s: %s", c.opt.Project, p.Trust.How)
+	}
 }
 
 func toDigests(files map[string]string) map[string]plan.FileDigest {

@@ -23,7 +23,7 @@ const (
 	markTeamDenied = "TEAM-DENY-REASON-5a2c"
 )
 
-var teamFiles = kit{
+var teamKitSpec = kit{
 	name: teamKit, description: "The team's gate, skill and agent.",
 	hooks: []kitHook{{
 		id: "guard", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed",
@@ -32,7 +32,9 @@ var teamFiles = kit{
 	}},
 	skills: map[string]string{"team-skill": "---\nname: team-skill\ndescription: " + markTeamSkill + " a skill of the team.\n---\nUse it when asked.\n"},
 	agents: map[string]string{"team-agent": "---\nname: team-agent\ndescription: " + markTeamAgent + " an agent of the team.\n---\nYou are the team's agent.\n"},
-}.files()
+}
+
+var teamFiles = teamKitSpec.files()
 
 // TestTeamSync is a team as the issue tells it: one person writes
 // dalo.toml and locks it; a teammate with a fresh home runs 'dalo sync
@@ -42,10 +44,32 @@ var teamFiles = kit{
 // command and sees neither. dalo's entries are in the project's
 // .claude/settings.local.json, none in the user's own settings.
 //
-// The run is the subtest claude, the name the tables' claims cite.
+// The run is the subtest claude, the name the tables' claims cite. The
+// subtest copilot is the same team on GitHub Copilot CLI, whose per-user
+// project file is .github/copilot/settings.local.json and which runs a
+// project's hooks only in a folder its user trusted: the gate does not
+// hold in the project until the user trusts it, which dalo never does.
+// The subtests codex, gemini and qwen are harnesses with no per-user
+// project file: sync skips them with the table's reason and writes
+// nothing in the project, a session there runs the command, and doing
+// what the reason says (installing the package for oneself) makes the
+// gate hold there.
 func TestTeamSync(t *testing.T) {
-	needs(t, "claude")
-	t.Run("claude", teamSyncClaude)
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"claude", teamSyncClaude},
+		{"codex", teamSyncSkipped},
+		{"copilot", teamSyncCopilot},
+		{"gemini", teamSyncSkipped},
+		{"qwen", teamSyncSkipped},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			needs(t, c.name)
+			c.run(t)
+		})
+	}
 }
 
 func teamSyncClaude(t *testing.T) {

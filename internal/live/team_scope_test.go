@@ -1,0 +1,239 @@
+//go:build unix
+
+package live
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"dalo/internal/fakemodel"
+	provtables "dalo/providers"
+)
+
+// teamProject writes the team's project into the world's work directory:
+// the team's package as a path source, and dalo.toml naming it on the
+// world's harness; the author then locks it with a store of their own.
+func (w *world) teamProject(files map[string]string) string {
+	w.t.Helper()
+	proj := w.work
+	writeSource(w.t, filepath.Join(proj, "agent-packages"), w.nativeShell(files))
+	w.writeFile(filepath.Join(proj, "dalo.toml"), `[sources.team]
+path = "agent-packages"
+
+[[packages]]
+ref = "team:team-kit"
+providers = ["`+w.provider+`"]
+`)
+	w.daloEnv(proj, []string{"DALO_HOME=" + filepath.Join(w.root, "author-store")}, "lock")
+	return proj
+}
+
+// table is the provider table the world proves.
+func (w *world) table() *provtables.Table {
+	w.t.Helper()
+	ts, err := provtables.Load()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	tb, err := ts.Resolve(w.key)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return tb
+}
+
+// teamSyncSkipped is a harness whose table states no project scope dalo
+// installs into: sync skips it with the table's reason, writes nothing in
+// the project nor in the user's settings, and a session in the project
+// runs the command the team's gate would deny. Installing the package for
+// oneself, as the reason says, makes the gate deny it in the project.
+func teamSyncSkipped(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, t.Name()[strings.LastIndex(t.Name(), "/")+1:], fakemodel.Script{fakemodel.Run("touch denied"), fakemodel.Say("Done.")})
+	p := w.table().Config.Project
+	if p == nil || p.Status != provtables.Unsupported {
+		t.Fatalf("%s states a project scope dalo installs into: this test proves one that does not", w.key)
+	}
+	// The team's gate and skill: an agent member would block the user's
+	// own install on a harness that reads no agent files (Codex).
+	k := teamKitSpec
+	k.agents = nil
+	proj := w.teamProject(k.files())
+	before := listTree(t, proj)
+	out := w.daloIn(proj, "sync", "--yes")
+	want := "note: team:team-kit on " + w.provider + " skipped: " + w.key + " has no project scope dalo installs into: " + p.Reason
+	if !strings.Contains(out, want) {
+		t.Errorf("sync --yes does not say %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "installed") || strings.Contains(out, "Approve") {
+		t.Errorf("sync approved or installed for a harness it skips:\n%s", out)
+	}
+	if after := listTree(t, proj); !slices.Equal(before, after) {
+		t.Errorf("sync wrote in the project:\nbefore %v\nafter  %v", before, after)
+	}
+	if b, err := os.ReadFile(w.hooksFile()); err == nil && strings.Contains(string(b), "dispatch") {
+		t.Errorf("sync wrote the user's own %s:\n%s", w.hooksFile(), b)
+	}
+
+	// A session in the project: nothing of the team's holds there.
+	s := w.run("Run the command you are given.")
+	if !w.exists("denied") {
+		w.failf(s, "in the project the command did not run, though sync installed nothing for %s", w.provider)
+	}
+	os.Remove(filepath.Join(proj, "denied"))
+	n := len(w.server.Requests())
+
+	// As the note says: the package installed for oneself holds in the
+	// project too.
+	ref := "team:team-kit"
+	w.daloIn(proj, "plugin", "approve", ref, "--provider", w.key, "--all", "--yes")
+	args := []string{"plugin", "install", ref, "--provider", w.key}
+	if w.provider == "codex" {
+		args = append(args, "--trust")
+	}
+	w.daloIn(proj, args...)
+	w.daloIn(proj, "doctor")
+	s = w.run("Run the command you are given.")
+	if w.exists("denied") {
+		w.failf(s, "with the package installed for the user, the command ran in the project")
+	}
+	denied := false
+	for _, q := range w.server.Requests()[n:] {
+		denied = denied || q.Contains(markTeamDenied)
+	}
+	if !denied {
+		w.failf(s, "the gate's reason %s did not reach the model", markTeamDenied)
+	}
+	drove(t, w.key)
+}
+
+// teamSyncCopilot syncs the team's project for GitHub Copilot CLI: dalo's
+// entries go into .github/copilot/settings.local.json, the skill and the
+// agent into .github/skills and .github/agents. In the project not yet
+// trusted the command runs (Copilot CLI reads no project hook there, and
+// doctor says so); once the user trusts the folder, as Copilot CLI's trust
+// prompt records it, the gate denies and the skill and agent reach the
+// model; outside the project none of it does.
+func teamSyncCopilot(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "copilot", fakemodel.Script{fakemodel.Run("touch denied"), fakemodel.Say("Done.")})
+	proj := w.teamProject(teamFiles)
+	out := w.daloIn(proj, "sync", "--yes")
+	for _, want := range []string{"Approve for team:team-kit on copilot", "installed team:team-kit on copilot@"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sync --yes says no %q:\n%s", want, out)
+		}
+	}
+	w.daloIn(proj, "sync", "--check")
+	local := filepath.Join(proj, ".github", "copilot", "settings.local.json")
+	if b, err := os.ReadFile(local); err != nil || !strings.Contains(string(b), " --project ") {
+		t.Fatalf("%s holds no entry of dalo's project scope (err %v):\n%s", local, err, b)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".github", "copilot", "settings.json")); err == nil {
+		t.Errorf("sync wrote the project's shared .github/copilot/settings.json")
+	}
+	if b, err := os.ReadFile(w.hooksFile()); err == nil && strings.Contains(string(b), "dispatch") {
+		t.Errorf("sync wrote the user's own %s:\n%s", w.hooksFile(), b)
+	}
+	config := filepath.Join(w.configHome(), "config.json")
+	if b, err := os.ReadFile(config); err == nil && strings.Contains(string(b), proj) {
+		t.Errorf("dalo recorded the project's folder in %s:\n%s", config, b)
+	}
+	if doc := w.daloIn(proj, "doctor"); !strings.Contains(doc, w.table().Config.Project.Trust.How) {
+		t.Errorf("doctor in the project does not say that Copilot CLI reads its hooks only in a trusted folder:\n%s", doc)
+	}
+
+	// Not trusted yet: Copilot CLI reads none of the project's hooks.
+	s := w.run("Run the command you are given.")
+	if !w.exists("denied") {
+		w.failf(s, "in the project not trusted the command did not run: Copilot CLI ran the project's gate there")
+	}
+	os.Remove(filepath.Join(proj, "denied"))
+	untrusted := len(w.server.Requests())
+
+	// Trusted, as Copilot CLI's trust prompt records it.
+	w.trustCopilotFolder(proj)
+	s = w.run("Run the command you are given.")
+	if w.exists("denied") {
+		w.failf(s, "in the trusted project the command ran: the team's gate did not deny it")
+	}
+	for _, m := range []string{markTeamDenied, markTeamSkill, markTeamAgent} {
+		found := false
+		for _, q := range w.server.Requests()[untrusted:] {
+			found = found || q.Contains(m)
+		}
+		if !found {
+			w.failf(s, "in the trusted project %s did not reach the model", m)
+		}
+	}
+	inProject := len(w.server.Requests())
+
+	// Outside the project: none of it.
+	outside := filepath.Join(w.root, "elsewhere")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.work = outside
+	s = w.run("Run the command you are given.")
+	if !w.exists("denied") {
+		w.failf(s, "outside the project the command did not run: the project's gate denied it there")
+	}
+	for _, q := range w.server.Requests()[inProject:] {
+		for _, m := range []string{markTeamDenied, markTeamSkill, markTeamAgent} {
+			if q.Contains(m) {
+				w.failf(s, "outside the project %s reached the model", m)
+			}
+		}
+	}
+	drove(t, w.key)
+}
+
+// trustCopilotFolder adds dir to trusted_folders of Copilot CLI's
+// config.json, keeping what else Copilot CLI keeps there, as its trust
+// prompt does. Copilot CLI heads the file with // comment lines, which
+// it drops.
+func (w *world) trustCopilotFolder(dir string) {
+	w.t.Helper()
+	file := filepath.Join(w.configHome(), "config.json")
+	cfg := map[string]any{}
+	if b, err := os.ReadFile(file); err == nil {
+		var lines []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "//") {
+				lines = append(lines, l)
+			}
+		}
+		if err := json.Unmarshal([]byte(strings.Join(lines, "\n")), &cfg); err != nil {
+			w.t.Fatalf("%s: %v", file, err)
+		}
+	}
+	folders, _ := cfg["trusted_folders"].([]any)
+	cfg["trusted_folders"] = append(folders, dir)
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.writeFile(file, string(b))
+}
+
+// listTree lists every path below dir, relative to it.
+func listTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
