@@ -12,9 +12,10 @@
 # one dispatch reads. Last, against the floor, with 100 packages: the
 # command install writes into the harness entry, run through /bin/sh -c
 # as harnesses run hooks, for a Bash PreToolUse that runs one handler and
-# for a Read that runs none, each as a multiple of the CPU time (median)
-# of the same /bin/sh -c starting a Go program that only reads its stdin
-# (bench/stdinfloor), plus, for the Bash call, the handler run directly. BASELINE, if given, is another checkout of dalo (for
+# for a Read that runs none, each as a multiple of the CPU time (median),
+# and beside it of the wall time, of the same /bin/sh -c starting a Go
+# program that only reads its stdin (bench/stdinfloor), plus, for the
+# Bash call, the handler run directly. BASELINE, if given, is another checkout of dalo (for
 # example `git worktree add /tmp/old HEAD` made before a change): its dalo
 # is built and measured in the same run, on a store its own dispatchgen
 # wrote, so that before and after are read side by side.
@@ -98,23 +99,29 @@ for n in 10 100 1000; do
 	echo "                 reads $(planBytes "$home") plan bytes"
 done
 
-# cpu COMMAND...: the median CPU time (user plus system, of the command and
-# what it waited for) of RUNS runs with the payload on stdin.
+# cpu [-stdin FILE] COMMAND...: the median CPU time (user plus system, of
+# the command and what it waited for) and the median wall time of RUNS
+# runs with the payload (or FILE) on stdin, as "CPU WALL".
 cpu() {
-	"$tmp/measure" -n "$runs" -stdin "$payload_abs" -- "$@" | cut -d' ' -f6
+	in=$payload_abs
+	if [ "$1" = -stdin ]; then
+		in=$2
+		shift 2
+	fi
+	"$tmp/measure" -n "$runs" -stdin "$in" -- "$@" | cut -d' ' -f6,1 | awk '{ print $2, $1 }'
 }
 home="$tmp/home-100"
 entry="'$tmp/dalo-hook' dispatch --home '$home' --provider claude --event PreToolUse"
 handler=$(cd "$(dirname "$0")/.." && "$tmp/dispatchgen" -home "$tmp/floor-home" -packages 1 -payload "$payload")
-echo "== against the floor (100 packages; CPU, median of $runs)"
+echo "== against the floor (100 packages; CPU and wall time, medians of $runs)"
 floor_sh=$(cpu /bin/sh -c "'$tmp/stdinfloor'")
 floor_handler=$(cd "$(dirname "$handler")" && cpu env -i "$handler")
 bash_entry=$(cpu /bin/sh -c "$entry")
 read_payload="$tmp/read.json"
 sed 's/"tool_name": *"Bash"/"tool_name":"Read"/' "$payload_abs" >"$read_payload"
-read_entry=$("$tmp/measure" -n "$runs" -stdin "$read_payload" -- /bin/sh -c "$entry" | cut -d' ' -f6)
-awk -v e="$bash_entry" -v f="$floor_sh" -v h="$floor_handler" 'BEGIN {
-	printf "Bash call, one handler:  %.2f ms against %.2f + %.2f ms: %.2fx (goal <= 1.25x)\n", e, f, h, e / (f + h) }'
-awk -v e="$read_entry" -v f="$floor_sh" 'BEGIN {
-	printf "Read call, no handler:   %.2f ms against %.2f ms: %.2fx\n", e, f, e / f }'
+read_entry=$(cpu -stdin "$read_payload" /bin/sh -c "$entry")
+echo "$bash_entry $floor_sh $floor_handler" | awk '{
+	printf "Bash call, one handler:  CPU %.2f ms against %.2f + %.2f ms: %.2fx (goal <= 1.25x); wall %.2f ms against %.2f + %.2f ms: %.2fx\n", $1, $3, $5, $1 / ($3 + $5), $2, $4, $6, $2 / ($4 + $6) }'
+echo "$read_entry $floor_sh" | awk '{
+	printf "Read call, no handler:   CPU %.2f ms against %.2f ms: %.2fx; wall %.2f ms against %.2f ms: %.2fx\n", $1, $3, $1 / $3, $2, $4, $2 / $4 }'
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"

@@ -11,6 +11,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/encoding/yaml"
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"dalo/bench/sourcegen"
 )
 
 // frontMatterCorpus is every Markdown file of the test data that holds or
@@ -107,12 +109,12 @@ func TestFrontMatterFastPathAgrees(t *testing.T) {
 		for _, def := range []struct {
 			kind string
 			v    cue.Value
-		}{{"skill", r.skillDef}, {"agent", r.agentDef}} {
+		}{{"skill", r.skillFM.def}, {"agent", r.agentFM.def}} {
 			for _, dir := range []string{dir, "other-dir"} {
 				fast := diagList{file: name}
 				slow := diagList{file: name}
-				r.checkFrontMatter(def.v, dir, name, fm, line, &fast, true)
-				r.checkFrontMatter(def.v, dir, name, fm, line, &slow, false)
+				r.checkFrontMatter(fmRule{def: def.v}, dir, name, fm, line, &fast, fmUnify)
+				r.checkFrontMatter(fmRule{def: def.v}, dir, name, fm, line, &slow, fmFill)
 				if file, err := yaml.Extract(name, fm); err == nil {
 					if _, ok := r.frontMatterViolations(def.v, dir, file); ok {
 						fastPath++
@@ -129,4 +131,134 @@ func TestFrontMatterFastPathAgrees(t *testing.T) {
 	if fastPath < checked/2 {
 		t.Errorf("only %d of %d checks took the fast path", fastPath, checked)
 	}
+}
+
+// TestFrontMatterProgramAgrees holds the program read from each front
+// matter definition (fmprog.go) to CUE's diagnostics, the fmFill way,
+// for every front matter of the corpus, as a skill and as an agent, under
+// its own directory's name, another and names at the limits; and it must
+// answer for most of them itself rather than decline.
+func TestFrontMatterProgramAgrees(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range []fmRule{r.skillFM, r.agentFM} {
+		if rule.prog == nil {
+			t.Fatal("no program was read from a front matter definition")
+		}
+	}
+	v := &sourceCheck{rules: r}
+	corpus := frontMatterCorpus(t)
+	for i, fm := range []string{
+		"name: caf\u00e9\ndescription: \"tab\\there \\u00e9 \\\"q\\\"\"\n",
+		"name: x\ndescription: " + strings.Repeat("\u00e9", 1024) + "\n",
+		"name: x\ndescription: " + strings.Repeat("\u00e9", 1025) + "\n",
+		"name: x\ndescription: \"  \\n \"\ncompatibility: \" \"\n",
+		"name: x\ndescription: d\ncompatibility: " + strings.Repeat("c", 500) + "\n",
+		"name: x\ndescription: d\ncompatibility: " + strings.Repeat("c", 501) + "\n",
+		"name: " + strings.Repeat("a", 64) + "\ndescription: d\n",
+		"name: " + strings.Repeat("a", 65) + "\ndescription: d\n",
+		"name: a--b\ndescription: d\n",
+		"name: -a\ndescription: d\n",
+		"name: null\ndescription: null\ncompatibility: null\nmetadata: null\n",
+		"name: x\ndescription: d\nmetadata: {}\n",
+		"name: x\ndescription: d\nmetadata: {a: {b: c}}\n",
+		"name: x\ndescription: d\nmetadata: {a: null}\n",
+		"name: x\ndescription: d\nmetadata: x\n",
+		"name: x\ndescription: |\n  multi\n  line \"quoted\" \\ back\n",
+		"name: 1.5\ndescription: 2024-01-01\n",
+		"{}\n",
+		"Name: x\nDESCRIPTION: d\n\"allowed-tools\": a\nlicense: [1]\n",
+	} {
+		corpus["prog-"+string(rune('a'+i))+"/SKILL.md"] = []byte("---\n" + fm + "---\nbody\n")
+	}
+	checked, answered := 0, 0
+	for name, data := range corpus {
+		var head diagList
+		fm, line, ok := v.frontMatter(name, data, &head)
+		if !ok {
+			continue
+		}
+		for _, rule := range []struct {
+			kind string
+			r    fmRule
+		}{{"skill", r.skillFM}, {"agent", r.agentFM}} {
+			for _, dir := range []string{filepath.Base(filepath.Dir(name)), "other-dir", "x", "café"} {
+				prog := diagList{file: name}
+				ref := diagList{file: name}
+				r.checkFrontMatter(rule.r, dir, name, fm, line, &prog, fmProgramFirst)
+				r.checkFrontMatter(rule.r, dir, name, fm, line, &ref, fmFill)
+				if file, err := yaml.Extract(name, fm); err == nil {
+					if _, ok := rule.r.prog.violations(dir, file); ok {
+						answered++
+					}
+				}
+				if !reflect.DeepEqual(prog.diags, ref.diags) {
+					t.Errorf("%s as %s in %s:\nprogram: %v\nCUE:     %v", name, rule.kind, dir, prog.diags, ref.diags)
+				}
+				checked++
+			}
+		}
+	}
+	t.Logf("%d front matters, %d checks, %d answered by the program", len(corpus), checked, answered)
+	if answered < checked*3/4 {
+		t.Errorf("the program answered only %d of %d checks", answered, checked)
+	}
+}
+
+// TestGeneratedSkillsAskNoUnification checks that validating a source of
+// skills with long front matter (bench/sourcegen's skills shape) asks CUE
+// to unify none of them: the program answers each.
+func TestGeneratedSkillsAskNoUnification(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "source")
+	if err := sourcegen.WriteSkills(dir, 3); err != nil {
+		t.Fatal(err)
+	}
+	before := frontMatterUnified.Load()
+	rep, err := Validate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Valid {
+		t.Fatalf("generated source invalid: %v", rep.Diagnostics)
+	}
+	if n := frontMatterUnified.Load() - before; n != 0 {
+		t.Errorf("validating 3 packages of 7 members each unified %d front matters, want 0", n)
+	}
+}
+
+// FuzzFrontMatterProgram holds the program to CUE on any front matter it
+// answers for, as a skill and as an agent.
+func FuzzFrontMatterProgram(f *testing.F) {
+	for _, fm := range []string{
+		"name: x\ndescription: d\n",
+		"name: x-y\ndescription: \"a\\tb\"\nlicense: MIT\ncompatibility: any\nmetadata:\n  a: b\nallowed-tools: Bash\n",
+		"name: Bad\ndescription: ' '\ncompatibility: ''\nmetadata: {a: 1}\nextra: [1]\n",
+		"name: caf\u00e9\ndescription: >-\n  folded\n  text\n",
+	} {
+		f.Add("x", fm)
+	}
+	r, err := LoadRules()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, dir, fm string) {
+		file, err := yaml.Extract("SKILL.md", []byte(fm))
+		if err != nil {
+			return
+		}
+		for _, rule := range []fmRule{r.skillFM, r.agentFM} {
+			if _, ok := rule.prog.violations(dir, file); !ok {
+				continue
+			}
+			prog := diagList{file: "SKILL.md"}
+			ref := diagList{file: "SKILL.md"}
+			r.checkFrontMatter(rule, dir, "SKILL.md", []byte(fm), 2, &prog, fmProgramFirst)
+			r.checkFrontMatter(rule, dir, "SKILL.md", []byte(fm), 2, &ref, fmFill)
+			if !reflect.DeepEqual(prog.diags, ref.diags) {
+				t.Errorf("dir %q, front matter %q:\nprogram: %v\nCUE:     %v", dir, fm, prog.diags, ref.diags)
+			}
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
@@ -500,7 +501,7 @@ func (v *sourceCheck) skill(name, rel string, fi fs.FileInfo) {
 		if !ok {
 			return
 		}
-		v.checkFrontMatter(v.rules.skillDef, "skill", name, rel, fm, off, l)
+		v.rules.checkFrontMatter(v.rules.skillFM, name, rel, fm, off, l, fmProgramFirst)
 	})
 }
 
@@ -514,7 +515,7 @@ func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
 		if !ok {
 			return
 		}
-		v.checkFrontMatter(v.rules.agentDef, "agent", name, rel, fm, off, l)
+		v.rules.checkFrontMatter(v.rules.agentFM, name, rel, fm, off, l, fmProgramFirst)
 	})
 }
 
@@ -568,19 +569,41 @@ func (v *sourceCheck) frontMatter(rel string, head []byte, l *diagList) ([]byte,
 	return rest[:end], 2, true
 }
 
-func (v *sourceCheck) checkFrontMatter(def cue.Value, kind, name, rel string, src []byte, line int, l *diagList) {
-	v.rules.checkFrontMatter(def, name, rel, src, line, l, true)
+// fmRule is a front matter definition and the program read from it.
+type fmRule struct {
+	def  cue.Value
+	prog *fmProgram // nil when the definition holds what no program runs
 }
 
+func newFMRule(root cue.Value, path string) fmRule {
+	def := root.LookupPath(cue.ParsePath(path))
+	return fmRule{def: def, prog: newFMProgram(root, def)}
+}
+
+// fmWay is how checkFrontMatter asks the rule; each way but fmFill falls
+// back on the next when it cannot answer.
+type fmWay int
+
+const (
+	fmProgramFirst fmWay = iota // the definition's program (fmprog.go)
+	fmUnify                     // one unification from the YAML's syntax tree
+	fmFill                      // filling dir and the built front matter: the reference
+)
+
+// frontMatterUnified counts the front matters CUE was asked to unify: a
+// test holds a source of generated skills to none.
+var frontMatterUnified atomic.Int64
+
 // checkFrontMatter checks the YAML front matter src of a skill or agent
-// found under the name dir, starting on line line of rel, against def
-// (#SkillFrontMatter or #AgentFrontMatter) into l. fast asks CUE once,
-// with dir and the front matter in one value built from the YAML's syntax
-// tree; a front matter that is not a plain mapping, or whose answer cannot
-// be decoded, is asked the way it always was, filling dir and then the
-// built front matter into def, so that its diagnostics are exactly those.
-// TestFrontMatterFastPathAgrees holds the two to the same findings.
-func (r *Rules) checkFrontMatter(def cue.Value, name, rel string, src []byte, line int, l *diagList, fast bool) {
+// found under the name dir, starting on line line of rel, against rule
+// (#SkillFrontMatter or #AgentFrontMatter) into l, the way way says.
+// fmUnify asks CUE once, with dir and the front matter in one value built
+// from the YAML's syntax tree; a front matter that is not a plain
+// mapping, or whose answer cannot be decoded, is asked the fmFill way,
+// filling dir and then the built front matter into the definition, so
+// that its diagnostics are exactly those. TestFrontMatterFastPathAgrees
+// and TestFrontMatterProgramAgrees hold the three to the same findings.
+func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src []byte, line int, l *diagList, way fmWay) {
 	file, err := yaml.Extract(rel, src)
 	if err != nil {
 		pos, msg := yamlError(rel, err, line)
@@ -601,11 +624,16 @@ func (r *Rules) checkFrontMatter(def cue.Value, name, rel string, src []byte, li
 	}
 	var vs []violation
 	done := false
-	if fast {
-		vs, done = r.frontMatterViolations(def, name, file)
+	if way == fmProgramFirst && rule.prog != nil {
+		vs, done = rule.prog.violations(name, file)
+	}
+	if !done && way <= fmUnify {
+		frontMatterUnified.Add(1)
+		vs, done = r.frontMatterViolations(rule.def, name, file)
 	}
 	if !done {
-		if fast {
+		frontMatterUnified.Add(1)
+		if way <= fmUnify {
 			// The fast attempt built its value from these nodes;
 			// the whole path starts from a tree of its own.
 			if file, err = yaml.Extract(rel, src); err != nil {
@@ -618,7 +646,7 @@ func (r *Rules) checkFrontMatter(def cue.Value, name, rel string, src []byte, li
 			l.errorf("E078", Pos{line, 1}, "", "front matter must be a YAML mapping")
 			return
 		}
-		out := def.FillPath(cue.ParsePath("dir"), name).FillPath(cue.ParsePath("fm"), val).LookupPath(cue.ParsePath("violations"))
+		out := rule.def.FillPath(cue.ParsePath("dir"), name).FillPath(cue.ParsePath("fm"), val).LookupPath(cue.ParsePath("violations"))
 		if err := out.Decode(&vs); err != nil {
 			l.errorf("E078", Pos{line, 1}, "", "front matter cannot be checked: %v", firstLine(err.Error()))
 			return

@@ -31,8 +31,8 @@ type Rules struct {
 	hookDef  cue.Value
 	bindDef  cue.Value
 	refDef   cue.Value
-	skillDef cue.Value
-	agentDef cue.Value
+	skillFM  fmRule // #SkillFrontMatter
+	agentFM  fmRule // #AgentFrontMatter
 	Limits   Limits
 	// Layout is #SourceLayout: where references point in a source.
 	Layout       Layout
@@ -189,8 +189,8 @@ func LoadRules() (*Rules, error) {
 		hookDef:  root.LookupPath(cue.ParsePath("#HookRules")),
 		bindDef:  root.LookupPath(cue.ParsePath("#BindingRules")),
 		refDef:   root.LookupPath(cue.ParsePath("#RefRules")),
-		skillDef: root.LookupPath(cue.ParsePath("#SkillFrontMatter")),
-		agentDef: root.LookupPath(cue.ParsePath("#AgentFrontMatter")),
+		skillFM:  newFMRule(root, "#SkillFrontMatter"),
+		agentFM:  newFMRule(root, "#AgentFrontMatter"),
 		fields:   make(map[string]map[string]fieldDef),
 		elems:    make(map[string]cue.Value),
 		memo:     sharedMemo,

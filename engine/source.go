@@ -469,9 +469,12 @@ func checkManifest(root, sourceID string, p *Package, r *Rules, src []byte) {
 		return
 	}
 	var m Manifest
-	if err := toml.Unmarshal(src, &m); err != nil {
-		l.errorf("E008", Pos{1, 1}, "", "%v", err) // shape passed, so this is a bug
-		return
+	if typedManifest(doc.data, &m) != nil {
+		m = Manifest{}
+		if err := toml.Unmarshal(src, &m); err != nil {
+			l.errorf("E008", Pos{1, 1}, "", "%v", err) // shape passed, so this is a bug
+			return
+		}
 	}
 	p.Manifest = &m
 	p.refs = manifestRefs(&m)
