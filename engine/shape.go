@@ -10,6 +10,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/errors"
 
+	defs "dalo/cue"
 	"dalo/internal/suggest"
 )
 
@@ -19,7 +20,7 @@ import (
 // says what was expected.
 func (r *Rules) checkShape(m *manifest, l *diagList) bool {
 	shape := shapeData(m.data)
-	if r.acceptStruct(r.manifest, "#Manifest", shape) {
+	if r.acceptStruct(r.manifest, defs.Manifest, shape) {
 		return true
 	}
 	data := r.ctx.Encode(cueData(shape))
@@ -28,7 +29,7 @@ func (r *Rules) checkShape(m *manifest, l *diagList) bool {
 		return true
 	}
 	before := len(l.diags)
-	r.walkStruct(r.manifest, "#Manifest", shape, "", m, l)
+	r.walkStruct(r.manifest, defs.Manifest, shape, "", m, l)
 	if len(l.diags) == before {
 		// The walk found nothing CUE did: report CUE's own findings rather
 		// than pass a manifest CUE refused.

@@ -262,7 +262,7 @@ blocking_scope = "matched_event"
 // fail_closed (a gate among them), what a failure does under it.
 func policyComment(effect string) string {
 	const report = "# What a failure of the tool does (a crash, a timeout, a result the effect\n# does not admit): report leaves the action unchanged and tells the user.\n"
-	others := slices.DeleteFunc(slices.Clone(plan.FailurePolicies[effect]), func(p string) bool { return p == "report" })
+	others := slices.DeleteFunc(slices.Clone(plan.FailurePolicies[effect]), func(p string) bool { return p == plan.PolicyReport })
 	if len(others) == 0 {
 		return report + "# It is the only policy the draft admits for " + effect + ".\n"
 	}
@@ -329,21 +329,21 @@ in a block it owns, into a CLAUDE.md or AGENTS.md the user chooses.
 // (which grants nothing the harness withheld); an effect that would
 // rewrite, replace or continue abstains until its author writes the rule.
 var answers = map[string]string{
-	"observe":     `{"kind":"observe"}`,
-	"add_context": `{"kind":"add_context","context":"Context from %s: replace this with what the model should know."}`,
-	"gate":        `{"kind":"allow"}`,
+	plan.EffectObserve:    `{"kind":"observe"}`,
+	plan.EffectAddContext: `{"kind":"add_context","context":"Context from %s: replace this with what the model should know."}`,
+	plan.EffectGate:       `{"kind":"allow"}`,
 }
 
 // examples show the result kinds a script may answer, from the draft.
 var examples = map[string]string{
-	"observe":           `{"kind":"observe"}`,
-	"abstain":           `{"kind":"abstain"}`,
-	"add_context":       `{"kind":"add_context","context":"Review contrast."}`,
-	"allow":             `{"kind":"allow"}`,
-	"deny":              `{"kind":"deny","reason":"Policy failed."}`,
-	"rewrite_input":     `{"kind":"rewrite_input","input":{"command":"echo reviewed"}}`,
-	"replace_output":    `{"kind":"replace_output","output":{"result":"reviewed"}}`,
-	"continue_workflow": `{"kind":"continue_workflow","reason":"Run the remaining checks."}`,
+	plan.KindObserve:          `{"kind":"observe"}`,
+	plan.KindAbstain:          `{"kind":"abstain"}`,
+	plan.KindAddContext:       `{"kind":"add_context","context":"Review contrast."}`,
+	plan.KindAllow:            `{"kind":"allow"}`,
+	plan.KindDeny:             `{"kind":"deny","reason":"Policy failed."}`,
+	plan.KindRewriteInput:     `{"kind":"rewrite_input","input":{"command":"echo reviewed"}}`,
+	plan.KindReplaceOutput:    `{"kind":"replace_output","output":{"result":"reviewed"}}`,
+	plan.KindContinueWorkflow: `{"kind":"continue_workflow","reason":"Run the remaining checks."}`,
 }
 
 // Answer is the result the script of a new tool prints: a result of a kind
@@ -372,7 +372,7 @@ func toolScript(id string, h *HookSpec) []byte {
 		b.WriteString(Comment("Tool " + id + ", run by the hook " + h.String() + ". dalo starts it in a read-only copy of its package directory with the harness's native event JSON on stdin, the arguments of argv and only the environment names its tool declares. It prints one JSON result on stdout; for effect " + h.Effect + ", one of:"))
 		kinds := plan.ResultKinds[h.Effect]
 		if kinds == nil {
-			kinds = []string{"abstain"}
+			kinds = []string{plan.KindAbstain}
 		}
 		for _, k := range kinds {
 			if ex, ok := examples[k]; ok {
