@@ -55,6 +55,7 @@ const (
 	Provider      = "#Provider"
 	Capability    = "#Capability"
 	MemberInstall = "#MemberInstall"
+	Unmet         = "#Unmet"
 
 	// Tables is where the rules check that their tables agree.
 	Tables = "#Tables"

@@ -205,3 +205,12 @@ var Matchers = map[string]map[string]bool{
 	"tool_call": {"after": true, "before": true, "failure": true},
 	"workflow":  {"stop": false},
 }
+
+// UnmetBlocks says, by requirement, whether a part of a package that
+// install cannot install or put in force on a provider (a hook, a member,
+// an instruction not enabled, a package it requires) blocks the package
+// there (#Unmet); one that does not is left out, visibly.
+var UnmetBlocks = map[string]bool{
+	"optional": false,
+	"required": true,
+}
