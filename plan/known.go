@@ -211,6 +211,7 @@ var Matchers = map[string]map[string]bool{
 // an instruction not enabled, a package it requires) blocks the package
 // there (#Unmet); one that does not is left out, visibly.
 var UnmetBlocks = map[string]bool{
-	"optional": false,
-	"required": true,
+	"optional":    false,
+	"recommended": false,
+	"required":    true,
 }

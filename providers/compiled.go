@@ -331,6 +331,12 @@ func (c *compiled) answer(t *Table, q Question) (Capability, bool) {
 // enum returns the strings of a disjunction of string literals.
 func enum(v cue.Value) ([]string, error) {
 	op, args := v.Expr()
+	if op == cue.SelectorOp {
+		// A reference to another field's disjunction (#Unmet.requirement).
+		if root, p := v.ReferencePath(); root.Exists() && len(p.Selectors()) > 0 {
+			return enum(root.LookupPath(p))
+		}
+	}
 	if op != cue.OrOp {
 		return nil, fmt.Errorf("not a disjunction of strings: %v", v)
 	}

@@ -11,8 +11,8 @@ import (
 // every requirement the rules name: a required part blocks, an optional
 // one is omitted.
 func TestOmitAsksUnmet(t *testing.T) {
-	if !plan.UnmetBlocks["required"] || plan.UnmetBlocks["optional"] || len(plan.UnmetBlocks) != 2 {
-		t.Fatalf("plan.UnmetBlocks = %v: #Unmet no longer says a required part blocks and an optional one is omitted", plan.UnmetBlocks)
+	if !plan.UnmetBlocks["required"] || plan.UnmetBlocks["optional"] || plan.UnmetBlocks["recommended"] || len(plan.UnmetBlocks) != 3 {
+		t.Fatalf("plan.UnmetBlocks = %v: #Unmet no longer says a required part blocks and an optional or recommended one is omitted", plan.UnmetBlocks)
 	}
 	for req, blocks := range plan.UnmetBlocks {
 		p := &installDraft{}
