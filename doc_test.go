@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,4 +100,44 @@ func exportedReceiver(recv *ast.FieldList) bool {
 	}
 	id, ok := t.(*ast.Ident)
 	return ok && id.IsExported()
+}
+
+// TestReadmeMap fails for a package the README's package map ("What is
+// where") does not name: by its directory (store/gitrepo) or, within its
+// parent's entry, by its last element (live/probe, scenario). A newcomer
+// reads the map before any code.
+func TestReadmeMap(t *testing.T) {
+	src, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(src), "\n## What is where\n")
+	if !ok {
+		t.Fatal("README.md has no section \"What is where\"")
+	}
+	block, _, _ = strings.Cut(block, "\n## ")
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(block, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '/' || r == '_' || r == '-')
+	}) {
+		words[strings.Trim(w, "/")] = true
+		if i := strings.LastIndexByte(strings.Trim(w, "/"), '/'); i >= 0 {
+			words[strings.Trim(w, "/")[i+1:]] = true
+		}
+	}
+	n := 0
+	for _, pkg := range strings.Fields(goList(t, "./...")) {
+		dir, ok := strings.CutPrefix(pkg, "dalo/")
+		if !ok {
+			continue // the module's root package
+		}
+		n++
+		last := dir[strings.LastIndexByte(dir, '/')+1:]
+		if !strings.Contains(block, dir) && !words[last] {
+			t.Errorf("the README's package map does not name %s", dir)
+		}
+	}
+	if n < 30 {
+		t.Fatalf("go list found %d packages: too few to trust", n)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"dalo/engine"
+	"dalo/plan"
 	"dalo/providers"
 	"dalo/scaffold"
 )
@@ -119,7 +120,7 @@ type Item struct {
 // deny) is a result the adapter maps, not a failure.
 const (
 	Requirement   = "required"
-	FailurePolicy = "report"
+	FailurePolicy = plan.PolicyReport
 )
 
 // blockingKinds are the portable result kinds that a blocking answer of a
@@ -129,7 +130,7 @@ const (
 // answer, an observation where nothing reads it. A hook takes the first
 // effect of its row that answers one of them, in this order: never an
 // effect that cannot block where the row has one that can.
-var blockingKinds = []string{"deny", "continue_workflow", "add_context", "observe"}
+var blockingKinds = []string{plan.KindDeny, plan.KindContinueWorkflow, plan.KindAddContext, plan.KindObserve}
 
 // effectFor returns the effect a hook on row takes.
 func effectFor(row providers.Row) string {
@@ -707,7 +708,7 @@ func (c *converter) hook(h handler, ids map[string]int) *hookOut {
 		return nil
 	}
 	out := &hookOut{Hook: Hook{From: h.from, Command: command, Event: h.event, Subject: subject, Phase: phase, Effect: effect, Requirement: Requirement, FailurePolicy: FailurePolicy}}
-	if ctx, ok := row.Effects["add_context"]; ok && effect != "add_context" && ctx.Status == providers.Supported {
+	if ctx, ok := row.Effects[plan.EffectAddContext]; ok && effect != plan.EffectAddContext && ctx.Status == providers.Supported {
 		out.Notes = append(out.Notes, fmt.Sprintf("it takes effect %s, so that its blocking answers still block; context it adds (%s) cannot reach the model under it, and the adapter drops it: if the hook only adds context, make its effect add_context", effect, contextAnswers(h.event)))
 	}
 	if v, ok := h.obj.values["args"]; ok {

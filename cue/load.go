@@ -73,7 +73,7 @@ func load(ctx *cue.Context, fsys fs.FS, skip string) (cue.Value, error) {
 	if err := v.Validate(); err != nil {
 		return cue.Value{}, fmt.Errorf("rules: %w", err)
 	}
-	tables := v.LookupPath(cue.ParsePath("#Tables"))
+	tables := v.LookupPath(cue.ParsePath(Tables))
 	if err := tables.Validate(cue.Concrete(true)); err != nil {
 		return cue.Value{}, fmt.Errorf("rules: tables disagree: %w", err)
 	}

@@ -157,18 +157,18 @@ func compose(runs []run, lim plan.Limits) *Outcome {
 			continue
 		}
 		switch r.result.Kind {
-		case "add_context":
+		case plan.KindAddContext:
 			o.Context = append(o.Context, Note{Source: src, Text: r.result.Text})
-		case "deny":
+		case plan.KindDeny:
 			o.Deny = append(o.Deny, Note{Source: src, Text: r.result.Text})
 			denies = append(denies, src)
-		case "allow":
+		case plan.KindAllow:
 			allows = append(allows, src)
-		case "rewrite_input":
+		case plan.KindRewriteInput:
 			rewrites = append(rewrites, Note{Source: src, Text: string(r.result.JSON)})
-		case "replace_output":
+		case plan.KindReplaceOutput:
 			replaces = append(replaces, Note{Source: src, Text: string(r.result.JSON)})
-		case "continue_workflow":
+		case plan.KindContinueWorkflow:
 			o.Continue = append(o.Continue, Note{Source: src, Text: r.result.Text})
 		}
 	}
@@ -253,10 +253,10 @@ func applyFailure(o *Outcome, h *plan.PlannedHook, r run, lim plan.Limits) strin
 	}
 	o.User = append(o.User, user)
 	model := "This hook failed; the details were shown to the user."
-	if h.ErrorVisibility == "model_and_user" {
+	if h.ErrorVisibility == plan.VisibilityModelAndUser {
 		model = "This hook failed: " + failure + "."
 	}
-	if h.FailurePolicy == "fail_closed" {
+	if h.FailurePolicy == plan.PolicyFailClosed {
 		switch plan.FailClosed[h.Effect] {
 		case plan.FailDeny:
 			o.Deny = append(o.Deny, Note{Source: src, Text: model + " The action was blocked (fail_closed).", UserText: user})
@@ -270,7 +270,7 @@ func applyFailure(o *Outcome, h *plan.PlannedHook, r run, lim plan.Limits) strin
 			return plan.FailContinue
 		}
 	}
-	if h.ErrorVisibility == "model_and_user" {
+	if h.ErrorVisibility == plan.VisibilityModelAndUser {
 		o.Context = append(o.Context, Note{Source: src, Text: model, Failure: true})
 	}
 	return ""

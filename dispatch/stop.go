@@ -40,7 +40,7 @@ func failurePasses(home, provider string, fields Fields, runs []run) {
 func passRefused(home, provider string, fields Fields, runs []run) string {
 	counted, want := false, false
 	for _, r := range runs {
-		if r.hook.FailurePolicy != "fail_closed" || plan.FailClosed[r.hook.Effect] != plan.FailContinue {
+		if r.hook.FailurePolicy != plan.PolicyFailClosed || plan.FailClosed[r.hook.Effect] != plan.FailContinue {
 			continue
 		}
 		counted = true

@@ -185,22 +185,22 @@ func LoadRules() (*Rules, error) {
 	r := &Rules{
 		ctx:      ctx,
 		root:     root,
-		manifest: root.LookupPath(cue.ParsePath("#Manifest")),
-		hookDef:  root.LookupPath(cue.ParsePath("#HookRules")),
-		bindDef:  root.LookupPath(cue.ParsePath("#BindingRules")),
-		refDef:   root.LookupPath(cue.ParsePath("#RefRules")),
-		skillFM:  newFMRule(root, "#SkillFrontMatter"),
-		agentFM:  newFMRule(root, "#AgentFrontMatter"),
+		manifest: root.LookupPath(cue.ParsePath(defs.Manifest)),
+		hookDef:  root.LookupPath(cue.ParsePath(defs.HookRules)),
+		bindDef:  root.LookupPath(cue.ParsePath(defs.BindingRules)),
+		refDef:   root.LookupPath(cue.ParsePath(defs.RefRules)),
+		skillFM:  newFMRule(root, defs.SkillFrontMatter),
+		agentFM:  newFMRule(root, defs.AgentFrontMatter),
 		fields:   make(map[string]map[string]fieldDef),
 		elems:    make(map[string]cue.Value),
 		memo:     sharedMemo,
 		Limits:   plan.DraftLimits,
 	}
-	if err := root.LookupPath(cue.ParsePath("#SourceLayout")).Decode(&r.Layout); err != nil {
+	if err := root.LookupPath(cue.ParsePath(defs.SourceLayout)).Decode(&r.Layout); err != nil {
 		return nil, fmt.Errorf("rules: #SourceLayout: %w", err)
 	}
-	r.sourceIDDef = root.LookupPath(cue.ParsePath("#SourceID"))
-	if err := root.LookupPath(cue.ParsePath("#SourceIDRule")).Decode(&r.sourceIDRule); err != nil {
+	r.sourceIDDef = root.LookupPath(cue.ParsePath(defs.SourceID))
+	if err := root.LookupPath(cue.ParsePath(defs.SourceIDRule)).Decode(&r.sourceIDRule); err != nil {
 		return nil, fmt.Errorf("rules: #SourceIDRule: %w", err)
 	}
 	if r.argvWhole, err = regexp.Compile(plan.ArgvWhole); err != nil {
@@ -209,7 +209,7 @@ func LoadRules() (*Rules, error) {
 	var members map[string]struct {
 		Fallback map[string]bool `json:"fallback"`
 	}
-	if err := root.LookupPath(cue.ParsePath("#RefPositions.members")).Decode(&members); err != nil {
+	if err := root.LookupPath(cue.ParsePath(defs.RefPositions + ".members")).Decode(&members); err != nil {
 		return nil, fmt.Errorf("rules: #RefPositions: %w", err)
 	}
 	r.fallbacks = map[string]map[string]bool{}

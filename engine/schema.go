@@ -35,7 +35,7 @@ const (
 // comments, else from the @expect attribute the validator's messages use.
 // The output is deterministic, indented, and ends in a newline.
 func JSONSchema() ([]byte, error) {
-	return generateSchema("#Manifest", SchemaID, schemaTitle, schemaDesc)
+	return generateSchema(defs.Manifest, SchemaID, schemaTitle, schemaDesc)
 }
 
 // ProjectSchemaID is the $id of dalo-project-v1.schema.json.
@@ -53,7 +53,7 @@ const (
 // 2020-12 generated from #Project as JSONSchema is from #Manifest, for
 // editors of dalo.toml.
 func ProjectJSONSchema() ([]byte, error) {
-	return generateSchema("#Project", ProjectSchemaID, projectSchemaTitle, projectSchemaDesc)
+	return generateSchema(defs.Project, ProjectSchemaID, projectSchemaTitle, projectSchemaDesc)
 }
 
 // generateSchema is the JSON Schema of the CUE definition def.

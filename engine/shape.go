@@ -3,13 +3,13 @@ package engine
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/errors"
 
+	defs "dalo/cue"
 	"dalo/internal/suggest"
 )
 
@@ -19,7 +19,7 @@ import (
 // says what was expected.
 func (r *Rules) checkShape(m *manifest, l *diagList) bool {
 	shape := shapeData(m.data)
-	if r.acceptStruct(r.manifest, "#Manifest", shape) {
+	if r.acceptStruct(r.manifest, defs.Manifest, shape) {
 		return true
 	}
 	data := r.ctx.Encode(cueData(shape))
@@ -28,7 +28,7 @@ func (r *Rules) checkShape(m *manifest, l *diagList) bool {
 		return true
 	}
 	before := len(l.diags)
-	r.walkStruct(r.manifest, "#Manifest", shape, "", m, l)
+	r.walkStruct(r.manifest, defs.Manifest, shape, "", m, l)
 	if len(l.diags) == before {
 		// The walk found nothing CUE did: report CUE's own findings rather
 		// than pass a manifest CUE refused.
@@ -320,16 +320,40 @@ func literals(def cue.Value) []string {
 	return out
 }
 
-var maxItems = regexp.MustCompile(`list\.MaxItems\((\d+)\)`)
+// maxItems returns N of the list.MaxItems(N) that def, the definition of
+// a list, is unified with, read from the value rather than from the text
+// of CUE's error: false when def has none.
+func maxItems(def cue.Value) (int64, bool) {
+	op, args := def.Expr()
+	if op != cue.AndOp {
+		args = []cue.Value{def}
+	}
+	for _, a := range args {
+		op, call := a.Expr()
+		if op != cue.CallOp || len(call) != 2 {
+			continue
+		}
+		// call[0] is the function, a selector of its package.
+		if op, fn := call[0].Expr(); op != cue.SelectorOp || len(fn) != 2 {
+			continue
+		} else if name, err := fn[1].String(); err != nil || name != "MaxItems" {
+			continue
+		}
+		if n, err := call[1].Int64(); err == nil {
+			return n, true
+		}
+	}
+	return 0, false
+}
 
 // listMessage explains why a list whose elements are fine was refused,
 // without repeating the whole list back.
 func listMessage(def cue.Value, n int, err error) string {
+	if max, ok := maxItems(def); ok && int64(n) > max {
+		return fmt.Sprintf("array has %d entries, more than the %d allowed", n, max)
+	}
 	format, args := errors.Errors(err)[0].Msg()
 	msg := fmt.Sprintf(format, args...)
-	if m := maxItems.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("array has %d entries, more than the %s allowed", n, m[1])
-	}
 	if i := strings.Index(msg, "(does not satisfy"); i >= 0 {
 		msg = strings.Trim(msg[i:], "()")
 	}

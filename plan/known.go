@@ -25,6 +25,66 @@ var Blocking = map[string]Block{
 	"qwen":    {Exit: 2, Continued: map[string]string{"Stop": "stop_hook_active"}},
 }
 
+// The values of #Subject: the subjects of a hook.
+const (
+	SubjectSession  = "session"
+	SubjectPrompt   = "prompt"
+	SubjectToolCall = "tool_call"
+	SubjectWorkflow = "workflow"
+)
+
+// The values of #Phase: the phases of a hook.
+const (
+	PhaseStart   = "start"
+	PhaseEnd     = "end"
+	PhaseBefore  = "before"
+	PhaseAfter   = "after"
+	PhaseFailure = "failure"
+	PhaseStop    = "stop"
+)
+
+// The values of #Effect: the effects a hook declares.
+const (
+	EffectObserve          = "observe"
+	EffectAddContext       = "add_context"
+	EffectGate             = "gate"
+	EffectRewriteInput     = "rewrite_input"
+	EffectReplaceOutput    = "replace_output"
+	EffectContinueWorkflow = "continue_workflow"
+)
+
+// The values of #FailurePolicy: the failure policies of a hook.
+const (
+	PolicyReport     = "report"
+	PolicyFailOpen   = "fail_open"
+	PolicyFailClosed = "fail_closed"
+)
+
+// The values of #Visibility: who reads a failing hook's diagnostic (error_visibility).
+const (
+	VisibilityUser         = "user"
+	VisibilityModelAndUser = "model_and_user"
+)
+
+// The values of #ResultKind: the kinds of a handler's result.
+const (
+	KindObserve          = "observe"
+	KindAbstain          = "abstain"
+	KindAddContext       = "add_context"
+	KindAllow            = "allow"
+	KindDeny             = "deny"
+	KindRewriteInput     = "rewrite_input"
+	KindReplaceOutput    = "replace_output"
+	KindContinueWorkflow = "continue_workflow"
+)
+
+// The fields of #Runtimes: the runtimes of a tool.
+const (
+	RuntimeExecutable = "executable"
+	RuntimeNode       = "node"
+	RuntimePython     = "python"
+)
+
 // DraftLimits are the draft's reference limits (#Limits): what the
 // validator enforces, and dispatch bounds a handler's response by.
 var DraftLimits = Limits{
@@ -144,4 +204,14 @@ var Matchers = map[string]map[string]bool{
 	"session":   {"end": false, "start": false},
 	"tool_call": {"after": true, "before": true, "failure": true},
 	"workflow":  {"stop": false},
+}
+
+// UnmetBlocks says, by requirement, whether a part of a package that
+// install cannot install or put in force on a provider (a hook, a member,
+// an instruction not enabled, a package it requires) blocks the package
+// there (#Unmet); one that does not is left out, visibly.
+var UnmetBlocks = map[string]bool{
+	"optional":    false,
+	"recommended": false,
+	"required":    true,
 }

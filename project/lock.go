@@ -9,6 +9,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	defs "dalo/cue"
 	"dalo/engine"
 	"dalo/plan"
 	"dalo/providers"
@@ -130,7 +131,7 @@ func ParseLock(src []byte) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, diags := r.CheckDocument(LockFile, "#Lock", src)
+	doc, diags := r.CheckDocument(LockFile, defs.Lock, src)
 	if diags != nil {
 		return nil, &Error{diags}
 	}

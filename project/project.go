@@ -20,6 +20,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	defs "dalo/cue"
 	"dalo/engine"
 	"dalo/internal/regular"
 	"dalo/plan"
@@ -161,7 +162,7 @@ func Parse(root string, src []byte) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, diags := r.CheckDocument(File, "#Project", src)
+	doc, diags := r.CheckDocument(File, defs.Project, src)
 	if diags != nil {
 		return nil, &Error{diags}
 	}

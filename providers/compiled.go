@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	"cuelang.org/go/cue"
+
+	defs "dalo/cue"
 )
 
 // Refresh compiled_tables.go after changing a table or the rules; the
@@ -93,7 +95,7 @@ func compileFS(fsys fs.FS) (*compiled, error) {
 	var combos map[string]map[string]struct {
 		Effects map[string]bool `json:"effects"`
 	}
-	if err := root.LookupPath(cue.ParsePath("#Combinations")).Decode(&combos); err != nil {
+	if err := root.LookupPath(cue.ParsePath(defs.Combinations)).Decode(&combos); err != nil {
 		return nil, fmt.Errorf("provider tables: #Combinations: %w", err)
 	}
 	var d domain
@@ -101,9 +103,9 @@ func compileFS(fsys fs.FS) (*compiled, error) {
 		path string
 		to   *[]string
 	}{
-		{"#FailurePolicy", &d.FailurePolicies},
-		{"#Visibility", &d.Visibilities},
-		{"#Capability.requirement", &d.Requirements},
+		{defs.FailurePolicy, &d.FailurePolicies},
+		{defs.Visibility, &d.Visibilities},
+		{defs.Capability + ".requirement", &d.Requirements},
 	} {
 		if *e.to, err = enum(root.LookupPath(cue.ParsePath(e.path))); err != nil {
 			return nil, fmt.Errorf("provider tables: %s: %w", e.path, err)
@@ -263,7 +265,7 @@ func goLiteral(b []byte, v reflect.Value) ([]byte, error) {
 
 // compileMembers asks #MemberInstall every question it takes on t.
 func compileMembers(ts *Tables, root cue.Value, t *Table, ct *compiledTable) error {
-	def := root.LookupPath(cue.ParsePath("#MemberInstall"))
+	def := root.LookupPath(cue.ParsePath(defs.MemberInstall))
 	var enums [3][]string
 	for i, f := range []string{"kind", "requirement", "validation"} {
 		var err error
@@ -329,6 +331,12 @@ func (c *compiled) answer(t *Table, q Question) (Capability, bool) {
 // enum returns the strings of a disjunction of string literals.
 func enum(v cue.Value) ([]string, error) {
 	op, args := v.Expr()
+	if op == cue.SelectorOp {
+		// A reference to another field's disjunction (#Unmet.requirement).
+		if root, p := v.ReferencePath(); root.Exists() && len(p.Selectors()) > 0 {
+			return enum(root.LookupPath(p))
+		}
+	}
 	if op != cue.OrOp {
 		return nil, fmt.Errorf("not a disjunction of strings: %v", v)
 	}

@@ -122,10 +122,10 @@ func WithLocalCache(dir string, c Cache) (*Tables, error) {
 		if err != nil {
 			return rules{}, err
 		}
-		return rules{ctx, root.LookupPath(cue.ParsePath("#Provider")), &Tables{
+		return rules{ctx, root.LookupPath(cue.ParsePath(defs.Provider)), &Tables{
 			byKey:     map[string]*Table{},
-			capDef:    root.LookupPath(cue.ParsePath("#Capability")),
-			memberDef: root.LookupPath(cue.ParsePath("#MemberInstall")),
+			capDef:    root.LookupPath(cue.ParsePath(defs.Capability)),
+			memberDef: root.LookupPath(cue.ParsePath(defs.MemberInstall)),
 			memo:      map[string]Capability{},
 		}}, nil
 	})

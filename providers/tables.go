@@ -90,11 +90,11 @@ func compileTables(fsys fs.FS, shipped bool) (*Tables, cue.Value, error) {
 	if err != nil {
 		return nil, cue.Value{}, err
 	}
-	provDef := root.LookupPath(cue.ParsePath("#Provider"))
+	provDef := root.LookupPath(cue.ParsePath(defs.Provider))
 	ts := &Tables{
 		byKey:     map[string]*Table{},
-		capDef:    root.LookupPath(cue.ParsePath("#Capability")),
-		memberDef: root.LookupPath(cue.ParsePath("#MemberInstall")),
+		capDef:    root.LookupPath(cue.ParsePath(defs.Capability)),
+		memberDef: root.LookupPath(cue.ParsePath(defs.MemberInstall)),
 		memo:      map[string]Capability{},
 	}
 	if err := provDef.Err(); err != nil {
@@ -180,7 +180,7 @@ func details(file string, err error) string {
 	var b strings.Builder
 	for _, e := range cueerrors.Errors(err) {
 		b.WriteString("    ")
-		b.WriteString(strings.TrimPrefix(strings.TrimSpace(e.Error()), "#Provider."))
+		b.WriteString(strings.TrimPrefix(strings.TrimSpace(e.Error()), defs.Provider+"."))
 		var here, there []string
 		for _, p := range cueerrors.Positions(e) {
 			switch {

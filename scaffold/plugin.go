@@ -2,6 +2,7 @@ package scaffold
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -137,11 +138,11 @@ name = %s
 # What the package is for, in a sentence a reviewer reads before trusting it.
 description = %s
 # Optional: an identity unique in the source (lowercase segments joined by
-# dots or hyphens, at most 128 characters), for references from elsewhere.
+# dots or hyphens, at most %d characters), for references from elsewhere.
 # id = "example.%s"
 # Optional and informational only: it never selects a release.
 version = "0.1.0"
-`, SchemaFile, name, tomledit.Quote(name), tomledit.Quote("The "+name+" package: replace this with what it does."), name)
+`, SchemaFile, name, tomledit.Quote(name), tomledit.Quote("The "+name+" package: replace this with what it does."), plan.DraftLimits.IDChars, name)
 }
 
 var memberComment = map[string]string{
@@ -174,8 +175,8 @@ id = %s
 # The program: a regular file in this directory, executable for runtime
 # "executable". Other files it needs go in files = [...].
 entry = %s
-# executable (the entry runs itself), node or python.
-runtime = "executable"
+# %s.
+runtime = %s
 # Its arguments: literal strings, or "${input.NAME}" as a whole argument to
 # pass a declared input ([[tool.inputs]]) that a hook binds to an event field.
 argv = []
@@ -188,7 +189,30 @@ availability = "required"
 # subprocess, network.
 # env = ["PATH"]
 # capabilities = []
-`, Comment("A local tool: a program dalo runs only after the user approved these exact bytes and this invocation. "+runBy), tomledit.Quote(id), tomledit.Quote(id+".sh"))
+`, Comment("A local tool: a program dalo runs only after the user approved these exact bytes and this invocation. "+runBy), tomledit.Quote(id), tomledit.Quote(id+".sh"), runtimeChoices(plan.Runtimes), tomledit.Quote(plan.RuntimeExecutable))
+}
+
+// runtimeChoices lists the runtimes a tool may declare (#Runtimes), for
+// the comment above a new tool's runtime: "executable (the entry runs
+// itself), node or python".
+func runtimeChoices(runtimes map[string]plan.Runtime) string {
+	var names []string
+	for _, rt := range slices.Sorted(maps.Keys(runtimes)) {
+		if runtimes[rt].Interpreter == "" {
+			rt += " (the entry runs itself)"
+		}
+		names = append(names, rt)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// timeoutRange is the range of a hook's timeout_ms (#Limits), for the
+// comment above it: "from 100 to 120000".
+func timeoutRange(lim plan.Limits) string {
+	return fmt.Sprintf("from %d to %d", lim.TimeoutMinMS, lim.TimeoutMaxMS)
 }
 
 // defaultTimeoutMS is the timeout of a new hook, unless a harness cuts
@@ -214,9 +238,9 @@ func timeout(tables *providers.Tables, subject, phase string) (int, string) {
 
 func writeHook(m *strings.Builder, tables *providers.Tables, h HookSpec) {
 	ms, why := timeout(tables, h.Subject, h.Phase)
-	timeoutComment := "# How long the tool may run, in milliseconds, from 100 to 120000.\n"
+	timeoutComment := Comment("How long the tool may run, in milliseconds, " + timeoutRange(plan.DraftLimits) + ".")
 	if why != "" {
-		timeoutComment = Comment("How long the tool may run, in milliseconds, from 100 to 120000; " + why + ".")
+		timeoutComment = Comment("How long the tool may run, in milliseconds, " + timeoutRange(plan.DraftLimits) + "; " + why + ".")
 	}
 	fmt.Fprintf(m, `
 %s[[hook]]
@@ -237,14 +261,14 @@ requirement = "required"
 %stimeout_ms = %d
 `, Comment("A hook: at "+h.Subject+"/"+h.Phase+", dalo runs its tool and applies the result as effect "+h.Effect+"."), tomledit.Quote(h.ID()), tomledit.Quote(h.ID()), tomledit.Quote(h.Subject), tomledit.Quote(h.Phase), tomledit.Quote(h.Effect), timeoutComment, ms)
 	m.WriteString(policyComment(h.Effect))
-	fmt.Fprintf(m, `failure_policy = "report"
+	fmt.Fprintf(m, `failure_policy = %s
 # never is the only value.
 retry = "never"
-# Who reads a failure's diagnostic: user, or model_and_user.
-error_visibility = "user"
+# Who reads a failure's diagnostic: %s, or %s.
+error_visibility = %s
 # matched_event is the only value.
 blocking_scope = "matched_event"
-`)
+`, tomledit.Quote(plan.PolicyReport), plan.VisibilityUser, plan.VisibilityModelAndUser, tomledit.Quote(plan.VisibilityUser))
 	if plan.Matchers[h.Subject][h.Phase] {
 		m.WriteString(`# Optional, tool calls only: the native tool names it runs for, each
 # harness's own (Claude Code's and Codex's shell is Bash, Gemini CLI's
@@ -262,7 +286,7 @@ blocking_scope = "matched_event"
 // fail_closed (a gate among them), what a failure does under it.
 func policyComment(effect string) string {
 	const report = "# What a failure of the tool does (a crash, a timeout, a result the effect\n# does not admit): report leaves the action unchanged and tells the user.\n"
-	others := slices.DeleteFunc(slices.Clone(plan.FailurePolicies[effect]), func(p string) bool { return p == "report" })
+	others := slices.DeleteFunc(slices.Clone(plan.FailurePolicies[effect]), func(p string) bool { return p == plan.PolicyReport })
 	if len(others) == 0 {
 		return report + "# It is the only policy the draft admits for " + effect + ".\n"
 	}
@@ -329,21 +353,21 @@ in a block it owns, into a CLAUDE.md or AGENTS.md the user chooses.
 // (which grants nothing the harness withheld); an effect that would
 // rewrite, replace or continue abstains until its author writes the rule.
 var answers = map[string]string{
-	"observe":     `{"kind":"observe"}`,
-	"add_context": `{"kind":"add_context","context":"Context from %s: replace this with what the model should know."}`,
-	"gate":        `{"kind":"allow"}`,
+	plan.EffectObserve:    `{"kind":"observe"}`,
+	plan.EffectAddContext: `{"kind":"add_context","context":"Context from %s: replace this with what the model should know."}`,
+	plan.EffectGate:       `{"kind":"allow"}`,
 }
 
 // examples show the result kinds a script may answer, from the draft.
 var examples = map[string]string{
-	"observe":           `{"kind":"observe"}`,
-	"abstain":           `{"kind":"abstain"}`,
-	"add_context":       `{"kind":"add_context","context":"Review contrast."}`,
-	"allow":             `{"kind":"allow"}`,
-	"deny":              `{"kind":"deny","reason":"Policy failed."}`,
-	"rewrite_input":     `{"kind":"rewrite_input","input":{"command":"echo reviewed"}}`,
-	"replace_output":    `{"kind":"replace_output","output":{"result":"reviewed"}}`,
-	"continue_workflow": `{"kind":"continue_workflow","reason":"Run the remaining checks."}`,
+	plan.KindObserve:          `{"kind":"observe"}`,
+	plan.KindAbstain:          `{"kind":"abstain"}`,
+	plan.KindAddContext:       `{"kind":"add_context","context":"Review contrast."}`,
+	plan.KindAllow:            `{"kind":"allow"}`,
+	plan.KindDeny:             `{"kind":"deny","reason":"Policy failed."}`,
+	plan.KindRewriteInput:     `{"kind":"rewrite_input","input":{"command":"echo reviewed"}}`,
+	plan.KindReplaceOutput:    `{"kind":"replace_output","output":{"result":"reviewed"}}`,
+	plan.KindContinueWorkflow: `{"kind":"continue_workflow","reason":"Run the remaining checks."}`,
 }
 
 // Answer is the result the script of a new tool prints: a result of a kind
@@ -372,7 +396,7 @@ func toolScript(id string, h *HookSpec) []byte {
 		b.WriteString(Comment("Tool " + id + ", run by the hook " + h.String() + ". dalo starts it in a read-only copy of its package directory with the harness's native event JSON on stdin, the arguments of argv and only the environment names its tool declares. It prints one JSON result on stdout; for effect " + h.Effect + ", one of:"))
 		kinds := plan.ResultKinds[h.Effect]
 		if kinds == nil {
-			kinds = []string{"abstain"}
+			kinds = []string{plan.KindAbstain}
 		}
 		for _, k := range kinds {
 			if ex, ok := examples[k]; ok {

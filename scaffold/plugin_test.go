@@ -2,6 +2,7 @@ package scaffold
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,6 +119,47 @@ func ptrs(hs []HookSpec) []*HookSpec {
 		out[i] = &hs[i]
 	}
 	return out
+}
+
+// TestDerivedProse: the limits and runtimes a new manifest's comments
+// state are the rules' (plan.DraftLimits, plan.Runtimes), whatever they
+// are, and the manifest states the rules' own.
+func TestDerivedProse(t *testing.T) {
+	for _, c := range []struct {
+		runtimes map[string]plan.Runtime
+		want     string
+	}{
+		{plan.Runtimes, "executable (the entry runs itself), node or python"},
+		{map[string]plan.Runtime{"deno": {Interpreter: "deno"}, "binary": {}}, "binary (the entry runs itself) or deno"},
+		{map[string]plan.Runtime{"python": {Interpreter: "python3"}}, "python"},
+	} {
+		if got := runtimeChoices(c.runtimes); got != c.want {
+			t.Errorf("runtimeChoices(%v) = %q, want %q", c.runtimes, got, c.want)
+		}
+	}
+	if got, want := timeoutRange(plan.Limits{TimeoutMinMS: 7, TimeoutMaxMS: 9000}), "from 7 to 9000"; got != want {
+		t.Errorf("timeoutRange = %q, want %q", got, want)
+	}
+	ts, err := providers.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	h := HookSpec{"prompt", "before", "gate"}
+	writeHeader(&b, "p")
+	writeTool(&b, h.ID(), h.String())
+	writeHook(&b, ts, h)
+	m := b.String()
+	lim := plan.DraftLimits
+	for _, want := range []string{
+		fmt.Sprintf("at most %d characters", lim.IDChars),
+		fmt.Sprintf("from %d to %d", lim.TimeoutMinMS, lim.TimeoutMaxMS),
+		"# " + runtimeChoices(plan.Runtimes) + ".\n",
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("the manifest does not say %q:\n%s", want, m)
+		}
+	}
 }
 
 // TestPolicyComment: the comment above failure_policy names the policies

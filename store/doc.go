@@ -34,6 +34,18 @@
 //	instructions.json         the instruction blocks enabled (see instructions_state.go)
 //	harnesses.json            the harness binary the user named per provider with
 //	                          'dalo providers use' (see harnesses.go)
+//	providers/<name>/<version>.cue  a local provider table 'dalo providers verify'
+//	                          wrote for a harness version dalo ships none for, and
+//	                          <name>/<version>/ the recordings of its run; install
+//	                          and review use them beside the shipped tables
+//	                          (see [Store.LocalTablesDir])
+//	projects/<id>/            the scope of one project 'dalo sync' installs into:
+//	                          project.json (its directory), and installs/ and plans/
+//	                          as above, the project's; the ledger, staged trees and
+//	                          dispatchers stay the user's (see project.go,
+//	                          [plan.ProjectsDir])
+//	revoked/<time>-<grant>/   a skill or agent a revoke withdrew from the harness's
+//	                          directory, kept rather than deleted (see members.go)
 //	lock                      the advisory lock writers hold
 //	dispatch.lock             empty; every dispatch holds a shared lock on it for its
 //	                          whole run, writers take it exclusively only to delete

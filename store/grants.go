@@ -31,7 +31,7 @@ type GrantUse struct {
 // matches, and under fail_closed it does what the rules say for its effect
 // (#FailClosed), as dispatch does.
 func (u GrantUse) Failing() string {
-	if u.FailurePolicy == "fail_closed" {
+	if u.FailurePolicy == plan.PolicyFailClosed {
 		switch plan.FailClosed[u.Effect] {
 		case plan.FailDeny:
 			return "under its fail_closed policy every action it guards is denied, with a failure message"

@@ -219,10 +219,11 @@ func (s *Store) newInstallDraft(sel *Selection, opt InstallOptions) (*installDra
 		res: &InstallResult{Provider: t.Key()}, ip: ip, stages: map[string]stagedTool{}}, nil
 }
 
-// omit records what cannot be installed: a required member blocks the
-// install, an optional one is left out.
+// omit records what cannot be installed: what #Unmet says of its
+// requirement, blocking the install (a required part) or leaving it out
+// (an optional one).
 func (p *installDraft) omit(requirement, what string) {
-	if requirement == "required" {
+	if plan.UnmetBlocks[requirement] {
 		p.blocks = append(p.blocks, what)
 	} else {
 		p.ip.Omitted = append(p.ip.Omitted, what)
@@ -387,12 +388,13 @@ func (p *installDraft) planInstructions() error {
 		case MemberFallback:
 			ip.Fallbacks = append(ip.Fallbacks, a.Ref+": "+a.Text)
 		case MemberInstruction:
-			if a.Requirement != "required" {
+			if !plan.UnmetBlocks[a.Requirement] {
 				res.Notes = append(res.Notes, fmt.Sprintf("%s (%s): %s", a.Ref, a.Requirement, a.Text))
 				break
 			}
-			// A required member blocks activation until it is in force:
-			// an instruction enabled in a file the harness reads.
+			// A member that blocks unmet (#Unmet: a required one) blocks
+			// activation until it is in force: an instruction enabled in
+			// a file the harness reads.
 			id := instruction.ID{Source: sel.Identity.Source, Selector: engine.ParseRef(a.Ref).Selector}
 			if src := engine.ParseRef(a.Ref).Source; src != "" {
 				id.Source = src
@@ -431,7 +433,7 @@ func (p *installDraft) planRequires() {
 		}
 		if p.in.Find(src+":"+ref.Selector) == nil {
 			msg := fmt.Sprintf("%s (%s) is not installed on %s; install %s:%s first", rq.Ref, rq.Requirement, t.Name, src, ref.Selector)
-			if rq.Requirement == "required" {
+			if plan.UnmetBlocks[rq.Requirement] {
 				p.blocks = append(p.blocks, msg)
 			} else {
 				res.Notes = append(res.Notes, msg)

@@ -3,6 +3,8 @@ package sourcegen
 import (
 	"fmt"
 	"strings"
+
+	"dalo/plan"
 )
 
 // WriteOwn creates dir as a source of n packages of another shape than
@@ -30,11 +32,11 @@ func writeEach(dir string, n int, pkg func(w *writer, i int)) error {
 // ownRows are the hook shapes of WriteOwn's packages: three a package,
 // each binding two or three fields.
 var ownRows = []row{
-	{"tool_call", "before", "gate", "fail_closed", `{ tool_names = ["Bash", "run_shell_command"] }`, "tool.name", ""},
-	{"prompt", "before", "add_context", "report", "", "prompt.text", ""},
-	{"workflow", "stop", "continue_workflow", "fail_closed", "", "workflow.last_message", "workflow.already_continued"},
-	{"tool_call", "after", "add_context", "fail_open", `{ tool_names = ["Edit", "Write"] }`, "tool.call_id", ""},
-	{"session", "start", "add_context", "report", "", "session.id", ""},
+	{plan.SubjectToolCall, plan.PhaseBefore, plan.EffectGate, plan.PolicyFailClosed, `{ tool_names = ["Bash", "run_shell_command"] }`, "tool.name", ""},
+	{plan.SubjectPrompt, plan.PhaseBefore, plan.EffectAddContext, plan.PolicyReport, "", "prompt.text", ""},
+	{plan.SubjectWorkflow, plan.PhaseStop, plan.EffectContinueWorkflow, plan.PolicyFailClosed, "", "workflow.last_message", "workflow.already_continued"},
+	{plan.SubjectToolCall, plan.PhaseAfter, plan.EffectAddContext, plan.PolicyFailOpen, `{ tool_names = ["Edit", "Write"] }`, "tool.call_id", ""},
+	{plan.SubjectSession, plan.PhaseStart, plan.EffectAddContext, plan.PolicyReport, "", "session.id", ""},
 }
 
 // prose is n bytes of Markdown paragraphs, varied by seed.

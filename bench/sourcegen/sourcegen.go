@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"dalo/plan"
 )
 
 // A row is one admitted hook shape: its subject, phase, effect and failure
@@ -23,18 +25,18 @@ type row struct {
 }
 
 var rows = []row{
-	{"session", "start", "add_context", "report", "", "session.id", ""},
-	{"session", "start", "observe", "report", "", "", ""},
-	{"session", "end", "observe", "report", "", "session.end_reason", ""},
-	{"prompt", "before", "gate", "fail_closed", "", "prompt.text", ""},
-	{"prompt", "before", "add_context", "fail_open", "", "session.permission_mode", ""},
-	{"tool_call", "before", "rewrite_input", "fail_closed", `{ tool_names = ["Bash"] }`, "tool.name", ""},
-	{"tool_call", "before", "gate", "report", `{ tool_names = ["Bash", "Edit", "Write"] }`, "tool.call_id", ""},
-	{"tool_call", "after", "replace_output", "report", `{ tool_names = ["Bash"] }`, "tool.name", ""},
-	{"tool_call", "after", "add_context", "fail_open", `{ tool_names = [] }`, "", ""},
-	{"tool_call", "failure", "add_context", "report", "", "tool.name", ""},
-	{"workflow", "stop", "continue_workflow", "fail_closed", "", "workflow.last_message", "workflow.already_continued"},
-	{"workflow", "stop", "observe", "report", "", "actor.kind", ""},
+	{plan.SubjectSession, plan.PhaseStart, plan.EffectAddContext, plan.PolicyReport, "", "session.id", ""},
+	{plan.SubjectSession, plan.PhaseStart, plan.EffectObserve, plan.PolicyReport, "", "", ""},
+	{plan.SubjectSession, plan.PhaseEnd, plan.EffectObserve, plan.PolicyReport, "", "session.end_reason", ""},
+	{plan.SubjectPrompt, plan.PhaseBefore, plan.EffectGate, plan.PolicyFailClosed, "", "prompt.text", ""},
+	{plan.SubjectPrompt, plan.PhaseBefore, plan.EffectAddContext, plan.PolicyFailOpen, "", "session.permission_mode", ""},
+	{plan.SubjectToolCall, plan.PhaseBefore, plan.EffectRewriteInput, plan.PolicyFailClosed, `{ tool_names = ["Bash"] }`, "tool.name", ""},
+	{plan.SubjectToolCall, plan.PhaseBefore, plan.EffectGate, plan.PolicyReport, `{ tool_names = ["Bash", "Edit", "Write"] }`, "tool.call_id", ""},
+	{plan.SubjectToolCall, plan.PhaseAfter, plan.EffectReplaceOutput, plan.PolicyReport, `{ tool_names = ["Bash"] }`, "tool.name", ""},
+	{plan.SubjectToolCall, plan.PhaseAfter, plan.EffectAddContext, plan.PolicyFailOpen, `{ tool_names = [] }`, "", ""},
+	{plan.SubjectToolCall, plan.PhaseFailure, plan.EffectAddContext, plan.PolicyReport, "", "tool.name", ""},
+	{plan.SubjectWorkflow, plan.PhaseStop, plan.EffectContinueWorkflow, plan.PolicyFailClosed, "", "workflow.last_message", "workflow.already_continued"},
+	{plan.SubjectWorkflow, plan.PhaseStop, plan.EffectObserve, plan.PolicyReport, "", "actor.kind", ""},
 }
 
 type runtime struct {
@@ -43,9 +45,9 @@ type runtime struct {
 }
 
 var runtimes = []runtime{
-	{"node", "index.mjs", "lib/util.mjs", "import './lib/util.mjs';\nprocess.stdout.write('{\"kind\":\"abstain\"}');\n", false},
-	{"python", "main.py", "lib/util.py", "import json\nprint(json.dumps({'kind': 'abstain'}))\n", false},
-	{"executable", "bin/run.sh", "lib/common.sh", "#!/bin/sh\necho '{\"kind\":\"abstain\"}'\n", true},
+	{plan.RuntimeNode, "index.mjs", "lib/util.mjs", "import './lib/util.mjs';\nprocess.stdout.write('{\"kind\":\"abstain\"}');\n", false},
+	{plan.RuntimePython, "main.py", "lib/util.py", "import json\nprint(json.dumps({'kind': 'abstain'}))\n", false},
+	{plan.RuntimeExecutable, "bin/run.sh", "lib/common.sh", "#!/bin/sh\necho '{\"kind\":\"abstain\"}'\n", true},
 }
 
 var capabilitySets = []string{
@@ -153,7 +155,7 @@ func (w *writer) pkg(i, n int) {
 // bindings fit it.
 func (w *writer) tool(b *strings.Builder, pkg, id string, rt runtime, k int, pad string) {
 	fmt.Fprintf(b, "\n[[tool]]\nschema_version = 1\nid = %q\nentry = %q\nfiles = [%q]\nruntime = %q\n", id, rt.entry, rt.file, rt.name)
-	if k%2 == 0 && rt.name != "executable" {
+	if k%2 == 0 && rt.name != plan.RuntimeExecutable {
 		fmt.Fprintf(b, "runtime_version = \">=%d\"\n", 18+k%4)
 	}
 	argv := `["${input.project_dir}", "--mode", "` + []string{"fast", "full", "diff"}[k%3] + `"`
@@ -186,7 +188,7 @@ func (w *writer) hook(b *strings.Builder, id, tool string, r row, k int) {
 		b.WriteString("requirement = \"required\"\n")
 	}
 	fmt.Fprintf(b, "timeout_ms = %d\nfailure_policy = %q\nretry = \"never\"\n", []int{100, 5000, 30000, 120000, 2500}[k%5], r.policy)
-	fmt.Fprintf(b, "error_visibility = %q\nblocking_scope = \"matched_event\"\n", []string{"user", "model_and_user"}[k%2])
+	fmt.Fprintf(b, "error_visibility = %q\nblocking_scope = \"matched_event\"\n", []string{plan.VisibilityUser, plan.VisibilityModelAndUser}[k%2])
 	if r.matcher != "" {
 		fmt.Fprintf(b, "matcher = %s\n", r.matcher)
 	}

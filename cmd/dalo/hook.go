@@ -11,7 +11,7 @@ func init() {
 		name:     hookdispatch.Name,
 		usage:    hookdispatch.Usage,
 		short:    hookdispatch.Short,
-		doc:      hookdispatch.Doc,
+		doc:      hookdispatch.Doc(),
 		verbatim: true,
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("provider", "", hookdispatch.ProviderHelp)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	defs "dalo/cue"
 	"dalo/engine"
 	"dalo/internal/termtext"
 	"dalo/providers"
@@ -79,7 +80,7 @@ func runPluginNew(e *env, fs *pflag.FlagSet) int {
 	}
 	// The name becomes a directory before validation reads it: refuse a
 	// bad one here, as validation would, before anything is written.
-	if err := r.CheckField("#Plugin", "name", name); err != nil {
+	if err := r.CheckField(defs.Plugin, "name", name); err != nil {
 		return usageError(e, cmd, "%v", err)
 	}
 	src, _ := fs.GetString("source")
@@ -92,7 +93,7 @@ func runPluginNew(e *env, fs *pflag.FlagSet) int {
 	spec.Agent, _ = fs.GetBool("agent")
 	spec.Tools, _ = fs.GetStringArray("tool")
 	for _, id := range spec.Tools {
-		if err := r.CheckField("#Tool", "id", id); err != nil {
+		if err := r.CheckField(defs.Tool, "id", id); err != nil {
 			return usageError(e, cmd, "--tool: %v", err)
 		}
 	}

@@ -575,9 +575,9 @@ func reviewHooks(sel *store.Selection, tables []*providers.Table, hookGrants map
 		}
 		if t := sel.Tool(h.Tool); t != nil {
 			if why := store.NotHere(t.ID, t.Platforms); why != "" {
-				does := "optional, so install leaves it out here"
-				if h.Requirement == "required" {
-					does = "required, so install refuses the package here"
+				does := h.Requirement + ", so install leaves it out here"
+				if plan.UnmetBlocks[h.Requirement] {
+					does = h.Requirement + ", so install refuses the package here"
 				}
 				rh.NotHere = "cannot run here: " + why + "; " + does
 			}

@@ -111,19 +111,19 @@ func planned(src string, h Hook) (*plan.PlannedHook, error) {
 		h.Package = "test:pkg"
 	}
 	if h.Policy == "" {
-		h.Policy = "report"
+		h.Policy = plan.PolicyReport
 	}
 	if h.Visibility == "" {
-		h.Visibility = "user"
+		h.Visibility = plan.VisibilityUser
 	}
 	if h.TimeoutMS == 0 {
 		h.TimeoutMS = 5000
 	}
 	if h.Runtime == "" {
-		h.Runtime = "executable"
+		h.Runtime = plan.RuntimeExecutable
 	}
 	if h.Entry == "" {
-		h.Entry = map[string]string{"executable": "handler", "node": "handler.mjs", "python": "handler.py"}[h.Runtime]
+		h.Entry = map[string]string{plan.RuntimeExecutable: "handler", plan.RuntimeNode: "handler.mjs", plan.RuntimePython: "handler.py"}[h.Runtime]
 	}
 	id := fmt.Sprintf("%x", sha256.Sum256([]byte(h.Package+"\x00"+h.ID)))[:16]
 	root := filepath.Join(src, id)
@@ -278,11 +278,11 @@ func writeFile(name string, data []byte, perm os.FileMode) error {
 func Many(home string, n int) (*plan.Plan, error) {
 	const handler = "#!/bin/sh\nprintf '{\"kind\":\"allow\"}'\n"
 	rows := []struct{ event, subject, phase, effect string }{
-		{"SessionStart", "session", "start", "add_context"},
-		{"UserPromptSubmit", "prompt", "before", "add_context"},
-		{"PreToolUse", "tool_call", "before", "gate"},
-		{"PostToolUse", "tool_call", "after", "add_context"},
-		{"Stop", "workflow", "stop", "continue_workflow"},
+		{"SessionStart", plan.SubjectSession, plan.PhaseStart, plan.EffectAddContext},
+		{"UserPromptSubmit", plan.SubjectPrompt, plan.PhaseBefore, plan.EffectAddContext},
+		{"PreToolUse", plan.SubjectToolCall, plan.PhaseBefore, plan.EffectGate},
+		{"PostToolUse", plan.SubjectToolCall, plan.PhaseAfter, plan.EffectAddContext},
+		{"Stop", plan.SubjectWorkflow, plan.PhaseStop, plan.EffectContinueWorkflow},
 	}
 	events := map[string][]Hook{}
 	for i := 0; i < n; i++ {
@@ -291,7 +291,7 @@ func Many(home string, n int) (*plan.Plan, error) {
 				Package: fmt.Sprintf("bench:pkg-%04d", i), ID: r.event, Subject: r.subject, Phase: r.phase, Effect: r.effect,
 				Script: handler, Env: []string{"HOME"},
 			}
-			if r.subject == "tool_call" {
+			if r.subject == plan.SubjectToolCall {
 				h.ToolNames = []string{"Edit"}
 				if i == 0 {
 					h.ToolNames = []string{"Bash"}

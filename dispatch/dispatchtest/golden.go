@@ -27,14 +27,14 @@ type Row struct {
 
 // results are the handler outputs the golden tests use, by kind.
 var results = map[string]string{
-	"observe":           `{"kind":"observe"}`,
-	"abstain":           `{"kind":"abstain"}`,
-	"add_context":       `{"kind":"add_context","context":"Review contrast."}`,
-	"allow":             `{"kind":"allow"}`,
-	"deny":              `{"kind":"deny","reason":"Policy failed."}`,
-	"rewrite_input":     `{"kind":"rewrite_input","input":{"command":"echo reviewed"}}`,
-	"replace_output":    `{"kind":"replace_output","output":{"stdout":"reviewed","stderr":"","interrupted":false,"isImage":false}}`,
-	"continue_workflow": `{"kind":"continue_workflow","reason":"Run the remaining checks."}`,
+	plan.KindObserve:          `{"kind":"observe"}`,
+	plan.KindAbstain:          `{"kind":"abstain"}`,
+	plan.KindAddContext:       `{"kind":"add_context","context":"Review contrast."}`,
+	plan.KindAllow:            `{"kind":"allow"}`,
+	plan.KindDeny:             `{"kind":"deny","reason":"Policy failed."}`,
+	plan.KindRewriteInput:     `{"kind":"rewrite_input","input":{"command":"echo reviewed"}}`,
+	plan.KindReplaceOutput:    `{"kind":"replace_output","output":{"stdout":"reviewed","stderr":"","interrupted":false,"isImage":false}}`,
+	plan.KindContinueWorkflow: `{"kind":"continue_workflow","reason":"Run the remaining checks."}`,
 }
 
 // Golden dispatches, through the plan of the newest provider table of

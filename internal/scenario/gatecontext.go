@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"dalo/internal/fakemodel"
+	"dalo/plan"
 )
 
 // The gate and context kit: a shell gate that denies one command, and
@@ -26,9 +27,9 @@ var ctxHooks = []struct {
 	id, policy string
 	exit       int
 }{
-	{"ctx", "fail_open", 0},
-	{"ctx-crash", "fail_open", 3},
-	{"ctx-report", "report", 4},
+	{"ctx", plan.PolicyFailOpen, 0},
+	{"ctx-crash", plan.PolicyFailOpen, 3},
+	{"ctx-report", plan.PolicyReport, 4},
 }
 
 // ctxFiles is the context failure kit's author source.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"dalo/internal/fakemodel"
+	"dalo/plan"
 )
 
 // A Scenario is one proof a table's claims can cite. Test is the live test
@@ -256,8 +257,8 @@ var toolCalls = &Scenario{
 		// Gemini CLI prints it on stderr. Codex exec prints it nowhere,
 		// not even with --json: logged.
 		for _, h := range []struct{ hook, policy, mark string }{
-			{"guard", "fail_closed", MarkClosedStderr},
-			{"lenient", "fail_open", MarkOpenStderr},
+			{"guard", plan.PolicyFailClosed, MarkClosedStderr},
+			{"lenient", plan.PolicyFailOpen, MarkOpenStderr},
 		} {
 			diag := "dalo: hook " + SrcID + ":" + PkgName + "/" + h.hook + " failed (" + h.policy + "): handler exited with status 3"
 			switch w.Harness {

@@ -12,9 +12,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,8 +58,28 @@ const (
 	exitUsage = 2
 )
 
-// Doc is the command's help, shared by both binaries.
-const Doc = `Hook dispatch is what a harness's hook configuration calls, one entry per
+// Doc is the command's help, shared by both binaries: doc with the
+// interpreters of the tool runtimes (plan.Runtimes) in it, made when help
+// is asked for, not on each start.
+func Doc() string {
+	var in []string
+	for _, rt := range slices.Sorted(maps.Keys(plan.Runtimes)) {
+		if i := plan.Runtimes[rt].Interpreter; i != "" && !slices.Contains(in, i) {
+			in = append(in, i)
+		}
+	}
+	found := "No interpreter is"
+	switch n := len(in); n {
+	case 0:
+	case 1:
+		found = in[0] + " is"
+	default:
+		found = strings.Join(in[:n-1], ", ") + " and " + in[n-1] + " are"
+	}
+	return strings.Replace(doc, "$interpreters", found, 1)
+}
+
+const doc = `Hook dispatch is what a harness's hook configuration calls, one entry per
 native event. It reads the event's native JSON on stdin, runs every
 installed and approved hook of that provider and event (from the dispatch
 plan install wrote under $DALO_HOME/plans/<provider>.d: only the files of
@@ -85,7 +107,7 @@ Before each run it re-checks both grants and every staged file; a revoked
 grant or a changed byte is a failure under the hook's failure policy. Each
 handler runs with its declared argv, the staged tool root as cwd, only its
 declared environment variables, the native JSON on stdin and a hard
-timeout. node and python3 are found on dalo's own PATH.
+timeout. $interpreters found on dalo's own PATH.
 
 dalo-hook, the dispatch-only binary built beside dalo (cmd/dalo-hook), runs
 this same command as 'dalo-hook dispatch' and links no CUE, so it adds
@@ -262,7 +284,7 @@ func Hook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.Check, "check", false, CheckHelp)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s\n%s\nFlags:\n", usage, Doc)
+			fmt.Fprintf(stdout, "%s\n%s\nFlags:\n", usage, Doc())
 			fs.VisitAll(func(f *flag.Flag) {
 				typ := "string"
 				if f.DefValue == "false" {
