@@ -103,6 +103,15 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 			}
 			m := sel.Pkg.Manifest.Plugin
 			lp.ID, lp.Version = m.ID, m.Version
+			// Digested as sync installs it: on the table in a project's
+			// scope, where the skills, agents and hooks file are the
+			// project's. A table without one is a harness sync skips,
+			// and the lock holds nothing for it.
+			pt, err := t.InProject(w.ProjectDir())
+			if err != nil {
+				continue
+			}
+			sel.Table = pt
 			grants, err := w.Grants(sel)
 			if err != nil {
 				return nil, fmt.Errorf("package %s on %s: %w", pk.Ref(), t.Key(), err)

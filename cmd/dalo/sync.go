@@ -80,8 +80,7 @@ func init() {
 // A syncTarget is one locked package on one provider this machine has.
 type syncTarget struct {
 	pkg   project.LockedPackage
-	sel   *store.Selection // the package on the user's table: what grants bind
-	table *providers.Table // the table in the project's scope
+	sel   *store.Selection // the package on the table in the project's scope
 	props []store.Proposal
 }
 
@@ -163,7 +162,7 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 
 	// Every digest against the lock, before anything is approved or
 	// installed.
-	targets, notes, mismatch, err := syncTargets(s, ts, root, lock)
+	targets, notes, mismatch, err := syncTargets(ps, ts, lock)
 	if err != nil {
 		undo()
 		return fail(e, cmd, err)
@@ -288,7 +287,6 @@ func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, r
 	code = exitOK
 	for _, tg := range targets {
 		sel := *tg.sel
-		sel.Table = tg.table
 		res, err := ps.Install(&sel, disp, store.InstallOptions{DryRun: dry})
 		if err != nil {
 			code = installFailed(e, cmd, err)
@@ -422,26 +420,30 @@ func sourceDiffers(root string, ls project.LockedSource, src store.Source) strin
 // that this machine has, computes the grants each asks for, and compares
 // them with the lock: mismatch names each grant whose digest differs, is
 // missing or is not asked for. notes say which providers are skipped.
-func syncTargets(s *store.Store, ts *providers.Tables, root string, lock *project.Lock) (targets []*syncTarget, notes, mismatch []string, err error) {
+func syncTargets(ps *store.Store, ts *providers.Tables, lock *project.Lock) (targets []*syncTarget, notes, mismatch []string, err error) {
 	for _, lp := range lock.Packages {
 		for _, name := range lp.Providers {
-			t, _, herr := s.HarnessTable(ts, name)
+			t, _, herr := ps.HarnessTable(ts, name)
 			if herr != nil {
 				notes = append(notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, herr))
 				continue
 			}
-			pt, perr := t.InProject(root)
+			pt, perr := t.InProject(ps.Project())
 			if perr != nil {
 				notes = append(notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, perr))
 				continue
 			}
-			sel, err := s.Select(lp.Ref(), t.Key())
+			sel, err := ps.Select(lp.Ref(), t.Key())
 			if err != nil {
 				return nil, nil, nil, err
 			}
+			// Proposed, digested and installed in the project's scope:
+			// its skills and agents directories and its hooks file, the
+			// project's install records.
+			sel.Table = pt
 			// As dalo lock computes them: the harness's directories
 			// empty, so that only the package decides.
-			got, err := s.GrantDigests(sel, noHome)
+			got, err := ps.GrantDigests(sel, noHome)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -451,7 +453,7 @@ func syncTargets(s *store.Store, ts *providers.Tables, root string, lock *projec
 					want[g.ID] = g.Digest
 				}
 			}
-			props, _, err := s.Propose(sel, nil, nil, nil, true)
+			props, _, err := ps.Propose(sel, nil, nil, nil, true)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -474,7 +476,7 @@ func syncTargets(s *store.Store, ts *providers.Tables, root string, lock *projec
 					mismatch = append(mismatch, fmt.Sprintf("grant %s (digest %s) is asked for by %s on %s, and the lock holds no digest of it there (a harness version the lock was not made with: run 'dalo lock' with this dalo)", id, got[id], lp.Ref(), t.Key()))
 				}
 			}
-			targets = append(targets, &syncTarget{pkg: lp, sel: sel, table: pt, props: props})
+			targets = append(targets, &syncTarget{pkg: lp, sel: sel, props: props})
 		}
 	}
 	return targets, notes, mismatch, nil
