@@ -28,6 +28,10 @@ file each user keeps for themselves, .claude/skills, .claude/agents),
 never into your own settings and never into a file the project commits.
 
 In order, writing nothing until each step passed:
+  - in a git work tree, the project's per-user file (Claude Code's
+    .claude/settings.local.json) must be one git ignores and does not
+    track: dalo's entries there name a path of this machine. Sync says how
+    to ignore it (for this clone, or for the team) and writes nothing;
   - each locked source is found in your registry under its id, at the same
     git URL or project directory; one you have not registered is shown and
     asked for before anything is fetched (--yes answers yes); one
@@ -120,6 +124,9 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 	if check {
 		return syncCheck(e, s, ps, ts, lock, unregistered, moves)
 	}
+	if code, ok := checkLocalIgnored(e, cmd, ps, ts, lock); !ok {
+		return code
+	}
 	if len(unregistered) > 0 {
 		fmt.Fprintf(e.stdout, "The lock of %s uses sources you have not registered:\n", termtext.Escape(root))
 		for _, ls := range unregistered {
@@ -181,6 +188,53 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 	}
 
 	return installTargets(e, cmd, ps, ts, root, lock, targets, dry)
+}
+
+// checkLocalIgnored refuses, before anything is asked or written, to
+// write dalo's entries into a project's per-user file (Claude Code's
+// .claude/settings.local.json) that git would commit: the entries name a
+// dispatcher in this user's store, a path of this machine. Which ignore
+// rule to add, the team's .gitignore or this clone's .git/info/exclude,
+// is the user's choice, and a tracked file needs 'git rm --cached', which
+// is never dalo's to run: sync says how, and writes nothing.
+func checkLocalIgnored(e *env, cmd string, ps *store.Store, ts *providers.Tables, lock *project.Lock) (code int, ok bool) {
+	checked := map[string]bool{}
+	for _, lp := range lock.Packages {
+		for _, name := range lp.Providers {
+			if checked[name] {
+				continue
+			}
+			checked[name] = true
+			t, _, err := ps.HarnessTable(ts, name)
+			if err != nil {
+				continue // skipped with a note when the targets are chosen
+			}
+			pt, err := t.InProject(ps.Project())
+			if err != nil {
+				continue
+			}
+			file, err := pt.Path(pt.Config.Hooks.Location, os.Getenv)
+			if err != nil {
+				return fail(e, cmd, err), false
+			}
+			err = project.CheckIgnored(ps.Project(), file)
+			var ie *project.IgnoreError
+			switch {
+			case errors.As(err, &ie):
+				fmt.Fprintf(e.stderr, "dalo %s: %s\n", cmd, termtext.Escape(ie.Error()))
+				for _, f := range ie.Fix() {
+					fmt.Fprintf(e.stderr, "  %s\n", termtext.Escape(f))
+				}
+				fmt.Fprintln(e.stderr, "nothing was written")
+				return exitFail, false
+			case errors.Is(err, project.ErrNoGit):
+				fmt.Fprintf(e.stdout, "note: %s\n", termtext.Escape(err.Error()))
+			case err != nil:
+				return fail(e, cmd, err), false
+			}
+		}
+	}
+	return exitOK, true
 }
 
 // openProject finds the project the working directory is in and reads its
