@@ -98,6 +98,7 @@ type IgnoreError struct {
 	fix       []string
 }
 
+// Error says what git would commit, and why it must not.
 func (e *IgnoreError) Error() string {
 	state := "is not ignored by git"
 	if e.Tracked {
@@ -106,6 +107,7 @@ func (e *IgnoreError) Error() string {
 	return fmt.Sprintf("%s %s in %s: dalo's entries there name a dispatcher in your store, a path of this machine, which must never be committed", e.Rel, state, e.Root)
 }
 
+// Unwrap is ErrNotIgnored.
 func (e *IgnoreError) Unwrap() error { return ErrNotIgnored }
 
 // Fix is what makes git keep the file out of the project's commits, a

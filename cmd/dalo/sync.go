@@ -171,13 +171,11 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 	// installed.
 	targets, notes, mismatch, err := syncTargets(ps, ts, lock)
 	if err != nil {
-		undo()
-		return fail(e, cmd, err)
+		return fail(e, cmd, errors.Join(err, undo()))
 	}
 	if len(mismatch) > 0 {
-		undo()
 		fmt.Fprintf(e.stderr, "dalo %s: %s does not match the commits it pins:\n  %s\nnothing was installed; run 'dalo lock --check' and 'dalo lock' where dalo.toml is kept\n", cmd, filepath.Join(root, project.LockFile), strings.Join(mismatch, "\n  "))
-		return exitFail
+		return takeBack(e, cmd, undo)
 	}
 	for _, n := range notes {
 		fmt.Fprintf(e.stdout, "note: %s\n", termtext.Escape(n))
@@ -268,9 +266,9 @@ func openProject(e *env, cmd string) (root string, proj *project.Project, lock *
 
 // approveTargets shows what of targets this user has not approved, and
 // only that, and approves it when they agree (or gave --yes); when they
-// refuse, it calls undo. goOn says whether sync goes on to install, and
-// code, when not, is its exit status.
-func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*syncTarget, yes, dry bool, undo func()) (code int, goOn bool) {
+// refuse, or approving fails, it calls undo. goOn says whether sync goes
+// on to install, and code, when not, is its exit status.
+func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*syncTarget, yes, dry bool, undo func() error) (code int, goOn bool) {
 	// The review: what this user has not approved, and only that.
 	var fresh int
 	var asked []store.Proposal
@@ -306,25 +304,14 @@ func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*
 			return exitOK, false
 		}
 		if !yes && !confirm(e, cmd, fmt.Sprintf("Approve these %d grants?", fresh), "'dalo sync --dry-run'") {
-			undo()
-			return exitFail, false
+			return takeBack(e, cmd, undo), false
 		}
-		for _, tg := range targets {
-			var approve []store.Proposal
-			for _, p := range tg.props {
-				if !p.Exists {
-					approve = append(approve, p)
-				}
-			}
-			if len(approve) == 0 {
-				continue
-			}
-			if err := s.Approve(approve); err != nil {
-				return fail(e, cmd, err), false
-			}
-			for _, p := range approve {
-				fmt.Fprintf(e.stdout, "approved %s %s: grant %s\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
-			}
+		// Every grant shown, in one write of the ledger.
+		if err := s.Approve(asked); err != nil {
+			return fail(e, cmd, errors.Join(fmt.Errorf("approving: %w", err), undo())), false
+		}
+		for _, p := range asked {
+			fmt.Fprintf(e.stdout, "approved %s %s: grant %s\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
 		}
 	}
 
@@ -353,7 +340,11 @@ func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, r
 		fmt.Fprintf(e.stdout, "%s %s on %s in %s\n", verb, sel.Identity, res.Provider, termtext.Escape(root))
 		printInstall(e.stdout, res, dry)
 	}
-	for _, r := range syncExtra(ps, ts, root, lock) {
+	extra, err := syncExtra(ps, ts, lock)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	for _, r := range extra {
 		if dry {
 			fmt.Fprintf(e.stdout, "would remove %s from %s in %s\n", r.pkg, r.table.Name, termtext.Escape(root))
 			continue
@@ -392,16 +383,26 @@ func lockedSources(s *store.Store, root string, lock *project.Lock) (unregistere
 
 // registerLocked registers the sources of the lock the user has not
 // (unregistered) and moves the pins of moves to the locked commits; undo
-// takes both back. On an error it has already undone them.
-func registerLocked(s *store.Store, root string, unregistered []project.LockedSource, moves []sourceMove) (undo func(), err error) {
+// takes both back, saying what it could not. On an error it has already
+// undone them, and the error says so.
+func registerLocked(s *store.Store, root string, unregistered []project.LockedSource, moves []sourceMove) (undo func() error, err error) {
 	var added []string
-	undo = func() {
-		for _, id := range added {
-			s.RemoveSource(id)
+	undo = func() error {
+		var errs []error
+		for _, id := range slices.Backward(added) {
+			if err := s.RemoveSource(id); err != nil {
+				errs = append(errs, fmt.Errorf("taking back source %s, which sync registered: %w", id, err))
+			}
 		}
 		for _, m := range moves {
-			s.UpdateSource(m.id, m.from)
+			if slices.Contains(added, m.id) {
+				continue // removed with its registration
+			}
+			if _, err := s.UpdateSource(m.id, m.from); err != nil {
+				errs = append(errs, fmt.Errorf("moving the pin of source %s back to %s: %w", m.id, m.from, err))
+			}
 		}
+		return errors.Join(errs...)
 	}
 	for _, ls := range unregistered {
 		loc, ref := ls.Git, ls.Ref
@@ -409,12 +410,15 @@ func registerLocked(s *store.Store, root string, unregistered []project.LockedSo
 			loc = filepath.Join(root, filepath.FromSlash(ls.Path))
 		}
 		if _, err := s.AddSource(ls.ID, loc, ref); err != nil {
-			undo()
-			return nil, err
+			return nil, errors.Join(fmt.Errorf("registering source %s: %w", ls.ID, err), undo())
 		}
 		added = append(added, ls.ID)
 		if ls.Commit != "" {
-			if src, err := s.LookupSource(ls.ID); err == nil && src.Git != nil && src.Git.Commit != ls.Commit {
+			src, err := s.LookupSource(ls.ID)
+			if err != nil {
+				return nil, errors.Join(err, undo())
+			}
+			if src.Git != nil && src.Git.Commit != ls.Commit {
 				moves = append(moves, sourceMove{id: ls.ID, from: src.Git.Commit, to: ls.Commit})
 			}
 		}
@@ -422,11 +426,19 @@ func registerLocked(s *store.Store, root string, unregistered []project.LockedSo
 	for i, m := range moves {
 		if _, err := s.UpdateSource(m.id, m.to); err != nil {
 			moves = moves[:i]
-			undo()
-			return nil, fmt.Errorf("pinning source %s at the locked commit %s: %w", m.id, m.to, err)
+			return nil, errors.Join(fmt.Errorf("pinning source %s at the locked commit %s: %w", m.id, m.to, err), undo())
 		}
 	}
 	return undo, nil
+}
+
+// takeBack calls undo after sync refused, and is sync's exit status:
+// exitFail, with what undo could not take back said.
+func takeBack(e *env, cmd string, undo func() error) int {
+	if err := undo(); err != nil {
+		return fail(e, cmd, err)
+	}
+	return exitFail
 }
 
 // A sourceMove is a git source's pin sync moves to the locked commit.
@@ -553,22 +565,32 @@ type extraInstall struct {
 	table *providers.Table
 }
 
-// syncExtra lists what the project's scope holds that the lock does not.
-func syncExtra(ps *store.Store, ts *providers.Tables, root string, lock *project.Lock) []extraInstall {
+// syncExtra lists what the project's scope holds that the lock does not:
+// each package installed on a provider the lock does not hold it on. A
+// record it cannot read, or of a table this dalo does not know, is an
+// error: sync would otherwise leave, and --check pass over, what it
+// could not see.
+func syncExtra(ps *store.Store, ts *providers.Tables, lock *project.Lock) ([]extraInstall, error) {
 	var out []extraInstall
-	names, _ := ps.InstalledProviders()
+	names, err := ps.InstalledProviders()
+	if err != nil {
+		return nil, fmt.Errorf("listing the installs of project %s: %w", ps.Project(), err)
+	}
 	for _, name := range names {
 		in, err := ps.Installed(name)
 		if err != nil {
+			return nil, fmt.Errorf("reading the installs on %s of project %s: %w", name, ps.Project(), err)
+		}
+		if len(in.Packages) == 0 {
 			continue
 		}
 		t, err := ts.Resolve(name + "@" + in.Version)
 		if err != nil {
-			continue
+			return nil, fmt.Errorf("project %s has packages installed on %s@%s: %w", ps.Project(), name, in.Version, err)
 		}
-		pt, err := t.InProject(root)
+		pt, err := t.InProject(ps.Project())
 		if err != nil {
-			continue
+			return nil, fmt.Errorf("project %s has packages installed on %s: %w", ps.Project(), name, err)
 		}
 		for _, ip := range in.Packages {
 			lp, ok := lock.Package(ip.Package)
@@ -577,7 +599,7 @@ func syncExtra(ps *store.Store, ts *providers.Tables, root string, lock *project
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // syncCheck is sync --check: it writes nothing and exits 1 when the
@@ -621,9 +643,20 @@ func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.L
 					diffs = append(diffs, fmt.Sprintf("%s on %s does not run grant %s of the lock", lp.Ref(), name, g.ID))
 				}
 			}
+			// And what it runs beyond the lock: a hook or member the
+			// locked package no longer has.
+			for _, id := range slices.Sorted(maps.Keys(got)) {
+				if _, ok := lp.Digest(id, t.Key()); !ok {
+					diffs = append(diffs, fmt.Sprintf("%s on %s runs grant %s (digest %s), which the lock does not hold", lp.Ref(), name, id, got[id]))
+				}
+			}
 		}
 	}
-	for _, x := range syncExtra(ps, ts, ps.Project(), lock) {
+	extra, err := syncExtra(ps, ts, lock)
+	if err != nil {
+		return fail(e, "sync", err)
+	}
+	for _, x := range extra {
 		diffs = append(diffs, fmt.Sprintf("%s is installed on %s, and the lock does not hold it", x.pkg, x.table.Name))
 	}
 	if len(diffs) > 0 {
