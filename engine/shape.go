@@ -189,6 +189,12 @@ func (r *Rules) walkValue(def cue.Value, name string, v any, path string, m *man
 				// Elements are fine; the list itself may break a constraint
 				// such as its number of entries.
 				if err := def.Unify(r.ctx.Encode(cueData(v))).Validate(cue.Concrete(true)); err != nil {
+					// An entry twice is said at the second.
+					if u := uniqueItems.FindStringSubmatch(err.Error()); u != nil {
+						at := path + "[" + u[3] + "]"
+						l.errorf("E023", m.at(at), at, "%s is listed twice (entries %s and %s): list each once", u[1], u[2], u[3])
+						return
+					}
 					l.errorf("E023", m.at(path), path, "%s", listMessage(def, len(v), err))
 				}
 			}
@@ -321,6 +327,10 @@ func literals(def cue.Value) []string {
 }
 
 var maxItems = regexp.MustCompile(`list\.MaxItems\((\d+)\)`)
+
+// uniqueItems is what CUE says of a list.UniqueItems() list with an entry
+// twice: the entry and the two indexes.
+var uniqueItems = regexp.MustCompile(`list\.UniqueItems\)?: equal value \((.*)\) at position (\d+) and (\d+)`)
 
 // listMessage explains why a list whose elements are fine was refused,
 // without repeating the whole list back.
@@ -465,7 +475,7 @@ func (r *Rules) acceptValue(def cue.Value, name string, v any) bool {
 				return false
 			}
 		}
-		return r.acceptLen(def, name, len(v))
+		return r.acceptLen(def, name, len(v)) && r.acceptList(def, name, v)
 	case string, int64, float64, bool:
 		return r.acceptLeaf(def, name, v)
 	}
@@ -497,6 +507,19 @@ func (r *Rules) acceptLeaf(def cue.Value, name string, v any) bool {
 	return r.memo.verdict(key, func() bool {
 		return def.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
 	})
+}
+
+// acceptList asks CUE whether def, the list definition name, admits the
+// list v whole: a constraint on the list beyond its length
+// (list.UniqueItems) sees its elements. Asked once per distinct short
+// list, as acceptLeaf asks of scalars.
+func (r *Rules) acceptList(def cue.Value, name string, v []any) bool {
+	check := func() bool { return def.Unify(r.ctx.Encode(cueData(v))).Validate(cue.Concrete(true)) == nil }
+	key := fmt.Sprintf("list|%s|%#v", name, v)
+	if len(key) > 256 {
+		return check()
+	}
+	return r.memo.verdict(key, check)
 }
 
 // acceptLen asks CUE whether def, the list definition name, admits n

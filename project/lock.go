@@ -184,10 +184,13 @@ func ParseLock(src []byte) (*Lock, error) {
 		for j, g := range p.Grant {
 			entry := engine.Index(engine.Field(field, "grant"), j)
 			gf := engine.Field(entry, "id")
+			// Its shape and kinds are #LockedGrant's (cue/project.cue),
+			// which CheckDocument has proved.
 			provider, pkg, _, _, err := plan.ParseGrantID(g.ID)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", LockFile, err) // #LockedGrant passed: a bug
+			}
 			switch {
-			case err != nil:
-				bad = append(bad, doc.Errorf("E115", gf, "%v", err))
 			case pkg.Source != srcID || pkg.Name != name:
 				bad = append(bad, doc.Errorf("E115", gf, "grant %s is not of package %s", g.ID, p.Ref))
 			case !slices.Contains(p.Providers, provider):
