@@ -50,9 +50,13 @@ In order, writing nothing until each step passed:
     --yes sync refuses, exit 1, and takes back the sources it registered;
   - each package is installed into the project's scope of each provider
     it lists, and what the lock no longer holds is removed from it.
-A provider whose harness this machine lacks, or whose table states no
-project scope, is skipped with a note. Instruction members are never
-enabled by sync: enable one yourself with 'dalo instruction enable'.
+A required instruction member a package cannot be installed without is
+shown with the grants, where it applies and its text, as 'dalo instruction
+enable' shows it, and asked for with them; --yes enables exactly what was
+shown. dalo.toml cannot enable an instruction: a recommended or optional
+one stays off until you run 'dalo instruction enable' yourself. A
+provider whose harness this machine lacks, or whose table states no
+project scope, is skipped with a note.
 
 --check changes nothing: it exits 1 when what is installed in the
 project's scope differs from the lock (a package missing, extra, or
@@ -86,6 +90,9 @@ type syncTarget struct {
 	pkg   project.LockedPackage
 	sel   *store.Selection // the package on the table in the project's scope
 	props []store.Proposal
+	// instrs are its required instructions not in force: shown and
+	// asked for as 'dalo instruction enable' would write them.
+	instrs []store.PendingInstruction
 }
 
 func runSync(e *env, fs *pflag.FlagSet) int {
@@ -298,24 +305,73 @@ func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*
 		}
 	}
 	warnStops(e, stops)
-	if fresh > 0 {
+	instrs := showInstructions(e, targets)
+	if fresh+len(instrs) > 0 {
 		if dry {
-			fmt.Fprintf(e.stdout, "dry run: %d grants would be asked for; nothing was written\n", fresh)
+			fmt.Fprintf(e.stdout, "dry run: %s would be asked for; nothing was written\n", askedFor(fresh, len(instrs)))
 			return exitOK, false
 		}
-		if !yes && !confirm(e, cmd, fmt.Sprintf("Approve these %d grants?", fresh), "'dalo sync --dry-run'") {
+		if !yes && !confirm(e, cmd, "Approve these "+askedFor(fresh, len(instrs))+"?", "'dalo sync --dry-run'") {
 			return takeBack(e, cmd, undo), false
 		}
 		// Every grant shown, in one write of the ledger.
-		if err := s.Approve(asked); err != nil {
-			return fail(e, cmd, errors.Join(fmt.Errorf("approving: %w", err), undo())), false
+		if len(asked) > 0 {
+			if err := s.Approve(asked); err != nil {
+				return fail(e, cmd, errors.Join(fmt.Errorf("approving: %w", err), undo())), false
+			}
 		}
 		for _, p := range asked {
 			fmt.Fprintf(e.stdout, "approved %s %s: grant %s\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
 		}
+		// Then exactly the instructions shown, as 'dalo instruction
+		// enable' writes them.
+		for _, in := range instrs {
+			ed, err := s.EnableInstruction(in.Target, in.Asset, store.EditOptions{})
+			if err != nil {
+				return fail(e, cmd, fmt.Errorf("enabling %s of %s in %s: %w", in.Ref, in.Asset.Package, in.Target.File, err)), false
+			}
+			fmt.Fprintf(e.stdout, "%s %s (%s of %s)\n", instructionDone[ed.Action], termtext.Escape(in.Target.File), termtext.Escape(in.Ref), in.Asset.Package)
+		}
 	}
 
 	return exitOK, true
+}
+
+// showInstructions prints the required instructions of targets not in
+// force, each with where it applies and its block as enable writes it,
+// and returns them: what sync asks to enable, and --yes enables, exactly.
+// dalo.toml names packages, never instructions: only this user's answer
+// enables one.
+func showInstructions(e *env, targets []*syncTarget) []store.PendingInstruction {
+	var out []store.PendingInstruction
+	for _, tg := range targets {
+		for _, in := range tg.instrs {
+			if slices.ContainsFunc(out, func(o store.PendingInstruction) bool { return o.Asset.ID == in.Asset.ID && o.Target == in.Target }) {
+				continue
+			}
+			fmt.Fprintf(e.stdout, "Enable %s of %s, required to install it on %s:\n", termtext.Escape(in.Ref), tg.sel.Identity, tg.sel.Table.Name)
+			printTarget(e.stdout, in.Target)
+			for _, line := range strings.SplitAfter(string(in.Asset.Content), "\n") {
+				if line != "" {
+					fmt.Fprintf(e.stdout, "  | %s\n", termtext.Escape(strings.TrimSuffix(line, "\n")))
+				}
+			}
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// askedFor says what sync asks for: N grants and M instructions.
+func askedFor(grants, instrs int) string {
+	var parts []string
+	if grants > 0 {
+		parts = append(parts, plural(grants, "grant"))
+	}
+	if instrs > 0 {
+		parts = append(parts, plural(instrs, "instruction"))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // installTargets installs targets into the project's scope of ps, then
@@ -542,7 +598,11 @@ func syncTargets(ps *store.Store, ts *providers.Tables, lock *project.Lock) (tar
 					mismatch = append(mismatch, fmt.Sprintf("grant %s (digest %s) is asked for by %s on %s, and the lock holds no digest of it there (a harness version the lock was not made with: run 'dalo lock' with this dalo)", id, got[id], lp.Ref(), t.Key()))
 				}
 			}
-			targets = append(targets, &syncTarget{pkg: lp, sel: sel, props: props})
+			instrs, err := ps.PendingInstructions(sel)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			targets = append(targets, &syncTarget{pkg: lp, sel: sel, props: props, instrs: instrs})
 		}
 	}
 	return targets, notes, mismatch, nil
