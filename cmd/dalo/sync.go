@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -60,8 +61,11 @@ project scope, is skipped with a note.
 
 --check changes nothing: it exits 1 when what is installed in the
 project's scope differs from the lock (a package missing, extra, or
-installed under other grants), and names each difference. --dry-run
-shows what sync would do and writes nothing.
+installed under other grants, or with a grant the lock does not hold),
+and names each difference. --dry-run shows what sync would do and writes
+nothing. --json prints what sync did (with --check, whether the project
+matches and each difference) as JSON; it asks nothing, so what needs an
+answer needs --yes.
 
 Exit status: 0 in sync; 1 refused, not approved, out of sync (--check) or
 failed; 2 bad usage.
@@ -74,7 +78,7 @@ Examples:
 
 func init() {
 	register(&command{
-		name: "sync", usage: "[--yes] [--check] [--dry-run]",
+		name: "sync", usage: "[--json] [--yes] [--check] [--dry-run]",
 		short: "install a project's locked packages into its scope", doc: syncDoc,
 		flags: func(fs *pflag.FlagSet) {
 			fs.Bool("yes", false, "approve exactly what is shown, without asking")
@@ -95,7 +99,56 @@ type syncTarget struct {
 	instrs []store.PendingInstruction
 }
 
+// syncReport is what --json prints: what sync did (or with --dry-run
+// would ask for), and with --check whether the project matches its lock.
+// The text report says the same, a line each.
+type syncReport struct {
+	Project      string        `json:"project"`
+	DryRun       bool          `json:"dry_run,omitempty"`
+	InSync       *bool         `json:"in_sync,omitempty"` // --check
+	Differences  []string      `json:"differences,omitempty"`
+	Registered   []string      `json:"registered"` // source ids
+	Pinned       []syncPinJSON `json:"pinned"`
+	Asked        []string      `json:"asked"`    // grant ids shown, not yet approved
+	Approved     []string      `json:"approved"` // grant ids
+	Instructions []string      `json:"instructions_enabled"`
+	Installed    []syncPkgJSON `json:"installed"`
+	Removed      []syncPkgJSON `json:"removed"`
+	Notes        []string      `json:"notes"`
+}
+
+type syncPinJSON struct {
+	Source string `json:"source"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+}
+
+type syncPkgJSON struct {
+	Package  string `json:"package"`
+	Provider string `json:"provider"` // NAME@VERSION, or NAME for a removal
+}
+
+// runSync runs sync, and with --json prints its report instead of the
+// text: JSON asks nothing, so without --yes what needs an answer is
+// refused as without a terminal.
 func runSync(e *env, fs *pflag.FlagSet) int {
+	rep := &syncReport{Registered: []string{}, Pinned: []syncPinJSON{}, Asked: []string{}, Approved: []string{}, Instructions: []string{}, Installed: []syncPkgJSON{}, Removed: []syncPkgJSON{}, Notes: []string{}}
+	if !e.json {
+		return runSyncWith(e, fs, rep)
+	}
+	out := e.stdout
+	e.stdout = io.Discard
+	code := runSyncWith(e, fs, rep)
+	e.stdout = out
+	if code == exitOK || (code == exitFail && rep.InSync != nil) {
+		if c := writeJSON(e, rep); c != exitOK {
+			return c
+		}
+	}
+	return code
+}
+
+func runSyncWith(e *env, fs *pflag.FlagSet, rep *syncReport) int {
 	const cmd = "sync"
 	if fs.NArg() != 0 {
 		return usageError(e, cmd, "takes no arguments")
@@ -110,6 +163,7 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 	if proj == nil {
 		return code
 	}
+	rep.Project, rep.DryRun = root, dry
 	s, ok := openStore(e, cmd)
 	if !ok {
 		return exitFail
@@ -129,7 +183,7 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 		return fail(e, cmd, err)
 	}
 	if check {
-		return syncCheck(e, s, ps, ts, lock, unregistered, moves)
+		return syncCheck(e, s, ps, ts, lock, unregistered, moves, rep)
 	}
 	if code, ok := checkLocalIgnored(e, cmd, ps, ts, lock); !ok {
 		return code
@@ -140,6 +194,9 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 			fmt.Fprintf(e.stdout, "  %s: %s\n", ls.ID, termtext.Escape(lockedWhere(root, ls)))
 		}
 		if dry {
+			for _, ls := range unregistered {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("would register source %s: %s", ls.ID, lockedWhere(root, ls)))
+			}
 			fmt.Fprintln(e.stdout, "dry run: nothing was fetched or written")
 			return exitOK
 		}
@@ -187,12 +244,19 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 	for _, n := range notes {
 		fmt.Fprintf(e.stdout, "note: %s\n", termtext.Escape(n))
 	}
+	rep.Notes = append(rep.Notes, notes...)
+	for _, ls := range unregistered {
+		rep.Registered = append(rep.Registered, ls.ID)
+	}
+	for _, m := range moves {
+		rep.Pinned = append(rep.Pinned, syncPinJSON{Source: m.id, From: m.from, To: m.to})
+	}
 
-	if code, goOn := approveTargets(e, cmd, s, ps.Project(), targets, yes, dry, undo); !goOn {
+	if code, goOn := approveTargets(e, cmd, s, ps.Project(), targets, yes, dry, undo, rep); !goOn {
 		return code
 	}
 
-	return installTargets(e, cmd, ps, ts, root, lock, targets, dry)
+	return installTargets(e, cmd, ps, ts, root, lock, targets, dry, rep)
 }
 
 // checkLocalIgnored refuses, before anything is asked or written, to
@@ -275,7 +339,7 @@ func openProject(e *env, cmd string) (root string, proj *project.Project, lock *
 // only that, and approves it when they agree (or gave --yes); when they
 // refuse, or approving fails, it calls undo. goOn says whether sync goes
 // on to install, and code, when not, is its exit status.
-func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*syncTarget, yes, dry bool, undo func() error) (code int, goOn bool) {
+func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*syncTarget, yes, dry bool, undo func() error, rep *syncReport) (code int, goOn bool) {
 	// The review: what this user has not approved, and only that.
 	var fresh int
 	var asked []store.Proposal
@@ -306,6 +370,9 @@ func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*
 	}
 	warnStops(e, stops)
 	instrs := showInstructions(e, targets)
+	for _, p := range asked {
+		rep.Asked = append(rep.Asked, p.Grant.ID)
+	}
 	if fresh+len(instrs) > 0 {
 		if dry {
 			fmt.Fprintf(e.stdout, "dry run: %s would be asked for; nothing was written\n", askedFor(fresh, len(instrs)))
@@ -322,6 +389,7 @@ func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*
 		}
 		for _, p := range asked {
 			fmt.Fprintf(e.stdout, "approved %s %s: grant %s\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
+			rep.Approved = append(rep.Approved, p.Grant.ID)
 		}
 		// Then exactly the instructions shown, as 'dalo instruction
 		// enable' writes them.
@@ -331,6 +399,7 @@ func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*
 				return fail(e, cmd, fmt.Errorf("enabling %s of %s in %s: %w", in.Ref, in.Asset.Package, in.Target.File, err)), false
 			}
 			fmt.Fprintf(e.stdout, "%s %s (%s of %s)\n", instructionDone[ed.Action], termtext.Escape(in.Target.File), termtext.Escape(in.Ref), in.Asset.Package)
+			rep.Instructions = append(rep.Instructions, in.Asset.Package+" "+in.Ref)
 		}
 	}
 
@@ -376,7 +445,7 @@ func askedFor(grants, instrs int) string {
 
 // installTargets installs targets into the project's scope of ps, then
 // removes what the lock no longer holds.
-func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, root string, lock *project.Lock, targets []*syncTarget, dry bool) (code int) {
+func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, root string, lock *project.Lock, targets []*syncTarget, dry bool, rep *syncReport) (code int) {
 	disp, err := dispatcher()
 	if err != nil {
 		return fail(e, cmd, err)
@@ -395,6 +464,7 @@ func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, r
 		}
 		fmt.Fprintf(e.stdout, "%s %s on %s in %s\n", verb, sel.Identity, res.Provider, termtext.Escape(root))
 		printInstall(e.stdout, res, dry)
+		rep.Installed = append(rep.Installed, syncPkgJSON{Package: sel.Identity.String(), Provider: res.Provider})
 	}
 	extra, err := syncExtra(ps, ts, lock)
 	if err != nil {
@@ -410,6 +480,7 @@ func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, r
 			continue
 		}
 		fmt.Fprintf(e.stdout, "removed %s from %s in %s\n", r.pkg, r.table.Name, termtext.Escape(root))
+		rep.Removed = append(rep.Removed, syncPkgJSON{Package: r.pkg, Provider: r.table.Name})
 	}
 	if dry {
 		fmt.Fprintln(e.stdout, "dry run: nothing was written")
@@ -664,7 +735,7 @@ func syncExtra(ps *store.Store, ts *providers.Tables, lock *project.Lock) ([]ext
 
 // syncCheck is sync --check: it writes nothing and exits 1 when the
 // project's scope differs from the lock.
-func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.Lock, unregistered []project.LockedSource, moves []sourceMove) int {
+func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.Lock, unregistered []project.LockedSource, moves []sourceMove, rep *syncReport) int {
 	var diffs []string
 	for _, ls := range unregistered {
 		diffs = append(diffs, fmt.Sprintf("source %s is not registered", ls.ID))
@@ -677,10 +748,12 @@ func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.L
 			t, _, herr := s.HarnessTable(ts, name)
 			if herr != nil {
 				fmt.Fprintf(e.stdout, "note: %s on %s skipped: %s\n", lp.Ref(), name, termtext.Escape(herr.Error()))
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, herr))
 				continue
 			}
 			if _, err := t.InProject(ps.Project()); err != nil {
 				fmt.Fprintf(e.stdout, "note: %s on %s skipped: %s\n", lp.Ref(), name, termtext.Escape(err.Error()))
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, err))
 				continue
 			}
 			in, err := ps.Installed(name)
@@ -719,6 +792,8 @@ func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.L
 	for _, x := range extra {
 		diffs = append(diffs, fmt.Sprintf("%s is installed on %s, and the lock does not hold it", x.pkg, x.table.Name))
 	}
+	inSync := len(diffs) == 0
+	rep.InSync, rep.Differences = &inSync, diffs
 	if len(diffs) > 0 {
 		fmt.Fprintf(e.stdout, "%s differs from its lock:\n", termtext.Escape(ps.Project()))
 		for _, d := range diffs {
