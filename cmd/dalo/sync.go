@@ -785,6 +785,18 @@ func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.L
 			}
 		}
 	}
+	// What the records say is installed, as the harness finds it: dalo's
+	// entries in the project's files present, unchanged, and none beyond
+	// the records (doctor's checks, of this project's files only).
+	fs, err := ps.Doctor(store.DoctorOptions{})
+	if err != nil {
+		return fail(e, "sync", err)
+	}
+	for _, f := range fs {
+		if f.Status == store.StatusProblem && strings.HasPrefix(f.Subject, ps.Project()+string(filepath.Separator)) {
+			diffs = append(diffs, f.Subject+": "+f.Message)
+		}
+	}
 	extra, err := syncExtra(ps, ts, lock)
 	if err != nil {
 		return fail(e, "sync", err)
