@@ -90,8 +90,13 @@ func Compare(l, now *Lock) []engine.Diagnostic {
 			gf := engine.Index(engine.Field(field, "grant"), j)
 			// The tables of the entry, by the digest g.ID binds on each
 			// now ("" none): one finding for each digest that differs.
+			// A table now was not resolved on (one this dalo does not
+			// know) says nothing either way.
 			byDigest := map[string][]string{}
 			for _, t := range g.Tables {
+				if now.resolved != nil && !slices.Contains(now.resolved, t) {
+					continue
+				}
 				if w := want[binding{g.ID, t}]; w != g.Digest {
 					byDigest[w] = append(byDigest[w], t)
 				}
@@ -275,7 +280,12 @@ func Verify(p *Project, l *Lock, opts Options) (findings []engine.Diagnostic, no
 	if d := Drift(p, l); len(d) > 0 {
 		return d, nil, nil
 	}
-	opts.Update, opts.Only = false, ""
+	// On the tables l was resolved on, and no other: a dalo that knows
+	// more harness versions than l's writer checks what l says.
+	opts.Update, opts.Only, opts.Tables = false, "", l.Tables()
+	if opts.Tables == nil {
+		opts.Tables = []string{}
+	}
 	if now, err = Resolve(p, l, opts); err != nil {
 		return nil, nil, err
 	}

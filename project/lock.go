@@ -26,6 +26,9 @@ type Lock struct {
 	Packages []LockedPackage // by ref
 
 	doc *engine.Document // where each field is, when read from a file
+	// resolved are the tables Resolve digested on, when it made the
+	// lock: what Compare can say anything of.
+	resolved []string
 }
 
 // A LockedSource is a source of dalo.toml and, for a git source, the
@@ -68,6 +71,42 @@ func (p LockedPackage) bindings() map[binding]string {
 	for _, g := range p.Grants {
 		for _, t := range g.Tables {
 			out[binding{g.ID, t}] = g.Digest
+		}
+	}
+	return out
+}
+
+// Tables are the provider tables (NAME@VERSION) l was resolved on, as its
+// grants name them, sorted: what the dalo that wrote it knew with a
+// project scope. A lock holds for those, and only those are checked: a
+// newer dalo knows more harness versions, and a lock must not fail for
+// a version its writer never saw.
+func (l *Lock) Tables() []string {
+	var out []string
+	for _, p := range l.Packages {
+		for _, g := range p.Grants {
+			for _, t := range g.Tables {
+				if !slices.Contains(out, t) {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, compareTables)
+	return out
+}
+
+// UnknownTables are the tables l names that this dalo has none of: their
+// digests cannot be checked here, and 'dalo lock' run here drops them.
+func UnknownTables(l *Lock) []string {
+	ts, err := providers.Load()
+	if err != nil {
+		return l.Tables()
+	}
+	var out []string
+	for _, t := range l.Tables() {
+		if _, err := ts.Resolve(t); err != nil {
+			out = append(out, t)
 		}
 	}
 	return out
@@ -185,10 +224,13 @@ func ParseLock(src []byte) (*Lock, error) {
 		for j, g := range p.Grant {
 			entry := engine.Index(engine.Field(field, "grant"), j)
 			gf := engine.Field(entry, "id")
+			// Its shape and kinds are #LockedGrant's (cue/project.cue),
+			// which CheckDocument has proved.
 			provider, pkg, _, _, err := plan.ParseGrantID(g.ID)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", LockFile, err) // #LockedGrant passed: a bug
+			}
 			switch {
-			case err != nil:
-				bad = append(bad, doc.Errorf("E115", gf, "%v", err))
 			case pkg.Source != srcID || pkg.Name != name:
 				bad = append(bad, doc.Errorf("E115", gf, "grant %s is not of package %s", g.ID, p.Ref))
 			case !slices.Contains(p.Providers, provider):

@@ -240,11 +240,9 @@ func Parse(root string, src []byte) (*Project, error) {
 		ok := true
 		for j, name := range pk.Providers {
 			pf := engine.Index(engine.Field(field, "providers"), j)
+			// Each once is #ProjectPackage's rule (cue/project.cue).
 			if _, known := ts.Newest(name); !known {
 				bad = append(bad, doc.Errorf("E114", pf, "unknown provider %s; known: %s", name, strings.Join(providerNames(ts), ", ")))
-				ok = false
-			} else if slices.Index(pk.Providers, name) < j {
-				bad = append(bad, doc.Errorf("E114", pf, "provider %s is listed twice", name))
 				ok = false
 			}
 		}

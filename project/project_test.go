@@ -107,6 +107,8 @@ func TestParseRefused(t *testing.T) {
 			"dalo.toml:4:7: error E113 packages[0].ref: package b:c names source b, which [sources] does not declare"},
 		{"twice", "[sources.a]\npath = \"x\"\n[[packages]]\nref = \"a:c\"\nproviders = [\"claude\"]\n[[packages]]\nref = \"a:c\"\nproviders = [\"codex\"]\n",
 			"dalo.toml:7:7: error E113 packages[1].ref: package a:c is listed twice (packages[0] lists it too): list it once, with every provider"},
+		{"provider twice", "[sources.a]\npath = \"x\"\n[[packages]]\nref = \"a:c\"\nproviders = [\"claude\", \"codex\", \"claude\"]\n",
+			"dalo.toml:5:33: error E023 packages[0].providers[2]: \"claude\" is listed twice (entries 0 and 2): list each once"},
 		{"unknown provider", "[sources.a]\npath = \"x\"\n[[packages]]\nref = \"a:c\"\nproviders = [\"claude\", \"cluade\"]\n",
 			"dalo.toml:5:24: error E114 packages[0].providers[1]: unknown provider cluade; known: "},
 		{"duplicate key", "[sources.a]\npath = \"x\"\npath = \"y\"\n",

@@ -21,6 +21,9 @@ type Options struct {
 	Only   string
 	// Progress is told of each fetch (store.Store.Progress).
 	Progress func(what string) (done func())
+	// Tables, when not nil, are the only tables (NAME@VERSION) resolved
+	// on: those of the lock Verify checks.
+	Tables []string
 }
 
 // Resolve reads p's packages as they are at the pins of old (nil: no lock
@@ -75,10 +78,7 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 	for _, pk := range p.Packages {
 		lp := LockedPackage{Source: pk.Source, Name: pk.Name, Providers: slices.Sorted(slices.Values(pk.Providers))}
 		tables := map[binding]string{} // → digest
-		for _, t := range ts.All() {
-			if !slices.Contains(lp.Providers, t.Name) {
-				continue
-			}
+		for _, t := range resolveOn(ts, lp.Providers, opts.Tables) {
 			src := store.Source{ID: pk.Source, Path: registry[pk.Source]}
 			loaded, err := store.SelectIn(src, registry, t.Key(), []string{pk.Name})
 			if err != nil {
@@ -103,6 +103,15 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 			}
 			m := sel.Pkg.Manifest.Plugin
 			lp.ID, lp.Version = m.ID, m.Version
+			// Digested as sync installs it: on the table in a project's
+			// scope, where the skills, agents and hooks file are the
+			// project's. A table without one is a harness sync skips,
+			// and the lock holds nothing for it.
+			pt, err := t.InProject(w.ProjectDir())
+			if err != nil || (opts.Tables != nil && !slices.Contains(opts.Tables, t.Key())) {
+				continue
+			}
+			sel.Table = pt
 			grants, err := w.Grants(sel)
 			if err != nil {
 				return nil, fmt.Errorf("package %s on %s: %w", pk.Ref(), t.Key(), err)
@@ -110,12 +119,34 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 			for id, d := range grants {
 				tables[binding{id, t.Key()}] = d
 			}
+			if !slices.Contains(out.resolved, t.Key()) {
+				out.resolved = append(out.resolved, t.Key())
+			}
 		}
 		lp.Grants = groupGrants(tables)
 		out.Packages = append(out.Packages, lp)
 	}
 	slices.SortFunc(out.Packages, func(a, b LockedPackage) int { return strings.Compare(a.Ref(), b.Ref()) })
 	return out, nil
+}
+
+// resolveOn is the tables a package of providers is read on: every table
+// of theirs, or with only (not nil) those of only, or when none of those
+// is of theirs the newest table of the first, read for its manifest and
+// validity alone.
+func resolveOn(ts *providers.Tables, names []string, only []string) []*providers.Table {
+	var out []*providers.Table
+	for _, t := range ts.All() {
+		if slices.Contains(names, t.Name) && (only == nil || slices.Contains(only, t.Key())) {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 && len(names) > 0 {
+		if t, ok := ts.Newest(names[0]); ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // groupGrants turns digests by grant id and table into the lock's

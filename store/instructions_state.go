@@ -694,3 +694,52 @@ func notEnabled(t *providers.Table, pkg, ref string, projects []string) string {
 	}
 	return msg + fmt.Sprintf(": run 'dalo instruction enable %s %s --target %s'", pkg, ref, t.Name)
 }
+
+// A PendingInstruction is a required instruction member of a package that
+// is not in force on its table: install refuses the package until it is
+// enabled in the harness's user-wide file (Target), as 'dalo instruction
+// enable' would write Asset there.
+type PendingInstruction struct {
+	Ref    string // the member's reference, as the manifest writes it
+	Target Target
+	Asset  instruction.Asset
+}
+
+// PendingInstructions lists the required instruction members of the
+// selected package not enabled where install looks for them on
+// sel.Table: what a command installing it (sync) shows and asks the user
+// to enable, exactly as 'dalo instruction enable' would. A recommended or
+// optional one is never listed: it is inactive until the user names it.
+func (s *Store) PendingInstructions(sel *Selection) ([]PendingInstruction, error) {
+	var states []InstructionState
+	var out []PendingInstruction
+	for _, mb := range sel.Pkg.Manifest.Plugin.Members {
+		r := engine.ParseRef(mb.Ref)
+		if r.Kind != "instruction" || mb.Requirement != "required" {
+			continue
+		}
+		id := instruction.ID{Source: sel.Identity.Source, Selector: r.Selector}
+		if r.Source != "" {
+			id.Source = r.Source
+		}
+		if states == nil {
+			var err error
+			if states, err = s.InstructionStates(); err != nil {
+				return nil, err
+			}
+		}
+		if ok, _ := instructionEnabled(sel.Table, states, id); ok {
+			continue
+		}
+		asset, _, err := sel.PackageInstruction(id)
+		if err != nil {
+			return nil, err
+		}
+		t, err := globalTarget(sel.Table.Name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, PendingInstruction{Ref: mb.Ref, Target: t, Asset: asset})
+	}
+	return out, nil
+}

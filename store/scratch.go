@@ -41,6 +41,10 @@ func (w *Scratch) Getenv(key string) string {
 	return ""
 }
 
+// ProjectDir is the project Grants places a project's scope in: a
+// directory of the scratch directory's, where nothing is.
+func (w *Scratch) ProjectDir() string { return filepath.Join(w.dir, "project") }
+
 // Close removes the scratch directory and everything in it.
 func (w *Scratch) Close() error { return removeTree(w.dir) }
 

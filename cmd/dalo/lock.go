@@ -122,6 +122,9 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 	}
 	if check {
 		d, now, err := project.Verify(p, old, opts)
+		// Tables a newer dalo wrote digests for, which this one cannot
+		// compute: said, not failed.
+		unknown := project.UnknownTables(old)
 		switch {
 		case err != nil:
 			return lockRefused(e, err)
@@ -129,12 +132,15 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 			if d == nil {
 				d = []engine.Diagnostic{}
 			}
-			if code := writeJSON(e, lockCheckJSON{Holds: len(d) == 0, Findings: d}); code != exitOK || len(d) == 0 {
+			if code := writeJSON(e, lockCheckJSON{Holds: len(d) == 0, Findings: d, Unchecked: unknown}); code != exitOK || len(d) == 0 {
 				return code
 			}
 			return exitFail
 		case len(d) > 0:
 			return lockDoesNotHold(e, d)
+		}
+		for _, t := range unknown {
+			fmt.Fprintf(e.stdout, "note: not checked on %s, a harness version this dalo has no table for\n", t)
 		}
 		fmt.Fprintf(e.stdout, "%s holds: %s\n", project.LockFile, lockSummary(now))
 		return exitOK
@@ -169,6 +175,9 @@ func runLock(e *env, fs *pflag.FlagSet) int {
 type lockCheckJSON struct {
 	Holds    bool                `json:"holds"`
 	Findings []engine.Diagnostic `json:"findings"`
+	// Unchecked are the tables the lock names that this dalo has none
+	// of.
+	Unchecked []string `json:"unchecked,omitempty"`
 }
 
 // lockJSON is what --json prints when the lock is written or already up

@@ -172,6 +172,11 @@ func stillChanged(e *env, s *store.Store, sel *store.Selection) {
 // yes. Without a terminal it refuses, naming review, the command that
 // shows what the user would approve, and --yes.
 func confirm(e *env, cmd, question, review string) bool {
+	if e.json {
+		// The question would be read by a program, not a person.
+		fmt.Fprintf(e.stderr, "dalo %s: refusing to approve without confirmation: --json asks nothing; review with %s and pass --yes\n", cmd, review)
+		return false
+	}
 	if !isTerminal(e.stdin) {
 		fmt.Fprintf(e.stderr, "dalo %s: refusing to approve without confirmation: standard input is not a terminal; review with %s and pass --yes\n", cmd, review)
 		return false

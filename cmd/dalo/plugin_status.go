@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -15,7 +17,9 @@ whether it is installed: an installed hook in force uses it, one the harness
 will actually call (as 'dalo doctor' checks, without running the
 dispatcher), or a skill or agent install wrote under it is where the
 harness reads it. A grant an installed plan names whose hook is not in
-force says why. With SOURCE:NAME, only that package's.
+force says why. Run in a project 'dalo sync' installed into, the
+project's installs count too, and say so ("installed in project DIR").
+With SOURCE:NAME, only that package's.
 
 Examples:
   dalo plugin status
@@ -34,6 +38,61 @@ type statusGrant struct {
 	// says why.
 	Installed  bool   `json:"installed"`
 	NotInForce string `json:"not_in_force,omitempty"`
+	// Project is the project of the working directory when its scope
+	// ('dalo sync') installs with this grant; User, when the user's own
+	// installs do too.
+	Project string `json:"project,omitempty"`
+	User    bool   `json:"-"`
+}
+
+// statusScope returns the digest each grant an install of scope sc runs
+// with, by grant id, and adds to notIn why a hook using it is not in
+// force.
+func statusScope(sc *store.Store, notIn map[string]string) (map[string]string, error) {
+	ids := map[string]string{}
+	forces, err := sc.Forces()
+	if err != nil {
+		return nil, err
+	}
+	force := map[string]store.HookForce{}
+	for _, f := range forces {
+		force[f.Provider+" "+f.Package+" "+f.Hook] = f
+	}
+	names, err := sc.InstalledProviders()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range names {
+		in, err := sc.Installed(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, ip := range in.Packages {
+			// A skill or an agent is in force while it is where the
+			// harness reads it: install wrote it under this grant.
+			for _, o := range append(append([]store.OwnedTree(nil), ip.Skills...), ip.Agents...) {
+				if o.Grant != nil {
+					ids[o.Grant.ID] = o.Grant.Digest
+				}
+			}
+			for _, h := range ip.Hooks {
+				ids[h.Hook.ToolGrant.ID] = h.Hook.ToolGrant.Digest
+				ids[h.Hook.HookGrant.ID] = h.Hook.HookGrant.Digest
+				if f := force[p+" "+ip.Package+" "+h.Hook.Hook]; !f.InForce {
+					why := f.Why
+					if why == "" {
+						why = "dalo cannot tell"
+					}
+					for _, id := range []string{h.Hook.ToolGrant.ID, h.Hook.HookGrant.ID} {
+						if notIn[id] == "" {
+							notIn[id] = why
+						}
+					}
+				}
+			}
+		}
+	}
+	return ids, nil
 }
 
 func runPluginStatus(e *env, fs *pflag.FlagSet) int {
@@ -54,47 +113,34 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 	if err != nil {
 		return fail(e, cmd, err)
 	}
-	forces, err := s.Forces()
-	if err != nil {
-		return fail(e, cmd, err)
+	// The user's own installs, and those of the project the working
+	// directory is in, which 'dalo sync' installed into its scope.
+	scopes := []*store.Store{s}
+	if wd, err := os.Getwd(); err == nil {
+		if ps := s.ProjectScopeOf(wd); ps != nil {
+			scopes = append(scopes, ps)
+		}
 	}
-	force := map[string]store.HookForce{}
-	for _, f := range forces {
-		force[f.Provider+" "+f.Package+" "+f.Hook] = f
-	}
-	used := map[string]string{}  // grant id → the digest a plan uses
-	notIn := map[string]string{} // grant id → why a hook using it is not in force
-	names, err := s.InstalledProviders()
-	if err != nil {
-		return fail(e, cmd, err)
-	}
-	for _, p := range names {
-		in, err := s.Installed(p)
+	notIn := map[string]string{}     // grant id → why a hook using it is not in force
+	inUser := map[string]string{}    // grant id → the digest the user's own installs use
+	inProject := map[string]string{} // grant id → the digest the project's installs use
+	project := ""
+	var names []string
+	for _, sc := range scopes {
+		ns, err := statusScope(sc, notIn)
 		if err != nil {
 			return fail(e, cmd, err)
 		}
-		for _, ip := range in.Packages {
-			// A skill or an agent is in force while it is where the
-			// harness reads it: install wrote it under this grant.
-			for _, o := range append(append([]store.OwnedTree(nil), ip.Skills...), ip.Agents...) {
-				if o.Grant != nil {
-					used[o.Grant.ID] = o.Grant.Digest
-				}
+		for id, d := range ns {
+			if sc.Project() == "" {
+				inUser[id] = d
+			} else {
+				inProject[id], project = d, sc.Project()
 			}
-			for _, h := range ip.Hooks {
-				used[h.Hook.ToolGrant.ID] = h.Hook.ToolGrant.Digest
-				used[h.Hook.HookGrant.ID] = h.Hook.HookGrant.Digest
-				if f := force[p+" "+ip.Package+" "+h.Hook.Hook]; !f.InForce {
-					why := f.Why
-					if why == "" {
-						why = "dalo cannot tell"
-					}
-					for _, id := range []string{h.Hook.ToolGrant.ID, h.Hook.HookGrant.ID} {
-						if notIn[id] == "" {
-							notIn[id] = why
-						}
-					}
-				}
+		}
+		if sc.Project() == "" {
+			if names, err = sc.InstalledProviders(); err != nil {
+				return fail(e, cmd, err)
 			}
 		}
 	}
@@ -104,9 +150,13 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 			continue
 		}
 		sg := statusGrant{Grant: g, Covers: describeGrant(g)}
-		if used[g.ID] == g.Digest {
+		if inUser[g.ID] == g.Digest || inProject[g.ID] == g.Digest {
 			sg.NotInForce = notIn[g.ID]
 			sg.Installed = sg.NotInForce == ""
+			if inProject[g.ID] == g.Digest {
+				sg.Project = project
+			}
+			sg.User = inUser[g.ID] == g.Digest
 		}
 		out = append(out, sg)
 	}
@@ -136,6 +186,13 @@ func runPluginStatus(e *env, fs *pflag.FlagSet) int {
 			inst = " [installed]"
 		case g.NotInForce != "":
 			inst = " [installed, NOT in force: " + g.NotInForce + "]"
+		}
+		if g.Project != "" {
+			where := "in project " + termtext.Escape(g.Project)
+			if g.User {
+				where = "for you and " + where
+			}
+			inst = strings.Replace(inst, "[installed", "[installed "+where, 1)
 		}
 		fmt.Fprintf(e.stdout, "  %s %s: digest %s%s\n    %s\n", g.Kind, g.Item, g.Digest[:12], inst, termtext.Escape(g.Covers))
 	}

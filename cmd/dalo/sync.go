@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -28,6 +29,10 @@ file each user keeps for themselves, .claude/skills, .claude/agents),
 never into your own settings and never into a file the project commits.
 
 In order, writing nothing until each step passed:
+  - in a git work tree, the project's per-user file (Claude Code's
+    .claude/settings.local.json) must be one git ignores and does not
+    track: dalo's entries there name a path of this machine. Sync says how
+    to ignore it (for this clone, or for the team) and writes nothing;
   - each locked source is found in your registry under its id, at the same
     git URL or project directory; one you have not registered is shown and
     asked for before anything is fetched (--yes answers yes); one
@@ -46,14 +51,21 @@ In order, writing nothing until each step passed:
     --yes sync refuses, exit 1, and takes back the sources it registered;
   - each package is installed into the project's scope of each provider
     it lists, and what the lock no longer holds is removed from it.
-A provider whose harness this machine lacks, or whose table states no
-project scope, is skipped with a note. Instruction members are never
-enabled by sync: enable one yourself with 'dalo instruction enable'.
+A required instruction member a package cannot be installed without is
+shown with the grants, where it applies and its text, as 'dalo instruction
+enable' shows it, and asked for with them; --yes enables exactly what was
+shown. dalo.toml cannot enable an instruction: a recommended or optional
+one stays off until you run 'dalo instruction enable' yourself. A
+provider whose harness this machine lacks, or whose table states no
+project scope, is skipped with a note.
 
 --check changes nothing: it exits 1 when what is installed in the
 project's scope differs from the lock (a package missing, extra, or
-installed under other grants), and names each difference. --dry-run
-shows what sync would do and writes nothing.
+installed under other grants, or with a grant the lock does not hold),
+and names each difference. --dry-run shows what sync would do and writes
+nothing. --json prints what sync did (with --check, whether the project
+matches and each difference) as JSON; it asks nothing, so what needs an
+answer needs --yes.
 
 Exit status: 0 in sync; 1 refused, not approved, out of sync (--check) or
 failed; 2 bad usage.
@@ -66,7 +78,7 @@ Examples:
 
 func init() {
 	register(&command{
-		name: "sync", usage: "[--yes] [--check] [--dry-run]",
+		name: "sync", usage: "[--json] [--yes] [--check] [--dry-run]",
 		short: "install a project's locked packages into its scope", doc: syncDoc,
 		flags: func(fs *pflag.FlagSet) {
 			fs.Bool("yes", false, "approve exactly what is shown, without asking")
@@ -80,12 +92,63 @@ func init() {
 // A syncTarget is one locked package on one provider this machine has.
 type syncTarget struct {
 	pkg   project.LockedPackage
-	sel   *store.Selection // the package on the user's table: what grants bind
-	table *providers.Table // the table in the project's scope
+	sel   *store.Selection // the package on the table in the project's scope
 	props []store.Proposal
+	// instrs are its required instructions not in force: shown and
+	// asked for as 'dalo instruction enable' would write them.
+	instrs []store.PendingInstruction
 }
 
+// syncReport is what --json prints: what sync did (or with --dry-run
+// would ask for), and with --check whether the project matches its lock.
+// The text report says the same, a line each.
+type syncReport struct {
+	Project      string        `json:"project"`
+	DryRun       bool          `json:"dry_run,omitempty"`
+	InSync       *bool         `json:"in_sync,omitempty"` // --check
+	Differences  []string      `json:"differences,omitempty"`
+	Registered   []string      `json:"registered"` // source ids
+	Pinned       []syncPinJSON `json:"pinned"`
+	Asked        []string      `json:"asked"`    // grant ids shown, not yet approved
+	Approved     []string      `json:"approved"` // grant ids
+	Instructions []string      `json:"instructions_enabled"`
+	Installed    []syncPkgJSON `json:"installed"`
+	Removed      []syncPkgJSON `json:"removed"`
+	Notes        []string      `json:"notes"`
+}
+
+type syncPinJSON struct {
+	Source string `json:"source"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+}
+
+type syncPkgJSON struct {
+	Package  string `json:"package"`
+	Provider string `json:"provider"` // NAME@VERSION, or NAME for a removal
+}
+
+// runSync runs sync, and with --json prints its report instead of the
+// text: JSON asks nothing, so without --yes what needs an answer is
+// refused as without a terminal.
 func runSync(e *env, fs *pflag.FlagSet) int {
+	rep := &syncReport{Registered: []string{}, Pinned: []syncPinJSON{}, Asked: []string{}, Approved: []string{}, Instructions: []string{}, Installed: []syncPkgJSON{}, Removed: []syncPkgJSON{}, Notes: []string{}}
+	if !e.json {
+		return runSyncWith(e, fs, rep)
+	}
+	out := e.stdout
+	e.stdout = io.Discard
+	code := runSyncWith(e, fs, rep)
+	e.stdout = out
+	if code == exitOK || (code == exitFail && rep.InSync != nil) {
+		if c := writeJSON(e, rep); c != exitOK {
+			return c
+		}
+	}
+	return code
+}
+
+func runSyncWith(e *env, fs *pflag.FlagSet, rep *syncReport) int {
 	const cmd = "sync"
 	if fs.NArg() != 0 {
 		return usageError(e, cmd, "takes no arguments")
@@ -100,6 +163,7 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 	if proj == nil {
 		return code
 	}
+	rep.Project, rep.DryRun = root, dry
 	s, ok := openStore(e, cmd)
 	if !ok {
 		return exitFail
@@ -119,7 +183,10 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 		return fail(e, cmd, err)
 	}
 	if check {
-		return syncCheck(e, s, ps, ts, lock, unregistered, moves)
+		return syncCheck(e, s, ps, ts, lock, unregistered, moves, rep)
+	}
+	if code, ok := checkLocalIgnored(e, cmd, ps, ts, lock); !ok {
+		return code
 	}
 	if len(unregistered) > 0 {
 		fmt.Fprintf(e.stdout, "The lock of %s uses sources you have not registered:\n", termtext.Escape(root))
@@ -127,6 +194,9 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 			fmt.Fprintf(e.stdout, "  %s: %s\n", ls.ID, termtext.Escape(lockedWhere(root, ls)))
 		}
 		if dry {
+			for _, ls := range unregistered {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("would register source %s: %s", ls.ID, lockedWhere(root, ls)))
+			}
 			fmt.Fprintln(e.stdout, "dry run: nothing was fetched or written")
 			return exitOK
 		}
@@ -163,25 +233,77 @@ func runSync(e *env, fs *pflag.FlagSet) int {
 
 	// Every digest against the lock, before anything is approved or
 	// installed.
-	targets, notes, mismatch, err := syncTargets(s, ts, root, lock)
+	targets, notes, mismatch, err := syncTargets(ps, ts, lock)
 	if err != nil {
-		undo()
-		return fail(e, cmd, err)
+		return fail(e, cmd, errors.Join(err, undo()))
 	}
 	if len(mismatch) > 0 {
-		undo()
 		fmt.Fprintf(e.stderr, "dalo %s: %s does not match the commits it pins:\n  %s\nnothing was installed; run 'dalo lock --check' and 'dalo lock' where dalo.toml is kept\n", cmd, filepath.Join(root, project.LockFile), strings.Join(mismatch, "\n  "))
-		return exitFail
+		return takeBack(e, cmd, undo)
 	}
 	for _, n := range notes {
 		fmt.Fprintf(e.stdout, "note: %s\n", termtext.Escape(n))
 	}
+	rep.Notes = append(rep.Notes, notes...)
+	for _, ls := range unregistered {
+		rep.Registered = append(rep.Registered, ls.ID)
+	}
+	for _, m := range moves {
+		rep.Pinned = append(rep.Pinned, syncPinJSON{Source: m.id, From: m.from, To: m.to})
+	}
 
-	if code, goOn := approveTargets(e, cmd, s, ps.Project(), targets, yes, dry, undo); !goOn {
+	if code, goOn := approveTargets(e, cmd, s, ps.Project(), targets, yes, dry, undo, rep); !goOn {
 		return code
 	}
 
-	return installTargets(e, cmd, ps, ts, root, lock, targets, dry)
+	return installTargets(e, cmd, ps, ts, root, lock, targets, dry, rep)
+}
+
+// checkLocalIgnored refuses, before anything is asked or written, to
+// write dalo's entries into a project's per-user file (Claude Code's
+// .claude/settings.local.json) that git would commit: the entries name a
+// dispatcher in this user's store, a path of this machine. Which ignore
+// rule to add, the team's .gitignore or this clone's .git/info/exclude,
+// is the user's choice, and a tracked file needs 'git rm --cached', which
+// is never dalo's to run: sync says how, and writes nothing.
+func checkLocalIgnored(e *env, cmd string, ps *store.Store, ts *providers.Tables, lock *project.Lock) (code int, ok bool) {
+	checked := map[string]bool{}
+	for _, lp := range lock.Packages {
+		for _, name := range lp.Providers {
+			if checked[name] {
+				continue
+			}
+			checked[name] = true
+			t, _, err := ps.HarnessTable(ts, name)
+			if err != nil {
+				continue // skipped with a note when the targets are chosen
+			}
+			pt, err := t.InProject(ps.Project())
+			if err != nil {
+				continue
+			}
+			file, err := pt.Path(pt.Config.Hooks.Location, os.Getenv)
+			if err != nil {
+				return fail(e, cmd, err), false
+			}
+			err = project.CheckIgnored(ps.Project(), file)
+			var ie *project.IgnoreError
+			switch {
+			case errors.As(err, &ie):
+				fmt.Fprintf(e.stderr, "dalo %s: %s\n", cmd, termtext.Escape(ie.Error()))
+				for _, f := range ie.Fix() {
+					fmt.Fprintf(e.stderr, "  %s\n", termtext.Escape(f))
+				}
+				fmt.Fprintln(e.stderr, "nothing was written")
+				return exitFail, false
+			case errors.Is(err, project.ErrNoGit):
+				fmt.Fprintf(e.stdout, "note: %s\n", termtext.Escape(err.Error()))
+			case err != nil:
+				return fail(e, cmd, err), false
+			}
+		}
+	}
+	return exitOK, true
 }
 
 // openProject finds the project the working directory is in and reads its
@@ -215,9 +337,9 @@ func openProject(e *env, cmd string) (root string, proj *project.Project, lock *
 
 // approveTargets shows what of targets this user has not approved, and
 // only that, and approves it when they agree (or gave --yes); when they
-// refuse, it calls undo. goOn says whether sync goes on to install, and
-// code, when not, is its exit status.
-func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*syncTarget, yes, dry bool, undo func()) (code int, goOn bool) {
+// refuse, or approving fails, it calls undo. goOn says whether sync goes
+// on to install, and code, when not, is its exit status.
+func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*syncTarget, yes, dry bool, undo func() error, rep *syncReport) (code int, goOn bool) {
 	// The review: what this user has not approved, and only that.
 	var fresh int
 	var asked []store.Proposal
@@ -247,40 +369,83 @@ func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*
 		}
 	}
 	warnStops(e, stops)
-	if fresh > 0 {
+	instrs := showInstructions(e, targets)
+	for _, p := range asked {
+		rep.Asked = append(rep.Asked, p.Grant.ID)
+	}
+	if fresh+len(instrs) > 0 {
 		if dry {
-			fmt.Fprintf(e.stdout, "dry run: %d grants would be asked for; nothing was written\n", fresh)
+			fmt.Fprintf(e.stdout, "dry run: %s would be asked for; nothing was written\n", askedFor(fresh, len(instrs)))
 			return exitOK, false
 		}
-		if !yes && !confirm(e, cmd, fmt.Sprintf("Approve these %d grants?", fresh), "'dalo sync --dry-run'") {
-			undo()
-			return exitFail, false
+		if !yes && !confirm(e, cmd, "Approve these "+askedFor(fresh, len(instrs))+"?", "'dalo sync --dry-run'") {
+			return takeBack(e, cmd, undo), false
 		}
-		for _, tg := range targets {
-			var approve []store.Proposal
-			for _, p := range tg.props {
-				if !p.Exists {
-					approve = append(approve, p)
-				}
+		// Every grant shown, in one write of the ledger.
+		if len(asked) > 0 {
+			if err := s.Approve(asked); err != nil {
+				return fail(e, cmd, errors.Join(fmt.Errorf("approving: %w", err), undo())), false
 			}
-			if len(approve) == 0 {
-				continue
+		}
+		for _, p := range asked {
+			fmt.Fprintf(e.stdout, "approved %s %s: grant %s\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
+			rep.Approved = append(rep.Approved, p.Grant.ID)
+		}
+		// Then exactly the instructions shown, as 'dalo instruction
+		// enable' writes them.
+		for _, in := range instrs {
+			ed, err := s.EnableInstruction(in.Target, in.Asset, store.EditOptions{})
+			if err != nil {
+				return fail(e, cmd, fmt.Errorf("enabling %s of %s in %s: %w", in.Ref, in.Asset.Package, in.Target.File, err)), false
 			}
-			if err := s.Approve(approve); err != nil {
-				return fail(e, cmd, err), false
-			}
-			for _, p := range approve {
-				fmt.Fprintf(e.stdout, "approved %s %s: grant %s\n", p.Grant.Kind, p.Grant.Item, p.Grant.ID)
-			}
+			fmt.Fprintf(e.stdout, "%s %s (%s of %s)\n", instructionDone[ed.Action], termtext.Escape(in.Target.File), termtext.Escape(in.Ref), in.Asset.Package)
+			rep.Instructions = append(rep.Instructions, in.Asset.Package+" "+in.Ref)
 		}
 	}
 
 	return exitOK, true
 }
 
+// showInstructions prints the required instructions of targets not in
+// force, each with where it applies and its block as enable writes it,
+// and returns them: what sync asks to enable, and --yes enables, exactly.
+// dalo.toml names packages, never instructions: only this user's answer
+// enables one.
+func showInstructions(e *env, targets []*syncTarget) []store.PendingInstruction {
+	var out []store.PendingInstruction
+	for _, tg := range targets {
+		for _, in := range tg.instrs {
+			if slices.ContainsFunc(out, func(o store.PendingInstruction) bool { return o.Asset.ID == in.Asset.ID && o.Target == in.Target }) {
+				continue
+			}
+			fmt.Fprintf(e.stdout, "Enable %s of %s, required to install it on %s:\n", termtext.Escape(in.Ref), tg.sel.Identity, tg.sel.Table.Name)
+			printTarget(e.stdout, in.Target)
+			for _, line := range strings.SplitAfter(string(in.Asset.Content), "\n") {
+				if line != "" {
+					fmt.Fprintf(e.stdout, "  | %s\n", termtext.Escape(strings.TrimSuffix(line, "\n")))
+				}
+			}
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// askedFor says what sync asks for: N grants and M instructions.
+func askedFor(grants, instrs int) string {
+	var parts []string
+	if grants > 0 {
+		parts = append(parts, plural(grants, "grant"))
+	}
+	if instrs > 0 {
+		parts = append(parts, plural(instrs, "instruction"))
+	}
+	return strings.Join(parts, " and ")
+}
+
 // installTargets installs targets into the project's scope of ps, then
 // removes what the lock no longer holds.
-func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, root string, lock *project.Lock, targets []*syncTarget, dry bool) (code int) {
+func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, root string, lock *project.Lock, targets []*syncTarget, dry bool, rep *syncReport) (code int) {
 	disp, err := dispatcher()
 	if err != nil {
 		return fail(e, cmd, err)
@@ -288,7 +453,6 @@ func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, r
 	code = exitOK
 	for _, tg := range targets {
 		sel := *tg.sel
-		sel.Table = tg.table
 		res, err := ps.Install(&sel, disp, store.InstallOptions{DryRun: dry})
 		if err != nil {
 			code = installFailed(e, cmd, err)
@@ -300,8 +464,13 @@ func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, r
 		}
 		fmt.Fprintf(e.stdout, "%s %s on %s in %s\n", verb, sel.Identity, res.Provider, termtext.Escape(root))
 		printInstall(e.stdout, res, dry)
+		rep.Installed = append(rep.Installed, syncPkgJSON{Package: sel.Identity.String(), Provider: res.Provider})
 	}
-	for _, r := range syncExtra(ps, ts, root, lock) {
+	extra, err := syncExtra(ps, ts, lock)
+	if err != nil {
+		return fail(e, cmd, err)
+	}
+	for _, r := range extra {
 		if dry {
 			fmt.Fprintf(e.stdout, "would remove %s from %s in %s\n", r.pkg, r.table.Name, termtext.Escape(root))
 			continue
@@ -311,6 +480,7 @@ func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, r
 			continue
 		}
 		fmt.Fprintf(e.stdout, "removed %s from %s in %s\n", r.pkg, r.table.Name, termtext.Escape(root))
+		rep.Removed = append(rep.Removed, syncPkgJSON{Package: r.pkg, Provider: r.table.Name})
 	}
 	if dry {
 		fmt.Fprintln(e.stdout, "dry run: nothing was written")
@@ -340,16 +510,26 @@ func lockedSources(s *store.Store, root string, lock *project.Lock) (unregistere
 
 // registerLocked registers the sources of the lock the user has not
 // (unregistered) and moves the pins of moves to the locked commits; undo
-// takes both back. On an error it has already undone them.
-func registerLocked(s *store.Store, root string, unregistered []project.LockedSource, moves []sourceMove) (undo func(), err error) {
+// takes both back, saying what it could not. On an error it has already
+// undone them, and the error says so.
+func registerLocked(s *store.Store, root string, unregistered []project.LockedSource, moves []sourceMove) (undo func() error, err error) {
 	var added []string
-	undo = func() {
-		for _, id := range added {
-			s.RemoveSource(id)
+	undo = func() error {
+		var errs []error
+		for _, id := range slices.Backward(added) {
+			if err := s.RemoveSource(id); err != nil {
+				errs = append(errs, fmt.Errorf("taking back source %s, which sync registered: %w", id, err))
+			}
 		}
 		for _, m := range moves {
-			s.UpdateSource(m.id, m.from)
+			if slices.Contains(added, m.id) {
+				continue // removed with its registration
+			}
+			if _, err := s.UpdateSource(m.id, m.from); err != nil {
+				errs = append(errs, fmt.Errorf("moving the pin of source %s back to %s: %w", m.id, m.from, err))
+			}
 		}
+		return errors.Join(errs...)
 	}
 	for _, ls := range unregistered {
 		loc, ref := ls.Git, ls.Ref
@@ -357,12 +537,15 @@ func registerLocked(s *store.Store, root string, unregistered []project.LockedSo
 			loc = filepath.Join(root, filepath.FromSlash(ls.Path))
 		}
 		if _, err := s.AddSource(ls.ID, loc, ref); err != nil {
-			undo()
-			return nil, err
+			return nil, errors.Join(fmt.Errorf("registering source %s: %w", ls.ID, err), undo())
 		}
 		added = append(added, ls.ID)
 		if ls.Commit != "" {
-			if src, err := s.LookupSource(ls.ID); err == nil && src.Git != nil && src.Git.Commit != ls.Commit {
+			src, err := s.LookupSource(ls.ID)
+			if err != nil {
+				return nil, errors.Join(err, undo())
+			}
+			if src.Git != nil && src.Git.Commit != ls.Commit {
 				moves = append(moves, sourceMove{id: ls.ID, from: src.Git.Commit, to: ls.Commit})
 			}
 		}
@@ -370,11 +553,19 @@ func registerLocked(s *store.Store, root string, unregistered []project.LockedSo
 	for i, m := range moves {
 		if _, err := s.UpdateSource(m.id, m.to); err != nil {
 			moves = moves[:i]
-			undo()
-			return nil, fmt.Errorf("pinning source %s at the locked commit %s: %w", m.id, m.to, err)
+			return nil, errors.Join(fmt.Errorf("pinning source %s at the locked commit %s: %w", m.id, m.to, err), undo())
 		}
 	}
 	return undo, nil
+}
+
+// takeBack calls undo after sync refused, and is sync's exit status:
+// exitFail, with what undo could not take back said.
+func takeBack(e *env, cmd string, undo func() error) int {
+	if err := undo(); err != nil {
+		return fail(e, cmd, err)
+	}
+	return exitFail
 }
 
 // A sourceMove is a git source's pin sync moves to the locked commit.
@@ -422,26 +613,30 @@ func sourceDiffers(root string, ls project.LockedSource, src store.Source) strin
 // that this machine has, computes the grants each asks for, and compares
 // them with the lock: mismatch names each grant whose digest differs, is
 // missing or is not asked for. notes say which providers are skipped.
-func syncTargets(s *store.Store, ts *providers.Tables, root string, lock *project.Lock) (targets []*syncTarget, notes, mismatch []string, err error) {
+func syncTargets(ps *store.Store, ts *providers.Tables, lock *project.Lock) (targets []*syncTarget, notes, mismatch []string, err error) {
 	for _, lp := range lock.Packages {
 		for _, name := range lp.Providers {
-			t, _, herr := s.HarnessTable(ts, name)
+			t, _, herr := ps.HarnessTable(ts, name)
 			if herr != nil {
 				notes = append(notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, herr))
 				continue
 			}
-			pt, perr := t.InProject(root)
+			pt, perr := t.InProject(ps.Project())
 			if perr != nil {
 				notes = append(notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, perr))
 				continue
 			}
-			sel, err := s.Select(lp.Ref(), t.Key())
+			sel, err := ps.Select(lp.Ref(), t.Key())
 			if err != nil {
 				return nil, nil, nil, err
 			}
+			// Proposed, digested and installed in the project's scope:
+			// its skills and agents directories and its hooks file, the
+			// project's install records.
+			sel.Table = pt
 			// As dalo lock computes them: the harness's directories
 			// empty, so that only the package decides.
-			got, err := s.GrantDigests(sel, noHome)
+			got, err := ps.GrantDigests(sel, noHome)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -451,7 +646,7 @@ func syncTargets(s *store.Store, ts *providers.Tables, root string, lock *projec
 					want[g.ID] = g.Digest
 				}
 			}
-			props, _, err := s.Propose(sel, nil, nil, nil, true)
+			props, _, err := ps.Propose(sel, nil, nil, nil, true)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -474,7 +669,11 @@ func syncTargets(s *store.Store, ts *providers.Tables, root string, lock *projec
 					mismatch = append(mismatch, fmt.Sprintf("grant %s (digest %s) is asked for by %s on %s, and the lock holds no digest of it there (a harness version the lock was not made with: run 'dalo lock' with this dalo)", id, got[id], lp.Ref(), t.Key()))
 				}
 			}
-			targets = append(targets, &syncTarget{pkg: lp, sel: sel, table: pt, props: props})
+			instrs, err := ps.PendingInstructions(sel)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			targets = append(targets, &syncTarget{pkg: lp, sel: sel, props: props, instrs: instrs})
 		}
 	}
 	return targets, notes, mismatch, nil
@@ -497,22 +696,32 @@ type extraInstall struct {
 	table *providers.Table
 }
 
-// syncExtra lists what the project's scope holds that the lock does not.
-func syncExtra(ps *store.Store, ts *providers.Tables, root string, lock *project.Lock) []extraInstall {
+// syncExtra lists what the project's scope holds that the lock does not:
+// each package installed on a provider the lock does not hold it on. A
+// record it cannot read, or of a table this dalo does not know, is an
+// error: sync would otherwise leave, and --check pass over, what it
+// could not see.
+func syncExtra(ps *store.Store, ts *providers.Tables, lock *project.Lock) ([]extraInstall, error) {
 	var out []extraInstall
-	names, _ := ps.InstalledProviders()
+	names, err := ps.InstalledProviders()
+	if err != nil {
+		return nil, fmt.Errorf("listing the installs of project %s: %w", ps.Project(), err)
+	}
 	for _, name := range names {
 		in, err := ps.Installed(name)
 		if err != nil {
+			return nil, fmt.Errorf("reading the installs on %s of project %s: %w", name, ps.Project(), err)
+		}
+		if len(in.Packages) == 0 {
 			continue
 		}
 		t, err := ts.Resolve(name + "@" + in.Version)
 		if err != nil {
-			continue
+			return nil, fmt.Errorf("project %s has packages installed on %s@%s: %w", ps.Project(), name, in.Version, err)
 		}
-		pt, err := t.InProject(root)
+		pt, err := t.InProject(ps.Project())
 		if err != nil {
-			continue
+			return nil, fmt.Errorf("project %s has packages installed on %s: %w", ps.Project(), name, err)
 		}
 		for _, ip := range in.Packages {
 			lp, ok := lock.Package(ip.Package)
@@ -521,12 +730,12 @@ func syncExtra(ps *store.Store, ts *providers.Tables, root string, lock *project
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // syncCheck is sync --check: it writes nothing and exits 1 when the
 // project's scope differs from the lock.
-func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.Lock, unregistered []project.LockedSource, moves []sourceMove) int {
+func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.Lock, unregistered []project.LockedSource, moves []sourceMove, rep *syncReport) int {
 	var diffs []string
 	for _, ls := range unregistered {
 		diffs = append(diffs, fmt.Sprintf("source %s is not registered", ls.ID))
@@ -539,10 +748,12 @@ func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.L
 			t, _, herr := s.HarnessTable(ts, name)
 			if herr != nil {
 				fmt.Fprintf(e.stdout, "note: %s on %s skipped: %s\n", lp.Ref(), name, termtext.Escape(herr.Error()))
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, herr))
 				continue
 			}
 			if _, err := t.InProject(ps.Project()); err != nil {
 				fmt.Fprintf(e.stdout, "note: %s on %s skipped: %s\n", lp.Ref(), name, termtext.Escape(err.Error()))
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, err))
 				continue
 			}
 			in, err := ps.Installed(name)
@@ -565,11 +776,36 @@ func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.L
 					diffs = append(diffs, fmt.Sprintf("%s on %s does not run grant %s of the lock", lp.Ref(), name, g.ID))
 				}
 			}
+			// And what it runs beyond the lock: a hook or member the
+			// locked package no longer has.
+			for _, id := range slices.Sorted(maps.Keys(got)) {
+				if _, ok := lp.Digest(id, t.Key()); !ok {
+					diffs = append(diffs, fmt.Sprintf("%s on %s runs grant %s (digest %s), which the lock does not hold", lp.Ref(), name, id, got[id]))
+				}
+			}
 		}
 	}
-	for _, x := range syncExtra(ps, ts, ps.Project(), lock) {
+	// What the records say is installed, as the harness finds it: dalo's
+	// entries in the project's files present, unchanged, and none beyond
+	// the records (doctor's checks, of this project's files only).
+	fs, err := ps.Doctor(store.DoctorOptions{})
+	if err != nil {
+		return fail(e, "sync", err)
+	}
+	for _, f := range fs {
+		if f.Status == store.StatusProblem && strings.HasPrefix(f.Subject, ps.Project()+string(filepath.Separator)) {
+			diffs = append(diffs, f.Subject+": "+f.Message)
+		}
+	}
+	extra, err := syncExtra(ps, ts, lock)
+	if err != nil {
+		return fail(e, "sync", err)
+	}
+	for _, x := range extra {
 		diffs = append(diffs, fmt.Sprintf("%s is installed on %s, and the lock does not hold it", x.pkg, x.table.Name))
 	}
+	inSync := len(diffs) == 0
+	rep.InSync, rep.Differences = &inSync, diffs
 	if len(diffs) > 0 {
 		fmt.Fprintf(e.stdout, "%s differs from its lock:\n", termtext.Escape(ps.Project()))
 		for _, d := range diffs {
