@@ -18319,7 +18319,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "05c112935305c5363f24ec3c6d8cf3b19574af3432e2af4901f59498e2b63b78",
+			SHA256: "9f804d8e46b341f033cdbbc40ed23154ff1fcc558b960d33ecb86cc8915f59a9",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18516,7 +18516,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -18603,7 +18604,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -18658,7 +18660,8 @@ var compiledTables = &compiled{
 									Stderr: "$user",
 									Exit:   1,
 									Evidence: []string{
-										"doc: Portable Agent Packages draft 0.1, Hooks (user-only failures after SessionEnd use a nonzero dispatcher exit)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -18707,7 +18710,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -18773,7 +18777,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -18852,7 +18857,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -19021,17 +19027,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19055,17 +19063,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19110,20 +19120,23 @@ var compiledTables = &compiled{
 										Reason: "Nothing reaches the model after SessionEnd, so a failure cannot be shown to it; use error_visibility = \"user\".",
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 62",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "SessionEnd ignores ordinary output, so the dispatcher exits nonzero with the diagnostic on stderr; a headless GitHub Copilot CLI shows it nowhere.",
+										Note:   "SessionEnd ignores ordinary output, so the dispatcher exits nonzero with the diagnostic on stderr; GitHub Copilot CLI 1.0.102 shows it to no one.",
 										Output: &NativeOutput{
 											Stderr: "$diagnostic",
 											Exit:   1,
 											Evidence: []string{
-												"doc: Portable Agent Packages draft 0.1, Hooks (user-only failures after SessionEnd use a nonzero dispatcher exit)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Portable Agent Packages draft 0.1, Hooks (user-only failures after SessionEnd use a nonzero dispatcher exit)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19204,17 +19217,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19238,17 +19253,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19356,17 +19373,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19390,17 +19409,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19548,6 +19569,7 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "The call is denied and the model reads the generic explanation; GitHub Copilot CLI 1.0.102 shows the diagnostic to no one.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"hookSpecificOutput": map[string]interface{}{
@@ -19588,17 +19610,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19622,17 +19646,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19728,6 +19754,7 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Another pass is asked for with the generic explanation; GitHub Copilot CLI 1.0.102 shows the diagnostic to no one.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"decision":      "block",
@@ -19751,21 +19778,25 @@ var compiledTables = &compiled{
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 63",
+											"test: internal/live TestMatrixCopilot/session",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19775,21 +19806,25 @@ var compiledTables = &compiled{
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 63",
+											"test: internal/live TestMatrixCopilot/session",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -26751,7 +26786,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "qwen/0.24.4.cue",
-			SHA256: "e306fa08bfeea6730ae5a3e720524cb6d8baf9d4339a33e0b0859337f4521974",
+			SHA256: "5699d6b4f281a76b506866f1ea57381c4fd8b92a586532d12df3f1ddfe60ae77",
 			Table: &Table{
 				Name:    "qwen",
 				Version: "0.24.4",
@@ -26930,72 +26965,86 @@ var compiledTables = &compiled{
 					"agent": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"edit": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"get_goal": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"glob": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"grep_search": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"list_agents": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"notebook_edit": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"read_file": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"run_shell_command": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 							"test: internal/live TestMatrixQwen/session",
 						},
 					},
 					"skill": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"tool_call": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"tool_search": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"update_goal": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"write_file": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 				},
@@ -27079,7 +27128,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -27164,7 +27214,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -27250,7 +27301,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -27321,7 +27373,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -27403,7 +27456,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -27501,7 +27555,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -27676,16 +27731,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -27712,16 +27770,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -27818,16 +27879,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -27854,16 +27918,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -27960,16 +28027,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -27996,16 +28066,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28117,6 +28190,7 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "The call is denied and the model reads the generic explanation; Qwen Code 0.24.4 shows the diagnostic to no one.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"hookSpecificOutput": map[string]interface{}{
@@ -28144,20 +28218,24 @@ var compiledTables = &compiled{
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 68",
 											"test: internal/live TestNativeRows/qwen_pre_context",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28168,20 +28246,24 @@ var compiledTables = &compiled{
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 68",
 											"test: internal/live TestNativeRows/qwen_pre_context",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28269,16 +28351,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28305,16 +28390,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28423,20 +28511,25 @@ var compiledTables = &compiled{
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 65",
+											"test: internal/live TestMatrixQwen/session",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code shows the diagnostic to the user, headless on its stderr and in its terminal under the answer.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28446,20 +28539,25 @@ var compiledTables = &compiled{
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 65",
+											"test: internal/live TestMatrixQwen/session",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code shows the diagnostic to the user, headless on its stderr and in its terminal under the answer.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
