@@ -26786,7 +26786,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "qwen/0.24.4.cue",
-			SHA256: "5699d6b4f281a76b506866f1ea57381c4fd8b92a586532d12df3f1ddfe60ae77",
+			SHA256: "931aa0ad8517e4569abb746e1233b70950562fd29007a7ed98bf844c21184d9a",
 			Table: &Table{
 				Name:    "qwen",
 				Version: "0.24.4",
@@ -28575,24 +28575,28 @@ var compiledTables = &compiled{
 							Reason: "InstructionsLoaded fires for each context file Qwen Code loads and can only observe; draft 0.1 has no row for it.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"MessageDisplay": UnmappedClaim{
 							Reason: "MessageDisplay fires repeatedly as a reply streams; draft 0.1 has no row for streamed output.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"Notification": UnmappedClaim{
 							Reason: "Notification fires for Qwen Code's own alerts; draft 0.1 has no row for them.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"PermissionDenied": UnmappedClaim{
 							Reason: "PermissionDenied fires when Qwen Code's auto mode denies a tool call; draft 0.1 has no row for the harness's own permissions.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"PermissionRequest": UnmappedClaim{
@@ -28600,30 +28604,35 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
 								"run: providers/testdata/README.md finding 68",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"PostCompact": UnmappedClaim{
 							Reason: "PostCompact fires after Qwen Code compacts its context; draft 0.1 has no row for compaction.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"PostToolBatch": UnmappedClaim{
 							Reason: "PostToolBatch fires once after a batch of tool calls and can stop it; draft 0.1 has no row for a batch.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"PreCompact": UnmappedClaim{
 							Reason: "PreCompact fires before Qwen Code compacts its context; draft 0.1 has no row for compaction.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"SessionDelete": UnmappedClaim{
 							Reason: "SessionDelete fires after the user deletes a saved session; draft 0.1 has no row for it.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"SessionEnd": UnmappedClaim{
@@ -28631,42 +28640,49 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
 								"run: providers/testdata/README.md finding 64",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"StopFailure": UnmappedClaim{
 							Reason: "StopFailure fires instead of Stop when an API error or loop detection ends the turn; draft 0.1 has no row for it.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"SubagentStart": UnmappedClaim{
 							Reason: "SubagentStart fires when a subagent starts; draft 0.1 has no row for subagents.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"SubagentStop": UnmappedClaim{
 							Reason: "SubagentStop fires when a subagent stops; draft 0.1 has no row for subagents.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"TodoCompleted": UnmappedClaim{
 							Reason: "TodoCompleted fires when Qwen Code completes a todo item, and can prevent it; draft 0.1 has no row for todos.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"TodoCreated": UnmappedClaim{
 							Reason: "TodoCreated fires when Qwen Code adds an item to its todo list; draft 0.1 has no row for todos.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"UserPromptExpansion": UnmappedClaim{
 							Reason: "UserPromptExpansion fires after a slash command expands into a prompt; draft 0.1 has no row for slash commands.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 					},
