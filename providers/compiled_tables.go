@@ -18319,7 +18319,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "9f804d8e46b341f033cdbbc40ed23154ff1fcc558b960d33ecb86cc8915f59a9",
+			SHA256: "0d8575c2cfec37481d217d8b471fb79f804ae846a1c4c2a0bc7817098af658cb",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -19842,18 +19842,21 @@ var compiledTables = &compiled{
 							Reason: "errorOccurred fires on the CLI's own errors; draft 0.1 has no row for them.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"Notification": UnmappedClaim{
 							Reason: "Notification fires asynchronously for the CLI's own alerts and can only observe; draft 0.1 has no row for them.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PermissionRequest": UnmappedClaim{
 							Reason: "PermissionRequest fires when the CLI would ask the user to approve a tool, and can approve or deny it; draft 0.1 has no row for the harness's own permission prompt.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PostResult": UnmappedClaim{
@@ -19861,6 +19864,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
 								"doc: GitHub Copilot CLI 1.0.102 schemas/api.schema.json, HookType",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PostToolUseFailure": UnmappedClaim{
@@ -19869,12 +19873,14 @@ var compiledTables = &compiled{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
 								"run: providers/testdata/README.md finding 67",
 								"test: internal/live TestNativeRows/copilot_tool_failure",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PreCompact": UnmappedClaim{
 							Reason: "PreCompact fires before the CLI compacts its context; draft 0.1 has no row for compaction.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PreMcpToolCall": UnmappedClaim{
@@ -19882,6 +19888,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
 								"doc: GitHub Copilot CLI 1.0.102 schemas/api.schema.json, HookType",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PrePRDescription": UnmappedClaim{
@@ -19889,18 +19896,21 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
 								"doc: GitHub Copilot CLI 1.0.102 schemas/api.schema.json, HookType",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"SubagentStart": UnmappedClaim{
 							Reason: "SubagentStart fires when a subagent is spawned and can add context to its prompt; draft 0.1 has no row for subagents.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"SubagentStop": UnmappedClaim{
 							Reason: "SubagentStop fires when a subagent ends; draft 0.1 has no row for subagents.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"UserPromptTransformed": UnmappedClaim{
@@ -19908,6 +19918,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
 								"doc: GitHub Copilot CLI 1.0.102 schemas/api.schema.json, HookType",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 					},

@@ -112,6 +112,34 @@ func TestNativeEvents(t *testing.T) {
 	}
 }
 
+// TestNativeEventsUnmapped asks GitHub Copilot CLI, which TestNativeEvents
+// leaves out, for the hook events its schema lists: every event its table
+// lists as unmapped is one of them.
+func TestNativeEventsUnmapped(t *testing.T) {
+	t.Parallel()
+	needs(t, "copilot")
+	for _, p := range []string{"copilot"} {
+		t.Run(p, func(t *testing.T) {
+			t.Parallel()
+			tb := tableUnder(t, p)
+			events, err := NativeEvents(p, harness(t, p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var unknown []string
+			for e := range tb.Unmapped.Events {
+				if !slices.Contains(events, e) {
+					unknown = append(unknown, "unmapped.events."+e)
+				}
+			}
+			sort.Strings(unknown)
+			if len(tb.Unmapped.Events) == 0 || unknown != nil {
+				t.Errorf("%s lists %d unmapped events; the harness does not take %s (it takes %s)", tb.Key(), len(tb.Unmapped.Events), strings.Join(unknown, ", "), strings.Join(events, " "))
+			}
+		})
+	}
+}
+
 // TestNativeCodexInterrupt interrupts a turn of a Codex app-server session
 // while its command runs (turn/interrupt, what Esc does in the TUI), with
 // hooks configured by hand on Interrupt, Stop, PreToolUse, PostToolUse and
