@@ -32,7 +32,7 @@ type Native struct {
 // A Request is one native event to dispatch.
 type Request struct {
 	Home     string // $DALO_HOME
-	Provider string // claude, codex
+	Provider string // a provider table's name
 	Event    string // the native event name
 	// Project is the project scope whose plans answer (its id, see
 	// plan.PlansDir); "" for the user's own.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -190,9 +191,9 @@ func (r *Rules) walkValue(def cue.Value, name string, v any, path string, m *man
 				// such as its number of entries.
 				if err := def.Unify(r.ctx.Encode(cueData(v))).Validate(cue.Concrete(true)); err != nil {
 					// An entry twice is said at the second.
-					if u := uniqueItems.FindStringSubmatch(err.Error()); u != nil {
-						at := path + "[" + u[3] + "]"
-						l.errorf("E023", m.at(at), at, "%s is listed twice (entries %s and %s): list each once", u[1], u[2], u[3])
+					if x, i, j, ok := repeated(def, v); ok {
+						at := indexPath(path, j)
+						l.errorf("E023", m.at(at), at, "%s is listed twice (entries %d and %d): list each once", listed(x), i, j)
 						return
 					}
 					l.errorf("E023", m.at(path), path, "%s", listMessage(def, len(v), err))
@@ -326,35 +327,68 @@ func literals(def cue.Value) []string {
 	return out
 }
 
-// maxItems returns N of the list.MaxItems(N) that def, the definition of
-// a list, is unified with, read from the value rather than from the text
-// of CUE's error: false when def has none.
-func maxItems(def cue.Value) (int64, bool) {
+// listCall returns the arguments of the list.NAME(...) validator that def,
+// the definition of a list, is unified with, read from the value rather
+// than from the text of CUE's error: false when def has none.
+func listCall(def cue.Value, name string) ([]cue.Value, bool) {
 	op, args := def.Expr()
 	if op != cue.AndOp {
 		args = []cue.Value{def}
 	}
 	for _, a := range args {
 		op, call := a.Expr()
-		if op != cue.CallOp || len(call) != 2 {
+		if op != cue.CallOp || len(call) == 0 {
 			continue
 		}
 		// call[0] is the function, a selector of its package.
 		if op, fn := call[0].Expr(); op != cue.SelectorOp || len(fn) != 2 {
 			continue
-		} else if name, err := fn[1].String(); err != nil || name != "MaxItems" {
+		} else if n, err := fn[1].String(); err != nil || n != name {
 			continue
 		}
-		if n, err := call[1].Int64(); err == nil {
-			return n, true
-		}
+		return call[1:], true
 	}
-	return 0, false
+	return nil, false
 }
 
-// uniqueItems is what CUE says of a list.UniqueItems() list with an entry
-// twice: the entry and the two indexes.
-var uniqueItems = regexp.MustCompile(`list\.UniqueItems\)?: equal value \((.*)\) at position (\d+) and (\d+)`)
+// maxItems returns N of the list.MaxItems(N) that def is unified with.
+func maxItems(def cue.Value) (int64, bool) {
+	args, ok := listCall(def, "MaxItems")
+	if !ok || len(args) != 1 {
+		return 0, false
+	}
+	n, err := args[0].Int64()
+	return n, err == nil
+}
+
+// repeated returns the first entry of v equal to an earlier one, and
+// where both are, when def is unified with list.UniqueItems(): the
+// entry twice is said at the second.
+func repeated(def cue.Value, v []any) (x any, first, second int, ok bool) {
+	if _, ok := listCall(def, "UniqueItems"); !ok {
+		return nil, 0, 0, false
+	}
+	seen := make(map[any]int, len(v))
+	for j, x := range v {
+		switch x.(type) {
+		case map[string]any, []any:
+			continue // not comparable here; CUE's own message says why
+		}
+		if i, dup := seen[x]; dup {
+			return x, i, j, true
+		}
+		seen[x] = j
+	}
+	return nil, 0, 0, false
+}
+
+// listed is an entry of a list as CUE writes it in its messages.
+func listed(x any) string {
+	if s, ok := x.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(x)
+}
 
 // listMessage explains why a list whose elements are fine was refused,
 // without repeating the whole list back.

@@ -18605,7 +18605,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "b2d80b24123924a71fee8134db46036481696c45cbbb5a9f378fd3b8cfb5e45a",
+			SHA256: "5f0ae728162c992a25e4e28423edf7de449219d538c9be8dcb3c61a651874571",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18891,7 +18891,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -18978,7 +18979,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -19033,7 +19035,8 @@ var compiledTables = &compiled{
 									Stderr: "$user",
 									Exit:   1,
 									Evidence: []string{
-										"doc: Portable Agent Packages draft 0.1, Hooks (user-only failures after SessionEnd use a nonzero dispatcher exit)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -19082,7 +19085,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -19148,7 +19152,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -19227,7 +19232,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixCopilot/user_channel",
 									},
 								},
 							},
@@ -19397,18 +19403,20 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 												"test: internal/live TestGateContext/copilot",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 											"test: internal/live TestGateContext/copilot",
 										},
 									},
@@ -19433,18 +19441,20 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 												"test: internal/live TestGateContext/copilot",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 											"test: internal/live TestGateContext/copilot",
 										},
 									},
@@ -19491,20 +19501,23 @@ var compiledTables = &compiled{
 										Reason: "Nothing reaches the model after SessionEnd, so a failure cannot be shown to it; use error_visibility = \"user\".",
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 62",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "SessionEnd ignores ordinary output, so the dispatcher exits nonzero with the diagnostic on stderr; a headless GitHub Copilot CLI shows it nowhere.",
+										Note:   "SessionEnd ignores ordinary output, so the dispatcher exits nonzero with the diagnostic on stderr; GitHub Copilot CLI 1.0.102 shows it to no one.",
 										Output: &NativeOutput{
 											Stderr: "$diagnostic",
 											Exit:   1,
 											Evidence: []string{
-												"doc: Portable Agent Packages draft 0.1, Hooks (user-only failures after SessionEnd use a nonzero dispatcher exit)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Portable Agent Packages draft 0.1, Hooks (user-only failures after SessionEnd use a nonzero dispatcher exit)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19585,17 +19598,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19619,17 +19634,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19737,17 +19754,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19771,17 +19790,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -19930,6 +19951,7 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "The call is denied and the model reads the generic explanation; GitHub Copilot CLI 1.0.102 shows the diagnostic to no one.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"hookSpecificOutput": map[string]interface{}{
@@ -19972,17 +19994,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -20006,17 +20030,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -20113,6 +20139,7 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Another pass is asked for with the generic explanation; GitHub Copilot CLI 1.0.102 shows the diagnostic to no one.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"decision":      "block",
@@ -20136,21 +20163,25 @@ var compiledTables = &compiled{
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 63",
+											"test: internal/live TestMatrixCopilot/session",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -20160,21 +20191,25 @@ var compiledTables = &compiled{
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 63",
+											"test: internal/live TestMatrixCopilot/session",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
-										Note:   "A headless GitHub Copilot CLI shows the user no hook message.",
+										Note:   "GitHub Copilot CLI 1.0.102 shows a hook's messages to no one, headless or in its terminal: the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixCopilot/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: GitHub Copilot CLI 1.0.102 reads Claude Code's hook output shape, whose systemMessage is shown to the user; a headless run shows it nowhere (providers/testdata/README.md finding 63)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixCopilot/user_channel",
 										},
 									},
 								},
@@ -20192,18 +20227,21 @@ var compiledTables = &compiled{
 							Reason: "errorOccurred fires on the CLI's own errors; draft 0.1 has no row for them.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"Notification": UnmappedClaim{
 							Reason: "Notification fires asynchronously for the CLI's own alerts and can only observe; draft 0.1 has no row for them.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PermissionRequest": UnmappedClaim{
 							Reason: "PermissionRequest fires when the CLI would ask the user to approve a tool, and can approve or deny it; draft 0.1 has no row for the harness's own permission prompt.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PostResult": UnmappedClaim{
@@ -20211,6 +20249,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
 								"doc: GitHub Copilot CLI 1.0.102 schemas/api.schema.json, HookType",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PostToolUseFailure": UnmappedClaim{
@@ -20219,12 +20258,14 @@ var compiledTables = &compiled{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
 								"run: providers/testdata/README.md finding 67",
 								"test: internal/live TestNativeRows/copilot_tool_failure",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PreCompact": UnmappedClaim{
 							Reason: "PreCompact fires before the CLI compacts its context; draft 0.1 has no row for compaction.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PreMcpToolCall": UnmappedClaim{
@@ -20232,6 +20273,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
 								"doc: GitHub Copilot CLI 1.0.102 schemas/api.schema.json, HookType",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"PrePRDescription": UnmappedClaim{
@@ -20239,18 +20281,21 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
 								"doc: GitHub Copilot CLI 1.0.102 schemas/api.schema.json, HookType",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"SubagentStart": UnmappedClaim{
 							Reason: "SubagentStart fires when a subagent is spawned and can add context to its prompt; draft 0.1 has no row for subagents.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"SubagentStop": UnmappedClaim{
 							Reason: "SubagentStop fires when a subagent ends; draft 0.1 has no row for subagents.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 						"UserPromptTransformed": UnmappedClaim{
@@ -20258,6 +20303,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog",
 								"doc: GitHub Copilot CLI 1.0.102 schemas/api.schema.json, HookType",
+								"test: internal/live TestNativeEventsUnmapped/copilot",
 							},
 						},
 					},
@@ -27253,7 +27299,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "qwen/0.24.4.cue",
-			SHA256: "b3c5bd0b1392e31af1449d8034cc6ad6f1106c82fb178f138f7f232ad2ee7c9d",
+			SHA256: "eb538710a85cd6d2e4b3a25737379afa246f4eaea9d0ee19dd522a80f5843a5e",
 			Table: &Table{
 				Name:    "qwen",
 				Version: "0.24.4",
@@ -27479,46 +27525,55 @@ var compiledTables = &compiled{
 					"agent": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"edit": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"get_goal": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"glob": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"grep_search": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"list_agents": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"notebook_edit": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"read_file": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"run_shell_command": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 							"test: internal/live TestMatrixQwen/session",
 							"test: internal/live TestGateContext/qwen",
 						},
@@ -27526,26 +27581,31 @@ var compiledTables = &compiled{
 					"skill": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"tool_call": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"tool_search": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"update_goal": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 					"write_file": Claim{
 						Evidence: []string{
 							"run: providers/testdata/README.md finding 64",
+							"test: internal/live TestMatrixQwen/tools",
 						},
 					},
 				},
@@ -27629,7 +27689,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -27714,7 +27775,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -27800,7 +27862,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -27871,7 +27934,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -27953,7 +28017,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -28051,7 +28116,8 @@ var compiledTables = &compiled{
 										"systemMessage": "$user",
 									},
 									Evidence: []string{
-										"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+										"run: providers/testdata/README.md finding 70",
+										"test: internal/live TestMatrixQwen/user_channel",
 									},
 								},
 							},
@@ -28227,17 +28293,20 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 												"test: internal/live TestGateContext/qwen",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 											"test: internal/live TestGateContext/qwen",
 										},
 									},
@@ -28265,17 +28334,20 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 												"test: internal/live TestGateContext/qwen",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 											"test: internal/live TestGateContext/qwen",
 										},
 									},
@@ -28374,16 +28446,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28410,16 +28485,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28516,16 +28594,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28552,16 +28633,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28674,6 +28758,7 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "The call is denied and the model reads the generic explanation; Qwen Code 0.24.4 shows the diagnostic to no one.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"hookSpecificOutput": map[string]interface{}{
@@ -28703,20 +28788,24 @@ var compiledTables = &compiled{
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 68",
 											"test: internal/live TestNativeRows/qwen_pre_context",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28727,20 +28816,24 @@ var compiledTables = &compiled{
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 68",
 											"test: internal/live TestNativeRows/qwen_pre_context",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28829,16 +28922,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28865,16 +28961,19 @@ var compiledTables = &compiled{
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code 0.24.4 shows a hook's messages to the user on Stop only: here the user sees no diagnostic. Use error_visibility = \"model_and_user\" where the model can read it.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -28983,20 +29082,25 @@ var compiledTables = &compiled{
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 65",
+											"test: internal/live TestMatrixQwen/session",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code shows the diagnostic to the user, headless on its stderr and in its terminal under the answer.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -29006,20 +29110,25 @@ var compiledTables = &compiled{
 										Reason: "Stop reaches the model only by starting another turn, so a report or fail_open failure cannot promise model_and_user delivery; use error_visibility = \"user\", or fail_closed when continuation is intended.",
 										Evidence: []string{
 											"run: providers/testdata/README.md finding 65",
+											"test: internal/live TestMatrixQwen/session",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 									"user": Delivery{
 										Status: "supported",
+										Note:   "Qwen Code shows the diagnostic to the user, headless on its stderr and in its terminal under the answer.",
 										Output: &NativeOutput{
 											Stdout: map[string]interface{}{
 												"systemMessage": "$diagnostic",
 											},
 											Evidence: []string{
-												"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+												"run: providers/testdata/README.md finding 70",
+												"test: internal/live TestMatrixQwen/user_channel",
 											},
 										},
 										Evidence: []string{
-											"doc: Qwen Code reads Claude Code's hook output shape, whose systemMessage is shown to the user; headless it is printed for Stop only (providers/testdata/README.md finding 65)",
+											"run: providers/testdata/README.md finding 70",
+											"test: internal/live TestMatrixQwen/user_channel",
 										},
 									},
 								},
@@ -29037,24 +29146,28 @@ var compiledTables = &compiled{
 							Reason: "InstructionsLoaded fires for each context file Qwen Code loads and can only observe; draft 0.1 has no row for it.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"MessageDisplay": UnmappedClaim{
 							Reason: "MessageDisplay fires repeatedly as a reply streams; draft 0.1 has no row for streamed output.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"Notification": UnmappedClaim{
 							Reason: "Notification fires for Qwen Code's own alerts; draft 0.1 has no row for them.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"PermissionDenied": UnmappedClaim{
 							Reason: "PermissionDenied fires when Qwen Code's auto mode denies a tool call; draft 0.1 has no row for the harness's own permissions.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"PermissionRequest": UnmappedClaim{
@@ -29062,30 +29175,35 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
 								"run: providers/testdata/README.md finding 68",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"PostCompact": UnmappedClaim{
 							Reason: "PostCompact fires after Qwen Code compacts its context; draft 0.1 has no row for compaction.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"PostToolBatch": UnmappedClaim{
 							Reason: "PostToolBatch fires once after a batch of tool calls and can stop it; draft 0.1 has no row for a batch.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"PreCompact": UnmappedClaim{
 							Reason: "PreCompact fires before Qwen Code compacts its context; draft 0.1 has no row for compaction.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"SessionDelete": UnmappedClaim{
 							Reason: "SessionDelete fires after the user deletes a saved session; draft 0.1 has no row for it.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"SessionEnd": UnmappedClaim{
@@ -29093,42 +29211,49 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
 								"run: providers/testdata/README.md finding 64",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"StopFailure": UnmappedClaim{
 							Reason: "StopFailure fires instead of Stop when an API error or loop detection ends the turn; draft 0.1 has no row for it.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"SubagentStart": UnmappedClaim{
 							Reason: "SubagentStart fires when a subagent starts; draft 0.1 has no row for subagents.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"SubagentStop": UnmappedClaim{
 							Reason: "SubagentStop fires when a subagent stops; draft 0.1 has no row for subagents.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"TodoCompleted": UnmappedClaim{
 							Reason: "TodoCompleted fires when Qwen Code completes a todo item, and can prevent it; draft 0.1 has no row for todos.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"TodoCreated": UnmappedClaim{
 							Reason: "TodoCreated fires when Qwen Code adds an item to its todo list; draft 0.1 has no row for todos.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 						"UserPromptExpansion": UnmappedClaim{
 							Reason: "UserPromptExpansion fires after a slash command expands into a prompt; draft 0.1 has no row for slash commands.",
 							Evidence: []string{
 								"doc: Qwen Code 0.24.4 hook reference, bundled/qc-helper/docs/features/hooks.md: Hook Events",
+								"test: internal/live TestNativeEvents/qwen",
 							},
 						},
 					},

@@ -24,7 +24,8 @@ entry's dispatcher runs, by running it as the harness would but without a
 shell and with --check (it loads the plan and re-checks each hook's grants,
 digests and staged tree, and runs no handler); that no setting switches the
 harness's hooks off (Claude Code's disableAllHooks, allowManagedHooksOnly
-in managed settings; Gemini CLI's hooksConfig), in the user's and the
+in managed settings; Gemini CLI's hooksConfig; GitHub Copilot CLI's and
+Qwen Code's disableAllHooks), in the user's and the
 machine's settings and in those of the project in the current directory
 (another project's own settings can too: run doctor there); that Codex trusts each of dalo's entries as it is now (by the
 hashes dalo recorded with 'plugin install --trust'; doctor starts no

@@ -22,9 +22,11 @@ store, writes the package's skills and agents where the harness reads them
 (an agent becomes its inline fallback skill where the harness has no
 subagents), rewrites the provider's dispatch plan, and adds one dispatcher
 entry per native event in use to the harness configuration (Claude:
-$CLAUDE_CONFIG_DIR/settings.json, Codex: $CODEX_HOME/hooks.json, Gemini
-CLI: $GEMINI_CLI_HOME/.gemini/settings.json, comments kept), editing only
-its own entries: every other byte of the file is kept.
+$CLAUDE_CONFIG_DIR/settings.json, Codex: $CODEX_HOME/hooks.json, GitHub
+Copilot CLI: $COPILOT_HOME/settings.json, Gemini CLI:
+$GEMINI_CLI_HOME/.gemini/settings.json, comments kept, Qwen Code:
+$QWEN_HOME/settings.json), editing only its own entries: every other byte
+of the file is kept.
 
 The entries call a copy of the dispatcher kept in the store (dalo-hook of
 this dalo's build, else dalo itself), so that they keep working however

@@ -12,8 +12,9 @@ import (
 
 const providersUseDoc = `Providers use names the harness binary dalo reads the version of, for
 install and doctor, instead of the one named for the provider on PATH
-(claude, codex): for a harness installed elsewhere, or one of several.
-dalo runs it with --version (at most 10 seconds) and says which version it
+(claude, codex, copilot, gemini, qwen): for a harness installed elsewhere,
+or one of several. dalo runs it with --version (at most 30 seconds: a first
+start may unpack the harness before it answers) and says which version it
 is and whether dalo has a table, with evidence, for exactly that version.
 The path is kept in the store. Without PATH, it forgets it: PATH is used
 again.

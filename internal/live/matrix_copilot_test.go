@@ -90,6 +90,8 @@ func TestMatrixCopilot(t *testing.T) {
 	t.Run("prompt_deny", func(t *testing.T) { testBashMatrixPromptDeny(t, "copilot", true) })
 	t.Run("prompt_fail_closed", func(t *testing.T) { testBashMatrixPromptClosed(t, "copilot", true) })
 	t.Run("members", func(t *testing.T) { testBashMatrixMembers(t, "copilot") })
+	// Copilot CLI shows a hook's messages nowhere.
+	t.Run("user_channel", func(t *testing.T) { testBashMatrixUser(t, "copilot") })
 }
 
 // TestMatrixQwen runs Qwen Code sessions that prove its table.
@@ -110,6 +112,9 @@ func TestMatrixQwen(t *testing.T) {
 	t.Run("prompt_deny", func(t *testing.T) { testBashMatrixPromptDeny(t, "qwen", false) })
 	t.Run("prompt_fail_closed", func(t *testing.T) { testBashMatrixPromptClosed(t, "qwen", false) })
 	t.Run("members", func(t *testing.T) { testBashMatrixMembers(t, "qwen") })
+	// Qwen Code shows a hook's messages on Stop only.
+	t.Run("user_channel", func(t *testing.T) { testBashMatrixUser(t, "qwen", "Stop") })
+	t.Run("tools", testMatrixQwenTools)
 }
 
 // testBashMatrixSession runs one session with an observer binding every

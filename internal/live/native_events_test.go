@@ -67,14 +67,21 @@ func eventOrSkip(t *testing.T, name, event string) *provtables.Table {
 	return tb
 }
 
+// listed are the harnesses whose hook events NativeEvents lists as their
+// configuration spells them. GitHub Copilot CLI's schema spells agentStop
+// and userPromptSubmitted where its settings.json takes Claude Code's Stop
+// and UserPromptSubmit too (finding 62), so it is not one of them.
+var listed = []string{"claude", "codex", "qwen"}
+
 // TestNativeEvents asks the harness for the hook events it accepts
-// (NativeEvents: Claude Code's doctor, Codex's app-server schema): every
-// event the table under test uses, and every one it lists as unmapped, is
-// one of them. The list is logged, so that a new event shows.
+// (NativeEvents: Claude Code's doctor, Codex's app-server schema, Qwen
+// Code's hook reference): every event the
+// table under test uses, and every one it lists as unmapped, is one of
+// them. The list is logged, so that a new event shows.
 func TestNativeEvents(t *testing.T) {
 	t.Parallel()
-	needs(t, probed...)
-	for _, p := range probed {
+	needs(t, listed...)
+	for _, p := range listed {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
 			tb := tableUnder(t, p)
@@ -100,6 +107,34 @@ func TestNativeEvents(t *testing.T) {
 			sort.Strings(unknown)
 			if unknown != nil {
 				t.Errorf("%s names native events the harness does not accept: %s", tb.Key(), strings.Join(unknown, ", "))
+			}
+		})
+	}
+}
+
+// TestNativeEventsUnmapped asks GitHub Copilot CLI, which TestNativeEvents
+// leaves out, for the hook events its schema lists: every event its table
+// lists as unmapped is one of them.
+func TestNativeEventsUnmapped(t *testing.T) {
+	t.Parallel()
+	needs(t, "copilot")
+	for _, p := range []string{"copilot"} {
+		t.Run(p, func(t *testing.T) {
+			t.Parallel()
+			tb := tableUnder(t, p)
+			events, err := NativeEvents(p, harness(t, p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var unknown []string
+			for e := range tb.Unmapped.Events {
+				if !slices.Contains(events, e) {
+					unknown = append(unknown, "unmapped.events."+e)
+				}
+			}
+			sort.Strings(unknown)
+			if len(tb.Unmapped.Events) == 0 || unknown != nil {
+				t.Errorf("%s lists %d unmapped events; the harness does not take %s (it takes %s)", tb.Key(), len(tb.Unmapped.Events), strings.Join(unknown, ", "), strings.Join(events, " "))
 			}
 		})
 	}
