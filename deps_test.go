@@ -47,7 +47,7 @@ const depsRules = `
 
 	# The scenarios that prove a table, which the live suite and
 	# dalo providers verify both run.
-	CUE, dalo/providers, dalo/internal/fakemodel < dalo/internal/scenario < dalo/internal/live;
+	CUE, dalo/providers, dalo/internal/fakemodel, dalo/plan < dalo/internal/scenario < dalo/internal/live;
 	dalo/internal/live < dalo/internal/live/probe;
 
 	# The validator, and what builds on it.

@@ -236,3 +236,11 @@ func TestCodexTrust(t *testing.T) {
 		w.failf(s, "trusted entries: the gate's reason %q did not reach the model", markDenyReason)
 	}
 }
+
+// What the model server received (scenario's readers).
+var (
+	callID     = scenario.CallID
+	modelText  = scenario.ModelText
+	toolResult = scenario.ToolResult
+	natTurns   = scenario.Turns
+)

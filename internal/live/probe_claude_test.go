@@ -3,7 +3,6 @@
 package live
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -151,24 +150,4 @@ func TestProbeClaudeTools(t *testing.T) {
 			w.failf(s, "%s: its result %q does not hold %q", c.what, got, c.want)
 		}
 	}
-}
-
-// toolResult returns the content of the tool_result block answering call
-// id in the last Messages request that holds one, as JSON text, or "".
-func toolResult(srv *fakemodel.Server, id string) string {
-	var found string
-	for _, q := range srv.Requests() {
-		msgs, _ := q.JSON["messages"].([]any)
-		for _, m := range msgs {
-			m, _ := m.(map[string]any)
-			content, _ := m["content"].([]any)
-			for _, c := range content {
-				if c, _ := c.(map[string]any); c["type"] == "tool_result" && c["tool_use_id"] == id {
-					b, _ := json.Marshal(c["content"])
-					found = string(b)
-				}
-			}
-		}
-	}
-	return found
 }

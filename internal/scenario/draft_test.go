@@ -68,6 +68,20 @@ func draftLocal(t *testing.T, name, version, output string, rs []Result) (*Draft
 	return d, tb
 }
 
+// near returns the nearest shipped table of name@version.
+func near(t *testing.T, name, version string) *providers.Table {
+	t.Helper()
+	ts, err := providers.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, ok := ts.Nearest(name, version)
+	if !ok {
+		t.Fatalf("no table near %s@%s", name, version)
+	}
+	return tb
+}
+
 // claim returns the evidence of the claim at path of tb.
 func claim(t *testing.T, tb *providers.Table, path string) []string {
 	t.Helper()
@@ -122,11 +136,28 @@ func TestDraftTableHeld(t *testing.T) {
 				t.Errorf("prompt/before fail_open user = %+v, want supported, verified by gate-context", d)
 			}
 			// An effect no scenario tries is unsupported, its reason
-			// saying so: no hook observes a tool call in the kit.
-			row, _ := tb.Row("tool_call", "before")
-			if e := row.Effects["observe"]; e.Status != "unsupported" || !strings.Contains(e.Reason, "no scenario") {
-				t.Errorf("tool_call/before observe on the drafted table = %+v, want unsupported: no scenario tried it", e)
+			// saying so.
+			untried := 0
+			for subject, phases := range near(t, tc.name, tc.version).Rows {
+				for phase, nr := range phases {
+					for name, ne := range nr.Effects {
+						if ne.Status != "supported" || tried(tc.name, ne.Evidence) {
+							continue
+						}
+						untried++
+						row, _ := tb.Row(subject, phase)
+						e := row.Effects[name]
+						if row.Status == "unsupported" {
+							// The row itself, untried: its effects go with it.
+							e = providers.Effect{Status: row.Status, Reason: row.Reason}
+						}
+						if e.Status != "unsupported" || !strings.Contains(e.Reason, "no scenario") {
+							t.Errorf("%s/%s %s on the drafted table = %+v, want unsupported: no scenario tried it", subject, phase, name, e)
+						}
+					}
+				}
 			}
+			t.Logf("%d effects no scenario tries", untried)
 			for _, ev := range claim(t, tb, "config.home") {
 				if strings.HasPrefix(ev, "test: ") || strings.HasPrefix(ev, "recording: ") || strings.HasPrefix(ev, "run: ") {
 					t.Errorf("config.home evidence %q is inherited from the nearest table", ev)

@@ -62,7 +62,7 @@ func (c *Check) Failf(format string, args ...any) {
 }
 
 // All is every scenario, in the order verify runs them.
-var All = []*Scenario{session, toolCalls, gateContext, promptDeny, promptCrash}
+var All = []*Scenario{session, toolCalls, gateContext, promptDeny, promptCrash, probeContext, probeFailures}
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
