@@ -69,7 +69,7 @@ func (c *Check) Failf(format string, args ...any) {
 
 // All is every scenario, in the order verify runs them.
 var All = []*Scenario{session, toolCalls, gateContext, promptDeny, promptCrash, probeContext, probeFailures,
-	claudeFields, claudeNothing, claudeFailures}
+	claudeFields, claudeNothing, claudeFailures, geminiFieldsContext, geminiFailures}
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
