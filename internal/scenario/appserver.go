@@ -19,18 +19,54 @@ import (
 // for added context).
 type HookRun struct {
 	EventName string `json:"eventName"`
-	Entries   []struct {
+	Status    string `json:"status"`
+	// ExecutionMode is "sync" or "async" (an entry with async: true,
+	// Codex 0.148 and later); empty where Codex does not say.
+	ExecutionMode string `json:"executionMode"`
+	Entries       []struct {
 		Kind string `json:"kind"`
 		Text string `json:"text"`
 	} `json:"entries"`
 }
 
-// AppServer runs one turn of prompt in a Codex app-server session (the
-// JSON-RPC protocol its IDE integrations speak), in the project, as codex
-// exec runs one (no approvals, no sandbox), and returns the hook runs it
-// reported: where Codex shows the user what hooks said, which exec prints
-// nowhere. The session's Stdout is the protocol, one message a line.
-func (w *World) AppServer(prompt string) (runs []HookRun, sess Session, err error) {
+// Entry returns the text of r's first entry of kind holding every one of
+// parts, or false.
+func (r HookRun) Entry(kind string, parts ...string) (string, bool) {
+next:
+	for _, e := range r.Entries {
+		if e.Kind != kind {
+			continue
+		}
+		for _, p := range parts {
+			if !strings.Contains(e.Text, p) {
+				continue next
+			}
+		}
+		return e.Text, true
+	}
+	return "", false
+}
+
+// Event returns the runs of the native event (app-server spelling, e.g.
+// "userPromptSubmit"), in order.
+func Event(runs []HookRun, name string) []HookRun {
+	var out []HookRun
+	for _, r := range runs {
+		if r.EventName == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// AppServer runs a turn of each prompt in one Codex app-server session
+// (the JSON-RPC protocol its IDE integrations speak), in the project, as
+// codex exec runs one (no approvals, no sandbox), then closes its stdin
+// and reads it to its end (the session ends, and its end hooks run), and
+// returns the hook runs it reported: where Codex shows the user what hooks
+// said, which exec prints nowhere. The session's Stdout is the protocol,
+// one message a line.
+func (w *World) AppServer(prompts ...string) (runs []HookRun, sess Session, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), SessionTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, w.Bin, "app-server")
@@ -129,10 +165,18 @@ func (w *World) AppServer(prompt string) (runs []HookRun, sess Session, err erro
 	if err != nil || started.Thread.ID == "" {
 		return runs, Session{}, fmt.Errorf("codex app-server thread/start: no thread (%v)", err)
 	}
-	send(map[string]any{"id": 3, "method": "turn/start", "params": map[string]any{
-		"threadId": started.Thread.ID, "input": []any{map[string]any{"type": "text", "text": prompt}}}})
-	if _, err := read(0, "turn/completed"); err != nil {
-		return runs, Session{}, fmt.Errorf("codex app-server turn: %w", err)
+	for i, prompt := range prompts {
+		send(map[string]any{"id": 3 + i, "method": "turn/start", "params": map[string]any{
+			"threadId": started.Thread.ID, "input": []any{map[string]any{"type": "text", "text": prompt}}}})
+		if _, err := read(0, "turn/completed"); err != nil {
+			return runs, Session{}, fmt.Errorf("codex app-server turn %d: %w", i+1, err)
+		}
+	}
+	// The session ends with the server's stdin; what it sends until it
+	// exits (the end hooks' runs) is read too.
+	in.Close()
+	if _, err := read(-1, "\x00"); err != nil && ctx.Err() != nil {
+		return runs, Session{}, fmt.Errorf("codex app-server: no end within %v", SessionTimeout)
 	}
 	w.logf("codex app-server session: %d hook runs, %d model requests", len(runs), len(w.Server.Requests()))
 	return runs, Session{}, nil

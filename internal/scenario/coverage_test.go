@@ -14,8 +14,8 @@ import (
 var coverageFloor = map[string]int{
 	"claude@2.1.233": 173,
 	"claude@2.1.332": 175,
-	"codex@0.147.0":  87,
-	"codex@0.171.0":  91,
+	"codex@0.147.0":  148,
+	"codex@0.171.0":  150,
 	"gemini@0.61.0":  145,
 }
 
