@@ -12,11 +12,11 @@ import (
 // version with no table: raise it when a live test moves into a scenario,
 // and never lower it. A table not named here has no floor.
 var coverageFloor = map[string]int{
-	"claude@2.1.233": 173,
-	"claude@2.1.332": 175,
-	"codex@0.147.0":  148,
-	"codex@0.171.0":  150,
-	"gemini@0.61.0":  145,
+	"claude@2.1.233": 179,
+	"claude@2.1.332": 181,
+	"codex@0.147.0":  150,
+	"codex@0.171.0":  152,
+	"gemini@0.61.0":  147,
 }
 
 // tried reports whether claim evidence evs cites a live test a scenario
@@ -61,7 +61,7 @@ func TestCoverage(t *testing.T) {
 		}
 		t.Logf("%s: %d of %d claims cite a scenario", tb.Key(), n, len(claims))
 		for ref, k := range untried {
-			if k >= 10 {
+			if k >= 3 {
 				t.Logf("  %s: %d claims cite the live test %s, no scenario", tb.Key(), k, ref)
 			}
 		}
