@@ -5,7 +5,6 @@ package live
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -17,45 +16,11 @@ import (
 // error_visibility = "user" fail: a prompt observer, a before and an after
 // tool call context hook. Each action goes on; the user is shown each
 // diagnostic with the handler's stderr, as "<event>:<matcher> says:"
-// lines; the model reads neither.
+// lines; the model reads neither. It is the scenario "claude-user-channel".
 func TestProbeUserChannel(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, "claude", fakemodel.Script{
-		fakemodel.Run("touch pre-user-crash"),
-		fakemodel.Run("touch post-user-crash"),
-		fakemodel.Say("Done."),
-	})
-	w.streamJSON = true
-	w.installSource(probeID, probePkg, probeFiles())
-	s := w.run("Run the probe commands, prompt-user-crash.")
-
-	msgs := w.userMessages(s)
-	for _, c := range []struct{ hook, says string }{
-		{"prompt-observe", "UserPromptSubmit says: "},
-		{"pre-context", "PreToolUse:Bash says: "},
-		{"post-context", "PostToolUse:Bash says: "},
-	} {
-		diag := "dalo: hook " + probeID + ":" + probePkg + "/" + c.hook + " failed (report): handler exited with status "
-		m, ok := shown(msgs, c.says+diag, c.says+"  stderr: "+markUserStderr)
-		if !ok {
-			w.failf(s, "%s, report, user: the user was not shown %q... with its stderr (shown: %+v)", c.hook, c.says+diag, msgs)
-			continue
-		}
-		if !strings.Contains(m.Text, diag+strconv.Itoa(probeExit[c.hook])) {
-			w.failf(s, "%s: the user was shown %q, want the failure with status %d", c.hook, m.Text, probeExit[c.hook])
-		}
-		if w.server.Contains("/" + c.hook + "] This hook failed") {
-			w.failf(s, "%s, user: a diagnostic reached the model", c.hook)
-		}
-	}
-	if w.server.Contains(markUserStderr) {
-		w.failf(s, "a handler's stderr reached the model")
-	}
-	// report leaves each action unchanged.
-	if !w.server.Contains("prompt-user-crash") || !w.exists("pre-user-crash") || !w.exists("post-user-crash") {
-		w.failf(s, "report: prompt reached the model = %v, commands ran = %v, %v; want true, true, true",
-			w.server.Contains("prompt-user-crash"), w.exists("pre-user-crash"), w.exists("post-user-crash"))
-	}
+	harness(t, "claude")
+	play(t, "claude", "claude-user-channel")
 }
 
 // The Claude tools kit: one fail_closed gate per file tool, its matcher

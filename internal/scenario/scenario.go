@@ -70,7 +70,8 @@ func (c *Check) Failf(format string, args ...any) {
 // All is every scenario, in the order verify runs them.
 var All = []*Scenario{session, toolCalls, gateContext, promptDeny, promptCrash, probeContext, probeFailures,
 	claudeFields, claudeNothing, claudeFailures, geminiFieldsContext, geminiFailures,
-	codexFieldsNothing, codexUserFailures, failClosedStop}
+	codexFieldsNothing, codexUserFailures, failClosedStop,
+	claudeUserChannel, codexUserChannel}
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
