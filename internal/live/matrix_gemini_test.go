@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +49,7 @@ func TestMatrixGemini(t *testing.T) {
 	for _, c := range []struct{ name, scenario string }{
 		{"fields_context", "gemini-fields-context"},
 		{"failures", "gemini-failures"},
+		{"file_tools", "gemini-file-tools"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -59,7 +59,6 @@ func TestMatrixGemini(t *testing.T) {
 	t.Run("fail_closed", testMatrixGeminiFailClosed)
 	t.Run("prompt_closed_model", testMatrixGeminiPromptClosed)
 	t.Run("native_tools", testMatrixGeminiTools)
-	t.Run("file_tools", testMatrixGeminiFileTools)
 	t.Run("untrusted_folder", testMatrixGeminiUntrusted)
 	t.Run("redacted_env", testMatrixGeminiRedacted)
 	t.Run("commented_settings", testMatrixGeminiComments)
@@ -172,57 +171,6 @@ func testMatrixGeminiTools(t *testing.T) {
 	}
 	if runs := w.cmRuns("shell-observe"); len(runs) != 0 {
 		w.failf(s, "the shell observer ran %d times, and the model called no shell", len(runs))
-	}
-}
-
-// testMatrixGeminiFileTools runs a session whose model calls Gemini CLI's
-// other file tools, each once: an observer before and one after the call,
-// matching all of them by their native names, see each with its name, in
-// order, and the edit the replace tool makes is done. The tools Gemini CLI
-// offered the model are exactly the table's.
-func testMatrixGeminiFileTools(t *testing.T) {
-	t.Parallel()
-	names := []string{"glob", "grep_search", "list_directory", "replace"}
-	w := newWorldFor(t, "gemini", func(w *world) fakemodel.Script {
-		return fakemodel.Script{
-			{Tool: "glob", Input: map[string]any{"pattern": "*.txt"}},
-			{Tool: "grep_search", Input: map[string]any{"pattern": "GM-NEEDLE"}},
-			{Tool: "list_directory", Input: map[string]any{"dir_path": w.work}},
-			{Tool: "replace", Input: map[string]any{"file_path": filepath.Join(w.work, "gm-edit.txt"), "old_string": "before-edit",
-				"new_string": "after-edit", "instruction": "Replace before-edit with after-edit."}},
-			fakemodel.Say(gmFinal),
-		}
-	})
-	w.writeFile(filepath.Join(w.work, "gm-edit.txt"), "GM-NEEDLE before-edit\n")
-	tools := strings.Join(names, ",")
-	hooks := []cmHook{
-		{id: "files-before", subject: "tool_call", phase: "before", effect: "observe", policy: "report", visibility: "user",
-			tools: tools, fields: []string{"tool.name"}, result: `{"kind":"observe"}`},
-		{id: "files-after", subject: "tool_call", phase: "after", effect: "observe", policy: "report", visibility: "user",
-			tools: tools, fields: []string{"tool.name"}, result: `{"kind":"observe"}`},
-	}
-	w.installSource(gmID, gmPkg, matrixFiles(gmPkg, "Probes of the Gemini CLI table's claims.", hooks))
-	s := w.run("Look at the files and edit one.")
-	// The table's tools are exactly those Gemini CLI offers the model.
-	var want []string
-	for n := range tableUnder(t, "gemini").Tools {
-		want = append(want, n)
-	}
-	slices.Sort(want)
-	if got := gmOffered(w.server); !slices.Equal(got, want) {
-		w.failf(s, "Gemini CLI offered the tools %q; the table lists %q", got, want)
-	}
-	for _, id := range []string{"files-before", "files-after"} {
-		var got []string
-		for _, argv := range w.cmRuns(id) {
-			got = append(got, strings.Join(argv, " "))
-		}
-		if strings.Join(got, ",") != tools {
-			w.failf(s, "%s saw the tools %q, want %q", id, got, names)
-		}
-	}
-	if b, err := os.ReadFile(filepath.Join(w.work, "gm-edit.txt")); err != nil || string(b) != "GM-NEEDLE after-edit\n" {
-		w.failf(s, "replace: the file holds %q (%v), want the edit made", b, err)
 	}
 }
 
@@ -358,23 +306,5 @@ func testMatrixGeminiModelEvents(t *testing.T) {
 	}
 }
 
-// gmOffered lists the tools Gemini CLI offered the model in its requests:
-// the names of their function declarations.
-func gmOffered(srv *fakemodel.Server) []string {
-	seen := map[string]bool{}
-	var names []string
-	for _, q := range srv.Requests() {
-		tools, _ := q.JSON["tools"].([]any)
-		for _, tl := range tools {
-			decls, _ := tl.(map[string]any)["functionDeclarations"].([]any)
-			for _, d := range decls {
-				if n, _ := d.(map[string]any)["name"].(string); n != "" && !seen[n] {
-					seen[n] = true
-					names = append(names, n)
-				}
-			}
-		}
-	}
-	slices.Sort(names)
-	return names
-}
+// gmOffered lists the tools Gemini CLI offered the model.
+var gmOffered = scenario.GeminiOffered
