@@ -68,10 +68,10 @@ func (c *Check) Failf(format string, args ...any) {
 }
 
 // All is every scenario, in the order verify runs them.
-var All = []*Scenario{session, toolCalls, gateContext, promptDeny, promptCrash, probeContext, probeFailures,
+var All = append([]*Scenario{session, toolCalls, gateContext, promptDeny, promptCrash, probeContext, probeFailures,
 	claudeFields, claudeNothing, claudeFailures, geminiFieldsContext, geminiFailures,
 	codexFieldsNothing, codexUserFailures, failClosedStop,
-	claudeUserChannel, codexUserChannel, geminiFileTools}
+	claudeUserChannel, codexUserChannel, geminiFileTools, hooksOff}, hooksOffScenarios()...)
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
