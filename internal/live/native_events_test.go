@@ -371,7 +371,6 @@ func TestNativeClaudeSkillShellDeny(t *testing.T) {
 // tool_call/before also), dalo's gate runs there, sees the command as tool
 // Bash with tool_input.command, and denies it: the file never appears,
 // the command's output never reaches the model, the gate's reason does.
-// It is the scenario "claude-skill-shell-gate".
 func TestSkillShellGate(t *testing.T) {
 	t.Parallel()
 	needs(t, "claude")
@@ -381,7 +380,31 @@ func TestSkillShellGate(t *testing.T) {
 		if len(tb.AlsoEvents("tool_call", "before", "gate")) == 0 {
 			t.Skipf("%s installs tool_call/before gates on no event beside %s", tb.Key(), "PreToolUse")
 		}
-		play(t, "claude", "claude-skill-shell-gate")
+		w := newWorld(t, "claude", fakemodel.Script{{Tool: "Skill", Input: map[string]any{"skill": "shell-gated"}}, fakemodel.Say(natFinal)})
+		w.allowedTools = "Bash,Skill"
+		w.streamJSON = true
+		ran := filepath.Join(w.out, "skill-gated-ran")
+		k := kit{name: "skill-gate-kit", description: "A skill with an inline command, and a gate.",
+			skills: map[string]string{"shell-gated": "---\nname: shell-gated\ndescription: A skill with an inline shell command.\nallowed-tools: Bash(touch:*)\n---\n\n" +
+				"The marker: !`touch " + ran + " && echo " + natText + "`\n"}}
+		k.hooks = append(k.hooks, kitHook{id: "skill-gate", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed",
+			tools: []string{"Bash"}, env: []string{"PATH", "LIVE_OUT"}, inputs: []string{"tool=string=tool.name"},
+			handler: "#!/bin/sh\nin=$(cat)\necho \"$1\" >> \"$LIVE_OUT/skill-gate.ran\"\n" +
+				"case \"$in\" in *skill-gated-ran*) echo '{\"kind\":\"deny\",\"reason\":\"" + natStderr + "\"}'; exit 0 ;; esac\necho '{\"kind\":\"abstain\"}'\n"})
+		out := w.installSource("skillgate", "skill-gate-kit", k.files())
+		if !strings.Contains(out, "PreSkillShellCommand") {
+			t.Errorf("install does not say it installed the gate on PreSkillShellCommand:\n%s", out)
+		}
+		s := w.run("Use the shell-gated skill.")
+		if _, err := os.Stat(ran); err == nil || w.server.Contains(natText) {
+			w.failf(s, "the skill's shell command ran = %v, its output reached the model = %v; want false, false", err == nil, w.server.Contains(natText))
+		}
+		if got := strings.Fields(w.output("skill-gate.ran")); !slices.Contains(got, "Bash") {
+			w.failf(s, "dalo's gate ran with tool names %q; want Bash, for the skill's command", got)
+		}
+		if !w.server.Contains(natStderr) {
+			w.failf(s, "the gate's reason %q did not reach the model", natStderr)
+		}
 	})
 }
 

@@ -71,7 +71,7 @@ func (c *Check) Failf(format string, args ...any) {
 var All = append([]*Scenario{session, toolCalls, gateContext, promptDeny, promptCrash, probeContext, probeFailures,
 	claudeFields, claudeNothing, claudeFailures, geminiFieldsContext, geminiFailures,
 	codexFieldsNothing, codexUserFailures, failClosedStop,
-	claudeUserChannel, codexUserChannel, geminiFileTools, hooksOff, claudeSkillShellGate}, hooksOffScenarios()...)
+	claudeUserChannel, codexUserChannel, geminiFileTools, hooksOff}, hooksOffScenarios()...)
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
