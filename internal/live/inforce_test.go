@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"dalo/internal/fakemodel"
+	"dalo/internal/scenario"
 	provtables "dalo/providers"
 )
 
@@ -23,19 +24,13 @@ import (
 // every shell command naming "gated".
 
 const (
-	gateKit    = "gate-kit"
-	gateSource = "gates"
-	markGate   = "LIVE-GATE-REASON-5e1a"
+	gateKit    = scenario.GateKit
+	gateSource = scenario.GateSource
+	markGate   = scenario.MarkGate
 )
 
 // gateKitFiles is the gate kit's source.
-func gateKitFiles() map[string]string {
-	return kit{name: gateKit, description: "A required gate that denies gated commands.", hooks: []kitHook{{
-		id: "gate", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed",
-		tools:   []string{"Bash"},
-		handler: "#!/bin/sh\ncase \"$(cat)\" in\n*gated*) printf '{\"kind\":\"deny\",\"reason\":\"" + markGate + "\"}' ;;\n*) printf '{\"kind\":\"abstain\"}' ;;\nesac\n",
-	}}}.files()
-}
+var gateKitFiles = scenario.GateKitFiles
 
 // installGate installs the gate kit in the world, recording the harness's
 // trust for dalo's entries where it runs only hooks the user trusted
@@ -255,6 +250,10 @@ func fileExists(name string) bool {
 func TestHooksOff(t *testing.T) {
 	t.Parallel()
 	eachHarness(t, func(t *testing.T, tb *provtables.Table) {
+		if s := scenario.Lookup("hooks-off"); s.For(tb.Name) {
+			play(t, tb.Name, "hooks-off")
+			return
+		}
 		if len(tb.Config.Off) == 0 {
 			t.Fatalf("%s lists no setting that switches its hooks off", tb.Key())
 		}
@@ -275,75 +274,36 @@ func TestHooksOff(t *testing.T) {
 			}
 		}
 	})
-	// userHook adds a hook of the user's own to the settings s, beside
-	// dalo's entries, under event.
-	userHook := func(s map[string]any, event string, group map[string]any) {
-		hooks := s["hooks"].(map[string]any)
-		list, _ := hooks[event].([]any)
-		hooks[event] = append(list, group)
-	}
-	for _, c := range []struct {
-		name, provider string
-		// set changes the settings.
-		set  func(w *world, settings map[string]any)
-		says string
-		// inForce: the setting switches nothing off.
-		inForce bool
-	}{
-		{"gemini_hooks_disabled", "gemini", func(w *world, s map[string]any) {
-			s["hooks"].(map[string]any)["disabled"] = []any{entryCommand(w, s, "BeforeTool")}
-		}, "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required", true},
-		// Values Claude Code's settings schema rejects: it ignores the
-		// whole file, dalo's entries with it.
-		{"claude_model", "claude", func(w *world, s map[string]any) { s["model"] = 5 }, "model is 5, where Claude Code accepts only string: Claude Code ignores the whole file", false},
-		{"claude_permissions", "claude", func(w *world, s map[string]any) { s["permissions"] = "x" }, `permissions is "x", where Claude Code accepts only object`, false},
-		{"claude_disable_number", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = 1 }, "disableAllHooks is 1, where Claude Code accepts only boolean", false},
-		{"claude_disable_string", "claude", func(w *world, s map[string]any) { s["disableAllHooks"] = "false" }, `disableAllHooks is "false", where Claude Code accepts only boolean`, false},
-		{"claude_hook_type", "claude", func(w *world, s map[string]any) {
-			userHook(s, "PreToolUse", map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "nope", "command": "true"}}})
-		}, `hooks.PreToolUse[1].hooks[0].type is "nope", where Claude Code accepts only "command", "prompt", "agent", "http" or "mcp_tool"`, false},
-		{"claude_hook_matcher", "claude", func(w *world, s map[string]any) {
-			userHook(s, "PreToolUse", map[string]any{"matcher": 5, "hooks": []any{map[string]any{"type": "command", "command": "true"}}})
-		}, "hooks.PreToolUse[1].matcher is 5, where Claude Code accepts only string", false},
-		// A hook of the user's Claude Code rejects, under another event:
-		// as the table's scope of that check says, the whole file is
-		// dropped (2.1.233), or only that event's hooks and dalo's gate
-		// runs (2.1.332); inForce is the table's answer.
-		{"claude_hook_other_event", "claude", func(w *world, s map[string]any) {
-			userHook(s, "PostToolUse", map[string]any{"matcher": 5, "hooks": []any{map[string]any{"type": "command", "command": "true"}}})
-		}, "hooks.PostToolUse[0].matcher is 5, where Claude Code accepts only string", false},
-		// A malformed entry of the user's in Codex's hooks.json.
-		{"codex_hook_timeout", "codex", func(w *world, s map[string]any) {
-			userHook(s, "SessionStart", map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "true", "timeout": "x"}}})
-		}, `hooks.SessionStart[0].hooks[0].timeout is "x", where Codex CLI accepts only number: Codex reads none of the file's hooks`, false},
-		{"codex_event_not_list", "codex", func(w *world, s map[string]any) { s["hooks"].(map[string]any)["PostToolUse"] = "bad" },
-			`hooks.PostToolUse is "bad", where Codex CLI accepts only array: Codex reads none of the file's hooks`, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
+	// Settings the harness rejects, beside dalo's entries: the scenarios
+	// hooks-off-<name>.
+	for _, s := range scenario.All {
+		name, ok := strings.CutPrefix(s.Name, "hooks-off-")
+		if !ok {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, c.provider, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
-			w.installGate()
-			settings := w.settings()
-			c.set(w, settings)
-			w.writeJSON(w.hooksFile(), settings)
-			out, code := w.daloExit("doctor")
-			s := w.run("Run the command you are given.")
-			inForce := c.inForce
-			if c.name == "claude_hook_other_event" {
-				inForce = dropScope(t, w.key, "hooks.*.*.matcher") == provtables.DropsEvent
-			}
-			if inForce {
-				if code != 0 || !strings.Contains(out, c.says) {
-					t.Errorf("doctor: exit %d, want 0 saying %q:\n%s", code, c.says, out)
-				}
-				if w.exists("gated-ran") || !w.server.Contains(markGate) {
-					w.failf(s, "the gated command ran = %v, the gate's reason reached the model = %v; want false, true (the setting switches nothing off)", w.exists("gated-ran"), w.server.Contains(markGate))
-				}
-				return
-			}
-			w.hooksOff(s, out, code, c.says)
+			play(t, s.Harnesses[0], s.Name)
 		})
 	}
+	// A setting that switches nothing off: Gemini CLI's hooksConfig.disabled
+	// naming dalo's entry under another event than the gate's.
+	t.Run("gemini_hooks_disabled", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+		w.installGate()
+		settings := w.settings()
+		settings["hooks"].(map[string]any)["disabled"] = []any{entryCommand(w, settings, "BeforeTool")}
+		w.writeJSON(w.hooksFile(), settings)
+		out, code := w.daloExit("doctor")
+		s := w.run("Run the command you are given.")
+		if says := "in force   gemini " + gateSource + ":" + gateKit + "/gate on BeforeTool: required"; code != 0 || !strings.Contains(out, says) {
+			t.Errorf("doctor: exit %d, want 0 saying %q:\n%s", code, says, out)
+		}
+		if w.exists("gated-ran") || !w.server.Contains(markGate) {
+			w.failf(s, "the gated command ran = %v, the gate's reason reached the model = %v; want false, true (the setting switches nothing off)", w.exists("gated-ran"), w.server.Contains(markGate))
+		}
+	})
 }
 
 // hooksOff fails unless doctor (its output and exit status) said the gate

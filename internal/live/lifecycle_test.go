@@ -3,7 +3,6 @@
 package live
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"dalo/internal/fakemodel"
 	"dalo/internal/scenario"
-	"dalo/plan"
 )
 
 // providers are the harnesses with a table; probed are those the probe
@@ -146,68 +144,7 @@ func TestFailClosedStop(t *testing.T) {
 	for _, p := range providers {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, p, fakemodel.Script{fakemodel.Say("Nothing to run.")})
-			w.StreamJSON = p == "claude"
-			w.install()
-			w.writeFile(filepath.Join(w.work, "crash-stop"), "")
-			w.writeFile(filepath.Join(w.work, "crash-end"), "")
-			s := w.run("Say something short.")
-			posts := len(natTurns(w.server))
-			if want := 1 + plan.FailClosedPasses; posts != want {
-				w.failf(s, "model requests = %d, want %d: the first turn and the %d passes the failing stop hook may ask for", posts, want, plan.FailClosedPasses)
-			}
-			if !w.server.Contains("This hook failed; the details were shown to the user. Another pass was requested (fail_closed).") {
-				w.failf(s, "crashed fail_closed stop hook: the generic reason did not reach the model")
-			}
-			if w.server.Contains(markStopStderr) {
-				w.failf(s, "crashed fail_closed stop hook: its stderr reached the model")
-			}
-			// The other stop hook continued once itself, then saw every
-			// later stop already continued.
-			if got, want := w.output("stop.argv"), "false\n"+strings.Repeat("true\n", plan.FailClosedPasses); got != want {
-				w.failf(s, "stop handler argv per run = %q, want %q: a run per stop", got, want)
-			}
-			if strings.TrimSpace(w.output("end.argv")) == "" {
-				w.failf(s, "the other session end hook did not run beside the crashing one")
-			}
-			// A failing session end hook under report: dispatch exits 1 with
-			// the diagnostic on stderr, which Claude Code passes on to the
-			// user's stderr. (Codex 0.147.0 exec prints it nowhere: logged.)
-			if (p == "claude" || p == "gemini") && !strings.Contains(s.stderr, markEndStderr) {
-				w.failf(s, "crashed session end hook: its diagnostic (with %s) is not on %s's stderr", markEndStderr, p)
-			}
-			// Headless Gemini CLI prints the stop hook's user channel on
-			// stderr: each failure, and on the last stop why no pass.
-			if p == "gemini" {
-				diag := "Hook system message: dalo: hook " + srcID + ":" + pkgName + "/strict-stop failed (fail_closed): handler exited with status 3\n  stderr: " + markStopStderr
-				bound := fmt.Sprintf("dalo: hook %s:%s/strict-stop is fail_closed, but failing fail_closed hooks already asked for %d workflow passes in a row, the most dalo asks for; not asking for another pass",
-					srcID, pkgName, plan.FailClosedPasses)
-				if n := strings.Count(s.stderr, diag); n != 1+plan.FailClosedPasses || !strings.Contains(s.stderr, bound) {
-					w.failf(s, "gemini: the user was shown the stop hook's failure %d times (want %d) and why no more passes = %v", n, 1+plan.FailClosedPasses, strings.Contains(s.stderr, bound))
-				}
-			}
-			// The crashed fail_closed stop hook's diagnostic: Claude's
-			// stream shows it the user. (Codex 0.147.0: logged.)
-			if p == "claude" {
-				diag := "dalo: hook " + srcID + ":" + pkgName + "/strict-stop failed (fail_closed): handler exited with status 3"
-				if m, ok := shown(w.userMessages(s), "Stop says: "+diag, "Stop says:   stderr: "+markStopStderr); !ok {
-					w.failf(s, "crashed fail_closed stop hook: the user was not shown %q with its stderr %s (shown: %+v)", diag, markStopStderr, w.userMessages(s))
-				} else {
-					t.Logf("user channel, stop: %q", m.Text)
-				}
-				// The last stop: no pass, and the user reads why.
-				bound := fmt.Sprintf("Stop says: dalo: hook %s:%s/strict-stop is fail_closed, but failing fail_closed hooks already asked for %d workflow passes in a row, the most dalo asks for; not asking for another pass",
-					srcID, pkgName, plan.FailClosedPasses)
-				if m, ok := shown(w.userMessages(s), bound); !ok {
-					w.failf(s, "past the bound: the user was not shown %q (shown: %+v)", bound, w.userMessages(s))
-				} else {
-					t.Logf("user channel, past the bound: %q", m.Text)
-				}
-			}
-			for _, m := range []string{markStopStderr, markEndStderr} {
-				t.Logf("user channel: %s in harness stdout = %v, stderr = %v, files under home %q", m,
-					strings.Contains(s.stdout, m), strings.Contains(s.stderr, m), w.homeFiles(m))
-			}
+			play(t, p, "fail-closed-stop")
 		})
 	}
 }
@@ -253,3 +190,11 @@ func TestCodexTrust(t *testing.T) {
 		w.failf(s, "trusted entries: the gate's reason %q did not reach the model", markDenyReason)
 	}
 }
+
+// What the model server received (scenario's readers).
+var (
+	callID     = scenario.CallID
+	modelText  = scenario.ModelText
+	toolResult = scenario.ToolResult
+	natTurns   = scenario.Turns
+)

@@ -3,15 +3,14 @@
 package live
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
 	"dalo/internal/fakemodel"
+	"dalo/internal/scenario"
 )
 
 // The Gemini matrix: live tests that prove the claims of the Gemini CLI
@@ -19,61 +18,26 @@ import (
 // (TestSession, TestToolCalls, TestPromptGate, TestFailClosedStop) do not:
 // the payload fields, context on each event that takes it, every failure
 // delivery, the native tool names, and a folder its user has not trusted.
-// Each subtest installs a kit of its own, built from cmHook rows.
+// Each subtest installs a kit of its own, built from cmHook rows. Its
+// fields_context and failures are scenarios (scenario.GeminiMatrixFiles),
+// which dalo providers verify runs too.
 
 const (
-	gmID    = "gm"
-	gmPkg   = "gemini-matrix"
-	gmFinal = "GM-FINAL-ANSWER-3d7c"
+	gmID    = scenario.GeminiMatrixID
+	gmPkg   = scenario.GeminiMatrixPkg
+	gmFinal = scenario.GeminiMatrixFinal
 )
-
-// gmEvents are the rows of the table, with the native event, the portable
-// fields its payload holds (events.<E>.payload) and its tool matcher.
-var gmEvents = []struct {
-	subject, phase, event, tools string
-	fields                       []string
-}{
-	{"session", "start", "SessionStart", "", []string{"session.id", "session.cwd", "transcript.path"}},
-	{"prompt", "before", "BeforeAgent", "", []string{"session.id", "session.cwd", "transcript.path", "prompt.text"}},
-	{"tool_call", "before", "BeforeTool", "run_shell_command", []string{"session.id", "session.cwd", "transcript.path", "tool.name"}},
-	{"tool_call", "after", "AfterTool", "run_shell_command", []string{"session.id", "session.cwd", "transcript.path", "tool.name"}},
-	{"workflow", "stop", "AfterAgent", "", []string{"session.id", "session.cwd", "transcript.path", "workflow.last_message", "workflow.already_continued"}},
-	{"session", "end", "SessionEnd", "", []string{"session.id", "session.cwd", "transcript.path", "session.end_reason"}},
-}
-
-// gmKeys is where the table says Gemini CLI's payload holds each field.
-var gmKeys = map[string]string{
-	"session.id": "session_id", "session.cwd": "cwd", "transcript.path": "transcript_path",
-	"prompt.text": "prompt", "tool.name": "tool_name",
-	"workflow.last_message": "prompt_response", "workflow.already_continued": "stop_hook_active",
-	"session.end_reason": "reason",
-}
 
 // gmDiag is the first line of dalo's diagnostic for a failed hook of the
 // Gemini matrix kit: what the user is shown.
-func gmDiag(id, policy string) string {
-	return fmt.Sprintf("dalo: hook %s:%s/%s failed (%s): handler exited with status 3", gmID, gmPkg, id, policy)
-}
-
-// gmModelDiag is what the model reads of the same failure, when its
-// visibility is model_and_user.
-func gmModelDiag(id string) string {
-	return fmt.Sprintf("[%s:%s/%s] This hook failed: handler exited with status 3.", gmID, gmPkg, id)
-}
+var gmDiag = scenario.GeminiDiag
 
 // gmCheckModel fails unless the model read the failure of h exactly when
 // its visibility is model_and_user, and never a handler's stderr.
 func (w *world) gmCheckModel(s session, h cmHook) {
 	w.t.Helper()
-	toModel := w.server.Contains(gmModelDiag(h.id))
-	if toModel != (h.visibility == "model_and_user") {
-		w.failf(s, "%s (%s): the failure reached the model = %v", h.id, h.visibility, toModel)
-	}
-	if h.visibility == "user" && w.server.Contains(gmDiag(h.id, h.policy)) {
-		w.failf(s, "%s: a user-only diagnostic reached the model", h.id)
-	}
-	if w.server.Contains(cmStderr) {
-		w.failf(s, "a handler's stderr reached the model")
+	for _, b := range scenario.GeminiModelChannel(w.server, scenario.MatrixHook{ID: h.id, Policy: h.policy, Visibility: h.visibility}) {
+		w.failf(s, "%s", b)
 	}
 }
 
@@ -82,178 +46,24 @@ func (w *world) gmCheckModel(s session, h cmHook) {
 func TestMatrixGemini(t *testing.T) {
 	t.Parallel()
 	harness(t, "gemini")
-	t.Run("fields_context", testMatrixGeminiFields)
-	t.Run("failures", testMatrixGeminiFailures)
+	for _, c := range []struct{ name, scenario string }{
+		{"fields_context", "gemini-fields-context"},
+		{"failures", "gemini-failures"},
+		{"file_tools", "gemini-file-tools"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			play(t, "gemini", c.scenario)
+		})
+	}
 	t.Run("fail_closed", testMatrixGeminiFailClosed)
 	t.Run("prompt_closed_model", testMatrixGeminiPromptClosed)
 	t.Run("native_tools", testMatrixGeminiTools)
-	t.Run("file_tools", testMatrixGeminiFileTools)
 	t.Run("untrusted_folder", testMatrixGeminiUntrusted)
 	t.Run("redacted_env", testMatrixGeminiRedacted)
 	t.Run("commented_settings", testMatrixGeminiComments)
 	t.Run("context_file_name", testMatrixGeminiFileName)
 	t.Run("model_events", testMatrixGeminiModelEvents)
-}
-
-// testMatrixGeminiFields runs a session with an observer on every native
-// event binding every field the table says its payload holds, and context
-// from session start and after the successful tool call. Each bound value
-// is the payload's key the table names, and right: one session id, the
-// project dir, one transcript under the configuration home, the prompt,
-// the shell tool's name (for the failed command as for the other: AfterTool
-// fires for both), the model's final text, false, the end reason. Both
-// contexts reach the model; the observers change nothing.
-func testMatrixGeminiFields(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, "gemini", fakemodel.Script{
-		fakemodel.Run("echo gm-out-42; touch gm-ran"),
-		fakemodel.Run("exit 7"),
-		fakemodel.Say(gmFinal),
-	})
-	const startCtx, postCtx = "GM-START-CONTEXT-51f0", "GM-POST-CONTEXT-a2c9"
-	var hooks []cmHook
-	for _, e := range gmEvents {
-		hooks = append(hooks, cmHook{id: "f-" + e.event, subject: e.subject, phase: e.phase, effect: "observe",
-			policy: "report", visibility: "user", tools: e.tools, fields: e.fields, result: `{"kind":"observe"}`})
-	}
-	hooks = append(hooks,
-		cmHook{id: "start-context", subject: "session", phase: "start", effect: "add_context",
-			result: `{"kind":"add_context","context":"` + startCtx + `"}`},
-		cmHook{id: "post-context", subject: "tool_call", phase: "after", effect: "add_context", tools: "run_shell_command",
-			when: "*gm-ran*", result: `{"kind":"add_context","context":"` + postCtx + `"}`})
-	w.installSource(gmID, gmPkg, matrixFiles(gmPkg, "Probes of the Gemini CLI table's claims.", hooks))
-	const prompt = "Run the matrix commands, gm-fields-prompt."
-	s := w.run(prompt)
-
-	calls := map[string]int{"BeforeTool": 2, "AfterTool": 2}
-	var sid, transcript string
-	for _, e := range gmEvents {
-		id := "f-" + e.event
-		runs, payloads := w.cmRuns(id), w.cmPayloads(id)
-		want := 1
-		if n := calls[e.event]; n != 0 {
-			want = n
-		}
-		if len(runs) != want || len(payloads) != want {
-			w.failf(s, "%s observer: %d runs (%d payloads), want %d", e.event, len(runs), len(payloads), want)
-			continue
-		}
-		for i, argv := range runs {
-			if len(argv) != len(e.fields) {
-				w.failf(s, "%s observer run %d: argv %q, want one value per field %q", e.event, i, argv, e.fields)
-				continue
-			}
-			for j, f := range e.fields {
-				got := argv[j]
-				if pv, ok := payloads[i][gmKeys[f]]; !ok || fmt.Sprint(pv) != got {
-					w.failf(s, "%s %s = %q, payload %s = %v (present %v)", e.event, f, got, gmKeys[f], pv, ok)
-				}
-				bad := ""
-				switch f {
-				case "session.id":
-					if sid == "" {
-						sid = got
-					}
-					if got == "" || got != sid {
-						bad = "one session id, " + sid
-					}
-				case "session.cwd":
-					if !samePath(got, w.work) {
-						bad = "the project dir " + w.work
-					}
-				case "transcript.path":
-					if transcript == "" {
-						transcript = got
-					}
-					if got != transcript || !strings.HasPrefix(got, w.configHome()+string(filepath.Separator)) {
-						bad = "one path under " + w.configHome()
-					}
-				case "prompt.text":
-					// Gemini CLI puts the context SessionStart added in
-					// front of the first prompt, before BeforeAgent sees it.
-					if got != "<hook_context>["+gmID+":"+gmPkg+"/start-context] "+startCtx+"</hook_context>\n\n"+prompt {
-						bad = "the prompt, after the session's context"
-					}
-				case "tool.name":
-					if got != "run_shell_command" {
-						bad = "run_shell_command"
-					}
-				case "workflow.last_message":
-					if got != gmFinal {
-						bad = "the model's final text " + gmFinal
-					}
-				case "workflow.already_continued":
-					if got != "false" {
-						bad = "false"
-					}
-				case "session.end_reason":
-					if got != "exit" {
-						bad = "exit"
-					}
-				}
-				if bad != "" {
-					w.failf(s, "%s run %d: bound %s = %q, want %s", e.event, i, f, got, bad)
-				}
-			}
-		}
-	}
-	if b, err := os.ReadFile(transcript); err != nil || !strings.Contains(string(b), "gm-fields-prompt") {
-		w.failf(s, "transcript.path %q: the file does not hold the session's prompt (%v)", transcript, err)
-	}
-	for _, c := range []string{startCtx, postCtx} {
-		if !w.server.Contains(c) {
-			w.failf(s, "context %s did not reach the model", c)
-		}
-	}
-	if !w.exists("gm-ran") || !w.server.Contains("gm-out-42") || !w.server.Contains("Exit Code: 7") {
-		w.failf(s, "the commands ran = %v, their results reached the model = %v, %v; want true", w.exists("gm-ran"),
-			w.server.Contains("gm-out-42"), w.server.Contains("Exit Code: 7"))
-	}
-	if n := len(natTurns(w.server)); n != 3 {
-		w.failf(s, "model turns = %d, want 3: two tool calls and the answer", n)
-	}
-	if strings.Contains(s.stderr, "Hook system message") || !strings.Contains(s.stdout, gmFinal) {
-		w.failf(s, "the user was shown a hook message, or not the final answer")
-	}
-}
-
-// testMatrixGeminiFailures runs a session in which a report or fail_open
-// hook crashes on every event, for each error visibility the table
-// supports there: the session goes on (the command runs, no extra turn),
-// Gemini CLI shows the user each diagnostic on stderr, and only the
-// model_and_user ones reach the model.
-func testMatrixGeminiFailures(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gm-ran"), fakemodel.Say(gmFinal)})
-	hooks := []cmHook{
-		{id: "start-report-user", subject: "session", phase: "start", effect: "observe", policy: "report", visibility: "user"},
-		{id: "start-report-model", subject: "session", phase: "start", effect: "observe", policy: "report", visibility: "model_and_user"},
-		{id: "prompt-report-user", subject: "prompt", phase: "before", effect: "observe", policy: "report", visibility: "user"},
-		{id: "prompt-open-model", subject: "prompt", phase: "before", effect: "add_context", policy: "fail_open", visibility: "model_and_user"},
-		{id: "pre-report-user", subject: "tool_call", phase: "before", effect: "observe", policy: "report", visibility: "user", tools: "run_shell_command"},
-		{id: "pre-open-user", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_open", visibility: "user", tools: "run_shell_command"},
-		{id: "post-report-model", subject: "tool_call", phase: "after", effect: "observe", policy: "report", visibility: "model_and_user", tools: "run_shell_command"},
-		{id: "post-open-user", subject: "tool_call", phase: "after", effect: "add_context", policy: "fail_open", visibility: "user", tools: "run_shell_command"},
-		{id: "stop-report-user", subject: "workflow", phase: "stop", effect: "observe", policy: "report", visibility: "user"},
-		{id: "stop-open-user", subject: "workflow", phase: "stop", effect: "continue_workflow", policy: "fail_open", visibility: "user"},
-		{id: "end-report-user", subject: "session", phase: "end", effect: "observe", policy: "report", visibility: "user"},
-	}
-	for i := range hooks {
-		hooks[i].exit = 3
-	}
-	w.installSource(gmID, gmPkg, matrixFiles(gmPkg, "Probes of the Gemini CLI table's claims.", hooks))
-	s := w.run("Run the command you are given.")
-	if !w.exists("gm-ran") || len(natTurns(w.server)) != 2 {
-		w.failf(s, "the command ran = %v, model turns = %d; want true, 2: no failure here blocks or asks for a pass",
-			w.exists("gm-ran"), len(natTurns(w.server)))
-	}
-	for _, h := range hooks {
-		diag := gmDiag(h.id, h.policy)
-		if !strings.Contains(s.stderr, diag+"\n  stderr: "+cmStderr) {
-			w.failf(s, "%s: Gemini CLI did not show the user %q with the handler's stderr", h.id, diag)
-		}
-		w.gmCheckModel(s, h)
-	}
 }
 
 // testMatrixGeminiFailClosed runs a session in which fail_closed hooks
@@ -361,57 +171,6 @@ func testMatrixGeminiTools(t *testing.T) {
 	}
 	if runs := w.cmRuns("shell-observe"); len(runs) != 0 {
 		w.failf(s, "the shell observer ran %d times, and the model called no shell", len(runs))
-	}
-}
-
-// testMatrixGeminiFileTools runs a session whose model calls Gemini CLI's
-// other file tools, each once: an observer before and one after the call,
-// matching all of them by their native names, see each with its name, in
-// order, and the edit the replace tool makes is done. The tools Gemini CLI
-// offered the model are exactly the table's.
-func testMatrixGeminiFileTools(t *testing.T) {
-	t.Parallel()
-	names := []string{"glob", "grep_search", "list_directory", "replace"}
-	w := newWorldFor(t, "gemini", func(w *world) fakemodel.Script {
-		return fakemodel.Script{
-			{Tool: "glob", Input: map[string]any{"pattern": "*.txt"}},
-			{Tool: "grep_search", Input: map[string]any{"pattern": "GM-NEEDLE"}},
-			{Tool: "list_directory", Input: map[string]any{"dir_path": w.work}},
-			{Tool: "replace", Input: map[string]any{"file_path": filepath.Join(w.work, "gm-edit.txt"), "old_string": "before-edit",
-				"new_string": "after-edit", "instruction": "Replace before-edit with after-edit."}},
-			fakemodel.Say(gmFinal),
-		}
-	})
-	w.writeFile(filepath.Join(w.work, "gm-edit.txt"), "GM-NEEDLE before-edit\n")
-	tools := strings.Join(names, ",")
-	hooks := []cmHook{
-		{id: "files-before", subject: "tool_call", phase: "before", effect: "observe", policy: "report", visibility: "user",
-			tools: tools, fields: []string{"tool.name"}, result: `{"kind":"observe"}`},
-		{id: "files-after", subject: "tool_call", phase: "after", effect: "observe", policy: "report", visibility: "user",
-			tools: tools, fields: []string{"tool.name"}, result: `{"kind":"observe"}`},
-	}
-	w.installSource(gmID, gmPkg, matrixFiles(gmPkg, "Probes of the Gemini CLI table's claims.", hooks))
-	s := w.run("Look at the files and edit one.")
-	// The table's tools are exactly those Gemini CLI offers the model.
-	var want []string
-	for n := range tableUnder(t, "gemini").Tools {
-		want = append(want, n)
-	}
-	slices.Sort(want)
-	if got := gmOffered(w.server); !slices.Equal(got, want) {
-		w.failf(s, "Gemini CLI offered the tools %q; the table lists %q", got, want)
-	}
-	for _, id := range []string{"files-before", "files-after"} {
-		var got []string
-		for _, argv := range w.cmRuns(id) {
-			got = append(got, strings.Join(argv, " "))
-		}
-		if strings.Join(got, ",") != tools {
-			w.failf(s, "%s saw the tools %q, want %q", id, got, names)
-		}
-	}
-	if b, err := os.ReadFile(filepath.Join(w.work, "gm-edit.txt")); err != nil || string(b) != "GM-NEEDLE after-edit\n" {
-		w.failf(s, "replace: the file holds %q (%v), want the edit made", b, err)
 	}
 }
 
@@ -547,23 +306,5 @@ func testMatrixGeminiModelEvents(t *testing.T) {
 	}
 }
 
-// gmOffered lists the tools Gemini CLI offered the model in its requests:
-// the names of their function declarations.
-func gmOffered(srv *fakemodel.Server) []string {
-	seen := map[string]bool{}
-	var names []string
-	for _, q := range srv.Requests() {
-		tools, _ := q.JSON["tools"].([]any)
-		for _, tl := range tools {
-			decls, _ := tl.(map[string]any)["functionDeclarations"].([]any)
-			for _, d := range decls {
-				if n, _ := d.(map[string]any)["name"].(string); n != "" && !seen[n] {
-					seen[n] = true
-					names = append(names, n)
-				}
-			}
-		}
-	}
-	slices.Sort(names)
-	return names
-}
+// gmOffered lists the tools Gemini CLI offered the model.
+var gmOffered = scenario.GeminiOffered

@@ -104,7 +104,7 @@ func (w *world) bmTerminal(prompt string, done func() bool) string {
 	line := "stty rows 50 cols 200; " + harness(w.t, w.provider) + " " + args + " '" + prompt + "'"
 	cmd := exec.CommandContext(ctx, "script", "-qfc", line, "/dev/null")
 	cmd.Dir = w.work
-	cmd.Env = append(w.env, "TERM=xterm-256color", "COLUMNS=200", "LINES=50")
+	cmd.Env = append(w.Env, "TERM=xterm-256color", "COLUMNS=200", "LINES=50")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second

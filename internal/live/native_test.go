@@ -107,22 +107,6 @@ func (w *world) natPayloads(event string) []map[string]any {
 	return ps
 }
 
-// natTurns returns the model requests that asked the model for a turn of
-// the session: those offering it tools. Codex's TUI (0.171.0) also asks
-// the model for a title of the session, offering none; Gemini CLI asks its
-// routing model to score the prompt first.
-func natTurns(srv *fakemodel.Server) []fakemodel.Request {
-	var qs []fakemodel.Request
-	for _, q := range srv.Requests() {
-		tools, _ := q.JSON["tools"].([]any)
-		turn := strings.HasSuffix(q.Path, "/messages") || strings.HasSuffix(q.Path, "/responses") || strings.HasSuffix(q.Path, ":streamGenerateContent")
-		if q.Method == "POST" && turn && len(tools) > 0 {
-			qs = append(qs, q)
-		}
-	}
-	return qs
-}
-
 // TestNativeSessionEnd proves that no model request follows SessionEnd
 // (the reason session/end's model_and_user failures are unsupported on
 // both harnesses): in a session of one shell call and an answer, the hand

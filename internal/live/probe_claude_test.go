@@ -3,10 +3,8 @@
 package live
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,45 +16,11 @@ import (
 // error_visibility = "user" fail: a prompt observer, a before and an after
 // tool call context hook. Each action goes on; the user is shown each
 // diagnostic with the handler's stderr, as "<event>:<matcher> says:"
-// lines; the model reads neither.
+// lines; the model reads neither. It is the scenario "claude-user-channel".
 func TestProbeUserChannel(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, "claude", fakemodel.Script{
-		fakemodel.Run("touch pre-user-crash"),
-		fakemodel.Run("touch post-user-crash"),
-		fakemodel.Say("Done."),
-	})
-	w.StreamJSON = true
-	w.installSource(probeID, probePkg, probeFiles())
-	s := w.run("Run the probe commands, prompt-user-crash.")
-
-	msgs := w.userMessages(s)
-	for _, c := range []struct{ hook, says string }{
-		{"prompt-observe", "UserPromptSubmit says: "},
-		{"pre-context", "PreToolUse:Bash says: "},
-		{"post-context", "PostToolUse:Bash says: "},
-	} {
-		diag := "dalo: hook " + probeID + ":" + probePkg + "/" + c.hook + " failed (report): handler exited with status "
-		m, ok := shown(msgs, c.says+diag, c.says+"  stderr: "+markUserStderr)
-		if !ok {
-			w.failf(s, "%s, report, user: the user was not shown %q... with its stderr (shown: %+v)", c.hook, c.says+diag, msgs)
-			continue
-		}
-		if !strings.Contains(m.Text, diag+strconv.Itoa(probeExit[c.hook])) {
-			w.failf(s, "%s: the user was shown %q, want the failure with status %d", c.hook, m.Text, probeExit[c.hook])
-		}
-		if w.server.Contains("/" + c.hook + "] This hook failed") {
-			w.failf(s, "%s, user: a diagnostic reached the model", c.hook)
-		}
-	}
-	if w.server.Contains(markUserStderr) {
-		w.failf(s, "a handler's stderr reached the model")
-	}
-	// report leaves each action unchanged.
-	if !w.server.Contains("prompt-user-crash") || !w.exists("pre-user-crash") || !w.exists("post-user-crash") {
-		w.failf(s, "report: prompt reached the model = %v, commands ran = %v, %v; want true, true, true",
-			w.server.Contains("prompt-user-crash"), w.exists("pre-user-crash"), w.exists("post-user-crash"))
-	}
+	harness(t, "claude")
+	play(t, "claude", "claude-user-channel")
 }
 
 // The Claude tools kit: one fail_closed gate per file tool, its matcher
@@ -151,24 +115,4 @@ func TestProbeClaudeTools(t *testing.T) {
 			w.failf(s, "%s: its result %q does not hold %q", c.what, got, c.want)
 		}
 	}
-}
-
-// toolResult returns the content of the tool_result block answering call
-// id in the last Messages request that holds one, as JSON text, or "".
-func toolResult(srv *fakemodel.Server, id string) string {
-	var found string
-	for _, q := range srv.Requests() {
-		msgs, _ := q.JSON["messages"].([]any)
-		for _, m := range msgs {
-			m, _ := m.(map[string]any)
-			content, _ := m["content"].([]any)
-			for _, c := range content {
-				if c, _ := c.(map[string]any); c["type"] == "tool_result" && c["tool_use_id"] == id {
-					b, _ := json.Marshal(c["content"])
-					found = string(b)
-				}
-			}
-		}
-	}
-	return found
 }

@@ -3,7 +3,6 @@
 package live
 
 import (
-	"strconv"
 	"testing"
 
 	"dalo/internal/fakemodel"
@@ -97,45 +96,11 @@ func (w *world) failApp(a appSession, format string, args ...any) {
 // a prompt observer, a before and an after tool call context hook. Each
 // action goes on; the user is shown each diagnostic with the handler's
 // stderr as a warning of that event's hook run (dalo's systemMessage); the
-// model reads neither.
+// model reads neither. It is the scenario "codex-user-channel".
 func TestCodexUserChannel(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, "codex", fakemodel.Script{
-		fakemodel.Run("touch pre-user-crash"),
-		fakemodel.Run("touch post-user-crash"),
-		fakemodel.Say("Done."),
-	})
-	w.installSource(probeID, probePkg, probeFiles())
-	a := w.appServer("Run the probe commands, prompt-user-crash.")
-
-	for _, c := range []struct{ hook, event string }{
-		{"prompt-observe", "userPromptSubmit"},
-		{"pre-context", "preToolUse"},
-		{"post-context", "postToolUse"},
-	} {
-		diag := "dalo: hook " + probeID + ":" + probePkg + "/" + c.hook + " failed (report): handler exited with status " + strconv.Itoa(probeExit[c.hook])
-		var found bool
-		for _, r := range a.event(c.event) {
-			if text, ok := r.Entry("warning", diag, "  stderr: "+markUserStderr); ok {
-				found = true
-				t.Logf("user channel, %s: %q", c.event, text)
-			}
-		}
-		if !found {
-			w.failApp(a, "%s, report, user: no %s hook run showed the user a warning %q with its stderr", c.hook, c.event, diag)
-		}
-		if w.server.Contains("/" + c.hook + "] This hook failed") {
-			w.failApp(a, "%s, user: a diagnostic reached the model", c.hook)
-		}
-	}
-	if w.server.Contains(markUserStderr) {
-		w.failApp(a, "a handler's stderr reached the model")
-	}
-	// report leaves each action unchanged.
-	if !w.server.Contains("prompt-user-crash") || !w.exists("pre-user-crash") || !w.exists("post-user-crash") {
-		w.failApp(a, "report: prompt reached the model = %v, commands ran = %v, %v; want true, true, true",
-			w.server.Contains("prompt-user-crash"), w.exists("pre-user-crash"), w.exists("post-user-crash"))
-	}
+	harness(t, "codex")
+	play(t, "codex", "codex-user-channel")
 }
 
 // TestCodexPromptGateUser runs the live kit's prompt gate in a Codex

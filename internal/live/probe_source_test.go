@@ -2,155 +2,25 @@
 
 package live
 
-// The probe kit: a second author source for the effects, bindings,
-// failure visibilities, runtimes and matchers the live kit does not cover.
-// Its tests install it alone, so that none of the live kit's hooks (its
-// deny, its continuation) is in the way. As in the live kit, a handler that
-// must act on one scripted call matches the native payload on stdin and
-// abstains otherwise; each one that fails exits with its own status, so
-// that the diagnostic the model reads names the hook that failed.
-const (
-	probeID  = "probe"
-	probePkg = "probe-kit"
+import "dalo/internal/scenario"
 
-	markStartContext = "PROBE-START-CONTEXT-13ab"
-	markPreContext   = "PROBE-PRE-CONTEXT-5e7c"
-	markPostContext  = "PROBE-POST-CONTEXT-b2d4"
-	markNodeContext  = "PROBE-NODE-CONTEXT-80f1"
-	markFileDeny     = "PROBE-FILE-DENY-4c6e"
-	markProbeStderr  = "PROBE-HANDLER-STDERR-9a0d"
-	markUserStderr   = "PROBE-USER-STDERR-e3f5"
+// The probe kit (scenario.ProbeFiles): a second author source for the
+// effects, bindings, failure visibilities, runtimes and matchers the live
+// kit does not cover.
+const (
+	probeID  = scenario.ProbeID
+	probePkg = scenario.ProbePkg
+
+	markStartContext = scenario.MarkStartContext
+	markPreContext   = scenario.MarkPreContext
+	markPostContext  = scenario.MarkPostContext
+	markNodeContext  = scenario.MarkNodeContext
+	markFileDeny     = scenario.MarkFileDeny
+	markProbeStderr  = scenario.MarkProbeStderr
+	markUserStderr   = scenario.MarkUserStderr
 )
 
-// probeHooks is the probe kit's hooks, each with a tool of the same id:
-// tools is the matcher's tool names, comma-separated ("" for none); env the
-// variables the tool declares beside PATH; inputs each name=type=field, an
-// input bound to an event field. Every handler is <id>.sh but
-// node-context's, which runs under node.
-var probeHooks = []struct {
-	id, subject, phase, effect, policy, visibility, tools string
-	argv, env                                             []string
-	inputs                                                []string
-}{
-	{id: "start-context", subject: "session", phase: "start", effect: "add_context", policy: "report", visibility: "user"},
-	{id: "start-report", subject: "session", phase: "start", effect: "observe", policy: "report", visibility: "model_and_user",
-		argv: []string{"${input.cwd}"}, inputs: []string{"cwd=path=session.cwd"}},
-	{id: "prompt-observe", subject: "prompt", phase: "before", effect: "observe", policy: "report", visibility: "user",
-		argv: []string{"${input.text}", "${input.mode}"}, env: []string{"LIVE_OUT"},
-		inputs: []string{"text=string=prompt.text", "mode=string=session.permission_mode"}},
-	{id: "prompt-report", subject: "prompt", phase: "before", effect: "observe", policy: "report", visibility: "model_and_user"},
-	{id: "node-context", subject: "prompt", phase: "before", effect: "add_context", policy: "report", visibility: "user",
-		env: []string{"LIVE_OUT"}},
-	{id: "pre-observe", subject: "tool_call", phase: "before", effect: "observe", policy: "report", visibility: "user", tools: "Bash",
-		argv: []string{"${input.tool}", "${input.call}"}, env: []string{"LIVE_OUT"},
-		inputs: []string{"tool=string=tool.name", "call=string=tool.call_id"}},
-	{id: "pre-context", subject: "tool_call", phase: "before", effect: "add_context", policy: "report", visibility: "user", tools: "Bash"},
-	{id: "pre-open", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_open", visibility: "model_and_user", tools: "Bash"},
-	{id: "pre-closed", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed", visibility: "model_and_user", tools: "Bash"},
-	{id: "guarded", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed", visibility: "user", tools: "Bash",
-		env: []string{"LIVE_OUT"}},
-	{id: "file-gate", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed", visibility: "user", tools: "Write,apply_patch",
-		argv: []string{"${input.tool}"}, env: []string{"LIVE_OUT"}, inputs: []string{"tool=string=tool.name"}},
-	{id: "post-observe", subject: "tool_call", phase: "after", effect: "observe", policy: "report", visibility: "user", tools: "Bash",
-		argv: []string{"${input.tool}", "${input.call}"}, env: []string{"LIVE_OUT"},
-		inputs: []string{"tool=string=tool.name", "call=string=tool.call_id"}},
-	{id: "post-context", subject: "tool_call", phase: "after", effect: "add_context", policy: "report", visibility: "user", tools: "Bash"},
-	{id: "post-report", subject: "tool_call", phase: "after", effect: "observe", policy: "report", visibility: "model_and_user", tools: "Bash"},
-	{id: "stop-closed", subject: "workflow", phase: "stop", effect: "continue_workflow", policy: "fail_closed", visibility: "model_and_user",
-		argv: []string{"${input.cwd}"}, inputs: []string{"cwd=path=session.cwd"}},
-}
-
-// The exit status of each failing probe handler.
-var probeExit = map[string]int{
-	"start-report": 15, "prompt-report": 14, "pre-open": 11, "pre-closed": 12, "post-report": 13, "stop-closed": 16,
-	"pre-context": 17, "post-context": 18, "prompt-observe": 19,
-}
-
-// probeHandlers is each handler's body after "#!/bin/sh".
-var probeHandlers = map[string]string{
-	"start-context": `echo '{"kind":"add_context","context":"` + markStartContext + `"}'`,
-	"start-report": `cat > /dev/null
-if [ -e "$1/crash-start" ]; then echo '` + markProbeStderr + `' >&2; exit 15; fi
-echo '{"kind":"observe"}'`,
-	"prompt-observe": `printf '%s\n' "$@" > "$LIVE_OUT/prompt.argv"
-cat > "$LIVE_OUT/prompt.stdin"
-case "$1" in
-*prompt-user-crash*) echo '` + markUserStderr + `' >&2; exit 19 ;;
-esac
-echo '{"kind":"observe"}'`,
-	"prompt-report": `in=$(cat)
-case "$in" in
-*prompt-report-crash*) echo '` + markProbeStderr + `' >&2; exit 14 ;;
-esac
-echo '{"kind":"observe"}'`,
-	"pre-context": `in=$(cat)
-case "$in" in
-*pre-ctx*) echo '{"kind":"add_context","context":"` + markPreContext + `"}' ;;
-*pre-user-crash*) echo '` + markUserStderr + `' >&2; exit 17 ;;
-*) echo '{"kind":"abstain"}' ;;
-esac`,
-	"pre-open": `in=$(cat)
-case "$in" in
-*pre-open-crash*) echo '` + markProbeStderr + `' >&2; exit 11 ;;
-esac
-echo '{"kind":"abstain"}'`,
-	"pre-closed": `in=$(cat)
-case "$in" in
-*pre-closed-crash*) echo '` + markProbeStderr + `' >&2; exit 12 ;;
-esac
-echo '{"kind":"abstain"}'`,
-	"guarded": `in=$(cat)
-case "$in" in
-*"touch guarded"*) echo ran >> "$LIVE_OUT/guarded.ran" ;;
-esac
-echo '{"kind":"abstain"}'`,
-	"file-gate": `echo "$1" >> "$LIVE_OUT/file-gate.argv"
-in=$(cat)
-case "$in" in
-*file-denied*) echo '{"kind":"deny","reason":"` + markFileDeny + `"}' ;;
-*) echo '{"kind":"abstain"}' ;;
-esac`,
-	"pre-observe": `printf '%s %s\n' "$1" "$2" >> "$LIVE_OUT/pre.argv"
-echo '{"kind":"observe"}'`,
-	"post-observe": `printf '%s %s\n' "$1" "$2" >> "$LIVE_OUT/post.argv"
-echo '{"kind":"observe"}'`,
-	"post-context": `in=$(cat)
-case "$in" in
-*post-ctx-out*) echo '{"kind":"add_context","context":"` + markPostContext + `"}' ;;
-*post-user-crash*) echo '` + markUserStderr + `' >&2; exit 18 ;;
-*) echo '{"kind":"abstain"}' ;;
-esac`,
-	"post-report": `in=$(cat)
-case "$in" in
-*post-report-crash*) echo '` + markProbeStderr + `' >&2; exit 13 ;;
-esac
-echo '{"kind":"observe"}'`,
-	"stop-closed": `cat > /dev/null
-if [ -e "$1/crash-stop" ]; then echo '` + markProbeStderr + `' >&2; exit 16; fi
-echo '{"kind":"abstain"}'`,
-}
-
-// The node handler: runtime node, found on dalo's PATH by dispatch.
-const probeNodeHandler = `import { writeFileSync, readFileSync } from "node:fs";
-readFileSync(0);
-writeFileSync(process.env.LIVE_OUT + "/node.ran", process.version + "\n");
-process.stdout.write(JSON.stringify({kind: "add_context", context: "` + markNodeContext + `"}));
-`
-
-// probeFiles returns the probe kit's author source.
-func probeFiles() map[string]string {
-	k := kit{name: probePkg, description: "Probes of effects, bindings, failures, runtimes and matchers."}
-	for _, h := range probeHooks {
-		kh := kitHook{id: h.id, subject: h.subject, phase: h.phase, effect: h.effect, policy: h.policy, visibility: h.visibility,
-			tools: toolList(h.tools), inputs: h.inputs, argv: h.argv, env: append([]string{"PATH"}, h.env...),
-			handler: "#!/bin/sh\n" + probeHandlers[h.id] + "\n"}
-		if kh.argv == nil {
-			kh.argv = []string{}
-		}
-		if h.id == "node-context" {
-			kh.runtime, kh.entry, kh.env, kh.handler = "node", h.id+".mjs", h.env, probeNodeHandler
-		}
-		k.hooks = append(k.hooks, kh)
-	}
-	return k.files()
-}
+var (
+	probeExit  = scenario.ProbeExit
+	probeFiles = scenario.ProbeFiles
+)

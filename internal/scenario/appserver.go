@@ -85,12 +85,25 @@ type AppSession struct {
 	Session
 }
 
-// AppServer runs one turn of prompt in a Codex app-server session (the
-// JSON-RPC protocol its IDE integrations speak), in the project, as codex
-// exec runs one (AsExec), and returns the hook runs it reported: where
-// Codex shows the user what hooks said, which exec prints nowhere.
-func (w *World) AppServer(prompt string) ([]HookRun, Session, error) {
-	a, err := w.AppServerWith(AsExec, prompt)
+// Event returns the runs of the native event (app-server spelling, e.g.
+// "userPromptSubmit"), in order.
+func Event(runs []HookRun, name string) []HookRun {
+	var out []HookRun
+	for _, r := range runs {
+		if r.EventName == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// AppServer runs a turn of each prompt in one Codex app-server session
+// (the JSON-RPC protocol its IDE integrations speak), in the project, as
+// codex exec runs one (AsExec), to the session's end (its end hooks run),
+// and returns the hook runs it reported: where Codex shows the user what
+// hooks said, which exec prints nowhere.
+func (w *World) AppServer(prompts ...string) ([]HookRun, Session, error) {
+	a, err := w.AppServerWith(AsExec, prompts...)
 	return a.Runs, a.Session, err
 }
 

@@ -113,6 +113,11 @@ type draftWalk struct {
 func (w *draftWalk) object(obj map[string]any, path string) {
 	if evs, ok := obj["evidence"].([]any); ok {
 		if !w.claim(obj, path, evs) {
+			for k := range keptUnsupported {
+				if v, ok := obj[k].(map[string]any); ok {
+					w.object(v, path+"."+k)
+				}
+			}
 			return
 		}
 	}
@@ -192,10 +197,17 @@ func (w *draftWalk) claim(obj map[string]any, path string, evs []any) bool {
 	return false
 }
 
+// keptUnsupported is what an unsupported claim still states: a project
+// scope's folder trust, which #Provider requires whether dalo installs in
+// the project or not (doctor says it either way).
+var keptUnsupported = map[string]bool{"trust": true}
+
 // unsupported turns obj into an unsupported claim.
 func unsupported(obj map[string]any, reason string, evidence []any) {
 	for k := range obj {
-		delete(obj, k)
+		if !keptUnsupported[k] {
+			delete(obj, k)
+		}
 	}
 	obj["status"] = "unsupported"
 	obj["reason"] = reason

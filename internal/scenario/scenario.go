@@ -43,8 +43,14 @@ type Scenario struct {
 	Play func(w *World, c *Check) error
 }
 
-// TestName is the live test s is on harness.
-func (s *Scenario) TestName(harness string) string { return fmt.Sprintf(s.Test, harness) }
+// TestName is the live test s is on harness. A Test without %s is one
+// harness's test (TestMatrixClaude/fields).
+func (s *Scenario) TestName(harness string) string {
+	if !strings.Contains(s.Test, "%s") {
+		return s.Test
+	}
+	return fmt.Sprintf(s.Test, harness)
+}
 
 // For reports whether s is written for harness.
 func (s *Scenario) For(harness string) bool { return slices.Contains(s.Harnesses, harness) }
@@ -63,7 +69,10 @@ func (c *Check) Failf(format string, args ...any) {
 }
 
 // All is every scenario, in the order verify runs them.
-var All = []*Scenario{session, toolCalls, gateContext, gateCrash, promptDeny, promptCrash}
+var All = append([]*Scenario{session, toolCalls, gateContext, gateCrash, promptDeny, promptCrash, probeContext, probeFailures,
+	claudeFields, claudeNothing, claudeFailures, geminiFieldsContext, geminiFailures,
+	codexFieldsNothing, codexUserFailures, failClosedStop,
+	claudeUserChannel, codexUserChannel, geminiFileTools, hooksOff}, hooksOffScenarios()...)
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
