@@ -179,14 +179,38 @@ func (tc *testChecker) check(ref string) error {
 				continue
 			}
 			for _, sub := range strings.Split(strings.TrimPrefix(m[3], "/"), "/") {
-				if sub != "" && !slices.Contains(tc.providers, sub) && !hasStringLit(f, sub) {
-					return fmt.Errorf("%s: subtest %q is neither a provider name nor a string literal of %s", ref, sub, fname)
+				if sub == "" || slices.Contains(tc.providers, sub) || hasStringLit(f, sub) {
+					continue
+				}
+				if ok, err := tc.scenarioLit(f, sub); err != nil {
+					return err
+				} else if !ok {
+					return fmt.Errorf("%s: subtest %q is neither a provider name nor a string literal of %s or of the scenarios it plays", ref, sub, fname)
 				}
 			}
 			return nil
 		}
 	}
 	return fmt.Errorf("%s: no top-level function %s in %s", ref, name, dir)
+}
+
+// scenarioLit reports whether f, a test file that plays the scenarios of
+// internal/scenario, may name a subtest s for one of them: s is a string
+// literal of that package (a scenario's case names its subtest there).
+func (tc *testChecker) scenarioLit(f *ast.File, s string) (bool, error) {
+	if !slices.ContainsFunc(f.Imports, func(i *ast.ImportSpec) bool { return i.Path.Value == `"dalo/internal/scenario"` }) {
+		return false, nil
+	}
+	files, err := tc.parse("internal/scenario")
+	if err != nil {
+		return false, err
+	}
+	for _, sf := range files {
+		if hasStringLit(sf, s) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // parse parses the Go files of dir, a package directory relative to the
