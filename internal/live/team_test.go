@@ -122,7 +122,7 @@ providers = ["claude"]
 	if err := os.MkdirAll(outside, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.work = outside
+	w.work, w.Work = outside, outside // where the harness runs, and where exists looks
 	s = w.run("Run the command you are given.")
 	if !w.exists("denied") {
 		w.failf(s, "outside the project the command did not run: the project's gate denied it there")
