@@ -127,6 +127,11 @@ func violationElems(x ast.Expr) []ast.Expr {
 // violations runs the program on the front matter file found under the
 // name dir. ok is false when it declines.
 func (p *fmProgram) violations(dir string, file *ast.File) (vs []violation, ok bool) {
+	if !utf8.ValidString(dir) {
+		// CUE holds a directory name's invalid bytes as U+FFFD, which
+		// its messages then quote: CUE says it as CUE does.
+		return nil, false
+	}
 	fm, err := fmMapping(file.Decls)
 	if err != nil {
 		return nil, false

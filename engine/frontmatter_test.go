@@ -244,7 +244,7 @@ func FuzzFrontMatterProgram(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, dir, fm string) {
-		file, err := yaml.Extract("SKILL.md", []byte(fm))
+		file, err := extractYAML("SKILL.md", []byte(fm))
 		if err != nil {
 			return
 		}
@@ -261,4 +261,19 @@ func FuzzFrontMatterProgram(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFrontMatterDecoderPanic: a front matter on which CUE's YAML decoder
+// panics is reported as invalid YAML, not a crash of the validator.
+func TestFrontMatterDecoderPanic(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := diagList{file: "SKILL.md"}
+	r.checkFrontMatter(r.skillFM, "x", "SKILL.md", []byte("\r\r00"), 2, &l, fmProgramFirst)
+	if len(l.diags) != 1 || l.diags[0].Code != "E078" {
+		t.Fatalf("diagnostics %v, want one E078 (front matter is not valid YAML)", l.diags)
+	}
+	t.Log(l.diags[0])
 }

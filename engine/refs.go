@@ -590,6 +590,19 @@ const (
 	fmFill                      // filling dir and the built front matter: the reference
 )
 
+// extractYAML is yaml.Extract, with a panic of the YAML decoder (CUE
+// v0.17.1 indexes past its line table on some inputs with bare carriage
+// returns: FuzzFrontMatterProgram found "\r\r00") returned as the error
+// it is: a package's bytes must never crash the validator.
+func extractYAML(rel string, src []byte) (file *ast.File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			file, err = nil, fmt.Errorf("%s: the YAML decoder failed on it (%v)", rel, p)
+		}
+	}()
+	return yaml.Extract(rel, src)
+}
+
 // frontMatterUnified counts the front matters CUE was asked to unify: a
 // test holds a source of generated skills to none.
 var frontMatterUnified atomic.Int64
@@ -604,7 +617,7 @@ var frontMatterUnified atomic.Int64
 // that its diagnostics are exactly those. TestFrontMatterFastPathAgrees
 // and TestFrontMatterProgramAgrees hold the three to the same findings.
 func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src []byte, line int, l *diagList, way fmWay) {
-	file, err := yaml.Extract(rel, src)
+	file, err := extractYAML(rel, src)
 	if err != nil {
 		pos, msg := yamlError(rel, err, line)
 		if strings.Contains(msg, "mapping values are not allowed") {
@@ -636,7 +649,7 @@ func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src []byte, line
 		if way <= fmUnify {
 			// The fast attempt built its value from these nodes;
 			// the whole path starts from a tree of its own.
-			if file, err = yaml.Extract(rel, src); err != nil {
+			if file, err = extractYAML(rel, src); err != nil {
 				l.errorf("E078", Pos{line, 1}, "", "front matter is not valid YAML: %v", firstLine(err.Error()))
 				return
 			}
