@@ -368,11 +368,18 @@ func repeated(def cue.Value, v []any) (x any, first, second int, ok bool) {
 	if _, ok := listCall(def, "UniqueItems"); !ok {
 		return nil, 0, 0, false
 	}
+	return firstRepeat(v)
+}
+
+// firstRepeat returns the first scalar entry of v equal to an earlier
+// one, and where both are; tables and arrays are not compared.
+func firstRepeat(v []any) (x any, first, second int, ok bool) {
 	seen := make(map[any]int, len(v))
 	for j, x := range v {
 		switch x.(type) {
-		case map[string]any, []any:
-			continue // not comparable here; CUE's own message says why
+		case string, int64, float64, bool:
+		default:
+			continue
 		}
 		if i, dup := seen[x]; dup {
 			return x, i, j, true
@@ -574,21 +581,7 @@ func (r *Rules) acceptLeaf(def cue.Value, name string, v any) bool {
 // entries; asking CUE about every list whole made validating a large
 // source six times slower. FuzzManifest holds the fast path to CUE.
 func (r *Rules) acceptList(def cue.Value, name string, v []any) bool {
-	seen := make(map[any]bool, len(v))
-	twice := false
-	for _, x := range v {
-		switch x.(type) {
-		case string, int64, float64, bool:
-		default:
-			return true // a list of tables: no rule asks its entries to differ
-		}
-		if seen[x] {
-			twice = true
-			break
-		}
-		seen[x] = true
-	}
-	if !twice {
+	if _, _, _, twice := firstRepeat(v); !twice {
 		return true
 	}
 	return def.Unify(r.ctx.Encode(cueData(v))).Validate(cue.Concrete(true)) == nil

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"dalo/plan"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"dalo/internal/fakemodel"
+	"dalo/plan"
 	"dalo/providers"
 )
 

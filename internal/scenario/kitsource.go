@@ -1,11 +1,12 @@
 package scenario
 
 import (
-	"dalo/plan"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"dalo/plan"
 )
 
 // A Kit is a generated author source holding one package, whose every hook

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"dalo/plan"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"dalo/internal/fakemodel"
+	"dalo/plan"
 )
 
 // The Claude matrix: sessions of Claude Code that prove the claims of its

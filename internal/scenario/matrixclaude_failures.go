@@ -1,9 +1,10 @@
 package scenario
 
 import (
-	"dalo/plan"
 	"fmt"
 	"strings"
+
+	"dalo/plan"
 )
 
 // claudeFailures runs a session in which hooks crash under report and

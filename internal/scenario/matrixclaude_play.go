@@ -1,11 +1,12 @@
 package scenario
 
 import (
-	"dalo/plan"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"dalo/plan"
 )
 
 // claudeFields runs a session with an observer on every native event

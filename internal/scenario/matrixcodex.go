@@ -1,10 +1,11 @@
 package scenario
 
 import (
-	"dalo/plan"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"dalo/plan"
 )
 
 // The Codex matrix kit: one hook per claim of the Codex table that the

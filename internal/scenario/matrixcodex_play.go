@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"dalo/plan"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"dalo/internal/fakemodel"
+	"dalo/plan"
 )
 
 // realPath resolves symlinks in p, for comparing paths (a temp dir may be

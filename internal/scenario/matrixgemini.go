@@ -1,13 +1,13 @@
 package scenario
 
 import (
-	"dalo/plan"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"dalo/internal/fakemodel"
+	"dalo/plan"
 )
 
 // The Gemini matrix: sessions of Gemini CLI that prove the claims of its
