@@ -113,17 +113,7 @@ func (w *world) bmTerminal(prompt string, done func() bool) (string, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
 	defer cancel()
 	line := "stty rows 50 cols 200; " + harness(w.t, w.provider) + " " + args + " '" + prompt + "'"
-	cmd := exec.CommandContext(ctx, "script", "-qfc", line, "/dev/null")
-	cmd.Dir = w.work
-	cmd.Env = append(w.Env, "TERM=xterm-256color", "COLUMNS=200", "LINES=50")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// script(1) starts the harness in a session of its own, out of the
-	// process group: its whole tree is killed.
-	cmd.Cancel = func() error {
-		killTree(cmd.Process.Pid)
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = 5 * time.Second
+	cmd := w.terminal(ctx, line, 200, 50)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		w.t.Fatal(err)
@@ -168,6 +158,23 @@ func (w *world) bmTerminal(prompt string, done func() bool) (string, bool) {
 	cancel()
 	w.t.Logf("%s in a terminal: no exit after 8 Ctrl-C (%v), killed", w.provider, <-exited)
 	return natScreenText(out.String()), false
+}
+
+// terminal is the command running line, a shell command line, on a
+// pseudo-terminal of cols by rows (script(1)) in the world's project.
+// script starts what it runs in a session of its own, out of the process
+// group: cancelling kills the whole tree.
+func (w *world) terminal(ctx context.Context, line string, cols, rows int) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "script", "-qfc", line, "/dev/null")
+	cmd.Dir = w.work
+	cmd.Env = append(w.Env, "TERM=xterm-256color", "COLUMNS="+strconv.Itoa(cols), "LINES="+strconv.Itoa(rows))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		killTree(cmd.Process.Pid)
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
 }
 
 // killTree kills pid and every process descended from it, read from

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -484,12 +483,7 @@ func (w *world) natTUI(prompt, shown string) string {
 	// script's terminal has no size unless told one.
 	line := "stty rows 40 cols 120; " + harness(w.t, "codex") + " --dangerously-bypass-approvals-and-sandbox " +
 		strings.Join(w.codexTrust().flags, " ") + " '" + prompt + "'"
-	cmd := exec.CommandContext(ctx, "script", "-qfc", line, "/dev/null")
-	cmd.Dir = w.work
-	cmd.Env = append(w.Env, "TERM=xterm-256color", "COLUMNS=120", "LINES=40")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	cmd := w.terminal(ctx, line, 120, 40)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		w.t.Fatal(err)
