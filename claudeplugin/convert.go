@@ -119,7 +119,7 @@ type Item struct {
 // fails or times out, and so does report; what blocks natively (exit 2, a
 // deny) is a result the adapter maps, not a failure.
 const (
-	Requirement   = "required"
+	Requirement   = plan.RequirementRequired
 	FailurePolicy = plan.PolicyReport
 )
 
@@ -503,7 +503,7 @@ func (c *converter) agentRequirement() string {
 			if !slices.Contains(c.rep.Notes, n) {
 				c.note("%s", n)
 			}
-			return "optional"
+			return plan.RequirementOptional
 		}
 	}
 	return Requirement

@@ -38,6 +38,7 @@ const (
 	Effect            = "#Effect"
 	FailurePolicy     = "#FailurePolicy"
 	Visibility        = "#Visibility"
+	Requirement       = "#Requirement"
 	ResultKind        = "#ResultKind"
 	ResultKinds       = "#ResultKinds"
 	ResultShapes      = "#ResultShapes"

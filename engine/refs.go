@@ -22,6 +22,7 @@ import (
 
 	"dalo/internal/regular"
 	"dalo/internal/suggest"
+	"dalo/plan"
 )
 
 // sourceCheck makes the checks that need the whole source: unique ids,
@@ -196,14 +197,14 @@ func (v *sourceCheck) references() {
 func (v *sourceCheck) omissions() {
 	required := map[string]bool{}
 	for _, r := range v.refs {
-		if r.Target != "" && r.Requirement == "required" {
+		if r.Target != "" && r.Requirement == plan.RequirementRequired {
 			required[r.Target] = true
 		}
 	}
 	byName := v.byName
 	for _, r := range v.refs {
 		l, ok := v.files[r.Target]
-		if r.Target == "" || r.Requirement == "required" || !ok || !l.hasErrors() {
+		if r.Target == "" || r.Requirement == plan.RequirementRequired || !ok || !l.hasErrors() {
 			continue
 		}
 		p := byName[r.Package]
@@ -258,11 +259,11 @@ func (v *sourceCheck) reference(p *Package, field, ref, requirement string) {
 	pos, l := p.at(field), &p.refDiags
 	switch {
 	case t.resolution == Resolved:
-	case t.resolution == OutOfSource && requirement == "required":
+	case t.resolution == OutOfSource && requirement == plan.RequirementRequired:
 		l.errorf("E074", pos, field, "required reference %s names source %s; validate never consults the source registry, so it stays unresolved", ref, r.Source)
 	case t.resolution == OutOfSource:
 		l.warnf("W075", pos, field, "%s reference %s names source %s and stays unresolved here; it is visibly omitted", requirement, ref, r.Source)
-	case requirement == "required":
+	case requirement == plan.RequirementRequired:
 		l.errorf("E071", pos, field, "required reference %s does not resolve: %s%s", ref, t.reason, v.nearRef(ref, r))
 	default:
 		l.warnf("W072", pos, field, "%s reference %s does not resolve (%s); it is visibly omitted%s", requirement, ref, t.reason, v.nearRef(ref, r))

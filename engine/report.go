@@ -1,6 +1,10 @@
 package engine
 
-import "slices"
+import (
+	"slices"
+
+	"dalo/plan"
+)
 
 // Report is validation report schema 1 (docs/design.md §5).
 type Report struct {
@@ -113,7 +117,7 @@ func (r *Report) Blocked(name string) []Reference {
 		r.blocked = map[string][]Reference{}
 		r.blockedOf = len(r.References)
 		for _, ref := range r.References {
-			if ref.Requirement == "required" && ref.Resolution != Resolved {
+			if ref.Requirement == plan.RequirementRequired && ref.Resolution != Resolved {
 				r.blocked[ref.Package] = append(r.blocked[ref.Package], ref)
 			}
 		}

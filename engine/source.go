@@ -693,7 +693,7 @@ func (c *pkgCheck) refs() {
 	rl := c.p.refs
 	required := map[string]bool{}
 	for _, mb := range rl.members {
-		if mb.Requirement == "required" {
+		if mb.Requirement == plan.RequirementRequired {
 			required[c.norm(mb.Ref)] = true
 		}
 	}

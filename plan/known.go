@@ -78,6 +78,13 @@ const (
 	KindContinueWorkflow = "continue_workflow"
 )
 
+// The values of #Requirement: how much a package needs one of its parts.
+const (
+	RequirementRequired    = "required"
+	RequirementOptional    = "optional"
+	RequirementRecommended = "recommended"
+)
+
 // The fields of #Runtimes: the runtimes of a tool.
 const (
 	RuntimeExecutable = "executable"

@@ -158,6 +158,7 @@ var enums = []struct{ def, prefix, what string }{
 	{defs.FailurePolicy, "Policy", "the failure policies of a hook"},
 	{defs.Visibility, "Visibility", "who reads a failing hook's diagnostic (error_visibility)"},
 	{defs.ResultKind, "Kind", "the kinds of a handler's result"},
+	{defs.Requirement, "Requirement", "how much a package needs one of its parts"},
 	{defs.Runtimes, "Runtime", "the runtimes of a tool"},
 }
 

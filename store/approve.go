@@ -227,7 +227,7 @@ func (s *Store) ReapproveCommand(sel *Selection) string {
 		}
 		st := hookStates[h.ID]
 		approved := st.State != GrantNotApproved
-		if tools[h.Tool] && (approved || h.Requirement == "required") || renew(st) {
+		if tools[h.Tool] && (approved || h.Requirement == plan.RequirementRequired) || renew(st) {
 			hooks = append(hooks, h.ID)
 			tools[h.Tool] = true
 		}

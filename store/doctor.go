@@ -397,9 +397,9 @@ type HookForce struct {
 // is a problem, an optional one a warning.
 func (f HookForce) Finding() Finding {
 	subj := fmt.Sprintf("%s %s/%s on %s", f.Provider, f.Package, f.Hook, f.Event)
-	req := "optional"
+	req := plan.RequirementOptional
 	if f.Required {
-		req = "required"
+		req = plan.RequirementRequired
 	}
 	switch {
 	case f.InForce && f.Unverified:
@@ -574,7 +574,7 @@ func (c *forceCheck) run() []Finding {
 			}
 			if why := c.notHere(h.Hook.ToolGrant, h.Hook.Tool.ID); why != "" {
 				st := StatusProblem
-				if h.Hook.Requirement != "required" {
+				if h.Hook.Requirement != plan.RequirementRequired {
 					st = StatusWarning
 				}
 				c.add(st, subj, "hook %s cannot run on this system: %s; it was installed on another that shares this DALO_HOME: 'dalo plugin remove %s --provider %s' takes it away here", h.Hook.Hook, why, ip.Package, name)
@@ -585,7 +585,7 @@ func (c *forceCheck) run() []Finding {
 				why := fmt.Sprintf("its tool_names (%s) name none of %s's native tools (%s), so it never runs",
 					strings.Join(h.Hook.ToolNames, ", "), c.t.Harness, strings.Join(c.t.ToolNames(), ", "))
 				st := StatusProblem
-				if h.Hook.Requirement != "required" {
+				if h.Hook.Requirement != plan.RequirementRequired {
 					st = StatusWarning
 				}
 				c.add(st, subj, "hook %s: %s", h.Hook.Hook, why)
@@ -616,7 +616,7 @@ func (c *forceCheck) run() []Finding {
 	c.switches()
 	for _, ip := range in.Packages {
 		for _, h := range ip.Hooks {
-			f := HookForce{Provider: name, Package: ip.Package, Hook: h.Hook.Hook, Event: h.Event, Required: h.Hook.Requirement == "required"}
+			f := HookForce{Provider: name, Package: ip.Package, Hook: h.Hook.Hook, Event: h.Event, Required: h.Hook.Requirement == plan.RequirementRequired}
 			for _, why := range []string{c.all, c.event[h.Event], c.hook[ip.Package+"/"+h.Hook.Hook]} {
 				if why != "" {
 					f.Why = why

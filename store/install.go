@@ -428,7 +428,7 @@ func (p *installDraft) planRequires() {
 		if src == "" {
 			src = sel.Identity.Source
 		}
-		if rq.Requirement == "required" {
+		if rq.Requirement == plan.RequirementRequired {
 			ip.Requires = append(ip.Requires, src+":"+ref.Selector)
 		}
 		if p.in.Find(src+":"+ref.Selector) == nil {

@@ -303,7 +303,7 @@ func (s *Store) wantEntries(t *providers.Table, in *Installed, c *dispatcherCopy
 	for _, ip := range in.Packages {
 		for _, h := range ip.Hooks {
 			sum[h.Event] += h.Hook.TimeoutMS
-			if h.Hook.Requirement == "required" && h.Hook.FailurePolicy == plan.PolicyFailClosed {
+			if h.Hook.Requirement == plan.RequirementRequired && h.Hook.FailurePolicy == plan.PolicyFailClosed {
 				closed[h.Event] = true
 			}
 		}

@@ -165,8 +165,8 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 			return nil, err
 		}
 		why := hookWhy(ledger["hook "+h.ID], hb)
-		if why == "" && h.Requirement == "required" && ledger["hook "+h.ID] == nil {
-			why = "required"
+		if why == "" && h.Requirement == plan.RequirementRequired && ledger["hook "+h.ID] == nil {
+			why = plan.RequirementRequired
 		}
 		c, err := propose("hook", h.ID, why, hb)
 		if err != nil {

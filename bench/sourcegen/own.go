@@ -60,7 +60,7 @@ func (w *writer) ownPkg(i int) {
 		skill := fmt.Sprintf("%s-skill-%d", name, s)
 		w.file("skills/"+skill+"/SKILL.md", fmt.Sprintf("---\nname: %s\ndescription: Guidance %d of package %d, for reviews of its area.\nallowed-tools: Bash(./check.sh:*)\n---\n# %s\n\n%s", skill, s, i, skill, prose(i+s, 9000)), false)
 		w.file("skills/"+skill+"/check.sh", "#!/bin/sh\n"+strings.Repeat("# a line of the check script\n", 40)+"echo ok\n", true)
-		fmt.Fprintf(&b, "\n[[plugin.members]]\nref = \"skill:%s\"\nrequirement = %q\n", skill, []string{"required", "optional"}[s])
+		fmt.Fprintf(&b, "\n[[plugin.members]]\nref = \"skill:%s\"\nrequirement = %q\n", skill, []string{plan.RequirementRequired, plan.RequirementOptional}[s])
 	}
 	instr := name + "-guide"
 	w.file("instructions/"+instr+".md", "# Standing guidance\n\n"+prose(i, 4000), false)

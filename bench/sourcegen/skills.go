@@ -3,6 +3,8 @@ package sourcegen
 import (
 	"fmt"
 	"strings"
+
+	"dalo/plan"
 )
 
 // WriteSkills creates dir as a source of n packages of a third shape, one
@@ -33,7 +35,7 @@ func (w *writer) skillsPkg(i int) {
 		fm.WriteString("---\n")
 		w.file("skills/"+skill+"/SKILL.md", fm.String()+"# "+skill+"\n\nShort guidance.\n", false)
 		w.file("skills/"+skill+"/reference/notes.md", "Notes.\n", false)
-		fmt.Fprintf(&b, "\n[[plugin.members]]\nref = \"skill:%s\"\nrequirement = %q\n", skill, []string{"required", "optional"}[s%2])
+		fmt.Fprintf(&b, "\n[[plugin.members]]\nref = \"skill:%s\"\nrequirement = %q\n", skill, []string{plan.RequirementRequired, plan.RequirementOptional}[s%2])
 	}
 	agent := name + "-reviewer"
 	w.file("agents/"+agent+".md", fmt.Sprintf("---\nname: %s\ndescription: Reviews package %d in isolation.\n---\nReview.\n", agent, i), false)

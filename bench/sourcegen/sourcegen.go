@@ -128,7 +128,7 @@ func (w *writer) pkg(i, n int) {
 	}
 	skill := fmt.Sprintf("skill:skill-%d", i%skills)
 	fmt.Fprintf(&b, "\n[[plugin.members]]\nref = %q\nrequirement = \"required\"\n", skill)
-	fmt.Fprintf(&b, "\n[[plugin.members]]\nref = \"instruction:guide-%d\"\nrequirement = %q\n", i%instructions, []string{"recommended", "optional", "required"}[i%3])
+	fmt.Fprintf(&b, "\n[[plugin.members]]\nref = \"instruction:guide-%d\"\nrequirement = %q\n", i%instructions, []string{plan.RequirementRecommended, plan.RequirementOptional, plan.RequirementRequired}[i%3])
 	if i%2 == 0 {
 		fmt.Fprintf(&b, "\n[[plugin.members]]\nref = \"agent:agent-%d\"\nrequirement = \"optional\"\nfallback = { kind = \"inline\", skill = %q }\n", i%agents, skill)
 	} else {
@@ -136,7 +136,7 @@ func (w *writer) pkg(i, n int) {
 	}
 	if i > 0 && i%5 == 0 {
 		// Requirements only point backwards: no cycles.
-		fmt.Fprintf(&b, "\n[[plugin.requires]]\nref = \"plugin:pkg-%04d\"\nrequirement = %q\n", i-1-(i%3), []string{"optional", "required"}[i%2])
+		fmt.Fprintf(&b, "\n[[plugin.requires]]\nref = \"plugin:pkg-%04d\"\nrequirement = %q\n", i-1-(i%3), []string{plan.RequirementOptional, plan.RequirementRequired}[i%2])
 	}
 	for t := range 2 {
 		rt := runtimes[(i+t)%len(runtimes)]
@@ -163,7 +163,7 @@ func (w *writer) tool(b *strings.Builder, pkg, id string, rt runtime, k int, pad
 		argv += `, "--note", "` + pad + `"`
 	}
 	argv += "]"
-	fmt.Fprintf(b, "argv = %s\ncwd = \"tool_root\"\navailability = %q\n", argv, []string{"required", "optional"}[k%2])
+	fmt.Fprintf(b, "argv = %s\ncwd = \"tool_root\"\navailability = %q\n", argv, []string{plan.RequirementRequired, plan.RequirementOptional}[k%2])
 	if k%3 == 0 {
 		b.WriteString("env = [\"HOME\", \"PATH\"]\n")
 	}

@@ -620,9 +620,9 @@ func (t *reviewTool) writeText(w io.Writer) {
 	} else {
 		fmt.Fprintln(w, "  inputs:")
 		for _, in := range t.Inputs {
-			req := "optional"
+			req := plan.RequirementOptional
 			if in.Required {
-				req = "required"
+				req = plan.RequirementRequired
 			}
 			fmt.Fprintf(w, "    %s %s %s\n", in.Name, in.Type, req)
 		}

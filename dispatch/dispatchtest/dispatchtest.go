@@ -135,7 +135,7 @@ func planned(src string, h Hook) (*plan.PlannedHook, error) {
 	}
 	return &plan.PlannedHook{
 		Package: h.Package, Hook: h.ID, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
-		Requirement: "required", ToolNames: h.ToolNames, TimeoutMS: h.TimeoutMS,
+		Requirement: plan.RequirementRequired, ToolNames: h.ToolNames, TimeoutMS: h.TimeoutMS,
 		FailurePolicy: h.Policy, ErrorVisibility: h.Visibility, Bindings: h.Bindings,
 		Tool: plan.PlannedTool{
 			ID: h.ID, Root: root, Runtime: h.Runtime, Entry: h.Entry, Argv: h.Argv,
