@@ -60,4 +60,7 @@ const (
 
 	// Tables is where the rules check that their tables agree.
 	Tables = "#Tables"
+
+	// What one grant of the approval ledger approves.
+	GrantKinds = "#GrantKinds"
 )

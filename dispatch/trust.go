@@ -130,7 +130,7 @@ func readGrant(home, dir, kind, id string) (*plan.Grant, any, error) {
 	// one scan of the file, on the hot path.
 	var g plan.Grant
 	var binds any = new(plan.ToolBinds)
-	if kind == "hook" {
+	if kind == plan.GrantHook {
 		binds = new(plan.HookBinds)
 	}
 	if err := json.Unmarshal(data, &struct {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -107,12 +108,9 @@ type MemberBinds struct {
 	Files    map[string]FileDigest `json:"files"`
 }
 
-// MemberKinds are the kinds of member a grant approves: what install
-// writes where a harness reads it.
-var MemberKinds = []string{"skill", "agent"}
-
-// IsMemberKind says whether a grant of kind approves a member.
-func IsMemberKind(kind string) bool { return kind == "skill" || kind == "agent" }
+// IsMemberKind says whether a grant of kind approves a member
+// ([MemberKinds]).
+func IsMemberKind(kind string) bool { return slices.Contains(MemberKinds, kind) }
 
 // Canonical is the canonical JSON of v: compact, fields in declaration
 // order, map keys sorted, no HTML escaping. Digests are taken of it, so
@@ -230,11 +228,11 @@ func NewGrant(kind, provider string, pkg PackageIdentity, item string, binds any
 func (g *Grant) Decode() (any, error) {
 	var v any
 	switch g.Kind {
-	case "tool":
+	case GrantTool:
 		v = new(ToolBinds)
-	case "hook":
+	case GrantHook:
 		v = new(HookBinds)
-	case "skill", "agent":
+	case GrantSkill, GrantAgent:
 		v = new(MemberBinds)
 	default:
 		return nil, fmt.Errorf("unknown grant kind %q", g.Kind)

@@ -222,3 +222,15 @@ var UnmetBlocks = map[string]bool{
 	"recommended": false,
 	"required":    true,
 }
+
+// The fields of #GrantKinds: what one grant of the approval ledger approves.
+const (
+	GrantTool  = "tool"
+	GrantHook  = "hook"
+	GrantSkill = "skill"
+	GrantAgent = "agent"
+)
+
+// MemberKinds are the kinds of grant that approve a member of a
+// package (#GrantKinds): what install writes where a harness reads it.
+var MemberKinds = []string{"skill", "agent"}

@@ -150,7 +150,7 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 	}
 	for i := range m.Tools {
 		x := &m.Tools[i]
-		if _, err := propose("tool", x.ID, toolWhy(ledger["tool "+x.ID], toolBinds[x.ID]), toolBinds[x.ID]); err != nil {
+		if _, err := propose(plan.GrantTool, x.ID, toolWhy(ledger["tool "+x.ID], toolBinds[x.ID]), toolBinds[x.ID]); err != nil {
 			return nil, err
 		}
 	}
@@ -168,14 +168,14 @@ func (s *Store) planUpdate(sel *Selection, in *Installed, gs []*plan.Grant) (*Up
 		if why == "" && h.Requirement == plan.RequirementRequired && ledger["hook "+h.ID] == nil {
 			why = plan.RequirementRequired
 		}
-		c, err := propose("hook", h.ID, why, hb)
+		c, err := propose(plan.GrantHook, h.ID, why, hb)
 		if err != nil {
 			return nil, err
 		}
 		// A hook asked for or carried over needs its tool's grant: asked
 		// for too when the tool has none.
 		if c != nil && changes["tool "+h.Tool] == nil {
-			if _, err := propose("tool", h.Tool, "hook "+h.ID+" runs it", toolBinds[h.Tool]); err != nil {
+			if _, err := propose(plan.GrantTool, h.Tool, "hook "+h.ID+" runs it", toolBinds[h.Tool]); err != nil {
 				return nil, err
 			}
 		}
@@ -266,7 +266,7 @@ func goneGrants(sel *Selection, ledger map[string]*plan.Grant, members map[strin
 	var gone []*plan.Grant
 	for _, key := range slices.Sorted(maps.Keys(ledger)) {
 		g := ledger[key]
-		if (g.Kind == "tool" && sel.Tool(g.Item) == nil) || (g.Kind == "hook" && sel.Hook(g.Item) == nil) || (plan.IsMemberKind(g.Kind) && !members[key]) {
+		if (g.Kind == plan.GrantTool && sel.Tool(g.Item) == nil) || (g.Kind == plan.GrantHook && sel.Hook(g.Item) == nil) || (plan.IsMemberKind(g.Kind) && !members[key]) {
 			gone = append(gone, g)
 		}
 	}
@@ -337,7 +337,7 @@ func (s *Store) installedVersion(ip *InstalledPackage, ledger map[string]*plan.G
 	}
 	for key, g := range ledger {
 		var b plan.ToolBinds
-		if g.Kind == "tool" && json.Unmarshal(g.Binds, &b) == nil {
+		if g.Kind == plan.GrantTool && json.Unmarshal(g.Binds, &b) == nil {
 			v.tools[strings.TrimPrefix(key, "tool ")] = b.Files
 		}
 	}

@@ -228,7 +228,7 @@ func isTerminal(r io.Reader) bool {
 // describeGrant says in one line what a grant covers.
 func describeGrant(g *plan.Grant) string {
 	switch g.Kind {
-	case "tool":
+	case plan.GrantTool:
 		var b plan.ToolBinds
 		json.Unmarshal(g.Binds, &b)
 		var files []string
@@ -236,11 +236,11 @@ func describeGrant(g *plan.Grant) string {
 			files = append(files, fmt.Sprintf("%s sha256 %s", f, b.Files[f].SHA256[:12]))
 		}
 		return fmt.Sprintf("tool %s of %s: %s %s %s, env %s, capabilities %s; files: %s", g.Item, g.Package, b.Runtime, b.Entry, jsonText(b.Argv), listOr(b.Env, "none"), listOr(b.Capabilities, "none"), strings.Join(files, ", "))
-	case "hook":
+	case plan.GrantHook:
 		var b plan.HookBinds
 		json.Unmarshal(g.Binds, &b)
 		return fmt.Sprintf("hook %s of %s: %s/%s %s on %s, runs tool %s, %s", g.Item, g.Package, b.Subject, b.Phase, b.Effect, strings.Join(append([]string{b.NativeEvent}, b.AlsoEvents...), ", "), b.Tool, b.FailurePolicy)
-	case "skill", "agent":
+	case plan.GrantSkill, plan.GrantAgent:
 		var b plan.MemberBinds
 		json.Unmarshal(g.Binds, &b)
 		var files []string

@@ -78,7 +78,7 @@ func runPluginRevoke(e *env, fs *pflag.FlagSet) int {
 			k := u.Where() + " " + u.Package + " " + u.Hook
 			// Dispatch checks the hook grant first: with both revoked,
 			// its message names the hook grant.
-			if why[k] == nil || g.Kind == "hook" {
+			if why[k] == nil || g.Kind == plan.GrantHook {
 				if why[k] == nil {
 					stuck = append(stuck, u)
 				}
