@@ -258,15 +258,10 @@ func WriteGrant(home string, g *plan.Grant) error {
 	return writeFile(filepath.Join(home, "grants", g.ID+".json"), data, 0o644)
 }
 
-// writeFile replaces name by data through a rename, so that a dispatch
+// writeFile replaces name by data as the store does, so that a dispatch
 // running meanwhile (a benchmark, a parallel test) never reads half a file.
-// Scratch stores need no fsync.
 func writeFile(name string, data []byte, perm os.FileMode) error {
-	tmp := name + ".tmp"
-	if err := os.WriteFile(tmp, data, perm); err != nil {
-		return err
-	}
-	return os.Rename(tmp, name)
+	return plan.WriteFile(name, "."+filepath.Base(name), data, perm, nil)
 }
 
 // Many installs n packages of Claude hooks, each with one hook on

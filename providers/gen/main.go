@@ -37,7 +37,10 @@ func main() {
 }
 
 // writeAtomic replaces name with data: a temp file beside it, synced, then
-// renamed over it, then the directory synced.
+// renamed over it, then the directory synced. It is plan.WriteFile's
+// twin, not a call to it, because one of the files it writes is
+// plan/known.go: a generator that imported plan could not be built when
+// that file is stale, the one time it must run.
 func writeAtomic(name string, data []byte) error {
 	dir := filepath.Dir(name)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+"-*")
