@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -85,7 +86,17 @@ func generateSchema(def, id, title, desc string) ([]byte, error) {
 			}
 		}
 	}
-	// $id, title and description follow $schema at the top.
+	// $id, title and description follow $schema at the top. The
+	// description is the one written for editors, not def's doc comment,
+	// which is written for readers of the rules.
+	doc.Elts = slices.DeleteFunc(doc.Elts, func(d ast.Decl) bool {
+		f, ok := d.(*ast.Field)
+		if !ok {
+			return false
+		}
+		name, _, _ := ast.LabelName(f.Label)
+		return name == "description"
+	})
 	head := []ast.Decl{doc.Elts[0],
 		schemaDecl("$id", ast.NewString(id)),
 		schemaDecl("title", ast.NewString(title)),
