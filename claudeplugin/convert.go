@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"dalo/engine"
+	"dalo/internal/termtext"
 	"dalo/plan"
 	"dalo/providers"
 	"dalo/scaffold"
@@ -950,12 +951,12 @@ func (c *converter) rest(hooks []*hookOut) {
 }
 
 // execForm writes command and args as one sh command line, each word
-// single-quoted, with ${CLAUDE_PLUGIN_ROOT} and ${CLAUDE_PROJECT_DIR}
+// quoted where it must be (a word naming a variable always is), with ${CLAUDE_PLUGIN_ROOT} and ${CLAUDE_PROJECT_DIR}
 // substituted as Claude Code substitutes them: as plain strings.
 func execForm(command string, args []string) string {
 	words := make([]string, 0, len(args)+1)
 	for _, w := range append([]string{command}, args...) {
-		q := "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		q := termtext.ShellQuote(w)
 		for _, v := range []string{"CLAUDE_PLUGIN_ROOT", "CLAUDE_PROJECT_DIR"} {
 			q = strings.ReplaceAll(q, "${"+v+"}", `'"$`+v+`"'`)
 		}

@@ -255,7 +255,7 @@ func TestConvert(t *testing.T) {
 		t.Errorf("command file:\n%s", cmd)
 	}
 	exec, _ := file(tree, pkg+"claude-hooks/post-tool-use.sh")
-	if want := `exec ''"$CLAUDE_PLUGIN_ROOT"'/bin/fmt' '--root' ''"$CLAUDE_PLUGIN_ROOT"'/conf it'\''s' '${CLAUDE_PLUGIN_DATA}'` + "\n"; !strings.HasSuffix(exec, want) {
+	if want := `exec ''"$CLAUDE_PLUGIN_ROOT"'/bin/fmt' --root ''"$CLAUDE_PLUGIN_ROOT"'/conf it'\''s' '${CLAUDE_PLUGIN_DATA}'` + "\n"; !strings.HasSuffix(exec, want) {
 		t.Errorf("exec form:\n%s\nwant suffix\n%s", exec, want)
 	}
 	man, _ := file(tree, pkg+"PLUGIN.toml")

@@ -22,7 +22,7 @@ description = %s
 		fmt.Fprintf(m, "version = %s\n", tomledit.Quote(version))
 	}
 	for _, mb := range members {
-		fmt.Fprintf(m, "\n[[plugin.members]]\nref = %s\nrequirement = %q\n", tomledit.Quote(mb.Ref), mb.Requirement)
+		fmt.Fprintf(m, "\n[[plugin.members]]\nref = %s\nrequirement = %s\n", tomledit.Quote(mb.Ref), tomledit.Quote(mb.Requirement))
 	}
 	for _, h := range hooks {
 		argv := []string{h.Event, h.Effect, h.commandFile, "${input.cwd}"}
@@ -37,7 +37,7 @@ description = %s
 %s[[tool]]
 schema_version = 1
 id = %s
-entry = %q
+entry = %s
 files = %s
 runtime = "executable"
 argv = %s
@@ -52,17 +52,17 @@ inputs = %s
 schema_version = 1
 id = %s
 tool = %s
-subject = %q
-phase = %q
-effect = %q
-requirement = %q
+subject = %s
+phase = %s
+effect = %s
+requirement = %s
 timeout_ms = %d
-failure_policy = %q
+failure_policy = %s
 retry = "never"
 error_visibility = "user"
 blocking_scope = "matched_event"
-`, scaffold.Comment(h.ID+" runs "+h.commandFile+", the command of "+h.From+"."), tomledit.Quote(h.ID), AdapterFile, list(h.files), list(argv), list(names(h.Env)), list(names(h.Capabilities)), inputs,
-			tomledit.Quote(h.ID), tomledit.Quote(h.ID), h.Subject, h.Phase, h.Effect, h.Requirement, h.TimeoutMS, h.FailurePolicy)
+`, scaffold.Comment(h.ID+" runs "+h.commandFile+", the command of "+h.From+"."), tomledit.Quote(h.ID), tomledit.Quote(AdapterFile), list(h.files), list(argv), list(names(h.Env)), list(names(h.Capabilities)), inputs,
+			tomledit.Quote(h.ID), tomledit.Quote(h.ID), tomledit.Quote(h.Subject), tomledit.Quote(h.Phase), tomledit.Quote(h.Effect), tomledit.Quote(h.Requirement), h.TimeoutMS, tomledit.Quote(h.FailurePolicy))
 		if len(h.ToolNames) > 0 {
 			fmt.Fprintf(m, "matcher = { tool_names = %s }\n", list(h.ToolNames))
 		}

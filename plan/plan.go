@@ -50,7 +50,7 @@ const Schema = 6
 // A Plan is every installed, approved hook of one provider, by native event.
 type Plan struct {
 	Schema   int                      `json:"schema"`
-	Provider string                   `json:"provider"` // claude, codex
+	Provider string                   `json:"provider"` // a provider table's name: claude, codex, gemini...
 	Version  string                   `json:"version"`  // the provider table used: 2.1.233
 	Events   map[string][]PlannedHook `json:"events"`   // native event → hooks, in stable hook-identity order
 	// Natives is the native protocol of every event in Events, copied

@@ -26,7 +26,7 @@ import (
 // A Harness is the harness binary dalo found for a provider, and what it
 // is.
 type Harness struct {
-	Name string // the provider: claude, codex
+	Name string // the provider table's name: claude, codex, gemini...
 	Path string // the executable
 	// Chosen says the path was named with `dalo providers use`, not found
 	// on PATH.

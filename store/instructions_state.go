@@ -715,7 +715,7 @@ func (s *Store) PendingInstructions(sel *Selection) ([]PendingInstruction, error
 	var out []PendingInstruction
 	for _, mb := range sel.Pkg.Manifest.Plugin.Members {
 		r := engine.ParseRef(mb.Ref)
-		if r.Kind != "instruction" || mb.Requirement != plan.RequirementRequired {
+		if r.Kind != "instruction" || !plan.UnmetBlocks[mb.Requirement] {
 			continue
 		}
 		id := instruction.ID{Source: sel.Identity.Source, Selector: r.Selector}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"dalo/internal/regular"
 	"dalo/internal/termtext"
@@ -139,7 +138,7 @@ func (s *Store) Stage(root string, files map[string]plan.FileDigest) (string, er
 		return nil
 	})
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := syncPath(dirs[i]); err != nil {
+		if err := plan.SyncDir(dirs[i]); err != nil {
 			return "", err
 		}
 		if err := os.Chmod(dirs[i], 0o555); err != nil {
@@ -155,18 +154,6 @@ func (s *Store) Stage(root string, files map[string]plan.FileDigest) (string, er
 		return "", err
 	}
 	return final, nil
-}
-
-func syncPath(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("syncing %s: %w", p, err)
-	}
-	return nil
 }
 
 // openRegular opens name for reading if it is a regular file (see

@@ -286,7 +286,7 @@ func Many(home string, n int) (*plan.Plan, error) {
 				Package: fmt.Sprintf("bench:pkg-%04d", i), ID: r.event, Subject: r.subject, Phase: r.phase, Effect: r.effect,
 				Script: handler, Env: []string{"HOME"},
 			}
-			if r.subject == plan.SubjectToolCall {
+			if plan.Matchers[r.subject][r.phase] {
 				h.ToolNames = []string{"Edit"}
 				if i == 0 {
 					h.ToolNames = []string{"Bash"}
