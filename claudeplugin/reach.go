@@ -20,14 +20,15 @@ import (
 // script computes, a file that is no text) is a note for the author, who
 // widens the tool by hand: dalo reads text, it does not run the program.
 
-// The adapter's own needs: it reads the command file and runs it under
+// AdapterCapabilities and AdapterEnv are the adapter's own needs, which
+// every imported tool claims: it reads the command file and runs it under
 // bash (filesystem_read, subprocess), finds bash, awk and mktemp on PATH
 // and keeps the command's stderr in a file mktemp makes in TMPDIR and
 // unlinks at once; that private scratch file is no write to the user's
 // files, so it claims no filesystem_write.
 var (
-	adapterCapabilities = []string{"filesystem_read", "subprocess"}
-	adapterEnv          = []string{"PATH", "TMPDIR"}
+	AdapterCapabilities = []string{"filesystem_read", "subprocess"}
+	AdapterEnv          = []string{"PATH", "TMPDIR"}
 )
 
 // allCapabilities is the claim of a tool dalo cannot read: everything,
@@ -267,10 +268,10 @@ func text(b []byte) bool {
 // configuration).
 func (c *converter) reach(h *hookOut, usable func(string) bool) *reach {
 	r := &reach{caps: map[string]string{}, env: map[string]string{}}
-	for _, cp := range adapterCapabilities {
+	for _, cp := range AdapterCapabilities {
 		r.caps[cp] = AdapterFile
 	}
-	for _, v := range adapterEnv {
+	for _, v := range AdapterEnv {
 		r.env[v] = AdapterFile
 	}
 	// The command itself is shell text, in the hook's configuration.

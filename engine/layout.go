@@ -74,6 +74,9 @@ func (r *Rules) CheckField(def, field, value string) error {
 	return nil
 }
 
+// SourceIDRule says what a source id is, in the words of #SourceIDRule.
+func (r *Rules) SourceIDRule() string { return r.sourceIDRule }
+
 // CheckSourceID checks id against #SourceID in r.
 func (r *Rules) CheckSourceID(id string) error {
 	if r.sourceIDDef.Unify(r.ctx.Encode(id)).Validate(cue.Concrete(true)) != nil {

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"dalo/engine"
+	"dalo/store"
 )
 
 // Every command dalo lists has its help as a whole-output golden in a
@@ -111,6 +114,47 @@ func TestUnknownCommandEveryCommand(t *testing.T) {
 			if want := "did you mean 'dalo " + c.name + "'?\n"; !strings.Contains(stderr, want) {
 				t.Errorf("dalo %s: stderr\n%s\nwant it to hold %q", strings.Join(args, " "), stderr, want)
 			}
+		}
+	}
+}
+
+// TestDocParts: every part of the help that the tables and the rules
+// state is made from them, and reads as they say it. A doc that names no
+// part of docParts, or a part that fails, would show the user {{name}} or
+// an error where the text should be.
+func TestDocParts(t *testing.T) {
+	used := map[string]bool{}
+	for _, c := range commands {
+		for _, m := range docPart.FindAllStringSubmatch(c.doc, -1) {
+			if docParts[m[1]] == nil {
+				t.Errorf("dalo %s: its help names {{%s}}, which docParts lacks", c.name, m[1])
+			}
+			used[m[1]] = true
+		}
+	}
+	for name, f := range docParts {
+		s, err := f()
+		if err != nil || s == "" {
+			t.Errorf("{{%s}}: %q, %v", name, s, err)
+		}
+	}
+	rules, err := engine.LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ part, want string }{
+		{"providers", strings.Join(store.Providers(), ", ")},
+		{"source id rule", wrapText(rules.SourceIDRule(), 75)},
+		{"member refs", "skill:NAME or agent:NAME"},
+		{"trust harnesses", "Codex CLI"},
+	} {
+		if got := expandDoc("{{" + tc.part + "}}"); got != tc.want {
+			t.Errorf("{{%s}} = %q, want %q", tc.part, got, tc.want)
+		}
+	}
+	for _, want := range []string{"providers", "hooks files", "instruction files", "source id rule", "adapter claims"} {
+		if !used[want] {
+			t.Errorf("no command's help names {{%s}}", want)
 		}
 	}
 }

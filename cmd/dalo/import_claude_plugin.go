@@ -31,7 +31,7 @@ Each tool asks for no more than dalo can read that it needs: the files its
 command names and those they name in turn (a sourced script, an imported
 Python module), the capabilities and environment variables their text shows
 (each with the file and line it was read at), beside the adapter's own:
-filesystem_read and subprocess, PATH and TMPDIR. What the text cannot tell
+{{adapter claims}}. What the text cannot tell
 (a path a script computes, files no hook names) is a note on stderr: widen
 the tool by hand where it needs more. A program that is no text, or in a
 language dalo does not read, claims every capability: narrow it by hand.

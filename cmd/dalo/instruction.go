@@ -27,11 +27,7 @@ instruction of another source is written instruction:SOURCE:SELECTOR, as in
 the manifest, and resolves through the registry.
 
 --target is required; there is no default:
-  claude   $CLAUDE_CONFIG_DIR/CLAUDE.md (default ~/.claude/CLAUDE.md), global
-  codex    $CODEX_HOME/AGENTS.md (default ~/.codex/AGENTS.md), global
-  copilot  $COPILOT_HOME/copilot-instructions.md (default ~/.copilot/copilot-instructions.md), global
-  gemini   $GEMINI_CLI_HOME/.gemini/GEMINI.md (default ~/.gemini/GEMINI.md), global
-  qwen     $QWEN_HOME/QWEN.md (default ~/.qwen/QWEN.md), global
+{{instruction files}}
   PATH     an explicit project file (a path with a '/' or a name ending in .md)
 
 Text outside dalo's blocks is kept byte for byte. Enabling again changes

@@ -335,7 +335,7 @@ func mainUsage() string {
 }
 
 func commandUsage(c *command, fs *pflag.FlagSet) string {
-	return fmt.Sprintf("Usage: dalo %s %s\n\n%s\nFlags:\n%s", c.name, c.usage, c.doc, flagUsages(fs))
+	return fmt.Sprintf("Usage: dalo %s %s\n\n%s\nFlags:\n%s", c.name, c.usage, expandDoc(c.doc), flagUsages(fs))
 }
 
 // usageError reports a bad invocation of c and returns exitUsage.

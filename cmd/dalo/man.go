@@ -73,7 +73,7 @@ func manPages() map[string]string {
 		if c.usage != "" {
 			b.WriteString(roff(c.usage) + "\n")
 		}
-		description, sections := manDescription(c.doc)
+		description, sections := manDescription(expandDoc(c.doc))
 		b.WriteString(description)
 		b.WriteString(".SH OPTIONS\n")
 		c.flagSet(&env{}).VisitAll(func(f *pflag.Flag) {

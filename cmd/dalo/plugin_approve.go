@@ -59,7 +59,7 @@ func init() {
 			fs.String("provider", "", "the provider the grants are for (NAME or NAME@VERSION)")
 			fs.StringArray("tool", nil, "approve this tool (repeatable)")
 			fs.StringArray("hook", nil, "approve this hook and its tool (repeatable)")
-			fs.StringArray("member", nil, "approve this skill or agent, as skill:NAME or agent:NAME (repeatable)")
+			fs.StringArray("member", nil, "approve this skill or agent, as "+expandDoc("{{member refs}}")+" (repeatable)")
 			fs.Bool("all", false, "approve every tool, hook, skill and agent the provider supports")
 			fs.Bool("yes", false, "do not ask for confirmation")
 		},

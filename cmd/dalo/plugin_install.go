@@ -21,12 +21,9 @@ approved tool bytes into a content-addressed, read-only directory of the
 store, writes the package's skills and agents where the harness reads them
 (an agent becomes its inline fallback skill where the harness has no
 subagents), rewrites the provider's dispatch plan, and adds one dispatcher
-entry per native event in use to the harness configuration (Claude:
-$CLAUDE_CONFIG_DIR/settings.json, Codex: $CODEX_HOME/hooks.json, GitHub
-Copilot CLI: $COPILOT_HOME/settings.json, Gemini CLI:
-$GEMINI_CLI_HOME/.gemini/settings.json, comments kept, Qwen Code:
-$QWEN_HOME/settings.json), editing only its own entries: every other byte
-of the file is kept.
+entry per native event in use to the harness's hooks file, editing only
+its own entries: every other byte of the file is kept, comments too.
+{{hooks files}}
 
 The entries call a copy of the dispatcher kept in the store (dalo-hook of
 this dalo's build, else dalo itself), so that they keep working however
@@ -72,7 +69,7 @@ func init() {
 		short: "install an approved package on a harness", doc: pluginInstallDoc,
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("provider", "", "the harness to install on (NAME or NAME@VERSION)")
-			fs.Bool("trust", false, "record the harness's trust for dalo's own entries (Codex)")
+			fs.Bool("trust", false, "record the harness's trust for dalo's own entries ("+expandDoc("{{trust harnesses}}")+")")
 			fs.Bool("dry-run", false, "print what would change and write nothing")
 		},
 		run: runPluginInstall,

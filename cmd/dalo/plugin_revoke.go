@@ -39,7 +39,7 @@ func init() {
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringArray("tool", nil, "revoke this tool's grants (repeatable)")
 			fs.StringArray("hook", nil, "revoke this hook's grants (repeatable)")
-			fs.StringArray("member", nil, "revoke this skill's or agent's grants, as skill:NAME or agent:NAME, and take it away (repeatable)")
+			fs.StringArray("member", nil, "revoke this skill's or agent's grants, as "+expandDoc("{{member refs}}")+", and take it away (repeatable)")
 		},
 		run: runPluginRevoke,
 	})

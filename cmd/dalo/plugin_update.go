@@ -55,7 +55,7 @@ func init() {
 			fs.String("provider", "", "the harness the package is installed on (NAME or NAME@VERSION)")
 			fs.Bool("dry-run", false, "show the update and what install would write, and write nothing")
 			fs.Bool("yes", false, "approve the grants shown without asking")
-			fs.Bool("trust", false, "record the harness's trust for dalo's own entries (Codex)")
+			fs.Bool("trust", false, "record the harness's trust for dalo's own entries ("+expandDoc("{{trust harnesses}}")+")")
 		},
 		run: runPluginUpdate,
 	})

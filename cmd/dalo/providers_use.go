@@ -12,7 +12,7 @@ import (
 
 const providersUseDoc = `Providers use names the harness binary dalo reads the version of, for
 install and doctor, instead of the one named for the provider on PATH
-(claude, codex, copilot, gemini, qwen): for a harness installed elsewhere,
+({{providers}}): for a harness installed elsewhere,
 or one of several. dalo runs it with --version (at most 30 seconds: a first
 start may unpack the harness before it answers) and says which version it
 is and whether dalo has a table, with evidence, for exactly that version.

@@ -39,8 +39,8 @@ may write, is not used (a warning says so). --no-cache neither reads nor
 writes it. Only validate and vet use it: review, approve and install
 always check afresh.
 
---source-id must be a source id 'dalo source add' would accept: letters,
-digits, '.', '_' or '-', starting and ending with a letter or digit.
+--source-id must be one 'dalo source add' would accept, as its rule says:
+{{source id rule}}.
 
 Exit status: 0 valid; 1 invalid, no package found, or a required reference
 unresolved; 2 bad usage (an invalid --source-id among them) or a SOURCE
