@@ -45,6 +45,7 @@ const (
 	FailurePolicies   = "#FailurePolicies"
 	FailClosed        = "#FailClosed"
 	FailClosedPasses  = "#FailClosedPasses"
+	Guard             = "#Guard"
 	Runtimes          = "#Runtimes"
 	ArgvInterpolation = "#ArgvInterpolation"
 	SystemPlatforms   = "#SystemPlatforms"

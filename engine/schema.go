@@ -135,7 +135,7 @@ func describeFields(st *ast.StructLit, def cue.Value) {
 	for it.Next() {
 		a := it.Value().Attribute("expect")
 		if text, err := a.String(0); err == nil && text != "" {
-			expect[it.Selector().Unquoted()] = text
+			expect[it.Selector().Unquoted()] = expandExpect(text)
 		}
 	}
 	for _, d := range props.Elts {

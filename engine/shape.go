@@ -246,9 +246,9 @@ func expectation(def cue.Value) string {
 		// The attribute holds a quoted string: say what it means, not how
 		// it is written.
 		if s, err := a.String(0); err == nil {
-			return s
+			return expandExpect(s)
 		}
-		return a.Contents()
+		return expandExpect(a.Contents())
 	}
 	if vals := literals(def); len(vals) > 0 {
 		if len(vals) == 1 {

@@ -234,3 +234,13 @@ const (
 // MemberKinds are the kinds of grant that approve a member of a
 // package (#GrantKinds): what install writes where a harness reads it.
 var MemberKinds = []string{"skill", "agent"}
+
+// Guarded says, by requirement and failure policy, whether a hook
+// installed on a native event makes dispatch's entry there guard it
+// (--fail-closed, #Guard): then a plan that cannot be loaded, or a
+// dispatcher that cannot start, blocks the action.
+var Guarded = map[string]map[string]bool{
+	"required":    {"report": false, "fail_open": false, "fail_closed": true},
+	"optional":    {"report": false, "fail_open": false, "fail_closed": false},
+	"recommended": {"report": false, "fail_open": false, "fail_closed": false},
+}

@@ -303,7 +303,7 @@ func (s *Store) wantEntries(t *providers.Table, in *Installed, c *dispatcherCopy
 	for _, ip := range in.Packages {
 		for _, h := range ip.Hooks {
 			sum[h.Event] += h.Hook.TimeoutMS
-			if h.Hook.Requirement == plan.RequirementRequired && h.Hook.FailurePolicy == plan.PolicyFailClosed {
+			if plan.Guarded[h.Hook.Requirement][h.Hook.FailurePolicy] {
 				closed[h.Event] = true
 			}
 		}
