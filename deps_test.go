@@ -23,7 +23,7 @@ const depsRules = `
 	NONE
 	< dalo/internal/regular, dalo/internal/termtext, dalo/internal/fakemodel,
 	  dalo/internal/suggest,
-	  dalo/jsonedit, dalo/instruction,
+	  dalo/jsonedit, dalo/instruction, dalo/codexapp,
 	  dalo/bench/measure, dalo/bench/mutate, dalo/bench/stdinfloor;
 
 	# Git sources: what a tree holds reaches errors escaped.
@@ -59,7 +59,7 @@ const depsRules = `
 
 	# State under DALO_HOME.
 	dalo/engine, dalo/jsonedit, dalo/instruction, dalo/internal/termtext,
-	dalo/store/gitrepo, GOINTERNAL
+	dalo/store/gitrepo, dalo/codexapp, GOINTERNAL
 	< dalo/store;
 
 	dalo/store, dalo/dispatch < dalo/dispatch/dispatchtest < dalo/bench/dispatchgen;

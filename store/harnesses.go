@@ -248,3 +248,16 @@ func (s *Store) HarnessTable(ts *providers.Tables, name string) (*providers.Tabl
 	}
 	return h.Table, h, nil
 }
+
+// firstLine is the first line of s, cut to 200 bytes: what an error
+// quotes of a harness's stderr.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return "nothing on stderr"
+	}
+	return truncate(s, 200)
+}

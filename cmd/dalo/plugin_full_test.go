@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"dalo/codexapp"
 	"dalo/store"
 )
 
@@ -28,7 +29,7 @@ func init() {
 		if err != nil {
 			panic(err)
 		}
-		store.ListTimeout = d
+		codexapp.ListTimeout = d
 	}
 	if v := os.Getenv("DALO_TEST_VERSION_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
