@@ -33,13 +33,10 @@ func TestMatrixCopilot(t *testing.T) {
 	t.Parallel()
 	harness(t, "copilot")
 	playSubtests(t, "copilot", "session", "failures", "pre_context", "rewrite_input", "replace_output",
-		"prompt_deny", "prompt_fail_closed", "members")
-	t.Run("dispatcher_gone_fail_closed", func(t *testing.T) { testBashMatrixGoneClosed(t, "copilot") })
-	t.Run("dispatcher_gone_fail_open", func(t *testing.T) { testBashMatrixGoneOpen(t, "copilot") })
+		"prompt_deny", "prompt_fail_closed", "members", "instruction", "dispatcher_gone_fail_closed", "dispatcher_gone_fail_open")
 	t.Run("hooks_off", func(t *testing.T) { testBashMatrixOff(t, "copilot") })
 	t.Run("hooks_off_other_file", testMatrixCopilotOffOtherFile)
 	t.Run("remove_restores", func(t *testing.T) { testBashMatrixRemove(t, "copilot") })
-	t.Run("instruction", func(t *testing.T) { testBashMatrixInstruction(t, "copilot") })
 	t.Run("first_run", testMatrixCopilotFirstRun)
 	// Copilot CLI shows a hook's messages nowhere.
 	t.Run("user_channel", func(t *testing.T) { testBashMatrixUser(t, "copilot") })
@@ -49,12 +46,10 @@ func TestMatrixCopilot(t *testing.T) {
 func TestMatrixQwen(t *testing.T) {
 	t.Parallel()
 	harness(t, "qwen")
-	playSubtests(t, "qwen", "session", "failures", "tool_failure", "prompt_deny", "prompt_fail_closed", "members", "tools")
-	t.Run("dispatcher_gone_fail_closed", func(t *testing.T) { testBashMatrixGoneClosed(t, "qwen") })
-	t.Run("dispatcher_gone_fail_open", func(t *testing.T) { testBashMatrixGoneOpen(t, "qwen") })
+	playSubtests(t, "qwen", "session", "failures", "tool_failure", "prompt_deny", "prompt_fail_closed", "members", "tools",
+		"instruction", "dispatcher_gone_fail_closed", "dispatcher_gone_fail_open")
 	t.Run("hooks_off", func(t *testing.T) { testBashMatrixOff(t, "qwen") })
 	t.Run("remove_restores", func(t *testing.T) { testBashMatrixRemove(t, "qwen") })
-	t.Run("instruction", func(t *testing.T) { testBashMatrixInstruction(t, "qwen") })
 	// Qwen Code shows a hook's messages on Stop only.
 	t.Run("user_channel", func(t *testing.T) { testBashMatrixUser(t, "qwen") })
 }
@@ -75,47 +70,9 @@ func playSubtests(t *testing.T, provider string, subs ...string) {
 }
 
 // bmGoneKit is a kit of one gate on the shell tool under policy that
-// denies every command naming "gated".
+// denies every command naming "gated" (scenario.BashGateFiles).
 func bmGoneKit(p, policy string) map[string]string {
-	return matrixFiles(bmPkg, "A "+policy+" gate.", []cmHook{{id: "gate", subject: "tool_call", phase: "before", effect: "gate",
-		policy: policy, tools: shellTool[p], when: "*gated*", result: `{"kind":"deny","reason":"` + markGate + `"}`}})
-}
-
-// testBashMatrixGoneClosed deletes the dispatcher of an installed
-// required fail_closed gate: the gated command does not run, and doctor
-// says the harness blocks every call meanwhile. On Qwen the block's
-// reason, the entry's guard's stderr, reaches the model (exit 2); Copilot
-// denies every failed PreToolUse hook, and shows the model no reason.
-func testBashMatrixGoneClosed(t *testing.T, p string) {
-	t.Parallel()
-	w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
-	w.installSource(bmID, bmPkg, bmGoneKit(p, "fail_closed"))
-	s := w.dispatcherGone("blocks every PreToolUse action until it runs again", "NOT in force: its dispatcher")
-	if w.exists("gated-ran") {
-		w.failf(s, "the dispatcher is gone, and the command the required fail_closed gate guards ran")
-	}
-	if p == "qwen" && !w.server.Contains("a required fail_closed hook guards PreToolUse, so dalo blocks it") {
-		w.failf(s, "the block's reason did not reach the model")
-	}
-}
-
-// testBashMatrixGoneOpen deletes the dispatcher of an installed fail_open
-// gate: the command runs, on Copilot too, which denies a call whose
-// PreToolUse hook fails: dalo's entry maps the failure to a pass there
-// (events.PreToolUse.failed_command). doctor says the hooks do not run.
-func testBashMatrixGoneOpen(t *testing.T, p string) {
-	t.Parallel()
-	w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
-	w.installSource(bmID, bmPkg, bmGoneKit(p, "fail_open"))
-	// Guarded where a failed command would deny the call.
-	cmd := entryCommand(w, w.settings(), "PreToolUse")
-	if guarded, denies := strings.Contains(cmd, " || { "), tableUnder(t, p).FailedCommandDenies("PreToolUse"); guarded != denies {
-		t.Errorf("dalo's PreToolUse entry on %s is guarded = %v, where a failed command denies = %v: %s", p, guarded, denies, cmd)
-	}
-	s := w.dispatcherGone("the harness cannot dispatch, so its hooks do not run")
-	if !w.exists("gated-ran") {
-		w.failf(s, "the dispatcher of a fail_open gate is gone, and the command did not run")
-	}
+	return scenario.BashGateFiles(shellTool[p], policy)
 }
 
 // testBashMatrixOff sets disableAllHooks in the settings file dalo's
@@ -189,31 +146,6 @@ func testBashMatrixRemove(t *testing.T, p string) {
 	}
 	if out, code := w.daloExit("doctor"); code != 0 {
 		t.Errorf("doctor after remove: exit %d:\n%s", code, out)
-	}
-}
-
-// testBashMatrixInstruction enables a standing instruction for the
-// harness: dalo writes it into the table's instruction file, and it
-// reaches the model.
-func testBashMatrixInstruction(t *testing.T, p string) {
-	t.Parallel()
-	w := newWorld(t, p, fakemodel.Script{fakemodel.Say("Done.")})
-	src := filepath.Join(w.root, "src-"+srcID)
-	writeSource(t, src, sourceFiles)
-	w.dalo("source", "add", srcID, src)
-	// The user has run the harness before: its configuration home exists.
-	if err := os.MkdirAll(w.configHome(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	w.dalo("instruction", "enable", srcID+":"+pkgName, "instruction:live-context", "--target", p)
-	s := w.run("Say something short.")
-	if !w.server.Contains(markInstruction) {
-		ents, _ := os.ReadDir(w.configHome())
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		w.failf(s, "the enabled instruction %s did not reach the model (configuration home holds %v)", markInstruction, names)
 	}
 }
 
