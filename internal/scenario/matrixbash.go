@@ -48,7 +48,7 @@ var BashMatrices = map[string]BashMatrix{
 			{plan.SubjectWorkflow, plan.PhaseStop, "Stop", "", []string{"session.id", "session.cwd", "transcript.path", "workflow.already_continued"}},
 			{plan.SubjectSession, plan.PhaseEnd, "SessionEnd", "", []string{"session.id", "session.cwd", "session.end_reason"}},
 		},
-		Keys: map[string]string{"session.id": "session_id", "session.cwd": "cwd", "prompt.text": "prompt", "tool.name": "tool_name",
+		Keys: map[string]string{"session.id": "session_id", "session.cwd": "cwd", "prompt.text": plan.SubjectPrompt, "tool.name": "tool_name",
 			"transcript.path": "transcript_path", "workflow.already_continued": "stop_hook_active", "session.end_reason": "reason"},
 	},
 	// Qwen fires no SessionEnd headless (finding 64), and shows a hook's
@@ -62,7 +62,7 @@ var BashMatrices = map[string]BashMatrix{
 			{plan.SubjectToolCall, plan.PhaseAfter, "PostToolUse", "run_shell_command", []string{"session.id", "session.cwd", "tool.name", "tool.call_id"}},
 			{plan.SubjectWorkflow, plan.PhaseStop, "Stop", "", []string{"session.id", "transcript.path", "workflow.last_message", "workflow.already_continued"}},
 		},
-		Keys: map[string]string{"session.id": "session_id", "session.cwd": "cwd", "prompt.text": "prompt", "tool.name": "tool_name",
+		Keys: map[string]string{"session.id": "session_id", "session.cwd": "cwd", "prompt.text": plan.SubjectPrompt, "tool.name": "tool_name",
 			"tool.call_id": "tool_call_id", "transcript.path": "transcript_path", "session.permission_mode": "permission_mode",
 			"workflow.last_message": "last_assistant_message", "workflow.already_continued": "stop_hook_active"},
 		Shown: []string{"Stop"},
@@ -151,11 +151,11 @@ func playBashSession(w *World, c *Check) error {
 			Result: `{"kind":"add_context","context":"` + bmStartCtx + `"}`},
 		MatrixHook{ID: "prompt-context", Subject: plan.SubjectPrompt, Phase: plan.PhaseBefore, Effect: plan.EffectAddContext,
 			Result: `{"kind":"add_context","context":"` + bmPromptCtx + `"}`},
-		MatrixHook{ID: "gate", Subject: plan.SubjectToolCall, Phase: plan.PhaseBefore, Effect: plan.EffectGate, Policy: plan.PolicyFailClosed,
+		MatrixHook{ID: "deny-gate", Subject: plan.SubjectToolCall, Phase: plan.PhaseBefore, Effect: plan.EffectGate, Policy: plan.PolicyFailClosed,
 			Tools: shell, When: "*bm-denied*", Result: `{"kind":"deny","reason":"` + bmDenyWhy + `"}`},
 		MatrixHook{ID: "post-context", Subject: plan.SubjectToolCall, Phase: plan.PhaseAfter, Effect: plan.EffectAddContext,
 			Tools: shell, When: "*bm-ran*", Result: `{"kind":"add_context","context":"` + bmPostCtx + `"}`},
-		MatrixHook{ID: "stop", Subject: plan.SubjectWorkflow, Phase: plan.PhaseStop, Effect: plan.EffectContinueWorkflow,
+		MatrixHook{ID: "continue-once", Subject: plan.SubjectWorkflow, Phase: plan.PhaseStop, Effect: plan.EffectContinueWorkflow,
 			When: `*'"stop_hook_active":false'*`, Result: `{"kind":"continue_workflow","reason":"` + bmAgain + `"}`})
 	if _, err := w.InstallSource(BashMatrixID, BashMatrixPkg, bashMatrixFiles("Probes of the "+w.Harness+" table's claims.", hooks)); err != nil {
 		return err
@@ -193,7 +193,7 @@ func bashFields(w *World, c *Check, m BashMatrix, shell string) {
 			continue
 		}
 		for i, run := range runs {
-			if e.Event == "UserPromptSubmit" && i > 0 && payloads[i]["prompt"] == "" {
+			if e.Event == "UserPromptSubmit" && i > 0 && payloads[i][m.Keys["prompt.text"]] == "" {
 				// Qwen Code fires it again, with an empty prompt, after a
 				// tool result (finding 64): the empty value is no argument.
 				continue

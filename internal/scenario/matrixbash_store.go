@@ -61,7 +61,7 @@ func playBashInstruction(w *World, c *Check) error {
 // shell tool (shell, its native name) under policy that denies every
 // command naming "gated", the reason MarkGate.
 func BashGateFiles(shell, policy string) map[string]string {
-	return bashMatrixFiles("A "+policy+" gate.", []MatrixHook{{ID: "gate", Subject: plan.SubjectToolCall, Phase: plan.PhaseBefore,
+	return bashMatrixFiles("A "+policy+" gate.", []MatrixHook{{ID: "deny-gate", Subject: plan.SubjectToolCall, Phase: plan.PhaseBefore,
 		Effect: plan.EffectGate, Policy: policy, Tools: shell, When: "*gated*", Result: `{"kind":"deny","reason":"` + MarkGate + `"}`}})
 }
 
