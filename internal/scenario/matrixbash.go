@@ -2,8 +2,10 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"dalo/internal/fakemodel"
@@ -56,11 +58,11 @@ var BashMatrices = map[string]BashMatrix{
 	"qwen": {
 		Test: "TestMatrixQwen",
 		Events: []MatrixEvent{
-			{plan.SubjectSession, plan.PhaseStart, "SessionStart", "", []string{"session.id", "session.cwd", "transcript.path"}},
-			{plan.SubjectPrompt, plan.PhaseBefore, "UserPromptSubmit", "", []string{"session.id", "session.cwd", "prompt.text"}},
-			{plan.SubjectToolCall, plan.PhaseBefore, "PreToolUse", "run_shell_command", []string{"session.id", "session.cwd", "tool.name", "tool.call_id", "session.permission_mode"}},
-			{plan.SubjectToolCall, plan.PhaseAfter, "PostToolUse", "run_shell_command", []string{"session.id", "session.cwd", "tool.name", "tool.call_id"}},
-			{plan.SubjectWorkflow, plan.PhaseStop, "Stop", "", []string{"session.id", "transcript.path", "workflow.last_message", "workflow.already_continued"}},
+			{plan.SubjectSession, plan.PhaseStart, "SessionStart", "", qwenCommon[:3]},
+			{plan.SubjectPrompt, plan.PhaseBefore, "UserPromptSubmit", "", append(qwenCommon[:4:4], "prompt.text")},
+			{plan.SubjectToolCall, plan.PhaseBefore, "PreToolUse", "run_shell_command", append(qwenCommon[:4:4], "tool.name", "tool.call_id")},
+			{plan.SubjectToolCall, plan.PhaseAfter, "PostToolUse", "run_shell_command", append(qwenCommon[:4:4], "tool.name", "tool.call_id")},
+			{plan.SubjectWorkflow, plan.PhaseStop, "Stop", "", append(qwenCommon[:4:4], "workflow.last_message", "workflow.already_continued")},
 		},
 		Keys: map[string]string{"session.id": "session_id", "session.cwd": "cwd", "prompt.text": plan.SubjectPrompt, "tool.name": "tool_name",
 			"tool.call_id": "tool_call_id", "transcript.path": "transcript_path", "session.permission_mode": "permission_mode",
@@ -72,6 +74,9 @@ var BashMatrices = map[string]BashMatrix{
 // The matrices' scenarios are appended to All here, after every other,
 // beside the one list that names them.
 func init() { All = append(All, bashMatrixScenarios()...) }
+
+// qwenCommon are the fields every payload of Qwen Code holds.
+var qwenCommon = []string{"session.id", "session.cwd", "transcript.path", "session.permission_mode"}
 
 // bashMatrixScenario is the scenario that is the subtest sub of harness's
 // matrix test.
@@ -215,10 +220,11 @@ func bashFields(w *World, c *Check, m BashMatrix, shell string) {
 				}
 			}
 		}
+		bashUnbound(w, c, e, payloads)
 		switch e.Event {
 		case "UserPromptSubmit":
-			if len(runs[0]) == len(e.Fields) && runs[0][len(e.Fields)-1] != bmPrompt {
-				c.Failf("prompt.text %q, want %q", runs[0][len(e.Fields)-1], bmPrompt)
+			if i := slices.Index(e.Fields, "prompt.text"); len(runs[0]) == len(e.Fields) && runs[0][i] != bmPrompt {
+				c.Failf("prompt.text %q, want %q", runs[0][i], bmPrompt)
 			}
 		case "PreToolUse":
 			if len(runs) != 2 {
@@ -229,15 +235,39 @@ func bashFields(w *World, c *Check, m BashMatrix, shell string) {
 				c.Failf("Stop observer: %d runs, want 2 (continued once)", len(runs))
 			}
 		case "SessionEnd":
-			if len(runs) == 1 && len(runs[0]) == len(e.Fields) && runs[0][len(e.Fields)-1] != "complete" {
-				c.Failf("session.end_reason %q, want complete", runs[0][len(e.Fields)-1])
+			if i := slices.Index(e.Fields, "session.end_reason"); len(runs) == 1 && len(runs[0]) == len(e.Fields) && runs[0][i] != "complete" {
+				c.Failf("session.end_reason %q, want complete", runs[0][i])
 			}
 		}
 	}
 	// The model's call id is the same before and after the call.
 	pre, post := w.MatrixRuns("f-PreToolUse"), w.MatrixRuns("f-PostToolUse")
-	if w.Harness == "qwen" && len(pre) == 2 && len(post) == 1 && len(pre[1]) > 3 && len(post[0]) > 3 && pre[1][3] != post[0][3] {
-		c.Failf("tool.call_id before %q and after %q the call differ", pre[1][3], post[0][3])
+	for _, e := range m.Events {
+		i := slices.Index(e.Fields, "tool.call_id")
+		if e.Event != "PreToolUse" || i < 0 || len(pre) != 2 || len(post) != 1 || len(pre[1]) != len(e.Fields) || len(post[0]) != len(e.Fields) {
+			continue
+		}
+		if pre[1][i] != post[0][i] {
+			c.Failf("tool.call_id before %q and after %q the call differ", pre[1][i], post[0][i])
+		}
+	}
+}
+
+// bashUnbound checks that each payload of event e holds every field the
+// table says it does that the observer does not bind (the rules let no
+// hook of that row bind it: Qwen's permission mode at session start),
+// under the table's key.
+func bashUnbound(w *World, c *Check, e MatrixEvent, payloads []map[string]any) {
+	fields := w.Provider.Events[e.Event].Payload.Fields
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		if slices.Contains(e.Fields, f) {
+			continue
+		}
+		for i, p := range payloads {
+			if v, ok := p[fields[f].Key]; !ok || v == nil || v == "" {
+				c.Failf("%s run %d: the payload holds no %s under %q, where the table says it does", e.Event, i, f, fields[f].Key)
+			}
+		}
 	}
 }
 
