@@ -27,6 +27,11 @@ var otherMeanings = map[string]map[string]string{
 		"node":   "an interpreter a script's first line names",
 		"python": "an interpreter a script's first line names",
 	},
+	"internal/scenario/matrixbash.go": {
+		"session":        "the name of a live subtest a scenario is",
+		"rewrite_input":  "the name of a live subtest a scenario is",
+		"replace_output": "the name of a live subtest a scenario is",
+	},
 	"internal/scenario/scenario.go": {
 		"session": "a scenario's name",
 		"deny":    "the name of a prompt-gate scenario",

@@ -4,11 +4,9 @@ package live
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -614,20 +612,7 @@ func (w *world) output(name string) string {
 // homeFiles returns the files under the world's home that hold mark: where
 // a harness keeps what it showed the user (Claude's transcripts, Codex's
 // rollouts), for messages headless mode does not print.
-func (w *world) homeFiles(mark string) []string {
-	var found []string
-	filepath.WalkDir(w.home, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil
-		}
-		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(mark)) {
-			rel, _ := filepath.Rel(w.home, path)
-			found = append(found, rel)
-		}
-		return nil
-	})
-	return found
-}
+func (w *world) homeFiles(mark string) []string { return w.HomeFiles(mark) }
 
 func clip(s string) string {
 	const max = 6000

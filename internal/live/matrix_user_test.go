@@ -17,79 +17,45 @@ import (
 	"time"
 
 	"dalo/internal/fakemodel"
+	"dalo/internal/scenario"
 )
 
-// testBashMatrixUser installs a report hook shown to the user only on
-// every event of the harness, each crashing with a status of its own, and
-// runs a session headless and one in the harness's terminal. The user is
-// shown a hook's diagnostic, with its stderr, exactly on the events of
-// shown: headless on the harness's stderr, in the terminal on its screen;
-// on every other event, nowhere (not on stdout or stderr, in no file of
-// the home, not on the screen), and never to the model.
-func testBashMatrixUser(t *testing.T, p string, shown ...string) {
+// testBashMatrixUser plays the user channel's scenario (a report hook
+// shown to the user only on every event of the harness, each crashing
+// with a status of its own, run headless), then runs the same kit in the
+// harness's terminal: the user is shown a hook's diagnostic, with its
+// stderr, on the screen exactly on the events the harness shows
+// (scenario.BashMatrix.Shown), and on every other event not at all. The
+// terminal half is live only: dalo providers verify cannot count on
+// script(1) on a user's machine, and driving an interactive session by
+// keystrokes off a screen takes a minute or more to prove again what the
+// headless half proves.
+func testBashMatrixUser(t *testing.T, p string) {
 	t.Parallel()
-	w := newWorld(t, p, fakemodel.Script{
-		fakemodel.Run("echo bm-user-1"), fakemodel.Say(bmFinal),
-		fakemodel.Run("echo bm-user-2"), fakemodel.Say(bmFinal),
+	play(t, p, p+"-user-channel")
+	w := newWorld(t, p, fakemodel.Script{fakemodel.Run("echo bm-user-2"), fakemodel.Say(bmFinal)})
+	w.installSource(bmID, bmPkg, scenario.BashUserFiles(p))
+	hooks := scenario.BashUserHooks(p)
+	screen, exited := w.bmTerminal(scenario.BashUserPrompt, func() bool {
+		return len(w.cmRuns("user-Stop")) > 0
 	})
-	events := bmHarnesses[p].events
-	var hooks []cmHook
-	for i, e := range events {
-		hooks = append(hooks, cmHook{id: "user-" + e.event, subject: e.subject, phase: e.phase, effect: "observe",
-			policy: "report", visibility: "user", tools: e.tools, exit: 60 + i})
-	}
-	w.installSource(bmID, bmPkg, matrixFiles(bmPkg, "Probes of the "+p+" table's user channel.", hooks))
-	diag := func(i int) string {
-		return fmt.Sprintf("dalo: hook %s:%s/user-%s failed (report): handler exited with status %d", bmID, bmPkg, events[i].event, 60+i)
-	}
-
-	s := w.run("Run the command you are given, bm-user-prompt.")
-	for i, e := range events {
-		if len(w.cmRuns("user-"+e.event)) == 0 {
-			w.failf(s, "headless: the %s hook did not run", e.event)
-			continue
-		}
-		want := slices.Contains(shown, e.event)
-		got := strings.Contains(s.stderr, diag(i)) && strings.Contains(s.stderr, "stderr: "+cmStderr)
-		if got != want {
-			w.failf(s, "headless: %s's diagnostic and its stderr on the harness's stderr = %v, want %v", e.event, got, want)
-		}
-		if !want {
-			if strings.Contains(s.stdout, diag(i)) || strings.Contains(s.stderr, diag(i)) {
-				w.failf(s, "headless: %s's diagnostic was shown", e.event)
-			}
-			if files := w.homeFiles(diag(i)); len(files) > 0 {
-				w.failf(s, "headless: %s's diagnostic is in %v", e.event, files)
-			}
-		}
-		if w.server.Contains(diag(i)) || w.server.Contains(fmt.Sprintf("status %d", 60+i)) {
-			w.failf(s, "%s's diagnostic, meant for the user only, reached the model", e.event)
-		}
-	}
-
-	first := make(map[string]int, len(events))
-	for _, e := range events {
-		first[e.event] = len(w.cmRuns("user-" + e.event))
-	}
-	screen, exited := w.bmTerminal("Run the command you are given, bm-user-prompt.", func() bool {
-		return len(w.cmRuns("user-Stop")) > first["Stop"]
-	})
-	for i, e := range events {
-		if len(w.cmRuns("user-"+e.event)) == first[e.event] {
-			if e.event == "SessionEnd" && !exited {
+	for _, h := range hooks {
+		event := strings.TrimPrefix(h.ID, "user-")
+		if len(w.cmRuns(h.ID)) == 0 {
+			if event == "SessionEnd" && !exited {
 				// A harness killed after its turn never ends its session.
 				t.Logf("terminal: the harness did not quit on Ctrl-C: no SessionEnd to look at")
 				continue
 			}
-			t.Errorf("terminal: the %s hook did not run\nscreen:\n%s", e.event, clip(screen))
+			t.Errorf("terminal: the %s hook did not run\nscreen:\n%s", event, clip(screen))
 			continue
 		}
-		want := slices.Contains(shown, e.event)
-		if got := strings.Contains(screen, diag(i)) && strings.Contains(screen, "stderr: "+cmStderr); got != want {
-			t.Errorf("terminal: %s's diagnostic and its stderr on the screen = %v, want %v\nscreen:\n%s", e.event, got, want, clip(screen))
+		want := slices.Contains(scenario.BashMatrices[p].Shown, event)
+		if got := strings.Contains(screen, scenario.BashUserDiag(h)) && strings.Contains(screen, "stderr: "+cmStderr); got != want {
+			t.Errorf("terminal: %s's diagnostic and its stderr on the screen = %v, want %v\nscreen:\n%s", event, got, want, clip(screen))
 		}
-		if !want && strings.Contains(screen, fmt.Sprintf("status %d", 60+i)) {
-			t.Errorf("terminal: %s's diagnostic was shown\nscreen:\n%s", e.event, clip(screen))
+		if !want && strings.Contains(screen, fmt.Sprintf("status %d", h.Exit)) {
+			t.Errorf("terminal: %s's diagnostic was shown\nscreen:\n%s", event, clip(screen))
 		}
 	}
 }
@@ -209,32 +175,4 @@ func killTree(pid int) {
 		syscall.Kill(p, syscall.SIGKILL)
 	}
 	walk(pid)
-}
-
-// testMatrixQwenTools runs a session in yolo mode, as the suite runs
-// Qwen Code: the tools it offers the model, by the names its hooks see
-// (run_shell_command's is proved on every row's session), are exactly
-// the table's.
-func testMatrixQwenTools(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, "qwen", fakemodel.Script{fakemodel.Say(bmFinal)})
-	s := w.run("Say something short.")
-	reqs := w.server.Requests()
-	if len(reqs) == 0 {
-		t.Fatal("no model request")
-	}
-	var offered []string
-	tools, _ := reqs[0].JSON["tools"].([]any)
-	for _, tool := range tools {
-		if m, ok := tool.(map[string]any); ok {
-			name, _ := m["name"].(string)
-			offered = append(offered, name)
-		}
-	}
-	slices.Sort(offered)
-	want := tableUnder(t, "qwen").ToolNames()
-	slices.Sort(want)
-	if !slices.Equal(offered, want) {
-		w.failf(s, "Qwen Code offered the model %q, want the table's tools %q", offered, want)
-	}
 }

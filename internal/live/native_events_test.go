@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"dalo/internal/fakemodel"
+	"dalo/internal/scenario"
 	provtables "dalo/providers"
 )
 
@@ -74,37 +74,31 @@ func eventOrSkip(t *testing.T, name, event string) *provtables.Table {
 var listed = []string{"claude", "codex", "qwen"}
 
 // TestNativeEvents asks the harness for the hook events it accepts
-// (NativeEvents: Claude Code's doctor, Codex's app-server schema, Qwen
-// Code's hook reference): every event the
-// table under test uses, and every one it lists as unmapped, is one of
-// them. The list is logged, so that a new event shows.
+// (scenario.NativeEvents: Claude Code's doctor, Codex's app-server schema,
+// Qwen Code's hook reference): every event the table under test uses, and
+// every one it lists as unmapped, is one of them. The list is logged, so
+// that a new event shows. Where it is the scenario native-events, it
+// plays that.
 func TestNativeEvents(t *testing.T) {
 	t.Parallel()
 	needs(t, listed...)
 	for _, p := range listed {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
+			if scenario.Lookup("native-events").For(p) {
+				play(t, p, "native-events")
+				return
+			}
 			tb := tableUnder(t, p)
-			events, err := NativeEvents(p, harness(t, p))
+			events, err := scenario.NativeEvents(p, harness(t, p), os.Getenv("XDG_CACHE_HOME"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%s: %d native events: %s", tb.Key(), len(events), strings.Join(events, " "))
-			var unknown []string
-			for e := range tb.Events {
-				if !slices.Contains(events, e) {
-					unknown = append(unknown, "events."+e)
-				}
+			unknown, both := scenario.UnknownEvents(tb, events, false)
+			if both != nil {
+				t.Errorf("%s: %s both used (events) and listed as unmapped", tb.Key(), strings.Join(both, ", "))
 			}
-			for e := range tb.Unmapped.Events {
-				if !slices.Contains(events, e) {
-					unknown = append(unknown, "unmapped.events."+e)
-				}
-				if _, used := tb.Events[e]; used {
-					t.Errorf("%s: %s is both used (events) and listed as unmapped", tb.Key(), e)
-				}
-			}
-			sort.Strings(unknown)
 			if unknown != nil {
 				t.Errorf("%s names native events the harness does not accept: %s", tb.Key(), strings.Join(unknown, ", "))
 			}
@@ -114,28 +108,14 @@ func TestNativeEvents(t *testing.T) {
 
 // TestNativeEventsUnmapped asks GitHub Copilot CLI, which TestNativeEvents
 // leaves out, for the hook events its schema lists: every event its table
-// lists as unmapped is one of them.
+// lists as unmapped is one of them (the scenario native-events-unmapped).
 func TestNativeEventsUnmapped(t *testing.T) {
 	t.Parallel()
 	needs(t, "copilot")
 	for _, p := range []string{"copilot"} {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
-			tb := tableUnder(t, p)
-			events, err := NativeEvents(p, harness(t, p))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var unknown []string
-			for e := range tb.Unmapped.Events {
-				if !slices.Contains(events, e) {
-					unknown = append(unknown, "unmapped.events."+e)
-				}
-			}
-			sort.Strings(unknown)
-			if len(tb.Unmapped.Events) == 0 || unknown != nil {
-				t.Errorf("%s lists %d unmapped events; the harness does not take %s (it takes %s)", tb.Key(), len(tb.Unmapped.Events), strings.Join(unknown, ", "), strings.Join(events, " "))
-			}
+			play(t, p, "native-events-unmapped")
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,6 +144,7 @@ func TestVerify(t *testing.T) {
 			if !ok || !tb.LocalTable() || tb.Verified == nil || tb.Verified.Date != time.Now().Format(time.DateOnly) {
 				t.Fatalf("%s@%s: local %v, verified %+v; want a local table verified today", p, version, ok && tb.LocalTable(), tb)
 			}
+			verifiedClaims(t, ts, tb, r.Nearest)
 			// Every scenario's requests are recorded; one may ask the model
 			// nothing (a denied prompt, settings the harness rejects, run in
 			// worlds of their own), but a session asks it something.
@@ -191,5 +193,52 @@ func TestVerify(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// verifiedClaims checks that each claim of the nearest table (name@version
+// key) that a scenario tries is verified in the local table tb, at the
+// same place: every scenario held, so each claim one tries holds. It logs
+// how many.
+func verifiedClaims(t *testing.T, ts *provtables.Tables, tb *provtables.Table, key string) {
+	t.Helper()
+	name, version, _ := strings.Cut(key, "@")
+	near, ok := ts.Lookup(name, version)
+	if !ok {
+		t.Fatalf("verify names the nearest table %q, which dalo does not ship", key)
+	}
+	local, err := tb.Claims()
+	if err != nil {
+		t.Fatal(err)
+	}
+	verified := map[string]bool{}
+	for _, c := range local {
+		verified[c.Path] = len(c.Evidence) > 0 && !slices.ContainsFunc(c.Evidence, func(e string) bool { return !strings.HasPrefix(e, "verified: ") })
+	}
+	nearClaims, err := near.Claims()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tried, held := 0, 0
+	for _, c := range nearClaims {
+		if !scenario.Cites(name, c.Evidence) {
+			continue
+		}
+		tried++
+		if verified[c.Path] {
+			held++
+			continue
+		}
+		t.Errorf("%s: a scenario tries it on %s, but the local table of %s does not say it is verified", c.Path, key, tb.Key())
+	}
+	var all int
+	for _, ok := range verified {
+		if ok {
+			all++
+		}
+	}
+	t.Logf("%s: %d of the %d claims of %s a scenario tries are verified (%d verified claims of %d in all)", tb.Key(), held, tried, key, all, len(local))
+	if tried == 0 {
+		t.Errorf("no claim of %s cites a scenario: verify proves nothing of %s", key, name)
 	}
 }

@@ -153,7 +153,7 @@ func TestDraftTableHeld(t *testing.T) {
 			}
 			untried := 0
 			for _, c := range nearClaims {
-				if tried(tc.name, c.Evidence) || c.Path == ".version_output" {
+				if Cites(tc.name, c.Evidence) || c.Path == ".version_output" {
 					continue
 				}
 				untried++

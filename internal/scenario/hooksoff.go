@@ -131,7 +131,7 @@ func setDotted(m map[string]any, key string, v any) {
 // key and says the gate is not in force. A switch in the machine's own
 // /etc, which no variable moves, is never written: not tried.
 var hooksOff = &Scenario{
-	Name: "hooks-off", Test: "TestHooksOff/%s", Harnesses: []string{"claude", "codex"},
+	Name: "hooks-off", Test: "TestHooksOff/%s", Harnesses: []string{"claude", "codex", "copilot", "qwen"},
 	Script: gatedScript,
 	Play: func(w *World, c *Check) error {
 		tb, err := w.table()

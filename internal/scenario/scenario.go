@@ -97,6 +97,19 @@ func Tried(ref string) (*Scenario, string) {
 	return nil, ""
 }
 
+// Cites reports whether a claim's evidence evs cites a live test that is
+// a scenario for harness: a claim dalo providers verify tries there.
+func Cites(harness string, evs []string) bool {
+	for _, e := range evs {
+		if ref, ok := strings.CutPrefix(e, "test: internal/live "); ok {
+			if s, h := Tried(ref); s != nil && h == harness {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Harnesses the kit is written for: the live suite's core three.
 var kitHarnesses = []string{"claude", "codex", "gemini"}
 

@@ -52,6 +52,7 @@ import (
 	"strings"
 
 	"dalo/internal/live"
+	"dalo/internal/scenario"
 	"dalo/providers"
 )
 
@@ -405,12 +406,12 @@ func reportEvents(out io.Writer, ts *providers.Tables, t, near *providers.Table,
 	if _, err := output(nil, "bash", ".ci/harnesses", near.Key()); err != nil {
 		return err
 	}
-	now, err := live.NativeEvents(t.Name, filepath.Join(dir, t.Key(), "node_modules", ".bin", t.Name))
+	now, err := scenario.NativeEvents(t.Name, filepath.Join(dir, t.Key(), "node_modules", ".bin", t.Name), os.Getenv("XDG_CACHE_HOME"))
 	if err != nil {
 		fmt.Fprintf(out, "\nnative events: %v\n", err)
 		return nil
 	}
-	was, err := live.NativeEvents(near.Name, nearBin)
+	was, err := scenario.NativeEvents(near.Name, nearBin, os.Getenv("XDG_CACHE_HOME"))
 	if err != nil {
 		fmt.Fprintf(out, "\nnative events of %s: %v\n", near.Key(), err)
 		return nil

@@ -1,4 +1,4 @@
-package live
+package scenario
 
 import (
 	"context"
@@ -8,9 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"dalo/internal/fakemodel"
+	"dalo/providers"
 )
 
 // NativeEvents returns the hook events the harness binary bin (of harness
@@ -20,8 +24,10 @@ import (
 // unknown one; Codex's app-server protocol schema enumerates them, and
 // GitHub Copilot CLI's API schema, which it unpacks on its first start;
 // Qwen Code's hook reference, shipped in its package, lists them. It runs
-// the harness in a temporary home, with no model and no network.
-func NativeEvents(name, bin string) ([]string, error) {
+// the harness in a temporary home, with no model and no network; cache,
+// when set, is the XDG cache a harness that unpacks itself there (GitHub
+// Copilot CLI) is given, else one in that home.
+func NativeEvents(name, bin, cache string) ([]string, error) {
 	home, err := os.MkdirTemp("", "dalo-native-events-")
 	if err != nil {
 		return nil, err
@@ -69,7 +75,6 @@ func NativeEvents(name, bin string) ([]string, error) {
 		// Its API schema enumerates the hook types (camelCase, as its
 		// hook files spell them: preToolUse), in the package it unpacks
 		// on its first start: a shared cache when the caller names one.
-		cache := os.Getenv("XDG_CACHE_HOME")
 		if cache == "" {
 			cache = filepath.Join(home, "cache")
 		}
@@ -135,4 +140,73 @@ func schemaEnum(file, def string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// UnknownEvents returns, sorted, the events table tb names that are not
+// among events, the harness's native events: those its rows use (unless
+// unmappedOnly) and those it lists as unmapped, each as its path in the
+// table; and the events it both uses and lists as unmapped.
+func UnknownEvents(tb *providers.Table, events []string, unmappedOnly bool) (unknown, both []string) {
+	if !unmappedOnly {
+		for e := range tb.Events {
+			if !slices.Contains(events, e) {
+				unknown = append(unknown, "events."+e)
+			}
+		}
+	}
+	for e := range tb.Unmapped.Events {
+		if !slices.Contains(events, e) {
+			unknown = append(unknown, "unmapped.events."+e)
+		}
+		if _, used := tb.Events[e]; used {
+			both = append(both, e)
+		}
+	}
+	sort.Strings(unknown)
+	sort.Strings(both)
+	return unknown, both
+}
+
+// nativeEvents asks the harness for the hook events it accepts
+// (NativeEvents): every event the table uses, and every one it lists as
+// unmapped, is one of them. GitHub Copilot CLI's schema spells agentStop
+// and userPromptSubmitted where its settings.json takes Claude Code's Stop
+// and UserPromptSubmit too (finding 62), so its rows' events are not
+// looked for there: nativeEventsUnmapped looks for its unmapped ones.
+var (
+	nativeEvents = &Scenario{
+		Name: "native-events", Test: "TestNativeEvents/%s", Harnesses: []string{"qwen"},
+		Script: noModel,
+		Play:   func(w *World, c *Check) error { return playNativeEvents(w, c, false) },
+	}
+	nativeEventsUnmapped = &Scenario{
+		Name: "native-events-unmapped", Test: "TestNativeEventsUnmapped/%s", Harnesses: []string{"copilot"},
+		Script: noModel,
+		Play:   func(w *World, c *Check) error { return playNativeEvents(w, c, true) },
+	}
+)
+
+func init() { All = append(All, nativeEvents, nativeEventsUnmapped) }
+
+// noModel is the script of a scenario that runs no session.
+func noModel(*World) fakemodel.Script { return nil }
+
+func playNativeEvents(w *World, c *Check, unmappedOnly bool) error {
+	events, err := NativeEvents(w.Harness, w.Bin, w.Getenv("XDG_CACHE_HOME"))
+	if err != nil {
+		return err
+	}
+	tb := w.Provider
+	w.logf("%s: %d native events: %s", w.Harness, len(events), strings.Join(events, " "))
+	if unmappedOnly && len(tb.Unmapped.Events) == 0 {
+		c.Failf("%s lists no unmapped events to look for", tb.Key())
+	}
+	unknown, both := UnknownEvents(tb, events, unmappedOnly)
+	if unknown != nil {
+		c.Failf("%s names native events the harness does not accept: %s (it accepts %s)", tb.Key(), strings.Join(unknown, ", "), strings.Join(events, " "))
+	}
+	if both != nil {
+		c.Failf("%s both uses and lists as unmapped %s", tb.Key(), strings.Join(both, ", "))
+	}
+	return nil
 }
