@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"dalo/plan"
 	provtables "dalo/providers"
 )
 
@@ -44,11 +45,7 @@ func (r *Results) Write(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return plan.WriteFile(path, "."+filepath.Base(path), append(b, '\n'), 0o644, nil)
 }
 
 // A Proof is what the runs of the live suite proved, by table: for each
