@@ -72,7 +72,7 @@ func (c *Check) Failf(format string, args ...any) {
 var All = append([]*Scenario{session, toolCalls, gateContext, gateCrash, promptDeny, promptCrash, probeContext, probeFailures,
 	claudeFields, claudeNothing, claudeFailures, geminiFieldsContext, geminiFailures,
 	codexFieldsNothing, codexUserFailures, failClosedStop,
-	claudeUserChannel, codexUserChannel, geminiFileTools, hooksOff}, hooksOffScenarios()...)
+	claudeUserChannel, codexUserChannel, geminiFileTools, hooksOff, skillShell, skillShellDeny, skillShellGate}, hooksOffScenarios()...)
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
