@@ -72,7 +72,8 @@ func (c *Check) Failf(format string, args ...any) {
 var All = append([]*Scenario{session, toolCalls, gateContext, gateCrash, promptDeny, promptCrash, probeContext, probeFailures,
 	claudeFields, claudeNothing, claudeFailures, geminiFieldsContext, geminiFailures,
 	codexFieldsNothing, codexUserFailures, failClosedStop,
-	claudeUserChannel, codexUserChannel, geminiFileTools, hooksOff, skillShell, skillShellDeny, skillShellGate}, hooksOffScenarios()...)
+	claudeUserChannel, codexUserChannel, geminiFileTools, hooksOff,
+	skillShell, skillShellDeny, skillShellGate, claudeFileToolsGated, claudeNativeTools, claudeActor}, hooksOffScenarios()...)
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
