@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"dalo/internal/fakemodel"
+	"dalo/internal/scenario"
 	provtables "dalo/providers"
 )
 
@@ -77,13 +78,18 @@ var listed = []string{"claude", "codex", "qwen"}
 // (NativeEvents: Claude Code's doctor, Codex's app-server schema, Qwen
 // Code's hook reference): every event the
 // table under test uses, and every one it lists as unmapped, is one of
-// them. The list is logged, so that a new event shows.
+// them. The list is logged, so that a new event shows. On Claude Code and
+// Codex it is the scenario "native-events".
 func TestNativeEvents(t *testing.T) {
 	t.Parallel()
 	needs(t, listed...)
 	for _, p := range listed {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
+			if scenario.Lookup("native-events").For(p) {
+				play(t, p, "native-events")
+				return
+			}
 			tb := tableUnder(t, p)
 			events, err := NativeEvents(p, harness(t, p))
 			if err != nil {
@@ -121,6 +127,10 @@ func TestNativeEventsUnmapped(t *testing.T) {
 	for _, p := range []string{"copilot"} {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
+			if scenario.Lookup("native-events").For(p) {
+				play(t, p, "native-events")
+				return
+			}
 			tb := tableUnder(t, p)
 			events, err := NativeEvents(p, harness(t, p))
 			if err != nil {

@@ -73,7 +73,8 @@ var All = append([]*Scenario{session, toolCalls, gateContext, gateCrash, promptD
 	claudeFields, claudeNothing, claudeFailures, geminiFieldsContext, geminiFailures,
 	codexFieldsNothing, codexUserFailures, failClosedStop,
 	claudeUserChannel, codexUserChannel, geminiFileTools, hooksOff,
-	skillShell, skillShellDeny, skillShellGate, claudeFileToolsGated, claudeNativeTools, claudeActor}, hooksOffScenarios()...)
+	skillShell, skillShellDeny, skillShellGate, claudeFileToolsGated, claudeNativeTools, claudeActor,
+	codexTrust, nativeEvents}, hooksOffScenarios()...)
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
