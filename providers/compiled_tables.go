@@ -22758,7 +22758,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "4f59b058886f61ed131fe9b15b53e733f84b6d6c3970c51ef955d01ff9037e92",
+			SHA256: "d4abbb810b45f17f0c327fcadadbc14733c131b2a1964c490be094ccc7692086",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -22985,13 +22985,13 @@ var compiledTables = &compiled{
 								Env:  "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
 								Evidence: []string{
 									"doc: Gemini CLI 0.61.0 bundle: getSystemDefaultsPath, GEMINI_CLI_SYSTEM_DEFAULTS_PATH or system-defaults.json beside the system settings file",
-									"test: internal/live TestHooksOff/gemini",
+									"test: internal/live TestHooksOff/gemini_root_owned",
 								},
 								RootOwned: &Claim{
 									Evidence: []string{
 										"doc: Gemini CLI 0.61.0 bundle: checkPosixStatsSecurity, uid 0 and no S_IWGRP or S_IWOTH, on the file and each parent directory",
 										"run: providers/testdata/README.md finding 66",
-										"test: internal/live TestHooksOff/gemini",
+										"test: internal/live TestHooksOff/gemini_root_owned",
 									},
 								},
 							},
@@ -23006,7 +23006,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: system defaults, the lowest of the settings files",
 								"run: providers/testdata/README.md finding 66",
-								"test: internal/live TestHooksOff/gemini",
+								"test: internal/live TestHooksOff/gemini_root_owned",
 							},
 						},
 					},

@@ -238,9 +238,11 @@ func fileExists(name string) bool {
 // value of it, in the file it names: the user's (config_home, home), a
 // project's own settings, which override the user's (doctor run in the
 // project reads them and says the gate is off there; run elsewhere, it
-// reads no project's), and the machine's where a variable moves that file
-// (a file the harness reads only when root owns it, only when this run is
-// root's); the machine's own file is never written. A list of commands
+// reads no project's), and the machine's where a variable moves that file;
+// the machine's own file is never written. Where the scenario hooks-off
+// plays a harness, that is it; a file the harness reads only when root
+// owns it is not the scenario's (gemini_root_owned: only when this run is
+// root's). A list of commands
 // (contains) names dalo's entry of the gate. The other cases are what
 // else turns the gate off, or does not: values a harness's settings schema
 // rejects (the table's drop), and a "disabled" list inside Gemini CLI's
@@ -286,6 +288,30 @@ func TestHooksOff(t *testing.T) {
 			play(t, s.Harnesses[0], s.Name)
 		})
 	}
+	// Gemini CLI's switches read only from a file root owns: not the
+	// scenario's, which verify runs on a user's machine and which never
+	// makes a root-owned directory chain there.
+	t.Run("gemini_root_owned", func(t *testing.T) {
+		t.Parallel()
+		needs(t, "gemini")
+		tb := tableUnder(t, "gemini")
+		n := 0
+		for i, sw := range tb.Config.Off {
+			if sw.Location.RootOwned == nil {
+				continue
+			}
+			for _, v := range sw.Values {
+				n++
+				t.Run(fmt.Sprintf("%d_%s_%v", i, sw.Key, v), func(t *testing.T) {
+					t.Parallel()
+					testSwitch(t, tb, sw, v)
+				})
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%s lists no switch read only from a file root owns", tb.Key())
+		}
+	})
 	// A setting that switches nothing off: Gemini CLI's hooksConfig.disabled
 	// naming dalo's entry under another event than the gate's.
 	t.Run("gemini_hooks_disabled", func(t *testing.T) {

@@ -74,7 +74,7 @@ var All = append([]*Scenario{session, toolCalls, gateContext, gateCrash, promptD
 	codexFieldsNothing, codexUserFailures, failClosedStop,
 	claudeUserChannel, codexUserChannel, geminiFileTools, hooksOff,
 	skillShell, skillShellDeny, skillShellGate, claudeFileToolsGated, claudeNativeTools, claudeActor,
-	codexTrust, nativeEvents}, hooksOffScenarios()...)
+	codexTrust, nativeEvents, geminiFailClosed, geminiModelEvents}, hooksOffScenarios()...)
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
