@@ -4860,7 +4860,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "cfa66ecc16ed40c1bd22793f5bea6eda5cd857f550d3bba48c888ce24d10e3d3",
+			SHA256: "ec8e090e8f1824e23574e53486af0efa239acdae525aee5e8315e655f5449e08",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -6803,7 +6803,6 @@ var compiledTables = &compiled{
 										"test: internal/live TestToolCalls/claude",
 										"test: internal/live TestProbeClaudeWrite",
 										"test: internal/live TestDeletedCwd/claude",
-										"test: internal/live TestSkillShellGate/claude",
 									},
 								},
 								"observe": Effect{

@@ -79,7 +79,8 @@ var listed = []string{"claude", "codex", "qwen"}
 // Code's hook reference): every event the
 // table under test uses, and every one it lists as unmapped, is one of
 // them. The list is logged, so that a new event shows. On Claude Code and
-// Codex it is the scenario "native-events".
+// Codex it is the scenario "native-events" (the unmapped events, which the
+// claims citing it are), and the events used beside it.
 func TestNativeEvents(t *testing.T) {
 	t.Parallel()
 	needs(t, listed...)
@@ -88,6 +89,15 @@ func TestNativeEvents(t *testing.T) {
 			t.Parallel()
 			if scenario.Lookup("native-events").For(p) {
 				play(t, p, "native-events")
+				// The events the table uses, which the scenario only
+				// logs: each is also one the harness accepts.
+				events, err := NativeEvents(p, harness(t, p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if used := scenario.UnknownEvents(tableUnder(t, p), events, false); used != nil {
+					t.Errorf("%s names native events the harness does not accept: %s", targets[p].key, strings.Join(used, ", "))
+				}
 				return
 			}
 			tb := tableUnder(t, p)
@@ -129,6 +139,15 @@ func TestNativeEventsUnmapped(t *testing.T) {
 			t.Parallel()
 			if scenario.Lookup("native-events").For(p) {
 				play(t, p, "native-events")
+				// The events the table uses, which the scenario only
+				// logs: each is also one the harness accepts.
+				events, err := NativeEvents(p, harness(t, p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if used := scenario.UnknownEvents(tableUnder(t, p), events, false); used != nil {
+					t.Errorf("%s names native events the harness does not accept: %s", targets[p].key, strings.Join(used, ", "))
+				}
 				return
 			}
 			tb := tableUnder(t, p)
