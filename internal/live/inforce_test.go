@@ -89,11 +89,16 @@ func (w *world) daloExitIn(dir string, args ...string) (string, int) {
 // (events.<E>.failed_command): such a harness reads no reason from it. On
 // a harness that runs only hooks the user trusted (trust.state), the
 // session runs as a user runs it: the entries trusted by install --trust,
-// no bypass flag.
+// no bypass flag. On Claude Code, Codex and Gemini CLI it is the scenario
+// "dispatcher-gone".
 func TestDispatcherGone(t *testing.T) {
 	t.Parallel()
 	eachHarness(t, func(t *testing.T, tb *provtables.Table) {
 		p := tb.Name
+		if scenario.Lookup("dispatcher-gone").For(p) {
+			play(t, p, "dispatcher-gone")
+			return
+		}
 		w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 		w.untrusted = true // no hook trusted but by install --trust
 		// Variables a guard might name, set in the harness's

@@ -19,9 +19,9 @@ import (
 // the payload fields, context on each event that takes it, every failure
 // delivery, the native tool names, and a folder its user has not trusted.
 // Each subtest installs a kit of its own, built from cmHook rows. Its
-// fields_context, failures, file_tools, fail_closed and model_events are
-// scenarios (scenario.GeminiMatrixFiles), which dalo providers verify runs
-// too.
+// fields_context, failures, file_tools, fail_closed, model_events and
+// prompt_closed_model are scenarios (scenario.GeminiMatrixFiles), which
+// dalo providers verify runs too.
 
 const (
 	gmID    = scenario.GeminiMatrixID
@@ -53,42 +53,18 @@ func TestMatrixGemini(t *testing.T) {
 		{"file_tools", "gemini-file-tools"},
 		{"fail_closed", "gemini-fail-closed"},
 		{"model_events", "gemini-model-events"},
+		{"prompt_closed_model", "gemini-prompt-closed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			play(t, "gemini", c.scenario)
 		})
 	}
-	t.Run("prompt_closed_model", testMatrixGeminiPromptClosed)
 	t.Run("native_tools", testMatrixGeminiTools)
 	t.Run("untrusted_folder", testMatrixGeminiUntrusted)
 	t.Run("redacted_env", testMatrixGeminiRedacted)
 	t.Run("commented_settings", testMatrixGeminiComments)
 	t.Run("context_file_name", testMatrixGeminiFileName)
-}
-
-// testMatrixGeminiPromptClosed runs a session whose fail_closed prompt
-// gate, with error_visibility model_and_user, crashes: the prompt never
-// reaches the model (no model request at all), so the diagnostic reaches
-// the user only, as the block reason, with the handler's stderr.
-func testMatrixGeminiPromptClosed(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, "gemini", fakemodel.Script{fakemodel.Run("touch gm-ran"), fakemodel.Say(gmFinal)})
-	h := cmHook{id: "prompt-closed-model", subject: "prompt", phase: "before", effect: "gate", policy: "fail_closed",
-		visibility: "model_and_user", exit: 3}
-	w.installSource(gmID, gmPkg, matrixFiles(gmPkg, "Probes of the Gemini CLI table's claims.", []cmHook{h}))
-	const prompt = "Run the command you are given, gm-closed-prompt."
-	s, err := w.runExit(prompt)
-	t.Logf("gemini exit: %v", err)
-	if n := len(w.server.Requests()); n != 0 || w.exists("gm-ran") {
-		w.failf(s, "blocked prompt: %d model requests, the command ran = %v; want 0, false", n, w.exists("gm-ran"))
-	}
-	if want := "[WARNING] Agent execution blocked: " + gmDiag(h.id, h.policy) + "\n  stderr: " + cmStderr; !strings.Contains(s.stderr, want) {
-		w.failf(s, "blocked prompt: Gemini CLI did not show the user %q", want)
-	}
-	if len(w.cmRuns(h.id)) != 1 {
-		w.failf(s, "the prompt gate ran %d times, want 1", len(w.cmRuns(h.id)))
-	}
 }
 
 // testMatrixGeminiTools runs a session whose model writes a file and reads

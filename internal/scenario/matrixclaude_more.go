@@ -214,3 +214,44 @@ func claudeActorRuns(w *World, c *Check) string {
 	}
 	return agent
 }
+
+// claudePromptClosed runs a session whose fail_closed prompt gate with
+// error_visibility model_and_user crashes: the prompt is erased and the
+// model is never asked; the user is shown the diagnostic as the block
+// reason, a warning.
+var claudePromptClosed = &Scenario{
+	Name: "claude-prompt-closed", Test: "TestMatrixClaude/prompt_fail_closed", Harnesses: []string{"claude"},
+	Script: ClaudeMatrixScript,
+	Play: func(w *World, c *Check) error {
+		w.StreamJSON = true
+		if _, err := w.InstallSource(ClaudeMatrixID, ClaudeMatrixPkg, ClaudeMatrixFiles([]MatrixHook{{ID: "prompt-closed", Subject: plan.SubjectPrompt,
+			Phase: plan.PhaseBefore, Effect: plan.EffectGate, Policy: plan.PolicyFailClosed, Visibility: plan.VisibilityModelAndUser, Exit: 41}})); err != nil {
+			return err
+		}
+		s, err := w.Run("Run the matrix commands, cm-blocked-prompt.")
+		c.Session = s
+		w.logf("claude exit: %v", err)
+		if s.TimedOut {
+			c.Failf("the session failed: %v", err)
+			return nil
+		}
+		for _, q := range w.Server.Requests() {
+			if q.Method == "POST" {
+				c.Failf("blocked prompt: the model was asked (%s %s)", q.Method, q.Path)
+				break
+			}
+		}
+		if w.Exists("cm-ran") {
+			c.Failf("blocked prompt: the model's command ran")
+		}
+		diag := "dalo: hook " + ClaudeMatrixID + ":" + ClaudeMatrixPkg + "/prompt-closed failed (fail_closed): handler exited with status 41"
+		msgs := UserMessages(s.Stdout)
+		m, ok := Shown(msgs, "UserPromptSubmit operation blocked by hook:", diag)
+		if !ok || m.Level != "warning" {
+			c.Failf("blocked prompt: the user was not shown %q as a warning (found %v: %+v)", diag, ok, msgs)
+		} else {
+			w.logf("user channel, blocked prompt: %q", m.Text)
+		}
+		return nil
+	},
+}

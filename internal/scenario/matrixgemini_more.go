@@ -97,3 +97,38 @@ var geminiModelEvents = &Scenario{
 		return nil
 	},
 }
+
+// geminiPromptClosed runs a session whose fail_closed prompt gate, with
+// error_visibility model_and_user, crashes: the prompt never reaches the
+// model (no model request at all), so the diagnostic reaches the user
+// only, as the block reason, with the handler's stderr.
+var geminiPromptClosed = &Scenario{
+	Name: "gemini-prompt-closed", Test: "TestMatrixGemini/prompt_closed_model", Harnesses: []string{"gemini"},
+	Script: func(*World) fakemodel.Script {
+		return fakemodel.Script{fakemodel.Run("touch gm-ran"), fakemodel.Say(GeminiMatrixFinal)}
+	},
+	Play: func(w *World, c *Check) error {
+		h := MatrixHook{ID: "prompt-closed-model", Subject: plan.SubjectPrompt, Phase: plan.PhaseBefore, Effect: plan.EffectGate, Policy: plan.PolicyFailClosed,
+			Visibility: plan.VisibilityModelAndUser, Exit: 3}
+		if _, err := w.InstallSource(GeminiMatrixID, GeminiMatrixPkg, GeminiMatrixFiles([]MatrixHook{h})); err != nil {
+			return err
+		}
+		s, err := w.Run("Run the command you are given, gm-closed-prompt.")
+		c.Session = s
+		w.logf("gemini exit: %v", err)
+		if s.TimedOut {
+			c.Failf("the session failed: %v", err)
+			return nil
+		}
+		if n := len(w.Server.Requests()); n != 0 || w.Exists("gm-ran") {
+			c.Failf("blocked prompt: %d model requests, the command ran = %v; want 0, false", n, w.Exists("gm-ran"))
+		}
+		if want := "[WARNING] Agent execution blocked: " + GeminiDiag(h.ID, h.Policy) + "\n  stderr: " + MatrixStderr; !strings.Contains(s.Stderr, want) {
+			c.Failf("blocked prompt: Gemini CLI did not show the user %q", want)
+		}
+		if n := len(w.MatrixRuns(h.ID)); n != 1 {
+			c.Failf("the prompt gate ran %d times, want 1", n)
+		}
+		return nil
+	},
+}

@@ -76,7 +76,8 @@ var All = append([]*Scenario{session, hooksOff, toolCalls, gateContext, gateCras
 	codexFieldsNothing, codexUserFailures, failClosedStop,
 	claudeUserChannel, codexUserChannel, geminiFileTools,
 	skillShell, skillShellDeny, skillShellGate, claudeFileToolsGated, claudeNativeTools, claudeActor,
-	codexTrust, nativeEvents, geminiFailClosed, geminiModelEvents}, hooksOffScenarios()...)
+	codexTrust, nativeEvents, geminiFailClosed, geminiModelEvents, claudePromptClosed, geminiPromptClosed,
+	dispatcherGone}, hooksOffScenarios()...)
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
