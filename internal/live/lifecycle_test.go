@@ -155,6 +155,7 @@ func TestFailClosedStop(t *testing.T) {
 // the scenario "codex-trust".
 func TestCodexTrust(t *testing.T) {
 	t.Parallel()
+	harness(t, "codex")
 	play(t, "codex", "codex-trust")
 }
 

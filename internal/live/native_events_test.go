@@ -343,6 +343,7 @@ func toolOutput(srv *fakemodel.Server, id string) string {
 // (TestSkillShellGate). The scenario "skill-shell".
 func TestNativeClaudeSkillShell(t *testing.T) {
 	t.Parallel()
+	harness(t, "claude")
 	eventOrSkip(t, "claude", "PreSkillShellCommand")
 	play(t, "claude", "skill-shell")
 }
@@ -355,6 +356,7 @@ func TestNativeClaudeSkillShell(t *testing.T) {
 // the reason does. The scenario "skill-shell-deny".
 func TestNativeClaudeSkillShellDeny(t *testing.T) {
 	t.Parallel()
+	harness(t, "claude")
 	eventOrSkip(t, "claude", "PreSkillShellCommand")
 	play(t, "claude", "skill-shell-deny")
 }
