@@ -27,6 +27,9 @@ var otherMeanings = map[string]map[string]string{
 		"node":   "an interpreter a script's first line names",
 		"python": "an interpreter a script's first line names",
 	},
+	"internal/scenario/matrixclaude_more.go": {
+		"prompt": "an argument of Claude Code's WebFetch and Agent tools",
+	},
 	"internal/scenario/scenario.go": {
 		"session": "a scenario's name",
 		"deny":    "the name of a prompt-gate scenario",
