@@ -131,11 +131,16 @@ func TestDispatcherGone(t *testing.T) {
 // both), and the hooks of each copy run the same command: a harness that
 // read either copy would run it. What the hook file holds besides hooks
 // (Gemini CLI's auth) is kept. dalo refuses to edit such a file
-// (testdata/script/plugin_install_duplicates.txtar).
+// (testdata/script/plugin_install_duplicates.txtar). On Claude Code and
+// Gemini CLI it is the scenario "duplicate-keys".
 func TestDuplicateKeys(t *testing.T) {
 	t.Parallel()
 	eachHarness(t, func(t *testing.T, tb *provtables.Table) {
 		p := tb.Name
+		if scenario.Lookup("duplicate-keys").For(p) {
+			play(t, p, "duplicate-keys")
+			return
+		}
 		pre, _ := tb.NativeEvent("tool_call", "before")
 		start, _ := tb.NativeEvent("session", "start")
 		reads := tb.Config.Hooks.DuplicateKeys.Reads

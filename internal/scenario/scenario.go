@@ -77,7 +77,7 @@ var All = append([]*Scenario{session, hooksOff, toolCalls, gateContext, gateCras
 	claudeUserChannel, codexUserChannel, geminiFileTools,
 	skillShell, skillShellDeny, skillShellGate, claudeFileToolsGated, claudeNativeTools, claudeActor,
 	codexTrust, nativeEvents, geminiFailClosed, geminiModelEvents, claudePromptClosed, geminiPromptClosed,
-	dispatcherGone}, hooksOffScenarios()...)
+	dispatcherGone, duplicateKeys}, hooksOffScenarios()...)
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {
