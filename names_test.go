@@ -32,6 +32,9 @@ var otherMeanings = map[string]map[string]string{
 		"rewrite_input":  "the name of a live subtest a scenario is",
 		"replace_output": "the name of a live subtest a scenario is",
 	},
+	"internal/scenario/matrixclaude_more.go": {
+		"prompt": "an argument of Claude Code's WebFetch and Agent tools",
+	},
 	"internal/scenario/scenario.go": {
 		"session": "a scenario's name",
 		"deny":    "the name of a prompt-gate scenario",

@@ -4860,7 +4860,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "claude/2.1.332.cue",
-			SHA256: "cfa66ecc16ed40c1bd22793f5bea6eda5cd857f550d3bba48c888ce24d10e3d3",
+			SHA256: "ec8e090e8f1824e23574e53486af0efa239acdae525aee5e8315e655f5449e08",
 			Table: &Table{
 				Name:    "claude",
 				Version: "2.1.332",
@@ -6803,7 +6803,6 @@ var compiledTables = &compiled{
 										"test: internal/live TestToolCalls/claude",
 										"test: internal/live TestProbeClaudeWrite",
 										"test: internal/live TestDeletedCwd/claude",
-										"test: internal/live TestSkillShellGate/claude",
 									},
 								},
 								"observe": Effect{
@@ -22758,7 +22757,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "gemini/0.61.0.cue",
-			SHA256: "4f59b058886f61ed131fe9b15b53e733f84b6d6c3970c51ef955d01ff9037e92",
+			SHA256: "d4abbb810b45f17f0c327fcadadbc14733c131b2a1964c490be094ccc7692086",
 			Table: &Table{
 				Name:    "gemini",
 				Version: "0.61.0",
@@ -22985,13 +22984,13 @@ var compiledTables = &compiled{
 								Env:  "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
 								Evidence: []string{
 									"doc: Gemini CLI 0.61.0 bundle: getSystemDefaultsPath, GEMINI_CLI_SYSTEM_DEFAULTS_PATH or system-defaults.json beside the system settings file",
-									"test: internal/live TestHooksOff/gemini",
+									"test: internal/live TestHooksOff/gemini_root_owned",
 								},
 								RootOwned: &Claim{
 									Evidence: []string{
 										"doc: Gemini CLI 0.61.0 bundle: checkPosixStatsSecurity, uid 0 and no S_IWGRP or S_IWOTH, on the file and each parent directory",
 										"run: providers/testdata/README.md finding 66",
-										"test: internal/live TestHooksOff/gemini",
+										"test: internal/live TestHooksOff/gemini_root_owned",
 									},
 								},
 							},
@@ -23006,7 +23005,7 @@ var compiledTables = &compiled{
 							Evidence: []string{
 								"doc: Gemini CLI 0.61.0 docs, reference/configuration.md: system defaults, the lowest of the settings files",
 								"run: providers/testdata/README.md finding 66",
-								"test: internal/live TestHooksOff/gemini",
+								"test: internal/live TestHooksOff/gemini_root_owned",
 							},
 						},
 					},

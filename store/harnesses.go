@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -151,10 +153,76 @@ func harnessName(ts *providers.Tables, name string) string {
 	return name
 }
 
-// readHarness runs `path --version`, in its own process group killed after
-// VersionTimeout, and finds the table whose version_output is exactly what
-// it printed.
+// readHarness runs `path --version` (versionOutput) and finds the table
+// whose version_output is exactly what it printed.
 func readHarness(ts *providers.Tables, name, path string) (*Harness, error) {
+	out, err := versionOutput(ts, name, path)
+	if err != nil {
+		return nil, err
+	}
+	h := &Harness{Name: name, Path: path, Output: out, Version: versionPattern.FindString(out)}
+	for _, t := range ts.All() {
+		if t.Name == name && t.VersionOutput.Text == out {
+			h.Table, h.Version = t, t.Version
+		}
+	}
+	if h.Table == nil && h.Version == "" {
+		return nil, fmt.Errorf("%s --version printed %q, in which dalo finds no version", path, truncate(out, 80))
+	}
+	return h, nil
+}
+
+// VersionCacheEnv names a directory where dalo keeps what each harness
+// binary's --version printed, keyed by the binary (CacheVersion). dalo
+// providers verify sets it for the dalo commands of its scenarios, which
+// install, approve and run doctor against one binary it already asked:
+// Gemini CLI takes seconds to print its version on a loaded machine, and
+// would be asked again by every one of those commands. Unset, as for a
+// user's commands, every read runs the binary.
+const VersionCacheEnv = "DALO_VERSION_CACHE"
+
+// versionCacheFile is the file of dir that holds the --version output of
+// the binary path: named for the file path resolves to, its size and its
+// modification time, so that another binary, or this one rewritten, is
+// never answered from it.
+func versionCacheFile(dir, path string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", real, fi.Size(), fi.ModTime().UnixNano())))
+	return filepath.Join(dir, hex.EncodeToString(sum[:16])+".version"), nil
+}
+
+// CacheVersion records, in the version cache dir (VersionCacheEnv), that
+// the binary path prints output (trimmed) for --version.
+func CacheVersion(dir, path, output string) error {
+	file, err := versionCacheFile(dir, path)
+	if err != nil {
+		return err
+	}
+	return writeFile(file, []byte(output), 0o600)
+}
+
+// versionOutput returns what `path --version` printed, trimmed: from the
+// version cache when VersionCacheEnv names one that holds it, else by
+// running it, in its own process group killed after VersionTimeout (and
+// recording it in that cache).
+func versionOutput(ts *providers.Tables, name, path string) (string, error) {
+	cache := os.Getenv(VersionCacheEnv)
+	var cached string
+	if cache != "" {
+		if f, err := versionCacheFile(cache, path); err == nil {
+			cached = f
+			if b, err := os.ReadFile(f); err == nil {
+				return string(b), nil
+			}
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), VersionTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--version")
@@ -166,7 +234,7 @@ func readHarness(ts *providers.Tables, name, path string) (*Harness, error) {
 	if t, ok := ts.Newest(name); ok {
 		scratch, err := os.MkdirTemp("", "dalo-version-")
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		defer os.RemoveAll(scratch)
 		cmd.Env = append(os.Environ(), t.Config.Home.Env+"="+scratch)
@@ -179,26 +247,21 @@ func readHarness(ts *providers.Tables, name, path string) (*Harness, error) {
 	err := cmd.Run()
 	switch {
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("%s --version gave no answer within %v", path, VersionTimeout)
+		return "", fmt.Errorf("%s --version gave no answer within %v", path, VersionTimeout)
 	case err != nil:
 		msg := firstLine(stderr.String())
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
 			msg = unwrapPath(err).Error()
 		}
-		return nil, fmt.Errorf("cannot read the version of %s: %s --version: %v (%s)", harnessName(ts, name), path, unwrapPath(err), msg)
+		return "", fmt.Errorf("cannot read the version of %s: %s --version: %v (%s)", harnessName(ts, name), path, unwrapPath(err), msg)
 	}
 	out := strings.TrimSpace(stdout.String())
-	h := &Harness{Name: name, Path: path, Output: out, Version: versionPattern.FindString(out)}
-	for _, t := range ts.All() {
-		if t.Name == name && t.VersionOutput.Text == out {
-			h.Table, h.Version = t, t.Version
-		}
+	if cached != "" {
+		// A cache that cannot be written only costs another run.
+		_ = writeFile(cached, []byte(out), 0o600)
 	}
-	if h.Table == nil && h.Version == "" {
-		return nil, fmt.Errorf("%s --version printed %q, in which dalo finds no version", path, truncate(out, 80))
-	}
-	return h, nil
+	return out, nil
 }
 
 // Versions lists the versions of provider name dalo has a table for, in

@@ -229,7 +229,19 @@ func (v *verifier) verify(h *store.Harness) *verifyReport {
 		r.Failed = err.Error()
 		return r
 	}
-	m := scenario.Machine{Harness: h.Name, Bin: bin, Dalo: v.dalo, Table: near.Key()}
+	// The scenarios' dalo commands (install, approve, doctor) read the
+	// harness's version as a user's would; verify read it once already.
+	versions := filepath.Join(scratch, "versions")
+	if err := os.Mkdir(versions, 0o700); err != nil {
+		r.Failed = err.Error()
+		return r
+	}
+	if err := store.CacheVersion(versions, bin, h.Output); err != nil {
+		r.Failed = err.Error()
+		return r
+	}
+	m := scenario.Machine{Harness: h.Name, Bin: bin, Dalo: v.dalo, Table: near.Key(),
+		Env: []string{store.VersionCacheEnv + "=" + versions}}
 	v.say("%s %s (%s): no shipped table; trying the %d scenarios dalo carries against the claims of %s",
 		h.Name, h.Version, h.Path, len(scens), near.Key())
 	results := v.play(scens, m, scratch)

@@ -89,11 +89,16 @@ func (w *world) daloExitIn(dir string, args ...string) (string, int) {
 // (events.<E>.failed_command): such a harness reads no reason from it. On
 // a harness that runs only hooks the user trusted (trust.state), the
 // session runs as a user runs it: the entries trusted by install --trust,
-// no bypass flag.
+// no bypass flag. On Claude Code, Codex and Gemini CLI it is the scenario
+// "dispatcher-gone".
 func TestDispatcherGone(t *testing.T) {
 	t.Parallel()
 	eachHarness(t, func(t *testing.T, tb *provtables.Table) {
 		p := tb.Name
+		if scenario.Lookup("dispatcher-gone").For(p) {
+			play(t, p, "dispatcher-gone")
+			return
+		}
 		w := newWorld(t, p, fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
 		w.untrusted = true // no hook trusted but by install --trust
 		// Variables a guard might name, set in the harness's
@@ -126,11 +131,16 @@ func TestDispatcherGone(t *testing.T) {
 // both), and the hooks of each copy run the same command: a harness that
 // read either copy would run it. What the hook file holds besides hooks
 // (Gemini CLI's auth) is kept. dalo refuses to edit such a file
-// (testdata/script/plugin_install_duplicates.txtar).
+// (testdata/script/plugin_install_duplicates.txtar). On Claude Code and
+// Gemini CLI it is the scenario "duplicate-keys".
 func TestDuplicateKeys(t *testing.T) {
 	t.Parallel()
 	eachHarness(t, func(t *testing.T, tb *provtables.Table) {
 		p := tb.Name
+		if scenario.Lookup("duplicate-keys").For(p) {
+			play(t, p, "duplicate-keys")
+			return
+		}
 		pre, _ := tb.NativeEvent("tool_call", "before")
 		start, _ := tb.NativeEvent("session", "start")
 		reads := tb.Config.Hooks.DuplicateKeys.Reads
@@ -238,9 +248,11 @@ func fileExists(name string) bool {
 // value of it, in the file it names: the user's (config_home, home), a
 // project's own settings, which override the user's (doctor run in the
 // project reads them and says the gate is off there; run elsewhere, it
-// reads no project's), and the machine's where a variable moves that file
-// (a file the harness reads only when root owns it, only when this run is
-// root's); the machine's own file is never written. A list of commands
+// reads no project's), and the machine's where a variable moves that file;
+// the machine's own file is never written. Where the scenario hooks-off
+// plays a harness, that is it; a file the harness reads only when root
+// owns it is not the scenario's (gemini_root_owned: only when this run is
+// root's). A list of commands
 // (contains) names dalo's entry of the gate. The other cases are what
 // else turns the gate off, or does not: values a harness's settings schema
 // rejects (the table's drop), and a "disabled" list inside Gemini CLI's
@@ -286,6 +298,30 @@ func TestHooksOff(t *testing.T) {
 			play(t, s.Harnesses[0], s.Name)
 		})
 	}
+	// Gemini CLI's switches read only from a file root owns: not the
+	// scenario's, which verify runs on a user's machine and which never
+	// makes a root-owned directory chain there.
+	t.Run("gemini_root_owned", func(t *testing.T) {
+		t.Parallel()
+		needs(t, "gemini")
+		tb := tableUnder(t, "gemini")
+		n := 0
+		for i, sw := range tb.Config.Off {
+			if sw.Location.RootOwned == nil {
+				continue
+			}
+			for _, v := range sw.Values {
+				n++
+				t.Run(fmt.Sprintf("%d_%s_%v", i, sw.Key, v), func(t *testing.T) {
+					t.Parallel()
+					testSwitch(t, tb, sw, v)
+				})
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%s lists no switch read only from a file root owns", tb.Key())
+		}
+	})
 	// A setting that switches nothing off: Gemini CLI's hooksConfig.disabled
 	// naming dalo's entry under another event than the gate's.
 	t.Run("gemini_hooks_disabled", func(t *testing.T) {

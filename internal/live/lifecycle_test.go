@@ -3,12 +3,8 @@
 package live
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"dalo/internal/fakemodel"
 	"dalo/internal/scenario"
 )
 
@@ -155,40 +151,12 @@ func TestFailClosedStop(t *testing.T) {
 // will not run, and in the session no dalo handler runs and the command the
 // gate would deny runs. Installed again with --trust, which records Codex's
 // own hash of each of dalo's entries in its config.toml, doctor says the
-// gate is in force, and in the next session it denies the command.
+// gate is in force, and in the next session it denies the command. It is
+// the scenario "codex-trust".
 func TestCodexTrust(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, "codex", fakemodel.Script{fakemodel.Run("touch denied"), fakemodel.Say("Done.")})
-	w.untrusted = true
-	installed := w.installSource(srcID, pkgName, sourceFiles)
-	if !strings.Contains(installed, "runs only hooks you trusted") || !strings.Contains(installed, "--trust") {
-		t.Errorf("install on codex did not say Codex will not run the entries until they are trusted:\n%s", installed)
-	}
-	out, code := w.daloExit("doctor")
-	if code != 1 || !strings.Contains(out, "has not trusted dalo's PreToolUse entry") || !strings.Contains(out, "guard on PreToolUse: required, NOT in force") {
-		t.Errorf("doctor before --trust: exit %d, want 1 saying the gate will not run:\n%s", code, out)
-	}
-	s := w.run("Run the commands you are given.")
-	if w.output("start.argv") != "" || w.output("stop.argv") != "" || w.server.Contains(markPromptContext) {
-		w.failf(s, "untrusted entries: a dalo handler ran")
-	}
-	if !w.exists("denied") {
-		w.failf(s, "untrusted entries: the command the gate would deny did not run, so something gated it")
-	}
-
-	// The user records Codex's trust for dalo's entries.
-	os.Remove(filepath.Join(w.work, "denied"))
-	w.dalo("plugin", "install", srcID+":"+pkgName, "--provider", "codex", "--trust")
-	if out, code := w.daloExit("doctor"); code != 0 || !strings.Contains(out, "is trusted by Codex CLI") {
-		t.Errorf("doctor after --trust: exit %d, want 0 saying Codex trusts the entries:\n%s", code, out)
-	}
-	s = w.run("Run the commands you are given.")
-	if w.exists("denied") {
-		w.failf(s, "trusted entries: the command the gate denies ran")
-	}
-	if !w.server.Contains(markDenyReason) {
-		w.failf(s, "trusted entries: the gate's reason %q did not reach the model", markDenyReason)
-	}
+	harness(t, "codex")
+	play(t, "codex", "codex-trust")
 }
 
 // What the model server received (scenario's readers).

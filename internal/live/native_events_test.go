@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,11 +73,12 @@ func eventOrSkip(t *testing.T, name, event string) *provtables.Table {
 var listed = []string{"claude", "codex", "qwen"}
 
 // TestNativeEvents asks the harness for the hook events it accepts
-// (scenario.NativeEvents: Claude Code's doctor, Codex's app-server schema,
-// Qwen Code's hook reference): every event the table under test uses, and
-// every one it lists as unmapped, is one of them. The list is logged, so
-// that a new event shows. Where it is the scenario native-events, it
-// plays that.
+// (NativeEvents: Claude Code's doctor, Codex's app-server schema, Qwen
+// Code's hook reference): every event the
+// table under test uses, and every one it lists as unmapped, is one of
+// them. The list is logged, so that a new event shows. On Claude Code and
+// Codex it is the scenario "native-events" (the unmapped events, which the
+// claims citing it are), and the events used beside it.
 func TestNativeEvents(t *testing.T) {
 	t.Parallel()
 	needs(t, listed...)
@@ -87,6 +87,15 @@ func TestNativeEvents(t *testing.T) {
 			t.Parallel()
 			if scenario.Lookup("native-events").For(p) {
 				play(t, p, "native-events")
+				// The events the table uses, which the scenario only
+				// logs: each is also one the harness accepts.
+				events, err := scenario.NativeEvents(p, harness(t, p), os.Getenv("XDG_CACHE_HOME"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if used, _ := scenario.UnknownEvents(tableUnder(t, p), events, false); used != nil {
+					t.Errorf("%s names native events the harness does not accept: %s", targets[p].key, strings.Join(used, ", "))
+				}
 				return
 			}
 			tb := tableUnder(t, p)
@@ -242,29 +251,12 @@ func TestNativeCodexMCPOutput(t *testing.T) {
 
 // natConfigureEvents writes the harness's own hook file with a natHookScript
 // entry for each of events, with the timeout (seconds) and, where the event
-// takes one, the matcher "*".
+// takes one, the matcher "*" (scenario World.NativeHooks).
 func (w *world) natConfigureEvents(timeout int, events ...string) {
 	w.t.Helper()
-	script := filepath.Join(w.root, "nat-hook.sh")
-	w.writeFile(script, natHookScript)
-	hooks := map[string]any{}
-	for _, e := range events {
-		entry := map[string]any{"hooks": []any{map[string]any{
-			"type": "command", "command": "sh " + script + " " + w.out + " " + e, "timeout": timeout}}}
-		if e == "PreToolUse" || e == "PostToolUse" {
-			entry["matcher"] = "*"
-		}
-		hooks[e] = []any{entry}
-	}
-	b, err := json.MarshalIndent(map[string]any{"hooks": hooks}, "", "  ")
-	if err != nil {
+	if err := w.NativeHooks(timeout, events...); err != nil {
 		w.t.Fatal(err)
 	}
-	path := filepath.Join(w.home, ".claude", "settings.json")
-	if w.provider == "codex" {
-		path = filepath.Join(w.home, ".codex", "hooks.json")
-	}
-	w.writeFile(path, string(b))
 }
 
 // codexMCPServer adds the user's MCP server cmsrv (cmMCPServer, a tool
@@ -308,35 +300,12 @@ func toolOutput(srv *fakemodel.Server, id string) string {
 // tool_call/before gate does not see a skill's shell command there. Claude
 // Code 2.1.332 fires PreSkillShellCommand for it (tool_name Bash, the
 // command as tool_input.command), where dalo installs its gates too
-// (TestSkillShellGate).
+// (TestSkillShellGate). The scenario "skill-shell".
 func TestNativeClaudeSkillShell(t *testing.T) {
 	t.Parallel()
+	harness(t, "claude")
 	eventOrSkip(t, "claude", "PreSkillShellCommand")
-	w := newWorld(t, "claude", fakemodel.Script{{Tool: "Skill", Input: map[string]any{"skill": "shell-probe"}}, fakemodel.Say(natFinal)})
-	w.AllowedTools = "Bash,Skill"
-	ran := filepath.Join(w.out, "skill-shell-ran")
-	w.writeFile(filepath.Join(w.home, ".claude", "skills", "shell-probe", "SKILL.md"),
-		"---\nname: shell-probe\ndescription: A probe skill with an inline shell command.\nallowed-tools: Bash(touch:*)\n---\n\n"+
-			"The marker: !`touch "+ran+" && echo "+natText+"`\n")
-	w.natConfigureEvents(3, "PreToolUse", "PostToolUse", "PreSkillShellCommand")
-	s := w.run("Use the shell-probe skill.")
-	if _, err := os.Stat(ran); err != nil || !w.server.Contains(natText) {
-		w.failf(s, "the skill's shell command ran = %v, its output reached the model = %v; want true, true", err == nil, w.server.Contains(natText))
-	}
-	for _, e := range []string{"PreToolUse", "PostToolUse"} {
-		ps := w.natPayloads(e)
-		if len(ps) != 1 || ps[0]["tool_name"] != "Skill" {
-			w.failf(s, "%s payloads %v: want one, for the Skill call (none for the skill's shell command)", e, ps)
-		}
-	}
-	ps := w.natPayloads("PreSkillShellCommand")
-	if len(ps) != 1 || ps[0]["tool_name"] != "Bash" {
-		w.failf(s, "PreSkillShellCommand payloads %v: want one, tool_name Bash", ps)
-		return
-	}
-	if in, _ := ps[0]["tool_input"].(map[string]any); in == nil || !strings.Contains(fmt.Sprint(in["command"]), "skill-shell-ran") {
-		w.failf(s, "PreSkillShellCommand tool_input %v: want the skill's command", ps[0]["tool_input"])
-	}
+	play(t, "claude", "skill-shell")
 }
 
 // TestNativeClaudeSkillShellDeny runs TestNativeClaudeSkillShell's skill
@@ -344,39 +313,12 @@ func TestNativeClaudeSkillShell(t *testing.T) {
 // each of the two ways Claude Code reads a PreToolUse deny: exit 2 with the
 // reason on stderr, and hookSpecificOutput.permissionDecision "deny". The
 // skill's command does not run, its output never reaches the model, and
-// the reason does.
+// the reason does. The scenario "skill-shell-deny".
 func TestNativeClaudeSkillShellDeny(t *testing.T) {
 	t.Parallel()
+	harness(t, "claude")
 	eventOrSkip(t, "claude", "PreSkillShellCommand")
-	for _, c := range []struct {
-		name, stdout, stderr string
-		exit                 int
-	}{
-		{"exit2", "", natStderr, 2},
-		{"permission_decision", `{"hookSpecificOutput": {"hookEventName": "PreSkillShellCommand", "permissionDecision": "deny", "permissionDecisionReason": "` + natStderr + `"}}`, "", 0},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			w := newWorld(t, "claude", fakemodel.Script{{Tool: "Skill", Input: map[string]any{"skill": "shell-probe"}}, fakemodel.Say(natFinal)})
-			w.AllowedTools = "Bash,Skill"
-			ran := filepath.Join(w.out, "skill-shell-ran")
-			w.writeFile(filepath.Join(w.home, ".claude", "skills", "shell-probe", "SKILL.md"),
-				"---\nname: shell-probe\ndescription: A probe skill with an inline shell command.\nallowed-tools: Bash(touch:*)\n---\n\n"+
-					"The marker: !`touch "+ran+" && echo "+natText+"`\n")
-			w.natConfigureEvents(3, "PreSkillShellCommand")
-			w.natAnswer("PreSkillShellCommand", c.stdout, c.stderr, c.exit)
-			s := w.run("Use the shell-probe skill.")
-			if ps := w.natPayloads("PreSkillShellCommand"); len(ps) != 1 {
-				w.failf(s, "PreSkillShellCommand payloads %v: want one", ps)
-			}
-			if _, err := os.Stat(ran); err == nil || w.server.Contains(natText) {
-				w.failf(s, "the skill's shell command ran = %v, its output reached the model = %v; want false, false", err == nil, w.server.Contains(natText))
-			}
-			if !w.server.Contains(natStderr) {
-				w.failf(s, "the deny reason %q did not reach the model", natStderr)
-			}
-		})
-	}
+	play(t, "claude", "skill-shell-deny")
 }
 
 // TestSkillShellGate installs, through dalo, a package holding a skill
@@ -386,6 +328,7 @@ func TestNativeClaudeSkillShellDeny(t *testing.T) {
 // tool_call/before also), dalo's gate runs there, sees the command as tool
 // Bash with tool_input.command, and denies it: the file never appears,
 // the command's output never reaches the model, the gate's reason does.
+// The scenario "skill-shell-gate".
 func TestSkillShellGate(t *testing.T) {
 	t.Parallel()
 	needs(t, "claude")
@@ -395,31 +338,7 @@ func TestSkillShellGate(t *testing.T) {
 		if len(tb.AlsoEvents("tool_call", "before", "gate")) == 0 {
 			t.Skipf("%s installs tool_call/before gates on no event beside %s", tb.Key(), "PreToolUse")
 		}
-		w := newWorld(t, "claude", fakemodel.Script{{Tool: "Skill", Input: map[string]any{"skill": "shell-gated"}}, fakemodel.Say(natFinal)})
-		w.AllowedTools = "Bash,Skill"
-		w.StreamJSON = true
-		ran := filepath.Join(w.out, "skill-gated-ran")
-		k := kit{name: "skill-gate-kit", description: "A skill with an inline command, and a gate.",
-			skills: map[string]string{"shell-gated": "---\nname: shell-gated\ndescription: A skill with an inline shell command.\nallowed-tools: Bash(touch:*)\n---\n\n" +
-				"The marker: !`touch " + ran + " && echo " + natText + "`\n"}}
-		k.hooks = append(k.hooks, kitHook{id: "skill-gate", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed",
-			tools: []string{"Bash"}, env: []string{"PATH", "LIVE_OUT"}, inputs: []string{"tool=string=tool.name"},
-			handler: "#!/bin/sh\nin=$(cat)\necho \"$1\" >> \"$LIVE_OUT/skill-gate.ran\"\n" +
-				"case \"$in\" in *skill-gated-ran*) echo '{\"kind\":\"deny\",\"reason\":\"" + natStderr + "\"}'; exit 0 ;; esac\necho '{\"kind\":\"abstain\"}'\n"})
-		out := w.installSource("skillgate", "skill-gate-kit", k.files())
-		if !strings.Contains(out, "PreSkillShellCommand") {
-			t.Errorf("install does not say it installed the gate on PreSkillShellCommand:\n%s", out)
-		}
-		s := w.run("Use the shell-gated skill.")
-		if _, err := os.Stat(ran); err == nil || w.server.Contains(natText) {
-			w.failf(s, "the skill's shell command ran = %v, its output reached the model = %v; want false, false", err == nil, w.server.Contains(natText))
-		}
-		if got := strings.Fields(w.output("skill-gate.ran")); !slices.Contains(got, "Bash") {
-			w.failf(s, "dalo's gate ran with tool names %q; want Bash, for the skill's command", got)
-		}
-		if !w.server.Contains(natStderr) {
-			w.failf(s, "the gate's reason %q did not reach the model", natStderr)
-		}
+		play(t, "claude", "skill-shell-gate")
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"dalo/internal/fakemodel"
+	"dalo/internal/scenario"
 )
 
 // Native facts the tables' "unsupported" claims and the SessionEnd user
@@ -27,28 +28,14 @@ import (
 // looks everywhere Codex could show a failed SessionEnd hook.
 
 const (
-	natFinal   = "NAT-FINAL-ANSWER-5c2e"
-	natText    = "NAT-HOOK-TEXT-9b07"
-	natStderr  = "NAT-HANDLER-STDERR-e3a4"
+	natFinal   = scenario.NativeFinal
+	natText    = scenario.NativeText
+	natStderr  = scenario.NativeStderr
 	natRanFile = "nat-ran"
+	// natHookScript is the hand-configured native hook
+	// (scenario.NativeHookScript).
+	natHookScript = scenario.NativeHookScript
 )
-
-// natHookScript is the hand-configured native hook: run as
-// `sh nat-hook.sh <out dir> <Event>`, it appends the time it started (ns
-// since the epoch) to <Event>.time and its stdin, on one line, to
-// <Event>.stdin; on the first run of its event it then prints
-// <Event>.stdout, writes <Event>.stderr to stderr and exits with the status
-// in <Event>.exit, each if the file exists. Later runs print nothing, so a
-// hook that resumes the turn does so once.
-const natHookScript = `o="$1/$2"
-date +%s%N >> "$o.time"
-in=$(cat); printf '%s' "$in" | tr -d '\n' >> "$o.stdin"; echo >> "$o.stdin"
-[ "$(wc -l < "$o.time")" = 1 ] || exit 0
-[ -f "$o.stdout" ] && cat "$o.stdout"
-[ -f "$o.stderr" ] && cat "$o.stderr" >&2
-[ -f "$o.exit" ] && exit "$(cat "$o.exit")"
-exit 0
-`
 
 // natEvents are the native events natConfigure hooks.
 var natEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
@@ -69,14 +56,8 @@ func (w *world) natConfigure() {
 // to stderr and exit with status exit (each only when set).
 func (w *world) natAnswer(event, stdout, stderr string, exit int) {
 	w.t.Helper()
-	if stdout != "" {
-		w.writeFile(filepath.Join(w.out, event+".stdout"), stdout)
-	}
-	if stderr != "" {
-		w.writeFile(filepath.Join(w.out, event+".stderr"), stderr)
-	}
-	if exit != 0 {
-		w.writeFile(filepath.Join(w.out, event+".exit"), strconv.Itoa(exit))
+	if err := w.NativeAnswer(event, stdout, stderr, exit); err != nil {
+		w.t.Fatal(err)
 	}
 }
 
@@ -94,14 +75,9 @@ func (w *world) natTimes(event string) []time.Time {
 // natPayloads returns the native payload of each run of event's hook.
 func (w *world) natPayloads(event string) []map[string]any {
 	w.t.Helper()
-	var ps []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(w.output(event+".stdin")), "\n") {
-		var p map[string]any
-		if err := json.Unmarshal([]byte(l), &p); err != nil {
-			w.t.Errorf("%s hook: stdin %q is not a native payload: %v", event, l, err)
-			continue
-		}
-		ps = append(ps, p)
+	ps, err := w.NativePayloads(event)
+	if err != nil {
+		w.t.Error(err)
 	}
 	return ps
 }

@@ -75,6 +75,21 @@ func untabled(t *testing.T, name string) (bin, version string) {
 	return bin, version
 }
 
+// untabledFindings are the scenarios that fail on an untabled version
+// because that version does not do what the nearest table says, by
+// "name@version scenario", with what the failure says: verify turns the
+// claims they try unsupported in the local table, rightly, and the rest
+// of the table (its gates) stands.
+var untabledFindings = map[string]string{
+	// Claude Code 2.1.331 has no PreSkillShellCommand (dalo providers
+	// verify, 2026-12-02), which 2.1.332 fires for a skill's inline shell
+	// command (providers/testdata/README.md finding 61): no hook of the
+	// user's sees that command, and dalo's gate there never runs.
+	"claude@2.1.331 skill-shell":      "PreSkillShellCommand payloads []",
+	"claude@2.1.331 skill-shell-deny": "the skill's shell command ran = true",
+	"claude@2.1.331 skill-shell-gate": "dalo's gate ran with tool names []",
+}
+
 // TestVerify proves a released harness version dalo ships no table for,
 // for each harness dalo has tables of, the way its user would:
 // on a machine with nothing but dalo, Node and that harness, dalo
@@ -126,7 +141,11 @@ func TestVerify(t *testing.T) {
 				t.Fatalf("verify: written %v, version %s, table %s; want a table of %s at %s", r.Written, r.Version, r.Table, version, want)
 			}
 			for _, s := range r.Scenarios {
-				if s.Status != "held" {
+				want, finding := untabledFindings[p+"@"+version+" "+s.Name]
+				switch {
+				case finding && (s.Status != "failed" || !strings.Contains(s.Reason, want)):
+					t.Errorf("scenario %s on %s %s: %s (%s), want it failed with %q: update untabledFindings", s.Name, p, version, s.Status, s.Reason, want)
+				case !finding && s.Status != "held":
 					t.Errorf("scenario %s on %s %s: %s: %s", s.Name, p, version, s.Status, s.Reason)
 				}
 			}

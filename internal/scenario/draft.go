@@ -74,7 +74,7 @@ func DraftTable(near *providers.Table, version, versionOutput string, results []
 	if in, ok := data["install"].(string); ok {
 		data["install"] = strings.ReplaceAll(in, near.Version, version)
 	}
-	dw := draftWalk{near: near, version: version, date: v.Date, results: byName, d: d}
+	dw := draftWalk{near: near, version: version, date: v.Date, results: byName, d: d, shown: map[string]bool{}}
 	dw.object(data, "")
 	if vo, ok := data["version_output"].(map[string]any); ok {
 		// The harness printed it here, before any scenario ran.
@@ -108,6 +108,8 @@ type draftWalk struct {
 	date    string
 	results map[string]Result
 	d       *Draft
+	// shown are the paths of the claims a scenario held.
+	shown map[string]bool
 }
 
 func (w *draftWalk) object(obj map[string]any, path string) {
@@ -126,6 +128,9 @@ func (w *draftWalk) object(obj map[string]any, path string) {
 		switch v := obj[k].(type) {
 		case map[string]any:
 			w.object(v, sub)
+			if k == "also" {
+				w.dropUnshown(obj, k, v, sub)
+			}
 		case []any:
 			for i, e := range v {
 				if m, ok := e.(map[string]any); ok {
@@ -179,6 +184,7 @@ func (w *draftWalk) claim(obj map[string]any, path string, evs []any) bool {
 		return false
 	case len(held) > 0:
 		w.d.Held++
+		w.shown[path] = true
 		obj["evidence"] = verifiedBy(held, w.date)
 		return true
 	}
@@ -195,6 +201,22 @@ func (w *draftWalk) claim(obj map[string]any, path string, evs []any) bool {
 	unsupported(obj, fmt.Sprintf("no scenario of dalo providers verify tries this on %s %s, and nothing is promised without a run",
 		w.near.Harness, w.version), []any{fmt.Sprintf("doc: not tried on this machine on %s", w.date)})
 	return false
+}
+
+// dropUnshown removes from also, the map obj[key] at path, each further
+// native event of a row no scenario showed: install writes hooks there,
+// so one the version may not have (Claude Code 2.1.331 has no
+// PreSkillShellCommand) is no promise of the local table, nor an event to
+// write; with none left, the row has no also.
+func (w *draftWalk) dropUnshown(obj map[string]any, key string, also map[string]any, path string) {
+	for e := range also {
+		if !w.shown[path+"."+e] {
+			delete(also, e)
+		}
+	}
+	if len(also) == 0 {
+		delete(obj, key)
+	}
 }
 
 // keptUnsupported is what an unsupported claim still states: a project

@@ -259,3 +259,36 @@ func countSuffix(v any, suffix string) int {
 	}
 	return n
 }
+
+// A version without PreSkillShellCommand (Claude Code 2.1.331, as verify
+// found it) fails the skill-shell scenarios: the table drafted from
+// claude@2.1.332 shows that event not shown and loses the gate's also on
+// it, and keeps
+// every tool_call/before effect, its gates first: a scenario of a further
+// event does not take a row's effects with it.
+func TestDraftTableSkillShellFailed(t *testing.T) {
+	const why = "PreSkillShellCommand payloads []: want one, tool_name Bash"
+	d, tb := draftLocal(t, "claude", "2.1.331", "2.1.331 (Claude Code)",
+		results("claude", map[string]string{"skill-shell": why, "skill-shell-deny": why, "skill-shell-gate": "dalo's gate ran with tool names []"}))
+	if tb == nil {
+		t.Fatalf("no table drafted; blocked by %v", d.Blocked)
+	}
+	row, _ := tb.Row("tool_call", "before")
+	for name, e := range row.Effects {
+		if e.Status != "supported" {
+			t.Errorf("tool_call/before %s: %s (%s), want supported", name, e.Status, e.Reason)
+		}
+	}
+	if _, ok := row.Also["PreSkillShellCommand"]; ok {
+		t.Errorf("tool_call/before still installs gates on PreSkillShellCommand too: %+v", row.Also)
+	}
+	if ev := tb.Events["PreSkillShellCommand"]; !strings.Contains(strings.Join(ev.Evidence, " "), "not shown on this machine") {
+		t.Errorf("events.PreSkillShellCommand evidence %q, want it not shown on this machine", ev.Evidence)
+	}
+
+	// Where they held, the gate is installed there too.
+	_, tb = draftLocal(t, "claude", "2.1.333", "2.1.333 (Claude Code)", results("claude", nil))
+	if got := tb.AlsoEvents("tool_call", "before", "gate"); len(got) != 1 || got[0] != "PreSkillShellCommand" {
+		t.Errorf("every scenario held: tool_call/before gates also on %q, want PreSkillShellCommand", got)
+	}
+}

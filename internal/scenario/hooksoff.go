@@ -129,9 +129,14 @@ func setDotted(m map[string]any, key string, v any) {
 // project's); after each the harness runs none of dalo's entries, so the
 // gated command runs, and doctor, run where it reads the file, names the
 // key and says the gate is not in force. A switch in the machine's own
-// /etc, which no variable moves, is never written: not tried.
+// /etc, which no variable moves, is never written: not tried. Nor is one
+// the harness reads only from a file root owns (Gemini CLI's system
+// settings and defaults, wherever a variable moves them): proving it
+// needs a root-owned directory chain, which verify never makes on a
+// user's machine; the live test TestHooksOff/gemini_root_owned tries
+// those, and the claims that rest on them cite it.
 var hooksOff = &Scenario{
-	Name: "hooks-off", Test: "TestHooksOff/%s", Harnesses: []string{"claude", "codex", "copilot", "qwen"},
+	Name: "hooks-off", Test: "TestHooksOff/%s", Harnesses: []string{"claude", "codex", "copilot", "gemini", "qwen"},
 	Script: gatedScript,
 	Play: func(w *World, c *Check) error {
 		tb, err := w.table()
@@ -150,6 +155,10 @@ var hooksOff = &Scenario{
 			for _, v := range values {
 				if sw.Location.Root == "system" && sw.Location.Env == "" {
 					w.logf("%s in /%s: not tried, the machine's own file", sw.Key, sw.Location.Path)
+					continue
+				}
+				if sw.Location.RootOwned != nil {
+					w.logf("%s in %s: not tried, read only from a file root owns", sw.Key, sw.Location.Env)
 					continue
 				}
 				n++

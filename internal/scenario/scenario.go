@@ -68,11 +68,16 @@ func (c *Check) Failf(format string, args ...any) {
 	c.Failures = append(c.Failures, fmt.Sprintf(format, args...))
 }
 
-// All is every scenario, in the order verify runs them.
-var All = append([]*Scenario{session, toolCalls, gateContext, gateCrash, promptDeny, promptCrash, probeContext, probeFailures,
+// All is every scenario, in the order verify runs them, as many at once as
+// the machine has cores: hooks-off, which runs a session per switch, the
+// longest of them, starts beside the first.
+var All = append([]*Scenario{session, hooksOff, toolCalls, gateContext, gateCrash, promptDeny, promptCrash, probeContext, probeFailures,
 	claudeFields, claudeNothing, claudeFailures, geminiFieldsContext, geminiFailures,
 	codexFieldsNothing, codexUserFailures, failClosedStop,
-	claudeUserChannel, codexUserChannel, geminiFileTools, hooksOff}, hooksOffScenarios()...)
+	claudeUserChannel, codexUserChannel, geminiFileTools,
+	skillShell, skillShellDeny, skillShellGate, claudeFileToolsGated, claudeNativeTools, claudeActor,
+	codexTrust, nativeEvents, geminiFailClosed, geminiModelEvents, claudePromptClosed, geminiPromptClosed,
+	dispatcherGone, duplicateKeys}, hooksOffScenarios()...)
 
 // Lookup returns the scenario named name.
 func Lookup(name string) *Scenario {

@@ -39,6 +39,11 @@ type Machine struct {
 	// says it unpacks itself there (headless.shared_cache: GitHub Copilot
 	// CLI) share; the others keep their own, under the world's home.
 	Cache string
+	// Env are variables (NAME=value) the machine adds to every world's
+	// environment: dalo providers verify's version cache
+	// (store.VersionCacheEnv), so that the dalo commands of its scenarios
+	// do not ask the harness its version again and again.
+	Env []string
 }
 
 // Bounds: a session normally takes a few seconds; a dalo command well under
@@ -120,6 +125,10 @@ func NewWorld(m Machine, root string, script func(*World) fakemodel.Script) (*Wo
 	}
 	if m.Cache != "" && t.Headless.SharedCache != nil {
 		w.SetEnv("XDG_CACHE_HOME", m.Cache)
+	}
+	for _, e := range m.Env {
+		name, value, _ := strings.Cut(e, "=")
+		w.SetEnv(name, value)
 	}
 	h := t.Headless
 	// The variables that name the server wait for it; the others (where
