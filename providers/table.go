@@ -240,7 +240,10 @@ type Switch struct {
 	Contains string `json:"contains,omitempty"`
 	// Default: Location holds defaults, which the hook file overrides:
 	// the switch is off when the hook file sets Key.
-	Default  bool     `json:"default,omitempty"`
+	Default bool `json:"default,omitempty"`
+	// OwnFile: the switch turns off only the hooks of the file that
+	// holds it, so dalo's entries only when they are in that file.
+	OwnFile  bool     `json:"own_file,omitempty"`
 	Means    string   `json:"means"`
 	Evidence []string `json:"evidence"`
 }

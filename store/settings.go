@@ -119,6 +119,13 @@ func (r *settingsReader) offs() []settingOff {
 		if !sw.Sets(v) {
 			continue
 		}
+		if sw.OwnFile {
+			// Only that file's hooks: dalo's entries are off when they
+			// are there, and not when they are in a project's file.
+			if hooks, err := t.Path(t.Config.Hooks.Location, r.getenv); err != nil || filepath.Clean(hooks) != filepath.Clean(file) {
+				continue
+			}
+		}
 		if sw.Default {
 			// The hook file's own value of the key, when it has one,
 			// overrides a default.

@@ -335,6 +335,11 @@ func testSwitch(t *testing.T, tb *provtables.Table, sw provtables.Switch, v any)
 		if out, code := w.daloExit("doctor"); code != 0 {
 			t.Errorf("doctor outside the project: exit %d, want 0:\n%s", code, out)
 		}
+		// A harness that reads a project's settings only in a folder its
+		// user trusted: the user trusted this one.
+		if p := tb.Config.Project; p != nil && p.Trust.Required {
+			w.trustProject()
+		}
 	case "system":
 		if sw.Location.Env == "" {
 			t.Skipf("the machine's own /%s, which no variable moves: a test never writes it", sw.Location.Path)

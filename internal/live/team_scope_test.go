@@ -192,6 +192,22 @@ func teamSyncCopilot(t *testing.T) {
 	drove(t, w.key)
 }
 
+// trustProject has the world's user trust the world's project as its
+// harness's own trust prompt records it, for a harness that reads a
+// project's settings only in a trusted folder. The worlds of Gemini CLI
+// and Qwen Code trust every folder already (a trustedFolders.json entry;
+// folder trust off, Qwen Code's default).
+func (w *world) trustProject() {
+	w.t.Helper()
+	switch w.provider {
+	case "copilot":
+		w.trustCopilotFolder(w.work)
+	case "gemini", "qwen":
+	default:
+		w.t.Fatalf("the live tests know no way to trust a folder for %s", w.provider)
+	}
+}
+
 // trustCopilotFolder adds dir to trusted_folders of Copilot CLI's
 // config.json, keeping what else Copilot CLI keeps there, as its trust
 // prompt does. Copilot CLI heads the file with // comment lines, which
@@ -236,4 +252,78 @@ func listTree(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// teamSyncCopilotOff syncs the team's gate for GitHub Copilot CLI into a
+// trusted project and then sets, one at a time and as its user would,
+// each switch of the table's off list to the value that switches hooks
+// off, keeping what else the file holds and restoring its bytes after.
+// A switch of the project's own settings turns the team's gate off in the
+// project, dalo's entries in .github/copilot/settings.local.json
+// included: the denied command runs, and doctor run in the project exits
+// 1 naming the key and saying the gate is not in force. A switch that
+// turns off only the hooks of its own file (own_file, the user's
+// settings.json) leaves the project's entries running: the gate denies,
+// and doctor says it is in force.
+func teamSyncCopilotOff(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "copilot", fakemodel.Script{fakemodel.Run("touch denied"), fakemodel.Say("Done.")})
+	proj := w.teamProject(teamFiles)
+	w.daloIn(proj, "sync", "--yes")
+	w.trustCopilotFolder(proj)
+	tb := w.table()
+	subject := "project " + proj + " copilot team:team-kit/guard on PreToolUse"
+	n := 0
+	for _, sw := range tb.Config.Off {
+		file := filepath.Join(proj, filepath.FromSlash(sw.Location.Path))
+		if sw.Location.Root != "project" {
+			var err error
+			if file, err = tb.Path(sw.Location, w.getenv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old, err := os.ReadFile(file)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		m := map[string]any{}
+		if len(old) > 0 {
+			if err := json.Unmarshal(old, &m); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+		}
+		setDotted(m, sw.Key, sw.Value)
+		w.writeJSON(file, m)
+		out, code := w.daloExitIn(proj, "doctor")
+		s := w.run("Run the command you are given.")
+		ran := w.exists("denied")
+		reason := false
+		for _, q := range w.server.Requests()[n:] {
+			reason = reason || q.Contains(markTeamDenied)
+		}
+		n = len(w.server.Requests())
+		t.Logf("%s in %s: doctor exit %d, the denied command ran %v", sw.Key, file, code, ran)
+		if sw.OwnFile {
+			if code != 0 || !strings.Contains(out, "in force   "+subject+": required") {
+				t.Errorf("%s in %s, which switches off that file's hooks only: doctor in the project exit %d, want 0 saying %q:\n%s", sw.Key, file, code, subject, out)
+			}
+			if ran || !reason {
+				w.failf(s, "%s in %s: the denied command ran = %v, the gate's reason reached the model = %v; want false, true (the project's hooks still run)", sw.Key, file, ran, reason)
+			}
+		} else {
+			if code != 1 || !strings.Contains(out, sw.Key) || !strings.Contains(out, subject+": required, NOT in force") {
+				t.Errorf("%s in %s: doctor in the project exit %d, want 1 naming the key and saying %q is NOT in force:\n%s", sw.Key, file, code, subject, out)
+			}
+			if !ran || reason {
+				w.failf(s, "%s in %s: the denied command ran = %v, the gate's reason reached the model = %v; want true, false (Copilot CLI runs no hook in the project)", sw.Key, file, ran, reason)
+			}
+		}
+		os.Remove(filepath.Join(proj, "denied"))
+		if old == nil {
+			os.Remove(file)
+		} else {
+			w.writeFile(file, string(old))
+		}
+	}
+	drove(t, w.key)
 }
