@@ -260,8 +260,10 @@ func runSyncWith(e *env, fs *pflag.FlagSet, rep *syncReport) int {
 }
 
 // checkLocalIgnored refuses, before anything is asked or written, to
-// write dalo's entries into a project's per-user file (Claude Code's
-// .claude/settings.local.json) that git would commit: the entries name a
+// write dalo's entries into a project's per-user file (the hooks file of
+// each table's config.project: Claude Code's .claude/settings.local.json,
+// GitHub Copilot CLI's .github/copilot/settings.local.json) that git would
+// commit, for any provider of the lock: the entries name a
 // dispatcher in this user's store, a path of this machine. Which ignore
 // rule to add, the team's .gitignore or this clone's .git/info/exclude,
 // is the user's choice, and a tracked file needs 'git rm --cached', which
