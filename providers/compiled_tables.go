@@ -18605,7 +18605,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "55d9886d0734399f20d0f4349bb15a04afacddaaf00eeb1d078659244cd465fb",
+			SHA256: "b0aca1d9f7b74c87735d6abafd71d36efaa28054348bb1cb1f4dcf297918f3dd",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18893,6 +18893,26 @@ var compiledTables = &compiled{
 								"run: providers/testdata/README.md finding 83",
 								"test: internal/live TestProjectHooks/copilot",
 								"test: internal/live TestTeamSync/copilot",
+							},
+						},
+						Others: []ProjectOther{
+							ProjectOther{
+								Harness: "claude",
+								Location: Location{
+									Root: "project",
+									Path: ".claude/settings.local.json",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 83",
+										"run: providers/testdata/README.md finding 86",
+										"test: internal/live TestTeamSync/copilot_claude_entries",
+									},
+								},
+								Means: "GitHub Copilot CLI, in a folder its user trusted, runs the hooks of Claude Code's .claude/settings.local.json as its own: with its own payloads (no tool_use_id, transcript_path or permission_mode), a deny in Claude Code's shape denying the call",
+								Evidence: []string{
+									"doc: GitHub Copilot CLI 1.0.102 changelog 1.0.12: read .claude/settings.json and .claude/settings.local.json as additional repo config sources",
+									"run: providers/testdata/README.md finding 86",
+									"test: internal/live TestTeamSync/copilot_claude_entries",
+								},
 							},
 						},
 					},

@@ -173,6 +173,18 @@ type Project struct {
 	Skills   []Location   `json:"skills,omitempty"`
 	Agents   *Location    `json:"agents,omitempty"`
 	Trust    Trust        `json:"trust"`
+	// Others are files of other harnesses' project scopes whose hooks
+	// this harness runs too.
+	Others []ProjectOther `json:"others,omitempty"`
+}
+
+// A ProjectOther is a file of harness Harness's project scope whose hooks
+// a harness runs too, and how (Means).
+type ProjectOther struct {
+	Harness  string   `json:"harness"`
+	Location Location `json:"location"`
+	Means    string   `json:"means"`
+	Evidence []string `json:"evidence"`
 }
 
 // ProjectHooks is the project's file dalo writes its entries into; Local

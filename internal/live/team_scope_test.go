@@ -327,3 +327,87 @@ func teamSyncCopilotOff(t *testing.T) {
 	}
 	drove(t, w.key)
 }
+
+// teamSyncCopilotClaude syncs a team's gate for Claude Code alone into a
+// project, with the Claude Code the live run proves named to dalo, and
+// runs GitHub Copilot CLI there, the folder trusted: Copilot CLI runs
+// dalo's Claude Code entry of .claude/settings.local.json with its own
+// payload (no tool_use_id, transcript_path or permission_mode), and the
+// gate's deny, in Claude Code's shape, denies the call; doctor run in the
+// project says so. Synced for both harnesses, one call Copilot CLI makes
+// runs the gate twice, once from each harness's entries, and doctor warns
+// of it.
+func teamSyncCopilotClaude(t *testing.T) {
+	needs(t, "claude")
+	t.Parallel()
+	w := newWorld(t, "copilot", fakemodel.Script{fakemodel.Run("touch probed"), fakemodel.Say("Done.")})
+	// The gate logs each payload, and denies while $LIVE_OUT/deny exists.
+	k := teamKitSpec
+	k.skills, k.agents = nil, nil
+	h := k.hooks[0]
+	h.env = []string{"PATH", "LIVE_OUT"}
+	h.handler = "#!/bin/sh\nin=$(cat)\necho \"$in\" >> \"$LIVE_OUT/gate.ran\"\nif [ -e \"$LIVE_OUT/deny\" ]; then echo '{\"kind\":\"deny\",\"reason\":\"" + markTeamDenied + "\"}'; else echo '{\"kind\":\"abstain\"}'; fi\n"
+	k.hooks = []kitHook{h}
+	proj := w.work
+	writeSource(t, filepath.Join(proj, "agent-packages"), w.nativeShell(k.files()))
+	lock := func(providers string) {
+		w.writeFile(filepath.Join(proj, "dalo.toml"), "[sources.team]\npath = \"agent-packages\"\n\n[[packages]]\nref = \"team:team-kit\"\nproviders = ["+providers+"]\n")
+		w.daloEnv(proj, []string{"DALO_HOME=" + filepath.Join(w.root, "author-store")}, "lock")
+	}
+	lock(`"claude"`)
+	w.daloIn(proj, "providers", "use", "claude", harness(t, "claude"))
+	if out := w.daloIn(proj, "sync", "--yes"); !strings.Contains(out, "installed team:team-kit on claude@") || strings.Contains(out, "on copilot") {
+		t.Fatalf("sync for Claude Code alone:\n%s", out)
+	}
+	others := w.table().Config.Project.Others
+	if len(others) != 1 || others[0].Harness != "claude" {
+		t.Fatalf("the copilot table's project.others is %+v, want Claude Code's file", others)
+	}
+	if doc := w.daloIn(proj, "doctor"); !strings.Contains(doc, "note       project "+proj+" claude: "+others[0].Means) {
+		t.Errorf("doctor in the project does not say Copilot CLI runs dalo's Claude Code entries:\n%s", doc)
+	}
+	w.trustCopilotFolder(proj)
+	ran := func() []string {
+		b, _ := os.ReadFile(filepath.Join(w.out, "gate.ran"))
+		os.Remove(filepath.Join(w.out, "gate.ran"))
+		if len(b) == 0 {
+			return nil
+		}
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+
+	// Synced for Claude Code alone: its entry runs in Copilot CLI.
+	w.writeFile(filepath.Join(w.out, "deny"), "")
+	s := w.run("Run the command you are given.")
+	payloads := ran()
+	if w.exists("probed") || !w.server.Contains(markTeamDenied) || len(payloads) != 1 {
+		w.failf(s, "synced for Claude Code: the command ran = %v, the gate's reason reached the model = %v, the gate ran %d times; want false, true, 1", w.exists("probed"), w.server.Contains(markTeamDenied), len(payloads))
+	}
+	for _, p := range payloads {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(p), &m); err != nil {
+			t.Fatalf("the gate's payload %q: %v", p, err)
+		}
+		for _, k := range []string{"tool_use_id", "transcript_path", "permission_mode"} {
+			if _, ok := m[k]; ok {
+				t.Errorf("Copilot CLI's payload to dalo's Claude Code entry holds %s: %s", k, p)
+			}
+		}
+		if m["hook_event_name"] != "PreToolUse" || m["tool_name"] != "Bash" {
+			t.Errorf("Copilot CLI's payload to dalo's Claude Code entry: %s", p)
+		}
+	}
+	os.Remove(filepath.Join(w.out, "deny"))
+
+	// Synced for both: one call, the gate twice.
+	lock(`"claude", "copilot"`)
+	w.daloIn(proj, "sync", "--yes")
+	if doc := w.daloIn(proj, "doctor"); !strings.Contains(doc, "warning    project "+proj+" claude: ") || !strings.Contains(doc, "each hook runs twice") {
+		t.Errorf("doctor in the project synced for both does not warn that each hook runs twice:\n%s", doc)
+	}
+	s = w.run("Run the command you are given.")
+	if n := len(ran()); !w.exists("probed") || n != 2 {
+		w.failf(s, "synced for both: the command ran = %v, the gate ran %d times on its one call; want true, 2", w.exists("probed"), n)
+	}
+	drove(t, w.key)
+}

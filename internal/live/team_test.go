@@ -54,6 +54,10 @@ var teamFiles = teamKitSpec.files()
 // the team's gate off, and doctor run there says so; the user's own, which
 // switches off only the hooks of the user's settings.json, leaves it in
 // force.
+// The subtest copilot_claude_entries syncs the team's gate for Claude
+// Code only, then for both: GitHub Copilot CLI, in the trusted project,
+// runs dalo's Claude Code entries of .claude/settings.local.json too, and
+// synced for both it runs the gate twice on one call.
 // The subtests codex, gemini and qwen are harnesses with no per-user
 // project file: sync skips them with the table's reason and writes
 // nothing in the project, a session there runs the command, and doing
@@ -68,6 +72,7 @@ func TestTeamSync(t *testing.T) {
 		{"codex", "codex", teamSyncSkipped},
 		{"copilot", "copilot", teamSyncCopilot},
 		{"copilot_hooks_off", "copilot", teamSyncCopilotOff},
+		{"copilot_claude_entries", "copilot", teamSyncCopilotClaude},
 		{"gemini", "gemini", teamSyncSkipped},
 		{"qwen", "qwen", teamSyncSkipped},
 	} {
