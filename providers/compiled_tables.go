@@ -18605,7 +18605,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "b0aca1d9f7b74c87735d6abafd71d36efaa28054348bb1cb1f4dcf297918f3dd",
+			SHA256: "bab3d95ab6038b35e1b96143fcb0f64148363b65817ba81d2e93692c61e07185",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18790,6 +18790,67 @@ var compiledTables = &compiled{
 								"doc: GitHub Copilot CLI 1.0.102 help config: disableAllHooks, whether to disable all hooks (repo-level and user-level)",
 								"run: providers/testdata/README.md finding 85",
 								"test: internal/live TestHooksOff/copilot",
+								"test: internal/live TestTeamSync/copilot_hooks_off",
+							},
+						},
+					},
+					Drop: []Drop{
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 87",
+									"test: internal/live TestHooksOff/copilot_disable_type",
+								},
+							},
+							Scope:   "file",
+							OwnFile: true,
+							Checks: []Check{
+								Check{
+									Path: "disableAllHooks",
+									Types: []string{
+										"boolean",
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 87",
+										"test: internal/live TestHooksOff/copilot_disable_type",
+									},
+								},
+							},
+							Means: "GitHub Copilot CLI runs none of that file's hooks, dalo's entries there included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 87",
+								"test: internal/live TestHooksOff/copilot_disable_type",
+								"test: internal/live TestTeamSync/copilot_hooks_off",
+							},
+						},
+						Drop{
+							Location: Location{
+								Root: "project",
+								Path: ".github/copilot/settings.local.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 87",
+									"test: internal/live TestTeamSync/copilot_hooks_off",
+								},
+							},
+							Scope:   "file",
+							OwnFile: true,
+							Checks: []Check{
+								Check{
+									Path: "disableAllHooks",
+									Types: []string{
+										"boolean",
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 87",
+										"test: internal/live TestTeamSync/copilot_hooks_off",
+									},
+								},
+							},
+							Means: "GitHub Copilot CLI, in a folder its user trusted, runs none of that file's hooks, dalo's entries there included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 87",
 								"test: internal/live TestTeamSync/copilot_hooks_off",
 							},
 						},

@@ -65,7 +65,8 @@ func TestSettingsDefaults(t *testing.T) {
 // dalo's entries off where they are there and not where they are in a
 // project's settings.local.json; set in any of a project's settings files
 // it switches off every hook, dalo's in the user's settings and in the
-// project's alike, and doctor reads it only when run in that project.
+// project's alike, and doctor reads it only when run in that project. Of
+// another type than boolean it loses the hooks of its own file only.
 func TestSettingsCopilotProject(t *testing.T) {
 	ts, err := providers.Load()
 	if err != nil {
@@ -97,6 +98,10 @@ func TestSettingsCopilotProject(t *testing.T) {
 		{filepath.Join(proj, ".claude/settings.json"), `{"disableAllHooks": true}`, true, true, true},
 		{filepath.Join(proj, ".claude/settings.local.json"), `{"disableAllHooks": true}`, true, true, true},
 		{filepath.Join(proj, ".claude/settings.local.json"), `{"disableAllHooks": "true"}`, false, false, false},
+		// Of another type: that file's hooks lost, and only those.
+		{userFile, `{"disableAllHooks": "true"}`, true, false, false},
+		{filepath.Join(proj, ".github/copilot/settings.local.json"), `{"disableAllHooks": null}`, false, true, true},
+		{filepath.Join(proj, ".github/copilot/settings.json"), `{"disableAllHooks": 0}`, false, false, false},
 		{filepath.Join(proj, ".github/hooks/mine.json"), `{"disableAllHooks": true}`, false, false, false},
 	} {
 		if err := os.MkdirAll(filepath.Dir(c.file), 0o755); err != nil {

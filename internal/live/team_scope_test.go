@@ -257,14 +257,15 @@ func listTree(t *testing.T, dir string) []string {
 // teamSyncCopilotOff syncs the team's gate for GitHub Copilot CLI into a
 // trusted project and then sets, one at a time and as its user would,
 // each switch of the table's off list to the value that switches hooks
-// off, keeping what else the file holds and restoring its bytes after.
-// A switch of the project's own settings turns the team's gate off in the
-// project, dalo's entries in .github/copilot/settings.local.json
-// included: the denied command runs, and doctor run in the project exits
-// 1 naming the key and saying the gate is not in force. A switch that
-// turns off only the hooks of its own file (own_file, the user's
-// settings.json) leaves the project's entries running: the gate denies,
-// and doctor says it is in force.
+// off, and each setting its drop list checks to a value of a type it
+// does not accept, keeping what else the file holds and restoring its
+// bytes after. A switch of the project's own settings, or a dropped
+// .github/copilot/settings.local.json (where dalo's entries are), turns
+// the team's gate off in the project: the denied command runs, and doctor
+// run in the project exits 1 naming the key and saying the gate is not in
+// force. One that turns off only the hooks of its own file (own_file: the
+// user's settings.json) leaves the project's entries running: the gate
+// denies, and doctor says it is in force.
 func teamSyncCopilotOff(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "copilot", fakemodel.Script{fakemodel.Run("touch denied"), fakemodel.Say("Done.")})
@@ -272,13 +273,33 @@ func teamSyncCopilotOff(t *testing.T) {
 	w.daloIn(proj, "sync", "--yes")
 	w.trustCopilotFolder(proj)
 	tb := w.table()
+	local := filepath.Join(proj, filepath.FromSlash(tb.Config.Project.Hooks.Path))
+	type setting struct {
+		loc     provtables.Location
+		key     string
+		value   any
+		ownFile bool
+	}
+	var settings []setting
+	for _, sw := range tb.Config.Off {
+		settings = append(settings, setting{sw.Location, sw.Key, sw.Value, sw.OwnFile})
+	}
+	for _, d := range tb.Config.Drop {
+		for _, c := range d.Checks {
+			v, ok := otherType(c.Types)
+			if !ok || strings.Contains(c.Path, "*") {
+				t.Fatalf("%s: drop check %s: the test sets no value of a type it rejects", tb.Key(), c.Path)
+			}
+			settings = append(settings, setting{d.Location, c.Path, v, d.OwnFile})
+		}
+	}
 	subject := "project " + proj + " copilot team:team-kit/guard on PreToolUse"
 	n := 0
-	for _, sw := range tb.Config.Off {
-		file := filepath.Join(proj, filepath.FromSlash(sw.Location.Path))
-		if sw.Location.Root != "project" {
+	for _, st := range settings {
+		file := filepath.Join(proj, filepath.FromSlash(st.loc.Path))
+		if st.loc.Root != "project" {
 			var err error
-			if file, err = tb.Path(sw.Location, w.getenv); err != nil {
+			if file, err = tb.Path(st.loc, w.getenv); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -292,7 +313,7 @@ func teamSyncCopilotOff(t *testing.T) {
 				t.Fatalf("%s: %v", file, err)
 			}
 		}
-		setDotted(m, sw.Key, sw.Value)
+		setDotted(m, st.key, st.value)
 		w.writeJSON(file, m)
 		out, code := w.daloExitIn(proj, "doctor")
 		s := w.run("Run the command you are given.")
@@ -302,20 +323,21 @@ func teamSyncCopilotOff(t *testing.T) {
 			reason = reason || q.Contains(markTeamDenied)
 		}
 		n = len(w.server.Requests())
-		t.Logf("%s in %s: doctor exit %d, the denied command ran %v", sw.Key, file, code, ran)
-		if sw.OwnFile {
+		value, _ := json.Marshal(st.value)
+		t.Logf("%s = %s in %s: doctor exit %d, the denied command ran %v", st.key, value, file, code, ran)
+		if st.ownFile && file != local {
 			if code != 0 || !strings.Contains(out, "in force   "+subject+": required") {
-				t.Errorf("%s in %s, which switches off that file's hooks only: doctor in the project exit %d, want 0 saying %q:\n%s", sw.Key, file, code, subject, out)
+				t.Errorf("%s = %s in %s, which turns off that file's hooks only: doctor in the project exit %d, want 0 saying %q:\n%s", st.key, value, file, code, subject, out)
 			}
 			if ran || !reason {
-				w.failf(s, "%s in %s: the denied command ran = %v, the gate's reason reached the model = %v; want false, true (the project's hooks still run)", sw.Key, file, ran, reason)
+				w.failf(s, "%s = %s in %s: the denied command ran = %v, the gate's reason reached the model = %v; want false, true (the project's hooks still run)", st.key, value, file, ran, reason)
 			}
 		} else {
-			if code != 1 || !strings.Contains(out, sw.Key) || !strings.Contains(out, subject+": required, NOT in force") {
-				t.Errorf("%s in %s: doctor in the project exit %d, want 1 naming the key and saying %q is NOT in force:\n%s", sw.Key, file, code, subject, out)
+			if code != 1 || !strings.Contains(out, st.key) || !strings.Contains(out, subject+": required, NOT in force") {
+				t.Errorf("%s = %s in %s: doctor in the project exit %d, want 1 naming the key and saying %q is NOT in force:\n%s", st.key, value, file, code, subject, out)
 			}
 			if !ran || reason {
-				w.failf(s, "%s in %s: the denied command ran = %v, the gate's reason reached the model = %v; want true, false (Copilot CLI runs no hook in the project)", sw.Key, file, ran, reason)
+				w.failf(s, "%s = %s in %s: the denied command ran = %v, the gate's reason reached the model = %v; want true, false (Copilot CLI runs none of dalo's project entries)", st.key, value, file, ran, reason)
 			}
 		}
 		os.Remove(filepath.Join(proj, "denied"))
@@ -326,6 +348,20 @@ func teamSyncCopilotOff(t *testing.T) {
 		}
 	}
 	drove(t, w.key)
+}
+
+// otherType returns a JSON value of none of the types a drop check
+// accepts.
+func otherType(types []string) (any, bool) {
+	for _, c := range []struct {
+		typ string
+		v   any
+	}{{"string", "true"}, {"number", 1}, {"boolean", true}, {"null", nil}, {"array", []any{}}, {"object", map[string]any{}}} {
+		if !slices.Contains(types, c.typ) {
+			return c.v, true
+		}
+	}
+	return nil, false
 }
 
 // teamSyncCopilotClaude syncs a team's gate for Claude Code alone into a
