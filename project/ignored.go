@@ -19,7 +19,8 @@ var ErrNotIgnored = errors.New("not ignored by git")
 var ErrNoGit = errors.New("git is not on PATH")
 
 // CheckIgnored says whether git keeps file, a file of the project at root
-// each user keeps for themselves (Claude Code's .claude/settings.local.json),
+// each user keeps for themselves (a table's config.project hooks file, such
+// as Claude Code's .claude/settings.local.json),
 // out of the project's commits: nil when root is not in a git work tree, or
 // git ignores file there (an ignore rule of the project, of this clone's
 // .git/info/exclude or of the user's core.excludesFile) and does not track

@@ -18604,7 +18604,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "5f0ae728162c992a25e4e28423edf7de449219d538c9be8dcb3c61a651874571",
+			SHA256: "bab3d95ab6038b35e1b96143fcb0f64148363b65817ba81d2e93692c61e07185",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18698,15 +18698,159 @@ var compiledTables = &compiled{
 									"test: internal/live TestHooksOff/copilot",
 								},
 							},
-							Key:   "disableAllHooks",
-							Value: true,
-							Means: "GitHub Copilot CLI runs no hook of the user's settings.json, dalo's entries included (a disableAllHooks in another hook file switches off that file's hooks only)",
+							Key:     "disableAllHooks",
+							Value:   true,
+							OwnFile: true,
+							Means:   "GitHub Copilot CLI runs no hook of the user's settings.json, dalo's entries there included (a disableAllHooks in another hook file switches off that file's hooks only, and this one leaves a project's hooks running)",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog: support disableAllHooks flag to disable all hooks from a configuration file",
 								"run: providers/testdata/README.md finding 63",
+								"run: providers/testdata/README.md finding 85",
 								"test: internal/live TestMatrixCopilot/hooks_off",
 								"test: internal/live TestMatrixCopilot/hooks_off_other_file",
 								"test: internal/live TestHooksOff/copilot",
+								"test: internal/live TestTeamSync/copilot_hooks_off",
+							},
+						},
+						Switch{
+							Location: Location{
+								Root: "project",
+								Path: ".github/copilot/settings.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 83",
+									"run: providers/testdata/README.md finding 85",
+									"test: internal/live TestHooksOff/copilot",
+								},
+							},
+							Key:   "disableAllHooks",
+							Value: true,
+							Means: "GitHub Copilot CLI, once its user trusted this folder, runs no hook in this project, dalo's entries in the user's settings and in the project's .github/copilot/settings.local.json included",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 help config: disableAllHooks, whether to disable all hooks (repo-level and user-level)",
+								"run: providers/testdata/README.md finding 85",
+								"test: internal/live TestHooksOff/copilot",
+								"test: internal/live TestTeamSync/copilot_hooks_off",
+							},
+						},
+						Switch{
+							Location: Location{
+								Root: "project",
+								Path: ".github/copilot/settings.local.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 83",
+									"run: providers/testdata/README.md finding 85",
+									"test: internal/live TestHooksOff/copilot",
+								},
+							},
+							Key:   "disableAllHooks",
+							Value: true,
+							Means: "GitHub Copilot CLI, once its user trusted this folder, runs no hook in this project, dalo's entries in the user's settings and in the project's .github/copilot/settings.local.json included",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 help config: disableAllHooks, whether to disable all hooks (repo-level and user-level)",
+								"run: providers/testdata/README.md finding 85",
+								"test: internal/live TestHooksOff/copilot",
+								"test: internal/live TestTeamSync/copilot_hooks_off",
+							},
+						},
+						Switch{
+							Location: Location{
+								Root: "project",
+								Path: ".claude/settings.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 83",
+									"run: providers/testdata/README.md finding 85",
+									"test: internal/live TestHooksOff/copilot",
+								},
+							},
+							Key:   "disableAllHooks",
+							Value: true,
+							Means: "GitHub Copilot CLI, once its user trusted this folder, runs no hook in this project, dalo's entries in the user's settings and in the project's .github/copilot/settings.local.json included",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 help config: disableAllHooks, whether to disable all hooks (repo-level and user-level)",
+								"run: providers/testdata/README.md finding 85",
+								"test: internal/live TestHooksOff/copilot",
+								"test: internal/live TestTeamSync/copilot_hooks_off",
+							},
+						},
+						Switch{
+							Location: Location{
+								Root: "project",
+								Path: ".claude/settings.local.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 83",
+									"run: providers/testdata/README.md finding 85",
+									"test: internal/live TestHooksOff/copilot",
+								},
+							},
+							Key:   "disableAllHooks",
+							Value: true,
+							Means: "GitHub Copilot CLI, once its user trusted this folder, runs no hook in this project, dalo's entries in the user's settings and in the project's .github/copilot/settings.local.json included",
+							Evidence: []string{
+								"doc: GitHub Copilot CLI 1.0.102 help config: disableAllHooks, whether to disable all hooks (repo-level and user-level)",
+								"run: providers/testdata/README.md finding 85",
+								"test: internal/live TestHooksOff/copilot",
+								"test: internal/live TestTeamSync/copilot_hooks_off",
+							},
+						},
+					},
+					Drop: []Drop{
+						Drop{
+							Location: Location{
+								Root: "config_home",
+								Path: "settings.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 87",
+									"test: internal/live TestHooksOff/copilot_disable_type",
+								},
+							},
+							Scope:   "file",
+							OwnFile: true,
+							Checks: []Check{
+								Check{
+									Path: "disableAllHooks",
+									Types: []string{
+										"boolean",
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 87",
+										"test: internal/live TestHooksOff/copilot_disable_type",
+									},
+								},
+							},
+							Means: "GitHub Copilot CLI runs none of that file's hooks, dalo's entries there included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 87",
+								"test: internal/live TestHooksOff/copilot_disable_type",
+								"test: internal/live TestTeamSync/copilot_hooks_off",
+							},
+						},
+						Drop{
+							Location: Location{
+								Root: "project",
+								Path: ".github/copilot/settings.local.json",
+								Evidence: []string{
+									"run: providers/testdata/README.md finding 87",
+									"test: internal/live TestTeamSync/copilot_hooks_off",
+								},
+							},
+							Scope:   "file",
+							OwnFile: true,
+							Checks: []Check{
+								Check{
+									Path: "disableAllHooks",
+									Types: []string{
+										"boolean",
+									},
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 87",
+										"test: internal/live TestTeamSync/copilot_hooks_off",
+									},
+								},
+							},
+							Means: "GitHub Copilot CLI, in a folder its user trusted, runs none of that file's hooks, dalo's entries there included",
+							Evidence: []string{
+								"run: providers/testdata/README.md finding 87",
+								"test: internal/live TestTeamSync/copilot_hooks_off",
 							},
 						},
 					},
@@ -18809,6 +18953,26 @@ var compiledTables = &compiled{
 								"run: providers/testdata/README.md finding 83",
 								"test: internal/live TestProjectHooks/copilot",
 								"test: internal/live TestTeamSync/copilot",
+							},
+						},
+						Others: []ProjectOther{
+							ProjectOther{
+								Harness: "claude",
+								Location: Location{
+									Root: "project",
+									Path: ".claude/settings.local.json",
+									Evidence: []string{
+										"run: providers/testdata/README.md finding 83",
+										"run: providers/testdata/README.md finding 86",
+										"test: internal/live TestTeamSync/copilot_claude_entries",
+									},
+								},
+								Means: "GitHub Copilot CLI, in a folder its user trusted, runs the hooks of Claude Code's .claude/settings.local.json as its own: with its own payloads (no tool_use_id, transcript_path or permission_mode), a deny in Claude Code's shape denying the call",
+								Evidence: []string{
+									"doc: GitHub Copilot CLI 1.0.102 changelog 1.0.12: read .claude/settings.json and .claude/settings.local.json as additional repo config sources",
+									"run: providers/testdata/README.md finding 86",
+									"test: internal/live TestTeamSync/copilot_claude_entries",
+								},
 							},
 						},
 					},

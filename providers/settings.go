@@ -19,6 +19,9 @@ import (
 type Drop struct {
 	Location Location `json:"location"`
 	Scope    string   `json:"scope"`
+	// OwnFile: the harness ignores only this file's hooks, so dalo's
+	// entries only when they are in it.
+	OwnFile  bool     `json:"own_file,omitempty"`
 	Checks   []Check  `json:"checks"`
 	Means    string   `json:"means"`
 	Evidence []string `json:"evidence"`

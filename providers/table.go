@@ -173,6 +173,18 @@ type Project struct {
 	Skills   []Location   `json:"skills,omitempty"`
 	Agents   *Location    `json:"agents,omitempty"`
 	Trust    Trust        `json:"trust"`
+	// Others are files of other harnesses' project scopes whose hooks
+	// this harness runs too.
+	Others []ProjectOther `json:"others,omitempty"`
+}
+
+// A ProjectOther is a file of harness Harness's project scope whose hooks
+// a harness runs too, and how (Means).
+type ProjectOther struct {
+	Harness  string   `json:"harness"`
+	Location Location `json:"location"`
+	Means    string   `json:"means"`
+	Evidence []string `json:"evidence"`
 }
 
 // ProjectHooks is the project's file dalo writes its entries into; Local
@@ -240,7 +252,10 @@ type Switch struct {
 	Contains string `json:"contains,omitempty"`
 	// Default: Location holds defaults, which the hook file overrides:
 	// the switch is off when the hook file sets Key.
-	Default  bool     `json:"default,omitempty"`
+	Default bool `json:"default,omitempty"`
+	// OwnFile: the switch turns off only the hooks of the file that
+	// holds it, so dalo's entries only when they are in that file.
+	OwnFile  bool     `json:"own_file,omitempty"`
 	Means    string   `json:"means"`
 	Evidence []string `json:"evidence"`
 }

@@ -495,3 +495,33 @@ func TestInProjectKeepsHookTrust(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectOthers: a file of another harness's project scope that a
+// table says its harness runs too names a harness dalo has a table for,
+// and that harness's project hooks file, where doctor looks for dalo's
+// entries.
+func TestProjectOthers(t *testing.T) {
+	ts, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, tb := range ts.All() {
+		if tb.Config.Project == nil {
+			continue
+		}
+		for _, po := range tb.Config.Project.Others {
+			n++
+			o, ok := ts.Newest(po.Harness)
+			switch {
+			case !ok || po.Harness == tb.Name:
+				t.Errorf("%s: project.others names %q, not another harness with a table", tb.Key(), po.Harness)
+			case o.Config.Project == nil || o.Config.Project.Status != Supported || o.Config.Project.Hooks.Path != po.Location.Path:
+				t.Errorf("%s: project.others names %s of %s, which is not where dalo writes %s's project entries", tb.Key(), po.Location.Path, po.Harness, o.Key())
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no table states another harness's project file it runs: GitHub Copilot CLI's runs Claude Code's")
+	}
+}

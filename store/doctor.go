@@ -141,6 +141,7 @@ func (s *Store) Doctor(opt DoctorOptions) ([]Finding, error) {
 				// Whether the harness reads them only in a folder its
 				// user trusted: dalo never records that trust.
 				add(StatusNote, prefix+name, "%s", t.Config.Project.Trust.How)
+				out = append(out, projectOthers(ts, t, names, prefix)...)
 			}
 			c := &forceCheck{s: sc, t: t, in: in, grants: grants, pending: s.pendingGrants(), opt: opt, records: records, instructions: inst}
 			n := len(out)
@@ -193,6 +194,38 @@ func plannedTable(ts *providers.Tables, in *Installed, prefix string, add report
 		return nil
 	}
 	return t
+}
+
+// projectOthers says, of a project's install on t's harness, which other
+// harnesses run the hooks of its file too (their tables' project.others):
+// dalo's entries there run in those sessions, under grants given for t's
+// harness; and, when the project is synced for the other harness as well
+// (names, its providers), that each hook runs twice on one call.
+func projectOthers(ts *providers.Tables, t *providers.Table, names []string, prefix string) []Finding {
+	var out []Finding
+	seen := map[string]bool{t.Name: true}
+	for _, a := range ts.All() {
+		if seen[a.Name] {
+			continue
+		}
+		seen[a.Name] = true
+		o, _ := ts.Newest(a.Name)
+		if o == nil || o.Config.Project == nil {
+			continue
+		}
+		for _, po := range o.Config.Project.Others {
+			if po.Harness != t.Name || po.Location.Path != t.Config.Project.Hooks.Path {
+				continue
+			}
+			f := Finding{StatusNote, prefix + t.Name, fmt.Sprintf("%s: dalo's %s entries there run in %s sessions in this project too, under the grants you approved for %s; a hook binding a field those payloads lack fails under its policy", po.Means, t.Name, o.Harness, t.Name)}
+			if slices.Contains(names, o.Name) {
+				f.Status = StatusWarning
+				f.Message += fmt.Sprintf("; synced for %s as well, each hook runs twice on a call neither denies, once from each harness's entries", o.Name)
+			}
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // stagedOfOtherScopes marks in used the staged trees the installs of the

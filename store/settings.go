@@ -68,7 +68,7 @@ func (r *settingsReader) offs() []settingOff {
 	}
 	for _, d := range t.Config.Drop {
 		file, where, ok := r.locate(d.Location)
-		if !ok {
+		if !ok || d.OwnFile && !r.holdsEntries(file) {
 			continue
 		}
 		doc, ok := r.decode(file)
@@ -119,6 +119,10 @@ func (r *settingsReader) offs() []settingOff {
 		if !sw.Sets(v) {
 			continue
 		}
+		if sw.OwnFile && !r.holdsEntries(file) {
+			// Only that file's hooks: dalo's entries are elsewhere.
+			continue
+		}
 		if sw.Default {
 			// The hook file's own value of the key, when it has one,
 			// overrides a default.
@@ -140,6 +144,13 @@ func (r *settingsReader) offs() []settingOff {
 			Fix: fix})
 	}
 	return out
+}
+
+// holdsEntries says whether file is the hook file dalo's entries are in,
+// the table's (the user's, or a project's for a table InProject).
+func (r *settingsReader) holdsEntries(file string) bool {
+	hooks, err := r.t.Path(r.t.Config.Hooks.Location, r.getenv)
+	return err == nil && filepath.Clean(hooks) == filepath.Clean(file)
 }
 
 // locate is the file of l, and how a message places it: a project's own

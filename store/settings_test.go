@@ -59,3 +59,81 @@ func TestSettingsDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsCopilotProject: GitHub Copilot CLI's disableAllHooks in the
+// user's settings.json switches off that file's hooks only, so it turns
+// dalo's entries off where they are there and not where they are in a
+// project's settings.local.json; set in any of a project's settings files
+// it switches off every hook, dalo's in the user's settings and in the
+// project's alike, and doctor reads it only when run in that project. Of
+// another type than boolean it loses the hooks of its own file only.
+func TestSettingsCopilotProject(t *testing.T) {
+	ts, err := providers.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, ok := ts.Lookup("copilot", "1.0.102")
+	if !ok {
+		t.Fatal("no copilot@1.0.102")
+	}
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "proj")
+	inProject, err := user.InProject(proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": dir, "COPILOT_HOME": filepath.Join(dir, ".copilot")}
+	userFile := filepath.Join(dir, ".copilot", "settings.json")
+	for _, c := range []struct {
+		file, text string
+		// userOff, projectOff: it switches off the entries of the
+		// user's install, of the project's; fromProject: it is the
+		// project's own, read by doctor run in the project only.
+		userOff, projectOff, fromProject bool
+	}{
+		{userFile, `{"disableAllHooks": true}`, true, false, false},
+		{userFile, `{"disableAllHooks": false}`, false, false, false},
+		{filepath.Join(proj, ".github/copilot/settings.json"), `{"disableAllHooks": true}`, true, true, true},
+		{filepath.Join(proj, ".github/copilot/settings.local.json"), `{"disableAllHooks": true, "hooks": {}}`, true, true, true},
+		{filepath.Join(proj, ".claude/settings.json"), `{"disableAllHooks": true}`, true, true, true},
+		{filepath.Join(proj, ".claude/settings.local.json"), `{"disableAllHooks": true}`, true, true, true},
+		{filepath.Join(proj, ".claude/settings.local.json"), `{"disableAllHooks": "true"}`, false, false, false},
+		// Of another type: that file's hooks lost, and only those.
+		{userFile, `{"disableAllHooks": "true"}`, true, false, false},
+		{filepath.Join(proj, ".github/copilot/settings.local.json"), `{"disableAllHooks": null}`, false, true, true},
+		{filepath.Join(proj, ".github/copilot/settings.json"), `{"disableAllHooks": 0}`, false, false, false},
+		{filepath.Join(proj, ".github/hooks/mine.json"), `{"disableAllHooks": true}`, false, false, false},
+	} {
+		if err := os.MkdirAll(filepath.Dir(c.file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(c.file, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []struct {
+			what string
+			t    *providers.Table
+			want bool
+		}{
+			{"the user's install", user, c.userOff},
+			{"the project's install", inProject, c.projectOff},
+		} {
+			r := &settingsReader{t: s.t, getenv: func(k string) string { return env[k] }, project: proj}
+			offs := r.offs()
+			if got := len(offs) > 0; got != s.want || len(offs) > 1 {
+				t.Errorf("%s in %s: %d settings switch off %s (%+v), want off = %v", c.text, c.file, len(offs), s.what, offs, s.want)
+			}
+			if len(offs) == 1 && offs[0].Project != c.fromProject {
+				t.Errorf("%s in %s: a project's own setting = %v, want %v", c.text, c.file, offs[0].Project, c.fromProject)
+			}
+		}
+		// Doctor run outside the project reads none of its files.
+		r := &settingsReader{t: user, getenv: func(k string) string { return env[k] }}
+		if offs := r.offs(); c.fromProject && len(offs) > 0 {
+			t.Errorf("%s in %s: read by doctor run outside the project: %+v", c.text, c.file, offs)
+		}
+		if err := os.Remove(c.file); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

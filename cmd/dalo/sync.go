@@ -260,8 +260,10 @@ func runSyncWith(e *env, fs *pflag.FlagSet, rep *syncReport) int {
 }
 
 // checkLocalIgnored refuses, before anything is asked or written, to
-// write dalo's entries into a project's per-user file (Claude Code's
-// .claude/settings.local.json) that git would commit: the entries name a
+// write dalo's entries into a project's per-user file (the hooks file of
+// each table's config.project: Claude Code's .claude/settings.local.json,
+// GitHub Copilot CLI's .github/copilot/settings.local.json) that git would
+// commit, for any provider of the lock: the entries name a
 // dispatcher in this user's store, a path of this machine. Which ignore
 // rule to add, the team's .gitignore or this clone's .git/info/exclude,
 // is the user's choice, and a tracked file needs 'git rm --cached', which
@@ -450,14 +452,20 @@ func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, r
 	if err != nil {
 		return fail(e, cmd, err)
 	}
+	if !dry && !planTargets(e, cmd, ps, disp, root, targets) {
+		return exitFail
+	}
 	code = exitOK
+	var done, failed []string
 	for _, tg := range targets {
 		sel := *tg.sel
 		res, err := ps.Install(&sel, disp, store.InstallOptions{DryRun: dry})
 		if err != nil {
 			code = installFailed(e, cmd, err)
+			failed = append(failed, sel.Identity.String()+" on "+sel.Table.Key())
 			continue
 		}
+		done = append(done, sel.Identity.String()+" on "+res.Provider)
 		verb := "installed"
 		if dry {
 			verb = "would install"
@@ -485,7 +493,40 @@ func installTargets(e *env, cmd string, ps *store.Store, ts *providers.Tables, r
 	if dry {
 		fmt.Fprintln(e.stdout, "dry run: nothing was written")
 	}
+	if len(failed) > 0 {
+		// Planned, and then failed writing: say what the project holds.
+		fmt.Fprintf(e.stderr, "dalo %s: %s does not match its lock: installed %s; not installed %s: run 'dalo sync' again ('dalo sync --check' says what differs)\n",
+			cmd, termtext.Escape(root), orNone(done), strings.Join(failed, ", "))
+	}
 	return code
+}
+
+// planTargets plans every install of targets before any is written: a
+// sync for several harnesses installs on all of them or on none. One that
+// would fail (a settings file the harness could not read, a switch that
+// turns its hooks off) is said, with the rest, and nothing is installed;
+// the approvals given are kept, so the next sync asks nothing again.
+func planTargets(e *env, cmd string, ps *store.Store, disp store.Dispatcher, root string, targets []*syncTarget) bool {
+	ok := true
+	for _, tg := range targets {
+		sel := *tg.sel
+		if _, err := ps.Install(&sel, disp, store.InstallOptions{DryRun: true}); err != nil {
+			fmt.Fprintf(e.stderr, "dalo %s: %s on %s: %s\n", cmd, sel.Identity, sel.Table.Key(), termtext.Escape(err.Error()))
+			ok = false
+		}
+	}
+	if !ok {
+		fmt.Fprintf(e.stderr, "nothing was installed in %s: fix what is above, then run 'dalo sync' again (the approvals above are kept)\n", termtext.Escape(root))
+	}
+	return ok
+}
+
+// orNone joins s, or says none.
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }
 
 // lockedSources compares the lock's sources with the user's registry: the

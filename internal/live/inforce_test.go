@@ -322,6 +322,38 @@ func TestHooksOff(t *testing.T) {
 			t.Fatalf("%s lists no switch read only from a file root owns", tb.Key())
 		}
 	})
+	// GitHub Copilot CLI's settings of a type it rejects in the user's
+	// settings.json (its table's drop): it runs none of that file's hooks,
+	// dalo's entries included, and doctor says so.
+	t.Run("copilot_disable_type", func(t *testing.T) {
+		needs(t, "copilot")
+		t.Parallel()
+		tb := tableUnder(t, "copilot")
+		n := 0
+		for _, d := range tb.Config.Drop {
+			if d.Location.Root == "project" {
+				continue // TestTeamSync/copilot_hooks_off
+			}
+			for _, c := range d.Checks {
+				v, ok := otherType(c.Types)
+				if !ok {
+					t.Fatalf("drop check %s: no value of a type it rejects", c.Path)
+				}
+				n++
+				w := newWorld(t, "copilot", fakemodel.Script{fakemodel.Run("touch gated-ran"), fakemodel.Say("Done.")})
+				w.installGate()
+				settings := w.settings()
+				setDotted(settings, c.Path, v)
+				w.writeJSON(w.hooksFile(), settings)
+				out, code := w.daloExit("doctor")
+				s := w.run("Run the command you are given.")
+				w.hooksOff(s, out, code, c.Path)
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%s drops no user settings file", tb.Key())
+		}
+	})
 	// A setting that switches nothing off: Gemini CLI's hooksConfig.disabled
 	// naming dalo's entry under another event than the gate's.
 	t.Run("gemini_hooks_disabled", func(t *testing.T) {
@@ -370,6 +402,11 @@ func testSwitch(t *testing.T, tb *provtables.Table, sw provtables.Switch, v any)
 		// Outside it, doctor reads no project's settings.
 		if out, code := w.daloExit("doctor"); code != 0 {
 			t.Errorf("doctor outside the project: exit %d, want 0:\n%s", code, out)
+		}
+		// A harness that reads a project's settings only in a folder its
+		// user trusted: the user trusted this one.
+		if p := tb.Config.Project; p != nil && p.Trust.Required {
+			w.trustProject()
 		}
 	case "system":
 		if sw.Location.Env == "" {

@@ -49,6 +49,15 @@ var teamFiles = teamKitSpec.files()
 // project file is .github/copilot/settings.local.json and which runs a
 // project's hooks only in a folder its user trusted: the gate does not
 // hold in the project until the user trusts it, which dalo never does.
+// The subtest copilot_hooks_off sets, in that trusted project, each
+// switch of the copilot table's off list: each of the project's own turns
+// the team's gate off, and doctor run there says so; the user's own, which
+// switches off only the hooks of the user's settings.json, leaves it in
+// force.
+// The subtest copilot_claude_entries syncs the team's gate for Claude
+// Code only, then for both: GitHub Copilot CLI, in the trusted project,
+// runs dalo's Claude Code entries of .claude/settings.local.json too, and
+// synced for both it runs the gate twice on one call.
 // The subtests codex, gemini and qwen are harnesses with no per-user
 // project file: sync skips them with the table's reason and writes
 // nothing in the project, a session there runs the command, and doing
@@ -56,17 +65,19 @@ var teamFiles = teamKitSpec.files()
 // gate hold there.
 func TestTeamSync(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		run  func(*testing.T)
+		name, harness string
+		run           func(*testing.T)
 	}{
-		{"claude", teamSyncClaude},
-		{"codex", teamSyncSkipped},
-		{"copilot", teamSyncCopilot},
-		{"gemini", teamSyncSkipped},
-		{"qwen", teamSyncSkipped},
+		{"claude", "claude", teamSyncClaude},
+		{"codex", "codex", teamSyncSkipped},
+		{"copilot", "copilot", teamSyncCopilot},
+		{"copilot_hooks_off", "copilot", teamSyncCopilotOff},
+		{"copilot_claude_entries", "copilot", teamSyncCopilotClaude},
+		{"gemini", "gemini", teamSyncSkipped},
+		{"qwen", "qwen", teamSyncSkipped},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			needs(t, c.name)
+			needs(t, c.harness)
 			c.run(t)
 		})
 	}
