@@ -82,6 +82,10 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			env.Setenv("VALIDATE", corpus)
+			// In a cmpenv golden $$ is a $ dalo printed itself (a table's
+			// "$CLAUDE_CONFIG_DIR/settings.json", an argv's "${input.cwd}"):
+			// os.Expand reads "$$" as the variable "$".
+			env.Setenv("$", "$")
 			// The harnesses, as a user has them installed: fakeharness
 			// (fakeharness_test.go) on PATH under the name of each harness
 			// a provider table describes.
