@@ -36,6 +36,25 @@ var docParts = map[string]func() (string, error){
 			return s + ", global"
 		})
 	},
+	// Where each provider's project scope is, a line each: the per-user
+	// file sync writes its entries into, and the skills and agents.
+	"project scopes": func() (string, error) {
+		return providerLines(func(t *providers.Table) string {
+			p := t.Config.Project
+			if p == nil || p.Status != providers.Supported {
+				return "none dalo installs into"
+			}
+			// Project locations, below the project's directory.
+			s := p.Hooks.Path
+			for _, l := range p.Skills {
+				s += ", skills in " + l.Path
+			}
+			if p.Agents != nil {
+				s += ", agents in " + p.Agents.Path
+			}
+			return s
+		})
+	},
 	// The harnesses whose own trust of a hook --trust records.
 	"trust harnesses": func() (string, error) {
 		var names []string

@@ -152,7 +152,7 @@ func TestDocParts(t *testing.T) {
 			t.Errorf("{{%s}} = %q, want %q", tc.part, got, tc.want)
 		}
 	}
-	for _, want := range []string{"providers", "hooks files", "instruction files", "source id rule", "adapter claims"} {
+	for _, want := range []string{"providers", "hooks files", "instruction files", "project scopes", "source id rule", "adapter claims"} {
 		if !used[want] {
 			t.Errorf("no command's help names {{%s}}", want)
 		}

@@ -23,16 +23,16 @@ const syncDoc = `Sync makes this machine match the project's dalo.lock: the proj
 directory holding dalo.toml, the current directory or the nearest above
 it, and its lock pins each source's commit and the digest of every grant
 its packages ask for. Sync installs them into the project's own scope of
-each harness the lock names, where the harness reads a project's hooks,
-skills and agents (Claude Code: .claude/settings.local.json, the project's
-file each user keeps for themselves, .claude/skills, .claude/agents),
-never into your own settings and never into a file the project commits.
+each harness the lock names, where the harness reads a project's hooks
+(the project's file each user keeps for themselves), skills and agents,
+never into your own settings and never into a file the project commits:
+{{project scopes}}
 
 In order, writing nothing until each step passed:
-  - in a git work tree, the project's per-user file (Claude Code's
-    .claude/settings.local.json) must be one git ignores and does not
-    track: dalo's entries there name a path of this machine. Sync says how
-    to ignore it (for this clone, or for the team) and writes nothing;
+  - in a git work tree, the project's per-user file of each harness (the
+    first above) must be one git ignores and does not track: dalo's
+    entries there name a path of this machine. Sync says how to ignore it
+    (for this clone, or for the team) and writes nothing;
   - each locked source is found in your registry under its id, at the same
     git URL or project directory; one you have not registered is shown and
     asked for before anything is fetched (--yes answers yes); one
