@@ -42,7 +42,10 @@ var teamFiles = teamKitSpec.files()
 // denied by the team's gate, sees the team's skill and agent, with no
 // workspace trust given, while a session outside the project runs the
 // command and sees neither. dalo's entries are in the project's
-// .claude/settings.local.json, none in the user's own settings.
+// .claude/settings.local.json, none in the user's own settings. Then the
+// team changes the gate's tool and locks again: the teammate's sync
+// --check exits 1, sync asks again for the tool and its hook alone, and
+// the changed gate denies in the project.
 //
 // The run is the subtest claude, the name the tables' claims cite. The
 // subtest copilot is the same team on GitHub Copilot CLI, whose per-user
@@ -144,6 +147,40 @@ providers = ["claude"]
 				w.failf(s, "outside the project %s reached the model", m)
 			}
 		}
+	}
+
+	// Upstream, the team changes the gate's tool and locks again: the
+	// teammate's project no longer matches the lock, and sync asks again
+	// for that tool and the hook that runs it, not for the members, whose
+	// bytes did not change. The changed gate denies as before.
+	w.work, w.Work = proj, proj
+	guard := filepath.Join(proj, "agent-packages", "plugins", teamKit, "guard.sh")
+	b, err := os.ReadFile(guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(guard, append(b, "# reviewed by the team\n"...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.daloEnv(proj, []string{"DALO_HOME=" + filepath.Join(w.root, "author-store")}, "lock")
+	if out, code := w.daloExitIn(proj, "sync", "--check"); code != 1 {
+		t.Errorf("sync --check after the lock moved exits %d, want 1:\n%s", code, out)
+	}
+	out = w.daloIn(proj, "sync", "--yes")
+	for _, want := range []string{"tool guard of team:" + teamKit, "hook guard of team:" + teamKit, "installed team:" + teamKit + " on claude@"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sync --yes after the tool changed says no %q:\n%s", want, out)
+		}
+	}
+	for _, asked := range []string{"skill team-skill of", "agent team-agent of"} {
+		if strings.Contains(out, asked) {
+			t.Errorf("sync --yes after the tool changed asks again for %q, which did not change:\n%s", asked, out)
+		}
+	}
+	w.daloIn(proj, "sync", "--check")
+	s = w.run("Run the command you are given.")
+	if w.exists("denied") {
+		w.failf(s, "in the project, after the tool changed and sync, the command ran: the gate did not deny it")
 	}
 	drove(t, w.key)
 }
