@@ -18604,7 +18604,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "bab3d95ab6038b35e1b96143fcb0f64148363b65817ba81d2e93692c61e07185",
+			SHA256: "ea6c365de8746f7516b970becf784ce20b0b5383e1f10f7fabfb519533c5e6fc",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18953,6 +18953,20 @@ var compiledTables = &compiled{
 								"run: providers/testdata/README.md finding 83",
 								"test: internal/live TestProjectHooks/copilot",
 								"test: internal/live TestTeamSync/copilot",
+							},
+							Folders: &TrustFolders{
+								Location: Location{
+									Root: "config_home",
+									Path: "config.json",
+									Evidence: []string{
+										"test: internal/live TestTeamSync/copilot",
+									},
+								},
+								Key: "trusted_folders",
+								Evidence: []string{
+									"test: internal/live TestTeamSync/copilot",
+									"test: internal/live TestHooksOff/copilot",
+								},
 							},
 						},
 						Others: []ProjectOther{

@@ -300,6 +300,18 @@ type Trust struct {
 	How      string      `json:"how"`
 	Evidence []string    `json:"evidence"`
 	State    *TrustState `json:"state,omitempty"`
+	// Folders, of a project's trust, is where the harness keeps the
+	// folders its user trusted (#ProjectTrust.folders).
+	Folders *TrustFolders `json:"folders,omitempty"`
+}
+
+// TrustFolders is where a harness keeps the folders its user trusted: a
+// JSON array at Key of the file at Location, whose lines starting with //
+// it drops. Only the scenarios write it, for their scratch projects.
+type TrustFolders struct {
+	Location Location `json:"location"`
+	Key      string   `json:"key"`
+	Evidence []string `json:"evidence"`
 }
 
 // TrustState is where the harness keeps the user's trust in each hook: in

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -242,6 +243,17 @@ func (v *verifier) verify(h *store.Harness) *verifyReport {
 	}
 	m := scenario.Machine{Harness: h.Name, Bin: bin, Dalo: v.dalo, Table: near.Key(),
 		Env: []string{store.VersionCacheEnv + "=" + versions}}
+	if near.Headless.SharedCache != nil {
+		// The harness unpacks itself into $XDG_CACHE_HOME on its first
+		// start (GitHub Copilot CLI: 235 MB): once here, before the
+		// scenarios start side by side, into a cache they all share,
+		// not once in each of their homes.
+		m.Cache = filepath.Join(scratch, "xdg-cache")
+		if err := fillCache(bin, m.Cache, filepath.Join(scratch, "cache-home")); err != nil {
+			r.Failed = err.Error()
+			return r
+		}
+	}
 	v.say("%s %s (%s): no shipped table; trying the %d scenarios dalo carries against the claims of %s",
 		h.Name, h.Version, h.Path, len(scens), near.Key())
 	results := v.play(scens, m, scratch)
@@ -428,4 +440,23 @@ func printVerify(w io.Writer, r *verifyReport) {
 		fmt.Fprintf(w, "  claims of %s: %d held, %d failed (unsupported), %d not tried (unsupported)\n",
 			r.Nearest, r.Claims.Held, r.Claims.Failed, r.Claims.Untried)
 	}
+}
+
+// fillCache starts the harness bin once (--version) with cache as its
+// XDG cache and home as its home, so that it unpacks itself there.
+func fillCache(bin, cache, home string) error {
+	for _, d := range []string{cache, home} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*store.VersionTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CACHE_HOME=" + cache}
+	cmd.WaitDelay = 2 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s --version, unpacking itself into a scratch cache: %v: %s", bin, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }

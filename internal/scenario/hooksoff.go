@@ -193,6 +193,17 @@ func offSwitch(w *World, c *Check, tb *providers.Table, sw providers.Switch, v a
 		if out, code, err := w.doctorIn(w.Root); err != nil || code != 0 {
 			c.Failf("doctor outside the project: exit %d (%v), want 0:\n%s", code, err, out)
 		}
+		// A harness that reads a project's settings only in a folder its
+		// user trusted: the scratch project is trusted, as its user would.
+		if p := tb.Config.Project; p != nil && p.Trust.Required {
+			ok, err := w.TrustProject()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				c.Failf("%s reads a project's settings only in a trusted folder, and its table says not where the harness keeps that trust", tb.Key())
+			}
+		}
 	case "system":
 		file = filepath.Join(w.Root, "system", filepath.Base(sw.Location.Path))
 		w.SetEnv(sw.Location.Env, file)

@@ -274,6 +274,43 @@ func (w *World) Getenv(name string) string {
 	return ""
 }
 
+// TrustProject trusts the world's project folder as the harness's trust
+// prompt would, where its table says the harness keeps the folders its
+// user trusted (config.project.trust.folders): only ever a scratch
+// world's, never a user's. It reports whether the table says where.
+func (w *World) TrustProject() (bool, error) {
+	p := w.Provider.Config.Project
+	if p == nil || p.Trust.Folders == nil {
+		return false, nil
+	}
+	f := p.Trust.Folders
+	file, err := w.Provider.Path(f.Location, w.Getenv)
+	if err != nil {
+		return false, err
+	}
+	doc := map[string]any{}
+	if b, err := os.ReadFile(file); err == nil {
+		var keep []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "//") {
+				keep = append(keep, l)
+			}
+		}
+		if err := json.Unmarshal([]byte(strings.Join(keep, "\n")), &doc); err != nil {
+			return false, fmt.Errorf("%s: %v", file, err)
+		}
+	} else if !os.IsNotExist(err) {
+		return false, err
+	}
+	folders, _ := doc[f.Key].([]any)
+	doc[f.Key] = append(folders, w.Work)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return false, err
+	}
+	return true, w.WriteFile(file, string(b))
+}
+
 // ConfigHome is the world's harness's configuration home, as its table
 // finds it in the world's environment.
 func (w *World) ConfigHome() string {
