@@ -55,6 +55,7 @@ type Rules struct {
 
 type fieldDef struct {
 	v        cue.Value
+	name     string // the definition's name and the field's: #Tool.id
 	required bool
 }
 
@@ -90,6 +91,18 @@ func (m *ruleMemo) verdict(key string, ask func() bool) bool {
 	m.learned++
 	m.mu.Unlock()
 	return ok
+}
+
+// verdictOf is verdict for a key in bytes, which it copies only to
+// remember a new answer: a remembered one is found without allocating.
+func (m *ruleMemo) verdictOf(key []byte, ask func() bool) bool {
+	m.mu.Lock()
+	ok, known := m.verdicts[string(key)]
+	m.mu.Unlock()
+	if known {
+		return ok
+	}
+	return m.verdict(string(key), ask)
 }
 
 // The answers are kept in a cache under one key; its file is of one dalo
