@@ -2,9 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"dalo/bench/sourcegen"
 )
 
 // TestLeafKey holds leafKey to the keys fmt wrote before it: a cache keeps
@@ -33,5 +36,34 @@ func TestRememberedLeafAllocatesNothing(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { r.acceptLeaf(def, "#Manifest.schema_version", v) }); n != 0 {
 		t.Errorf("a remembered answer costs %v allocations, want 0", n)
+	}
+}
+
+// TestToolFilesStatedOnce: a tool's entry and files are looked up in what
+// the walk of the package's directory saw, not stated again component by
+// component; only the members are (lstatInside), one skill or instruction
+// file each.
+func TestToolFilesStatedOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "source")
+	if err := sourcegen.WriteOwn(dir, 3); err != nil {
+		t.Fatal(err)
+	}
+	before := lstatsInside.Load()
+	rep, err := Validate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Valid {
+		t.Fatalf("generated source invalid: %v", rep.Diagnostics)
+	}
+	members := 0
+	for _, p := range rep.Packages {
+		members += len(p.Members)
+	}
+	if members == 0 {
+		t.Fatal("no members: the shape changed")
+	}
+	if n := lstatsInside.Load() - before; n != int64(members) {
+		t.Errorf("%d paths stated component by component, want %d (one a member)", n, members)
 	}
 }
