@@ -33,6 +33,7 @@ type Rules struct {
 	refDef   cue.Value
 	skillFM  fmRule // #SkillFrontMatter
 	agentFM  fmRule // #AgentFrontMatter
+	leaf     *leafProgram
 	Limits   Limits
 	// Layout is #SourceLayout: where references point in a source.
 	Layout       Layout
@@ -204,6 +205,7 @@ func LoadRules() (*Rules, error) {
 		refDef:   root.LookupPath(cue.ParsePath(defs.RefRules)),
 		skillFM:  newFMRule(root, defs.SkillFrontMatter),
 		agentFM:  newFMRule(root, defs.AgentFrontMatter),
+		leaf:     newLeafProgram(root),
 		fields:   make(map[string]map[string]fieldDef),
 		elems:    make(map[string]cue.Value),
 		memo:     sharedMemo,

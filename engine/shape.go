@@ -566,15 +566,20 @@ func (r *Rules) element(def cue.Value, name string, sel cue.Selector) cue.Value 
 // acceptLeaf asks CUE whether the scalar v passes def, the definition
 // name, remembering the answer.
 func (r *Rules) acceptLeaf(def cue.Value, name string, v any) bool {
+	ask := func() bool {
+		if accepted, ok := r.leaf.accepts(def, v); ok {
+			return accepted
+		}
+		leafUnified.Add(1)
+		return def.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
+	}
 	var buf [128]byte
 	key := leafKey(buf[:0], name, v)
 	if len(key) > 256 {
 		// A long text is seldom asked about twice: not remembered.
-		return def.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
+		return ask()
 	}
-	return r.memo.verdictOf(key, func() bool {
-		return def.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
-	})
+	return r.memo.verdictOf(key, ask)
 }
 
 // leafKey appends to b the key acceptLeaf remembers its answer under,
