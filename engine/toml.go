@@ -106,7 +106,7 @@ func (m *manifest) pos(offset int) Pos {
 // syntax, duplicate keys, nesting, string and array sizes): the later stages
 // would only repeat the same mistake.
 func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
-	m := &manifest{spans: make(map[string]span), lines: []int{0}}
+	m := &manifest{lines: []int{0}}
 	for i, b := range src {
 		if b == '\n' {
 			m.lines = append(m.lines, i+1)
@@ -154,6 +154,9 @@ func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
 		data = map[string]any{}
 	}
 	m.data = data
+	// Most lines of a manifest hold a key: sized from them, the index is
+	// not grown step by step, a tenth of what checking a package allocated.
+	m.spans = make(map[string]span, min(len(m.lines), 4096))
 	w := walker{m: m, lim: lim, l: l, arrays: make(map[string]int)}
 	if !w.walk(src) {
 		return nil
