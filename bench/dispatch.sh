@@ -69,7 +69,7 @@ timed() {
 	done
 	shift
 	# shellcheck disable=SC2086 # PREFIX is words
-	read -r med _ _ rss status _ p90 <<EOF
+	read -r med _ _ rss status _ p90 _ <<EOF
 $($pre "$tmp/measure" -n "$runs" -stdin "$payload_abs" -- "$@")
 EOF
 	[ "$status" = 0 ] || { echo "$label: exit status $status" >&2; exit 1; }
