@@ -160,6 +160,20 @@ func (st *treeStats) lstat(rel string) (fs.FileInfo, bool) {
 	return fi, true
 }
 
+// A walkDir is a directory the walk lists (walkdir_linux.go).
+type walkDir interface {
+	entries() ([]dirEntry, error) // sorted by name
+	info(name string) (fs.FileInfo, error)
+	sub(name string) (walkDir, error)
+	close()
+}
+
+// A dirEntry is a name a directory lists and its type.
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
+}
+
 // walkTree walks the directory rel under root (see treeStats). With
 // record, the result keeps what it saw of each entry.
 func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats {
@@ -168,21 +182,21 @@ func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats
 		st.seen = make(map[string]fs.FileInfo)
 	}
 	prefix := len(rel) + 1 // of an entry's name, to its path under rel
-	var walk func(dir, relDir string, depth int) bool
-	walk = func(dir, relDir string, depth int) bool {
-		ents, err := os.ReadDir(dir)
+	var walk func(d walkDir, relDir string, depth int) bool
+	walk = func(d walkDir, relDir string, depth int) bool {
+		ents, err := d.entries()
 		if err != nil {
 			l.at(relDir).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", relDir, unwrapPathError(err))
 			return false
 		}
 		for _, e := range ents {
 			st.entries++
-			name := path.Join(relDir, e.Name())
+			name := path.Join(relDir, e.name)
 			if st.entries > lim.PackageEntries {
 				l.at(rel).errorf("E066", Pos{}, "", "%s has more than %d entries", rel, lim.PackageEntries)
 				return false
 			}
-			switch t := e.Type(); {
+			switch t := e.typ; {
 			case t&fs.ModeSymlink != 0:
 				l.at(name).warnf("W064", Pos{}, "", "%s is a symlink; it is not followed and cannot be staged", name)
 			case t.IsDir():
@@ -193,11 +207,18 @@ func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats
 					l.at(name).errorf("E067", Pos{}, "", "%s is nested deeper than %d directories", name, lim.DirectoryDepth)
 					return false
 				}
-				if !walk(filepath.Join(dir, e.Name()), name, depth+1) {
+				sub, err := d.sub(e.name)
+				if err != nil {
+					l.at(name).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", name, unwrapPathError(err))
+					return false
+				}
+				ok := walk(sub, name, depth+1)
+				sub.close()
+				if !ok {
 					return false
 				}
 			case t.IsRegular():
-				fi, err := e.Info()
+				fi, err := d.info(e.name)
 				if err != nil {
 					l.at(name).errorf("E070", Pos{}, "", "%s cannot be read: %v", name, unwrapPathError(err))
 					continue
@@ -222,15 +243,23 @@ func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats
 		}
 		return true
 	}
-	st.whole = walk(filepath.Join(root, filepath.FromSlash(rel)), rel, 0)
+	d, err := openWalkDir(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		l.at(rel).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", rel, unwrapPathError(err))
+		return st
+	}
+	defer d.close()
+	st.whole = walk(d, rel, 0)
 	return st
 }
 
 // dirInfo is a directory's fs.FileInfo as its entry tells it, without a
 // stat: only IsDir is asked of it.
-type dirInfo struct{ fs.DirEntry }
+type dirInfo struct{ e dirEntry }
 
+func (d dirInfo) Name() string       { return d.e.name }
+func (d dirInfo) IsDir() bool        { return d.e.typ.IsDir() }
 func (d dirInfo) Size() int64        { return 0 }
-func (d dirInfo) Mode() fs.FileMode  { return d.Type() }
+func (d dirInfo) Mode() fs.FileMode  { return d.e.typ }
 func (d dirInfo) ModTime() time.Time { return time.Time{} }
 func (d dirInfo) Sys() any           { return nil }
