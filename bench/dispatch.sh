@@ -69,7 +69,7 @@ timed() {
 	done
 	shift
 	# shellcheck disable=SC2086 # PREFIX is words
-	read -r med _ _ rss status _ p90 <<EOF
+	read -r med _ _ rss status _ p90 _ <<EOF
 $($pre "$tmp/measure" -n "$runs" -stdin "$payload_abs" -- "$@")
 EOF
 	[ "$status" = 0 ] || { echo "$label: exit status $status" >&2; exit 1; }
@@ -121,7 +121,8 @@ read_payload="$tmp/read.json"
 sed 's/"tool_name": *"Bash"/"tool_name":"Read"/' "$payload_abs" >"$read_payload"
 read_entry=$(cpu -stdin "$read_payload" /bin/sh -c "$entry")
 echo "$bash_entry $floor_sh $floor_handler" | awk '{
-	printf "Bash call, one handler:  CPU %.2f ms against %.2f + %.2f ms: %.2fx (goal <= 1.25x); wall %.2f ms against %.2f + %.2f ms: %.2fx\n", $1, $3, $5, $1 / ($3 + $5), $2, $4, $6, $2 / ($4 + $6) }'
+	r = $1 / ($3 + $5)
+	printf "Bash call, one handler:  CPU %.2f ms against %.2f + %.2f ms: %.2fx (goal <= 1.25x: %s); wall %.2f ms against %.2f + %.2f ms: %.2fx\n", $1, $3, $5, r, (r <= 1.25 ? "ok" : "MISS"), $2, $4, $6, $2 / ($4 + $6) }'
 echo "$read_entry $floor_sh" | awk '{
 	printf "Read call, no handler:   CPU %.2f ms against %.2f ms: %.2fx; wall %.2f ms against %.2f ms: %.2fx\n", $1, $3, $1 / $3, $2, $4, $2 / $4 }'
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"

@@ -499,21 +499,8 @@ func (e *fmEnv) interpolation(x *ast.Interpolation) (any, error) {
 			if !ok {
 				return nil, errDecline
 			}
-			frag := lit.Value
-			if i == 0 {
-				frag, ok = strings.CutPrefix(frag, `"`)
-			} else {
-				frag, ok = strings.CutPrefix(frag, ")")
-			}
+			frag, ok := interpolationFragment(lit.Value, i == 0, i == len(x.Elts)-1)
 			if !ok {
-				return nil, errDecline
-			}
-			if i == len(x.Elts)-1 {
-				frag, ok = strings.CutSuffix(frag, `"`)
-			} else {
-				frag, ok = strings.CutSuffix(frag, `\(`)
-			}
-			if !ok || strings.HasPrefix(frag, `""`) {
 				return nil, errDecline
 			}
 			s, err := literal.Unquote(`"` + frag + `"`)

@@ -3,12 +3,13 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"dalo/internal/regular"
 )
@@ -18,21 +19,13 @@ import (
 // a file longer than limit; the rest is not read. A symlink is an error
 // matching regular.ErrSymlink.
 func readBounded(name string, limit int64) (data []byte, tooBig bool, err error) {
-	f, _, err := regular.Open(name)
+	data, tooBig, err = regular.ReadLimited(name, limit)
 	var te *regular.TypeError
 	if errors.As(err, &te) {
 		return nil, false, fmt.Errorf("not a regular file (%s)", regular.Describe(te.Mode))
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	data, err = io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, false, err
-	}
-	if int64(len(data)) > limit {
-		return nil, true, nil
+	if err != nil || tooBig {
+		return nil, tooBig, err
 	}
 	return data, false, nil
 }
@@ -62,10 +55,15 @@ func localPath(p string) string {
 	return ""
 }
 
+// lstatsInside counts lstatInside's calls: a test holds a package's tool
+// files to the one stat the walk of its directory made.
+var lstatsInside atomic.Int64
+
 // lstatInside checks every component of rel under root without following
 // symlinks: each directory on the way must be a real directory and the last
 // component a regular file. It returns the file's info or why not.
 func lstatInside(root, rel string) (fs.FileInfo, string) {
+	lstatsInside.Add(1)
 	parts := strings.Split(rel, "/")
 	cur := root
 	for i, c := range parts {
@@ -132,37 +130,95 @@ func (o onFile) warnf(code string, pos Pos, field, format string, args ...any) {
 type treeStats struct {
 	entries int
 	bytes   int64
+	// seen, when the caller asks for it, is what the walk learned of each
+	// entry, by its path under the walked directory: a package's tool
+	// files are looked up in it rather than stated a second time.
+	seen map[string]fs.FileInfo
+	// whole reports that the walk read every directory to its end.
+	whole bool
 }
 
-func walkTree(root, rel string, lim *Limits, l *diagList) treeStats {
+// lstat answers lstatInside for rel from what the walk saw, when it saw
+// every component of rel and they are directories on the way to a regular
+// file; false otherwise (and lstatInside then says why not).
+func (st *treeStats) lstat(rel string) (fs.FileInfo, bool) {
+	if st == nil || !st.whole || st.seen == nil {
+		return nil, false
+	}
+	for i := 0; i < len(rel); i++ {
+		if rel[i] != '/' {
+			continue
+		}
+		if fi, ok := st.seen[rel[:i]]; !ok || !fi.IsDir() {
+			return nil, false
+		}
+	}
+	fi, ok := st.seen[rel]
+	if !ok || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	return fi, true
+}
+
+// A walkDir is a directory the walk lists (walkdir_linux.go).
+type walkDir interface {
+	entries() ([]dirEntry, error) // sorted by name
+	info(name string) (fs.FileInfo, error)
+	sub(name string) (walkDir, error)
+	close()
+}
+
+// A dirEntry is a name a directory lists and its type.
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
+}
+
+// walkTree walks the directory rel under root (see treeStats). With
+// record, the result keeps what it saw of each entry.
+func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats {
 	var st treeStats
-	var walk func(dir, relDir string, depth int) bool
-	walk = func(dir, relDir string, depth int) bool {
-		ents, err := os.ReadDir(dir)
+	if record {
+		st.seen = make(map[string]fs.FileInfo)
+	}
+	prefix := len(rel) + 1 // of an entry's name, to its path under rel
+	var walk func(d walkDir, relDir string, depth int) bool
+	walk = func(d walkDir, relDir string, depth int) bool {
+		ents, err := d.entries()
 		if err != nil {
 			l.at(relDir).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", relDir, unwrapPathError(err))
 			return false
 		}
 		for _, e := range ents {
 			st.entries++
-			name := path.Join(relDir, e.Name())
+			name := path.Join(relDir, e.name)
 			if st.entries > lim.PackageEntries {
 				l.at(rel).errorf("E066", Pos{}, "", "%s has more than %d entries", rel, lim.PackageEntries)
 				return false
 			}
-			switch t := e.Type(); {
+			switch t := e.typ; {
 			case t&fs.ModeSymlink != 0:
 				l.at(name).warnf("W064", Pos{}, "", "%s is a symlink; it is not followed and cannot be staged", name)
 			case t.IsDir():
+				if st.seen != nil {
+					st.seen[name[prefix:]] = dirInfo{e}
+				}
 				if depth+1 > lim.DirectoryDepth {
 					l.at(name).errorf("E067", Pos{}, "", "%s is nested deeper than %d directories", name, lim.DirectoryDepth)
 					return false
 				}
-				if !walk(filepath.Join(dir, e.Name()), name, depth+1) {
+				sub, err := d.sub(e.name)
+				if err != nil {
+					l.at(name).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", name, unwrapPathError(err))
+					return false
+				}
+				ok := walk(sub, name, depth+1)
+				sub.close()
+				if !ok {
 					return false
 				}
 			case t.IsRegular():
-				fi, err := e.Info()
+				fi, err := d.info(e.name)
 				if err != nil {
 					l.at(name).errorf("E070", Pos{}, "", "%s cannot be read: %v", name, unwrapPathError(err))
 					continue
@@ -172,6 +228,9 @@ func walkTree(root, rel string, lim *Limits, l *diagList) treeStats {
 					// report one mistake twice.
 					l.at(name).errorf("E068", Pos{}, "", "%s is %d bytes, more than the %d-byte file limit", name, fi.Size(), lim.FileBytes)
 					continue
+				}
+				if st.seen != nil {
+					st.seen[name[prefix:]] = fi
 				}
 				st.bytes += fi.Size()
 				if st.bytes > lim.PackageBytes {
@@ -184,6 +243,23 @@ func walkTree(root, rel string, lim *Limits, l *diagList) treeStats {
 		}
 		return true
 	}
-	walk(filepath.Join(root, filepath.FromSlash(rel)), rel, 0)
+	d, err := openWalkDir(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		l.at(rel).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", rel, unwrapPathError(err))
+		return st
+	}
+	defer d.close()
+	st.whole = walk(d, rel, 0)
 	return st
 }
+
+// dirInfo is a directory's fs.FileInfo as its entry tells it, without a
+// stat: only IsDir is asked of it.
+type dirInfo struct{ e dirEntry }
+
+func (d dirInfo) Name() string       { return d.e.name }
+func (d dirInfo) IsDir() bool        { return d.e.typ.IsDir() }
+func (d dirInfo) Size() int64        { return 0 }
+func (d dirInfo) Mode() fs.FileMode  { return d.e.typ }
+func (d dirInfo) ModTime() time.Time { return time.Time{} }
+func (d dirInfo) Sys() any           { return nil }

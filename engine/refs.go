@@ -497,7 +497,7 @@ func checkText(r io.Reader) (Pos, string, error) {
 func (v *sourceCheck) skill(name, rel string, fi fs.FileInfo) {
 	v.checkAsset("skill", name, rel, fi, func(head []byte) {
 		l := v.fileDiags(rel)
-		walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l)
+		walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l, false)
 		fm, off, ok := v.frontMatter(rel, head, l)
 		if !ok {
 			return

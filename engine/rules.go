@@ -33,6 +33,7 @@ type Rules struct {
 	refDef   cue.Value
 	skillFM  fmRule // #SkillFrontMatter
 	agentFM  fmRule // #AgentFrontMatter
+	leaf     *leafProgram
 	Limits   Limits
 	// Layout is #SourceLayout: where references point in a source.
 	Layout       Layout
@@ -55,6 +56,7 @@ type Rules struct {
 
 type fieldDef struct {
 	v        cue.Value
+	name     string // the definition's name and the field's: #Tool.id
 	required bool
 }
 
@@ -90,6 +92,18 @@ func (m *ruleMemo) verdict(key string, ask func() bool) bool {
 	m.learned++
 	m.mu.Unlock()
 	return ok
+}
+
+// verdictOf is verdict for a key in bytes, which it copies only to
+// remember a new answer: a remembered one is found without allocating.
+func (m *ruleMemo) verdictOf(key []byte, ask func() bool) bool {
+	m.mu.Lock()
+	ok, known := m.verdicts[string(key)]
+	m.mu.Unlock()
+	if known {
+		return ok
+	}
+	return m.verdict(string(key), ask)
 }
 
 // The answers are kept in a cache under one key; its file is of one dalo
@@ -191,6 +205,7 @@ func LoadRules() (*Rules, error) {
 		refDef:   root.LookupPath(cue.ParsePath(defs.RefRules)),
 		skillFM:  newFMRule(root, defs.SkillFrontMatter),
 		agentFM:  newFMRule(root, defs.AgentFrontMatter),
+		leaf:     newLeafProgram(root),
 		fields:   make(map[string]map[string]fieldDef),
 		elems:    make(map[string]cue.Value),
 		memo:     sharedMemo,

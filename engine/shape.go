@@ -105,7 +105,8 @@ func (r *Rules) structFields(def cue.Value, name string) map[string]fieldDef {
 	if err == nil {
 		for it.Next() {
 			sel := it.Selector()
-			fs[sel.Unquoted()] = fieldDef{v: it.Value(), required: sel.ConstraintType() == cue.RequiredConstraint}
+			k := sel.Unquoted()
+			fs[k] = fieldDef{v: it.Value(), name: name + "." + k, required: sel.ConstraintType() == cue.RequiredConstraint}
 		}
 	}
 	r.fields[name] = fs
@@ -511,7 +512,7 @@ func (r *Rules) acceptStruct(def cue.Value, name string, data map[string]any) bo
 			}
 			continue
 		}
-		if !r.acceptValue(fd.v, name+"."+k, v) {
+		if !r.acceptValue(fd.v, fd.name, v) {
 			return false
 		}
 	}
@@ -531,12 +532,13 @@ func (r *Rules) acceptValue(def cue.Value, name string, v any) bool {
 		if def.IncompleteKind() != cue.ListKind {
 			return false
 		}
-		elem := r.element(def, name+"[]", cue.AnyIndex)
+		elemName := name + "[]"
+		elem := r.element(def, elemName, cue.AnyIndex)
 		if !elem.Exists() {
 			return false
 		}
 		for _, x := range v {
-			if !r.acceptValue(elem, name+"[]", x) {
+			if !r.acceptValue(elem, elemName, x) {
 				return false
 			}
 		}
@@ -564,14 +566,38 @@ func (r *Rules) element(def cue.Value, name string, sel cue.Selector) cue.Value 
 // acceptLeaf asks CUE whether the scalar v passes def, the definition
 // name, remembering the answer.
 func (r *Rules) acceptLeaf(def cue.Value, name string, v any) bool {
-	key := fmt.Sprintf("leaf|%s|%T|%v", name, v, v)
-	if len(key) > 256 {
-		// A long text is seldom asked about twice: not remembered.
+	ask := func() bool {
+		if accepted, ok := r.leaf.accepts(def, v); ok {
+			return accepted
+		}
+		leafUnified.Add(1)
 		return def.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
 	}
-	return r.memo.verdict(key, func() bool {
-		return def.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
-	})
+	var buf [128]byte
+	key := leafKey(buf[:0], name, v)
+	if len(key) > 256 {
+		// A long text is seldom asked about twice: not remembered.
+		return ask()
+	}
+	return r.memo.verdictOf(key, ask)
+}
+
+// leafKey appends to b the key acceptLeaf remembers its answer under,
+// as fmt's "leaf|%s|%T|%v" writes it (a cache keeps the answers under
+// those keys), without fmt for the scalars manifests hold most: building
+// each key with fmt was a third of the shape walk of a package.
+func leafKey(b []byte, name string, v any) []byte {
+	b = append(b, "leaf|"...)
+	b = append(b, name...)
+	switch v := v.(type) {
+	case string:
+		return append(append(b, "|string|"...), v...)
+	case int64:
+		return strconv.AppendInt(append(b, "|int64|"...), v, 10)
+	case bool:
+		return strconv.AppendBool(append(b, "|bool|"...), v)
+	}
+	return fmt.Appendf(b[:0], "leaf|%s|%T|%v", name, v, v)
 }
 
 // acceptList asks CUE whether def, the list definition name, admits the
@@ -590,7 +616,9 @@ func (r *Rules) acceptList(def cue.Value, name string, v []any) bool {
 // acceptLen asks CUE whether def, the list definition name, admits n
 // elements (list.MaxItems), with elements it does not look at.
 func (r *Rules) acceptLen(def cue.Value, name string, n int) bool {
-	return r.memo.verdict(fmt.Sprintf("len|%s|%d", name, n), func() bool {
+	var buf [128]byte
+	key := strconv.AppendInt(append(append(append(buf[:0], "len|"...), name...), '|'), int64(n), 10)
+	return r.memo.verdictOf(key, func() bool {
 		list := r.ctx.CompileString("[" + strings.Repeat("_, ", n) + "]")
 		return def.Unify(list).Validate() == nil
 	})

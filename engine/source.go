@@ -456,7 +456,7 @@ func checkManifest(root, sourceID string, p *Package, r *Rules, src []byte) {
 		return
 	}
 	p.doc = doc
-	walkTree(root, p.Dir, lim, l)
+	tree := walkTree(root, p.Dir, lim, l, true)
 	if !r.checkShape(doc, l) {
 		// The reference checks still run on the entries that can be read:
 		// references are a report of their own, and an author who fixes
@@ -481,7 +481,7 @@ func checkManifest(root, sourceID string, p *Package, r *Rules, src []byte) {
 	if m.Plugin.Name != p.Name {
 		l.errorf("E027", doc.at("plugin.name"), "plugin.name", "plugin.name %s must equal its directory name %s", m.Plugin.Name, p.Name)
 	}
-	c := pkgCheck{root: root, sourceID: sourceID, p: p, m: &m, doc: doc, r: r, l: l}
+	c := pkgCheck{root: root, sourceID: sourceID, p: p, m: &m, doc: doc, r: r, l: l, tree: &tree}
 	c.tools()
 	c.hooks()
 	c.refs()
@@ -494,6 +494,7 @@ type pkgCheck struct {
 	doc            *manifest
 	r              *Rules
 	l              *diagList
+	tree           *treeStats // what the walk of the package's directory saw
 }
 
 func (c *pkgCheck) report(vs []violation, prefix string) {
@@ -565,7 +566,11 @@ func (c *pkgCheck) toolFile(field, rel string, executable bool) {
 		c.l.errorf("E060", c.doc.at(field), field, "path %q %s", rel, why)
 		return
 	}
-	fi, why := lstatInside(filepath.Join(c.root, filepath.FromSlash(c.p.Dir)), rel)
+	fi, ok := c.tree.lstat(rel)
+	why := ""
+	if !ok {
+		fi, why = lstatInside(filepath.Join(c.root, filepath.FromSlash(c.p.Dir)), rel)
+	}
 	if why != "" {
 		code := "E061"
 		if strings.Contains(why, "symlink") {

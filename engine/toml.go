@@ -25,10 +25,13 @@ type manifest struct {
 	lines []int           // byte offset of the start of each line
 }
 
-// A span holds where a field's key and its value start. For an element of
-// an array of tables, key is its [[header]].
+// A span holds where a field's key and its value start, as byte offsets
+// plus one (0: none). For an element of an array of tables, key is its
+// [[header]]. An offset becomes a line and column only when a finding asks
+// (at): a search of the line table for each key and value was a third of
+// the walk.
 type span struct {
-	key, value Pos
+	key, value int32
 }
 
 // at returns the position for a finding about path: its value if it has
@@ -36,11 +39,11 @@ type span struct {
 func (m *manifest) at(path string) Pos {
 	for {
 		if s, ok := m.spans[path]; ok {
-			if s.value.Line > 0 {
-				return s.value
+			if s.value > 0 {
+				return m.pos(int(s.value - 1))
 			}
-			if s.key.Line > 0 {
-				return s.key
+			if s.key > 0 {
+				return m.pos(int(s.key - 1))
 			}
 		}
 		if path == "" {
@@ -52,8 +55,8 @@ func (m *manifest) at(path string) Pos {
 
 // keyAt returns the position of path's key (for unknown or duplicate keys).
 func (m *manifest) keyAt(path string) Pos {
-	if s, ok := m.spans[path]; ok && s.key.Line > 0 {
-		return s.key
+	if s, ok := m.spans[path]; ok && s.key > 0 {
+		return m.pos(int(s.key - 1))
 	}
 	return m.at(path)
 }
@@ -103,7 +106,7 @@ func (m *manifest) pos(offset int) Pos {
 // syntax, duplicate keys, nesting, string and array sizes): the later stages
 // would only repeat the same mistake.
 func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
-	m := &manifest{spans: make(map[string]span), lines: []int{0}}
+	m := &manifest{lines: []int{0}}
 	for i, b := range src {
 		if b == '\n' {
 			m.lines = append(m.lines, i+1)
@@ -151,6 +154,9 @@ func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
 		data = map[string]any{}
 	}
 	m.data = data
+	// Most lines of a manifest hold a key: sized from them, the index is
+	// not grown step by step, a tenth of what checking a package allocated.
+	m.spans = make(map[string]span, min(len(m.lines), 4096))
 	w := walker{m: m, lim: lim, l: l, arrays: make(map[string]int)}
 	if !w.walk(src) {
 		return nil
@@ -172,10 +178,11 @@ type walker struct {
 	failed bool
 }
 
-// A definition is how a field path was first defined, and where.
+// A definition is how a field path was first defined, and where (a byte
+// offset).
 type definition struct {
 	kind defKind
-	pos  Pos
+	off  int
 }
 
 type defKind uint8
@@ -211,11 +218,11 @@ func findDuplicate(src []byte, lines []int) *duplicate {
 	return w.dup
 }
 
-// define records that path is defined as k at pos, and reports whether
+// define records that path is defined as k at the byte offset off, and reports whether
 // that is allowed: TOML lets a table a header or dotted key created on the
 // way be defined later, and an array of tables grow, but nothing else be
 // defined twice.
-func (w *walker) define(path string, k defKind, pos Pos) bool {
+func (w *walker) define(path string, k defKind, off int) bool {
 	if w.lim != nil {
 		return true // go-toml decoded the document: nothing is defined twice
 	}
@@ -224,7 +231,7 @@ func (w *walker) define(path string, k defKind, pos Pos) bool {
 	}
 	old, ok := w.defs[path]
 	if !ok {
-		w.defs[path] = definition{k, pos}
+		w.defs[path] = definition{k, off}
 		return true
 	}
 	var clash bool
@@ -236,7 +243,7 @@ func (w *walker) define(path string, k defKind, pos Pos) bool {
 	case defTable:
 		clash = old.kind != defImplicit
 		if !clash {
-			w.defs[path] = definition{k, pos}
+			w.defs[path] = definition{k, off}
 		}
 	case defImplicit:
 		clash = old.kind == defValue
@@ -244,7 +251,7 @@ func (w *walker) define(path string, k defKind, pos Pos) bool {
 		clash = old.kind != defArray
 	}
 	if clash && w.dup == nil {
-		w.dup = &duplicate{path: path, pos: pos, first: old.pos, table: k == defTable || k == defArray}
+		w.dup = &duplicate{path: path, pos: w.m.pos(off), first: w.m.pos(old.off), table: k == defTable || k == defArray}
 		w.failed = true
 	}
 	return !clash
@@ -328,33 +335,33 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 		parts = append(parts, keys.Node())
 	}
 	s := scope{}
-	var pos Pos
+	off := 0
 	for i, k := range parts {
 		if !w.checkKey(k, s) {
 			return s
 		}
 		s = s.enter(string(k.Data))
-		pos = w.m.pos(int(k.Raw.Offset))
+		off = int(k.Raw.Offset)
 		last := i == len(parts)-1
 		switch {
 		case last && isArray:
-			w.define(s.path, defArray, pos)
+			w.define(s.path, defArray, off)
 			n := w.arrays[s.path]
 			if w.lim != nil && n == w.lim.ArrayEntries {
-				w.l.errorf("E016", pos, s.path, "array has more than %d entries", w.lim.ArrayEntries)
+				w.l.errorf("E016", w.m.pos(off), s.path, "array has more than %d entries", w.lim.ArrayEntries)
 				w.failed = true
 				return s
 			}
 			w.arrays[s.path] = n + 1
 			if n == 0 {
-				w.m.spans[s.path] = span{key: pos}
+				w.m.spans[s.path] = span{key: int32(off) + 1}
 			}
 			s.path = indexPath(s.path, n)
 			s.depth++
 		case last:
-			w.define(s.path, defTable, pos)
+			w.define(s.path, defTable, off)
 		default:
-			w.define(s.path, defImplicit, pos)
+			w.define(s.path, defImplicit, off)
 		}
 		if n, ok := w.arrays[s.path]; ok && !(last && isArray) {
 			s.path = indexPath(s.path, n-1)
@@ -362,10 +369,10 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 		}
 	}
 	sp := w.m.spans[s.path]
-	sp.key = pos
+	sp.key = int32(off) + 1
 	w.m.spans[s.path] = sp
 	if w.lim != nil && s.depth > w.lim.TOMLNesting {
-		w.l.errorf("E014", pos, s.path, "nesting deeper than %d levels", w.lim.TOMLNesting)
+		w.l.errorf("E014", w.m.pos(off), s.path, "nesting deeper than %d levels", w.lim.TOMLNesting)
 		w.failed = true
 	}
 	return s
@@ -376,33 +383,30 @@ func (w *walker) keyValue(e *unstable.Node, table scope) {
 	s := table
 	var last *unstable.Node
 	for keys.Next() {
-		if last != nil && !w.inert(s) {
-			w.define(s.path, defDotted, w.m.pos(int(last.Raw.Offset)))
+		if last != nil {
+			// s is a table the dotted key defines on the way.
+			if !w.inert(s) {
+				w.define(s.path, defDotted, int(last.Raw.Offset))
+			}
+			if _, ok := w.m.spans[s.path]; !ok && !w.inert(table) {
+				w.m.spans[s.path] = span{key: int32(last.Raw.Offset) + 1}
+			}
 		}
 		last = keys.Node()
 		if !w.checkKey(last, s) {
 			return
 		}
 		s = s.enter(string(last.Data))
-		if w.inert(table) {
-			continue
-		}
-		if _, ok := w.m.spans[s.path]; !ok {
-			w.m.spans[s.path] = span{key: w.m.pos(int(last.Raw.Offset))}
-		}
 	}
 	start := w.valueStart(last)
 	if w.inert(table) {
 		w.inertValue(e.Value(), s, start)
 		return
 	}
-	if !w.define(s.path, defValue, w.m.pos(int(last.Raw.Offset))) {
+	if !w.define(s.path, defValue, int(last.Raw.Offset)) {
 		return
 	}
-	sp := w.m.spans[s.path]
-	sp.key = w.m.pos(int(last.Raw.Offset))
-	w.m.spans[s.path] = sp
-	w.value(e.Value(), s, start)
+	w.value(e.Value(), s, start, int32(last.Raw.Offset)+1)
 }
 
 // valueStart returns where the value after key starts: after it, '=' and
@@ -489,7 +493,9 @@ func (w *walker) elementOffset(c *unstable.Node, n, parent int) int {
 	return parent
 }
 
-func (w *walker) value(v *unstable.Node, s scope, off int) {
+// value indexes v, the value of s whose key is at key (an offset plus
+// one, 0 for an array's element), and what it holds.
+func (w *walker) value(v *unstable.Node, s scope, off int, key int32) {
 	if w.failed {
 		return
 	}
@@ -497,12 +503,9 @@ func (w *walker) value(v *unstable.Node, s scope, off int) {
 	if off < 0 {
 		off = 0
 	}
-	pos := w.m.pos(off)
-	sp := w.m.spans[s.path]
-	sp.value = pos
-	w.m.spans[s.path] = sp
+	w.m.spans[s.path] = span{key: key, value: int32(off) + 1}
 	if w.lim != nil && s.depth > w.lim.TOMLNesting {
-		w.l.errorf("E014", pos, s.path, "nesting deeper than %d levels", w.lim.TOMLNesting)
+		w.l.errorf("E014", w.m.pos(off), s.path, "nesting deeper than %d levels", w.lim.TOMLNesting)
 		w.failed = true
 		return
 	}
@@ -515,7 +518,7 @@ func (w *walker) value(v *unstable.Node, s scope, off int) {
 	switch v.Kind {
 	case unstable.String:
 		if w.lim != nil && len(v.Data) > w.lim.StringBytes {
-			w.l.errorf("E015", pos, s.path, "string of %d bytes is longer than %d bytes", len(v.Data), w.lim.StringBytes)
+			w.l.errorf("E015", w.m.pos(off), s.path, "string of %d bytes is longer than %d bytes", len(v.Data), w.lim.StringBytes)
 			w.failed = true
 		}
 	case unstable.Array:
@@ -527,13 +530,12 @@ func (w *walker) value(v *unstable.Node, s scope, off int) {
 				continue
 			}
 			if w.lim != nil && n == w.lim.ArrayEntries {
-				w.l.errorf("E016", pos, s.path, "array has more than %d entries", w.lim.ArrayEntries)
+				w.l.errorf("E016", w.m.pos(off), s.path, "array has more than %d entries", w.lim.ArrayEntries)
 				w.failed = true
 				return
 			}
 			cs := scope{path: indexPath(s.path, n), depth: s.depth + 1, keys: s.keys, providers: s.providers}
-			w.m.spans[cs.path] = span{}
-			w.value(c, cs, w.elementOffset(c, n, off))
+			w.value(c, cs, w.elementOffset(c, n, off), 0)
 			n++
 		}
 	case unstable.InlineTable:

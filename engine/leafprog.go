@@ -1,0 +1,407 @@
+package engine
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/literal"
+	"cuelang.org/go/cue/token"
+)
+
+// A leafProgram answers acceptLeaf's question, whether a scalar passes a
+// field's definition, from the definition's CUE syntax: the definitions of
+// a manifest's scalars are conjunctions and disjunctions of a type,
+// literals, =~ patterns, bounds and strings.MaxRunes, over names of the
+// package (#Name: #Str & =~"^[a-z0-9]+(-[a-z0-9]+)*$" & ...). Unifying
+// one value with its field's definition cost CUE some 15 µs, a fifth of a
+// cold validation of packages whose names, ids and references differ, as
+// they do in any real source; the program reads the same syntax in a
+// fraction of it, and the rule stays where it is stated, in cue/.
+//
+// It declines whatever else it meets (another operator, a builtin other
+// than strings.MaxRunes and strings.MinRunes, a default, a name it cannot
+// place, a value that is not a string, an integer or a boolean, a value
+// of another type than an operator takes), and acceptLeaf asks CUE.
+// TestLeafProgramAgrees and FuzzLeafProgram hold it to CUE.
+type leafProgram struct {
+	root cue.Value
+
+	mu     sync.Mutex
+	consts map[string]any            // concrete names of the package, by path
+	syntax map[string]*ast.Field     // declarations of the package's names (nil: none)
+	res    map[string]*regexp.Regexp // compiled patterns
+}
+
+func newLeafProgram(root cue.Value) *leafProgram {
+	return &leafProgram{root: root, consts: map[string]any{}, syntax: map[string]*ast.Field{}, res: map[string]*regexp.Regexp{}}
+}
+
+// leafUnified counts the scalars acceptLeaf asked CUE about: a test holds
+// a generated source to none.
+var leafUnified atomic.Int64
+
+// accepts reports whether v passes def, the field whose definition's
+// syntax is read; ok is false when the program declines.
+func (p *leafProgram) accepts(def cue.Value, v any) (accepted, ok bool) {
+	switch v.(type) {
+	case string, int64, bool:
+	default:
+		return false, false
+	}
+	f, isField := def.Source().(*ast.Field)
+	if !isField || f.Value == nil {
+		return false, false
+	}
+	a, err := p.check(f.Value, v, 0)
+	if err != nil {
+		return false, false
+	}
+	return a, true
+}
+
+// check reports whether v passes the constraint x. depth bounds the
+// names followed.
+func (p *leafProgram) check(x ast.Expr, v any, depth int) (bool, error) {
+	if depth > 16 {
+		return false, errDecline
+	}
+	switch x := x.(type) {
+	case *ast.ParenExpr:
+		return p.check(x.X, v, depth)
+	case *ast.BinaryExpr:
+		switch x.Op {
+		case token.AND, token.OR:
+			// Both sides are run, so that a side the program cannot run
+			// declines whatever the other says.
+			l, err := p.check(x.X, v, depth)
+			if err != nil {
+				return false, err
+			}
+			r, err := p.check(x.Y, v, depth)
+			if err != nil {
+				return false, err
+			}
+			if x.Op == token.AND {
+				return l && r, nil
+			}
+			return l || r, nil
+		}
+	case *ast.BasicLit:
+		lit, err := basicLit(x)
+		if err != nil {
+			return false, err
+		}
+		if sameType(lit, v) {
+			return lit == v, nil
+		}
+	case *ast.Ident:
+		return p.ident(x, v, depth)
+	case *ast.UnaryExpr:
+		return p.unary(x, v)
+	case *ast.CallExpr:
+		return p.call(x, v)
+	}
+	return false, errDecline
+}
+
+// sameType reports whether a and b are both strings, both integers or
+// both booleans: the program compares nothing else.
+func sameType(a, b any) bool {
+	switch a.(type) {
+	case string:
+		_, ok := b.(string)
+		return ok
+	case int64:
+		_, ok := b.(int64)
+		return ok
+	case bool:
+		_, ok := b.(bool)
+		return ok
+	}
+	return false
+}
+
+// ident is a type (string, int, bool) or a definition of the package,
+// whose syntax is checked in turn.
+func (p *leafProgram) ident(x *ast.Ident, v any, depth int) (bool, error) {
+	decl, err := p.declaration(x)
+	if err != nil {
+		return false, err
+	}
+	if decl != nil {
+		return p.check(decl, v, depth+1)
+	}
+	switch x.Name {
+	case "string":
+		_, ok := v.(string)
+		return ok, nil
+	case "int":
+		_, ok := v.(int64)
+		return ok, nil
+	case "bool":
+		_, ok := v.(bool)
+		return ok, nil
+	}
+	return false, errDecline
+}
+
+// declaration returns the syntax of the definition of the package x names,
+// nil for a predeclared type that no name of the package hides, or
+// errDecline for a name it cannot place: one bound inside a definition, a
+// hidden one, or a definition stated in more than one place.
+func (p *leafProgram) declaration(x *ast.Ident) (ast.Expr, error) {
+	if x.Name == "" || x.Name[0] == '_' {
+		return nil, errDecline
+	}
+	p.mu.Lock()
+	f, known := p.syntax[x.Name]
+	if !known {
+		f = nil
+		if v := p.root.LookupPath(cue.MakePath(selector(x.Name))); v.Exists() {
+			f, _ = v.Source().(*ast.Field)
+			if f == nil || f.Value == nil {
+				f = &ast.Field{} // exists, but not as one field: declined
+			}
+		}
+		p.syntax[x.Name] = f
+	}
+	p.mu.Unlock()
+	switch {
+	case f == nil && x.Node == nil:
+		return nil, nil // predeclared
+	case f == nil || f.Value == nil:
+		return nil, errDecline
+	case x.Node != nil && x.Node != ast.Node(f) && x.Node != ast.Node(f.Value):
+		return nil, errDecline // bound elsewhere than the package
+	}
+	return f.Value, nil
+}
+
+// selector is the selector of a name of the package: a definition
+// (#Name), a hidden name or a regular field.
+func selector(name string) cue.Selector {
+	if len(name) > 0 && name[0] == '#' {
+		return cue.Def(name)
+	}
+	return cue.Str(name)
+}
+
+func (p *leafProgram) unary(x *ast.UnaryExpr, v any) (bool, error) {
+	operand, err := p.operand(x.X)
+	if err != nil {
+		return false, err
+	}
+	switch x.Op {
+	case token.MAT, token.NMAT:
+		s, ok1 := v.(string)
+		pat, ok2 := operand.(string)
+		if !ok1 || !ok2 {
+			return false, errDecline
+		}
+		re, err := p.regexp(pat)
+		if err != nil {
+			return false, err
+		}
+		return re.MatchString(s) == (x.Op == token.MAT), nil
+	case token.GEQ, token.LEQ, token.GTR, token.LSS:
+		n, ok1 := v.(int64)
+		b, ok2 := operand.(int64)
+		if !ok1 || !ok2 {
+			return false, errDecline
+		}
+		switch x.Op {
+		case token.GEQ:
+			return n >= b, nil
+		case token.LEQ:
+			return n <= b, nil
+		case token.GTR:
+			return n > b, nil
+		}
+		return n < b, nil
+	}
+	return false, errDecline
+}
+
+// call runs strings.MaxRunes(n) and strings.MinRunes(n) on a string.
+func (p *leafProgram) call(x *ast.CallExpr, v any) (bool, error) {
+	fun, ok := x.Fun.(*ast.SelectorExpr)
+	if !ok || len(x.Args) != 1 {
+		return false, errDecline
+	}
+	pkg, ok := fun.X.(*ast.Ident)
+	if !ok || pkg.Name != "strings" {
+		return false, errDecline
+	}
+	if spec, ok := pkg.Node.(*ast.ImportSpec); !ok || spec.Path == nil || spec.Path.Value != `"strings"` {
+		return false, errDecline
+	}
+	name, _, err := ast.LabelName(fun.Sel)
+	if err != nil {
+		return false, errDecline
+	}
+	arg, err := p.operand(x.Args[0])
+	if err != nil {
+		return false, err
+	}
+	n, ok1 := arg.(int64)
+	s, ok2 := v.(string)
+	if !ok1 || !ok2 {
+		return false, errDecline
+	}
+	switch name {
+	case "MaxRunes":
+		return int64(utf8.RuneCountInString(s)) <= n, nil
+	case "MinRunes":
+		return int64(utf8.RuneCountInString(s)) >= n, nil
+	}
+	return false, errDecline
+}
+
+// operand is the concrete value of an operator's or a builtin's argument:
+// a literal, an interpolation of such values, or a concrete name of the
+// package (#nonBlank, #Limits.id_chars).
+func (p *leafProgram) operand(x ast.Expr) (any, error) {
+	switch x := x.(type) {
+	case *ast.ParenExpr:
+		return p.operand(x.X)
+	case *ast.BasicLit:
+		return basicLit(x)
+	case *ast.Interpolation:
+		return p.interpolation(x)
+	case *ast.Ident, *ast.SelectorExpr:
+		path, root := namePath(x)
+		if path == "" {
+			return nil, errDecline
+		}
+		if _, err := p.declaration(root); err != nil {
+			return nil, err
+		}
+		return p.constant(path)
+	}
+	return nil, errDecline
+}
+
+// namePath is the dotted path a chain of selectors from a name spells, and
+// the name; "" when it is not one.
+func namePath(x ast.Expr) (string, *ast.Ident) {
+	switch x := x.(type) {
+	case *ast.Ident:
+		return x.Name, x
+	case *ast.SelectorExpr:
+		base, root := namePath(x.X)
+		name, _, err := ast.LabelName(x.Sel)
+		if base == "" || err != nil || !ast.IsValidIdent(name) {
+			return "", nil
+		}
+		return base + "." + name, root
+	}
+	return "", nil
+}
+
+// constant is the concrete string or integer at path in the package,
+// asked of CUE once.
+func (p *leafProgram) constant(path string) (any, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v, ok := p.consts[path]; ok {
+		if err, bad := v.(error); bad {
+			return nil, err
+		}
+		return v, nil
+	}
+	v := p.root.LookupPath(cue.ParsePath(path))
+	var out any = errDecline
+	switch v.Kind() {
+	case cue.IntKind:
+		if n, err := v.Int64(); err == nil {
+			out = n
+		}
+	case cue.StringKind:
+		if s, err := v.String(); err == nil {
+			out = s
+		}
+	}
+	p.consts[path] = out
+	if err, bad := out.(error); bad {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (p *leafProgram) interpolation(x *ast.Interpolation) (any, error) {
+	var b []byte
+	for i, el := range x.Elts {
+		if i%2 == 0 {
+			lit, ok := el.(*ast.BasicLit)
+			if !ok {
+				return nil, errDecline
+			}
+			frag, ok := interpolationFragment(lit.Value, i == 0, i == len(x.Elts)-1)
+			if !ok {
+				return nil, errDecline
+			}
+			s, err := literal.Unquote(`"` + frag + `"`)
+			if err != nil {
+				return nil, errDecline
+			}
+			b = append(b, s...)
+			continue
+		}
+		v, err := p.operand(el)
+		if err != nil {
+			return nil, err
+		}
+		switch v := v.(type) {
+		case string:
+			b = append(b, v...)
+		case int64:
+			b = strconv.AppendInt(b, v, 10)
+		default:
+			return nil, errDecline
+		}
+	}
+	return string(b), nil
+}
+
+// interpolationFragment is the text of one literal part of a
+// single-line "..." interpolation, without its delimiters.
+func interpolationFragment(frag string, first, last bool) (string, bool) {
+	var ok bool
+	if first {
+		frag, ok = strings.CutPrefix(frag, `"`)
+	} else {
+		frag, ok = strings.CutPrefix(frag, ")")
+	}
+	if !ok {
+		return "", false
+	}
+	if last {
+		frag, ok = strings.CutSuffix(frag, `"`)
+	} else {
+		frag, ok = strings.CutSuffix(frag, `\(`)
+	}
+	if !ok || strings.HasPrefix(frag, `""`) {
+		return "", false
+	}
+	return frag, true
+}
+
+func (p *leafProgram) regexp(pattern string) (*regexp.Regexp, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if re, ok := p.res[pattern]; ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, errDecline
+	}
+	p.res[pattern] = re
+	return re, nil
+}

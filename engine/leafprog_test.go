@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cuelang.org/go/cue"
+
+	"dalo/bench/sourcegen"
+)
+
+// leafDefs lists every scalar definition #Manifest's fields and list
+// elements reach, by the name acceptStruct gives it.
+func leafDefs(t testing.TB, r *Rules) map[string]cue.Value {
+	t.Helper()
+	out := map[string]cue.Value{}
+	var walk func(def cue.Value, name string, depth int)
+	walk = func(def cue.Value, name string, depth int) {
+		if depth > 8 {
+			return
+		}
+		switch def.IncompleteKind() {
+		case cue.StructKind:
+			for _, fd := range r.structFields(def, name) {
+				walk(fd.v, fd.name, depth+1)
+			}
+		case cue.ListKind:
+			if e := r.element(def, name+"[]", cue.AnyIndex); e.Exists() {
+				walk(e, name+"[]", depth+1)
+			}
+		default:
+			out[name] = def
+		}
+	}
+	walk(r.manifest, "#Manifest", 0)
+	if len(out) < 20 {
+		t.Fatalf("found %d scalar definitions in #Manifest, want its fields", len(out))
+	}
+	return out
+}
+
+func leafCorpus(r *Rules) []any {
+	vs := []any{true, false}
+	for _, n := range []int64{-1, 0, 1, 2, 99, 100, 101, 119999, 120000, 120001} {
+		vs = append(vs, n)
+	}
+	for _, s := range []string{
+		"", " ", "a", "A", "1", "own-0001", "own--1", "-a", "a-", "a.b", "a_b", "a.b-c", "a..b", ".a",
+		"skill:x", "skill:src:x", "plugin:a", "instruction:own-0001-guide", ":x", "skill:", "a:b:c:d",
+		"skill:a/b", "skill:a#b", `skill:a\b`, "x\x00y", "\x00", "main.py", "lib/util.py", "HOME", "1HOME",
+		"_x", "${input.text}", "--mode", "required", "optional", "recommended", "executable", "node",
+		"python", "tool_root", "filesystem_read", "network", "linux", "macos", "windows", "inline", "omit",
+		"never", "matched_event", "user", "model_and_user", "report", "fail_open", "fail_closed",
+		"session", "prompt", "tool_call", "workflow", "start", "before", "stop", "observe", "gate",
+		"add_context", "continue_workflow", "string", "path", "integer", "boolean", "Bash", "Bash Read",
+		"\u00a0", "a\u00a0", "\u3000", "\t", "tool-0", "Tool.X_1", "a.", "1.0.0",
+	} {
+		vs = append(vs, s)
+	}
+	for _, n := range []int{127, 128, 129, 255, 256, r.Limits.StringBytes, r.Limits.StringBytes + 1} {
+		vs = append(vs, strings.Repeat("a", n), strings.Repeat("é", n))
+	}
+	return vs
+}
+
+func cueAccepts(r *Rules, def cue.Value, v any) bool {
+	return def.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
+}
+
+// TestLeafProgramAgrees holds the leaf program to CUE on every scalar
+// definition of #Manifest and values at the edges of each, and to running
+// (not declining) the definitions of the fields whose values differ from
+// package to package.
+func TestLeafProgramAgrees(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := leafDefs(t, r)
+	corpus := leafCorpus(r)
+	for name, def := range defs {
+		answered := 0
+		for _, v := range corpus {
+			got, ok := r.leaf.accepts(def, v)
+			if !ok {
+				continue
+			}
+			answered++
+			if want := cueAccepts(r, def, v); got != want {
+				t.Errorf("%s, %#.40v: program says %t, CUE %t", name, v, got, want)
+			}
+		}
+		t.Logf("%s: %d of %d answered", name, answered, len(corpus))
+	}
+	for _, name := range []string{"plugin.name", "plugin.description", "plugin.id", "plugin.version", "plugin.members[].ref", "plugin.requires[].ref", "tool[].id", "tool[].entry", "hook[].id", "hook[].tool", "tool[].inputs[].name"} {
+		name = "#Manifest." + name
+		def, ok := defs[name]
+		if !ok {
+			t.Errorf("no definition %s in #Manifest", name)
+			continue
+		}
+		if _, ok := r.leaf.accepts(def, "x"); !ok {
+			t.Errorf("%s: the program declines a string", name)
+		}
+	}
+}
+
+// TestGeneratedManifestsAskNoLeafUnification: the scalars of generated
+// packages whose names, ids and references differ from package to package
+// are answered by the leaf program, not by unifying each with its
+// definition. What recurs (a list's entries) is asked once a process: a
+// second source of more packages asks nothing.
+func TestGeneratedManifestsAskNoLeafUnification(t *testing.T) {
+	for _, n := range []int{3, 6} {
+		dir := filepath.Join(t.TempDir(), "source")
+		if err := sourcegen.WriteOwn(dir, n); err != nil {
+			t.Fatal(err)
+		}
+		before := leafUnified.Load()
+		rep, err := Validate(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Valid {
+			t.Fatalf("generated source invalid: %v", rep.Diagnostics)
+		}
+		if d := leafUnified.Load() - before; n == 6 && d != 0 {
+			t.Errorf("validating %d packages after 3 unified %d scalars with their definitions, want 0", n, d)
+		}
+	}
+}
+
+// FuzzLeafProgram holds the program to CUE on any string or integer it
+// answers for, under every scalar definition of #Manifest.
+func FuzzLeafProgram(f *testing.F) {
+	f.Add("own-0001", int64(100))
+	f.Add("skill:src:x", int64(120001))
+	f.Add("a\u00a0", int64(-1))
+	r, err := LoadRules()
+	if err != nil {
+		f.Fatal(err)
+	}
+	defs := leafDefs(f, r)
+	f.Fuzz(func(t *testing.T, s string, n int64) {
+		for name, def := range defs {
+			for _, v := range []any{s, n} {
+				if got, ok := r.leaf.accepts(def, v); ok {
+					if want := cueAccepts(r, def, v); got != want {
+						t.Errorf("%s, %#.40v: program says %t, CUE %t", name, v, got, want)
+					}
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"dalo/bench/sourcegen"
+)
+
+// TestLeafKey holds leafKey to the keys fmt wrote before it: a cache keeps
+// the answers under them.
+func TestLeafKey(t *testing.T) {
+	for _, v := range []any{"", "tool-0", "a|b", strings.Repeat("é", 40), int64(0), int64(-30), int64(1 << 40), true, false, 1.5, 1e21, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} {
+		want := fmt.Sprintf("leaf|%s|%T|%v", "#Tool.id", v, v)
+		if got := string(leafKey(nil, "#Tool.id", v)); got != want {
+			t.Errorf("leafKey(%#v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestRememberedLeafAllocatesNothing: asking the shape walk about a
+// scalar it answered before is a map lookup, once per field of every
+// manifest of a source; building its key with fmt was a third of the walk.
+func TestRememberedLeafAllocatesNothing(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := r.structFields(r.manifest, "#Manifest")["schema_version"].v
+	var v any = int64(1)
+	if !r.acceptLeaf(def, "#Manifest.schema_version", v) {
+		t.Fatal("schema_version = 1 not accepted")
+	}
+	if n := testing.AllocsPerRun(100, func() { r.acceptLeaf(def, "#Manifest.schema_version", v) }); n != 0 {
+		t.Errorf("a remembered answer costs %v allocations, want 0", n)
+	}
+}
+
+// TestToolFilesStatedOnce: a tool's entry and files are looked up in what
+// the walk of the package's directory saw, not stated again component by
+// component; only the members are (lstatInside), one skill or instruction
+// file each.
+func TestToolFilesStatedOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "source")
+	if err := sourcegen.WriteOwn(dir, 3); err != nil {
+		t.Fatal(err)
+	}
+	before := lstatsInside.Load()
+	rep, err := Validate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Valid {
+		t.Fatalf("generated source invalid: %v", rep.Diagnostics)
+	}
+	members := 0
+	for _, p := range rep.Packages {
+		members += len(p.Members)
+	}
+	if members == 0 {
+		t.Fatal("no members: the shape changed")
+	}
+	if n := lstatsInside.Load() - before; n != int64(members) {
+		t.Errorf("%d paths stated component by component, want %d (one a member)", n, members)
+	}
+}

@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"encoding/binary"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// fdDir is a directory the walk holds open: its entries are listed with
+// getdents, which gives their types, and a regular file is stated relative
+// to it (fstatat), so that the kernel resolves one name, not the path from
+// the root, and no *os.File is made for it. The walk of package and skill
+// directories was a fifth of a cold validation of packages with files of
+// their own, most of it in these system calls.
+type fdDir struct{ fd int }
+
+func openWalkDir(path string) (walkDir, error) {
+	fd, err := openDir(unix.AT_FDCWD, path, 0)
+	if err != nil {
+		return nil, err
+	}
+	return fdDir{fd}, nil
+}
+
+func openDir(dirfd int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|flags, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// sub opens the directory entry name, never through a symlink: the
+// listing said it is a directory.
+func (d fdDir) sub(name string) (walkDir, error) {
+	fd, err := openDir(d.fd, name, unix.O_NOFOLLOW)
+	if err != nil {
+		return nil, err
+	}
+	return fdDir{fd}, nil
+}
+
+func (d fdDir) close() { unix.Close(d.fd) }
+
+var direntBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 8<<10)
+	return &b
+}}
+
+// entries lists the directory, sorted by name, as os.ReadDir does.
+func (d fdDir) entries() ([]dirEntry, error) {
+	bp := direntBuffers.Get().(*[]byte)
+	defer direntBuffers.Put(bp)
+	buf := *bp
+	var ents []dirEntry
+	for {
+		n, err := unix.Getdents(d.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			break
+		}
+		// struct linux_dirent64: d_ino (8 bytes), d_off (8), d_reclen (2),
+		// d_type (1), d_name, NUL-terminated.
+		for off := 0; off+19 <= n; {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen < 19 || off+reclen > n {
+				return nil, unix.EIO
+			}
+			rec := buf[off : off+reclen]
+			off += reclen
+			name := rec[19:]
+			if i := slices.Index(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if binary.NativeEndian.Uint64(rec) == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			e := dirEntry{name: string(name)}
+			switch rec[18] {
+			case unix.DT_REG:
+			case unix.DT_DIR:
+				e.typ = fs.ModeDir
+			case unix.DT_LNK:
+				e.typ = fs.ModeSymlink
+			case unix.DT_FIFO:
+				e.typ = fs.ModeNamedPipe
+			case unix.DT_SOCK:
+				e.typ = fs.ModeSocket
+			case unix.DT_CHR:
+				e.typ = fs.ModeDevice | fs.ModeCharDevice
+			case unix.DT_BLK:
+				e.typ = fs.ModeDevice
+			default: // DT_UNKNOWN: the file system does not say
+				fi, err := d.info(e.name)
+				if err != nil {
+					return nil, err
+				}
+				e.typ = fi.Mode().Type()
+			}
+			ents = append(ents, e)
+		}
+	}
+	slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	return ents, nil
+}
+
+// info states the entry name without following a symlink.
+func (d fdDir) info(name string) (fs.FileInfo, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == nil {
+			break
+		}
+		if err != unix.EINTR {
+			return nil, err
+		}
+	}
+	return statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, nil
+}
+
+// fileMode is os's fs.FileMode of a stat's st_mode.
+func fileMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	}
+	if m&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
+// statInfo is an fs.FileInfo of a stat.
+type statInfo struct {
+	name  string
+	size  int64
+	mode  fs.FileMode
+	mtime time.Time
+}
+
+func (s statInfo) Name() string       { return s.name }
+func (s statInfo) Size() int64        { return s.size }
+func (s statInfo) Mode() fs.FileMode  { return s.mode }
+func (s statInfo) ModTime() time.Time { return s.mtime }
+func (s statInfo) IsDir() bool        { return s.mode.IsDir() }
+func (s statInfo) Sys() any           { return nil }

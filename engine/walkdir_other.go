@@ -1,0 +1,35 @@
+//go:build !linux
+
+package engine
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// pathDir is a directory of the walk, read by its path.
+type pathDir struct{ path string }
+
+// openWalkDir opens nothing: listing the directory says what is wrong.
+func openWalkDir(path string) (walkDir, error) { return pathDir{path}, nil }
+
+func (d pathDir) sub(name string) (walkDir, error) { return pathDir{filepath.Join(d.path, name)}, nil }
+
+func (d pathDir) close() {}
+
+func (d pathDir) entries() ([]dirEntry, error) {
+	des, err := os.ReadDir(d.path)
+	if err != nil {
+		return nil, err
+	}
+	ents := make([]dirEntry, len(des))
+	for i, e := range des {
+		ents[i] = dirEntry{name: e.Name(), typ: e.Type()}
+	}
+	return ents, nil
+}
+
+func (d pathDir) info(name string) (fs.FileInfo, error) {
+	return os.Lstat(filepath.Join(d.path, name))
+}
