@@ -93,7 +93,7 @@ func firstSentence(text string) string {
 }
 
 // TestRulesIndex: every exported definition of the rules has a doc
-// comment, and docs/rules.md, the index by name,
+// comment and is stated in one file, and docs/rules.md, the index by name,
 // lists each with its file and what it is. -update-index rewrites it.
 func TestRulesIndex(t *testing.T) {
 	rs := rules(t)
@@ -110,6 +110,9 @@ func TestRulesIndex(t *testing.T) {
 	for _, r := range rs {
 		if r.doc == "" {
 			t.Errorf("%s in %s has no doc comment: say what it is", r.name, r.file)
+		}
+		if strings.Contains(r.file, ", ") {
+			t.Errorf("%s is stated in %s: state a rule in one file, where a reader looks it up", r.name, r.file)
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.name, r.file, strings.ReplaceAll(r.doc, "|", `\|`))
 	}
