@@ -40,10 +40,7 @@ var otherMeanings = map[string]map[string]string{
 		"deny":    "the name of a prompt-gate scenario",
 	},
 	"plan/plan.go": {
-		"deny":           "a part of a composed outcome (PartDeny), as a provider table names its channel",
-		"rewrite_input":  "a part of a composed outcome (PartRewriteInput)",
-		"replace_output": "a part of a composed outcome (PartReplaceOutput)",
-		"user":           "a part of a composed outcome (PartUser)",
+		"user": "the user's channel beside the parts of a composed outcome (PartUser)",
 	},
 	"providers/table.go": {"deny": "what a harness does with a failed hook command (FailedDeny)"},
 }
@@ -131,6 +128,9 @@ func stringLiterals(root string, match func(path, s string) bool) ([]literal, er
 			return nil
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
+			if _, ok := n.(*ast.ImportSpec); ok {
+				return false // a package's path: "context" is no #Part
+			}
 			l, ok := n.(*ast.BasicLit)
 			if !ok || l.Kind != token.STRING {
 				return true

@@ -39,6 +39,7 @@ const (
 	FailurePolicy     = "#FailurePolicy"
 	Visibility        = "#Visibility"
 	Requirement       = "#Requirement"
+	Part              = "#Part"
 	ResultKind        = "#ResultKind"
 	ResultKinds       = "#ResultKinds"
 	ResultShapes      = "#ResultShapes"

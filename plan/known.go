@@ -85,6 +85,15 @@ const (
 	RequirementRecommended = "recommended"
 )
 
+// The values of #Part: the parts of a composed outcome, each rendered through the event's channel of that name.
+const (
+	PartContext       = "context"
+	PartDeny          = "deny"
+	PartContinue      = "continue"
+	PartRewriteInput  = "rewrite_input"
+	PartReplaceOutput = "replace_output"
+)
+
 // The fields of #Runtimes: the runtimes of a tool.
 const (
 	RuntimeExecutable = "executable"

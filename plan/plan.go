@@ -59,10 +59,10 @@ type Plan struct {
 }
 
 // What a failing fail_closed hook does, as #FailClosed names it
-// ([FailClosed]).
+// ([FailClosed]): the part of an outcome it renders.
 const (
-	FailDeny     = "deny"     // deny the action the hook gates
-	FailContinue = "continue" // ask for another workflow pass
+	FailDeny     = PartDeny     // deny the action the hook gates
+	FailContinue = PartContinue // ask for another workflow pass
 )
 
 // A ResultShape is the one key a result kind carries beside kind, and its
@@ -107,17 +107,11 @@ type Limits struct {
 	RewrittenInputBytes     int   `json:"rewritten_input_bytes"` // a rewritten tool input, compact JSON
 }
 
-// Parts of a composed outcome, as a provider table names them: each is
-// rendered through the event's channel of that name, or, when the event
-// has none, reported to the user with the event's Undelivered message.
-const (
-	PartContext       = "context"        // model-visible context, $context
-	PartDeny          = "deny"           // the pre-action gate denies, $reason
-	PartContinue      = "continue"       // another workflow pass, $reason
-	PartRewriteInput  = "rewrite_input"  // the rewritten tool input, $input
-	PartReplaceOutput = "replace_output" // the replaced tool output, $output
-	PartUser          = "user"           // messages for the user only, $user
-)
+// PartUser is the user's channel beside the parts of a composed outcome
+// (#Part, PartContext and the rest in known.go): messages for the user
+// only, $user. A part an event has no channel for is reported to the user
+// with the event's Undelivered message.
+const PartUser = "user"
 
 // A Native is how one harness version speaks on one native event: where
 // the portable fields are in its payload, and how each part of a composed

@@ -159,6 +159,7 @@ var enums = []struct{ def, prefix, what string }{
 	{defs.Visibility, "Visibility", "who reads a failing hook's diagnostic (error_visibility)"},
 	{defs.ResultKind, "Kind", "the kinds of a handler's result"},
 	{defs.Requirement, "Requirement", "how much a package needs one of its parts"},
+	{defs.Part, "Part", "the parts of a composed outcome, each rendered through the event's channel of that name"},
 	{defs.Runtimes, "Runtime", "the runtimes of a tool"},
 }
 
