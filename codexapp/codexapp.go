@@ -78,10 +78,19 @@ func ListHooks(exe, dir string) ([]Hook, error) {
 		}
 		return fmt.Errorf("%s app-server: %s", exe, msg)
 	}
+	// ended says the server ended before it answered, quoting its
+	// stderr, which is whole only once Wait returned.
+	ended := func() error {
+		in.Close()
+		cmd.Wait()
+		return fail("it ended before answering (%v)", firstLine(stderr.String()))
+	}
 	send := func(m map[string]any) error {
 		b, _ := json.Marshal(m)
-		_, err := in.Write(append(b, '\n'))
-		return err
+		if _, err := in.Write(append(b, '\n')); err != nil {
+			return ended()
+		}
+		return nil
 	}
 	type answer struct {
 		ID     json.RawMessage `json:"id"`
@@ -102,10 +111,10 @@ func ListHooks(exe, dir string) ([]Hook, error) {
 				return &a, nil
 			}
 		}
-		return nil, fail("it ended before answering (%v)", firstLine(stderr.String()))
+		return nil, ended()
 	}
 	if err := send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{"clientInfo": map[string]any{"name": "dalo", "version": "0"}}}); err != nil {
-		return nil, fail("%v", err)
+		return nil, err
 	}
 	a, err := read(1)
 	if err != nil {
@@ -115,10 +124,10 @@ func ListHooks(exe, dir string) ([]Hook, error) {
 		return nil, fail("initialize: %s", a.Error.Message)
 	}
 	if err := send(map[string]any{"method": "initialized"}); err != nil {
-		return nil, fail("%v", err)
+		return nil, err
 	}
 	if err := send(map[string]any{"id": 2, "method": "hooks/list", "params": map[string]any{"cwds": []string{dir}}}); err != nil {
-		return nil, fail("%v", err)
+		return nil, err
 	}
 	if a, err = read(2); err != nil {
 		return nil, err
