@@ -49,10 +49,14 @@ func TestNativeRows(t *testing.T) {
 		{"qwen_replace_output", "qwen", "PostToolUse",
 			`{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":"` + marker + `","updatedMCPToolOutput":"` + marker + `"}}`, "echo nat-out-$((6*7))",
 			func(w *world, s session) {
-				if w.server.Contains(marker) || !w.server.Contains("nat-out-42") {
-					// What the hook was given shows what the tool returned,
-					// should the model have read neither.
-					w.failf(s, "the model read the replacement = %v, the output = %v; want false, true\nthe PostToolUse hook was given: %s", w.server.Contains(marker), w.server.Contains("nat-out-42"), clip(w.output("PostToolUse.stdin")))
+				// The model reads what the tool returned, as the hook was
+				// given it: Qwen Code's shell now and then returns
+				// "Output: (empty)" for an echo on a loaded machine (CI,
+				// 2026-12-02), and then the model reads that, not 42.
+				gave := w.output("PostToolUse.stdin")
+				returned := strings.Contains(gave, "nat-out-42")
+				if w.server.Contains(marker) || returned && !w.server.Contains("nat-out-42") {
+					w.failf(s, "the model read the replacement = %v, the output = %v (the tool returned it: %v); want false, true\nthe PostToolUse hook was given: %s", w.server.Contains(marker), w.server.Contains("nat-out-42"), returned, clip(gave))
 				}
 			}},
 		// A shell command that exits nonzero is a successful call: its

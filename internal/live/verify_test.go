@@ -163,7 +163,13 @@ func TestVerify(t *testing.T) {
 			if !ok || !tb.LocalTable() || tb.Verified == nil || tb.Verified.Date != time.Now().Format(time.DateOnly) {
 				t.Fatalf("%s@%s: local %v, verified %+v; want a local table verified today", p, version, ok && tb.LocalTable(), tb)
 			}
-			verifiedClaims(t, ts, tb, r.Nearest)
+			var failed []string // the untabledFindings, which failed as they should
+			for _, s := range r.Scenarios {
+				if s.Status == "failed" {
+					failed = append(failed, s.Name)
+				}
+			}
+			verifiedClaims(t, ts, tb, r.Nearest, failed)
 			// Every scenario's requests are recorded; one may ask the model
 			// nothing (a denied prompt, settings the harness rejects, run in
 			// worlds of their own), but a session asks it something.
@@ -217,9 +223,10 @@ func TestVerify(t *testing.T) {
 
 // verifiedClaims checks that each claim of the nearest table (name@version
 // key) that a scenario tries is verified in the local table tb, at the
-// same place: every scenario held, so each claim one tries holds. It logs
+// same place: every scenario held but the findings in failed (whose
+// claims must not be verified), so each claim one tries holds. It logs
 // how many.
-func verifiedClaims(t *testing.T, ts *provtables.Tables, tb *provtables.Table, key string) {
+func verifiedClaims(t *testing.T, ts *provtables.Tables, tb *provtables.Table, key string, failed []string) {
 	t.Helper()
 	name, version, _ := strings.Cut(key, "@")
 	near, ok := ts.Lookup(name, version)
@@ -244,6 +251,13 @@ func verifiedClaims(t *testing.T, ts *provtables.Tables, tb *provtables.Table, k
 			continue
 		}
 		tried++
+		if f := failedCite(name, c.Evidence, failed); f != "" {
+			// A finding: the claim must not be verified.
+			if verified[c.Path] {
+				t.Errorf("%s: the scenario %s failed on %s, but its local table says the claim is verified", c.Path, f, tb.Key())
+			}
+			continue
+		}
 		if verified[c.Path] {
 			held++
 			continue
@@ -260,4 +274,17 @@ func verifiedClaims(t *testing.T, ts *provtables.Tables, tb *provtables.Table, k
 	if tried == 0 {
 		t.Errorf("no claim of %s cites a scenario: verify proves nothing of %s", key, name)
 	}
+}
+
+// failedCite is a scenario among failed that claim evidence evs cites
+// for harness, or "".
+func failedCite(harness string, evs, failed []string) string {
+	for _, e := range evs {
+		if ref, ok := strings.CutPrefix(e, "test: internal/live "); ok {
+			if s, h := scenario.Tried(ref); s != nil && h == harness && slices.Contains(failed, s.Name) {
+				return s.Name
+			}
+		}
+	}
+	return ""
 }

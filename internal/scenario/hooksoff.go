@@ -194,14 +194,13 @@ func offSwitch(w *World, c *Check, tb *providers.Table, sw providers.Switch, v a
 			c.Failf("doctor outside the project: exit %d (%v), want 0:\n%s", code, err, out)
 		}
 		// A harness that reads a project's settings only in a folder its
-		// user trusted: the scratch project is trusted, as its user would.
+		// user trusted, and whose table says where it keeps that trust:
+		// the scratch project is trusted, as its user would. (Gemini CLI
+		// and Qwen Code run headless as the world's headless files set
+		// them up.)
 		if p := tb.Config.Project; p != nil && p.Trust.Required {
-			ok, err := w.TrustProject()
-			if err != nil {
+			if _, err := w.TrustProject(); err != nil {
 				return err
-			}
-			if !ok {
-				c.Failf("%s reads a project's settings only in a trusted folder, and its table says not where the harness keeps that trust", tb.Key())
 			}
 		}
 	case "system":
