@@ -167,6 +167,31 @@ func runMain(m *testing.M) int {
 	return code
 }
 
+// helperHarness returns the binary of the newest shipped table of name
+// in DALO_HARNESS_DIR, for a test of another harness's table that needs
+// this one beside it (GitHub Copilot CLI running Claude Code's project
+// entries): name need not be under test. It skips t when that binary is
+// not installed.
+func helperHarness(t *testing.T, name string) string {
+	t.Helper()
+	if tg := targets[name]; tg != nil {
+		return harness(t, name)
+	}
+	ts, err := provtables.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, ok := ts.Newest(name)
+	if !ok {
+		t.Fatalf("dalo ships no table of %s", name)
+	}
+	bin := filepath.Join(os.Getenv("DALO_HARNESS_DIR"), tb.Key(), "node_modules", ".bin", name)
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("%s is not installed beside the harness under test: %v", tb.Key(), err)
+	}
+	return bin
+}
+
 // liveEnabled skips t when the harnesses are not installed
 // (DALO_HARNESS_DIR unset), unless CI=true, where it fails it: a CI run
 // that silently skipped the live tests would prove nothing.

@@ -374,7 +374,6 @@ func otherType(types []string) (any, bool) {
 // runs the gate twice, once from each harness's entries, and doctor warns
 // of it.
 func teamSyncCopilotClaude(t *testing.T) {
-	needs(t, "claude")
 	t.Parallel()
 	w := newWorld(t, "copilot", fakemodel.Script{fakemodel.Run("touch probed"), fakemodel.Say("Done.")})
 	// The gate logs each payload, and denies while $LIVE_OUT/deny exists.
@@ -391,7 +390,7 @@ func teamSyncCopilotClaude(t *testing.T) {
 		w.daloEnv(proj, []string{"DALO_HOME=" + filepath.Join(w.root, "author-store")}, "lock")
 	}
 	lock(`"claude"`)
-	w.daloIn(proj, "providers", "use", "claude", harness(t, "claude"))
+	w.daloIn(proj, "providers", "use", "claude", helperHarness(t, "claude"))
 	if out := w.daloIn(proj, "sync", "--yes"); !strings.Contains(out, "installed team:team-kit on claude@") || strings.Contains(out, "on copilot") {
 		t.Fatalf("sync for Claude Code alone:\n%s", out)
 	}
