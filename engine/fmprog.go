@@ -407,23 +407,29 @@ func (p *fmProgram) constant(path string) (any, error) {
 	if v, ok := p.consts[path]; ok {
 		return v, nil
 	}
-	v := p.root.LookupPath(cue.ParsePath(path))
-	var out any = errDecline
-	switch v.IncompleteKind() {
-	case cue.IntKind:
-		if n, err := v.Int64(); err == nil {
-			out = n
-		}
-	case cue.StringKind:
-		if s, err := v.String(); err == nil {
-			out = s
-		}
-	}
+	out := concrete(p.root.LookupPath(cue.ParsePath(path)))
 	p.consts[path] = out
 	if err, ok := out.(error); ok {
 		return nil, err
 	}
 	return out, nil
+}
+
+// concrete is v as an int64 or a string, when it is a concrete one, else
+// errDecline: what the programs of fmProgram and leafProgram can compare
+// a value with.
+func concrete(v cue.Value) any {
+	switch v.IncompleteKind() {
+	case cue.IntKind:
+		if n, err := v.Int64(); err == nil {
+			return n
+		}
+	case cue.StringKind:
+		if s, err := v.String(); err == nil {
+			return s
+		}
+	}
+	return errDecline
 }
 
 // path is the dotted path a chain of selectors from a name spells, or ""

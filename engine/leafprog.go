@@ -315,18 +315,7 @@ func (p *leafProgram) constant(path string) (any, error) {
 		}
 		return v, nil
 	}
-	v := p.root.LookupPath(cue.ParsePath(path))
-	var out any = errDecline
-	switch v.Kind() {
-	case cue.IntKind:
-		if n, err := v.Int64(); err == nil {
-			out = n
-		}
-	case cue.StringKind:
-		if s, err := v.String(); err == nil {
-			out = s
-		}
-	}
+	out := concrete(p.root.LookupPath(cue.ParsePath(path)))
 	p.consts[path] = out
 	if err, bad := out.(error); bad {
 		return nil, err
