@@ -175,7 +175,15 @@ func TestConvert(t *testing.T) {
 		t.Error("the skill's other files were not copied")
 	}
 
-	// The hooks: ids by event, rows and effects from the table.
+	checkConvertHooks(t, rep)
+	checkConvertNotImported(t, rep)
+	checkConvertPackage(t, tree)
+}
+
+// checkConvertHooks: TestConvert's hooks, ids by event, rows and effects
+// from the table, and the notes on what of each was not kept.
+func checkConvertHooks(t *testing.T, rep *Report) {
+	t.Helper()
 	var ids []string
 	for _, h := range rep.Hooks {
 		ids = append(ids, h.ID+" "+h.Subject+"/"+h.Phase+" "+h.Effect)
@@ -210,8 +218,12 @@ func TestConvert(t *testing.T) {
 	if !slices.ContainsFunc(start.Notes, func(s string) bool { return strings.Contains(s, `its matcher "startup" is not applied`) }) {
 		t.Errorf("session-start notes: %q", start.Notes)
 	}
+}
 
-	// What does not map is listed.
+// checkConvertNotImported: what of TestConvert's plugin does not map is
+// listed, with why.
+func checkConvertNotImported(t *testing.T, rep *Report) {
+	t.Helper()
 	for what, why := range map[string]string{
 		"hooks/hooks.json PreToolUse[0].hooks[1]":     "a prompt hook",
 		"hooks/hooks.json PreToolUse[2].hooks[0]":     "${CLAUDE_PLUGIN_ROOT}/../shared/guard.sh, outside the plugin",
@@ -232,9 +244,13 @@ func TestConvert(t *testing.T) {
 			t.Errorf("%s: not imported %q, want %q", what, got, why)
 		}
 	}
+}
 
-	// The package: the adapter, a command file per hook, the plugin's
-	// other files as the tools' closure, documents and licence copied.
+// checkConvertPackage: TestConvert's package holds the adapter, a command
+// file per hook, the plugin's other files as the tools' closure, and its
+// documents and licence.
+func checkConvertPackage(t *testing.T, tree *scaffold.Tree) {
+	t.Helper()
 	pkg := "plugins/guard-kit/"
 	for _, p := range []string{AdapterFile, "claude-hooks/pre-tool-use.sh", "hooks/guard.sh", "hooks/lib/common.sh", "bin/fmt", "skills/style/context.md", "skills/notes/README.md", "README.md", "LICENSE"} {
 		if _, ok := file(tree, pkg+p); !ok {

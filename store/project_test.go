@@ -67,41 +67,7 @@ func TestProjectScope(t *testing.T) {
 	if in, err := s.Installed("claude"); err != nil || len(in.Packages) != 0 {
 		t.Errorf("the user's scope holds %+v (%v), want nothing", in, err)
 	}
-	fs, err := ps.Doctor(DoctorOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fs {
-		if f.Status == StatusProblem {
-			t.Errorf("doctor in the project: %s: %s", f.Subject, f.Message)
-		}
-	}
-	// Doctor of the user's, run in the project (a directory below it),
-	// checks the project's installs too, naming the project.
-	sub := filepath.Join(proj, "src")
-	os.MkdirAll(sub, 0o755)
-	fs, err = s.Doctor(DoctorOptions{Project: sub})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inForce, trustNoted := false, false
-	for _, f := range fs {
-		if f.Status == StatusProblem {
-			t.Errorf("doctor in the project: %s: %s", f.Subject, f.Message)
-		}
-		if f.Status == StatusInForce && f.Subject == "project "+ps.Project()+" claude company:kit/A on PostToolUse" {
-			inForce = true
-		}
-		if f.Status == StatusNote && f.Subject == "project "+ps.Project()+" claude" && strings.Contains(f.Message, "trust a folder") {
-			trustNoted = true
-		}
-	}
-	if !inForce {
-		t.Errorf("doctor run in the project does not say the project's hook is in force: %+v", fs)
-	}
-	if !trustNoted {
-		t.Errorf("doctor run in the project does not say how Claude Code trusts a folder: %+v", fs)
-	}
+	checkProjectDoctor(t, s, ps, proj)
 	// Approving or revoking a grant the project's hooks run with warns of
 	// them: GrantUses, asked of the user's store, finds them and names
 	// the project.
@@ -135,6 +101,46 @@ func TestProjectScope(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir, "projects", id)); err == nil {
 		t.Error("removing the project's last package left its scope in the store")
+	}
+}
+
+// checkProjectDoctor: doctor in the project finds no problem, and doctor
+// of the user's, run in the project (a directory below it), checks the
+// project's installs too, naming the project.
+func checkProjectDoctor(t *testing.T, s *Store, ps *Store, proj string) {
+	t.Helper()
+	fs, err := ps.Doctor(DoctorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Status == StatusProblem {
+			t.Errorf("doctor in the project: %s: %s", f.Subject, f.Message)
+		}
+	}
+	sub := filepath.Join(proj, "src")
+	os.MkdirAll(sub, 0o755)
+	fs, err = s.Doctor(DoctorOptions{Project: sub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inForce, trustNoted := false, false
+	for _, f := range fs {
+		if f.Status == StatusProblem {
+			t.Errorf("doctor in the project: %s: %s", f.Subject, f.Message)
+		}
+		if f.Status == StatusInForce && f.Subject == "project "+ps.Project()+" claude company:kit/A on PostToolUse" {
+			inForce = true
+		}
+		if f.Status == StatusNote && f.Subject == "project "+ps.Project()+" claude" && strings.Contains(f.Message, "trust a folder") {
+			trustNoted = true
+		}
+	}
+	if !inForce {
+		t.Errorf("doctor run in the project does not say the project's hook is in force: %+v", fs)
+	}
+	if !trustNoted {
+		t.Errorf("doctor run in the project does not say how Claude Code trusts a folder: %+v", fs)
 	}
 }
 

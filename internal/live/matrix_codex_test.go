@@ -175,120 +175,123 @@ func TestMatrixCodex(t *testing.T) {
 		})
 	}
 
-	// apply_patch: a codex exec session with a model Codex knows
-	// (mxcPatchModel), to which it offers its native apply_patch tool (a
-	// freeform tool; to the unknown "gpt-5" it offers none, finding 32). Two patches: a gate
-	// matching apply_patch runs on each with tool.name apply_patch and
-	// denies the one adding mxc-denied.txt; an after hook matching
-	// apply_patch runs on the applied one; hooks matching only Bash run on
-	// neither. Its SessionEnd hook sleeps past Codex's 3 s cut: Codex warns
-	// it clamps the timeout, and the handler is stopped before it ends.
-	t.Run("apply_patch", func(t *testing.T) {
-		t.Parallel()
-		patch := func(name string) string {
-			return "*** Begin Patch\n*** Add File: " + name + "\n+patched\n*** End Patch\n"
-		}
-		w := newWorld(t, "codex", fakemodel.Script{
-			{Tool: "apply_patch", Input: patch("mxc-denied.txt")},
-			{Tool: "apply_patch", Input: patch("mxc-patched.txt")},
-			fakemodel.Say("Done."),
-		})
-		model := w.mxcPatchModel()
-		w.mxcModel(model)
-		w.installSource(mxcID, mxcPkg, mxcFiles(mxcPatchHooks...))
-		// dalo writes the SessionEnd entry's timeout already cut to the
-		// clamp; the user raises it to see Codex cut it.
-		w.mxcSessionEndTimeout(10)
-		s := w.run("Apply the patches you are given.")
-		ended := time.Now()
+	t.Run("apply_patch", mxcApplyPatch)
+	t.Run("mcp_tool", mxcMCPTool)
+}
 
-		var tools []string
-		for _, tl := range w.server.Requests()[0].JSON["tools"].([]any) {
-			m, _ := tl.(map[string]any)
-			tools = append(tools, fmt.Sprint(m["type"], ":", m["name"]))
-		}
-		sort.Strings(tools)
-		t.Logf("tools offered to %s: %v", model, tools)
-		if !slices.Contains(tools, "custom:apply_patch") {
-			w.failf(s, "Codex offered %s no freeform apply_patch tool: %v", model, tools)
-		}
-
-		want := [][]string{{"apply_patch", callID("codex", 0)}, {"apply_patch", callID("codex", 1)}}
-		if got := w.mxcRuns("patch-gate"); fmt.Sprint(got) != fmt.Sprint(want) {
-			w.failf(s, "apply_patch gate: bound tool.name, tool.call_id per run = %q, want %q", got, want)
-		}
-		if w.exists("mxc-denied.txt") || !w.exists("mxc-patched.txt") {
-			w.failf(s, "denied patch applied = %v, allowed patch applied = %v; want false, true", w.exists("mxc-denied.txt"), w.exists("mxc-patched.txt"))
-		}
-		if !w.server.Contains(mxcPatchDeny) {
-			w.failf(s, "the deny reason %s did not reach the model", mxcPatchDeny)
-		}
-		if got := w.mxcRuns("patch-after"); fmt.Sprint(got) != fmt.Sprint(want[1:]) {
-			w.failf(s, "apply_patch after hook: bound tool.name, tool.call_id per run = %q, want %q", got, want[1:])
-		}
-		if pre, post := w.output("bash-pre.argv"), w.output("bash-post.argv"); pre != "" || post != "" {
-			w.failf(s, "hooks matching only Bash ran on apply_patch calls: before %q, after %q", pre, post)
-		}
-
-		// timeout.clamps.SessionEnd: Codex cut the 10 s SessionEnd hook to
-		// 3 s; the handler began and was stopped before its 6 s sleep ended.
-		if !strings.Contains(s.stderr, "clamping SessionEnd hook timeout to 3s") {
-			w.failf(s, "Codex did not warn that it clamps the SessionEnd hook timeout to 3s")
-		}
-		// Timed from when the handler began (its begin file), not from
-		// the session's start, so that a loaded machine's slower turns
-		// cannot fail it: cut at 3 s, the session ended before the
-		// handler's 6 s sleep would have, and the handler never ended.
-		begin, err := os.Stat(filepath.Join(w.out, "end-slow.begin"))
-		if err != nil {
-			w.failf(s, "the SessionEnd handler did not run: %v", err)
-			return
-		}
-		if d := ended.Sub(begin.ModTime()); d >= 6*time.Second {
-			w.failf(s, "the session ended %v after the SessionEnd handler began, want it cut at 3 s", d.Round(time.Millisecond))
-		}
-		time.Sleep(time.Until(begin.ModTime().Add(7 * time.Second)))
-		if w.output("end-slow.end") != "" {
-			w.failf(s, "the SessionEnd handler ran past Codex's 3 s cut to its end")
-		}
+// mxcApplyPatch (apply_patch): a codex exec session with a model Codex knows
+// (mxcPatchModel), to which it offers its native apply_patch tool (a
+// freeform tool; to the unknown "gpt-5" it offers none, finding 32). Two patches: a gate
+// matching apply_patch runs on each with tool.name apply_patch and
+// denies the one adding mxc-denied.txt; an after hook matching
+// apply_patch runs on the applied one; hooks matching only Bash run on
+// neither. Its SessionEnd hook sleeps past Codex's 3 s cut: Codex warns
+// it clamps the timeout, and the handler is stopped before it ends.
+func mxcApplyPatch(t *testing.T) {
+	t.Parallel()
+	patch := func(name string) string {
+		return "*** Begin Patch\n*** Add File: " + name + "\n+patched\n*** End Patch\n"
+	}
+	w := newWorld(t, "codex", fakemodel.Script{
+		{Tool: "apply_patch", Input: patch("mxc-denied.txt")},
+		{Tool: "apply_patch", Input: patch("mxc-patched.txt")},
+		fakemodel.Say("Done."),
 	})
+	model := w.mxcPatchModel()
+	w.mxcModel(model)
+	w.installSource(mxcID, mxcPkg, mxcFiles(mxcPatchHooks...))
+	// dalo writes the SessionEnd entry's timeout already cut to the
+	// clamp; the user raises it to see Codex cut it.
+	w.mxcSessionEndTimeout(10)
+	s := w.run("Apply the patches you are given.")
+	ended := time.Now()
 
-	// mcp_tool: a codex exec session with a user's MCP server (cmsrv)
-	// whose tool the model calls. A gate whose matcher names the tool as
-	// hooks see it (mcp__cmsrv__probe, the table's pattern
-	// mcp__<server>__<tool>) runs on that call given that name, and
-	// abstains, so the tool runs and its answer reaches the model; an after
-	// hook naming it runs after it. Only where the table under test admits
-	// the name (tool_patterns).
-	t.Run("mcp_tool", func(t *testing.T) {
-		t.Parallel()
-		const tool = "mcp__cmsrv__probe"
-		if tb := tableUnder(t, "codex"); !tb.KnowsTool(tool) {
-			t.Skipf("%s admits no MCP tool name in a matcher", tb.Key())
-		}
-		w := newWorld(t, "codex", fakemodel.Script{
-			{Tool: "probe", Namespace: "mcp__cmsrv", Input: map[string]any{"text": "mxc-mcp-call"}},
-			fakemodel.Say(mxcFinal),
-		})
-		w.codexMCPServer()
-		w.installSource(mxcID, mxcPkg, mxcFiles(
-			mxcHook{id: "mcp-gate", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed", tools: tool,
-				inputs: []string{"tool=string=tool.name", "call=string=tool.call_id"}, answer: "abstain"},
-			mxcHook{id: "mcp-after", subject: "tool_call", phase: "after", effect: "observe", tools: tool,
-				inputs: []string{"tool=string=tool.name"}, answer: "observe"},
-			mxcHook{id: "bash-pre", subject: "tool_call", phase: "before", effect: "observe", tools: "Bash", answer: "observe"}))
-		s := w.run("Call the probe tool, mxc-mcp.")
-		if got, want := w.mxcRuns("mcp-gate"), [][]string{{tool, callID("codex", 0)}}; fmt.Sprint(got) != fmt.Sprint(want) {
-			w.failf(s, "MCP gate: bound tool.name, tool.call_id per run = %q, want %q", got, want)
-		}
-		if got := w.mxcRuns("mcp-after"); fmt.Sprint(got) != fmt.Sprint([][]string{{tool}}) {
-			w.failf(s, "MCP after hook: bound tool.name per run = %q, want one run given %s", got, tool)
-		}
-		if got := w.output("bash-pre.argv"); got != "" {
-			w.failf(s, "a hook matching only Bash ran on the MCP call: %q", got)
-		}
-		if got := toolOutput(w.server, callID("codex", 0)); !strings.Contains(got, cmMCPOut+" mxc-mcp-call") {
-			w.failf(s, "the MCP tool's answer did not reach the model: %q", got)
-		}
+	var tools []string
+	for _, tl := range w.server.Requests()[0].JSON["tools"].([]any) {
+		m, _ := tl.(map[string]any)
+		tools = append(tools, fmt.Sprint(m["type"], ":", m["name"]))
+	}
+	sort.Strings(tools)
+	t.Logf("tools offered to %s: %v", model, tools)
+	if !slices.Contains(tools, "custom:apply_patch") {
+		w.failf(s, "Codex offered %s no freeform apply_patch tool: %v", model, tools)
+	}
+
+	want := [][]string{{"apply_patch", callID("codex", 0)}, {"apply_patch", callID("codex", 1)}}
+	if got := w.mxcRuns("patch-gate"); fmt.Sprint(got) != fmt.Sprint(want) {
+		w.failf(s, "apply_patch gate: bound tool.name, tool.call_id per run = %q, want %q", got, want)
+	}
+	if w.exists("mxc-denied.txt") || !w.exists("mxc-patched.txt") {
+		w.failf(s, "denied patch applied = %v, allowed patch applied = %v; want false, true", w.exists("mxc-denied.txt"), w.exists("mxc-patched.txt"))
+	}
+	if !w.server.Contains(mxcPatchDeny) {
+		w.failf(s, "the deny reason %s did not reach the model", mxcPatchDeny)
+	}
+	if got := w.mxcRuns("patch-after"); fmt.Sprint(got) != fmt.Sprint(want[1:]) {
+		w.failf(s, "apply_patch after hook: bound tool.name, tool.call_id per run = %q, want %q", got, want[1:])
+	}
+	if pre, post := w.output("bash-pre.argv"), w.output("bash-post.argv"); pre != "" || post != "" {
+		w.failf(s, "hooks matching only Bash ran on apply_patch calls: before %q, after %q", pre, post)
+	}
+
+	// timeout.clamps.SessionEnd: Codex cut the 10 s SessionEnd hook to
+	// 3 s; the handler began and was stopped before its 6 s sleep ended.
+	if !strings.Contains(s.stderr, "clamping SessionEnd hook timeout to 3s") {
+		w.failf(s, "Codex did not warn that it clamps the SessionEnd hook timeout to 3s")
+	}
+	// Timed from when the handler began (its begin file), not from
+	// the session's start, so that a loaded machine's slower turns
+	// cannot fail it: cut at 3 s, the session ended before the
+	// handler's 6 s sleep would have, and the handler never ended.
+	begin, err := os.Stat(filepath.Join(w.out, "end-slow.begin"))
+	if err != nil {
+		w.failf(s, "the SessionEnd handler did not run: %v", err)
+		return
+	}
+	if d := ended.Sub(begin.ModTime()); d >= 6*time.Second {
+		w.failf(s, "the session ended %v after the SessionEnd handler began, want it cut at 3 s", d.Round(time.Millisecond))
+	}
+	time.Sleep(time.Until(begin.ModTime().Add(7 * time.Second)))
+	if w.output("end-slow.end") != "" {
+		w.failf(s, "the SessionEnd handler ran past Codex's 3 s cut to its end")
+	}
+}
+
+// mxcMCPTool (mcp_tool): a codex exec session with a user's MCP server (cmsrv)
+// whose tool the model calls. A gate whose matcher names the tool as
+// hooks see it (mcp__cmsrv__probe, the table's pattern
+// mcp__<server>__<tool>) runs on that call given that name, and
+// abstains, so the tool runs and its answer reaches the model; an after
+// hook naming it runs after it. Only where the table under test admits
+// the name (tool_patterns).
+func mxcMCPTool(t *testing.T) {
+	t.Parallel()
+	const tool = "mcp__cmsrv__probe"
+	if tb := tableUnder(t, "codex"); !tb.KnowsTool(tool) {
+		t.Skipf("%s admits no MCP tool name in a matcher", tb.Key())
+	}
+	w := newWorld(t, "codex", fakemodel.Script{
+		{Tool: "probe", Namespace: "mcp__cmsrv", Input: map[string]any{"text": "mxc-mcp-call"}},
+		fakemodel.Say(mxcFinal),
 	})
+	w.codexMCPServer()
+	w.installSource(mxcID, mxcPkg, mxcFiles(
+		mxcHook{id: "mcp-gate", subject: "tool_call", phase: "before", effect: "gate", policy: "fail_closed", tools: tool,
+			inputs: []string{"tool=string=tool.name", "call=string=tool.call_id"}, answer: "abstain"},
+		mxcHook{id: "mcp-after", subject: "tool_call", phase: "after", effect: "observe", tools: tool,
+			inputs: []string{"tool=string=tool.name"}, answer: "observe"},
+		mxcHook{id: "bash-pre", subject: "tool_call", phase: "before", effect: "observe", tools: "Bash", answer: "observe"}))
+	s := w.run("Call the probe tool, mxc-mcp.")
+	if got, want := w.mxcRuns("mcp-gate"), [][]string{{tool, callID("codex", 0)}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		w.failf(s, "MCP gate: bound tool.name, tool.call_id per run = %q, want %q", got, want)
+	}
+	if got := w.mxcRuns("mcp-after"); fmt.Sprint(got) != fmt.Sprint([][]string{{tool}}) {
+		w.failf(s, "MCP after hook: bound tool.name per run = %q, want one run given %s", got, tool)
+	}
+	if got := w.output("bash-pre.argv"); got != "" {
+		w.failf(s, "a hook matching only Bash ran on the MCP call: %q", got)
+	}
+	if got := toolOutput(w.server, callID("codex", 0)); !strings.Contains(got, cmMCPOut+" mxc-mcp-call") {
+		w.failf(s, "the MCP tool's answer did not reach the model: %q", got)
+	}
 }

@@ -80,86 +80,16 @@ func main() {
 
 // probe runs the probe of key and reports whether every claim holds.
 func probe(key, run string, quiet bool, out io.Writer) (bool, error) {
-	name, version, _ := strings.Cut(key, "@")
-	root, err := moduleRoot()
+	v, err := prepare(key, out)
 	if err != nil {
 		return false, err
 	}
-	if err := os.Chdir(root); err != nil {
-		return false, err
-	}
-	ts, err := providers.LoadFS(os.DirFS("providers"))
-	if err != nil {
-		return false, err
-	}
-	near := nearest(ts, name, version)
-	file := filepath.Join("providers", name, version+".cue")
-	_, err = os.Stat(file)
-	exists := err == nil
-	if !exists && near == nil {
-		return false, fmt.Errorf("no table of %s to start from: a new harness needs its first table written by hand (CONTRIBUTING.md)", name)
-	}
-
-	step(out, "installing %s (.ci/harnesses)", key)
-	dir, err := output(nil, "bash", ".ci/harnesses", key)
-	if err != nil {
-		return false, err
-	}
-	dir = strings.TrimSpace(dir)
-	bin := filepath.Join(dir, key, "node_modules", ".bin", name)
-	versionOutput, err := output(nil, bin, "--version")
-	if err != nil {
-		return false, err
-	}
-	versionOutput = strings.TrimSpace(versionOutput)
-
-	recordings := filepath.Join("providers", "testdata", "recordings", name, version)
-	step(out, "recording native payloads into %s", recordings)
-	env := []string{"DALO_HARNESS_DIR=" + dir, "DALO_RECORD=" + key}
-	if _, err := output(env, "go", "test", "-count=1", "-run", "^TestRecord("+exported(name)+")$", "./internal/fakemodel/"); err != nil {
-		return false, fmt.Errorf("recording: %w", err)
-	}
-
-	if !exists {
-		step(out, "writing the candidate %s from %s", file, near.File)
-		src, err := os.ReadFile(filepath.Join("providers", near.File))
-		if err != nil {
-			return false, err
-		}
-		if err := os.WriteFile(file, candidate(src, near, version, versionOutput), 0o644); err != nil {
-			return false, err
-		}
-	}
-	step(out, "compiling the tables (go generate ./providers)")
-	if _, err := output(nil, "go", "generate", "./providers"); err != nil {
-		return false, fmt.Errorf("the table does not compile; fix %s:\n%w", file, err)
-	}
-	if ts, err = providers.LoadFS(os.DirFS("providers")); err != nil {
-		return false, err
-	}
-	table, _ := ts.Lookup(name, version)
-	if table.VersionOutput.Text != versionOutput {
-		fmt.Fprintf(out, "version_output: the table says %q, %s --version prints %q\n", table.VersionOutput.Text, key, versionOutput)
-	}
-
 	results, err := os.MkdirTemp("", "dalo-probe-")
 	if err != nil {
 		return false, err
 	}
 	defer os.RemoveAll(results)
-	step(out, "running the live suite against %s", key)
-	args := []string{"test", "-count=1", "-json", "-timeout=30m", "./internal/live/"}
-	if run != "" {
-		args = append(args, "-run", run)
-	}
-	env = []string{"DALO_HARNESS_DIR=" + dir, "DALO_LIVE_TABLES=" + key, "DALO_LIVE_RESULTS=" + results}
-	logs, suiteErr := testLogs(env, args...)
-	if logs != nil {
-		path := filepath.Join(os.TempDir(), "dalo-probe-"+key+".log")
-		if err := os.WriteFile(path, []byte(strings.Join(logs.all, "\n")+"\n"), 0o644); err == nil {
-			step(out, "the live suite's whole output: %s", path)
-		}
-	}
+	logs, suiteErr := v.runSuite(run, results, out)
 	proof, err := live.ReadProof(results)
 	if err != nil {
 		if suiteErr != nil {
@@ -167,27 +97,150 @@ func probe(key, run string, quiet bool, out io.Writer) (bool, error) {
 		}
 		return false, err
 	}
-
-	claims, err := proof.Claims(table)
+	fails, unproved, err := v.report(out, proof, logs, quiet)
 	if err != nil {
 		return false, err
 	}
-	var was map[string]string
-	if near != nil {
-		if was, err = ownValues(near, near.Version, version); err != nil {
+	if v.near != nil {
+		if err := reportEvents(out, v.ts, v.table, v.near, v.dir); err != nil {
 			return false, err
 		}
 	}
-	now, err := ownValues(table, version, version)
+	if suiteErr != nil && fails == 0 {
+		fmt.Fprintf(out, "\nthe live suite failed outside the tests the table cites:\n")
+		for _, line := range logs.failures() {
+			fmt.Fprintf(out, "  %s\n", line)
+		}
+		return false, nil
+	}
+	return fails == 0 && unproved == 0, nil
+}
+
+// A probed is one harness version made ready for the live suite: installed,
+// its payloads recorded and its table (the candidate, when it had none)
+// compiled.
+type probed struct {
+	key, name, version string
+	file               string // the table's file, from the module root
+	dir                string // the harness folder (DALO_HARNESS_DIR)
+	ts                 *providers.Tables
+	table              *providers.Table
+	near               *providers.Table // the nearest other table of the harness, or nil
+}
+
+// prepare installs key, records its native payloads, writes the candidate
+// table when key has none, and compiles the tables.
+func prepare(key string, out io.Writer) (*probed, error) {
+	v := &probed{key: key}
+	v.name, v.version, _ = strings.Cut(key, "@")
+	root, err := moduleRoot()
 	if err != nil {
-		return false, err
+		return nil, err
+	}
+	if err := os.Chdir(root); err != nil {
+		return nil, err
+	}
+	ts, err := providers.LoadFS(os.DirFS("providers"))
+	if err != nil {
+		return nil, err
+	}
+	v.near = nearest(ts, v.name, v.version)
+	v.file = filepath.Join("providers", v.name, v.version+".cue")
+	_, err = os.Stat(v.file)
+	exists := err == nil
+	if !exists && v.near == nil {
+		return nil, fmt.Errorf("no table of %s to start from: a new harness needs its first table written by hand (CONTRIBUTING.md)", v.name)
+	}
+
+	step(out, "installing %s (.ci/harnesses)", key)
+	dir, err := output(nil, "bash", ".ci/harnesses", key)
+	if err != nil {
+		return nil, err
+	}
+	v.dir = strings.TrimSpace(dir)
+	bin := filepath.Join(v.dir, key, "node_modules", ".bin", v.name)
+	versionOutput, err := output(nil, bin, "--version")
+	if err != nil {
+		return nil, err
+	}
+	versionOutput = strings.TrimSpace(versionOutput)
+
+	recordings := filepath.Join("providers", "testdata", "recordings", v.name, v.version)
+	step(out, "recording native payloads into %s", recordings)
+	env := []string{"DALO_HARNESS_DIR=" + v.dir, "DALO_RECORD=" + key}
+	if _, err := output(env, "go", "test", "-count=1", "-run", "^TestRecord("+exported(v.name)+")$", "./internal/fakemodel/"); err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
+	}
+
+	if !exists {
+		step(out, "writing the candidate %s from %s", v.file, v.near.File)
+		src, err := os.ReadFile(filepath.Join("providers", v.near.File))
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(v.file, candidate(src, v.near, v.version, versionOutput), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	step(out, "compiling the tables (go generate ./providers)")
+	if _, err := output(nil, "go", "generate", "./providers"); err != nil {
+		return nil, fmt.Errorf("the table does not compile; fix %s:\n%w", v.file, err)
+	}
+	if v.ts, err = providers.LoadFS(os.DirFS("providers")); err != nil {
+		return nil, err
+	}
+	v.table, _ = v.ts.Lookup(v.name, v.version)
+	if v.table.VersionOutput.Text != versionOutput {
+		fmt.Fprintf(out, "version_output: the table says %q, %s --version prints %q\n", v.table.VersionOutput.Text, key, versionOutput)
+	}
+	return v, nil
+}
+
+// runSuite runs the live suite (the tests matching run, or all) against
+// v's harness, its results into results, and keeps its whole output in a
+// file it names.
+func (v *probed) runSuite(run, results string, out io.Writer) (*suiteLog, error) {
+	step(out, "running the live suite against %s", v.key)
+	args := []string{"test", "-count=1", "-json", "-timeout=30m", "./internal/live/"}
+	if run != "" {
+		args = append(args, "-run", run)
+	}
+	env := []string{"DALO_HARNESS_DIR=" + v.dir, "DALO_LIVE_TABLES=" + v.key, "DALO_LIVE_RESULTS=" + results}
+	logs, suiteErr := testLogs(env, args...)
+	if logs != nil {
+		path := filepath.Join(os.TempDir(), "dalo-probe-"+v.key+".log")
+		if err := os.WriteFile(path, []byte(strings.Join(logs.all, "\n")+"\n"), 0o644); err == nil {
+			step(out, "the live suite's whole output: %s", path)
+		}
+	}
+	return logs, suiteErr
+}
+
+// report prints each claim of v's table, whether it holds and how it
+// differs from the nearest table, and counts those that fail and those no
+// live test proved.
+func (v *probed) report(out io.Writer, proof live.Proof, logs *suiteLog, quiet bool) (fails, unproved int, err error) {
+	claims, err := proof.Claims(v.table)
+	if err != nil {
+		return 0, 0, err
+	}
+	near := v.near
+	var was map[string]string
+	if near != nil {
+		if was, err = ownValues(near, near.Version, v.version); err != nil {
+			return 0, 0, err
+		}
+	}
+	now, err := ownValues(v.table, v.version, v.version)
+	if err != nil {
+		return 0, 0, err
 	}
 	against := "no other table"
 	if near != nil {
 		against = near.Key()
 	}
-	fmt.Fprintf(out, "\n%s (%s) against %s: %d claims\n", key, file, against, len(claims))
-	var holds, fails, unproved, differs int
+	fmt.Fprintf(out, "\n%s (%s) against %s: %d claims\n", v.key, v.file, against, len(claims))
+	var holds, differs int
 	for _, c := range claims {
 		state := "holds"
 		switch {
@@ -241,21 +294,8 @@ func probe(key, run string, quiet bool, out io.Writer) (bool, error) {
 		}
 	}
 	fmt.Fprintf(out, "%d hold, %d fail, %d unproved (no live test passed on %s), %d differ from %s\n",
-		holds, fails, unproved, version, differs, against)
-
-	if near != nil {
-		if err := reportEvents(out, ts, table, near, dir); err != nil {
-			return false, err
-		}
-	}
-	if suiteErr != nil && fails == 0 {
-		fmt.Fprintf(out, "\nthe live suite failed outside the tests the table cites:\n")
-		for _, line := range logs.failures() {
-			fmt.Fprintf(out, "  %s\n", line)
-		}
-		return false, nil
-	}
-	return fails == 0 && unproved == 0, nil
+		holds, fails, unproved, v.version, differs, against)
+	return fails, unproved, nil
 }
 
 // step prints what the probe does next.
