@@ -52,6 +52,11 @@ const depsRules = `
 	CUE, dalo/providers, dalo/plan, dalo/internal/fakemodel < dalo/internal/scenario < dalo/internal/live;
 	dalo/internal/live < dalo/internal/live/probe;
 
+	# dalo's entries in a harness's hooks file, and the settings that turn
+	# hooks off: read as the table says, edited as bytes, no store.
+	dalo/jsonedit, dalo/providers, dalo/plan, dalo/internal/termtext, TOML
+	< dalo/hooksfile;
+
 	# The validator, and what builds on it.
 	dalo/providers, dalo/plan, dalo/internal/suggest, dalo/tomledit, TOML, UNIX
 	< dalo/engine;
@@ -59,7 +64,7 @@ const depsRules = `
 
 	# State under DALO_HOME.
 	dalo/engine, dalo/jsonedit, dalo/instruction, dalo/internal/termtext,
-	dalo/store/gitrepo, dalo/codexapp, GOINTERNAL
+	dalo/hooksfile, dalo/store/gitrepo, dalo/codexapp, GOINTERNAL
 	< dalo/store;
 
 	dalo/store, dalo/dispatch < dalo/dispatch/dispatchtest < dalo/bench/dispatchgen;

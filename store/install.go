@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/hooksfile"
 	"dalo/instruction"
 	"dalo/internal/termtext"
 	"dalo/plan"
@@ -493,7 +494,7 @@ func (s *Store) planHarness(p *installDraft, d Dispatcher) (*installPlan, error)
 	}
 	st := in.Harness
 	if st.File != "" && st.File != cfg {
-		return nil, &ConfigError{cfg, fmt.Sprintf("dalo's entries are in %s; run 'dalo plugin remove' there first", st.File)}
+		return nil, &hooksfile.Error{File: cfg, Msg: fmt.Sprintf("dalo's entries are in %s; run 'dalo plugin remove' there first", st.File)}
 	}
 	dc, err := s.dispatcherCopy(d)
 	if err != nil {
@@ -504,11 +505,11 @@ func (s *Store) planHarness(p *installDraft, d Dispatcher) (*installPlan, error)
 	if err != nil {
 		return nil, err
 	}
-	newCfg, newSt, err := o.editConfig(cfg, old, st, want)
+	newCfg, newSt, err := editConfig(o, cfg, old, st, want)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkInForce(t, cfg, newCfg, want); err != nil {
+	if err := hooksfile.CheckInForce(t, cfg, newCfg, want); err != nil {
 		return nil, err
 	}
 	res.Diff = UnifiedDiff(cfg, old, newCfg)
@@ -521,7 +522,7 @@ func (s *Store) planHarness(p *installDraft, d Dispatcher) (*installPlan, error)
 		if te.changed() {
 			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
 		}
-		res.Moved = o.movedKeys(cfg, old, newCfg)
+		res.Moved = movedKeys(o, cfg, old, newCfg)
 	}
 	for _, mb := range members {
 		if mb.dir {
@@ -791,7 +792,7 @@ func mergeState(a, b HarnessState) HarnessState {
 	if out.CreatedDir == "" {
 		out.CreatedDir = a.CreatedDir
 	}
-	out.Entries = map[string]HarnessEntry{}
+	out.Entries = map[string]hooksfile.Entry{}
 	out.Created = map[string]bool{}
 	out.Interior = map[string]string{}
 	for _, st := range []HarnessState{a, b} {

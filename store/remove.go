@@ -88,7 +88,7 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 	if err != nil {
 		return nil, err
 	}
-	newCfg, newSt, err := o.editConfig(cfg, old, in.Harness, want)
+	newCfg, newSt, err := editConfig(o, cfg, old, in.Harness, want)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 		if te.changed() {
 			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
 		}
-		res.Moved = o.movedKeys(cfg, old, newCfg)
+		res.Moved = movedKeys(o, cfg, old, newCfg)
 		if stale := staleTrust(newSt); len(stale) > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("dalo's entries of %s now call this dalo's dispatcher, so the trust %s recorded for them no longer holds: run 'dalo plugin install PACKAGE --provider %s --trust' with a package still installed there", strings.Join(stale, ", "), t.Harness, t.Name))
 		}

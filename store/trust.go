@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"dalo/codexapp"
+	"dalo/hooksfile"
 	"dalo/providers"
 	"dalo/tomledit"
 )
@@ -32,10 +33,10 @@ import (
 // as it was then, and the text dalo appended to the trust file (to remove
 // it whole), if it appended it rather than changed a value in place.
 type TrustRecord struct {
-	Key   string       `json:"key"`
-	Hash  string       `json:"hash"`
-	Entry HarnessEntry `json:"entry"`
-	Added string       `json:"added,omitempty"`
+	Key   string          `json:"key"`
+	Hash  string          `json:"hash"`
+	Entry hooksfile.Entry `json:"entry"`
+	Added string          `json:"added,omitempty"`
 }
 
 // trustKey is the key a trust-keeping harness knows the handler of group
@@ -98,13 +99,13 @@ func trustFile(t *providers.Table, getenv func(string) string) (string, error) {
 // (a hash dalo recorded for it before); or trusted with a hash dalo never
 // recorded (the user's own review), which it cannot check without running
 // the harness. It starts no harness process.
-func (c *forceCheck) trust(file string, doc []byte, owned []found) {
+func (c *forceCheck) trust(file string, doc []byte, owned []hooksfile.Found) {
 	t, in := c.t, c.in
 	st := t.Config.Trust.State
 	if st == nil {
 		c.add(StatusUnverified, file, "%s runs only hooks the user trusted; whether dalo's entries are trusted cannot be verified (%s keeps no trust record dalo can read): check its /hooks review", t.Harness, t.Key())
 		for _, f := range owned {
-			c.trusted[f.event] = t.Harness + " runs only hooks the user trusted, and dalo cannot read that trust"
+			c.trusted[f.Event] = t.Harness + " runs only hooks the user trusted, and dalo cannot read that trust"
 		}
 		return
 	}
@@ -117,31 +118,31 @@ func (c *forceCheck) trust(file string, doc []byte, owned []found) {
 	if err != nil {
 		c.add(StatusProblem, tf, "%v", err)
 		for _, f := range owned {
-			c.why(c.event, f.event, t.Harness+" cannot read "+tf+", so dalo cannot tell whether it trusts the entry")
+			c.why(c.event, f.Event, t.Harness+" cannot read "+tf+", so dalo cannot tell whether it trusts the entry")
 		}
 		return
 	}
 	for _, f := range owned {
-		rec, recorded := in.Harness.Trust[f.event]
-		key := trustKey(file, f.event, keySnake(rec.Key, file), f.index)
+		rec, recorded := in.Harness.Trust[f.Event]
+		key := trustKey(file, f.Event, keySnake(rec.Key, file), f.Index)
 		have := state[key]
-		entry := in.Harness.Entries[f.event]
+		entry := in.Harness.Entries[f.Event]
 		trustCmd := fmt.Sprintf("run 'dalo plugin install PACKAGE --provider %s --trust' (any package installed there), or trust it in %s's /hooks review", t.Name, t.Harness)
 		switch {
 		case have == "":
-			why := fmt.Sprintf("%s has not trusted dalo's %s entry (key %s), so it skips it without a word: %s", t.Harness, f.event, key, trustCmd)
+			why := fmt.Sprintf("%s has not trusted dalo's %s entry (key %s), so it skips it without a word: %s", t.Harness, f.Event, key, trustCmd)
 			c.add(StatusProblem, file, "%s", why)
-			c.why(c.event, f.event, why)
+			c.why(c.event, f.Event, why)
 		case recorded && have == rec.Hash && rec.Key == key && reflect.DeepEqual(rec.Entry, entry):
-			c.add(StatusOK, file, "dalo entry for %s is trusted by %s (%s)", f.event, t.Harness, key)
+			c.add(StatusOK, file, "dalo entry for %s is trusted by %s (%s)", f.Event, t.Harness, key)
 		case recorded && have == rec.Hash:
-			why := fmt.Sprintf("%s trusts an older version of dalo's %s entry (the entry or its place changed since dalo recorded the trust), so it skips it: %s", t.Harness, f.event, trustCmd)
+			why := fmt.Sprintf("%s trusts an older version of dalo's %s entry (the entry or its place changed since dalo recorded the trust), so it skips it: %s", t.Harness, f.Event, trustCmd)
 			c.add(StatusProblem, file, "%s", why)
-			c.why(c.event, f.event, why)
+			c.why(c.event, f.Event, why)
 		default:
-			why := fmt.Sprintf("%s holds a trusted hash for dalo's %s entry that dalo did not record, and dalo cannot check it against the entry without running %s: %s to check and record it", tf, f.event, t.Harness, trustCmd)
+			why := fmt.Sprintf("%s holds a trusted hash for dalo's %s entry that dalo did not record, and dalo cannot check it against the entry without running %s: %s to check and record it", tf, f.Event, t.Harness, trustCmd)
 			c.add(StatusUnverified, file, "%s", why)
-			c.trusted[f.event] = why
+			c.trusted[f.Event] = why
 		}
 	}
 }
@@ -161,7 +162,7 @@ func readTrustFile(name, table, field string) (map[string]string, error) {
 // hooks file of a scratch home and lists the hooks read there. It returns
 // per event the hash and the event's name in keys. Only a listed hook whose
 // command is byte for byte the entry's counts.
-func trustHashes(t *providers.Table, exe string, want map[string]HarnessEntry) (hashes, snakes map[string]string, err error) {
+func trustHashes(t *providers.Table, exe string, want map[string]hooksfile.Entry) (hashes, snakes map[string]string, err error) {
 	if t.Config.Trust.State == nil || t.Config.Trust.State.List != providers.TrustListCodexAppServer {
 		return nil, nil, fmt.Errorf("%s keeps no trust dalo can record", t.Key())
 	}
@@ -173,9 +174,9 @@ func trustHashes(t *providers.Table, exe string, want map[string]HarnessEntry) (
 	if dir, err = filepath.EvalSymlinks(dir); err != nil {
 		return nil, nil, err
 	}
-	hooks := map[string][]HarnessEntry{}
+	hooks := map[string][]hooksfile.Entry{}
 	for ev, e := range want {
-		hooks[ev] = []HarnessEntry{e}
+		hooks[ev] = []hooksfile.Entry{e}
 	}
 	b, err := json.MarshalIndent(map[string]any{"hooks": hooks}, "", "  ")
 	if err != nil {
@@ -196,7 +197,7 @@ func trustHashes(t *providers.Table, exe string, want map[string]HarnessEntry) (
 	hashes, snakes = map[string]string{}, map[string]string{}
 	for ev, e := range want {
 		for _, h := range listed {
-			if h.Command == e.command(t) && strings.HasPrefix(h.Key, file+":") && strings.HasPrefix(h.Hash, "sha256:") {
+			if h.Command == e.Command(t) && strings.HasPrefix(h.Key, file+":") && strings.HasPrefix(h.Hash, "sha256:") {
 				hashes[ev], snakes[ev] = h.Hash, keySnake(h.Key, file)
 			}
 		}
@@ -291,15 +292,15 @@ func (s *Store) planTrust(t *providers.Table, st, next HarnessState, cfg string,
 	if err != nil {
 		return nil, err
 	}
-	top, _, owned, err := s.ownerOf(t).scanConfig(cfg, doc)
+	top, _, owned, err := s.ownerOf(t).Scan(cfg, doc)
 	if err != nil || top == nil {
 		return nil, fmt.Errorf("--trust: reading the new %s: %v", cfg, err)
 	}
 	set := map[string]string{}
 	keys := map[string]string{}
 	for _, f := range owned {
-		k := trustKey(cfg, f.event, snakes[f.event], f.index)
-		set[k], keys[f.event] = hashes[f.event], k
+		k := trustKey(cfg, f.Event, snakes[f.Event], f.Index)
+		set[k], keys[f.Event] = hashes[f.Event], k
 	}
 	out, added, err := tomledit.Set(file, e.new, state.Table, state.Field, set)
 	var refused *tomledit.RefusedError
@@ -347,12 +348,12 @@ func (e *trustEdit) write() error {
 // a hook by its place, so a moved one is untrusted until its user reviews
 // it again. dalo adds its entries after the user's and replaces them in
 // place, so only a removal moves a key.
-func (o owner) movedKeys(file string, old, new []byte) []string {
+func movedKeys(o hooksfile.Owner, file string, old, new []byte) []string {
 	if old == nil || new == nil {
 		return nil
 	}
-	_, oh, _, err1 := o.scanConfig(file, old)
-	_, nh, _, err2 := o.scanConfig(file, new)
+	_, oh, _, err1 := o.Scan(file, old)
+	_, nh, _, err2 := o.Scan(file, new)
 	if err1 != nil || err2 != nil || oh == nil || nh == nil {
 		return nil
 	}
@@ -364,12 +365,12 @@ func (o owner) movedKeys(file string, old, new []byte) []string {
 		}
 		var before, after []int // indexes of the user's entries
 		for i, e := range m.Val.Elems {
-			if _, ok := o.ownedEvent(e); !ok {
+			if _, ok := o.Owns(e); !ok {
 				before = append(before, i)
 			}
 		}
 		for i, e := range nm.Val.Elems {
-			if _, ok := o.ownedEvent(e); !ok {
+			if _, ok := o.Owns(e); !ok {
 				after = append(after, i)
 			}
 		}
