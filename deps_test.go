@@ -57,6 +57,9 @@ const depsRules = `
 	dalo/jsonedit, dalo/providers, dalo/plan, dalo/internal/termtext, TOML
 	< dalo/hooksfile;
 
+	# What a harness that runs only trusted hooks knows dalo's entries by.
+	dalo/hooksfile, dalo/codexapp, dalo/tomledit < dalo/hooktrust;
+
 	# The validator, and what builds on it.
 	dalo/providers, dalo/plan, dalo/internal/suggest, dalo/tomledit, TOML, UNIX
 	< dalo/engine;
@@ -64,7 +67,7 @@ const depsRules = `
 
 	# State under DALO_HOME.
 	dalo/engine, dalo/jsonedit, dalo/instruction, dalo/internal/termtext,
-	dalo/hooksfile, dalo/store/gitrepo, dalo/codexapp, GOINTERNAL
+	dalo/hooksfile, dalo/hooktrust, dalo/store/gitrepo, GOINTERNAL
 	< dalo/store;
 
 	dalo/store, dalo/dispatch < dalo/dispatch/dispatchtest < dalo/bench/dispatchgen;

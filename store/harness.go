@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"dalo/hooksfile"
+	"dalo/hooktrust"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -21,7 +22,7 @@ type HarnessState struct {
 	// Trust is the harness trust dalo recorded for its entries (install
 	// --trust), by native event: what remove takes back, and what doctor
 	// compares the harness's trust with.
-	Trust map[string]TrustRecord `json:"trust,omitempty"`
+	Trust map[string]hooktrust.Record `json:"trust,omitempty"`
 	// TrustFileCreated says dalo created the harness's trust file for its
 	// trust: once none of dalo's is left in it and nothing else, it goes.
 	TrustFileCreated bool `json:"trust_file_created,omitempty"`

@@ -16,6 +16,7 @@ import (
 
 	"dalo/engine"
 	"dalo/hooksfile"
+	"dalo/hooktrust"
 	"dalo/instruction"
 	"dalo/internal/termtext"
 	"dalo/plan"
@@ -522,7 +523,7 @@ func (s *Store) planHarness(p *installDraft, d Dispatcher) (*installPlan, error)
 		if te.changed() {
 			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
 		}
-		res.Moved = movedKeys(o, cfg, old, newCfg)
+		res.Moved = hooktrust.Moved(o, cfg, old, newCfg)
 	}
 	for _, mb := range members {
 		if mb.dir {

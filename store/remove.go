@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"dalo/hooktrust"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -102,7 +103,7 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 		if te.changed() {
 			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
 		}
-		res.Moved = movedKeys(o, cfg, old, newCfg)
+		res.Moved = hooktrust.Moved(o, cfg, old, newCfg)
 		if stale := staleTrust(newSt); len(stale) > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("dalo's entries of %s now call this dalo's dispatcher, so the trust %s recorded for them no longer holds: run 'dalo plugin install PACKAGE --provider %s --trust' with a package still installed there", strings.Join(stale, ", "), t.Harness, t.Name))
 		}
