@@ -29,6 +29,9 @@ const depsRules = `
 	# Git sources: what a tree holds reaches errors escaped.
 	dalo/internal/termtext < dalo/store/gitrepo;
 
+	# The unified diff dalo shows of a file it changes.
+	GOINTERNAL < dalo/internal/unidiff;
+
 	TOML < dalo/bench/floor;
 	TOML < dalo/tomledit;
 
@@ -67,7 +70,8 @@ const depsRules = `
 
 	# State under DALO_HOME.
 	dalo/engine, dalo/jsonedit, dalo/instruction, dalo/internal/termtext,
-	dalo/hooksfile, dalo/hooktrust, dalo/store/gitrepo, GOINTERNAL
+	dalo/hooksfile, dalo/hooktrust, dalo/internal/unidiff, dalo/store/gitrepo,
+	GOINTERNAL
 	< dalo/store;
 
 	dalo/store, dalo/dispatch < dalo/dispatch/dispatchtest < dalo/bench/dispatchgen;

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"dalo/hooksfile"
+	"dalo/internal/unidiff"
 	"dalo/providers"
 )
 
@@ -53,7 +54,7 @@ func BenchmarkInstallBigSettings(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if UnifiedDiff("settings.json", doc, got) == "" {
+				if unidiff.Diff("settings.json", doc, got) == "" {
 					b.Fatal("no diff")
 				}
 			}

@@ -19,6 +19,7 @@ import (
 	"dalo/hooktrust"
 	"dalo/instruction"
 	"dalo/internal/termtext"
+	"dalo/internal/unidiff"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -513,7 +514,7 @@ func (s *Store) planHarness(p *installDraft, d Dispatcher) (*installPlan, error)
 	if err := hooksfile.CheckInForce(t, cfg, newCfg, want); err != nil {
 		return nil, err
 	}
-	res.Diff = UnifiedDiff(cfg, old, newCfg)
+	res.Diff = unidiff.Diff(cfg, old, newCfg)
 	te, err := s.planTrust(t, st, newSt, cfg, newCfg, opt.Trust, opt.Harness)
 	if err != nil {
 		return nil, err
@@ -521,7 +522,7 @@ func (s *Store) planHarness(p *installDraft, d Dispatcher) (*installPlan, error)
 	if te != nil {
 		newSt.Trust, newSt.TrustFileCreated = te.records, te.created
 		if te.changed() {
-			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
+			res.TrustFile, res.TrustDiff = te.file, unidiff.Diff(te.file, te.old, te.new)
 		}
 		res.Moved = hooktrust.Moved(o, cfg, old, newCfg)
 	}

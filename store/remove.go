@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"dalo/hooktrust"
+	"dalo/internal/unidiff"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -93,7 +94,7 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 	if err != nil {
 		return nil, err
 	}
-	res.Diff = UnifiedDiff(cfg, old, newCfg)
+	res.Diff = unidiff.Diff(cfg, old, newCfg)
 	te, err := s.planTrust(t, in.Harness, newSt, cfg, newCfg, false, "")
 	if err != nil {
 		return nil, err
@@ -101,7 +102,7 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 	if te != nil {
 		newSt.Trust, newSt.TrustFileCreated = te.records, te.created
 		if te.changed() {
-			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
+			res.TrustFile, res.TrustDiff = te.file, unidiff.Diff(te.file, te.old, te.new)
 		}
 		res.Moved = hooktrust.Moved(o, cfg, old, newCfg)
 		if stale := staleTrust(newSt); len(stale) > 0 {
