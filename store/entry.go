@@ -178,7 +178,7 @@ func (s *Store) placeDispatcher(c *dispatcherCopy) error {
 // records name holds (a run killed between the two leaves them apart): the
 // last entry that used one is gone. A harness session that read its
 // configuration before the entry changed may still start the old copy;
-// an entry of a required fail_closed hook then blocks (see hooksfile.Command),
+// an entry of a required fail_closed hook then blocks (see [hooksfile.Command]),
 // any other fails open until the harness reads its configuration again. It
 // deletes nothing unless it read every install record and harness file.
 // The caller holds the store lock.
