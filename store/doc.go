@@ -5,7 +5,7 @@
 // also reads what in the user's settings turns them off), the harness
 // trust it recorded for them (package hooktrust says what a harness knows
 // an entry by; Codex's config.toml is edited with package tomledit), and
-// its instruction blocks (edited with package instruction). Those packages
+// its instruction blocks (edited with package instruction). The editors
 // take and return bytes: store reads and writes the files, and keeps the
 // records. It is plain files under $DALO_HOME, written atomically under an
 // advisory lock, readable at any moment by concurrent dispatches.
