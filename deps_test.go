@@ -29,6 +29,9 @@ const depsRules = `
 	# Git sources: what a tree holds reaches errors escaped.
 	dalo/internal/termtext < dalo/store/gitrepo;
 
+	# The unified diff dalo shows of a file it changes.
+	GOINTERNAL < dalo/internal/unidiff;
+
 	TOML < dalo/bench/floor;
 	TOML < dalo/tomledit;
 
@@ -52,6 +55,14 @@ const depsRules = `
 	CUE, dalo/providers, dalo/plan, dalo/internal/fakemodel < dalo/internal/scenario < dalo/internal/live;
 	dalo/internal/live < dalo/internal/live/probe;
 
+	# dalo's entries in a harness's hooks file, and the settings that turn
+	# hooks off: read as the table says, edited as bytes, no store.
+	dalo/jsonedit, dalo/providers, dalo/plan, dalo/internal/termtext, TOML
+	< dalo/hooksfile;
+
+	# What a harness that runs only trusted hooks knows dalo's entries by.
+	dalo/hooksfile, dalo/codexapp, dalo/tomledit < dalo/hooktrust;
+
 	# The validator, and what builds on it.
 	dalo/providers, dalo/plan, dalo/internal/suggest, dalo/tomledit, TOML, UNIX
 	< dalo/engine;
@@ -59,7 +70,8 @@ const depsRules = `
 
 	# State under DALO_HOME.
 	dalo/engine, dalo/jsonedit, dalo/instruction, dalo/internal/termtext,
-	dalo/store/gitrepo, dalo/codexapp, GOINTERNAL
+	dalo/hooksfile, dalo/hooktrust, dalo/internal/unidiff, dalo/store/gitrepo,
+	GOINTERNAL
 	< dalo/store;
 
 	dalo/store, dalo/dispatch < dalo/dispatch/dispatchtest < dalo/bench/dispatchgen;

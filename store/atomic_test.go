@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dalo/hooksfile"
 )
 
 // TestWriteConfigChangedWhileEditing: a harness configuration that
@@ -28,9 +30,9 @@ func TestWriteConfigChangedWhileEditing(t *testing.T) {
 				}
 			}
 			err := writeConfig(file, tc.old, data)
-			var ce *ConfigError
+			var ce *hooksfile.Error
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "changed while dalo was editing it") {
-				t.Errorf("%s, writing %q: %v, want a ConfigError saying the file changed", tc.name, data, err)
+				t.Errorf("%s, writing %q: %v, want a hooksfile.Error saying the file changed", tc.name, data, err)
 			}
 			got, rerr := os.ReadFile(file)
 			if tc.now == nil && !errors.Is(rerr, os.ErrNotExist) || tc.now != nil && string(got) != string(tc.now) {

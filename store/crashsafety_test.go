@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"dalo/engine"
+	"dalo/hooksfile"
 	"dalo/plan"
 )
 
@@ -217,7 +218,7 @@ func TestSweepHarnessTemps(t *testing.T) {
 	home := t.TempDir()
 	skill := filepath.Join(home, "skills", "design-review")
 	cfg := filepath.Join(home, "settings.json")
-	in := &Installed{Schema: 1, Provider: "claude", Harness: HarnessState{File: cfg},
+	in := &Installed{Schema: 1, Provider: "claude", Harness: HarnessState{Record: hooksfile.Record{File: cfg}},
 		Packages: []InstalledPackage{{Package: "company:kit", Skills: []OwnedTree{{Path: skill}}}}}
 	if err := s.putInstalled(in); err != nil {
 		t.Fatal(err)

@@ -1,11 +1,14 @@
 // Package store keeps dalo's state on the user's machine: the source
 // registry, the approval ledger, content-addressed staging, the dispatch
-// plans, and the records of what dalo wrote into files the user owns (its
-// harness configuration entries, edited with package jsonedit, the hook
-// trust recorded in Codex's config.toml, edited with package tomledit, and
-// its instruction blocks, edited with package instruction). It is plain files
-// under $DALO_HOME, written atomically under an advisory lock, readable at
-// any moment by concurrent dispatches.
+// plans, and the records of what dalo wrote into files the user owns: its
+// entries in a harness's hooks file (edited with package hooksfile, which
+// also reads what in the user's settings turns them off), the harness
+// trust it recorded for them (package hooktrust says what a harness knows
+// an entry by; Codex's config.toml is edited with package tomledit), and
+// its instruction blocks (edited with package instruction). The editors
+// take and return bytes: store reads and writes the files, and keeps the
+// records. It is plain files under $DALO_HOME, written atomically under an
+// advisory lock, readable at any moment by concurrent dispatches.
 //
 // Layout of $DALO_HOME (the one description of it; see [plan.Home]):
 //

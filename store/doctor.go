@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"dalo/hooksfile"
 	"dalo/internal/termtext"
 	"dalo/plan"
 	"dalo/providers"
@@ -764,11 +765,11 @@ func (c *forceCheck) entries(want *plan.Plan) {
 		return
 	}
 	o := s.ownerOf(t)
-	var owned []found
+	var owned []hooksfile.Found
 	if doc != nil {
-		if _, _, owned, err = o.scanConfig(file, doc); err != nil {
+		if _, _, owned, err = o.Scan(file, doc); err != nil {
 			msg := err.Error()
-			if ce, ok := err.(*ConfigError); ok && ce.File == file {
+			if ce, ok := err.(*hooksfile.Error); ok && ce.File == file {
 				msg = ce.Msg // the finding's subject names the file
 			}
 			c.add(StatusProblem, file, "%s", msg)
@@ -778,49 +779,49 @@ func (c *forceCheck) entries(want *plan.Plan) {
 	}
 	seen := map[string]bool{}
 	for _, f := range owned {
-		seen[f.event] = true
-		rec, ok := in.Harness.Entries[f.event]
-		text := doc[f.val.Start:f.val.End]
+		seen[f.Event] = true
+		rec, ok := in.Harness.Entries[f.Event]
+		text := doc[f.Val.Start:f.Val.End]
 		switch {
 		case !ok:
-			c.add(StatusProblem, file, "dalo entry for %s is not in the store: no installed package needs it; remove it by hand", f.event)
+			c.add(StatusProblem, file, "dalo entry for %s is not in the store: no installed package needs it; remove it by hand", f.Event)
 			continue
-		case !sameEntry(text, rec):
-			c.add(StatusProblem, file, "dalo entry for %s was changed since dalo wrote it", f.event)
-			c.why(c.event, f.event, "dalo's "+f.event+" entry in "+file+" was changed since dalo wrote it")
+		case !hooksfile.Same(text, rec):
+			c.add(StatusProblem, file, "dalo entry for %s was changed since dalo wrote it", f.Event)
+			c.why(c.event, f.Event, "dalo's "+f.Event+" entry in "+file+" was changed since dalo wrote it")
 			continue
 		}
-		cmd, _ := parseEntryCommand(rec.command(t))
-		x := t.Expanded(rec.command(t))
+		cmd, _ := hooksfile.ParseCommand(rec.Command(t))
+		x := t.Expanded(rec.Command(t))
 		switch {
 		case x != "":
-			c.add(StatusProblem, file, "dalo entry for %s holds %s, which %s replaces in its settings before it runs the command, so it runs another command than dalo wrote; run 'dalo plugin install' again", f.event, x, t.Harness)
-			c.why(c.event, f.event, "dalo's "+f.event+" entry holds "+x+", which "+t.Harness+" rewrites")
+			c.add(StatusProblem, file, "dalo entry for %s holds %s, which %s replaces in its settings before it runs the command, so it runs another command than dalo wrote; run 'dalo plugin install' again", f.Event, x, t.Harness)
+			c.why(c.event, f.Event, "dalo's "+f.Event+" entry holds "+x+", which "+t.Harness+" rewrites")
 			continue
 		case cmd.Home == "":
-			c.add(StatusProblem, file, "dalo entry for %s was written by an earlier dalo: it names no store, and calls %s, which may not stay; run 'dalo plugin install' again", f.event, cmd.Program)
-			c.why(c.event, f.event, "dalo's "+f.event+" entry names no store; run 'dalo plugin install' again")
+			c.add(StatusProblem, file, "dalo entry for %s was written by an earlier dalo: it names no store, and calls %s, which may not stay; run 'dalo plugin install' again", f.Event, cmd.Program)
+			c.why(c.event, f.Event, "dalo's "+f.Event+" entry names no store; run 'dalo plugin install' again")
 			continue
-		case !canRun(cmd.Program) && (cmd.FailClosed || !cmd.Open && t.FailedCommandDenies(f.event)):
+		case !canRun(cmd.Program) && (cmd.FailClosed || !cmd.Open && t.FailedCommandDenies(f.Event)):
 			// The outage it is: the harness blocks every action of the
 			// event, the guard of a fail_closed hook or the harness itself
 			// (a failed hook command denies there).
-			c.add(StatusProblem, file, "dalo entry for %s calls %s, which is missing or cannot run: %s blocks every %s action until it runs again; run 'dalo plugin install' again", f.event, cmd.Program, t.Harness, f.event)
-			c.why(c.event, f.event, "its dispatcher "+cmd.Program+" is missing or cannot run, and "+t.Harness+" blocks every "+f.event+" action meanwhile")
+			c.add(StatusProblem, file, "dalo entry for %s calls %s, which is missing or cannot run: %s blocks every %s action until it runs again; run 'dalo plugin install' again", f.Event, cmd.Program, t.Harness, f.Event)
+			c.why(c.event, f.Event, "its dispatcher "+cmd.Program+" is missing or cannot run, and "+t.Harness+" blocks every "+f.Event+" action meanwhile")
 			continue
 		case !canRun(cmd.Program):
-			c.add(StatusProblem, file, "dalo entry for %s calls %s, which is missing or cannot run: the harness cannot dispatch, so its hooks do not run; run 'dalo plugin install' again", f.event, cmd.Program)
-			c.why(c.event, f.event, "its dispatcher "+cmd.Program+" is missing or cannot run")
+			c.add(StatusProblem, file, "dalo entry for %s calls %s, which is missing or cannot run: the harness cannot dispatch, so its hooks do not run; run 'dalo plugin install' again", f.Event, cmd.Program)
+			c.why(c.event, f.Event, "its dispatcher "+cmd.Program+" is missing or cannot run")
 			continue
 		}
 		if c.opt.Run {
-			if why := c.runCheck(cmd, f.event); why != "" {
-				c.add(StatusProblem, file, "dalo entry for %s: %s", f.event, why)
-				c.why(c.event, f.event, why)
+			if why := c.runCheck(cmd, f.Event); why != "" {
+				c.add(StatusProblem, file, "dalo entry for %s: %s", f.Event, why)
+				c.why(c.event, f.Event, why)
 				continue
 			}
 		}
-		c.add(StatusOK, file, "dalo entry for %s present", f.event)
+		c.add(StatusOK, file, "dalo entry for %s present", f.Event)
 	}
 	for _, ev := range slices.Sorted(maps.Keys(want.Events)) {
 		if !seen[ev] {
@@ -838,13 +839,13 @@ func (c *forceCheck) entries(want *plan.Plan) {
 // --check, and says why a hook would not run: the whole event ("" when
 // the plan loaded), and each hook into c.hook. Only a command that is
 // byte for byte what dalo writes is run.
-func (c *forceCheck) runCheck(cmd entryCommand, event string) string {
+func (c *forceCheck) runCheck(cmd hooksfile.Command, event string) string {
 	rebuilt := cmd
 	if rebuilt.FailClosed {
 		w := wantEntryCommand(c.t, &dispatcherCopy{Dispatcher: Dispatcher{Hook: !cmd.Dalo}, Path: cmd.Program}, cmd.Home, event, true)
 		rebuilt.Block, rebuilt.Continued = w.Block, w.Continued
 	}
-	if rebuilt.String() != c.in.Harness.Entries[event].command(c.t) {
+	if rebuilt.String() != c.in.Harness.Entries[event].Command(c.t) {
 		return "its command is not one dalo writes; doctor does not run it"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
@@ -898,8 +899,8 @@ func (c *forceCheck) runCheck(cmd entryCommand, event string) string {
 // the file, the key and what the harness does.
 func (c *forceCheck) switches() {
 	t := c.t
-	r := &settingsReader{t: t, getenv: c.opt.Getenv, project: c.opt.Project, entries: c.in.Harness.Entries}
-	for _, o := range r.offs() {
+	r := &hooksfile.Settings{Table: t, Getenv: c.opt.Getenv, Project: c.opt.Project, Entries: c.in.Harness.Entries}
+	for _, o := range r.Off() {
 		if _, ok := c.in.Harness.Entries[o.Event]; o.Event != "" && !ok {
 			// Hooks of the user's own, on an event dalo has no entry for.
 			c.add(StatusNote, o.File, "%s", o.Why)
@@ -912,7 +913,9 @@ func (c *forceCheck) switches() {
 			c.all = o.Why
 		}
 	}
-	c.out = append(c.out, r.warnings...)
+	for _, w := range r.Warnings {
+		c.add(StatusWarning, w.File, "%s", w.Msg)
+	}
 	// Only a table that lists a switch in a project's settings says a
 	// project can switch hooks off; of any other doctor says nothing, since
 	// a project's setting of the same name may switch nothing off there.

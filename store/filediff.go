@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"dalo/internal/unidiff"
 )
 
 // A FileDiff is how one file a grant binds (a tool's, a skill's or an
@@ -82,7 +84,7 @@ func (s *Store) FileDiffs(u *Update) []FileDiff {
 			if rel != "" {
 				name += "/" + rel
 			}
-			fd.Diff = UnifiedDiff(name, old, cur)
+			fd.Diff = unidiff.Diff(name, old, cur)
 			if fd.Diff == "" {
 				continue
 			}

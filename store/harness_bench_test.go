@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"dalo/hooksfile"
+	"dalo/internal/unidiff"
+	"dalo/providers"
 )
 
 // bigSettings is a settings.json of about size bytes, as a user's grows:
@@ -23,22 +27,34 @@ func bigSettings(size int) []byte {
 // settings.json: adds dalo's entries for three events and computes the
 // diff it shows. It must stay linear in the file's size.
 func BenchmarkInstallBigSettings(b *testing.B) {
+	ts, err := providers.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tb, ok := ts.Lookup("claude", "2.1.332")
+	if !ok {
+		b.Fatal("no claude@2.1.332")
+	}
+	want := map[string]hooksfile.Entry{}
+	for _, ev := range []string{"PreToolUse", "Stop", "UserPromptSubmit"} {
+		e, err := tb.Entry(ev, "/bin/dalo hook dispatch --provider claude --event "+ev, 7)
+		if err != nil {
+			b.Fatal(err)
+		}
+		want[ev] = e
+	}
+	o := hooksfile.OwnerOf(tb, "/store", "")
 	for _, size := range []int{5 << 20, 50 << 20} {
 		b.Run(fmt.Sprintf("MB=%d", size>>20), func(b *testing.B) {
 			doc := bigSettings(size)
-			want := map[string]HarnessEntry{
-				"PreToolUse":       entry(dispatchPre, 7, "*"),
-				"Stop":             entry("/bin/dalo hook dispatch --provider claude --event Stop", 7, ""),
-				"UserPromptSubmit": entry("/bin/dalo hook dispatch --provider claude --event UserPromptSubmit", 7, ""),
-			}
 			b.SetBytes(int64(len(doc)))
 			b.ReportAllocs()
 			for b.Loop() {
-				got, _, err := testOwner("claude").editConfig("settings.json", doc, HarnessState{}, want)
+				got, _, err := o.Edit("settings.json", doc, hooksfile.Record{}, want)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if UnifiedDiff("settings.json", doc, got) == "" {
+				if unidiff.Diff("settings.json", doc, got) == "" {
 					b.Fatal("no diff")
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 
+	"dalo/hooktrust"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -266,7 +267,7 @@ func userFiles() []string {
 				out = append(out, p)
 			}
 		}
-		if p, err := trustFile(t, os.Getenv); err == nil && p != "" {
+		if p, err := hooktrust.File(t, os.Getenv); err == nil && p != "" {
 			out = append(out, p)
 		}
 	}

@@ -15,8 +15,11 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/hooksfile"
+	"dalo/hooktrust"
 	"dalo/instruction"
 	"dalo/internal/termtext"
+	"dalo/internal/unidiff"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -493,7 +496,7 @@ func (s *Store) planHarness(p *installDraft, d Dispatcher) (*installPlan, error)
 	}
 	st := in.Harness
 	if st.File != "" && st.File != cfg {
-		return nil, &ConfigError{cfg, fmt.Sprintf("dalo's entries are in %s; run 'dalo plugin remove' there first", st.File)}
+		return nil, &hooksfile.Error{File: cfg, Msg: fmt.Sprintf("dalo's entries are in %s; run 'dalo plugin remove' there first", st.File)}
 	}
 	dc, err := s.dispatcherCopy(d)
 	if err != nil {
@@ -504,14 +507,14 @@ func (s *Store) planHarness(p *installDraft, d Dispatcher) (*installPlan, error)
 	if err != nil {
 		return nil, err
 	}
-	newCfg, newSt, err := o.editConfig(cfg, old, st, want)
+	newCfg, newSt, err := editConfig(o, cfg, old, st, want)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkInForce(t, cfg, newCfg, want); err != nil {
+	if err := hooksfile.CheckInForce(t, cfg, newCfg, want); err != nil {
 		return nil, err
 	}
-	res.Diff = UnifiedDiff(cfg, old, newCfg)
+	res.Diff = unidiff.Diff(cfg, old, newCfg)
 	te, err := s.planTrust(t, st, newSt, cfg, newCfg, opt.Trust, opt.Harness)
 	if err != nil {
 		return nil, err
@@ -519,9 +522,9 @@ func (s *Store) planHarness(p *installDraft, d Dispatcher) (*installPlan, error)
 	if te != nil {
 		newSt.Trust, newSt.TrustFileCreated = te.records, te.created
 		if te.changed() {
-			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
+			res.TrustFile, res.TrustDiff = te.file, unidiff.Diff(te.file, te.old, te.new)
 		}
-		res.Moved = o.movedKeys(cfg, old, newCfg)
+		res.Moved = hooktrust.Moved(o, cfg, old, newCfg)
 	}
 	for _, mb := range members {
 		if mb.dir {
@@ -791,7 +794,7 @@ func mergeState(a, b HarnessState) HarnessState {
 	if out.CreatedDir == "" {
 		out.CreatedDir = a.CreatedDir
 	}
-	out.Entries = map[string]HarnessEntry{}
+	out.Entries = map[string]hooksfile.Entry{}
 	out.Created = map[string]bool{}
 	out.Interior = map[string]string{}
 	for _, st := range []HarnessState{a, b} {

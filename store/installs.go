@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"dalo/engine"
+	"dalo/hooksfile"
 	"dalo/instruction"
 	"dalo/plan"
 	"dalo/providers"
@@ -297,7 +298,7 @@ func (s *Store) putPlan(t *providers.Table, in *Installed, stepName string) erro
 // calling the store's dispatcher copy c: with --fail-closed and its guard
 // on an event where a required fail_closed hook is installed. Its shape is
 // the table's (config.hooks.entry).
-func (s *Store) wantEntries(t *providers.Table, in *Installed, c *dispatcherCopy) (map[string]HarnessEntry, error) {
+func (s *Store) wantEntries(t *providers.Table, in *Installed, c *dispatcherCopy) (map[string]hooksfile.Entry, error) {
 	sum := map[string]int{}
 	closed := map[string]bool{}
 	for _, ip := range in.Packages {
@@ -308,7 +309,7 @@ func (s *Store) wantEntries(t *providers.Table, in *Installed, c *dispatcherCopy
 			}
 		}
 	}
-	out := map[string]HarnessEntry{}
+	out := map[string]hooksfile.Entry{}
 	for ev, ms := range sum {
 		// The hooks of an event run concurrently, but only so many at
 		// once (dispatch's maxParallel), so their sum bounds the worst

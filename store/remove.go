@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"dalo/hooktrust"
+	"dalo/internal/unidiff"
 	"dalo/plan"
 	"dalo/providers"
 )
@@ -88,11 +90,11 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 	if err != nil {
 		return nil, err
 	}
-	newCfg, newSt, err := o.editConfig(cfg, old, in.Harness, want)
+	newCfg, newSt, err := editConfig(o, cfg, old, in.Harness, want)
 	if err != nil {
 		return nil, err
 	}
-	res.Diff = UnifiedDiff(cfg, old, newCfg)
+	res.Diff = unidiff.Diff(cfg, old, newCfg)
 	te, err := s.planTrust(t, in.Harness, newSt, cfg, newCfg, false, "")
 	if err != nil {
 		return nil, err
@@ -100,9 +102,9 @@ func (s *Store) Remove(t *providers.Table, pkgs []string, d Dispatcher, dryRun b
 	if te != nil {
 		newSt.Trust, newSt.TrustFileCreated = te.records, te.created
 		if te.changed() {
-			res.TrustFile, res.TrustDiff = te.file, UnifiedDiff(te.file, te.old, te.new)
+			res.TrustFile, res.TrustDiff = te.file, unidiff.Diff(te.file, te.old, te.new)
 		}
-		res.Moved = o.movedKeys(cfg, old, newCfg)
+		res.Moved = hooktrust.Moved(o, cfg, old, newCfg)
 		if stale := staleTrust(newSt); len(stale) > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("dalo's entries of %s now call this dalo's dispatcher, so the trust %s recorded for them no longer holds: run 'dalo plugin install PACKAGE --provider %s --trust' with a package still installed there", strings.Join(stale, ", "), t.Harness, t.Name))
 		}

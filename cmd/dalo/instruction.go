@@ -11,6 +11,7 @@ import (
 	"dalo/engine"
 	"dalo/instruction"
 	"dalo/internal/termtext"
+	"dalo/internal/unidiff"
 	"dalo/plan"
 	"dalo/providers"
 	"dalo/store"
@@ -233,7 +234,7 @@ func showEdit(w io.Writer, a *instructionArgs, ed *instruction.Edit) {
 	}
 	if a.opt.DryRun {
 		// Before is nil when the file does not exist: the diff is from /dev/null.
-		if d := store.UnifiedDiff(a.target.File, ed.Before, ed.After); d != "" {
+		if d := unidiff.Diff(a.target.File, ed.Before, ed.After); d != "" {
 			fmt.Fprint(w, d)
 		}
 		return
@@ -264,7 +265,7 @@ func reportEdit(e *env, a *instructionArgs, ed *instruction.Edit) int {
 			Action  string `json:"action"`
 			DryRun  bool   `json:"dry_run"`
 			Diff    string `json:"diff"`
-		}{a.target, a.id, a.pkg, ed.Action, a.opt.DryRun, store.UnifiedDiff(a.target.File, ed.Before, ed.After)})
+		}{a.target, a.id, a.pkg, ed.Action, a.opt.DryRun, unidiff.Diff(a.target.File, ed.Before, ed.After)})
 		return exitOK
 	}
 	if a.opt.DryRun {

@@ -1,4 +1,7 @@
-package store
+// Package unidiff writes the unified diff dalo shows of a file it is about
+// to change: a user's hooks file, trust file or instruction file, or a
+// package's file between two versions.
+package unidiff
 
 import (
 	"bytes"
@@ -10,13 +13,13 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 )
 
-// UnifiedDiff is the unified diff from old to new, with three lines of
+// Diff is the unified diff from old to new, with three lines of
 // context, labelled a/name and b/name as git does (old nil: /dev/null);
 // "" when they are equal. It is Go's own anchored diff (go-internal/diff)
 // of the lines from three before the first that differs to three after
 // the last: an edit of a 50 MB settings.json diffs a few lines, not the
 // whole file twice.
-func UnifiedDiff(name string, old, new []byte) string {
+func Diff(name string, old, new []byte) string {
 	if bytes.Equal(old, new) {
 		return ""
 	}

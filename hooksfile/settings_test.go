@@ -1,4 +1,4 @@
-package store
+package hooksfile
 
 import (
 	"os"
@@ -49,13 +49,13 @@ func TestSettingsDefaults(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		r := &settingsReader{t: &tb, getenv: func(k string) string { return env[k] }}
-		offs := r.offs()
+		r := &Settings{Table: &tb, Getenv: func(k string) string { return env[k] }}
+		offs := r.Off()
 		if got := len(offs) == 1; got != c.off || len(offs) > 1 {
 			t.Errorf("defaults %s, user %s: %d settings off (%v), want off = %v", c.defaults, c.user, len(offs), offs, c.off)
 		}
-		if len(r.warnings) > 0 {
-			t.Errorf("defaults %s, user %s: warnings %v", c.defaults, c.user, r.warnings)
+		if len(r.Warnings) > 0 {
+			t.Errorf("defaults %s, user %s: warnings %v", c.defaults, c.user, r.Warnings)
 		}
 	}
 }
@@ -118,8 +118,8 @@ func TestSettingsCopilotProject(t *testing.T) {
 			{"the user's install", user, c.userOff},
 			{"the project's install", inProject, c.projectOff},
 		} {
-			r := &settingsReader{t: s.t, getenv: func(k string) string { return env[k] }, project: proj}
-			offs := r.offs()
+			r := &Settings{Table: s.t, Getenv: func(k string) string { return env[k] }, Project: proj}
+			offs := r.Off()
 			if got := len(offs) > 0; got != s.want || len(offs) > 1 {
 				t.Errorf("%s in %s: %d settings switch off %s (%+v), want off = %v", c.text, c.file, len(offs), s.what, offs, s.want)
 			}
@@ -128,8 +128,8 @@ func TestSettingsCopilotProject(t *testing.T) {
 			}
 		}
 		// Doctor run outside the project reads none of its files.
-		r := &settingsReader{t: user, getenv: func(k string) string { return env[k] }}
-		if offs := r.offs(); c.fromProject && len(offs) > 0 {
+		r := &Settings{Table: user, Getenv: func(k string) string { return env[k] }}
+		if offs := r.Off(); c.fromProject && len(offs) > 0 {
 			t.Errorf("%s in %s: read by doctor run outside the project: %+v", c.text, c.file, offs)
 		}
 		if err := os.Remove(c.file); err != nil {

@@ -1,4 +1,4 @@
-package store
+package hooksfile
 
 import (
 	"encoding/json"
@@ -18,11 +18,11 @@ import (
 	"dalo/providers"
 )
 
-// A settingOff is a setting of the user's or the machine's that keeps the
+// An Off is a setting of the user's or the machine's that keeps the
 // harness from running dalo's entries, as the table says the harness
 // reads it: a file the harness drops (its table's drop), a switch set
 // (its off), a character that keeps it from reading a file at all.
-type settingOff struct {
+type Off struct {
 	File string
 	// Why is what doctor says: the file, the key and what the harness
 	// does. Fix is what install tells the user to do.
@@ -35,33 +35,40 @@ type settingOff struct {
 	Project bool
 }
 
-// settingsReader reads the settings files a table lists, as the harness
-// reads them.
-type settingsReader struct {
-	t      *providers.Table
-	getenv func(string) string
-	// project is the project whose own settings are read, or "".
-	project string
-	// entries are dalo's entries, for a switch that lists commands.
-	entries map[string]HarnessEntry
-	// read reads a file (os.ReadFile): install reads the hook file as
-	// it is about to write it.
-	read func(string) ([]byte, error)
+// A Warning is a settings file the reader could not read as the harness
+// does, so it cannot tell what the file sets: doctor's warning.
+type Warning struct {
+	File, Msg string
+}
 
-	warnings []Finding
+// Settings reads the settings files a table lists, as the harness reads
+// them.
+type Settings struct {
+	Table  *providers.Table
+	Getenv func(string) string
+	// Project is the project whose own settings are read, or "".
+	Project string
+	// Entries are dalo's entries, for a switch that lists commands.
+	Entries map[string]Entry
+	// Read reads a file (os.ReadFile when nil): install reads the hooks
+	// file as it is about to write it.
+	Read func(string) ([]byte, error)
+
+	// Warnings are the files Off could not read.
+	Warnings []Warning
 	docs     map[string]any // decoded, by file; nil for a file not there
 }
 
-// offs lists every setting that keeps the harness from running dalo's
+// Off lists every setting that keeps the harness from running dalo's
 // entries, in the table's order: its drop list, then its off list.
-func (r *settingsReader) offs() []settingOff {
-	if r.read == nil {
-		r.read = os.ReadFile
+func (r *Settings) Off() []Off {
+	if r.Read == nil {
+		r.Read = os.ReadFile
 	}
 	r.docs = map[string]any{}
-	t := r.t
-	var out []settingOff
-	if hooks, err := t.Path(t.Config.Hooks.Location, r.getenv); err == nil {
+	t := r.Table
+	var out []Off
+	if hooks, err := t.Path(t.Config.Hooks.Location, r.Getenv); err == nil {
 		if o, ok := r.broken(hooks); ok {
 			out = append(out, o)
 		}
@@ -80,7 +87,7 @@ func (r *settingsReader) offs() []settingOff {
 			if d.Scope == providers.DropsEvent {
 				ev = v.Member
 			}
-			out = append(out, settingOff{
+			out = append(out, Off{
 				File:    file,
 				Event:   ev,
 				Why:     fmt.Sprintf("%s%s: %s is %s, where %s accepts %s: %s", where, file, v.Path, v.Got, t.Harness, v.Want, d.Means),
@@ -105,10 +112,10 @@ func (r *settingsReader) offs() []settingOff {
 		project := sw.Location.Root == "project"
 		if sw.Contains != "" {
 			list, _ := v.([]any)
-			for ev, e := range r.entries {
+			for ev, e := range r.Entries {
 				for _, item := range list {
-					if s, _ := item.(string); s != "" && s == e.command(t) {
-						out = append(out, settingOff{File: file, Event: ev, Project: project,
+					if s, _ := item.(string); s != "" && s == e.Command(t) {
+						out = append(out, Off{File: file, Event: ev, Project: project,
 							Why: fmt.Sprintf("%s%s lists dalo's %s entry in %s: %s", where, file, ev, sw.Key, sw.Means),
 							Fix: fmt.Sprintf("take dalo's %s entry out of %s", ev, sw.Key)})
 					}
@@ -126,7 +133,7 @@ func (r *settingsReader) offs() []settingOff {
 		if sw.Default {
 			// The hook file's own value of the key, when it has one,
 			// overrides a default.
-			if hooks, err := t.Path(t.Config.Hooks.Location, r.getenv); err == nil && hooks != file {
+			if hooks, err := t.Path(t.Config.Hooks.Location, r.Getenv); err == nil && hooks != file {
 				if hd, ok := r.decode(hooks); ok {
 					if _, set := providers.Lookup(hd, sw.Key); set {
 						continue
@@ -136,10 +143,10 @@ func (r *settingsReader) offs() []settingOff {
 		}
 		fix := fmt.Sprintf("remove %s from %s", sw.Key, file)
 		if sw.Default {
-			hooks, _ := t.Path(t.Config.Hooks.Location, r.getenv)
+			hooks, _ := t.Path(t.Config.Hooks.Location, r.Getenv)
 			fix = fmt.Sprintf("set %s in %s, which overrides this default, or remove it from %s", sw.Key, hooks, file)
 		}
-		out = append(out, settingOff{File: file, Project: project,
+		out = append(out, Off{File: file, Project: project,
 			Why: fmt.Sprintf("%s%s sets %s to %s: %s", where, file, sw.Key, jsonValue(v), sw.Means),
 			Fix: fix})
 	}
@@ -148,21 +155,21 @@ func (r *settingsReader) offs() []settingOff {
 
 // holdsEntries says whether file is the hook file dalo's entries are in,
 // the table's (the user's, or a project's for a table InProject).
-func (r *settingsReader) holdsEntries(file string) bool {
-	hooks, err := r.t.Path(r.t.Config.Hooks.Location, r.getenv)
+func (r *Settings) holdsEntries(file string) bool {
+	hooks, err := r.Table.Path(r.Table.Config.Hooks.Location, r.Getenv)
 	return err == nil && filepath.Clean(hooks) == filepath.Clean(file)
 }
 
 // locate is the file of l, and how a message places it: a project's own
 // is read only when r has a project.
-func (r *settingsReader) locate(l providers.Location) (file, where string, ok bool) {
+func (r *Settings) locate(l providers.Location) (file, where string, ok bool) {
 	if l.Root == "project" {
-		if r.project == "" {
+		if r.Project == "" {
 			return "", "", false
 		}
-		return filepath.Join(r.project, filepath.FromSlash(l.Path)), "in this project, ", true
+		return filepath.Join(r.Project, filepath.FromSlash(l.Path)), "in this project, ", true
 	}
-	file, err := r.t.Path(l, r.getenv)
+	file, err := r.Table.Path(l, r.Getenv)
 	if err != nil || l.RootOwned != nil && !rootOwned(file) {
 		return "", "", false // the harness skips it
 	}
@@ -190,12 +197,12 @@ func rootOwned(file string) bool {
 // decode reads file as the harness does: TOML for a *.toml file, else
 // JSON (with comments blanked when the harness reads them so). A file
 // that is not there sets nothing; one that does not decode is a warning.
-func (r *settingsReader) decode(file string) (any, bool) {
+func (r *Settings) decode(file string) (any, bool) {
 	if doc, ok := r.docs[file]; ok {
 		return doc, doc != nil
 	}
 	r.docs[file] = nil
-	data, err := r.read(file)
+	data, err := r.Read(file)
 	if err != nil {
 		return nil, false
 	}
@@ -205,13 +212,13 @@ func (r *settingsReader) decode(file string) (any, bool) {
 		err = toml.Unmarshal(data, &m)
 		doc = m
 	} else {
-		if r.t.Config.Comments != nil && jsonedit.ScanStrings(data, true, func([]byte) {}) == nil {
+		if r.Table.Config.Comments != nil && jsonedit.ScanStrings(data, true, func([]byte) {}) == nil {
 			data = jsonedit.WithoutComments(data)
 		}
 		err = json.Unmarshal(data, &doc)
 	}
 	if err != nil {
-		r.warnings = append(r.warnings, Finding{StatusWarning, file, fmt.Sprintf("doctor cannot read it as %s does (%v), so cannot tell what it sets", r.t.Harness, err)})
+		r.Warnings = append(r.Warnings, Warning{file, fmt.Sprintf("doctor cannot read it as %s does (%v), so cannot tell what it sets", r.Table.Harness, err)})
 		return nil, false
 	}
 	r.docs[file] = doc
@@ -221,23 +228,23 @@ func (r *settingsReader) decode(file string) (any, bool) {
 // broken says whether the hook file holds, in a comment, a character the
 // harness keeps when it strips its comments and then cannot parse: the
 // harness then cannot read the file at all.
-func (r *settingsReader) broken(file string) (settingOff, bool) {
-	if r.t.Config.Comments == nil || r.t.Config.Comments.Breaks == nil {
-		return settingOff{}, false
+func (r *Settings) broken(file string) (Off, bool) {
+	if r.Table.Config.Comments == nil || r.Table.Config.Comments.Breaks == nil {
+		return Off{}, false
 	}
-	data, err := r.read(file)
+	data, err := r.Read(file)
 	if err != nil || jsonedit.ScanStrings(data, true, func([]byte) {}) != nil {
-		return settingOff{}, false
+		return Off{}, false
 	}
-	off := r.t.Broken(data, jsonedit.WithoutComments(data))
+	off := r.Table.Broken(data, jsonedit.WithoutComments(data))
 	if off < 0 {
-		return settingOff{}, false
+		return Off{}, false
 	}
 	ch, _ := utf8.DecodeRune(data[off:])
 	l, c := jsonedit.Position(data, off)
-	return settingOff{
+	return Off{
 		File: file,
-		Why:  fmt.Sprintf("%s:%d:%d: a comment holds %U, which %s keeps when it strips comments and then cannot parse: it cannot read the file, dalo's entries included", file, l, c, ch, r.t.Harness),
+		Why:  fmt.Sprintf("%s:%d:%d: a comment holds %U, which %s keeps when it strips comments and then cannot parse: it cannot read the file, dalo's entries included", file, l, c, ch, r.Table.Harness),
 		Fix:  fmt.Sprintf("replace the %U at line %d, column %d with a space", ch, l, c),
 	}, true
 }
@@ -251,19 +258,19 @@ func jsonValue(v any) string {
 	return string(b)
 }
 
-// checkInForce refuses to write the hook file cfg as newCfg, with the
+// CheckInForce refuses to write the hook file cfg as newCfg, with the
 // entries want, when the harness would not run them: a command it would
 // rewrite (the table's expands), a file it would drop or cannot read, a
 // switch that turns every hook off for the user. A project's own settings
 // are not read: they are that project's.
-func checkInForce(t *providers.Table, cfg string, newCfg []byte, want map[string]HarnessEntry) error {
+func CheckInForce(t *providers.Table, cfg string, newCfg []byte, want map[string]Entry) error {
 	for _, ev := range slices.Sorted(maps.Keys(want)) {
-		cmd := want[ev].command(t)
+		cmd := want[ev].Command(t)
 		if x := t.Expanded(cmd); x != "" {
-			return &ConfigError{cfg, fmt.Sprintf("dalo's entry for %s would hold %s, which %s replaces in its settings before it runs the command (its store or dispatcher path holds it): keep the store (DALO_HOME) at a path without it, then install again", ev, x, t.Harness)}
+			return &Error{cfg, fmt.Sprintf("dalo's entry for %s would hold %s, which %s replaces in its settings before it runs the command (its store or dispatcher path holds it): keep the store (DALO_HOME) at a path without it, then install again", ev, x, t.Harness)}
 		}
 	}
-	r := &settingsReader{t: t, getenv: os.Getenv, read: func(file string) ([]byte, error) {
+	r := &Settings{Table: t, Getenv: os.Getenv, Read: func(file string) ([]byte, error) {
 		if real, err := filepath.EvalSymlinks(file); file == cfg || err == nil && real == cfg {
 			if newCfg == nil {
 				return nil, fs.ErrNotExist
@@ -272,7 +279,7 @@ func checkInForce(t *providers.Table, cfg string, newCfg []byte, want map[string
 		}
 		return os.ReadFile(file)
 	}}
-	for _, o := range r.offs() {
+	for _, o := range r.Off() {
 		if _, ok := want[o.Event]; o.Project || o.Event != "" && !ok {
 			continue // a project's own, or an event dalo writes no entry for
 		}

@@ -1,4 +1,4 @@
-package store
+package hooksfile
 
 import (
 	"bytes"
@@ -10,17 +10,16 @@ import (
 	"dalo/jsonedit"
 )
 
-// Fuzz targets for what store edits in files the user owns: a harness
-// configuration (scanned by jsonedit, then edited by its splices) and a
-// file holding instruction blocks. Their seed corpora, and whatever a run finds, are
-// regression cases under testdata/fuzz.
+// The fuzz target of the editor of a harness's hooks file (scanned by
+// jsonedit, then edited by its splices). Its seed corpus, and whatever a
+// run finds, are regression cases under testdata/fuzz.
 
 // FuzzEditConfig: adding dalo's entries to any configuration dalo accepts
 // gives JSON holding the user's values and dalo's entries, and nothing
 // else; adding them again changes nothing; removing them gives back the
 // user's bytes, every one.
 func FuzzEditConfig(f *testing.F) {
-	want := map[string]HarnessEntry{
+	want := map[string]Entry{
 		"PreToolUse": entry(dispatchPre, 7, "*"),
 		"Stop":       entry(strings.Replace(dispatchPre, "PreToolUse", "Stop", 1), 7, ""),
 	}
@@ -36,22 +35,22 @@ func FuzzEditConfig(f *testing.F) {
 			}
 			return b
 		}
-		_, _, owned, err := o.scanConfig("settings.json", doc)
+		_, _, owned, err := o.Scan("settings.json", doc)
 		if err != nil || len(owned) > 0 {
 			return // refused, or already holding entries of dalo's that no state describes
 		}
-		got, st, err := o.editConfig("settings.json", doc, HarnessState{}, want)
+		got, st, err := o.Edit("settings.json", doc, Record{}, want)
 		if err != nil {
 			return
 		}
 		if !json.Valid(plain(got)) {
 			t.Fatalf("%q: edited into %q, not JSON", doc, got)
 		}
-		again, st2, err := o.editConfig("settings.json", got, st, want)
+		again, st2, err := o.Edit("settings.json", got, st, want)
 		if err != nil || !bytes.Equal(again, got) {
 			t.Fatalf("%q: editing %q again gave %q (%v)", doc, got, again, err)
 		}
-		back, _, err := o.editConfig("settings.json", got, st2, nil)
+		back, _, err := o.Edit("settings.json", got, st2, nil)
 		if err != nil || !bytes.Equal(back, doc) {
 			t.Fatalf("%q: removing dalo's entries from %q gave %q (%v), not the user's bytes", doc, got, back, err)
 		}
@@ -69,12 +68,12 @@ func FuzzEditConfig(f *testing.F) {
 
 // withoutEntries is the decoded configuration after without the entries
 // of want, and without the hooks object and event arrays before lacked.
-func withoutEntries(after, before map[string]any, want map[string]HarnessEntry) map[string]any {
+func withoutEntries(after, before map[string]any, want map[string]Entry) map[string]any {
 	hooks, _ := after["hooks"].(map[string]any)
 	beforeHooks, hadHooks := before["hooks"].(map[string]any)
 	for ev, w := range want {
 		var we any
-		json.Unmarshal(mustJSON(w), &we)
+		json.Unmarshal(w, &we)
 		arr, _ := hooks[ev].([]any)
 		var kept []any
 		for _, e := range arr {
