@@ -488,7 +488,7 @@ func readIndexFile(what, name string, v any) error {
 	if _, err := io.ReadFull(f, data); err != nil {
 		return fmt.Errorf("reading %s %s: %w", what, name, err)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := decodeJSON(data, v); err != nil {
 		return fmt.Errorf("reading %s %s: %v", what, name, err)
 	}
 	return nil
