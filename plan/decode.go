@@ -461,3 +461,16 @@ func (r *reader) hookBinds(b *HookBinds) {
 		return true
 	})
 }
+
+// DecodeValue decodes data, one JSON value, as encoding/json decodes it
+// into an any (objects as map[string]any, arrays as []any, numbers as
+// float64), without reflection: dispatch reads a harness's payload and a
+// handler's result with it. ok is false where the reader cannot say (see
+// reader: a key held twice, invalid UTF-8, a lone surrogate, deep nesting,
+// anything that is not JSON), and the caller then decodes with
+// encoding/json, whose value or error stands.
+func DecodeValue(data []byte) (v any, ok bool) {
+	r := &reader{b: data}
+	v = r.value(0)
+	return v, r.ok()
+}

@@ -245,3 +245,23 @@ func mustReadlink(t *testing.T, name string) string {
 	}
 	return s
 }
+
+// FuzzDecodeValue: wherever DecodeValue reads bytes, encoding/json reads
+// them into an any to the same value.
+func FuzzDecodeValue(f *testing.F) {
+	for _, data := range corpus(f) {
+		f.Add(data)
+	}
+	f.Add([]byte(`{"a":[1,-0.5e3,true,null,{"b":"\u00e9\n"}],"c":{}}`))
+	f.Add([]byte(`{"a":1,"a":2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, ok := DecodeValue(data)
+		if !ok {
+			return
+		}
+		var want any
+		if err := json.Unmarshal(data, &want); err != nil || !reflect.DeepEqual(v, want) {
+			t.Fatalf("%q: DecodeValue %#v; encoding/json %#v, %v", data, v, want, err)
+		}
+	})
+}
