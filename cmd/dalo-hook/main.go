@@ -23,14 +23,15 @@ func main() {
 var stackDepth = 1
 
 // growStack grows the main goroutine's stack from its first few KiB to
-// what a dispatch ends up needing in one step, while it holds one frame:
+// what a dispatch ends up needing (16 KiB) in one step, while it holds one
+// frame, and touches no more of it than its 8 KiB frame:
 // growing as a dispatch goes deeper copies the stack again and again, and
 // each copy walks every frame's tables (a tenth of a dispatcher's
 // instructions, by cachegrind).
 //
 //go:noinline
 func growStack() byte {
-	var frame [32 << 10]byte
+	var frame [8 << 10]byte
 	frame[stackDepth] = 1
 	return frame[stackDepth-1]
 }
