@@ -19,7 +19,8 @@
 # ten rounds. BASELINE, if given, is another checkout of dalo (for
 # example `git worktree add /tmp/old HEAD` made before a change): its dalo
 # is built and measured in the same run, on a store its own dispatchgen
-# wrote, so that before and after are read side by side.
+# wrote, and its dalo-hook against the floor, in turns with the rest, so
+# that before and after are read side by side.
 set -eu
 runs=${1:-200}
 base=${2:-}
