@@ -111,19 +111,14 @@ func (r *reader) native(n *Native) {
 }
 
 func (r *reader) channels() map[string]Output {
-	m := map[string]Output{}
-	if !r.members(func(k string) {
-		if _, dup := m[k]; dup {
-			r.fail()
-		}
-		var o Output
+	return readMap(r, func() (o Output) {
 		r.fields(func(k string) bool {
 			switch k {
 			case "stdout":
 				if r.peek() != '{' && !r.lit("null") {
 					r.fail() // encoding/json's error, for a map
 				} else if r.peek() == '{' {
-					o.Stdout = r.value(0).(map[string]any)
+					o.Stdout, _ = r.value(0).(map[string]any)
 				}
 			case "stderr":
 				o.Stderr = r.text()
@@ -136,11 +131,8 @@ func (r *reader) channels() map[string]Output {
 			}
 			return true
 		})
-		m[k] = o
-	}) {
-		return nil
-	}
-	return m
+		return o
+	})
 }
 
 func (r *reader) hooks() []PlannedHook {
@@ -394,12 +386,7 @@ func (r *reader) toolBinds(b *ToolBinds) {
 }
 
 func (r *reader) fileDigests() map[string]FileDigest {
-	m := map[string]FileDigest{}
-	if !r.members(func(k string) {
-		if _, dup := m[k]; dup {
-			r.fail()
-		}
-		var d FileDigest
+	return readMap(r, func() (d FileDigest) {
 		r.fields(func(k string) bool {
 			switch k {
 			case "sha256":
@@ -413,11 +400,8 @@ func (r *reader) fileDigests() map[string]FileDigest {
 			}
 			return true
 		})
-		m[k] = d
-	}) {
-		return nil
-	}
-	return m
+		return d
+	})
 }
 
 func (r *reader) hookBinds(b *HookBinds) {

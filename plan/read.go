@@ -155,18 +155,24 @@ func (r *reader) strings() []string {
 	return out
 }
 
-// stringMap reads a map[string]string: nil for null.
-func (r *reader) stringMap() map[string]string {
-	m := map[string]string{}
+// readMap reads a map whose values elem reads: nil for null. A key held
+// twice fails the read (encoding/json keeps the last).
+func readMap[V any](r *reader, elem func() V) map[string]V {
+	m := map[string]V{}
 	if !r.members(func(k string) {
 		if _, dup := m[k]; dup {
 			r.fail()
 		}
-		m[k] = r.text()
+		m[k] = elem()
 	}) {
 		return nil
 	}
 	return m
+}
+
+// stringMap reads a map[string]string: nil for null.
+func (r *reader) stringMap() map[string]string {
+	return readMap(r, r.text)
 }
 
 // boolean reads a bool; null is false, as it leaves a fresh one.
@@ -360,14 +366,7 @@ func (r *reader) value(depth int) any {
 	}
 	switch r.peek() {
 	case '{':
-		m := map[string]any{}
-		r.members(func(k string) {
-			if _, dup := m[k]; dup {
-				r.fail()
-			}
-			m[k] = r.value(depth + 1)
-		})
-		return m
+		return readMap(r, func() any { return r.value(depth + 1) })
 	case '[':
 		a := []any{}
 		r.array(func() { a = append(a, r.value(depth+1)) })
