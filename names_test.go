@@ -39,6 +39,14 @@ var otherMeanings = map[string]map[string]string{
 		"session": "a scenario's name",
 		"deny":    "the name of a prompt-gate scenario",
 	},
+	"plan/canonical.go": {
+		"required":   "the json name of PlannedInput.Required, written by hand",
+		"executable": "the json name of FileDigest.Executable, written by hand",
+	},
+	"plan/decode.go": {
+		"required":   "the json name of PlannedInput.Required, read by hand",
+		"executable": "the json name of FileDigest.Executable, read by hand",
+	},
 	"plan/plan.go": {
 		"user": "the user's channel beside the parts of a composed outcome (PartUser)",
 	},

@@ -15,10 +15,12 @@
 # for a Read that runs none, each as a multiple of the CPU time (median),
 # and beside it of the wall time, of the same /bin/sh -c starting a Go
 # program that only reads its stdin (bench/stdinfloor), plus, for the
-# Bash call, the handler run directly. BASELINE, if given, is another checkout of dalo (for
+# Bash call, the handler run directly; the four are measured in turns, in
+# ten rounds. BASELINE, if given, is another checkout of dalo (for
 # example `git worktree add /tmp/old HEAD` made before a change): its dalo
 # is built and measured in the same run, on a store its own dispatchgen
-# wrote, so that before and after are read side by side.
+# wrote, and its dalo-hook against the floor, in turns with the rest, so
+# that before and after are read side by side.
 set -eu
 runs=${1:-200}
 base=${2:-}
@@ -29,7 +31,8 @@ go build -o "$tmp/dispatchgen" ./bench/dispatchgen
 go build -o "$tmp/measure" ./bench/measure
 go build -o "$tmp/stdinfloor" ./bench/stdinfloor
 if [ -n "$base" ]; then
-	(cd "$base" && go build -o "$tmp/dalo-base" ./cmd/dalo && go build -o "$tmp/dispatchgen-base" ./bench/dispatchgen)
+	(cd "$base" && go build -o "$tmp/dalo-base" ./cmd/dalo && go build -o "$tmp/dalo-hook-base" ./cmd/dalo-hook &&
+		go build -o "$tmp/dispatchgen-base" ./bench/dispatchgen)
 fi
 # The recorded PreToolUse of the newest Claude Code version with recordings.
 payload=$(ls -d providers/testdata/recordings/claude/*/ | sort -V | tail -n 1)PreToolUse.json
@@ -113,16 +116,42 @@ cpu() {
 home="$tmp/home-100"
 entry="'$tmp/dalo-hook' dispatch --home '$home' --provider claude --event PreToolUse"
 handler=$(cd "$(dirname "$0")/.." && "$tmp/dispatchgen" -home "$tmp/floor-home" -packages 1 -payload "$payload")
-echo "== against the floor (100 packages; CPU and wall time, medians of $runs)"
-floor_sh=$(cpu /bin/sh -c "'$tmp/stdinfloor'")
-floor_handler=$(cd "$(dirname "$handler")" && cpu env -i "$handler")
-bash_entry=$(cpu /bin/sh -c "$entry")
+echo "== against the floor (100 packages; CPU and wall time, medians of 10 rounds of $(((runs + 9) / 10)) runs, in turns)"
 read_payload="$tmp/read.json"
 sed 's/"tool_name": *"Bash"/"tool_name":"Read"/' "$payload_abs" >"$read_payload"
-read_entry=$(cpu -stdin "$read_payload" /bin/sh -c "$entry")
+# The four are measured in turns, in rounds of a tenth of the runs each,
+# so that a change in the machine's load falls on all of them alike (one
+# after the other, a floor measured in a burst of load made the entry look
+# cheaper than the floor); each figure is the median of its rounds'.
+all=$runs
+runs=$(((all + 9) / 10))
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	cpu /bin/sh -c "'$tmp/stdinfloor'" >>"$tmp/floor_sh"
+	(cd "$(dirname "$handler")" && cpu env -i "$handler") >>"$tmp/floor_handler"
+	cpu /bin/sh -c "$entry" >>"$tmp/bash_entry"
+	cpu -stdin "$read_payload" /bin/sh -c "$entry" >>"$tmp/read_entry"
+	if [ -n "$base" ]; then
+		cpu /bin/sh -c "'$tmp/dalo-hook-base' dispatch --home '$tmp/base-home-100' --provider claude --event PreToolUse" >>"$tmp/base_entry"
+	fi
+done
+runs=$all
+# medians FILE: the median of each column of FILE's rounds.
+medians() {
+	for col in 1 2; do
+		cut -d' ' -f$col "$1" | sort -n | awk '{ v[NR] = $1 } END { printf "%s ", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+	done
+}
+floor_sh=$(medians "$tmp/floor_sh")
+floor_handler=$(medians "$tmp/floor_handler")
+bash_entry=$(medians "$tmp/bash_entry")
+read_entry=$(medians "$tmp/read_entry")
 echo "$bash_entry $floor_sh $floor_handler" | awk '{
 	r = $1 / ($3 + $5)
 	printf "Bash call, one handler:  CPU %.2f ms against %.2f + %.2f ms: %.2fx (goal <= 1.25x: %s); wall %.2f ms against %.2f + %.2f ms: %.2fx\n", $1, $3, $5, r, (r <= 1.25 ? "ok" : "MISS"), $2, $4, $6, $2 / ($4 + $6) }'
 echo "$read_entry $floor_sh" | awk '{
 	printf "Read call, no handler:   CPU %.2f ms against %.2f ms: %.2fx; wall %.2f ms against %.2f ms: %.2fx\n", $1, $3, $1 / $3, $2, $4, $2 / $4 }'
+if [ -n "$base" ]; then
+	echo "$(medians "$tmp/base_entry") $floor_sh $floor_handler" | awk '{
+	printf "baseline dalo-hook, Bash call: CPU %.2f ms: %.2fx; wall %.2f ms: %.2fx\n", $1, $1 / ($3 + $5), $2, $2 / ($4 + $6) }'
+fi
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"

@@ -32,3 +32,12 @@ func SetLimits(l plan.Limits) (restore func()) {
 	limits = l
 	return func() { limits = old }
 }
+
+// SetPortableWait makes handlers run with the portable wait, a goroutine
+// for each pipe and the end, as on a kernel without pidfds, and returns
+// what restores the polled one.
+func SetPortableWait() (restore func()) {
+	old := polledRuns
+	polledRuns = false
+	return func() { polledRuns = old }
+}

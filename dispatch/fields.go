@@ -26,37 +26,53 @@ func (f Fields) String(name string) (string, bool) {
 // "subagent" and actor.id the value of n.ActorKey when the payload has it
 // as a non-empty string; else both are "main".
 func extractFields(payload []byte, n *plan.Native) (Fields, error) {
-	obj, err := payloadObject(payload)
+	get, err := payloadValues(payload)
 	if err != nil {
 		return nil, err
 	}
 	f := make(Fields, len(n.Fields)+2)
 	for _, s := range n.Fields {
-		raw, ok := obj[s.Key]
-		if !ok {
-			continue
-		}
-		switch s.Type {
-		case "boolean":
-			var b *bool
-			if json.Unmarshal(raw, &b) == nil && b != nil {
-				f[s.Field] = *b
+		switch v := get(s.Key).(type) {
+		case bool:
+			if s.Type == "boolean" {
+				f[s.Field] = v
 			}
-		default:
-			var str *string
-			if json.Unmarshal(raw, &str) == nil && str != nil {
-				f[s.Field] = *str
+		case string:
+			if s.Type != "boolean" {
+				f[s.Field] = v
 			}
 		}
 	}
 	f["actor.kind"], f["actor.id"] = "main", "main"
-	if raw, ok := obj[n.ActorKey]; ok && n.ActorKey != "" {
-		var id *string
-		if json.Unmarshal(raw, &id) == nil && id != nil && *id != "" {
-			f["actor.kind"], f["actor.id"] = "subagent", *id
+	if n.ActorKey != "" {
+		if id, ok := get(n.ActorKey).(string); ok && id != "" {
+			f["actor.kind"], f["actor.id"] = "subagent", id
 		}
 	}
 	return f, nil
+}
+
+// payloadValues reads the native payload, which must be one JSON object,
+// and returns what each top-level key holds, decoded as into an any (nil
+// when the key is missing). It reads by hand (plan.DecodeValue), and with
+// encoding/json what that cannot read, decoding only the keys asked for.
+func payloadValues(payload []byte) (func(key string) any, error) {
+	if v, ok := plan.DecodeValue(payload); ok {
+		if obj, ok := v.(map[string]any); ok {
+			return func(key string) any { return obj[key] }, nil
+		}
+	}
+	obj, err := payloadObject(payload)
+	if err != nil {
+		return nil, err
+	}
+	return func(key string) any {
+		var v any
+		if raw, ok := obj[key]; ok && json.Unmarshal(raw, &v) == nil {
+			return v
+		}
+		return nil
+	}, nil
 }
 
 // payloadObject decodes the native payload, which must be one JSON object;

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -22,8 +24,14 @@ import (
 func FuzzParseResult(f *testing.F) {
 	kinds := []string{"observe", "allow", "deny", "add_context", "continue_workflow", "rewrite_input", "replace_output"}
 	lim := plan.Limits{ResponseBytes: 1 << 10, ResultTextBytes: 64, RewrittenInputBytes: 64}
+	f.Add([]byte(`{"kind":"allow"}`))
+	f.Add([]byte(`{"kind":"deny","reason":"no \u00e9"}`))
 	f.Fuzz(func(t *testing.T, out []byte) {
 		r, err := parseResult(out, kinds, lim)
+		// What it reads by hand, encoding/json reads the same.
+		if want, werr := decodeResult(out, kinds, lim); !reflect.DeepEqual(r, want) || fmt.Sprint(err) != fmt.Sprint(werr) {
+			t.Fatalf("%q: parseResult %#v, %v; by encoding/json %#v, %v", out, r, err, want, werr)
+		}
 		if err != nil {
 			if n := len(err.Error()); n > 400 {
 				t.Fatalf("a %d-byte error quotes the output: %.200q", n, err)
@@ -78,6 +86,8 @@ func FuzzExtractFields(f *testing.F) {
 		},
 		ActorKey: "agent_id",
 	}
+	f.Add([]byte(`{"session_id":"s","cwd":"/w\u00e9","tool_name":"Bash","tool_input":{"command":"echo \"a\"\n"},"stop_hook_active":true,"agent_id":"x"}`))
+	f.Add([]byte(`{"session_id":"a","session_id":"b","stop_hook_active":"true","agent_id":null}`))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		fields, err := extractFields(payload, n)
 		var obj map[string]json.RawMessage

@@ -209,3 +209,25 @@ func TestStderrReadToEnd(t *testing.T) {
 		t.Errorf("%+v, want the handler's deny", n)
 	}
 }
+
+// The portable wait, which a kernel without pidfds (and a system other
+// than Linux) gets, keeps the same process contract as the polled one:
+// the handler tests again, with it.
+func TestPortableWait(t *testing.T) {
+	defer dispatch.SetPortableWait()()
+	for name, test := range map[string]func(*testing.T){
+		"TimeoutKillsGroup":     TestTimeoutKillsGroup,
+		"ProcessContract":       TestProcessContract,
+		"StderrDrain":           TestStderrDrain,
+		"StdoutHeldOpen":        TestStdoutHeldOpen,
+		"ResponseLimitExact":    TestResponseLimitExact,
+		"StderrExcerpt":         TestStderrExcerpt,
+		"PayloadAnySize":        TestPayloadAnySize,
+		"GroupKilledAtExit":     TestGroupKilledAtExit,
+		"StderrReadToEnd":       TestStderrReadToEnd,
+		"NoStartAfterInterrupt": TestNoStartAfterInterrupt,
+		"Starting":              TestStarting,
+	} {
+		t.Run(name, test)
+	}
+}

@@ -32,6 +32,11 @@ const pipePage = 4096
 // them open.
 var pipeDrain = 250 * time.Millisecond // a variable so that a test can widen it
 
+// polledRuns says whether run awaits handlers on one thread where the
+// system can (runPolled); only a test turns it off, to run the portable
+// wait a kernel without pidfds gets.
+var polledRuns = true
+
 // A command is one handler invocation, ready to start.
 type command struct {
 	path string   // the program: the interpreter, or the staged entry
@@ -191,6 +196,11 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	deadline := time.Now().Add(timeout)
+	if polledRuns {
+		if e, ok := c.runPolled(payload, deadline, timeout, maxResponse); ok {
+			return e
+		}
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return exit{err: fmt.Errorf("starting handler: %v", err)}
@@ -231,13 +241,16 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 		errR.Close()
 		return exit{err: fmt.Errorf("starting handler: %v", err)}
 	}
+	return await(h, inW, outR, errR, payload, deadline, timeout, maxResponse)
+}
+
+// await feeds the started handler h its payload on inW, reads its stdout
+// (outR) and stderr (errR) and waits for its end or deadline, as run says,
+// with a goroutine for each; it closes the three files.
+func await(h *handlerProcess, inW, outR, errR *os.File, payload []byte, deadline time.Time, timeout time.Duration, maxResponse int) exit {
 	pgid := h.pid
 	killGroup := func() { syscall.Kill(-pgid, syscall.SIGKILL) }
-	defer func() {
-		live.Lock()
-		delete(live.groups, pgid)
-		live.Unlock()
-	}()
+	defer forget(pgid)
 
 	// A handler need not read its stdin; EPIPE here is not an error. A
 	// payload that fits an empty pipe (a page, the least a pipe holds) is
@@ -330,20 +343,33 @@ func (c *command) run(payload []byte, timeout time.Duration, maxResponse int) ex
 	stderr := <-errc
 	outR.Close()
 	errR.Close()
-	e := exit{stdout: out.data, stderr: stderr}
+	return exit{stdout: out.data, stderr: stderr, err: endError(out.over, timedOut, waitRes.status, waitRes.err, timeout, maxResponse)}
+}
+
+// endError says how a handler's run failed, or nil: its stdout went over
+// maxResponse, it timed out, it could not be waited for, or it did not
+// exit with status 0.
+func endError(over, timedOut bool, status syscall.WaitStatus, waitErr error, timeout time.Duration, maxResponse int) error {
 	switch {
-	case out.over:
-		e.err = fmt.Errorf("handler wrote more than %d bytes to stdout and was killed", maxResponse)
+	case over:
+		return fmt.Errorf("handler wrote more than %d bytes to stdout and was killed", maxResponse)
 	case timedOut:
-		e.err = fmt.Errorf("handler timed out after %d ms and was killed", timeout.Milliseconds())
-	case waitRes.err != nil:
-		e.err = fmt.Errorf("handler: %v", waitRes.err)
-	case waitRes.status.Signaled():
-		e.err = fmt.Errorf("handler was killed by signal %v", waitRes.status.Signal())
-	case waitRes.status.ExitStatus() != 0:
-		e.err = fmt.Errorf("handler exited with status %d", waitRes.status.ExitStatus())
+		return fmt.Errorf("handler timed out after %d ms and was killed", timeout.Milliseconds())
+	case waitErr != nil:
+		return fmt.Errorf("handler: %v", waitErr)
+	case status.Signaled():
+		return fmt.Errorf("handler was killed by signal %v", status.Signal())
+	case status.ExitStatus() != 0:
+		return fmt.Errorf("handler exited with status %d", status.ExitStatus())
 	}
-	return e
+	return nil
+}
+
+// forget drops the process group pgid, which is dead, from live.
+func forget(pgid int) {
+	live.Lock()
+	delete(live.groups, pgid)
+	live.Unlock()
 }
 
 // readCapped reads r, keeping at most max bytes. With stop, it returns as

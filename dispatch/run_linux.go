@@ -1,8 +1,12 @@
 package dispatch
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -26,16 +30,9 @@ func sysProcAttr() *syscall.SysProcAttr {
 // wait4 as it always did.
 func startHandler(c *command, stdin, stdout, stderr *os.File) (*handlerProcess, error) {
 	pidfd := -1
-	attr := sysProcAttr()
-	attr.PidFD = &pidfd
-	pid, err := syscall.ForkExec(c.path, append([]string{c.path}, c.args...), &syscall.ProcAttr{
-		Dir:   c.dir,
-		Env:   c.env,
-		Files: []uintptr{stdin.Fd(), stdout.Fd(), stderr.Fd()},
-		Sys:   attr,
-	})
+	pid, err := forkHandler(c, int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd()), &pidfd)
 	if err != nil {
-		return nil, &os.PathError{Op: "fork/exec", Path: c.path, Err: err}
+		return nil, err
 	}
 	return &handlerProcess{pid: pid, wait: func() (syscall.WaitStatus, error) {
 		if pidfd >= 0 {
@@ -43,6 +40,23 @@ func startHandler(c *command, stdin, stdout, stderr *os.File) (*handlerProcess, 
 		}
 		return reap(pid)
 	}}, nil
+}
+
+// forkHandler starts c with the descriptors stdin, stdout and stderr as its
+// standard files, and its pidfd in *pidfd (-1 on a kernel without them).
+func forkHandler(c *command, stdin, stdout, stderr int, pidfd *int) (int, error) {
+	attr := sysProcAttr()
+	attr.PidFD = pidfd
+	pid, err := syscall.ForkExec(c.path, append([]string{c.path}, c.args...), &syscall.ProcAttr{
+		Dir:   c.dir,
+		Env:   c.env,
+		Files: []uintptr{uintptr(stdin), uintptr(stdout), uintptr(stderr)},
+		Sys:   attr,
+	})
+	if err != nil {
+		return 0, &os.PathError{Op: "fork/exec", Path: c.path, Err: err}
+	}
+	return pid, nil
 }
 
 // awaitExit returns once the process of pidfd has ended (or its pidfd
@@ -91,4 +105,257 @@ func reap(pid int) (syscall.WaitStatus, error) {
 			return ws, err
 		}
 	}
+}
+
+// A polled is one handler run awaited on the calling thread alone
+// (runPolled): its pipes' descriptors (-1 once closed), what it wrote,
+// and how it ended.
+type polled struct {
+	pid, pidfd   int
+	in, out, err int
+	payload      []byte // still to write to in
+	max          int
+	stdout       []byte
+	stderr       []byte
+	over, gotOut bool
+	exited       bool
+	timedOut     bool
+	status       syscall.WaitStatus
+	waitErr      error
+	outDrain     time.Time // when reading stdout stops, once the handler exited
+}
+
+// runPolled runs c as run says, on this thread alone: the handler's pipes
+// and its pidfd are watched with ppoll(2), where the portable run starts
+// a goroutine for each and a timer, which cost the dispatcher threads of
+// their own (the main goroutine is locked to its thread for Pdeathsig).
+// ok is false, and nothing started, when pipes cannot be made here; a
+// kernel without pidfds gets the portable wait once the handler started.
+func (c *command) runPolled(payload []byte, deadline time.Time, timeout time.Duration, maxResponse int) (e exit, ok bool) {
+	var fds [6]int
+	for i := 0; i < 6; i += 2 {
+		if err := syscall.Pipe2(fds[i:i+2], syscall.O_CLOEXEC); err != nil {
+			for _, fd := range fds[:i] {
+				syscall.Close(fd)
+			}
+			return exit{}, false
+		}
+	}
+	p := &polled{pidfd: -1, in: fds[1], out: fds[2], err: fds[4], payload: payload, max: maxResponse}
+	var err error
+	live.Lock()
+	if live.stopped {
+		err = errors.New("dispatch was interrupted")
+	} else if p.pid, err = forkHandler(c, fds[0], fds[3], fds[5], &p.pidfd); err == nil {
+		if live.groups == nil {
+			live.groups = map[int]bool{}
+		}
+		live.groups[p.pid] = true
+	}
+	live.Unlock()
+	syscall.Close(fds[0])
+	syscall.Close(fds[3])
+	syscall.Close(fds[5])
+	if err != nil {
+		p.closeAll()
+		return exit{err: fmt.Errorf("starting handler: %v", err)}, true
+	}
+	if p.pidfd < 0 {
+		// No pidfds: the portable wait, on the same pipes.
+		for _, fd := range []int{p.in, p.out, p.err} {
+			syscall.SetNonblock(fd, true)
+		}
+		h := &handlerProcess{pid: p.pid, wait: func() (syscall.WaitStatus, error) { return reap(p.pid) }}
+		return await(h, os.NewFile(uintptr(p.in), "|0"), os.NewFile(uintptr(p.out), "|1"), os.NewFile(uintptr(p.err), "|2"), payload, deadline, timeout, maxResponse), true
+	}
+	defer forget(p.pid)
+	for _, fd := range []int{p.in, p.out, p.err} {
+		syscall.SetNonblock(fd, true)
+	}
+	p.write()
+	p.wait(deadline)
+	if p.timedOut && !p.exited {
+		p.status, p.waitErr = reap(p.pid)
+		p.exited = true
+	}
+	p.close(&p.in)
+	p.close(&p.out)
+	// The group is dead: what it wrote to stderr is in the pipe, and the
+	// read ends at EOF, unless a process that left the group still holds
+	// the pipe: pipeDrain bounds the rest.
+	drain := time.Now().Add(pipeDrain)
+	for p.err >= 0 && p.poll(drain) {
+	}
+	p.closeAll()
+	return exit{stdout: p.stdout, stderr: string(p.stderr), err: endError(p.over, p.timedOut, p.status, p.waitErr, timeout, maxResponse)}, true
+}
+
+// wait reads the handler's stdout and stderr and feeds it the payload
+// until it has exited and its stdout is read (to its end, past max, or
+// until pipeDrain after its exit), or until deadline, when it kills the
+// handler's group.
+func (p *polled) wait(deadline time.Time) {
+	for !(p.exited && p.gotOut) && !p.timedOut {
+		until := deadline
+		if p.exited {
+			until = p.outDrain
+		}
+		if p.poll(until) {
+			continue
+		}
+		if !p.exited {
+			p.timedOut = true
+			p.killGroup()
+		} else {
+			p.gotOut = true // a process that left the group holds stdout
+		}
+	}
+}
+
+func (p *polled) killGroup() { syscall.Kill(-p.pid, syscall.SIGKILL) }
+
+// poll waits until one of the open descriptors is ready, or until, and
+// handles what is ready; false means until passed first.
+func (p *polled) poll(until time.Time) bool {
+	type pollFd struct {
+		fd            int32
+		events, ready int16
+	}
+	const pollIn, pollOut = 0x1, 0x4
+	var set [4]pollFd
+	n := 0
+	add := func(fd int, ev int16) {
+		if fd >= 0 {
+			set[n] = pollFd{fd: int32(fd), events: ev}
+			n++
+		}
+	}
+	if !p.exited {
+		add(p.pidfd, pollIn)
+	}
+	if !p.gotOut {
+		add(p.out, pollIn)
+	}
+	add(p.err, pollIn)
+	if len(p.payload) > 0 {
+		add(p.in, pollOut)
+	}
+	wait := time.Until(until)
+	if wait <= 0 || n == 0 {
+		return false
+	}
+	ts := syscall.NsecToTimespec(int64(wait))
+	r, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&set[0])), uintptr(n), uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	switch {
+	case errno == syscall.EINTR:
+		return true
+	case errno != 0 || r == 0:
+		return false // until passed (or ppoll failed: the caller's deadline acts)
+	}
+	for _, s := range set[:n] {
+		if s.ready == 0 {
+			continue
+		}
+		switch int(s.fd) {
+		case p.pidfd:
+			p.reaped()
+		case p.out:
+			p.readOut()
+		case p.err:
+			p.readErr()
+		case p.in:
+			p.write()
+		}
+	}
+	return true
+}
+
+// reaped collects the handler's status once its pidfd said it ended, and
+// kills what it left in its group.
+func (p *polled) reaped() {
+	p.status, p.waitErr = reap(p.pid)
+	p.exited = true
+	p.killGroup()
+	p.close(&p.pidfd)
+	p.outDrain = time.Now().Add(pipeDrain)
+}
+
+// readOut reads what stdout holds: at its end, or once past max (the
+// handler's group then killed and reaped), stdout is read.
+func (p *polled) readOut() {
+	for !p.gotOut {
+		if len(p.stdout) == cap(p.stdout) {
+			p.stdout = slices.Grow(p.stdout, min(max(cap(p.stdout), 512), p.max+1-len(p.stdout)))
+		}
+		n, err := syscall.Read(p.out, p.stdout[len(p.stdout):cap(p.stdout)])
+		if n > 0 {
+			p.stdout = p.stdout[:len(p.stdout)+n]
+		}
+		switch {
+		case len(p.stdout) > p.max:
+			p.stdout, p.over, p.gotOut = p.stdout[:p.max], true, true
+			if !p.exited {
+				p.killGroup()
+				p.status, p.waitErr = reap(p.pid)
+				p.exited = true
+			}
+		case err == syscall.EAGAIN:
+			return
+		case err == syscall.EINTR:
+		case n <= 0:
+			p.gotOut = true // the end, or an error that ends it
+		}
+	}
+}
+
+// readErr reads what stderr holds, keeping maxStderr bytes of it.
+func (p *polled) readErr() {
+	var buf [4096]byte
+	for p.err >= 0 {
+		n, err := syscall.Read(p.err, buf[:])
+		if n > 0 {
+			p.stderr = append(p.stderr, buf[:min(n, maxStderr-len(p.stderr))]...)
+		}
+		switch {
+		case err == syscall.EAGAIN:
+			return
+		case err == syscall.EINTR:
+		case n <= 0:
+			p.close(&p.err)
+		}
+	}
+}
+
+// write writes what it can of the payload to the handler's stdin, and
+// closes it once all is written or the handler will read no more (EPIPE:
+// a handler need not read its stdin).
+func (p *polled) write() {
+	for len(p.payload) > 0 && p.in >= 0 {
+		n, err := syscall.Write(p.in, p.payload)
+		if n > 0 {
+			p.payload = p.payload[n:]
+		}
+		switch {
+		case err == syscall.EAGAIN:
+			return
+		case err == syscall.EINTR:
+		case err != nil:
+			p.payload = nil
+		}
+	}
+	p.close(&p.in)
+}
+
+func (p *polled) close(fd *int) {
+	if *fd >= 0 {
+		syscall.Close(*fd)
+		*fd = -1
+	}
+}
+
+func (p *polled) closeAll() {
+	p.close(&p.in)
+	p.close(&p.out)
+	p.close(&p.err)
+	p.close(&p.pidfd)
 }

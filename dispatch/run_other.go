@@ -5,6 +5,7 @@ package dispatch
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 // sysProcAttr starts a handler in its own process group, killed whole on
@@ -34,4 +35,10 @@ func startHandler(c *command, stdin, stdout, stderr *os.File) (*handlerProcess, 
 		ws, _ := ps.Sys().(syscall.WaitStatus)
 		return ws, nil
 	}}, nil
+}
+
+// runPolled is the Linux way of running a handler on one thread; here,
+// run starts it and awaits it with goroutines.
+func (c *command) runPolled([]byte, time.Time, time.Duration, int) (exit, bool) {
+	return exit{}, false
 }

@@ -3,7 +3,6 @@ package dispatch
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -128,15 +127,8 @@ func readGrant(home, dir, kind, id string) (*plan.Grant, any, error) {
 	// The binds are decoded in the same pass as the grant, into the type
 	// of the kind its id says, and digested as plan.Grant.Decode does:
 	// one scan of the file, on the hot path.
-	var g plan.Grant
-	var binds any = new(plan.ToolBinds)
-	if kind == plan.GrantHook {
-		binds = new(plan.HookBinds)
-	}
-	if err := json.Unmarshal(data, &struct {
-		*plan.Grant
-		Binds any `json:"binds"` // shadows Grant.Binds
-	}{&g, binds}); err != nil {
+	g, binds, err := plan.DecodeGrant(data, kind)
+	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %v", name, err)
 	}
 	if g.ID != id || g.Kind != kind {
@@ -149,7 +141,7 @@ func readGrant(home, dir, kind, id string) (*plan.Grant, any, error) {
 	if d != g.Digest {
 		return nil, nil, fmt.Errorf("%s was edited since it was approved: digest %s is not the digest of what it binds (%s)", name, g.Digest, d)
 	}
-	return &g, binds, nil
+	return g, binds, nil
 }
 
 // checkGrantRef holds the grant g, of kind, to the plan's reference to it

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -111,19 +110,6 @@ type MemberBinds struct {
 // IsMemberKind says whether a grant of kind approves a member
 // ([MemberKinds]).
 func IsMemberKind(kind string) bool { return slices.Contains(MemberKinds, kind) }
-
-// Canonical is the canonical JSON of v: compact, fields in declaration
-// order, map keys sorted, no HTML escaping. Digests are taken of it, so
-// that the same binds always have the same digest.
-func Canonical(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
 
 // Digest is the sha256 of the canonical JSON of v, in hex.
 func Digest(v any) (string, error) {

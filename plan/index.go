@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -304,7 +303,7 @@ func validEvent(ev string) bool {
 // toolFile is the bucket file name of a native tool name: escaped as a
 // path segment, or hashed when that is long (a matcher names any tool).
 func toolFile(tool string) string {
-	s := url.PathEscape(tool)
+	s := pathEscape(tool)
 	if strings.HasPrefix(s, ".") {
 		s = "%2E" + s[1:]
 	}
@@ -312,6 +311,33 @@ func toolFile(tool string) string {
 		s = HashedName(tool)
 	}
 	return s + ".json"
+}
+
+// pathEscape escapes s as net/url's PathEscape does (TestPathEscape): every
+// byte but the unreserved ones and $&+:=@ as %XX. It is written here
+// because package net/url would link net/netip, whose initialisation every
+// dispatcher start would pay.
+func pathEscape(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.IndexByte("-._~$&+:=@", c) >= 0:
+			if b != nil {
+				b = append(b, c)
+			}
+		default:
+			if b == nil {
+				b = append(make([]byte, 0, len(s)+8), s[:i]...)
+			}
+			b = append(b, '%', hex[c>>4], hex[c&0xF])
+		}
+	}
+	if b == nil {
+		return s
+	}
+	return string(b)
 }
 
 // writeSynced creates name, which must not exist, holding v as JSON, and
@@ -488,7 +514,7 @@ func readIndexFile(what, name string, v any) error {
 	if _, err := io.ReadFull(f, data); err != nil {
 		return fmt.Errorf("reading %s %s: %w", what, name, err)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := decodeJSON(data, v); err != nil {
 		return fmt.Errorf("reading %s %s: %v", what, name, err)
 	}
 	return nil

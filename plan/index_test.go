@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -196,5 +197,26 @@ func testSchemaSwitch(t *testing.T, pointer, file string) {
 	}
 	if len(names) != 2 || !slices.Contains(names, Pointer) || slices.Contains(names, pointer) || slices.Contains(names, "g-old") {
 		t.Errorf("after DropOtherSchemas the index holds %q, want %s and its generation", names, Pointer)
+	}
+}
+
+// pathEscape escapes as net/url's PathEscape, which install once used to
+// name the buckets: every byte alone, and whatever FuzzPathEscape finds.
+func TestPathEscape(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		checkPathEscape(t, string(rune(c))+string([]byte{byte(c)}))
+	}
+	checkPathEscape(t, "mcp__server/tool name?é")
+}
+
+func FuzzPathEscape(f *testing.F) {
+	f.Add("Bash")
+	f.Add("mcp__a b/c%d")
+	f.Fuzz(checkPathEscape)
+}
+
+func checkPathEscape(t *testing.T, s string) {
+	if got, want := pathEscape(s), url.PathEscape(s); got != want {
+		t.Fatalf("pathEscape(%q) = %q, url.PathEscape %q", s, got, want)
 	}
 }

@@ -9,12 +9,12 @@ import (
 func init() {
 	register(&command{
 		name:     hookdispatch.Name,
-		usage:    hookdispatch.Usage,
+		usage:    hookdispatch.Usage(),
 		short:    hookdispatch.Short,
 		doc:      hookdispatch.Doc(),
 		verbatim: true,
 		flags: func(fs *pflag.FlagSet) {
-			fs.String("provider", "", hookdispatch.ProviderHelp)
+			fs.String("provider", "", hookdispatch.ProviderHelp())
 			fs.String("event", "", hookdispatch.EventHelp)
 			fs.String("home", "", hookdispatch.HomeHelp)
 			fs.String("project", "", hookdispatch.ProjectHelp)

@@ -29,8 +29,11 @@ import (
 const Name = plan.DaloDispatch
 
 // Usage is the command's usage line. The providers are the tables'
-// (plan.Known).
-var Usage = "--provider " + strings.Join(dispatch.KnownProviders(), "|") + " --event NATIVE_EVENT [--home DIR] [--project ID] [--fail-closed] [--check]"
+// (plan.Known). A function, as ProviderHelp: made when it is printed, not
+// at every dispatcher start.
+func Usage() string {
+	return "--provider " + strings.Join(dispatch.KnownProviders(), "|") + " --event NATIVE_EVENT [--home DIR] [--project ID] [--fail-closed] [--check]"
+}
 
 // Short is the command's one-line summary.
 const Short = "run the approved hooks of a harness event"
@@ -137,7 +140,9 @@ Examples:
 // The flags' help, for each binary's flag set: dalo's are spf13/pflag,
 // dalo-hook's the standard library's, since pflag links package net, and
 // with it cgo and the dynamic loader, into every start.
-var ProviderHelp = "the harness: " + strings.Join(dispatch.KnownProviders(), ", ")
+func ProviderHelp() string {
+	return "the harness: " + strings.Join(dispatch.KnownProviders(), ", ")
+}
 
 // The help of the other flags.
 const (
@@ -264,7 +269,7 @@ var StopHook func()
 // does and returns the exit status.
 func Hook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	const cmd = plan.HookBinary + " " + plan.HookDispatch
-	usage := "Usage: " + cmd + " " + Usage + "\n"
+	usage := "Usage: " + cmd + " " + Usage() + "\n"
 	if len(args) == 0 || args[0] != plan.HookDispatch {
 		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
 			fmt.Fprint(stdout, usage)
@@ -276,7 +281,7 @@ func Hook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var o Options
-	fs.StringVar(&o.Provider, "provider", "", ProviderHelp)
+	fs.StringVar(&o.Provider, "provider", "", "") // ProviderHelp, when help is asked for
 	fs.StringVar(&o.Event, "event", "", EventHelp)
 	fs.StringVar(&o.Home, "home", "", HomeHelp)
 	fs.StringVar(&o.Project, "project", "", ProjectHelp)
@@ -284,6 +289,7 @@ func Hook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.Check, "check", false, CheckHelp)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.Lookup("provider").Usage = ProviderHelp()
 			fmt.Fprintf(stdout, "%s\n%s\nFlags:\n", usage, Doc())
 			fs.VisitAll(func(f *flag.Flag) {
 				typ := "string"
