@@ -220,3 +220,38 @@ func paths(v json.RawMessage) ([]string, error) {
 	}
 	return many, nil
 }
+
+// hasComponent reports whether the plugin holds anything Claude Code
+// finds in a plugin without a plugin.json: a file under skills/, agents/
+// or one of the component paths, or hooks/hooks.json. A directory with
+// none of them is no plugin (a typo, a parent, a marketplace's root), and
+// importing it would write an empty package.
+func (p *plugin) hasComponent() bool {
+	locs := []string{"skills", "agents", "hooks/hooks.json"}
+	for _, d := range defaultPaths {
+		locs = append(locs, d)
+	}
+	for _, l := range locs {
+		if p.has(l) || len(p.under(l)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// notPlugin is the error for a directory that holds no plugin, naming the
+// plugins its subdirectories hold, when they hold some.
+func notPlugin(dir string, p *plugin) error {
+	var nested []string
+	for f := range p.files {
+		if d, ok := strings.CutSuffix(f, "/.claude-plugin/plugin.json"); ok && !strings.Contains(d, "/") {
+			nested = append(nested, d)
+		}
+	}
+	sort.Strings(nested)
+	msg := fmt.Sprintf("%s is not a Claude Code plugin: it has no .claude-plugin/plugin.json, and none of skills/, agents/, commands/, hooks/hooks.json or .mcp.json", dir)
+	if len(nested) > 0 {
+		msg += "; import one of the plugins in it: " + strings.Join(nested, ", ")
+	}
+	return errors.New(msg)
+}
