@@ -315,6 +315,7 @@ type NoHarnessError struct {
 	Versions []string
 }
 
+// Error says where dalo looked and that a table can be named instead.
 func (e *NoHarnessError) Error() string {
 	return fmt.Sprintf("%v; or name a table with --provider %s@VERSION (dalo has evidence for %s)", e.Err, e.Name, strings.Join(e.Versions, ", "))
 }
@@ -323,6 +324,7 @@ func (e *NoHarnessError) Error() string {
 // NoTableError's.
 func (e *NoHarnessError) NoChoice() string { return e.Err.Error() }
 
+// Unwrap is the error of the search for the harness.
 func (e *NoHarnessError) Unwrap() error { return e.Err }
 
 // HarnessTable is the table install uses for the harness of provider
