@@ -158,10 +158,19 @@ func (loaded *Selection) pick(name string) (*Selection, error) {
 // does not hold; a source with none (a package's own directory given for
 // its source, a directory not yet filled) says where a source holds them.
 func PackagesOf(src *engine.Source) string {
-	if len(src.Names) == 0 {
-		return "it has no packages: a source holds them at " + src.Layout.Path("plugin", "<name>")
+	if len(src.Names) != 0 {
+		return "its packages: " + strings.Join(src.Names, ", ")
 	}
-	return "its packages: " + strings.Join(src.Names, ", ")
+	where := src.Layout.Path("plugin", "<name>")
+	// Discovery's own reason, when it had one (a symlinked plugins/).
+	if src.Report != nil {
+		for _, d := range src.Report.Diagnostics {
+			if d.Severity == engine.Error && d.File == src.Layout["plugin"].Dir && !strings.Contains(d.Message, where) {
+				return "it has no packages: " + d.Message
+			}
+		}
+	}
+	return "it has no packages: a source holds them at " + where
 }
 
 type noPackageError struct{ msg string }
