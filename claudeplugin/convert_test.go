@@ -342,6 +342,22 @@ func TestConvertRefuses(t *testing.T) {
 	}
 }
 
+// TestConvertJSONErrors: a plugin.json or hooks.json that is no JSON is
+// named at its line and column; one with a byte order mark says so.
+func TestConvertJSONErrors(t *testing.T) {
+	for _, c := range []struct{ file, data, want string }{
+		{"hooks/hooks.json", "{\n  \"hooks\": {\n    \"Stop\": [\n  }\n}\n", "hooks/hooks.json:4:3: invalid character '}' looking for beginning of value"},
+		{".claude-plugin/plugin.json", `{"name": "x"`, ".claude-plugin/plugin.json:1:12: unexpected end of JSON input"},
+		{".claude-plugin/plugin.json", "\uFEFF{}", ".claude-plugin/plugin.json:1:1: the file starts with a UTF-8 byte order mark"},
+		{"hooks/hooks.json", `[]`, "hooks/hooks.json: not a JSON object"},
+	} {
+		_, _, err := Convert(writePlugin(t, map[string]string{c.file: c.data}), options(t))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s %q: got %v, want %s", c.file, c.data, err, c.want)
+		}
+	}
+}
+
 // TestConvertNotPlugin: a directory holding no plugin is refused, naming
 // the plugins its subdirectories hold; one without plugin.json but with a
 // component Claude Code finds by default is a plugin.

@@ -187,11 +187,31 @@ func (p *plugin) readObject(rel string) (*object, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bytes.HasPrefix(b, []byte("\uFEFF")) {
+		return nil, fmt.Errorf("%s:1:1: the file starts with a UTF-8 byte order mark (U+FEFF), which JSON does not allow; save it without", rel)
+	}
+	// Checked whole first: a syntax error's offset is then the file's,
+	// and a file cut short says so (the decoder's tokens say only EOF).
+	if err := json.Unmarshal(b, new(json.RawMessage)); err != nil {
+		return nil, fmt.Errorf("%s%s: %v", rel, syntaxAt(b, err), err)
+	}
 	o, err := decodeObject(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", rel, err)
 	}
 	return o, nil
+}
+
+// syntaxAt is where in data the JSON syntax error err is, as ":LINE:COL"
+// (1-based; columns count bytes), or "" for another error.
+func syntaxAt(data []byte, err error) string {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) || se.Offset < 1 || se.Offset > int64(len(data)) {
+		return ""
+	}
+	at := int(se.Offset) - 1 // the offending byte
+	line := bytes.Count(data[:at], []byte("\n")) + 1
+	return fmt.Sprintf(":%d:%d", line, at-bytes.LastIndexByte(data[:at], '\n'))
 }
 
 // str decodes the value of key as a string; ok is false when it is absent
