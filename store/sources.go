@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	"dalo/engine"
+	"dalo/jsonedit"
 	"dalo/internal/regular"
 	"dalo/store/gitrepo"
 )
@@ -302,8 +303,7 @@ func syntaxAt(data []byte, err error) string {
 	if len(bytes.TrimSpace(data[at:])) == 0 {
 		return ""
 	}
-	line := bytes.Count(data[:at], []byte("\n")) + 1
-	col := at - (bytes.LastIndexByte(data[:at], '\n') + 1) + 1
+	line, col := jsonedit.Position(data, at)
 	return fmt.Sprintf(", at line %d, column %d", line, col)
 }
 
