@@ -14,8 +14,8 @@ import (
 	"sort"
 
 	"dalo/engine"
-	"dalo/jsonedit"
 	"dalo/internal/regular"
+	"dalo/jsonedit"
 	"dalo/store/gitrepo"
 )
 
