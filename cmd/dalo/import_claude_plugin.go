@@ -48,8 +48,9 @@ validate; it replaces nothing that exists.
 
 Exit status: 0 imported, and the package validates; 1 nothing written (the
 package or a member exists already, the plugin cannot be read, PATH holds
-no plugin) or written but not valid; 2 bad usage, or a PATH or --into
-that is no directory.
+no plugin) or written but not valid; 2 bad usage, a PATH or --into that
+is no directory, or an --into in the plugin (the current directory, when
+run in it).
 
 Examples:
   # Import a plugin into the source ./agents-src, then register and review it.
@@ -95,6 +96,23 @@ func checkPluginDir(dir string) error {
 	return errors.New(msg)
 }
 
+// within reports whether dir is root or a directory below it, as the
+// file system resolves them (links and all).
+func within(dir, root string) bool {
+	d, err1 := filepath.EvalSymlinks(dir)
+	r, err2 := filepath.EvalSymlinks(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	d, err1 = filepath.Abs(d)
+	r, err2 = filepath.Abs(r)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(r, d)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
 // importReport is what --json prints: the conversion's report, where it
 // was written and what validation said of the result there.
 type importReport struct {
@@ -116,6 +134,11 @@ func runImportClaude(e *env, fs *pflag.FlagSet) int {
 	}
 	if err := checkPluginDir(from); err != nil {
 		return usageError(e, cmd, "PATH: %v", err)
+	}
+	if within(into, from) {
+		// As 'dalo import claude-plugin .' run in the plugin does with
+		// --into's default.
+		return usageError(e, cmd, "--into %s is the plugin %s or a directory in it: the package would be written into the plugin itself; import into a source of its own ('dalo init DIR', then --into DIR)", into, from)
 	}
 	r, tables, err := rulesAndTables()
 	if err != nil {
