@@ -223,6 +223,9 @@ func Convert(dir string, opt Options) (*scaffold.Tree, *Report, error) {
 	if !p.has(manifestPath) && p.has(".claude-plugin/marketplace.json") {
 		return nil, nil, fmt.Errorf("%s is a plugin marketplace, not a plugin: import one of its plugins (the directories its .claude-plugin/marketplace.json lists)", dir)
 	}
+	if !p.has(manifestPath) && !p.hasComponent() {
+		return nil, nil, notPlugin(dir, p)
+	}
 	if p.has(manifestPath) {
 		if man, err = p.readObject(manifestPath); err != nil {
 			return nil, nil, err

@@ -349,9 +349,47 @@ func TestConvertRefuses(t *testing.T) {
 		"bad hooks.json":  {"hooks/hooks.json": `[]`},
 		"no name":         {".claude-plugin/plugin.json": `{"name": "--"}`},
 		"a marketplace":   {".claude-plugin/marketplace.json": `{"plugins": []}`},
+		"no component":    {"README.md": "Not a plugin.\n", "src/main.go": "package main\n"},
+		"plugins below":   {"a/.claude-plugin/plugin.json": `{"name": "a"}`, "b/skills/x/SKILL.md": "---\nname: x\ndescription: X.\n---\n"},
 	} {
 		if _, _, err := Convert(writePlugin(t, files), options(t)); err == nil {
 			t.Errorf("%s: converted", name)
+		}
+	}
+}
+
+// TestConvertJSONErrors: a plugin.json or hooks.json that is no JSON is
+// named at its line and column; one with a byte order mark says so.
+func TestConvertJSONErrors(t *testing.T) {
+	for _, c := range []struct{ file, data, want string }{
+		{"hooks/hooks.json", "{\n  \"hooks\": {\n    \"Stop\": [\n  }\n}\n", "hooks/hooks.json:4:3: invalid character '}' looking for beginning of value"},
+		{".claude-plugin/plugin.json", `{"name": "x"`, ".claude-plugin/plugin.json:1:12: unexpected end of JSON input"},
+		{".claude-plugin/plugin.json", "\uFEFF{}", ".claude-plugin/plugin.json:1:1: the file starts with a UTF-8 byte order mark"},
+		{"hooks/hooks.json", `[]`, "hooks/hooks.json: not a JSON object"},
+	} {
+		_, _, err := Convert(writePlugin(t, map[string]string{c.file: c.data}), options(t))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s %q: got %v, want %s", c.file, c.data, err, c.want)
+		}
+	}
+}
+
+// TestConvertNotPlugin: a directory holding no plugin is refused, naming
+// the plugins its subdirectories hold; one without plugin.json but with a
+// component Claude Code finds by default is a plugin.
+func TestConvertNotPlugin(t *testing.T) {
+	dir := writePlugin(t, map[string]string{"guard/.claude-plugin/plugin.json": `{"name": "guard"}`, "lint/.claude-plugin/plugin.json": `{"name": "lint"}`})
+	_, _, err := Convert(dir, options(t))
+	if err == nil || !strings.Contains(err.Error(), "is not a Claude Code plugin") || !strings.HasSuffix(err.Error(), "import one of the plugins in it: guard, lint") {
+		t.Errorf("a directory of plugins: %v", err)
+	}
+	for _, f := range []string{"commands/check.md", ".mcp.json", "hooks/hooks.json", "agents/notes.txt"} {
+		data := "x\n"
+		if strings.HasSuffix(f, ".json") {
+			data = `{}`
+		}
+		if _, _, err := Convert(writePlugin(t, map[string]string{f: data}), options(t)); err != nil {
+			t.Errorf("a plugin of only %s: %v", f, err)
 		}
 	}
 }

@@ -187,11 +187,31 @@ func (p *plugin) readObject(rel string) (*object, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bytes.HasPrefix(b, []byte("\uFEFF")) {
+		return nil, fmt.Errorf("%s:1:1: the file starts with a UTF-8 byte order mark (U+FEFF), which JSON does not allow; save it without", rel)
+	}
+	// Checked whole first: a syntax error's offset is then the file's,
+	// and a file cut short says so (the decoder's tokens say only EOF).
+	if err := json.Unmarshal(b, new(json.RawMessage)); err != nil {
+		return nil, fmt.Errorf("%s%s: %v", rel, syntaxAt(b, err), err)
+	}
 	o, err := decodeObject(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", rel, err)
 	}
 	return o, nil
+}
+
+// syntaxAt is where in data the JSON syntax error err is, as ":LINE:COL"
+// (1-based; columns count bytes), or "" for another error.
+func syntaxAt(data []byte, err error) string {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) || se.Offset < 1 || se.Offset > int64(len(data)) {
+		return ""
+	}
+	at := int(se.Offset) - 1 // the offending byte
+	line := bytes.Count(data[:at], []byte("\n")) + 1
+	return fmt.Sprintf(":%d:%d", line, at-bytes.LastIndexByte(data[:at], '\n'))
 }
 
 // str decodes the value of key as a string; ok is false when it is absent
@@ -219,4 +239,39 @@ func paths(v json.RawMessage) ([]string, error) {
 		many[i] = path.Clean(strings.TrimPrefix(s, "./"))
 	}
 	return many, nil
+}
+
+// hasComponent reports whether the plugin holds anything Claude Code
+// finds in a plugin without a plugin.json: a file under skills/, agents/
+// or one of the component paths, or hooks/hooks.json. A directory with
+// none of them is no plugin (a typo, a parent, a marketplace's root), and
+// importing it would write an empty package.
+func (p *plugin) hasComponent() bool {
+	locs := []string{"skills", "agents", "hooks/hooks.json"}
+	for _, d := range defaultPaths {
+		locs = append(locs, d)
+	}
+	for _, l := range locs {
+		if p.has(l) || len(p.under(l)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// notPlugin is the error for a directory that holds no plugin, naming the
+// plugins its subdirectories hold, when they hold some.
+func notPlugin(dir string, p *plugin) error {
+	var nested []string
+	for f := range p.files {
+		if d, ok := strings.CutSuffix(f, "/.claude-plugin/plugin.json"); ok && !strings.Contains(d, "/") {
+			nested = append(nested, d)
+		}
+	}
+	sort.Strings(nested)
+	msg := fmt.Sprintf("%s is not a Claude Code plugin: it has no .claude-plugin/plugin.json, and none of skills/, agents/, commands/, hooks/hooks.json or .mcp.json", dir)
+	if len(nested) > 0 {
+		msg += "; import one of the plugins in it: " + strings.Join(nested, ", ")
+	}
+	return errors.New(msg)
 }

@@ -86,7 +86,7 @@ func Resolve(p *Project, old *Lock, opts Options) (*Lock, error) {
 			}
 			sel, err := loaded.Pick(pk.Name)
 			if errors.Is(err, store.ErrNoPackage) {
-				return nil, p.errorf("E113", engine.Field(pk.field, "ref"), "source %s%s has no package %s; its packages: %s", pk.Source, atCommit(lockedCommit(out, pk.Source)), pk.Name, strings.Join(loaded.Loaded.Names, ", "))
+				return nil, p.errorf("E113", engine.Field(pk.field, "ref"), "source %s%s has no package %s; %s", pk.Source, atCommit(lockedCommit(out, pk.Source)), pk.Name, store.PackagesOf(loaded.Loaded))
 			}
 			if err != nil {
 				return nil, err

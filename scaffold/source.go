@@ -41,6 +41,19 @@ func Init(r *engine.Rules, dir string, schema []byte) (created []string, err err
 		}
 	}
 	slices.Sort(dirs)
+	// Whatever is in the way is found before anything is made, so that a
+	// refusal leaves the directory as it was.
+	for _, d := range dirs {
+		switch fi, err := os.Lstat(filepath.Join(dir, d)); {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return created, err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return created, fmt.Errorf("%s is a symlink: validation reads a source's directories only where they are, never through a link", filepath.Join(dir, d))
+		case !fi.IsDir():
+			return created, fmt.Errorf("%s is not a directory", filepath.Join(dir, d))
+		}
+	}
 	for _, d := range dirs {
 		err := os.Mkdir(filepath.Join(dir, d), 0o777)
 		if errors.Is(err, fs.ErrExist) {

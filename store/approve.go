@@ -295,7 +295,7 @@ func toolList(sel *Selection) string {
 	if ids == nil {
 		return "none"
 	}
-	return fmt.Sprint(ids)
+	return strings.Join(ids, ", ")
 }
 
 func hookList(sel *Selection) string {
@@ -306,7 +306,7 @@ func hookList(sel *Selection) string {
 	if ids == nil {
 		return "none"
 	}
-	return fmt.Sprint(ids)
+	return strings.Join(ids, ", ")
 }
 
 // Approve writes the proposed grants to the ledger.

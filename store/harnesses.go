@@ -289,13 +289,43 @@ type NoTableError struct {
 // ways on: prove the version on this machine with 'dalo providers verify',
 // install one of those, or name a table as the user's choice.
 func (e *NoTableError) Error() string {
+	return e.found() + fmt.Sprintf(": prove this version on this machine with 'dalo providers verify %s', install one of those, or name a table with --provider %s@VERSION, which dalo records as your choice, not as evidence", e.Harness.Name, e.Harness.Name)
+}
+
+// NoChoice is the error without the way of naming a table, for a command
+// that has no --provider to name one with (dalo sync).
+func (e *NoTableError) NoChoice() string {
+	return e.found() + fmt.Sprintf(": prove this version on this machine with 'dalo providers verify %s', or install one of those", e.Harness.Name)
+}
+
+func (e *NoTableError) found() string {
 	h := e.Harness
 	msg := fmt.Sprintf("%s %s is installed (%s), and dalo has evidence only for %s %s", h.Name, orVersion(h), h.Path, h.Name, strings.Join(e.Versions, ", "))
 	if e.Broken != nil {
 		msg += fmt.Sprintf("; the local table of %s cannot be used: %v", e.Broken.Key, e.Broken.Err)
 	}
-	return msg + fmt.Sprintf(": prove this version on this machine with 'dalo providers verify %s', install one of those, or name a table with --provider %s@VERSION, which dalo records as your choice, not as evidence", h.Name, h.Name)
+	return msg
 }
+
+// A NoHarnessError says no harness of provider Name was found (Err says
+// where dalo looked), and that a table can be named instead.
+type NoHarnessError struct {
+	Err      error
+	Name     string
+	Versions []string
+}
+
+// Error says where dalo looked and that a table can be named instead.
+func (e *NoHarnessError) Error() string {
+	return fmt.Sprintf("%v; or name a table with --provider %s@VERSION (dalo has evidence for %s)", e.Err, e.Name, strings.Join(e.Versions, ", "))
+}
+
+// NoChoice is the error without the way of naming a table, as
+// NoTableError's.
+func (e *NoHarnessError) NoChoice() string { return e.Err.Error() }
+
+// Unwrap is the error of the search for the harness.
+func (e *NoHarnessError) Unwrap() error { return e.Err }
 
 // HarnessTable is the table install uses for the harness of provider
 // name: the table of exactly the version found, shipped or verified on this
@@ -304,7 +334,7 @@ func (e *NoTableError) Error() string {
 func (s *Store) HarnessTable(ts *providers.Tables, name string) (*providers.Table, *Harness, error) {
 	h, err := s.FindHarness(ts, name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%v; or name a table with --provider %s@VERSION (dalo has evidence for %s)", err, name, strings.Join(Versions(ts, name), ", "))
+		return nil, nil, &NoHarnessError{Err: err, Name: name, Versions: Versions(ts, name)}
 	}
 	if h.Table == nil {
 		return nil, h, &NoTableError{Harness: h, Versions: Versions(ts, name), Broken: ts.BrokenFor(name, h.Version)}

@@ -111,19 +111,35 @@ func sameFile(a, b string) bool {
 }
 
 // readTarget reads a target file with readUserFile. A file that does not
-// exist reads as empty (exists false) if its directory does. A file with
-// several hard links or without the owner's write permission is also an
-// error naming it: replacing it atomically would split the links or
-// override the user's choice.
+// exist reads as empty (exists false). A file with several hard links or
+// without the owner's write permission is also an error naming it:
+// replacing it atomically would split the links or override the user's
+// choice.
 func readTarget(name string) (data []byte, exists bool, err error) {
-	data, exists, err = readUserFile(name, ": name the file itself with --target PATH", writableUserFile)
-	if err == nil && !exists {
-		dir := filepath.Dir(name)
-		if di, err := os.Stat(dir); err != nil || !di.IsDir() {
-			return nil, false, fmt.Errorf("%s does not exist and cannot be created: its directory %s does not exist", name, dir)
+	return readUserFile(name, ": name the file itself with --target PATH", writableUserFile)
+}
+
+// targetDir makes sure the directory of t's file is there to create the
+// file in. A global target's is the harness's configuration directory,
+// which does not exist yet where the harness never ran: it is made, as
+// install makes it for the hooks file (unless dry). A project file's must
+// exist: a directory that does not is taken for a typo.
+func targetDir(t Target, dry bool) error {
+	dir := filepath.Dir(t.File)
+	di, err := os.Stat(dir)
+	switch {
+	case err == nil && di.IsDir():
+		return nil
+	case t.Scope == ScopeGlobal && errors.Is(err, fs.ErrNotExist):
+		if dry {
+			return nil
 		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("creating %s: %w", dir, unwrapPath(err))
+		}
+		return plan.SyncDir(filepath.Dir(dir))
 	}
-	return data, exists, err
+	return fmt.Errorf("%s does not exist and cannot be created: its directory %s does not exist", t.File, dir)
 }
 
 // writableUserFile refuses a file of the user's that dalo would edit but
@@ -341,6 +357,11 @@ func (s *Store) EnableInstruction(t Target, in instruction.Asset, opt EditOption
 	if err != nil {
 		return nil, err
 	}
+	if !exists {
+		if err := targetDir(t, true); err != nil {
+			return nil, err
+		}
+	}
 	e, err := instruction.Enable(t.File, data, in, opt.Force)
 	if err != nil {
 		return nil, err
@@ -354,6 +375,11 @@ func (s *Store) EnableInstruction(t Target, in instruction.Asset, opt EditOption
 		return e, nil
 	}
 	if e.Action != instruction.ActionUnchanged || !exists {
+		if !exists {
+			if err := targetDir(t, false); err != nil {
+				return nil, err
+			}
+		}
 		if err := writeTarget(t.File, data, exists, e.After); err != nil {
 			return nil, err
 		}

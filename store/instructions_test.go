@@ -73,6 +73,33 @@ func TestResolveTarget(t *testing.T) {
 	}
 }
 
+// TestTargetDir: a global target's missing directory (a harness that never
+// ran) is made, but not by a dry run; a project file's is refused.
+func TestTargetDir(t *testing.T) {
+	dir := t.TempDir()
+	global := Target{Name: "claude", File: filepath.Join(dir, "cc", "CLAUDE.md"), Scope: ScopeGlobal}
+	if err := targetDir(global, true); err != nil {
+		t.Errorf("global, dry: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(global.File)); err == nil {
+		t.Error("a dry run made the directory")
+	}
+	if err := targetDir(global, false); err != nil {
+		t.Errorf("global: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Dir(global.File)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("global: the directory is %v, %v; want one of mode 0700", fi, err)
+	}
+	project := Target{Name: TargetProject, File: filepath.Join(dir, "no", "such", "AGENTS.md"), Scope: ScopeProject}
+	want := project.File + " does not exist and cannot be created: its directory " + filepath.Dir(project.File) + " does not exist"
+	if err := targetDir(project, false); err == nil || err.Error() != want {
+		t.Errorf("project: got %v, want %s", err, want)
+	}
+	if err := targetDir(Target{File: filepath.Join(dir, "AGENTS.md"), Scope: ScopeProject}, false); err != nil {
+		t.Errorf("an existing directory: %v", err)
+	}
+}
+
 func TestReadTarget(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "AGENTS.md")
@@ -86,7 +113,6 @@ func TestReadTarget(t *testing.T) {
 		"dir.md":        "dir.md is a directory, not a file",
 		"ro.md":         "ro.md is read-only",
 		"hard.md":       "hard.md has 2 hard links",
-		"no/such/x.md":  "no/such/x.md does not exist and cannot be created: its directory",
 		"AGENTS.md/sub": "AGENTS.md/sub: not a directory",
 	} {
 		_, _, err := readTarget(filepath.Join(dir, name))

@@ -137,7 +137,7 @@ func (loaded *Selection) pick(name string) (*Selection, error) {
 		if src.Git != nil {
 			where = "commit " + src.Git.Commit
 		}
-		return nil, &noPackageError{fmt.Sprintf("no package %s in source %s (%s); its packages: %s", name, src.ID, where, strings.Join(sel.Loaded.Names, ", "))}
+		return nil, &noPackageError{fmt.Sprintf("no package %s in source %s (%s); %s", name, src.ID, where, PackagesOf(sel.Loaded))}
 	}
 	sel.Identity = plan.PackageIdentity{Source: src.ID, Name: name}
 	if sel.Pkg.Manifest != nil {
@@ -152,6 +152,25 @@ func (loaded *Selection) pick(name string) (*Selection, error) {
 		}
 	}
 	return &sel, nil
+}
+
+// PackagesOf names the packages of src, for an error about a package it
+// does not hold; a source with none (a package's own directory given for
+// its source, a directory not yet filled) says where a source holds them.
+func PackagesOf(src *engine.Source) string {
+	if len(src.Names) != 0 {
+		return "its packages: " + strings.Join(src.Names, ", ")
+	}
+	where := src.Layout.Path("plugin", "<name>")
+	// Discovery's own reason, when it had one (a symlinked plugins/).
+	if src.Report != nil {
+		for _, d := range src.Report.Diagnostics {
+			if d.Severity == engine.Error && d.File == src.Layout["plugin"].Dir && !strings.Contains(d.Message, where) {
+				return "it has no packages: " + d.Message
+			}
+		}
+	}
+	return "it has no packages: a source holds them at " + where
 }
 
 type noPackageError struct{ msg string }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"dalo/engine"
 	"dalo/internal/regular"
+	"dalo/jsonedit"
 	"dalo/store/gitrepo"
 )
 
@@ -43,6 +45,11 @@ func (s *Store) Sources() ([]Source, error) {
 			return nil, nil
 		}
 		return nil, err
+	}
+	if f.Schema != 1 {
+		// A newer dalo's registry: reading it as schema 1 and writing it
+		// back would drop what this dalo does not know.
+		return nil, fmt.Errorf("%s has schema %d; this dalo reads schema 1", s.path("sources.json"), f.Schema)
 	}
 	for i, x := range f.Sources {
 		if x.Git != nil {
@@ -279,9 +286,25 @@ func readJSON(name string, v any) error {
 		return fmt.Errorf("%s is more than the %d bytes dalo reads of a state file", name, maxStateFile)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s is corrupt: %v", name, err)
+		return fmt.Errorf("%s is corrupt: %v%s", name, err, syntaxAt(data, err))
 	}
 	return nil
+}
+
+// syntaxAt is where in data the JSON syntax error err is, as ", at line
+// L, column C" (1-based; columns count bytes), or "" for another error or
+// one at the end of data, which its message says.
+func syntaxAt(data []byte, err error) string {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) || se.Offset < 1 || se.Offset > int64(len(data)) {
+		return ""
+	}
+	at := int(se.Offset) - 1 // the offending byte
+	if len(bytes.TrimSpace(data[at:])) == 0 {
+		return ""
+	}
+	line, col := jsonedit.Position(data, at)
+	return fmt.Sprintf(", at line %d, column %d", line, col)
 }
 
 // writeJSON writes v as indented JSON to name, atomically.

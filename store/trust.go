@@ -97,6 +97,15 @@ func (e *trustEdit) changed() bool {
 	return e != nil && (!bytes.Equal(e.old, e.new) || (e.old == nil) != (e.new == nil))
 }
 
+// TrustRecordable says why --trust cannot apply on t's harness, one that
+// keeps no trust of its hooks dalo can record, or is nil.
+func TrustRecordable(t *providers.Table) error {
+	if t.Config.Trust.State == nil {
+		return fmt.Errorf("--trust: %s keeps no trust of its hooks that dalo can record (%s)", t.Key(), t.Config.Trust.How)
+	}
+	return nil
+}
+
 // planTrust is the trust edit that goes with dalo's entries changing from
 // st to next in the hooks file cfg, whose new text is doc: with record,
 // the harness (exe) is asked for each entry's hash (trustHashes) and that
@@ -107,7 +116,7 @@ func (s *Store) planTrust(t *providers.Table, st, next HarnessState, cfg string,
 	state := t.Config.Trust.State
 	if state == nil {
 		if record {
-			return nil, fmt.Errorf("--trust: %s keeps no trust of its hooks that dalo can record (%s)", t.Key(), t.Config.Trust.How)
+			return nil, TrustRecordable(t)
 		}
 		return nil, nil
 	}

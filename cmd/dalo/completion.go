@@ -211,10 +211,17 @@ func argValues(c *command, arg int) []string {
 	if f, ok := argCompletion[c.name]; ok {
 		return f(arg)
 	}
+	// The first argument of the usage, past the flags some usages show
+	// first (plugin review's [--json]).
 	usage := strings.Fields(c.usage)
-	if len(usage) > 0 && strings.Trim(usage[0], "[]") == "SOURCE:NAME" && arg == 0 ||
-		strings.HasPrefix(c.usage, "SOURCE:NAME...") {
-		return packageRefs()
+	for len(usage) > 0 && strings.HasPrefix(strings.TrimLeft(usage[0], "["), "-") {
+		usage = usage[1:]
+	}
+	if len(usage) > 0 {
+		switch first := strings.Trim(usage[0], "[]"); {
+		case first == "SOURCE:NAME" && arg == 0, first == "SOURCE:NAME...":
+			return packageRefs()
+		}
 	}
 	return nil
 }

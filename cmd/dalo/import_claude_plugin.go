@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -43,8 +47,10 @@ validates what it writes and prints the diagnostics when it does not
 validate; it replaces nothing that exists.
 
 Exit status: 0 imported, and the package validates; 1 nothing written (the
-package or a member exists already, the plugin cannot be read) or written
-but not valid; 2 bad usage, or a PATH or --into that is no directory.
+package or a member exists already, the plugin cannot be read, PATH holds
+no plugin) or written but not valid; 2 bad usage, a PATH or --into that
+is no directory, or an --into in the plugin (the current directory, when
+run in it).
 
 Examples:
   # Import a plugin into the source ./agents-src, then register and review it.
@@ -66,6 +72,47 @@ func init() {
 	})
 }
 
+// checkPluginDir says what is wrong with PATH when it is no directory, in
+// a plugin's terms (not a source's): missing, unreadable, or a file, with
+// the plugin to give when the file is its plugin.json.
+func checkPluginDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("plugin directory not found: %s", dir)
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("plugin directory %s cannot be read: %v", dir, err)
+	case fi.IsDir():
+		return nil
+	}
+	msg := dir + " is a file, not a plugin directory: a Claude Code plugin is a directory, holding .claude-plugin/plugin.json"
+	if filepath.Base(dir) == "plugin.json" && filepath.Base(filepath.Dir(dir)) == ".claude-plugin" {
+		msg += "; the plugin of this plugin.json is " + filepath.Dir(filepath.Dir(dir))
+	}
+	return errors.New(msg)
+}
+
+// within reports whether dir is root or a directory below it, as the
+// file system resolves them (links and all).
+func within(dir, root string) bool {
+	d, err1 := filepath.EvalSymlinks(dir)
+	r, err2 := filepath.EvalSymlinks(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	d, err1 = filepath.Abs(d)
+	r, err2 = filepath.Abs(r)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(r, d)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
 // importReport is what --json prints: the conversion's report, where it
 // was written and what validation said of the result there.
 type importReport struct {
@@ -85,8 +132,13 @@ func runImportClaude(e *env, fs *pflag.FlagSet) int {
 	if err := engine.CheckSourceDir(into); err != nil {
 		return usageError(e, cmd, "--into: %v", err)
 	}
-	if err := engine.CheckSourceDir(from); err != nil {
+	if err := checkPluginDir(from); err != nil {
 		return usageError(e, cmd, "PATH: %v", err)
+	}
+	if within(into, from) {
+		// As 'dalo import claude-plugin .' run in the plugin does with
+		// --into's default.
+		return usageError(e, cmd, "--into %s is the plugin %s or a directory in it: the package would be written into the plugin itself; import into a source of its own ('dalo init DIR', then --into DIR)", into, from)
 	}
 	r, tables, err := rulesAndTables()
 	if err != nil {

@@ -17,8 +17,9 @@ instructions/, agents/), and plugin-v1.schema.json at its root, the JSON
 Schema that the #:schema line of a new manifest points editors at. It
 creates what is missing and changes nothing that exists. It needs no store.
 
-Exit status: 0 the source is there; 1 something in the way (a file where a
-directory goes) or a write failed; 2 bad usage.
+Exit status: 0 the source is there; 1 something in the way (a file or a
+symlink where a directory goes: then nothing is created) or a write
+failed; 2 bad usage.
 
 Examples:
   # A new source in ./agents-src, then a package in it.

@@ -171,6 +171,12 @@ func findInstallTarget(e *env, s *store.Store, cmd, provider string, trust bool)
 			return nil, exitFail
 		}
 	}
+	if trust {
+		// Before anything is planned: a flag that cannot apply.
+		if err := store.TrustRecordable(tg.t); err != nil {
+			return nil, usageError(e, cmd, "%v", err)
+		}
+	}
 	if tg.h != nil {
 		tg.opt.Harness = tg.h.Path
 	} else if trust {

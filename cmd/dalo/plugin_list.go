@@ -9,12 +9,13 @@ import (
 
 	"dalo/engine"
 	"dalo/internal/termtext"
+	"dalo/store"
 )
 
 const pluginListDoc = `Plugin list prints every package of every registered source, whether it
 is valid (its own contract), blocked (valid, but a required reference does
 not resolve to a valid member or package) or invalid, and where it is
-installed. It writes nothing.
+installed, then each source that holds no package. It writes nothing.
 
 Examples:
   dalo plugin list
@@ -65,6 +66,7 @@ func runPluginList(e *env, fs *pflag.FlagSet) int {
 		}
 	}
 	out := []listedPackage{}
+	var empty []string // a note each on the sources with no package
 	code := exitOK
 	for _, src := range srcs {
 		loaded, err := engine.Load(src.Path, engine.Options{SourceID: src.ID, Registry: reg})
@@ -72,6 +74,13 @@ func runPluginList(e *env, fs *pflag.FlagSet) int {
 			fmt.Fprintf(e.stderr, "dalo plugin list: source %s: %v\n", src.ID, err)
 			code = exitFail
 			continue
+		}
+		if len(loaded.Names) == 0 {
+			where := src.Path
+			if src.Git != nil {
+				where = src.Git.URL + " at commit " + src.Git.Commit
+			}
+			empty = append(empty, fmt.Sprintf("source %s (%s): %s", src.ID, termtext.Escape(where), store.PackagesOf(loaded)))
 		}
 		for i, p := range loaded.Packages {
 			lp := listedPackage{Package: src.ID + ":" + p.Name, Valid: loaded.Report.Packages[i].Valid, Installed: installed[src.ID+":"+p.Name]}
@@ -121,6 +130,9 @@ func runPluginList(e *env, fs *pflag.FlagSet) int {
 		if line != "" {
 			fmt.Fprintln(e.stdout, strings.TrimRight(line, " \n"))
 		}
+	}
+	for _, n := range empty {
+		fmt.Fprintln(e.stdout, n)
 	}
 	return code
 }

@@ -276,13 +276,9 @@ func checkLocalIgnored(e *env, cmd string, ps *store.Store, ts *providers.Tables
 				continue
 			}
 			checked[name] = true
-			t, _, err := ps.HarnessTable(ts, name)
-			if err != nil {
+			_, pt, skip := projectTable(ps, ps.Project(), ts, name)
+			if skip != "" {
 				continue // skipped with a note when the targets are chosen
-			}
-			pt, err := t.InProject(ps.Project())
-			if err != nil {
-				continue
 			}
 			file, err := pt.Path(pt.Config.Hooks.Location, os.Getenv)
 			if err != nil {
@@ -650,6 +646,35 @@ func sourceDiffers(root string, ls project.LockedSource, src store.Source) strin
 	return ""
 }
 
+// projectTable is the table of the harness of provider name that s finds,
+// and that table in the scope of the project dir; skip says why sync
+// skips the provider instead: a harness with no project scope (whichever
+// version is installed), or no harness with a table. Sync has no
+// --provider, so skip never says to name a table with it.
+func projectTable(s *store.Store, dir string, ts *providers.Tables, name string) (t, pt *providers.Table, skip string) {
+	t, _, err := s.HarnessTable(ts, name)
+	if err != nil {
+		if newest, ok := ts.Newest(name); ok {
+			if _, perr := newest.InProject(dir); perr != nil {
+				return nil, nil, perr.Error()
+			}
+		}
+		var nh *store.NoHarnessError
+		var nt *store.NoTableError
+		switch {
+		case errors.As(err, &nh):
+			return nil, nil, nh.NoChoice()
+		case errors.As(err, &nt):
+			return nil, nil, nt.NoChoice()
+		}
+		return nil, nil, err.Error()
+	}
+	if pt, err = t.InProject(dir); err != nil {
+		return nil, nil, err.Error()
+	}
+	return t, pt, ""
+}
+
 // syncTargets selects every locked package on every provider it lists
 // that this machine has, computes the grants each asks for, and compares
 // them with the lock: mismatch names each grant whose digest differs, is
@@ -657,14 +682,9 @@ func sourceDiffers(root string, ls project.LockedSource, src store.Source) strin
 func syncTargets(ps *store.Store, ts *providers.Tables, lock *project.Lock) (targets []*syncTarget, notes, mismatch []string, err error) {
 	for _, lp := range lock.Packages {
 		for _, name := range lp.Providers {
-			t, _, herr := ps.HarnessTable(ts, name)
-			if herr != nil {
-				notes = append(notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, herr))
-				continue
-			}
-			pt, perr := t.InProject(ps.Project())
-			if perr != nil {
-				notes = append(notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, perr))
+			t, pt, skip := projectTable(ps, ps.Project(), ts, name)
+			if skip != "" {
+				notes = append(notes, fmt.Sprintf("%s on %s skipped: %s", lp.Ref(), name, skip))
 				continue
 			}
 			sel, err := ps.Select(lp.Ref(), t.Key())
@@ -786,15 +806,10 @@ func syncCheck(e *env, s, ps *store.Store, ts *providers.Tables, lock *project.L
 	}
 	for _, lp := range lock.Packages {
 		for _, name := range lp.Providers {
-			t, _, herr := s.HarnessTable(ts, name)
-			if herr != nil {
-				fmt.Fprintf(e.stdout, "note: %s on %s skipped: %s\n", lp.Ref(), name, termtext.Escape(herr.Error()))
-				rep.Notes = append(rep.Notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, herr))
-				continue
-			}
-			if _, err := t.InProject(ps.Project()); err != nil {
-				fmt.Fprintf(e.stdout, "note: %s on %s skipped: %s\n", lp.Ref(), name, termtext.Escape(err.Error()))
-				rep.Notes = append(rep.Notes, fmt.Sprintf("%s on %s skipped: %v", lp.Ref(), name, err))
+			t, _, skip := projectTable(s, ps.Project(), ts, name)
+			if skip != "" {
+				fmt.Fprintf(e.stdout, "note: %s on %s skipped: %s\n", lp.Ref(), name, termtext.Escape(skip))
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s on %s skipped: %s", lp.Ref(), name, skip))
 				continue
 			}
 			in, err := ps.Installed(name)

@@ -59,3 +59,15 @@ func TestCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestScenariosListedOnce holds All to each scenario once: verify runs
+// All in order, and one listed twice ran twice and was reported twice.
+func TestScenariosListedOnce(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range All {
+		if seen[s.Name] {
+			t.Errorf("scenario %s is in All more than once", s.Name)
+		}
+		seen[s.Name] = true
+	}
+}

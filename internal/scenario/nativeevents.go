@@ -191,7 +191,9 @@ var (
 	}
 )
 
-func init() { All = append(All, nativeEvents, nativeEventsUnmapped) }
+// nativeEvents is in All's list, in its place in the order; the
+// unmapped one, Copilot's alone, goes after.
+func init() { All = append(All, nativeEventsUnmapped) }
 
 // noModel is the script of a scenario that runs no session.
 func noModel(*World) fakemodel.Script { return nil }
