@@ -125,8 +125,12 @@ func TestScript(t *testing.T) {
 			}
 			env.Setenv("DALOBIN", filepath.Dir(self))
 			env.Setenv("PATH_BEFORE", env.Getenv("PATH"))
-			// Validation's cache, in the script's own directory.
+			// Validation's cache, in the script's own directory; and the
+			// store of a script that sets no DALO_HOME: testscript's HOME,
+			// /no-home, is on the real filesystem, where a suite run as
+			// root would make it.
 			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, ".cache"))
+			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, ".local", "share"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
