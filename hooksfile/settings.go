@@ -1,6 +1,7 @@
 package hooksfile
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -208,8 +209,9 @@ func (r *Settings) decode(file string) (any, bool) {
 	}
 	var doc any
 	if strings.HasSuffix(file, ".toml") {
+		// TOML allows no byte order mark, but Codex reads past one.
 		var m map[string]any
-		err = toml.Unmarshal(data, &m)
+		err = toml.Unmarshal(bytes.TrimPrefix(data, []byte("\ufeff")), &m)
 		doc = m
 	} else {
 		if r.Table.Config.Comments != nil && jsonedit.ScanStrings(data, true, func([]byte) {}) == nil {

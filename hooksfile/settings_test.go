@@ -137,3 +137,29 @@ func TestSettingsCopilotProject(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsByteOrderMark: a config.toml that starts with a UTF-8 byte
+// order mark, which Codex reads past, is read past too: its switch is
+// found, and it is no file doctor cannot read.
+func TestSettingsByteOrderMark(t *testing.T) {
+	ts, err := providers.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	codex, ok := ts.Newest("codex")
+	if !ok {
+		t.Fatal("no codex table")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte("\ufeff[features]\ncodex_hooks = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CODEX_HOME": dir, "HOME": dir}
+	r := &Settings{Table: codex, Getenv: func(k string) string { return env[k] }}
+	if offs := r.Off(); len(offs) != 1 {
+		t.Errorf("%d settings off (%v), want features.codex_hooks", len(offs), offs)
+	}
+	if len(r.Warnings) > 0 {
+		t.Errorf("warnings %v, want none", r.Warnings)
+	}
+}

@@ -58,9 +58,16 @@ type Written struct {
 	Key, Value, Added string
 }
 
+// byteOrderMark is UTF-8's byte order mark. TOML does not allow one, but
+// Codex reads a config.toml that starts with it (as a user's editor on
+// Windows may write it): Values reads past it, and Set and Drop edit what
+// follows it and keep it.
+var byteOrderMark = []byte("\ufeff")
+
 // Values reads table."<key>".field of every key of the TOML document doc,
 // named name in its errors, where that field is a string.
 func Values(name string, doc []byte, table, field string) (map[string]string, error) {
+	doc, _ = bytes.CutPrefix(doc, byteOrderMark)
 	var m map[string]any
 	if err := toml.Unmarshal(doc, &m); err != nil {
 		var de *toml.DecodeError
@@ -104,6 +111,13 @@ type splice struct {
 // with those values set and nothing else changed, or it is refused: a
 // document that declares the table inline, say, cannot take the edit.
 func Set(name string, doc []byte, table, field string, set map[string]string) ([]byte, map[string]string, error) {
+	if body, ok := bytes.CutPrefix(doc, byteOrderMark); ok {
+		out, added, err := Set(name, body, table, field, set)
+		if err != nil {
+			return nil, nil, err
+		}
+		return append(slices.Clip(byteOrderMark), out...), added, nil
+	}
 	before, err := Values(name, doc, table, field)
 	if err != nil {
 		return nil, nil, err
@@ -182,6 +196,13 @@ func Set(name string, doc []byte, table, field string, set map[string]string) ([
 // Set wrote: a table Set appended whole goes whole, a value it set in
 // place goes with its line. A key whose value was changed since is kept.
 func Drop(name string, doc []byte, table, field string, recs []Written) ([]byte, error) {
+	if body, ok := bytes.CutPrefix(doc, byteOrderMark); ok {
+		out, err := Drop(name, body, table, field, recs)
+		if err != nil {
+			return nil, err
+		}
+		return append(slices.Clip(byteOrderMark), out...), nil
+	}
 	state, err := Values(name, doc, table, field)
 	if err != nil {
 		return nil, err

@@ -128,3 +128,29 @@ func TestQuote(t *testing.T) {
 		}
 	}
 }
+
+// A file that starts with a UTF-8 byte order mark, which TOML does not
+// allow but Codex reads past: Values reads it, Set keeps the mark where it
+// is, and Drop gives the file back byte for byte.
+func TestByteOrderMark(t *testing.T) {
+	const key = "/h/hooks.json:stop:0:0"
+	doc := "\ufeffmodel = \"m\"\n[a.b.k1]\nf = \"1\"\n"
+	got, err := Values("config.toml", []byte(doc), "a.b", "f")
+	if err != nil || got["k1"] != "1" {
+		t.Fatalf("Values = %q, %v; want k1 = 1", got, err)
+	}
+	out, added, err := Set("config.toml", []byte(doc), "a.b", "f", map[string]string{key: "2", "k1": "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out), "\ufeffmodel = \"m\"\n[a.b.k1]\nf = \"3\"\n") {
+		t.Errorf("Set = %q, want the mark and the user's bytes first", out)
+	}
+	back, err := Drop("config.toml", out, "a.b", "f", []Written{{Key: key, Value: "2", Added: added[key]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\ufeffmodel = \"m\"\n[a.b.k1]\nf = \"3\"\n"; string(back) != want {
+		t.Errorf("Drop = %q, want %q", back, want)
+	}
+}
