@@ -38,7 +38,7 @@ func TestMaxItems(t *testing.T) {
 		}
 	}
 	def := ctx.CompileString("import \"list\"\nx: [...int] & list.MaxItems(3)").LookupPath(cue.ParsePath("x"))
-	if got, want := listMessage(def, 4, errors.New("an error that names no bound")), "array has 4 entries, more than the 3 allowed"; got != want {
+	if got, want := listMessage(def, "x", 4, errors.New("an error that names no bound")), "array has 4 entries, more than the 3 allowed"; got != want {
 		t.Errorf("listMessage = %q, want %q", got, want)
 	}
 }

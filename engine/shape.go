@@ -197,7 +197,7 @@ func (r *Rules) walkValue(def cue.Value, name string, v any, path string, m *man
 						l.errorf("E023", m.at(at), at, "%s is listed twice (entries %d and %d): list each once", listed(x), i, j)
 						return
 					}
-					l.errorf("E023", m.at(path), path, "%s", listMessage(def, len(v), err))
+					l.errorf("E023", m.at(path), path, "%s", listMessage(def, lastKey(path), len(v), err))
 				}
 			}
 			return
@@ -243,13 +243,8 @@ func fieldCode(def cue.Value, code string) string {
 // expectation says in words what def admits: its @expect attribute, the
 // list of values of a disjunction, or its kind.
 func expectation(def cue.Value) string {
-	if a := def.Attribute("expect"); a.Err() == nil && a.Contents() != "" {
-		// The attribute holds a quoted string: say what it means, not how
-		// it is written.
-		if s, err := a.String(0); err == nil {
-			return expandExpect(s)
-		}
-		return expandExpect(a.Contents())
+	if s, ok := expectAttr(def); ok {
+		return s
 	}
 	if vals := literals(def); len(vals) > 0 {
 		if len(vals) == 1 {
@@ -274,6 +269,28 @@ func expectation(def cue.Value) string {
 		return "a table"
 	}
 	return k.String()
+}
+
+// expectAttr is the @expect attribute of def, expanded: the field's own,
+// or else, for a value that only names a definition (an array's element,
+// [...#ProviderName]), that definition's.
+func expectAttr(def cue.Value) (string, bool) {
+	a := def.Attribute("expect")
+	if a.Err() != nil || a.Contents() == "" {
+		root, p := def.ReferencePath()
+		if len(p.Selectors()) == 0 {
+			return "", false
+		}
+		if a = root.LookupPath(p).Attribute("expect"); a.Err() != nil || a.Contents() == "" {
+			return "", false
+		}
+	}
+	// The attribute holds a quoted string: say what it means, not how it
+	// is written.
+	if s, err := a.String(0); err == nil {
+		return expandExpect(s), true
+	}
+	return expandExpect(a.Contents()), true
 }
 
 // pattern returns the regular expression a string constraint requires, or
@@ -400,9 +417,12 @@ func listed(x any) string {
 
 // listMessage explains why a list whose elements are fine was refused,
 // without repeating the whole list back.
-func listMessage(def cue.Value, n int, err error) string {
+func listMessage(def cue.Value, name string, n int, err error) string {
 	if max, ok := maxItems(def); ok && int64(n) > max {
 		return fmt.Sprintf("array has %d entries, more than the %d allowed", n, max)
+	}
+	if expect, ok := expectAttr(def); ok {
+		return fmt.Sprintf("invalid %s (%d entries): expected %s", name, n, expect)
 	}
 	format, args := errors.Errors(err)[0].Msg()
 	msg := fmt.Sprintf(format, args...)

@@ -146,7 +146,7 @@ func TestParseLockRefused(t *testing.T) {
 		{"package of no source", edit("ref = \"local:notes\"", "ref = \"other:notes\""), "dalo.lock:18:7: error E115 package[0].ref: package other:notes is of source other, which the lock does not hold"},
 		{"table of another provider", edit("tables = [\"codex@0.147.0\"", "tables = [\"claude@0.147.0\""), "dalo.lock:50:11: error E115 package[1].grant[3].tables[0]: grant codex+team+guard+tool+check is of provider codex, not of table claude@0.147.0"},
 		{"table twice", edit("tables = [\"claude@2.1.233\"]", "tables = [\"claude@2.1.332\"]"), "dalo.lock:40:11: error E115 package[1].grant[1].tables[0]: grant claude+team+guard+hook+gate is locked twice for claude@2.1.332"},
-		{"no tables", edit("tables = [\"claude@2.1.233\"]", "tables = []"), "dalo.lock:35:10: error E023 package[1].grant[0].tables: array of 0 entries refused"},
+		{"no tables", edit("tables = [\"claude@2.1.233\"]", "tables = []"), "dalo.lock:35:10: error E023 package[1].grant[0].tables: invalid tables (0 entries): expected a non-empty array of provider tables"},
 		{"not TOML", edit("[[package]]", "[[package]"), "dalo.lock:17:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
