@@ -136,6 +136,7 @@ func TestGeneratedManifestsDecodeOnce(t *testing.T) {
 		{"pool", func(dir string, n int) error { return sourcegen.Write(dir, n, 0) }},
 		{"own", sourcegen.WriteOwn},
 		{"skills", sourcegen.WriteSkills},
+		{"toolbox", sourcegen.WriteToolbox},
 	} {
 		dir := filepath.Join(t.TempDir(), shape.name)
 		if err := shape.write(dir, 3); err != nil {
