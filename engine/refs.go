@@ -39,6 +39,7 @@ type sourceCheck struct {
 	files    map[string]*diagList // diagnostics about member files
 	targets  map[string]target    // resolved asset, by kind:source:selector
 	refs     []Reference
+	dirs     map[string]bool // directories resolution proved real, by path (lstatInsideKnown)
 }
 
 type target struct {
@@ -382,7 +383,10 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 		}
 		return target{resolution: Resolved, path: rel, root: root}
 	}
-	fi, why := lstatInside(root, rel)
+	if v.dirs == nil {
+		v.dirs = make(map[string]bool)
+	}
+	fi, why := lstatInsideKnown(root, rel, v.dirs)
 	if why != "" {
 		return target{resolution: Unresolved, reason: why}
 	}
