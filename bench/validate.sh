@@ -48,7 +48,9 @@
 # gensource -shape own (members of each package's own, about 36 KB a
 # package) instead of the shared pool; SHAPE=skills with gensource -shape
 # skills (six small skills with long front matter and an agent a package,
-# no tools or hooks).
+# no tools or hooks); SHAPE=toolbox with gensource -shape toolbox (one
+# agent, six small tools in deep folders and twelve hooks a package, in a
+# long manifest of other TOML styles).
 # DALO=path measures that binary instead of building ./cmd/dalo. Needs Go
 # and bash; the cache lives in a temporary XDG_CACHE_HOME.
 set -euo pipefail
@@ -78,6 +80,7 @@ pkg=pkg # the name prefix of the shape's packages
 case $shape in
 own) pkg=own ;;
 skills) pkg=sk ;;
+toolbox) pkg=tb ;;
 esac
 "$work/gensource" -shape "$shape" -packages 10 -out "$work/s10"
 for n in $sizes; do

@@ -77,6 +77,13 @@ func BenchmarkValidate(b *testing.B) {
 		}
 		benchValidate(b, dir, 1000)
 	})
+	b.Run("toolbox=1000", func(b *testing.B) {
+		dir := filepath.Join(b.TempDir(), "source")
+		if err := sourcegen.WriteToolbox(dir, 1000); err != nil {
+			b.Fatal(err)
+		}
+		benchValidate(b, dir, 1000)
+	})
 	b.Run("manifest=1MiB", func(b *testing.B) {
 		benchValidate(b, benchSource(b, 0, 1040000), 1)
 	})

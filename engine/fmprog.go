@@ -127,13 +127,19 @@ func violationElems(x ast.Expr) []ast.Expr {
 // violations runs the program on the front matter file found under the
 // name dir. ok is false when it declines.
 func (p *fmProgram) violations(dir string, file *ast.File) (vs []violation, ok bool) {
+	fm, err := fmMapping(file.Decls)
+	if err != nil {
+		return nil, false
+	}
+	return p.violationsOf(dir, fm)
+}
+
+// violationsOf runs the program on the front matter fm found under the
+// name dir. ok is false when it declines.
+func (p *fmProgram) violationsOf(dir string, fm *fmStruct) (vs []violation, ok bool) {
 	if !utf8.ValidString(dir) {
 		// CUE holds a directory name's invalid bytes as U+FFFD, which
 		// its messages then quote: CUE says it as CUE does.
-		return nil, false
-	}
-	fm, err := fmMapping(file.Decls)
-	if err != nil {
 		return nil, false
 	}
 	e := &fmEnv{p: p, dir: dir, fm: fm, lets: map[string]any{}}

@@ -63,11 +63,28 @@ var lstatsInside atomic.Int64
 // symlinks: each directory on the way must be a real directory and the last
 // component a regular file. It returns the file's info or why not.
 func lstatInside(root, rel string) (fs.FileInfo, string) {
+	return lstatInsideKnown(root, rel, nil)
+}
+
+// componentLstats counts the components lstatInside stated: a test holds
+// a source's members to one statement of each layout directory.
+var componentLstats atomic.Int64
+
+// lstatInsideKnown is lstatInside that skips the directories on the way
+// that dirs (when not nil) holds, as paths, and adds to it those it
+// proved real directories: the members of a source are all under the
+// few directories of its layout (skills, agents, instructions), which
+// need stating once a run, not once a member.
+func lstatInsideKnown(root, rel string, dirs map[string]bool) (fs.FileInfo, string) {
 	lstatsInside.Add(1)
 	parts := strings.Split(rel, "/")
 	cur := root
 	for i, c := range parts {
 		cur = filepath.Join(cur, c)
+		if i < len(parts)-1 && dirs[cur] {
+			continue
+		}
+		componentLstats.Add(1)
 		fi, err := os.Lstat(cur)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -86,6 +103,9 @@ func lstatInside(root, rel string) (fs.FileInfo, string) {
 		if i < len(parts)-1 {
 			if !fi.IsDir() {
 				return nil, fmt.Sprintf("%s is not a directory", path.Join(parts[:i+1]...))
+			}
+			if dirs != nil {
+				dirs[cur] = true
 			}
 			continue
 		}

@@ -39,6 +39,7 @@ type sourceCheck struct {
 	files    map[string]*diagList // diagnostics about member files
 	targets  map[string]target    // resolved asset, by kind:source:selector
 	refs     []Reference
+	dirs     map[string]bool // directories resolution proved real, by path (lstatInsideKnown)
 }
 
 type target struct {
@@ -382,7 +383,10 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 		}
 		return target{resolution: Resolved, path: rel, root: root}
 	}
-	fi, why := lstatInside(root, rel)
+	if v.dirs == nil {
+		v.dirs = make(map[string]bool)
+	}
+	fi, why := lstatInsideKnown(root, rel, v.dirs)
 	if why != "" {
 		return target{resolution: Unresolved, reason: why}
 	}
@@ -604,6 +608,10 @@ func extractYAML(rel string, src []byte) (file *ast.File, err error) {
 	return yaml.Extract(rel, src)
 }
 
+// yamlExtracted counts the front matters CUE's YAML decoder read: a test
+// holds a source of generated skills to none (plainFrontMatter reads them).
+var yamlExtracted atomic.Int64
+
 // frontMatterUnified counts the front matters CUE was asked to unify: a
 // test holds a source of generated skills to none.
 var frontMatterUnified atomic.Int64
@@ -618,6 +626,19 @@ var frontMatterUnified atomic.Int64
 // that its diagnostics are exactly those. TestFrontMatterFastPathAgrees
 // and TestFrontMatterProgramAgrees hold the three to the same findings.
 func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src []byte, line int, l *diagList, way fmWay) {
+	if way == fmProgramFirst && rule.prog != nil {
+		if fm, lines, ok := plainFrontMatter(src); ok {
+			if vs, ok := rule.prog.violationsOf(name, fm); ok {
+				keys := make(map[string]Pos, len(lines))
+				for k, n := range lines {
+					keys[k] = Pos{n + line - 1, 1}
+				}
+				reportFrontMatter(vs, keys, l)
+				return
+			}
+		}
+	}
+	yamlExtracted.Add(1)
 	file, err := extractYAML(rel, src)
 	if err != nil {
 		pos, msg := yamlError(rel, err, line)
@@ -666,6 +687,12 @@ func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src []byte, line
 			return
 		}
 	}
+	reportFrontMatter(vs, keys, l)
+}
+
+// reportFrontMatter adds the violations of a front matter whose keys are
+// at keys to l.
+func reportFrontMatter(vs []violation, keys map[string]Pos, l *diagList) {
 	for _, x := range vs {
 		pos, ok := keys[x.Field]
 		if !ok {

@@ -67,3 +67,40 @@ func TestToolFilesStatedOnce(t *testing.T) {
 		t.Errorf("%d paths stated component by component, want %d (one a member)", n, members)
 	}
 }
+
+// TestLayoutDirsStatedOnce: resolving the members of a source states
+// each directory of its layout (skills, agents) once a run, and then
+// only each member's own components: a skill's folder and its SKILL.md,
+// an agent's file.
+func TestLayoutDirsStatedOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "source")
+	if err := sourcegen.WriteSkills(dir, 3); err != nil {
+		t.Fatal(err)
+	}
+	before := componentLstats.Load()
+	rep, err := Validate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Valid {
+		t.Fatalf("generated source invalid: %v", rep.Diagnostics)
+	}
+	skills, agents := 0, 0
+	for _, p := range rep.Packages {
+		for _, m := range p.Members {
+			switch ParseRef(m.Ref).Kind {
+			case "skill":
+				skills++
+			case "agent":
+				agents++
+			}
+		}
+	}
+	if skills == 0 || agents == 0 {
+		t.Fatalf("%d skills and %d agents: the shape changed", skills, agents)
+	}
+	want := int64(2 + 2*skills + agents) // skills/ and agents/ once each
+	if n := componentLstats.Load() - before; n != want {
+		t.Errorf("%d components stated, want %d", n, want)
+	}
+}

@@ -3,10 +3,12 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -124,6 +126,10 @@ func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
 		l.errorf("E007", m.pos(off), "", "invalid UTF-8 (byte 0x%02x): a manifest is UTF-8 TOML", src[off])
 		return nil
 	}
+	if fast := decodeOnce(src, m, lim); fast != nil {
+		return fast
+	}
+	tomlUnmarshalled.Add(1)
 	var data map[string]any
 	if err := toml.Unmarshal(src, &data); err != nil {
 		row, col := 1, 1
@@ -164,6 +170,31 @@ func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
 	return m
 }
 
+// tomlUnmarshalled counts the manifests go-toml decoded: a test holds
+// generated sources to none (decodeOnce builds their data).
+var tomlUnmarshalled atomic.Int64
+
+// decodeOnce decodes src, whose line table m holds, in the one parse
+// that indexes its positions, when it can: when the walk finds nothing
+// to report and the document holds only what the walk builds itself
+// (strings, booleans, plain decimal integers, arrays, inline tables,
+// tables and arrays of tables, each defined once in the plainest way).
+// Otherwise it returns nil and decodeManifest decodes with go-toml, then
+// walks, as it always did, for the same data and the same diagnostics:
+// go-toml's decoder was as costly as the walk, and they parsed the same
+// bytes twice. FuzzDecodeOnce holds its data to go-toml's.
+func decodeOnce(src []byte, m *manifest, lim *Limits) *manifest {
+	var scratch diagList
+	m.data = map[string]any{}
+	m.spans = make(map[string]span, min(len(m.lines), 4096))
+	w := walker{m: m, lim: lim, l: &scratch, arrays: make(map[string]int), build: true}
+	if !w.walk(src) || w.bad || len(scratch.diags) != 0 {
+		m.data, m.spans = nil, nil
+		return nil
+	}
+	return m
+}
+
 // walker indexes positions from go-toml's parser and enforces the limits a
 // reader must enforce before anything else looks at the data. With lim nil
 // it only looks for the first duplicate definition (findDuplicate).
@@ -176,6 +207,12 @@ type walker struct {
 	dup    *duplicate
 	src    []byte
 	failed bool
+	// With build set, the walk also builds m.data (decodeOnce), and
+	// sets bad on anything it leaves to go-toml. kinds says how each
+	// table it made was made (by its address: a table is found from its
+	// parent, never by path, so the walk keeps no path of each key).
+	build, bad bool
+	kinds      map[uintptr]defKind
 }
 
 // A definition is how a field path was first defined, and where (a byte
@@ -262,6 +299,9 @@ func (w *walker) walk(src []byte) bool {
 	var p unstable.Parser
 	p.Reset(src)
 	table := scope{}
+	if w.build {
+		table.tbl = w.m.data
+	}
 	for p.NextExpression() && !w.failed {
 		e := p.Expression()
 		switch e.Kind {
@@ -294,6 +334,7 @@ type scope struct {
 	providers bool
 	up        *scope
 	index     int
+	tbl       map[string]any // the table's data, when the walk builds it and s is a table's
 }
 
 // fieldPath returns s's field path.
@@ -336,13 +377,21 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 	}
 	s := scope{}
 	off := 0
+	var tbl map[string]any
+	if w.build {
+		tbl = w.m.data
+	}
 	for i, k := range parts {
 		if !w.checkKey(k, s) {
 			return s
 		}
-		s = s.enter(string(k.Data))
+		key := string(k.Data)
+		s = s.enter(key)
 		off = int(k.Raw.Offset)
 		last := i == len(parts)-1
+		if w.build {
+			tbl = w.headerTable(tbl, key, s.path, last, isArray)
+		}
 		switch {
 		case last && isArray:
 			w.define(s.path, defArray, off)
@@ -368,6 +417,7 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 			s.depth++
 		}
 	}
+	s.tbl = tbl
 	sp := w.m.spans[s.path]
 	sp.key = int32(off) + 1
 	w.m.spans[s.path] = sp
@@ -381,7 +431,9 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 func (w *walker) keyValue(e *unstable.Node, table scope) {
 	keys := e.Key()
 	s := table
+	tbl := table.tbl // nil unless the walk builds this table's data
 	var last *unstable.Node
+	var k string // last's
 	for keys.Next() {
 		if last != nil {
 			// s is a table the dotted key defines on the way.
@@ -391,12 +443,19 @@ func (w *walker) keyValue(e *unstable.Node, table scope) {
 			if _, ok := w.m.spans[s.path]; !ok && !w.inert(table) {
 				w.m.spans[s.path] = span{key: int32(last.Raw.Offset) + 1}
 			}
+			if tbl != nil {
+				tbl = w.dottedTable(tbl, k)
+			}
 		}
 		last = keys.Node()
 		if !w.checkKey(last, s) {
 			return
 		}
-		s = s.enter(string(last.Data))
+		k = string(last.Data)
+		s = s.enter(k)
+	}
+	if tbl != nil {
+		w.put(tbl, k, e.Value())
 	}
 	start := w.valueStart(last)
 	if w.inert(table) {
@@ -407,6 +466,181 @@ func (w *walker) keyValue(e *unstable.Node, table scope) {
 		return
 	}
 	w.value(e.Value(), s, start, int32(last.Raw.Offset)+1)
+}
+
+// headerTable returns the table of the header key k inside t, making it
+// when the header makes it: the last key of a [table] header, an element
+// of an [[array]] (path, the array's, counted in w.arrays), a table on
+// the way. What TOML allows but this does not build the plainest way (a
+// table made on the way, then given its own header; a header through a
+// table dotted keys or an inline table made) sets w.bad, as does what
+// TOML forbids.
+func (w *walker) headerTable(t map[string]any, k, path string, last, isArray bool) map[string]any {
+	if t == nil {
+		return nil
+	}
+	x, ok := t[k]
+	switch {
+	case last && isArray:
+		arr, isArr := x.([]any)
+		if ok && (!isArr || w.arrays[path] == 0) {
+			break
+		}
+		e := w.table(defTable)
+		t[k] = append(arr, e)
+		return e
+	case !ok:
+		kind := defImplicit
+		if last {
+			kind = defTable
+		}
+		e := w.table(kind)
+		t[k] = e
+		return e
+	case last:
+	case w.arrays[path] > 0:
+		if arr, isArr := x.([]any); isArr && len(arr) > 0 {
+			if e, isMap := arr[len(arr)-1].(map[string]any); isMap {
+				return e
+			}
+		}
+	default:
+		if e, isMap := x.(map[string]any); isMap && (w.kindOf(e) == defImplicit || w.kindOf(e) == defTable) {
+			return e
+		}
+	}
+	w.bad = true
+	return nil
+}
+
+// dottedTable returns the table the dotted key k makes inside t: one
+// met again must be one dotted keys made.
+func (w *walker) dottedTable(t map[string]any, k string) map[string]any {
+	x, ok := t[k]
+	if !ok {
+		e := w.table(defDotted)
+		t[k] = e
+		return e
+	}
+	if e, isMap := x.(map[string]any); isMap && w.kindOf(e) == defDotted {
+		return e
+	}
+	w.bad = true
+	return nil
+}
+
+// table makes a table of the document, made as kind says.
+func (w *walker) table(kind defKind) map[string]any {
+	e := map[string]any{}
+	if w.kinds == nil {
+		w.kinds = make(map[uintptr]defKind)
+	}
+	w.kinds[reflect.ValueOf(e).Pointer()] = kind
+	return e
+}
+
+// kindOf is how the table t was made, 0 for an inline table's.
+func (w *walker) kindOf(t map[string]any) defKind {
+	return w.kinds[reflect.ValueOf(t).Pointer()]
+}
+
+// put sets t[k] to the data of v, which must not be there yet.
+func (w *walker) put(t map[string]any, k string, v *unstable.Node) {
+	if _, ok := t[k]; ok {
+		w.bad = true
+		return
+	}
+	x, ok := nodeData(v)
+	if !ok {
+		w.bad = true
+		return
+	}
+	t[k] = x
+}
+
+// nodeData is what go-toml decodes v into, for the values decodeOnce
+// builds; ok is false for any other.
+func nodeData(v *unstable.Node) (any, bool) {
+	switch v.Kind {
+	case unstable.String:
+		return string(v.Data), true
+	case unstable.Bool:
+		return string(v.Data) == "true", true
+	case unstable.Integer:
+		return plainInt(v.Data)
+	case unstable.Array:
+		n := 0
+		for it := v.Children(); it.Next(); {
+			n++
+		}
+		out := make([]any, 0, n) // comments counted: a few slots spare
+		it := v.Children()
+		for it.Next() {
+			c := it.Node()
+			if c.Kind == unstable.Comment {
+				continue
+			}
+			x, ok := nodeData(c)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, x)
+		}
+		return out, true
+	case unstable.InlineTable:
+		out := map[string]any{}
+		it := v.Children()
+		for it.Next() {
+			kv := it.Node()
+			if kv.Kind != unstable.KeyValue {
+				continue
+			}
+			keys := kv.Key()
+			t := out
+			var last string
+			for n := 0; keys.Next(); n++ {
+				if n > 0 {
+					if _, ok := t[last]; ok {
+						return nil, false // a table met again: left to go-toml
+					}
+					e := map[string]any{}
+					t[last] = e
+					t = e
+				}
+				last = string(keys.Node().Data)
+			}
+			if _, ok := t[last]; ok {
+				return nil, false
+			}
+			x, ok := nodeData(kv.Value())
+			if !ok {
+				return nil, false
+			}
+			t[last] = x
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// plainInt reads a decimal integer written plainly (0, or digits from 1
+// to 9 first, at most 18, a '-' before them or not) as go-toml does; ok
+// is false for any other way of writing one.
+func plainInt(b []byte) (any, bool) {
+	d := b
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 18 || d[0] == '0' && len(d) > 1 {
+		return nil, false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	return n, err == nil
 }
 
 // valueStart returns where the value after key starts: after it, '=' and

@@ -4,12 +4,15 @@
 //	go run ./bench/gensource -packages 0 -big 1040000 -out DIR
 //	go run ./bench/gensource -shape own -packages 1000 -out DIR
 //	go run ./bench/gensource -shape skills -packages 1000 -out DIR
+//	go run ./bench/gensource -shape toolbox -packages 1000 -out DIR
 //
 // See package dalo/bench/sourcegen for what the packages hold: -shape pool
 // (the default) draws members from a shared pool, -shape own gives every
 // package members of its own and larger files (about 36 KB a package),
 // -shape skills six small skills with long front matter and an agent of
-// its own, and no tools or hooks.
+// its own, and no tools or hooks, -shape toolbox one agent and many small
+// tools and hooks in a long manifest written in other TOML styles, each
+// tool with a deep folder of helpers.
 package main
 
 import (
@@ -23,11 +26,11 @@ import (
 func main() {
 	n := flag.Int("packages", 1000, "number of packages")
 	big := flag.Int("big", 0, "also write package big with a manifest of about this many bytes (shape pool)")
-	shape := flag.String("shape", "pool", "pool: members from a shared pool; own: members of each package's own; skills: many small skills of each package's own")
+	shape := flag.String("shape", "pool", "pool: members from a shared pool; own: members of each package's own; skills: many small skills of each package's own; toolbox: many small tools and hooks, one agent")
 	out := flag.String("out", "", "directory to create (must not exist)")
 	flag.Parse()
-	if *out == "" || flag.NArg() != 0 || (*shape != "pool" && *shape != "own" && *shape != "skills") || (*shape != "pool" && *big != 0) {
-		fmt.Fprintln(os.Stderr, "usage: gensource [-shape pool|own|skills] [-packages N] [-big BYTES] -out DIR")
+	if *out == "" || flag.NArg() != 0 || (*shape != "pool" && *shape != "own" && *shape != "skills" && *shape != "toolbox") || (*shape != "pool" && *big != 0) {
+		fmt.Fprintln(os.Stderr, "usage: gensource [-shape pool|own|skills|toolbox] [-packages N] [-big BYTES] -out DIR")
 		os.Exit(2)
 	}
 	if _, err := os.Stat(*out); err == nil {
@@ -40,6 +43,8 @@ func main() {
 		err = sourcegen.WriteOwn(*out, *n)
 	case "skills":
 		err = sourcegen.WriteSkills(*out, *n)
+	case "toolbox":
+		err = sourcegen.WriteToolbox(*out, *n)
 	default:
 		err = sourcegen.Write(*out, *n, *big)
 	}

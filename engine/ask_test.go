@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"cuelang.org/go/cue"
+
+	"dalo/plan"
+)
+
+// TestAskAgrees holds ask, which unifies a rule with a whole question, to
+// filling the question's fields one at a time, the way it asked before:
+// both are unification, and this checks that CUE gives the same
+// violations either way, for valid questions and for ones that break
+// each rule (unknown subjects, rows no table has, fields of the wrong type).
+func TestAskAgrees(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type question struct {
+		def cue.Value
+		q   map[string]any
+	}
+	var qs []question
+	subjects := []string{plan.SubjectSession, plan.SubjectPrompt, plan.SubjectToolCall, plan.SubjectWorkflow, "tool-call"}
+	phases := []string{plan.PhaseStart, plan.PhaseEnd, plan.PhaseBefore, plan.PhaseAfter, plan.PhaseFailure, plan.PhaseStop, "during"}
+	effects := []string{plan.EffectObserve, plan.EffectAddContext, plan.EffectGate, plan.EffectRewriteInput, plan.EffectReplaceOutput, plan.EffectContinueWorkflow, "add_contxt"}
+	policies := []string{plan.PolicyReport, plan.PolicyFailOpen, plan.PolicyFailClosed}
+	requirements := []string{plan.RequirementRequired, plan.RequirementOptional, plan.RequirementRecommended}
+	n := 0
+	for _, s := range subjects {
+		for _, p := range phases {
+			// Every row once, each with another effect, policy and
+			// requirement, so that the questions stay few.
+			n++
+			qs = append(qs, question{r.hookDef, map[string]any{
+				"subject": s, "phase": p, "effect": effects[n%len(effects)],
+				"failure_policy": policies[n%len(policies)], "requirement": requirements[n%len(requirements)],
+				"has_fallback": n%2 == 0, "has_matcher": n%3 == 0,
+			}})
+		}
+	}
+	fields := []string{"session.cwd", "session.id", "prompt.text", "tool.name", "tool.call_id", "workflow.last_message", "workflow.already_continued", "tool.nme"}
+	types := []string{"string", "path", "boolean", "integer"}
+	for i, f := range fields {
+		for j, s := range subjects[:4] {
+			qs = append(qs, question{r.bindDef, map[string]any{
+				"subject": s, "phase": phases[(i+j)%len(phases)], "field": f, "input_type": types[(i+j)%len(types)],
+			}})
+		}
+	}
+	for _, kind := range []string{"skill", "agent", "instruction", "plugin", "tool"} {
+		for i, rq := range requirements {
+			qs = append(qs, question{r.refDef, map[string]any{
+				"position": "members", "kind": kind, "requirement": rq,
+				"has_fallback": i == 0, "fallback_kind": []string{"skill", "", "agent"}[i],
+			}}, question{r.refDef, map[string]any{
+				"position": "requires", "kind": kind, "requirement": rq, "has_fallback": false,
+			}})
+		}
+	}
+	refused := 0
+	for i, x := range qs {
+		r.memo = &ruleMemo{m: map[string][]violation{}, verdicts: map[string]bool{}}
+		got := r.ask(x.def, fmt.Sprint(i), x.q)
+		v := x.def
+		for k, val := range x.q {
+			v = v.FillPath(cue.MakePath(cue.Str(k)), val)
+		}
+		var want []violation
+		if err := v.LookupPath(cue.ParsePath("violations")).Decode(&want); err != nil {
+			// A question no manifest can ask (a value the shape
+			// refuses): both ways fail, and ask says so.
+			if len(got) != 1 || got[0].Code != "E099" {
+				t.Errorf("%v: filled fails (%v), ask says %v", x.q, err, got)
+			}
+			refused++
+			continue
+		}
+		suggestNear(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%v:\nask     %v\nfilled  %v", x.q, got, want)
+		}
+	}
+	t.Logf("%d questions, %d refused", len(qs), refused)
+	if refused == len(qs) {
+		t.Fatal("every question was refused: nothing compared")
+	}
+}

@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"dalo/bench/sourcegen"
+	"dalo/plan"
+)
+
+// decodeOnceAgrees checks that when decodeOnce decodes src, go-toml
+// decodes it to the same data and the walk after it (decodeManifest's
+// other way) indexes the same positions and finds nothing to report. It
+// reports whether decodeOnce decoded src.
+func decodeOnceAgrees(t *testing.T, src []byte) bool {
+	t.Helper()
+	lim := plan.DraftLimits
+	lines := []int{0}
+	for i, b := range src {
+		if b == '\n' {
+			lines = append(lines, i+1)
+		}
+	}
+	got := decodeOnce(src, &manifest{lines: lines}, &lim)
+	if got == nil {
+		return false
+	}
+	var data map[string]any
+	if err := toml.Unmarshal(src, &data); err != nil {
+		t.Errorf("%q: decoded once, but go-toml refuses it: %v", src, err)
+		return true
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	if !reflect.DeepEqual(got.data, data) {
+		t.Errorf("%q:\nonce    %#v\ngo-toml %#v", src, got.data, data)
+	}
+	var l diagList
+	want := &manifest{data: data, lines: lines, spans: map[string]span{}}
+	w := walker{m: want, lim: &lim, l: &l, arrays: make(map[string]int)}
+	if !w.walk(src) || len(l.diags) != 0 {
+		t.Errorf("%q: decoded once, but the walk after go-toml reports %v", src, l.diags)
+	}
+	if !reflect.DeepEqual(got.spans, want.spans) {
+		t.Errorf("%q: positions\nonce    %v\ngo-toml %v", src, got.spans, want.spans)
+	}
+	return true
+}
+
+// tomlCases are manifests decodeOnce must decode, or leave to go-toml,
+// at the edges of what it builds.
+var tomlCases = []string{
+	manifestA,
+	"",
+	"a = 1\nb = -0\nd = -123456789012345678\ne = true\nf = false\n",
+	"c = 9223372036854775807\n",
+	"a = 012\n", "a = +1\n", "a = 1_000\n", "a = 0x10\n", "a = 1.5\n", "a = 1e3\n", "a = inf\n",
+	"a = 1979-05-27\n", "a = 07:32:00\n", "a = 1979-05-27T07:32:00Z\n",
+	"s = \"tab\\there \\u00e9\"\nt = 'lit\\eral'\nu = \"\"\"\nmulti\nline\"\"\"\nv = '''\nraw'''\n",
+	"a.b.c = 1\na.b.d = 2\na.e = 3\n",
+	"a = {b = 1, c.d = 2, c.e = 3}\n",
+	"a = {b = 1}\na.c = 2\n",
+	"a = [1, [2, 3], {x = 1}, []]\n",
+	"[a.b]\nx = 1\n[a]\ny = 2\n",
+	"[a.b]\nx = 1\n[a.c]\ny = 2\n",
+	"[a]\nb.c = 1\n[a.b.d]\ne = 2\n",
+	"a.b = 1\n[a.c]\nd = 2\n",
+	"[[a]]\nx = 1\n[[a]]\nx = 2\n[a.b]\ny = 3\n[[a.c]]\nz = 4\n",
+	"[[a.b]]\nx = 1\n[a]\ny = 2\n",
+	"a = []\n[[a]]\n",
+	"[a]\n[a]\n",
+	"a = 1\na = 2\n",
+	"[a]\nb = 1\n[a.b]\n",
+	"[providers.claude]\nx.y = 1\nx.z = 2\nw = {a.b = 1}\n[providers.claude.t]\nq = [1, {r = 2}]\n",
+	"[providers]\nclaude = 1\n[[providers.codex]]\n",
+	"\"quoted key\" = 1\n'lit' = 2\n\"\" = 3\n\"a.b\".c = 4\n",
+	"a = 1 # comment\n# c\n[b] # c\nc = [ # c\n  1, # c\n  2,\n]\n",
+	"a = \"\xff\"\n",
+	"a = \n",
+}
+
+// TestDecodeOnce holds decodeOnce to go-toml on the cases above and on
+// every manifest of the test data, and checks it decodes most of them.
+func TestDecodeOnce(t *testing.T) {
+	srcs := map[string][]byte{}
+	for i, c := range tomlCases {
+		srcs["case "+string(rune('a'+i))] = []byte(c)
+	}
+	err := filepath.WalkDir("../testdata", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".toml") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		srcs[path] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := 0
+	for _, src := range srcs {
+		if decodeOnceAgrees(t, src) {
+			once++
+		}
+	}
+	t.Logf("%d of %d manifests decoded once", once, len(srcs))
+	if once < len(srcs)/2 {
+		t.Errorf("only %d of %d manifests decoded once", once, len(srcs))
+	}
+}
+
+// FuzzDecodeOnce holds decodeOnce to go-toml on anything it decodes.
+func FuzzDecodeOnce(f *testing.F) {
+	for _, c := range tomlCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		decodeOnceAgrees(t, src)
+	})
+}
+
+// TestGeneratedManifestsDecodeOnce checks that validating sources of
+// every bench/sourcegen shape decodes each manifest in one parse, without
+// go-toml's decoder.
+func TestGeneratedManifestsDecodeOnce(t *testing.T) {
+	for _, shape := range []struct {
+		name  string
+		write func(string, int) error
+	}{
+		{"pool", func(dir string, n int) error { return sourcegen.Write(dir, n, 0) }},
+		{"own", sourcegen.WriteOwn},
+		{"skills", sourcegen.WriteSkills},
+		{"toolbox", sourcegen.WriteToolbox},
+	} {
+		dir := filepath.Join(t.TempDir(), shape.name)
+		if err := shape.write(dir, 3); err != nil {
+			t.Fatal(err)
+		}
+		before := tomlUnmarshalled.Load()
+		rep, err := Validate(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Valid {
+			t.Fatalf("%s: generated source invalid: %v", shape.name, rep.Diagnostics)
+		}
+		if n := tomlUnmarshalled.Load() - before; n != 0 {
+			t.Errorf("%s: go-toml decoded %d manifests, want 0", shape.name, n)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package engine
+
+import "strings"
+
+// plainFrontMatter reads src, a front matter, when it is written in the
+// plain YAML most front matter is: top-level keys, each at the start of
+// its line, holding a one-line scalar (plain, or quoted without escapes),
+// a block scalar (|, |-, > or >-, its lines indented alike), or a mapping
+// of such one-line scalars indented alike. It returns what fmMapping
+// makes of CUE's syntax tree of the same YAML and each key's line
+// (counted from line 1 of src), without CUE's YAML decoder, which cost
+// more than the rest of a skill's checks. Anything else, or anything
+// whose reading it is not sure of (a scalar YAML could read as a number,
+// a boolean or null; a comment; a tab; a byte outside printable ASCII; a
+// key held twice), makes ok false, and the caller decodes the YAML
+// itself. FuzzPlainFrontMatter holds it to CUE's decoder.
+func plainFrontMatter(src []byte) (fm *fmStruct, lines map[string]int, ok bool) {
+	if len(src) == 0 || src[len(src)-1] != '\n' {
+		return nil, nil, false
+	}
+	for _, b := range src {
+		if b != '\n' && (b < 0x20 || b > 0x7e) {
+			return nil, nil, false
+		}
+	}
+	ls := strings.Split(string(src[:len(src)-1]), "\n")
+	fm = &fmStruct{vals: make(map[string]any, len(ls))}
+	lines = make(map[string]int, len(ls))
+	for i := 0; i < len(ls); {
+		key, rest, ok := plainKey(ls[i])
+		if !ok {
+			return nil, nil, false
+		}
+		if _, dup := fm.vals[key]; dup {
+			return nil, nil, false
+		}
+		body := indented(ls[i+1:])
+		var v any
+		switch {
+		case rest == "" && len(body) > 0:
+			v, ok = plainMapping(body)
+		case len(body) > 0:
+			v, ok = blockScalar(rest, body)
+		default:
+			v, ok = oneLineScalar(rest)
+		}
+		if !ok {
+			return nil, nil, false
+		}
+		fm.keys = append(fm.keys, key)
+		fm.vals[key] = v
+		lines[key] = i + 1
+		i += 1 + len(body)
+	}
+	return fm, lines, true
+}
+
+// indented returns the lines at the start of ls that are indented: what
+// the key before them holds.
+func indented(ls []string) []string {
+	n := 0
+	for n < len(ls) && strings.HasPrefix(ls[n], " ") {
+		n++
+	}
+	return ls[:n]
+}
+
+// plainKey splits a line "key: rest" or "key:" whose key is a word YAML
+// reads as a string, and returns rest without its leading blanks.
+func plainKey(line string) (key, rest string, ok bool) {
+	n := 0
+	for n < len(line) && isKeyByte(line[n]) {
+		n++
+	}
+	if n == 0 || !isLetter(line[0]) || n == len(line) || line[n] != ':' || yamlWord(line[:n]) {
+		return "", "", false
+	}
+	rest = line[n+1:]
+	if rest != "" && rest[0] != ' ' {
+		return "", "", false
+	}
+	return line[:n], strings.TrimLeft(rest, " "), true
+}
+
+func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
+
+func isKeyByte(b byte) bool {
+	return isLetter(b) || b >= '0' && b <= '9' || b == '_' || b == '-'
+}
+
+// yamlWord reports whether a plain scalar made of letters alone is one
+// YAML 1.1 or 1.2 reads as a boolean or null.
+func yamlWord(s string) bool {
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+		return true
+	}
+	return false
+}
+
+// oneLineScalar reads the value after a key when nothing indented
+// follows it: a plain scalar that is surely a string, or a quoted one
+// without escapes.
+func oneLineScalar(s string) (string, bool) {
+	if s == "" {
+		return "", false // null
+	}
+	switch s[0] {
+	case '"', '\'':
+		end := strings.IndexByte(s[1:], s[0]) + 1
+		if end == 0 || strings.TrimRight(s[end+1:], " ") != "" || strings.IndexByte(s[1:end], '\\') >= 0 && s[0] == '"' {
+			return "", false
+		}
+		return s[1:end], true
+	}
+	s = strings.TrimRight(s, " ")
+	// A plain scalar that starts with a letter and holds no ": ", " #"
+	// or final ':' is a string, unless it is one of YAML's words.
+	if !isLetter(s[0]) || strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") || yamlWord(s) {
+		return "", false
+	}
+	return s, true
+}
+
+// blockScalar reads a block scalar whose header (after the key) is head
+// and whose lines are body, each indented by the same number of spaces
+// and none more: literal (|) or folded (>), its last line break kept or
+// stripped (-).
+func blockScalar(head string, body []string) (string, bool) {
+	var sep string
+	switch head {
+	case "|", "|-":
+		sep = "\n"
+	case ">", ">-":
+		sep = " "
+	default:
+		return "", false
+	}
+	indent := len(body[0]) - len(strings.TrimLeft(body[0], " "))
+	var b strings.Builder
+	for i, l := range body {
+		if len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" || l[indent] == ' ' {
+			return "", false
+		}
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(l[indent:])
+	}
+	if !strings.HasSuffix(head, "-") {
+		b.WriteByte('\n')
+	}
+	return b.String(), true
+}
+
+// plainMapping reads the indented lines of a key with nothing after it as
+// a mapping of one-line scalars, every key indented alike.
+func plainMapping(body []string) (*fmStruct, bool) {
+	indent := len(body[0]) - len(strings.TrimLeft(body[0], " "))
+	s := &fmStruct{vals: make(map[string]any, len(body))}
+	for _, l := range body {
+		if len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" {
+			return nil, false
+		}
+		key, rest, ok := plainKey(l[indent:])
+		if !ok {
+			return nil, false
+		}
+		if _, dup := s.vals[key]; dup {
+			return nil, false
+		}
+		v, ok := oneLineScalar(rest)
+		if !ok {
+			return nil, false
+		}
+		s.keys = append(s.keys, key)
+		s.vals[key] = v
+	}
+	return s, true
+}
