@@ -429,8 +429,12 @@ func printVerify(w io.Writer, r *verifyReport) {
 	default:
 		fmt.Fprintf(w, "%s %s (%s): not verified, no table written: %s\n", r.Name, r.Version, r.Path, r.Failed)
 	}
+	width := 0
 	for _, s := range r.Scenarios {
-		line := fmt.Sprintf("  %-12s %s", s.Name, s.Status)
+		width = max(width, len(s.Name))
+	}
+	for _, s := range r.Scenarios {
+		line := fmt.Sprintf("  %-*s %s", width, s.Name, s.Status)
 		if s.Reason != "" {
 			line += ": " + s.Reason
 		}
