@@ -61,7 +61,11 @@ func TestYAMLErrorPosition(t *testing.T) {
 		want Pos
 		msg  string
 	}{
-		{"name: [unclosed\ndescription: x\n", Pos{2, 1}, "did not find expected ',' or ']'"},
+		// The parser's own errors: the library gives their line from 0.
+		{"name: [unclosed\ndescription: x\n", Pos{3, 1}, "did not find expected ',' or ']'"},
+		{"name: p\nx: 1\ndescription: [a, b\n", Pos{4, 1}, "did not find expected ',' or ']'"},
+		{"name: p\nx: 1\ndescription: {a: b\n", Pos{4, 1}, "did not find expected ',' or '}'"},
+		{"name: p\n- x\n", Pos{3, 1}, "did not find expected key"},
 		{"name: x\ndescription: x\n  bad: y\n", Pos{4, 1}, "mapping values are not allowed in this context"},
 		{"name: x\n\tdescription: y\n", Pos{3, 1}, "found a tab character that violates indentation"},
 		{"name: *x\n", Pos{2, 1}, "unknown anchor 'x' referenced"},

@@ -757,13 +757,35 @@ func yamlError(rel string, err error, first int) (Pos, string) {
 		nums = append(nums, n)
 		rest = rest[i+1:]
 	}
+	msg = strings.TrimSpace(rest)
 	if len(nums) > 0 {
 		pos.Line = first + nums[0] - 1
+		if len(nums) == 1 && slices.Contains(yamlParserProblems, msg) {
+			// The library counts its parser's lines from 0 and its
+			// scanner's from 1 (go.yaml.in/yaml/v3, parser.fail).
+			pos.Line++
+		}
 	}
 	if len(nums) > 1 {
 		pos.Column = nums[1]
 	}
-	return pos, strings.TrimSpace(rest)
+	return pos, msg
+}
+
+// yamlParserProblems are the errors of the YAML library's parser (as
+// against its scanner), whose line it gives counted from 0.
+var yamlParserProblems = []string{
+	"did not find expected <stream-start>",
+	"did not find expected <document start>",
+	"did not find expected node content",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found undefined tag handle",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
 }
 
 // quoteHint says how to write line i (from 0) of the front matter src
