@@ -143,7 +143,7 @@ func runPluginApprove(e *env, fs *pflag.FlagSet) int {
 	}
 	stops := stoppedHooks(fresh)
 	warnStops(e, stops)
-	if !yes && !confirm(e, cmd, fmt.Sprintf("Approve these %d grants?", len(fresh)), fmt.Sprintf("'dalo plugin review %s --provider %s'", sel.Identity, sel.Table.Name)) {
+	if !yes && !confirm(e, cmd, fmt.Sprintf("Approve these %d grants?", len(fresh)), "approve", "nothing approved", fmt.Sprintf("'dalo plugin review %s --provider %s'", sel.Identity, sel.Table.Name)) {
 		return exitFail
 	}
 	if err := s.Approve(fresh); err != nil {
@@ -169,22 +169,28 @@ func stillChanged(e *env, s *store.Store, sel *store.Selection) {
 }
 
 // confirm asks question on the terminal and says whether the user said
-// yes. Without a terminal it refuses, naming review, the command that
-// shows what the user would approve, and --yes.
-func confirm(e *env, cmd, question, review string) bool {
+// yes; act says what yes does ("approve") and none what a no leaves
+// ("nothing approved"). Without a terminal it refuses, naming review, the
+// command that shows what the user would agree to, and --yes.
+func confirm(e *env, cmd, question, act, none, review string) bool {
 	if e.json {
 		// The question would be read by a program, not a person.
-		fmt.Fprintf(e.stderr, "dalo %s: refusing to approve without confirmation: --json asks nothing; review with %s and pass --yes\n", cmd, review)
+		fmt.Fprintf(e.stderr, "dalo %s: refusing to %s without confirmation: --json asks nothing; review with %s and pass --yes\n", cmd, act, review)
 		return false
 	}
 	if !isTerminal(e.stdin) {
-		fmt.Fprintf(e.stderr, "dalo %s: refusing to approve without confirmation: standard input is not a terminal; review with %s and pass --yes\n", cmd, review)
+		fmt.Fprintf(e.stderr, "dalo %s: refusing to %s without confirmation: standard input is not a terminal; review with %s and pass --yes\n", cmd, act, review)
 		return false
 	}
 	fmt.Fprintf(e.stdout, "%s [y/N] ", question)
-	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+	line, err := bufio.NewReader(e.stdin).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-		fmt.Fprintln(e.stdout, "nothing approved")
+		if err != nil {
+			// The answer ended without a newline (Ctrl-D): end the
+			// question's line.
+			fmt.Fprintln(e.stdout)
+		}
+		fmt.Fprintln(e.stdout, none)
 		return false
 	}
 	return true

@@ -127,7 +127,7 @@ func runPluginUpdate(e *env, fs *pflag.FlagSet) int {
 		printDiffs(e.stdout, plan)
 		return exitOK
 	}
-	if len(asks) > 0 && !yes && !confirm(e, cmd, fmt.Sprintf("Approve these %d grants and update?", len(asks)), fmt.Sprintf("'dalo plugin update %s --provider %s --dry-run'", sel.Identity, tg.t.Name)) {
+	if len(asks) > 0 && !yes && !confirm(e, cmd, fmt.Sprintf("Approve these %d grants and update?", len(asks)), "approve", "nothing approved", fmt.Sprintf("'dalo plugin update %s --provider %s --dry-run'", sel.Identity, tg.t.Name)) {
 		return exitFail
 	}
 	res, err := s.Update(u, disp, tg.opt)

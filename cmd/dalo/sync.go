@@ -200,7 +200,7 @@ func runSyncWith(e *env, fs *pflag.FlagSet, rep *syncReport) int {
 			fmt.Fprintln(e.stdout, "dry run: nothing was fetched or written")
 			return exitOK
 		}
-		if !yes && !confirm(e, cmd, fmt.Sprintf("Register and fetch these %d sources?", len(unregistered)), "'dalo sync --dry-run'") {
+		if !yes && !confirm(e, cmd, fmt.Sprintf("Register and fetch these %d sources?", len(unregistered)), "register sources", "no source registered", "'dalo sync --dry-run'") {
 			return exitFail
 		}
 	}
@@ -376,7 +376,7 @@ func approveTargets(e *env, cmd string, s *store.Store, root string, targets []*
 			fmt.Fprintf(e.stdout, "dry run: %s would be asked for; nothing was written\n", askedFor(fresh, len(instrs)))
 			return exitOK, false
 		}
-		if !yes && !confirm(e, cmd, "Approve these "+askedFor(fresh, len(instrs))+"?", "'dalo sync --dry-run'") {
+		if !yes && !confirm(e, cmd, "Approve these "+askedFor(fresh, len(instrs))+"?", "approve", "nothing approved", "'dalo sync --dry-run'") {
 			return takeBack(e, cmd, undo), false
 		}
 		// Every grant shown, in one write of the ledger.
