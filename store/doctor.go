@@ -558,6 +558,20 @@ func (c *forceCheck) add(status, subject, format string, args ...any) {
 	c.out = append(c.out, Finding{status, subject, fmt.Sprintf(format, args...)})
 }
 
+// reinstall says what writes the provider's plan, dispatch index and
+// entries again: installing again a package installed on it (any one
+// rewrites them all), or 'dalo sync' in the project dalo synced.
+func (c *forceCheck) reinstall() string {
+	if len(c.in.Packages) == 0 {
+		return "run 'dalo plugin install' again"
+	}
+	u := GrantUse{Provider: c.t.Name, Project: c.s.Project(), Package: c.in.Packages[0].Package}
+	if u.Project != "" {
+		return "run " + u.Reinstall()
+	}
+	return "run " + u.Reinstall() + " again"
+}
+
 func (c *forceCheck) run() []Finding {
 	c.event, c.hook, c.trusted = map[string]string{}, map[string]string{}, map[string]string{}
 	s, t, in := c.s, c.t, c.in
@@ -575,7 +589,7 @@ func (c *forceCheck) run() []Finding {
 		a, _ := plan.Canonical(have)
 		b, _ := plan.Canonical(want)
 		if string(a) != string(b) {
-			c.add(StatusProblem, name+" plan", "%s does not match what is installed; run 'dalo plugin install' again", s.planPath(name))
+			c.add(StatusProblem, name+" plan", "%s does not match what is installed; %s", s.planPath(name), c.reinstall())
 		} else {
 			c.add(StatusOK, name+" plan", "%s", nouns(len(have.Events), "native event"))
 		}
@@ -723,7 +737,7 @@ func (c *forceCheck) index(want *plan.Plan) []Finding {
 		}
 		if ef == nil {
 			bad = append(bad, ev+" is missing")
-			c.why(c.event, ev, "the dispatch index has no "+ev+"; run 'dalo plugin install' again")
+			c.why(c.event, ev, "the dispatch index has no "+ev+"; "+c.reinstall())
 			continue
 		}
 		a, _ := plan.Canonical(struct {
@@ -736,12 +750,12 @@ func (c *forceCheck) index(want *plan.Plan) []Finding {
 		}{want.Natives[ev], want.Events[ev]})
 		if string(a) != string(b) {
 			bad = append(bad, ev+" differs")
-			c.why(c.event, ev, "the dispatch index of "+ev+" differs from what is installed; run 'dalo plugin install' again")
+			c.why(c.event, ev, "the dispatch index of "+ev+" differs from what is installed; "+c.reinstall())
 		}
 	}
 	switch {
 	case len(bad) > 0:
-		return []Finding{{StatusProblem, subj, strings.Join(bad, ", ") + "; run 'dalo plugin install' again"}}
+		return []Finding{{StatusProblem, subj, strings.Join(bad, ", ") + "; " + c.reinstall()}}
 	case len(want.Events) == 0:
 		return nil
 	}
@@ -795,22 +809,22 @@ func (c *forceCheck) entries(want *plan.Plan) {
 		x := t.Expanded(rec.Command(t))
 		switch {
 		case x != "":
-			c.add(StatusProblem, file, "dalo entry for %s holds %s, which %s replaces in its settings before it runs the command, so it runs another command than dalo wrote; run 'dalo plugin install' again", f.Event, x, t.Harness)
+			c.add(StatusProblem, file, "dalo entry for %s holds %s, which %s replaces in its settings before it runs the command, so it runs another command than dalo wrote; %s", f.Event, x, t.Harness, c.reinstall())
 			c.why(c.event, f.Event, "dalo's "+f.Event+" entry holds "+x+", which "+t.Harness+" rewrites")
 			continue
 		case cmd.Home == "":
-			c.add(StatusProblem, file, "dalo entry for %s was written by an earlier dalo: it names no store, and calls %s, which may not stay; run 'dalo plugin install' again", f.Event, cmd.Program)
-			c.why(c.event, f.Event, "dalo's "+f.Event+" entry names no store; run 'dalo plugin install' again")
+			c.add(StatusProblem, file, "dalo entry for %s was written by an earlier dalo: it names no store, and calls %s, which may not stay; %s", f.Event, cmd.Program, c.reinstall())
+			c.why(c.event, f.Event, "dalo's "+f.Event+" entry names no store; "+c.reinstall())
 			continue
 		case !canRun(cmd.Program) && (cmd.FailClosed || !cmd.Open && t.FailedCommandDenies(f.Event)):
 			// The outage it is: the harness blocks every action of the
 			// event, the guard of a fail_closed hook or the harness itself
 			// (a failed hook command denies there).
-			c.add(StatusProblem, file, "dalo entry for %s calls %s, which is missing or cannot run: %s blocks every %s action until it runs again; run 'dalo plugin install' again", f.Event, cmd.Program, t.Harness, f.Event)
+			c.add(StatusProblem, file, "dalo entry for %s calls %s, which is missing or cannot run: %s blocks every %s action until it runs again; %s", f.Event, cmd.Program, t.Harness, f.Event, c.reinstall())
 			c.why(c.event, f.Event, "its dispatcher "+cmd.Program+" is missing or cannot run, and "+t.Harness+" blocks every "+f.Event+" action meanwhile")
 			continue
 		case !canRun(cmd.Program):
-			c.add(StatusProblem, file, "dalo entry for %s calls %s, which is missing or cannot run: the harness cannot dispatch, so its hooks do not run; run 'dalo plugin install' again", f.Event, cmd.Program)
+			c.add(StatusProblem, file, "dalo entry for %s calls %s, which is missing or cannot run: the harness cannot dispatch, so its hooks do not run; %s", f.Event, cmd.Program, c.reinstall())
 			c.why(c.event, f.Event, "its dispatcher "+cmd.Program+" is missing or cannot run")
 			continue
 		}
@@ -825,7 +839,7 @@ func (c *forceCheck) entries(want *plan.Plan) {
 	}
 	for _, ev := range slices.Sorted(maps.Keys(want.Events)) {
 		if !seen[ev] {
-			c.add(StatusProblem, file, "dalo entry for %s is missing; run 'dalo plugin install' again", ev)
+			c.add(StatusProblem, file, "dalo entry for %s is missing; %s", ev, c.reinstall())
 			c.why(c.event, ev, "dalo's "+ev+" entry is missing from "+file)
 		}
 	}
