@@ -169,6 +169,31 @@ func fileLineEnding(content []byte) string {
 	return "\n"
 }
 
+// An EncodingError is a file, or an instruction's text, that is not
+// UTF-8 text: one in UTF-16 (its byte order mark, or the NUL bytes of its
+// ASCII), where a UTF-8 block would be text no harness reads as one
+// encoding.
+type EncodingError struct {
+	File string
+	Why  string
+}
+
+// Error names the file and why it is not UTF-8 text.
+func (e *EncodingError) Error() string {
+	return fmt.Sprintf("%s is not UTF-8 text: %s; dalo writes its blocks only into UTF-8 files, as UTF-8", e.File, e.Why)
+}
+
+// utf8Text is an *EncodingError when data, named name, is not UTF-8 text.
+func utf8Text(name string, data []byte) error {
+	switch {
+	case bytes.HasPrefix(data, []byte("\xff\xfe")), bytes.HasPrefix(data, []byte("\xfe\xff")):
+		return &EncodingError{name, "it starts with a UTF-16 byte order mark (save it as UTF-8 and run the command again)"}
+	case bytes.IndexByte(data, 0) >= 0:
+		return &EncodingError{name, "it holds a NUL byte (UTF-16 does, for every ASCII character)"}
+	}
+	return nil
+}
+
 // Parse finds every dalo block in data, the contents of the file
 // named name. A line is a marker only when it starts the line with
 // "<!-- dalo:begin " or "<!-- dalo:end "; any other line, including other
@@ -177,6 +202,9 @@ func fileLineEnding(content []byte) string {
 // left open in the user's, would otherwise hide dalo's markers from dalo,
 // and harnesses read the file as text anyway.
 func Parse(name string, data []byte) ([]*Block, error) {
+	if err := utf8Text(name, data); err != nil {
+		return nil, err
+	}
 	var (
 		blocks    []*Block
 		open      *Block
@@ -363,6 +391,9 @@ func Enable(name string, data []byte, in Asset, force bool) (*Edit, error) {
 	}
 	blocks, err := Parse(name, data)
 	if err != nil {
+		return nil, err
+	}
+	if err := utf8Text(in.ID.String(), in.Content); err != nil {
 		return nil, err
 	}
 	content := bytes.TrimPrefix(data, []byte(utf8BOM))

@@ -278,3 +278,33 @@ func TestMarkersInFences(t *testing.T) {
 		}
 	}
 }
+
+// TestNotUTF8Text: a file in UTF-16, with or without its byte order mark,
+// or holding a NUL byte, is refused whole: a UTF-8 block appended to it
+// would be text no harness reads as one encoding.
+func TestNotUTF8Text(t *testing.T) {
+	utf16 := func(bom, s string) string {
+		b := []byte(bom)
+		for _, r := range s {
+			b = append(b, byte(r), 0)
+		}
+		return string(b)
+	}
+	for _, tc := range []struct{ name, data string }{
+		{"UTF-16 LE with its mark", utf16("\xff\xfe", "Be brief.\n")},
+		{"UTF-16 BE mark", "\xfe\xff\x00B\x00e\n"},
+		{"UTF-16 without a mark", utf16("", "Be brief.\n")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for op, run := range map[string]func() error{
+				"enable":  func() error { _, err := Enable("CLAUDE.md", []byte(tc.data), tone, false); return err },
+				"disable": func() error { _, err := Disable("CLAUDE.md", []byte(tc.data), design.ID, true, false); return err },
+			} {
+				err := run()
+				if err == nil || !strings.Contains(err.Error(), "CLAUDE.md is not UTF-8 text") {
+					t.Errorf("%s: got %v, want CLAUDE.md is not UTF-8 text", op, err)
+				}
+			}
+		})
+	}
+}
