@@ -18604,7 +18604,7 @@ var compiledTables = &compiled{
 		},
 		compiledTable{
 			File:   "copilot/1.0.102.cue",
-			SHA256: "ea6c365de8746f7516b970becf784ce20b0b5383e1f10f7fabfb519533c5e6fc",
+			SHA256: "9e437dab9af6d53d8e0ce014aabbe5de913b500961b7a63767b46e4d445f3358",
 			Table: &Table{
 				Name:    "copilot",
 				Version: "1.0.102",
@@ -18947,7 +18947,7 @@ var compiledTables = &compiled{
 						},
 						Trust: Trust{
 							Required: true,
-							How:      "GitHub Copilot CLI reads this project's hooks, dalo's entries in .github/copilot/settings.local.json among them, only in a folder its user trusted (trusted_folders of $COPILOT_HOME/config.json, set by its trust prompt), headless too; in a folder not trusted the project's gates do not run. dalo never marks a folder trusted.",
+							How:      "GitHub Copilot CLI reads this project's hooks (and the entries 'dalo sync' writes into .github/copilot/settings.local.json) only in a folder its user trusted (trusted_folders of $COPILOT_HOME/config.json, set by its trust prompt), headless too; in a folder not trusted the project's gates do not run. dalo never marks a folder trusted.",
 							Evidence: []string{
 								"doc: GitHub Copilot CLI 1.0.102 changelog 1.0.49: repo hooks load in prompt mode when the folder is already trusted",
 								"run: providers/testdata/README.md finding 83",
