@@ -387,7 +387,7 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 	if v.dirs == nil {
 		v.dirs = make(map[string]bool)
 	}
-	if r.Kind == "skill" && src == v.id && v.cache == nil && v.skillAt(r.Selector, rel) {
+	if src == v.id && v.cache == nil && (r.Kind == "skill" && v.skillAt(r.Selector, rel) || r.Kind == "agent" && v.agentAt(r.Selector, rel)) {
 		return target{resolution: Resolved, path: rel, root: root}
 	}
 	fi, why := lstatInsideKnown(root, rel, v.dirs)
@@ -580,16 +580,38 @@ func (v *sourceCheck) realDirs(rel string) bool {
 
 func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
 	v.checkAsset("agent", name, rel, fi, func(head []byte) {
-		l := v.fileDiags(rel)
-		if v.tooBig(rel, fi, l) {
-			return
-		}
-		fm, off, ok := v.frontMatter(rel, head, l)
-		if !ok {
-			return
-		}
-		v.rules.checkFrontMatter(v.rules.agentFM, name, rel, fm, off, l, fmProgramFirst)
+		v.agentFile(name, rel, fi, head)
 	})
+}
+
+func (v *sourceCheck) agentFile(name, rel string, fi fs.FileInfo, head []byte) {
+	l := v.fileDiags(rel)
+	if v.tooBig(rel, fi, l) {
+		return
+	}
+	fm, off, ok := v.frontMatter(rel, head, l)
+	if !ok {
+		return
+	}
+	v.rules.checkFrontMatter(v.rules.agentFM, name, rel, fm, off, l, fmProgramFirst)
+}
+
+// agentAt resolves and checks the agent name, whose file is rel, as
+// skillAt does a skill: opened without following a symlink, its fstat
+// proves it regular and gives the size the file limit is held to, and one
+// read its head, where stating it, opening it by its path and reading to
+// its end made six system calls. What it cannot prove it leaves to
+// lstatInside and agent.
+func (v *sourceCheck) agentAt(name, rel string) bool {
+	if !v.realDirs(path.Dir(rel)) {
+		return false
+	}
+	fi, head, err := readFileHead(filepath.Join(v.root, filepath.FromSlash(rel)), int64(v.rules.Limits.FrontMatterBytes+8))
+	if err != nil {
+		return false
+	}
+	v.agentFile(name, rel, fi, head)
+	return true
 }
 
 // frontMatter reads the YAML front matter of a Markdown file, bounded: it

@@ -67,11 +67,11 @@ func TestSkillSystemCalls(t *testing.T) {
 	}
 }
 
-// TestSkillAtAgrees: a skill resolved and checked by skillAt (validation
-// without a cache) gets the report the way through lstatInside, walkTree
-// and a read of SKILL.md by its path gives (validation with an empty
-// cache, which takes that way), in each case skillAt leaves to it or
-// meets on the way.
+// TestSkillAtAgrees: a skill resolved and checked by skillAt, and an
+// agent by agentAt (validation without a cache), get the report the way
+// through lstatInside, walkTree and a read of the file by its path gives
+// (validation with an empty cache, which takes that way), in each case
+// they leave to it or meet on the way.
 func TestSkillAtAgrees(t *testing.T) {
 	const fm = "---\nname: s\ndescription: Use when testing.\n---\n# s\n"
 	for _, tc := range []struct {
@@ -125,12 +125,45 @@ func TestSkillAtAgrees(t *testing.T) {
 			mustDo(t, os.Rename(skills, skills+"-real"))
 			mustDo(t, os.Symlink("skills-real", skills))
 		}, "E071"},
+		{"agent symlink", func(t *testing.T, dir string) {
+			agent := filepath.Join(dir, "../../agents/a.md")
+			mustDo(t, os.Rename(agent, agent+".real"))
+			mustDo(t, os.Symlink("a.md.real", agent))
+		}, "E071"},
+		{"agent a folder", func(t *testing.T, dir string) {
+			agent := filepath.Join(dir, "../../agents/a.md")
+			mustDo(t, os.Remove(agent))
+			mustDo(t, os.Mkdir(agent, 0o755))
+		}, "E071"},
+		{"agent missing", func(t *testing.T, dir string) {
+			mustDo(t, os.Remove(filepath.Join(dir, "../../agents/a.md")))
+		}, "E071"},
+		{"agent a fifo", func(t *testing.T, dir string) {
+			agent := filepath.Join(dir, "../../agents/a.md")
+			mustDo(t, os.Remove(agent))
+			mustDo(t, syscall.Mkfifo(agent, 0o644))
+		}, "E071"},
+		{"agent over the file limit", func(t *testing.T, dir string) {
+			mustDo(t, os.Truncate(filepath.Join(dir, "../../agents/a.md"), 64<<20+1))
+		}, "E068"},
+		{"agent empty", func(t *testing.T, dir string) {
+			mustDo(t, os.Truncate(filepath.Join(dir, "../../agents/a.md"), 0))
+		}, "E079"},
+		{"agent front matter not closed", func(t *testing.T, dir string) {
+			writeFile(t, dir, "../../agents/a.md", "---\nname: a\n"+strings.Repeat("x", 70<<10))
+		}, "E079"},
+		{"agents folder symlink", func(t *testing.T, dir string) {
+			agents := filepath.Join(dir, "../../agents")
+			mustDo(t, os.Rename(agents, agents+"-real"))
+			mustDo(t, os.Symlink("agents-real", agents))
+		}, "E071"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := filepath.Join(t.TempDir(), "source")
 			writeFile(t, src, "skills/s/SKILL.md", fm)
 			writeFile(t, src, "skills/s/reference/notes.md", "Notes.\n")
-			writeFile(t, src, "plugins/p/PLUGIN.toml", "schema_version = 1\n\n[plugin]\nname = \"p\"\ndescription = \"A skill.\"\nid = \"calls.p\"\nversion = \"1.0.0\"\n\n[[plugin.members]]\nref = \"skill:s\"\nrequirement = \"required\"\n")
+			writeFile(t, src, "agents/a.md", "---\nname: a\ndescription: Reviews.\n---\nReview.\n")
+			writeFile(t, src, "plugins/p/PLUGIN.toml", "schema_version = 1\n\n[plugin]\nname = \"p\"\ndescription = \"A skill.\"\nid = \"calls.p\"\nversion = \"1.0.0\"\n\n[[plugin.members]]\nref = \"skill:s\"\nrequirement = \"required\"\n\n[[plugin.members]]\nref = \"agent:a\"\nrequirement = \"required\"\n")
 			tc.make(t, filepath.Join(src, "skills", "s"))
 			got := reportJSON(t, src, Options{})
 			want := reportJSON(t, src, Options{Cache: &memCache{m: map[string][]byte{}}})

@@ -71,11 +71,20 @@ func (d fdDir) close() {
 // size fstat gives, in reads of what is left, so that a file read whole
 // costs one read and no second one to find its end.
 func (d fdDir) readHead(name string, limit int64) (fs.FileInfo, []byte, error) {
+	return readHeadAt(d.fd, name, limit)
+}
+
+// readFileHead is fdDir.readHead of the file at path.
+func readFileHead(path string, limit int64) (fs.FileInfo, []byte, error) {
+	return readHeadAt(unix.AT_FDCWD, path, limit)
+}
+
+func readHeadAt(dirfd int, name string, limit int64) (fs.FileInfo, []byte, error) {
 	var fd int
 	var err error
 	for {
 		walkCalls.Add(1)
-		fd, err = unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -83,7 +92,7 @@ func (d fdDir) readHead(name string, limit int64) (fs.FileInfo, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer d.closeFD(fd)
+	defer closeFD(fd)
 	var st unix.Stat_t
 	walkCalls.Add(1)
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -111,7 +120,7 @@ func (d fdDir) readHead(name string, limit int64) (fs.FileInfo, []byte, error) {
 	return statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, buf[:n], nil
 }
 
-func (d fdDir) closeFD(fd int) {
+func closeFD(fd int) {
 	walkCalls.Add(1)
 	unix.Close(fd)
 }

@@ -43,3 +43,8 @@ func openRealDir(path string) (walkDir, error) { return nil, errors.ErrUnsupport
 func (d pathDir) readHead(name string, limit int64) (fs.FileInfo, []byte, error) {
 	return nil, nil, errors.ErrUnsupported
 }
+
+// readFileHead leaves the file to the caller, which reads it by its path.
+func readFileHead(path string, limit int64) (fs.FileInfo, []byte, error) {
+	return nil, nil, errors.ErrUnsupported
+}
