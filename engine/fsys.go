@@ -184,6 +184,9 @@ func (st *treeStats) lstat(rel string) (fs.FileInfo, bool) {
 type walkDir interface {
 	entries() ([]dirEntry, error) // sorted by name
 	info(name string) (fs.FileInfo, error)
+	// readHead opens the regular file name, without following a
+	// symlink, and returns its info and its first limit bytes.
+	readHead(name string, limit int64) (fs.FileInfo, []byte, error)
 	sub(name string) (walkDir, error)
 	close()
 }
@@ -197,6 +200,37 @@ type dirEntry struct {
 // walkTree walks the directory rel under root (see treeStats). With
 // record, the result keeps what it saw of each entry.
 func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats {
+	d, err := openWalkDir(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		st := treeStats{}
+		if record {
+			st.seen = make(map[string]fs.FileInfo)
+		}
+		l.at(rel).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", rel, unwrapPathError(err))
+		return st
+	}
+	defer d.close()
+	return walkOpen(d, nil, rel, lim, l, record, nil)
+}
+
+// An assetHead asks the walk of a skill's directory to read the first
+// limit bytes of its file name at the top (SKILL.md) where it would state
+// it: one open relative to the directory, an fstat that gives the size
+// the walk counts, one read and a close, where stating it in the walk
+// and reading it by its path made six system calls. read reports that
+// data holds them; when not, the caller reads the file itself, and so
+// reports why it cannot be read as it always did.
+type assetHead struct {
+	name  string
+	limit int64
+	data  []byte
+	read  bool
+}
+
+// walkOpen is walkTree of the directory d, already open; top, when not
+// nil, is its listing (entries), and head, when not nil, the file at its
+// top to read while walking.
+func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagList, record bool, head *assetHead) treeStats {
 	var st treeStats
 	if record {
 		st.seen = make(map[string]fs.FileInfo)
@@ -204,7 +238,10 @@ func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats
 	prefix := len(rel) + 1 // of an entry's name, to its path under rel
 	var walk func(d walkDir, relDir string, depth int) bool
 	walk = func(d walkDir, relDir string, depth int) bool {
-		ents, err := d.entries()
+		ents, err := topEnts, error(nil)
+		if depth > 0 || ents == nil {
+			ents, err = d.entries()
+		}
 		if err != nil {
 			l.at(relDir).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", relDir, unwrapPathError(err))
 			return false
@@ -238,7 +275,7 @@ func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats
 					return false
 				}
 			case t.IsRegular():
-				fi, err := d.info(e.name)
+				fi, err := walkInfo(d, e.name, depth, head)
 				if err != nil {
 					l.at(name).errorf("E070", Pos{}, "", "%s cannot be read: %v", name, unwrapPathError(err))
 					continue
@@ -263,14 +300,20 @@ func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats
 		}
 		return true
 	}
-	d, err := openWalkDir(filepath.Join(root, filepath.FromSlash(rel)))
-	if err != nil {
-		l.at(rel).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", rel, unwrapPathError(err))
-		return st
-	}
-	defer d.close()
-	st.whole = walk(d, rel, 0)
+	st.whole = walk(top, rel, 0)
 	return st
+}
+
+// walkInfo states the regular file name of d at depth, or, when it is
+// head's file, reads it (see assetHead).
+func walkInfo(d walkDir, name string, depth int, head *assetHead) (fs.FileInfo, error) {
+	if depth == 0 && head != nil && name == head.name {
+		if fi, data, err := d.readHead(name, head.limit); err == nil {
+			head.data, head.read = data, true
+			return fi, nil
+		}
+	}
+	return d.info(name)
 }
 
 // dirInfo is a directory's fs.FileInfo as its entry tells it, without a

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -386,6 +387,9 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 	if v.dirs == nil {
 		v.dirs = make(map[string]bool)
 	}
+	if src == v.id && v.cache == nil && (r.Kind == "skill" && v.skillAt(r.Selector, rel) || r.Kind == "agent" && v.agentAt(r.Selector, rel)) {
+		return target{resolution: Resolved, path: rel, root: root}
+	}
 	fi, why := lstatInsideKnown(root, rel, v.dirs)
 	if why != "" {
 		return target{resolution: Unresolved, reason: why}
@@ -502,26 +506,112 @@ func (v *sourceCheck) skill(name, rel string, fi fs.FileInfo) {
 	v.checkAsset("skill", name, rel, fi, func(head []byte) {
 		l := v.fileDiags(rel)
 		walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l, false)
-		fm, off, ok := v.frontMatter(rel, head, l)
-		if !ok {
-			return
-		}
-		v.rules.checkFrontMatter(v.rules.skillFM, name, rel, fm, off, l, fmProgramFirst)
+		v.skillFrontMatter(name, rel, head, l)
 	})
+}
+
+func (v *sourceCheck) skillFrontMatter(name, rel string, head []byte, l *diagList) {
+	fm, off, ok := v.frontMatter(rel, head, l)
+	if !ok {
+		return
+	}
+	v.rules.checkFrontMatter(v.rules.skillFM, name, rel, fm, off, l, fmProgramFirst)
+}
+
+// skillAt resolves and checks the skill name, whose file is rel, with the
+// system calls its walk makes anyway, and reports whether it did: its
+// directory opened without following a symlink proves it a real
+// directory, the listing shows its file a regular one, and the walk reads
+// the file's head where it would state it. Resolving it with
+// lstatInside, walking it and then reading the file by its path made
+// 17 system calls for a skill of one subfolder, where this makes 13
+// (TestSkillSystemCalls). Whatever this cannot prove (a
+// layout directory not yet known real, a directory that does not open, a
+// file missing or not regular) it leaves to lstatInside and skill, which
+// say why, as they always did.
+func (v *sourceCheck) skillAt(name, rel string) bool {
+	dir := v.rules.Layout.Dir("skill", name)
+	if path.Dir(rel) != dir || !v.realDirs(path.Dir(dir)) {
+		return false
+	}
+	d, err := openRealDir(filepath.Join(v.root, filepath.FromSlash(dir)))
+	if err != nil {
+		return false
+	}
+	defer d.close()
+	ents, err := d.entries()
+	if err != nil {
+		return false
+	}
+	file := path.Base(rel)
+	i, found := slices.BinarySearchFunc(ents, file, func(e dirEntry, n string) int { return strings.Compare(e.name, n) })
+	if !found || !ents[i].typ.IsRegular() {
+		return false
+	}
+	l := v.fileDiags(rel)
+	head := assetHead{name: file, limit: int64(v.rules.Limits.FrontMatterBytes + 8)}
+	walkOpen(d, ents, dir, &v.rules.Limits, l, false, &head)
+	var data []byte
+	if head.read {
+		data = head.data
+	}
+	v.skillFrontMatter(name, rel, data, l)
+	return true
+}
+
+// realDirs reports whether each component of rel under v.root is a real
+// directory, stating (once a run, v.dirs) those not yet known to be.
+func (v *sourceCheck) realDirs(rel string) bool {
+	cur := v.root
+	for _, c := range strings.Split(rel, "/") {
+		cur = filepath.Join(cur, c)
+		if v.dirs[cur] {
+			continue
+		}
+		componentLstats.Add(1)
+		fi, err := os.Lstat(cur)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+		v.dirs[cur] = true
+	}
+	return true
 }
 
 func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
 	v.checkAsset("agent", name, rel, fi, func(head []byte) {
-		l := v.fileDiags(rel)
-		if v.tooBig(rel, fi, l) {
-			return
-		}
-		fm, off, ok := v.frontMatter(rel, head, l)
-		if !ok {
-			return
-		}
-		v.rules.checkFrontMatter(v.rules.agentFM, name, rel, fm, off, l, fmProgramFirst)
+		v.agentFile(name, rel, fi, head)
 	})
+}
+
+func (v *sourceCheck) agentFile(name, rel string, fi fs.FileInfo, head []byte) {
+	l := v.fileDiags(rel)
+	if v.tooBig(rel, fi, l) {
+		return
+	}
+	fm, off, ok := v.frontMatter(rel, head, l)
+	if !ok {
+		return
+	}
+	v.rules.checkFrontMatter(v.rules.agentFM, name, rel, fm, off, l, fmProgramFirst)
+}
+
+// agentAt resolves and checks the agent name, whose file is rel, as
+// skillAt does a skill: opened without following a symlink, its fstat
+// proves it regular and gives the size the file limit is held to, and one
+// read its head, where stating it, opening it by its path and reading to
+// its end made six system calls. What it cannot prove it leaves to
+// lstatInside and agent.
+func (v *sourceCheck) agentAt(name, rel string) bool {
+	if !v.realDirs(path.Dir(rel)) {
+		return false
+	}
+	fi, head, err := readFileHead(filepath.Join(v.root, filepath.FromSlash(rel)), int64(v.rules.Limits.FrontMatterBytes+8))
+	if err != nil {
+		return false
+	}
+	v.agentFile(name, rel, fi, head)
+	return true
 }
 
 // frontMatter reads the YAML front matter of a Markdown file, bounded: it

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -19,6 +20,10 @@ import (
 // their own, most of it in these system calls.
 type fdDir struct{ fd int }
 
+// walkCalls counts the walk's system calls: a test holds a skill to the
+// ones its checks need.
+var walkCalls atomic.Int64
+
 func openWalkDir(path string) (walkDir, error) {
 	fd, err := openDir(unix.AT_FDCWD, path, 0)
 	if err != nil {
@@ -27,8 +32,19 @@ func openWalkDir(path string) (walkDir, error) {
 	return fdDir{fd}, nil
 }
 
+// openRealDir opens the directory at path when its last component is a
+// directory, not a symlink to one.
+func openRealDir(path string) (walkDir, error) {
+	fd, err := openDir(unix.AT_FDCWD, path, unix.O_NOFOLLOW)
+	if err != nil {
+		return nil, err
+	}
+	return fdDir{fd}, nil
+}
+
 func openDir(dirfd int, name string, flags int) (int, error) {
 	for {
+		walkCalls.Add(1)
 		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|flags, 0)
 		if err != unix.EINTR {
 			return fd, err
@@ -46,7 +62,68 @@ func (d fdDir) sub(name string) (walkDir, error) {
 	return fdDir{fd}, nil
 }
 
-func (d fdDir) close() { unix.Close(d.fd) }
+func (d fdDir) close() {
+	walkCalls.Add(1)
+	unix.Close(d.fd)
+}
+
+// readHead reads the regular file name in d: up to limit bytes of the
+// size fstat gives, in reads of what is left, so that a file read whole
+// costs one read and no second one to find its end.
+func (d fdDir) readHead(name string, limit int64) (fs.FileInfo, []byte, error) {
+	return readHeadAt(d.fd, name, limit)
+}
+
+// readFileHead is fdDir.readHead of the file at path.
+func readFileHead(path string, limit int64) (fs.FileInfo, []byte, error) {
+	return readHeadAt(unix.AT_FDCWD, path, limit)
+}
+
+func readHeadAt(dirfd int, name string, limit int64) (fs.FileInfo, []byte, error) {
+	var fd int
+	var err error
+	for {
+		walkCalls.Add(1)
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer closeFD(fd)
+	var st unix.Stat_t
+	walkCalls.Add(1)
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, nil, unix.EINVAL
+	}
+	buf := make([]byte, min(st.Size, limit))
+	n := 0
+	for n < len(buf) {
+		walkCalls.Add(1)
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, buf[:n], nil
+}
+
+func closeFD(fd int) {
+	walkCalls.Add(1)
+	unix.Close(fd)
+}
 
 var direntBuffers = sync.Pool{New: func() any {
 	b := make([]byte, 8<<10)
@@ -60,6 +137,7 @@ func (d fdDir) entries() ([]dirEntry, error) {
 	buf := *bp
 	var ents []dirEntry
 	for {
+		walkCalls.Add(1)
 		n, err := unix.Getdents(d.fd, buf)
 		if err == unix.EINTR {
 			continue
@@ -119,6 +197,7 @@ func (d fdDir) entries() ([]dirEntry, error) {
 func (d fdDir) info(name string) (fs.FileInfo, error) {
 	var st unix.Stat_t
 	for {
+		walkCalls.Add(1)
 		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		if err == nil {
 			break

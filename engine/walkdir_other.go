@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,4 +33,18 @@ func (d pathDir) entries() ([]dirEntry, error) {
 
 func (d pathDir) info(name string) (fs.FileInfo, error) {
 	return os.Lstat(filepath.Join(d.path, name))
+}
+
+// openRealDir leaves a skill's directory to lstatInside and walkTree,
+// which read it by its path.
+func openRealDir(path string) (walkDir, error) { return nil, errors.ErrUnsupported }
+
+// readHead leaves the file to the caller, which reads it by its path.
+func (d pathDir) readHead(name string, limit int64) (fs.FileInfo, []byte, error) {
+	return nil, nil, errors.ErrUnsupported
+}
+
+// readFileHead leaves the file to the caller, which reads it by its path.
+func readFileHead(path string, limit int64) (fs.FileInfo, []byte, error) {
+	return nil, nil, errors.ErrUnsupported
 }

@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestSkillSystemCalls holds the check of a skill to the system calls its
+// rules need: its folder opened and listed, its SKILL.md opened relative
+// to the folder, fstat'ed (the size the walk counts), read in one read
+// and closed, and each subfolder opened and listed with its regular files
+// stated for their sizes. A source of one package is checked with one
+// skill and with four; what the three more skills cost is counted:
+//
+//	skill folder     openat, getdents twice (the second finds the end), close  4
+//	SKILL.md         openat, fstat, read, close                                4
+//	reference/       openat, getdents twice, close                             4
+//	reference/notes  fstatat                                                   1
+//
+// No component of a skill's path is stated by itself (lstatInside), and
+// no SKILL.md is read again by its path: that made 17 system calls a
+// skill, more than the floor's whole cost of a package.
+func TestSkillSystemCalls(t *testing.T) {
+	const perSkill = 13
+	type count struct{ walk, lstats, pathReads int64 }
+	run := func(skills int) count {
+		dir := filepath.Join(t.TempDir(), "source")
+		var m strings.Builder
+		m.WriteString("schema_version = 1\n\n[plugin]\nname = \"calls\"\ndescription = \"Skills.\"\nid = \"calls.pkg\"\nversion = \"1.0.0\"\n")
+		for i := range skills {
+			name := fmt.Sprintf("calls-s%d", i)
+			writeFile(t, dir, "skills/"+name+"/SKILL.md", fmt.Sprintf("---\nname: %s\ndescription: Use when counting system calls.\n---\n# %s\n", name, name))
+			writeFile(t, dir, "skills/"+name+"/reference/notes.md", "Notes.\n")
+			fmt.Fprintf(&m, "\n[[plugin.members]]\nref = \"skill:%s\"\nrequirement = \"required\"\n", name)
+		}
+		writeFile(t, dir, "plugins/calls/PLUGIN.toml", m.String())
+		var reads int64
+		defer func(old func(string)) { afterRead = old }(afterRead)
+		afterRead = func(name string) {
+			if filepath.Base(name) == "SKILL.md" {
+				reads++
+			}
+		}
+		walk, lstats := walkCalls.Load(), componentLstats.Load()
+		rep, err := Validate(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Valid {
+			t.Fatalf("source of %d skills invalid: %v", skills, rep.Diagnostics)
+		}
+		return count{walkCalls.Load() - walk, componentLstats.Load() - lstats, reads}
+	}
+	one, four := run(1), run(4)
+	if n := (four.walk - one.walk) / 3; n != perSkill || (four.walk-one.walk)%3 != 0 {
+		t.Errorf("the walk made %d system calls for 3 skills more, want %d a skill", four.walk-one.walk, perSkill)
+	}
+	if n := four.lstats - one.lstats; n != 0 {
+		t.Errorf("%d components stated for 3 skills more, want 0", n)
+	}
+	if four.pathReads != 0 {
+		t.Errorf("SKILL.md read by its path %d times, want 0", four.pathReads)
+	}
+}
+
+// TestSkillAtAgrees: a skill resolved and checked by skillAt, and an
+// agent by agentAt (validation without a cache), get the report the way
+// through lstatInside, walkTree and a read of the file by its path gives
+// (validation with an empty cache, which takes that way), in each case
+// they leave to it or meet on the way.
+func TestSkillAtAgrees(t *testing.T) {
+	const fm = "---\nname: s\ndescription: Use when testing.\n---\n# s\n"
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, dir string) // dir is the skill's folder
+		code string                         // a code the report must hold
+	}{
+		{"valid", func(t *testing.T, dir string) {}, ""},
+		{"folder symlink", func(t *testing.T, dir string) {
+			mustDo(t, os.Rename(dir, dir+"-real"))
+			mustDo(t, os.Symlink("s-real", dir))
+		}, "E071"},
+		{"file symlink", func(t *testing.T, dir string) {
+			mustDo(t, os.Rename(filepath.Join(dir, "SKILL.md"), filepath.Join(dir, "real.md")))
+			mustDo(t, os.Symlink("real.md", filepath.Join(dir, "SKILL.md")))
+		}, "E071"},
+		{"file a folder", func(t *testing.T, dir string) {
+			mustDo(t, os.Remove(filepath.Join(dir, "SKILL.md")))
+			mustDo(t, os.Mkdir(filepath.Join(dir, "SKILL.md"), 0o755))
+		}, "E071"},
+		{"file missing", func(t *testing.T, dir string) {
+			mustDo(t, os.Remove(filepath.Join(dir, "SKILL.md")))
+		}, "E071"},
+		{"file a fifo", func(t *testing.T, dir string) {
+			mustDo(t, os.Remove(filepath.Join(dir, "SKILL.md")))
+			mustDo(t, syscall.Mkfifo(filepath.Join(dir, "SKILL.md"), 0o644))
+		}, "E071"},
+		{"file over the file limit", func(t *testing.T, dir string) {
+			mustDo(t, os.Truncate(filepath.Join(dir, "SKILL.md"), 64<<20+1))
+		}, "E068"},
+		{"front matter not closed", func(t *testing.T, dir string) {
+			writeFile(t, dir, "SKILL.md", "---\nname: s\n"+strings.Repeat("x", 70<<10))
+		}, "E079"},
+		{"empty file", func(t *testing.T, dir string) {
+			writeFile(t, dir, "SKILL.md", "")
+		}, "E079"},
+		{"bad front matter", func(t *testing.T, dir string) {
+			writeFile(t, dir, "SKILL.md", "---\nname: other\n---\n")
+		}, ""},
+		{"symlink and fifo inside", func(t *testing.T, dir string) {
+			mustDo(t, os.Symlink("SKILL.md", filepath.Join(dir, "link")))
+			mustDo(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644))
+		}, "W065"},
+		{"walk stops before the file", func(t *testing.T, dir string) {
+			for i := range 4097 {
+				writeFile(t, dir, fmt.Sprintf("A%04d", i), "")
+			}
+		}, "E066"},
+		{"layout folder symlink", func(t *testing.T, dir string) {
+			skills := filepath.Dir(dir)
+			mustDo(t, os.Rename(skills, skills+"-real"))
+			mustDo(t, os.Symlink("skills-real", skills))
+		}, "E071"},
+		{"agent symlink", func(t *testing.T, dir string) {
+			agent := filepath.Join(dir, "../../agents/a.md")
+			mustDo(t, os.Rename(agent, agent+".real"))
+			mustDo(t, os.Symlink("a.md.real", agent))
+		}, "E071"},
+		{"agent a folder", func(t *testing.T, dir string) {
+			agent := filepath.Join(dir, "../../agents/a.md")
+			mustDo(t, os.Remove(agent))
+			mustDo(t, os.Mkdir(agent, 0o755))
+		}, "E071"},
+		{"agent missing", func(t *testing.T, dir string) {
+			mustDo(t, os.Remove(filepath.Join(dir, "../../agents/a.md")))
+		}, "E071"},
+		{"agent a fifo", func(t *testing.T, dir string) {
+			agent := filepath.Join(dir, "../../agents/a.md")
+			mustDo(t, os.Remove(agent))
+			mustDo(t, syscall.Mkfifo(agent, 0o644))
+		}, "E071"},
+		{"agent over the file limit", func(t *testing.T, dir string) {
+			mustDo(t, os.Truncate(filepath.Join(dir, "../../agents/a.md"), 64<<20+1))
+		}, "E068"},
+		{"agent empty", func(t *testing.T, dir string) {
+			mustDo(t, os.Truncate(filepath.Join(dir, "../../agents/a.md"), 0))
+		}, "E079"},
+		{"agent front matter not closed", func(t *testing.T, dir string) {
+			writeFile(t, dir, "../../agents/a.md", "---\nname: a\n"+strings.Repeat("x", 70<<10))
+		}, "E079"},
+		{"agents folder symlink", func(t *testing.T, dir string) {
+			agents := filepath.Join(dir, "../../agents")
+			mustDo(t, os.Rename(agents, agents+"-real"))
+			mustDo(t, os.Symlink("agents-real", agents))
+		}, "E071"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "source")
+			writeFile(t, src, "skills/s/SKILL.md", fm)
+			writeFile(t, src, "skills/s/reference/notes.md", "Notes.\n")
+			writeFile(t, src, "agents/a.md", "---\nname: a\ndescription: Reviews.\n---\nReview.\n")
+			writeFile(t, src, "plugins/p/PLUGIN.toml", "schema_version = 1\n\n[plugin]\nname = \"p\"\ndescription = \"A skill.\"\nid = \"calls.p\"\nversion = \"1.0.0\"\n\n[[plugin.members]]\nref = \"skill:s\"\nrequirement = \"required\"\n\n[[plugin.members]]\nref = \"agent:a\"\nrequirement = \"required\"\n")
+			tc.make(t, filepath.Join(src, "skills", "s"))
+			got := reportJSON(t, src, Options{})
+			want := reportJSON(t, src, Options{Cache: &memCache{m: map[string][]byte{}}})
+			if got != want {
+				t.Errorf("without a cache:\n%s\nthrough lstatInside and the walk:\n%s", got, want)
+			}
+			if tc.code != "" && !strings.Contains(got, `"`+tc.code+`"`) {
+				t.Errorf("no %s in %s", tc.code, got)
+			}
+		})
+	}
+}
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
