@@ -49,10 +49,11 @@ type Rules struct {
 	fallbacks map[string]map[string]bool
 	// fields and elems cache what shape checks ask of the schema; Load
 	// checks packages concurrently, so cacheMu guards them.
-	cacheMu sync.Mutex
-	fields  map[string]map[string]fieldDef // struct definition path → fields
-	elems   map[string]cue.Value           // definition path → its elements' constraint
-	memo    *ruleMemo
+	cacheMu  sync.Mutex
+	fields   map[string]map[string]fieldDef // struct definition path → fields
+	required map[string]int                 // struct definition path → its required fields
+	elems    map[string]cue.Value           // definition path → its elements' constraint
+	memo     *ruleMemo
 }
 
 type fieldDef struct {
@@ -208,6 +209,7 @@ func LoadRules() (*Rules, error) {
 		agentFM:  newFMRule(root, defs.AgentFrontMatter),
 		leaf:     newLeafProgram(root),
 		fields:   make(map[string]map[string]fieldDef),
+		required: make(map[string]int),
 		elems:    make(map[string]cue.Value),
 		memo:     sharedMemo,
 		Limits:   plan.DraftLimits,
