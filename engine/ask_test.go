@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 
 	"cuelang.org/go/cue"
@@ -65,7 +67,7 @@ func TestAskAgrees(t *testing.T) {
 	refused := 0
 	for i, x := range qs {
 		r.memo = &ruleMemo{m: map[string][]violation{}, verdicts: map[string]bool{}}
-		got := r.ask(x.def, fmt.Sprint(i), x.q)
+		got := r.ask(x.def, fmt.Sprint(i), func() map[string]any { return x.q })
 		v := x.def
 		for k, val := range x.q {
 			v = v.FillPath(cue.MakePath(cue.Str(k)), val)
@@ -88,5 +90,43 @@ func TestAskAgrees(t *testing.T) {
 	t.Logf("%d questions, %d refused", len(qs), refused)
 	if refused == len(qs) {
 		t.Fatal("every question was refused: nothing compared")
+	}
+}
+
+// TestAskBuildsRememberedQuestionOnce: a question answered before is
+// found by its key alone, without building it again (building each hook's
+// and reference's question was a tenth of what checking a package
+// allocated), and its key is written as fmt wrote it, the key the cache
+// keeps its answer under.
+func TestAskBuildsRememberedQuestionOnce(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.memo = &ruleMemo{m: map[string][]violation{}, verdicts: map[string]bool{}}
+	key := questionKey("hook", plan.SubjectPrompt, plan.PhaseBefore, plan.EffectAddContext, plan.PolicyReport, plan.RequirementRequired, strconv.FormatBool(false), strconv.FormatBool(true))
+	if want := fmt.Sprintf("hook|%s|%s|%s|%s|%s|%t|%t", plan.SubjectPrompt, plan.PhaseBefore, plan.EffectAddContext, plan.PolicyReport, plan.RequirementRequired, false, true); key != want {
+		t.Fatalf("key %q, want %q", key, want)
+	}
+	built := 0
+	question := func() map[string]any {
+		built++
+		return map[string]any{
+			"subject": plan.SubjectPrompt, "phase": plan.PhaseBefore, "effect": plan.EffectAddContext,
+			"failure_policy": plan.PolicyReport, "requirement": plan.RequirementRequired,
+			"has_fallback": false, "has_matcher": true,
+		}
+	}
+	first := r.ask(r.hookDef, key, question)
+	for range 3 {
+		if again := r.ask(r.hookDef, key, question); !slices.Equal(again, first) {
+			t.Fatalf("answer %v, then %v", first, again)
+		}
+	}
+	if built != 1 {
+		t.Errorf("question built %d times, want once", built)
+	}
+	if n := testing.AllocsPerRun(100, func() { r.ask(r.hookDef, key, question) }); n != 0 {
+		t.Errorf("a remembered answer allocates %v times, want 0", n)
 	}
 }

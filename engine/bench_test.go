@@ -89,6 +89,42 @@ func BenchmarkValidate(b *testing.B) {
 	})
 }
 
+// BenchmarkValidateCold is BenchmarkValidate as a new process meets it:
+// each run forgets the answers the process's rules memo holds, as
+// bench/validate.sh's cold runs (--no-cache) start without them, so the
+// field programs and CUE are asked again.
+func BenchmarkValidateCold(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "source")
+	if err := sourcegen.WriteOwn(dir, 1000); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("own=1000", func(b *testing.B) {
+		b.ReportAllocs()
+		start, n := cpuTime(), 0
+		for b.Loop() {
+			b.StopTimer()
+			forgetAnswers()
+			b.StartTimer()
+			n++
+			rep, err := Validate(dir, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !rep.Valid || len(rep.Packages) != 1000 {
+				b.Fatalf("want 1000 valid packages, got valid=%t with %d", rep.Valid, len(rep.Packages))
+			}
+		}
+		b.ReportMetric(float64(cpuTime()-start)/float64(n)/1e6, "cpu-ms/op")
+	})
+}
+
+// forgetAnswers empties the process's rules memo, as a new process has it.
+func forgetAnswers() {
+	sharedMemo.mu.Lock()
+	sharedMemo.m, sharedMemo.verdicts, sharedMemo.learned = map[string][]violation{}, map[string]bool{}, 0
+	sharedMemo.mu.Unlock()
+}
+
 // BenchmarkLoadRules is the fixed cost every process and every worker pays.
 func BenchmarkLoadRules(b *testing.B) {
 	b.ReportAllocs()

@@ -318,11 +318,7 @@ func TestEditedPackageAsksLittle(t *testing.T) {
 	if err := sourcegen.Write(dir, 20, 0); err != nil {
 		t.Fatal(err)
 	}
-	forget := func() {
-		sharedMemo.mu.Lock()
-		sharedMemo.m, sharedMemo.verdicts, sharedMemo.learned = map[string][]violation{}, map[string]bool{}, 0
-		sharedMemo.mu.Unlock()
-	}
+	forget := forgetAnswers
 	c := &memCache{m: map[string][]byte{}}
 	forget()
 	want := reportJSON(t, dir, Options{Cache: c})

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -48,10 +49,11 @@ type Rules struct {
 	fallbacks map[string]map[string]bool
 	// fields and elems cache what shape checks ask of the schema; Load
 	// checks packages concurrently, so cacheMu guards them.
-	cacheMu sync.Mutex
-	fields  map[string]map[string]fieldDef // struct definition path → fields
-	elems   map[string]cue.Value           // definition path → its elements' constraint
-	memo    *ruleMemo
+	cacheMu  sync.Mutex
+	fields   map[string]map[string]fieldDef // struct definition path → fields
+	required map[string]int                 // struct definition path → its required fields
+	elems    map[string]cue.Value           // definition path → its elements' constraint
+	memo     *ruleMemo
 }
 
 type fieldDef struct {
@@ -207,6 +209,7 @@ func LoadRules() (*Rules, error) {
 		agentFM:  newFMRule(root, defs.AgentFrontMatter),
 		leaf:     newLeafProgram(root),
 		fields:   make(map[string]map[string]fieldDef),
+		required: make(map[string]int),
 		elems:    make(map[string]cue.Value),
 		memo:     sharedMemo,
 		Limits:   plan.DraftLimits,
@@ -236,14 +239,16 @@ func LoadRules() (*Rules, error) {
 	return r, nil
 }
 
-// ask unifies def with the question q, reads its violations and
-// remembers the answer under key.
-func (r *Rules) ask(def cue.Value, key string, q map[string]any) []violation {
+// ask unifies def with the question question builds, reads its
+// violations and remembers the answer under key: the question is built
+// only when the answer is not remembered, as most are after a package or
+// two.
+func (r *Rules) ask(def cue.Value, key string, question func() map[string]any) []violation {
 	r.memo.mu.Lock()
-	vs, ok := r.memo.m[key]
+	known, ok := r.memo.m[key]
 	r.memo.mu.Unlock()
 	if ok {
-		return vs
+		return known
 	}
 	questionsAsked.Add(1)
 	// One unification with the whole question: filling its fields one
@@ -251,7 +256,8 @@ func (r *Rules) ask(def cue.Value, key string, q map[string]any) []violation {
 	// against 0.3 ms, a tenth of a cold validation of 1,000 packages
 	// with hooks of their own. TestAskAgrees holds the two to the same
 	// answers.
-	out := def.FillPath(cue.Path{}, q).LookupPath(cue.ParsePath("violations"))
+	out := def.FillPath(cue.Path{}, question()).LookupPath(cue.ParsePath("violations"))
+	var vs []violation // apart from known: decoding into it moves it to the heap
 	if err := out.Decode(&vs); err != nil {
 		// The questions are built from values #Manifest admitted, so a
 		// failure here is a broken rule, not a broken manifest; say so
@@ -277,4 +283,12 @@ func suggestNear(vs []violation) {
 			vs[i].Message += "; did you mean " + near + "?"
 		}
 	}
+}
+
+// questionKey is the key ask remembers an answer under: the parts joined
+// by '|', as fmt's "%s|%s|..." would write them (a cache keeps the
+// answers under those keys), without fmt for each hook and reference of
+// every package.
+func questionKey(parts ...string) string {
+	return strings.Join(parts, "|")
 }

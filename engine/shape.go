@@ -95,22 +95,34 @@ func cuePath(sels []string) string {
 
 // structFields lists the fields of a struct definition, cached by name.
 func (r *Rules) structFields(def cue.Value, name string) map[string]fieldDef {
+	fs, _ := r.structShape(def, name)
+	return fs
+}
+
+// structShape is structFields and how many of the fields are required,
+// looked up once per definition name.
+func (r *Rules) structShape(def cue.Value, name string) (map[string]fieldDef, int) {
 	r.cacheMu.Lock()
 	defer r.cacheMu.Unlock()
 	if fs, ok := r.fields[name]; ok {
-		return fs
+		return fs, r.required[name]
 	}
 	fs := make(map[string]fieldDef)
+	required := 0
 	it, err := def.Fields(cue.Optional(true))
 	if err == nil {
 		for it.Next() {
 			sel := it.Selector()
 			k := sel.Unquoted()
-			fs[k] = fieldDef{v: it.Value(), name: name + "." + k, required: sel.ConstraintType() == cue.RequiredConstraint}
+			fd := fieldDef{v: it.Value(), name: name + "." + k, required: sel.ConstraintType() == cue.RequiredConstraint}
+			fs[k] = fd
+			if fd.required {
+				required++
+			}
 		}
 	}
-	r.fields[name] = fs
-	return fs
+	r.fields[name], r.required[name] = fs, required
+	return fs, required
 }
 
 func (r *Rules) walkStruct(def cue.Value, name string, data map[string]any, path string, m *manifest, l *diagList) {
@@ -519,7 +531,8 @@ func (r *Rules) acceptStruct(def cue.Value, name string, data map[string]any) bo
 	if def.IncompleteKind() != cue.StructKind {
 		return false // a struct and something else: not walked here
 	}
-	fields := r.structFields(def, name)
+	fields, required := r.structShape(def, name)
+	present := 0 // required fields data holds
 	for k, v := range data {
 		fd, ok := fields[k]
 		if !ok {
@@ -532,16 +545,17 @@ func (r *Rules) acceptStruct(def cue.Value, name string, data map[string]any) bo
 			}
 			continue
 		}
+		if fd.required {
+			present++
+		}
 		if !r.acceptValue(fd.v, fd.name, v) {
 			return false
 		}
 	}
-	for k, fd := range fields {
-		if _, ok := data[k]; !ok && fd.required {
-			return false
-		}
-	}
-	return true
+	// Every required field is there when as many are there as def has:
+	// counted, not looked up one by one in data, which was an eighth of
+	// the walk.
+	return present == required
 }
 
 func (r *Rules) acceptValue(def cue.Value, name string, v any) bool {

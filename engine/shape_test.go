@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,5 +109,65 @@ func TestLayoutDirsStatedOnce(t *testing.T) {
 	want := int64(2) // skills/ and agents/ once each
 	if n := componentLstats.Load() - before; n != want {
 		t.Errorf("%d components stated, want %d", n, want)
+	}
+}
+
+// TestAcceptStructCountsRequired: the shape walk proves a struct only
+// with every required field there, counting them. Each required field of
+// a generated manifest's tables, taken out, leaves it unproved; the
+// manifest whole, and with an optional field taken out, is proved.
+func TestAcceptStructCountsRequired(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "source")
+	if err := sourcegen.WriteOwn(dir, 1); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "plugins", "own-0000", "PLUGIN.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l diagList
+	m := decodeManifest(src, &r.Limits, &l)
+	if m == nil {
+		t.Fatal(l.diags)
+	}
+	if !r.acceptStruct(r.manifest, "#Manifest", m.data) {
+		t.Fatal("generated manifest not proved")
+	}
+	fields := r.structFields(r.manifest, "#Manifest")
+	tables := map[string]string{"": "#Manifest", "plugin": fields["plugin"].name}
+	required, optional := 0, 0
+	for at, name := range tables {
+		tbl := m.data
+		def := r.manifest
+		if at != "" {
+			tbl = m.data[at].(map[string]any)
+			def = fields[at].v
+		}
+		for k, fd := range r.structFields(def, name) {
+			x, ok := tbl[k]
+			if !ok {
+				continue
+			}
+			delete(tbl, k)
+			got := r.acceptStruct(r.manifest, "#Manifest", m.data)
+			tbl[k] = x
+			switch {
+			case fd.required && got:
+				t.Errorf("%s without its required %s proved", name, k)
+			case fd.required:
+				required++
+			case !got && k == "description":
+				t.Errorf("%s without its optional %s not proved", name, k)
+			default:
+				optional++
+			}
+		}
+	}
+	if required == 0 || optional == 0 {
+		t.Fatalf("took out %d required and %d optional fields, want some of each", required, optional)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -619,11 +620,13 @@ func (c *pkgCheck) hooks() {
 		} else {
 			seen[h.ID] = i
 		}
-		key := fmt.Sprintf("hook|%s|%s|%s|%s|%s|%t|%t", h.Subject, h.Phase, h.Effect, h.FailurePolicy, h.Requirement, h.Fallback != "", h.Matcher != nil)
-		c.report(c.r.ask(c.r.hookDef, key, map[string]any{
-			"subject": h.Subject, "phase": h.Phase, "effect": h.Effect,
-			"failure_policy": h.FailurePolicy, "requirement": h.Requirement,
-			"has_fallback": h.Fallback != "", "has_matcher": h.Matcher != nil,
+		key := questionKey("hook", h.Subject, h.Phase, h.Effect, h.FailurePolicy, h.Requirement, strconv.FormatBool(h.Fallback != ""), strconv.FormatBool(h.Matcher != nil))
+		c.report(c.r.ask(c.r.hookDef, key, func() map[string]any {
+			return map[string]any{
+				"subject": h.Subject, "phase": h.Phase, "effect": h.Effect,
+				"failure_policy": h.FailurePolicy, "requirement": h.Requirement,
+				"has_fallback": h.Fallback != "", "has_matcher": h.Matcher != nil,
+			}
 		}), at)
 		t := tools[h.Tool]
 		if t == nil {
@@ -638,7 +641,7 @@ func (c *pkgCheck) hooks() {
 		}
 		bound := map[string]int{}
 		for n, b := range h.Bindings {
-			bt := fmt.Sprintf("%s.bindings[%d]", at, n)
+			bt := indexPath(at+".bindings", n)
 			typ, ok := types[b.Input]
 			if !ok {
 				c.l.errorf("E038", c.doc.at(bt+".input"), bt+".input", "tool %s declares no input %s", h.Tool, b.Input)
@@ -651,8 +654,8 @@ func (c *pkgCheck) hooks() {
 			if !ok {
 				typ = "string" // still check the field itself
 			}
-			vs := c.r.ask(c.r.bindDef, fmt.Sprintf("bind|%s|%s|%s|%s", h.Subject, h.Phase, b.Field, typ), map[string]any{
-				"subject": h.Subject, "phase": h.Phase, "field": b.Field, "input_type": typ,
+			vs := c.r.ask(c.r.bindDef, questionKey("bind", h.Subject, h.Phase, b.Field, typ), func() map[string]any {
+				return map[string]any{"subject": h.Subject, "phase": h.Phase, "field": b.Field, "input_type": typ}
 			})
 			if !ok {
 				vs = dropCode(vs, "E039")
@@ -705,15 +708,17 @@ func (c *pkgCheck) refs() {
 	seen := map[string]int{}
 	for _, mb := range rl.members {
 		n := mb.n
-		at := fmt.Sprintf("plugin.members[%d]", n)
+		at := indexPath("plugin.members", n)
 		ref := ParseRef(mb.Ref)
 		fbKind := ""
 		if mb.Fallback != nil {
 			fbKind = ParseRef(mb.Fallback.Skill).Kind
 		}
-		c.report(c.r.ask(c.r.refDef, fmt.Sprintf("ref|members|%s|%s|%t|%s", ref.Kind, mb.Requirement, mb.Fallback != nil, fbKind), map[string]any{
-			"position": "members", "kind": ref.Kind, "requirement": mb.Requirement,
-			"has_fallback": mb.Fallback != nil, "fallback_kind": fbKind,
+		c.report(c.r.ask(c.r.refDef, questionKey("ref", "members", ref.Kind, mb.Requirement, strconv.FormatBool(mb.Fallback != nil), fbKind), func() map[string]any {
+			return map[string]any{
+				"position": "members", "kind": ref.Kind, "requirement": mb.Requirement,
+				"has_fallback": mb.Fallback != nil, "fallback_kind": fbKind,
+			}
 		}), at)
 		norm := c.norm(mb.Ref)
 		if first, dup := seen[norm]; dup {
@@ -730,10 +735,10 @@ func (c *pkgCheck) refs() {
 	seen = map[string]int{}
 	for _, rq := range rl.requires {
 		n := rq.n
-		at := fmt.Sprintf("plugin.requires[%d]", n)
+		at := indexPath("plugin.requires", n)
 		ref := ParseRef(rq.Ref)
-		c.report(c.r.ask(c.r.refDef, fmt.Sprintf("ref|requires|%s|%s|false|", ref.Kind, rq.Requirement), map[string]any{
-			"position": "requires", "kind": ref.Kind, "requirement": rq.Requirement, "has_fallback": false,
+		c.report(c.r.ask(c.r.refDef, questionKey("ref", "requires", ref.Kind, rq.Requirement, "false", ""), func() map[string]any {
+			return map[string]any{"position": "requires", "kind": ref.Kind, "requirement": rq.Requirement, "has_fallback": false}
 		}), at)
 		norm := c.norm(rq.Ref)
 		if first, dup := seen[norm]; dup {
