@@ -94,28 +94,37 @@ func BenchmarkValidate(b *testing.B) {
 // bench/validate.sh's cold runs (--no-cache) start without them, so the
 // field programs and CUE are asked again.
 func BenchmarkValidateCold(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), "source")
-	if err := sourcegen.WriteOwn(dir, 1000); err != nil {
-		b.Fatal(err)
-	}
-	b.Run("own=1000", func(b *testing.B) {
-		b.ReportAllocs()
-		start, n := cpuTime(), 0
-		for b.Loop() {
-			b.StopTimer()
-			forgetAnswers()
-			b.StartTimer()
-			n++
-			rep, err := Validate(dir, Options{})
-			if err != nil {
+	for _, shape := range []struct {
+		name  string
+		write func(dir string, n int) error
+	}{
+		{"own", sourcegen.WriteOwn},
+		{"skills", sourcegen.WriteSkills},
+		{"toolbox", sourcegen.WriteToolbox},
+	} {
+		b.Run(shape.name+"=1000", func(b *testing.B) {
+			dir := filepath.Join(b.TempDir(), "source")
+			if err := shape.write(dir, 1000); err != nil {
 				b.Fatal(err)
 			}
-			if !rep.Valid || len(rep.Packages) != 1000 {
-				b.Fatalf("want 1000 valid packages, got valid=%t with %d", rep.Valid, len(rep.Packages))
+			b.ReportAllocs()
+			start, n := cpuTime(), 0
+			for b.Loop() {
+				b.StopTimer()
+				forgetAnswers()
+				b.StartTimer()
+				n++
+				rep, err := Validate(dir, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !rep.Valid || len(rep.Packages) != 1000 {
+					b.Fatalf("want 1000 valid packages, got valid=%t with %d", rep.Valid, len(rep.Packages))
+				}
 			}
-		}
-		b.ReportMetric(float64(cpuTime()-start)/float64(n)/1e6, "cpu-ms/op")
-	})
+			b.ReportMetric(float64(cpuTime()-start)/float64(n)/1e6, "cpu-ms/op")
+		})
+	}
 }
 
 // forgetAnswers empties the process's rules memo, as a new process has it.
