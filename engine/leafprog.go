@@ -36,6 +36,11 @@ type leafProgram struct {
 	consts map[string]any            // concrete names of the package, by path
 	syntax map[string]*ast.Field     // declarations of the package's names (nil: none)
 	res    map[string]*regexp.Regexp // compiled patterns
+
+	// fns holds each field's compiled check (leafFn) by its syntax, a nil
+	// one for a field the program declines whatever the value: asked of
+	// every scalar of every manifest, it is read without a lock.
+	fns sync.Map // *ast.Field → leafFn
 }
 
 func newLeafProgram(root cue.Value) *leafProgram {
@@ -45,6 +50,14 @@ func newLeafProgram(root cue.Value) *leafProgram {
 // leafUnified counts the scalars acceptLeaf asked CUE about: a test holds
 // a generated source to none.
 var leafUnified atomic.Int64
+
+// A leafFn is a definition's syntax compiled: whether v passes it, or
+// errDecline when the program cannot say for v (an operator of another
+// type than v's). Everything that does not depend on v (the names the
+// syntax refers to, their constants, literals, patterns) is settled when
+// it is compiled: interpreting the syntax anew for every scalar cost more
+// than the answer.
+type leafFn func(v any) (bool, error)
 
 // accepts reports whether v passes def, the field whose definition's
 // syntax is read; ok is false when the program declines.
@@ -58,56 +71,90 @@ func (p *leafProgram) accepts(def cue.Value, v any) (accepted, ok bool) {
 	if !isField || f.Value == nil {
 		return false, false
 	}
-	a, err := p.check(f.Value, v, 0)
+	fn := p.fn(f)
+	if fn == nil {
+		return false, false
+	}
+	a, err := fn(v)
 	if err != nil {
 		return false, false
 	}
 	return a, true
 }
 
-// check reports whether v passes the constraint x. depth bounds the
-// names followed.
-func (p *leafProgram) check(x ast.Expr, v any, depth int) (bool, error) {
+// fn is the field f's compiled check, compiled on first use; nil when the
+// syntax holds what the program declines for every value.
+func (p *leafProgram) fn(f *ast.Field) leafFn {
+	if fn, ok := p.fns.Load(f); ok {
+		return fn.(leafFn)
+	}
+	fn, err := p.compile(f.Value, 0)
+	if err != nil {
+		fn = nil
+	}
+	p.fns.Store(f, fn)
+	return fn
+}
+
+// compile compiles the constraint x. depth bounds the names followed. A
+// construct it cannot run fails the whole compilation: the interpreter
+// it replaces ran every part of a definition (both sides of & and |), so
+// such a part declined for every value.
+func (p *leafProgram) compile(x ast.Expr, depth int) (leafFn, error) {
 	if depth > 16 {
-		return false, errDecline
+		return nil, errDecline
 	}
 	switch x := x.(type) {
 	case *ast.ParenExpr:
-		return p.check(x.X, v, depth)
+		return p.compile(x.X, depth)
 	case *ast.BinaryExpr:
-		switch x.Op {
-		case token.AND, token.OR:
-			// Both sides are run, so that a side the program cannot run
-			// declines whatever the other says.
-			l, err := p.check(x.X, v, depth)
-			if err != nil {
-				return false, err
-			}
-			r, err := p.check(x.Y, v, depth)
-			if err != nil {
-				return false, err
-			}
-			if x.Op == token.AND {
-				return l && r, nil
-			}
-			return l || r, nil
+		if x.Op != token.AND && x.Op != token.OR {
+			break
 		}
+		// Both sides are run, so that a side the program cannot run for
+		// v declines whatever the other says.
+		l, err := p.compile(x.X, depth)
+		if err != nil {
+			return nil, err
+		}
+		r, err := p.compile(x.Y, depth)
+		if err != nil {
+			return nil, err
+		}
+		and := x.Op == token.AND
+		return func(v any) (bool, error) {
+			a, err := l(v)
+			if err != nil {
+				return false, err
+			}
+			b, err := r(v)
+			if err != nil {
+				return false, err
+			}
+			if and {
+				return a && b, nil
+			}
+			return a || b, nil
+		}, nil
 	case *ast.BasicLit:
 		lit, err := basicLit(x)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
-		if sameType(lit, v) {
-			return lit == v, nil
-		}
+		return func(v any) (bool, error) {
+			if sameType(lit, v) {
+				return lit == v, nil
+			}
+			return false, errDecline
+		}, nil
 	case *ast.Ident:
-		return p.ident(x, v, depth)
+		return p.ident(x, depth)
 	case *ast.UnaryExpr:
-		return p.unary(x, v)
+		return p.unary(x)
 	case *ast.CallExpr:
-		return p.call(x, v)
+		return p.call(x)
 	}
-	return false, errDecline
+	return nil, errDecline
 }
 
 // sameType reports whether a and b are both strings, both integers or
@@ -128,27 +175,33 @@ func sameType(a, b any) bool {
 }
 
 // ident is a type (string, int, bool) or a definition of the package,
-// whose syntax is checked in turn.
-func (p *leafProgram) ident(x *ast.Ident, v any, depth int) (bool, error) {
+// whose syntax is compiled in turn.
+func (p *leafProgram) ident(x *ast.Ident, depth int) (leafFn, error) {
 	decl, err := p.declaration(x)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if decl != nil {
-		return p.check(decl, v, depth+1)
+		return p.compile(decl, depth+1)
 	}
 	switch x.Name {
 	case "string":
-		_, ok := v.(string)
-		return ok, nil
+		return func(v any) (bool, error) {
+			_, ok := v.(string)
+			return ok, nil
+		}, nil
 	case "int":
-		_, ok := v.(int64)
-		return ok, nil
+		return func(v any) (bool, error) {
+			_, ok := v.(int64)
+			return ok, nil
+		}, nil
 	case "bool":
-		_, ok := v.(bool)
-		return ok, nil
+		return func(v any) (bool, error) {
+			_, ok := v.(bool)
+			return ok, nil
+		}, nil
 	}
-	return false, errDecline
+	return nil, errDecline
 }
 
 // declaration returns the syntax of the definition of the package x names,
@@ -192,75 +245,91 @@ func selector(name string) cue.Selector {
 	return cue.Str(name)
 }
 
-func (p *leafProgram) unary(x *ast.UnaryExpr, v any) (bool, error) {
+func (p *leafProgram) unary(x *ast.UnaryExpr) (leafFn, error) {
 	operand, err := p.operand(x.X)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	switch x.Op {
 	case token.MAT, token.NMAT:
-		s, ok1 := v.(string)
-		pat, ok2 := operand.(string)
-		if !ok1 || !ok2 {
-			return false, errDecline
+		pat, ok := operand.(string)
+		if !ok {
+			return nil, errDecline
 		}
 		re, err := p.regexp(pat)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
-		return re.MatchString(s) == (x.Op == token.MAT), nil
+		match := x.Op == token.MAT
+		return func(v any) (bool, error) {
+			s, ok := v.(string)
+			if !ok {
+				return false, errDecline
+			}
+			return re.MatchString(s) == match, nil
+		}, nil
 	case token.GEQ, token.LEQ, token.GTR, token.LSS:
-		n, ok1 := v.(int64)
-		b, ok2 := operand.(int64)
-		if !ok1 || !ok2 {
-			return false, errDecline
+		b, ok := operand.(int64)
+		if !ok {
+			return nil, errDecline
 		}
-		switch x.Op {
-		case token.GEQ:
-			return n >= b, nil
-		case token.LEQ:
-			return n <= b, nil
-		case token.GTR:
-			return n > b, nil
-		}
-		return n < b, nil
+		op := x.Op
+		return func(v any) (bool, error) {
+			n, ok := v.(int64)
+			if !ok {
+				return false, errDecline
+			}
+			switch op {
+			case token.GEQ:
+				return n >= b, nil
+			case token.LEQ:
+				return n <= b, nil
+			case token.GTR:
+				return n > b, nil
+			}
+			return n < b, nil
+		}, nil
 	}
-	return false, errDecline
+	return nil, errDecline
 }
 
-// call runs strings.MaxRunes(n) and strings.MinRunes(n) on a string.
-func (p *leafProgram) call(x *ast.CallExpr, v any) (bool, error) {
+// call compiles strings.MaxRunes(n) and strings.MinRunes(n), run on a
+// string.
+func (p *leafProgram) call(x *ast.CallExpr) (leafFn, error) {
 	fun, ok := x.Fun.(*ast.SelectorExpr)
 	if !ok || len(x.Args) != 1 {
-		return false, errDecline
+		return nil, errDecline
 	}
 	pkg, ok := fun.X.(*ast.Ident)
 	if !ok || pkg.Name != "strings" {
-		return false, errDecline
+		return nil, errDecline
 	}
 	if spec, ok := pkg.Node.(*ast.ImportSpec); !ok || spec.Path == nil || spec.Path.Value != `"strings"` {
-		return false, errDecline
+		return nil, errDecline
 	}
 	name, _, err := ast.LabelName(fun.Sel)
 	if err != nil {
-		return false, errDecline
+		return nil, errDecline
 	}
 	arg, err := p.operand(x.Args[0])
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	n, ok1 := arg.(int64)
-	s, ok2 := v.(string)
-	if !ok1 || !ok2 {
-		return false, errDecline
+	n, ok := arg.(int64)
+	if !ok || name != "MaxRunes" && name != "MinRunes" {
+		return nil, errDecline
 	}
-	switch name {
-	case "MaxRunes":
-		return int64(utf8.RuneCountInString(s)) <= n, nil
-	case "MinRunes":
+	most := name == "MaxRunes"
+	return func(v any) (bool, error) {
+		s, ok := v.(string)
+		if !ok {
+			return false, errDecline
+		}
+		if most {
+			return int64(utf8.RuneCountInString(s)) <= n, nil
+		}
 		return int64(utf8.RuneCountInString(s)) >= n, nil
-	}
-	return false, errDecline
+	}, nil
 }
 
 // operand is the concrete value of an operator's or a builtin's argument:

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,6 +103,51 @@ func TestLeafProgramAgrees(t *testing.T) {
 		}
 		if _, ok := r.leaf.accepts(def, "x"); !ok {
 			t.Errorf("%s: the program declines a string", name)
+		}
+	}
+}
+
+// TestLeafProgramCompiled: the program of a field is compiled once, so
+// that answering for a scalar allocates nothing and remembers nothing:
+// names, ids and descriptions differ from package to package, and
+// interpreting the definition's syntax for each, then remembering each
+// answer, cost more than the answers.
+func TestLeafProgramCompiled(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := leafDefs(t, r)
+	for _, c := range []struct {
+		name string
+		v    func(i int) any // a value of the field, a different one for each i
+	}{
+		{"#Manifest.plugin.name", func(i int) any { return fmt.Sprintf("review-kit-%d", i) }},
+		{"#Manifest.plugin.id", func(i int) any { return fmt.Sprintf("acme.review-kit-%d", i) }},
+		{"#Manifest.plugin.members[].ref", func(i int) any { return fmt.Sprintf("skill:review-%d", i) }},
+		{"#Manifest.hook[].timeout_ms", func(i int) any { return int64(1000 + i) }},
+	} {
+		def, ok := defs[c.name]
+		if !ok {
+			t.Fatalf("no definition %s in #Manifest", c.name)
+		}
+		vs := make([]any, 102)
+		for i := range vs {
+			vs[i] = c.v(i)
+		}
+		r.acceptLeaf(def, c.name, vs[0]) // compiles
+		learned, i := r.memo.learned, 0
+		n := testing.AllocsPerRun(100, func() {
+			i++
+			if !r.acceptLeaf(def, c.name, vs[i]) {
+				t.Fatalf("%s refuses %v", c.name, vs[i])
+			}
+		})
+		if n != 0 {
+			t.Errorf("%s: %.0f allocations an answer, want 0", c.name, n)
+		}
+		if r.memo.learned != learned {
+			t.Errorf("%s: %d of the program's answers remembered", c.name, r.memo.learned-learned)
 		}
 	}
 }
