@@ -62,16 +62,17 @@ type leafFn func(v any) (bool, error)
 // accepts reports whether v passes def, the field whose definition's
 // syntax is read; ok is false when the program declines.
 func (p *leafProgram) accepts(def cue.Value, v any) (accepted, ok bool) {
+	return runLeaf(p.of(def), v)
+}
+
+// runLeaf runs fn on v: whether v passes, and false when fn is nil or
+// declines. Only a string, an integer or a boolean is run.
+func runLeaf(fn leafFn, v any) (accepted, ok bool) {
 	switch v.(type) {
 	case string, int64, bool:
 	default:
 		return false, false
 	}
-	f, isField := def.Source().(*ast.Field)
-	if !isField || f.Value == nil {
-		return false, false
-	}
-	fn := p.fn(f)
 	if fn == nil {
 		return false, false
 	}
@@ -80,6 +81,16 @@ func (p *leafProgram) accepts(def cue.Value, v any) (accepted, ok bool) {
 		return false, false
 	}
 	return a, true
+}
+
+// of is the compiled check of def, nil when def is not one field's
+// definition or its syntax holds what the program declines.
+func (p *leafProgram) of(def cue.Value) leafFn {
+	f, isField := def.Source().(*ast.Field)
+	if !isField || f.Value == nil {
+		return nil
+	}
+	return p.fn(f)
 }
 
 // fn is the field f's compiled check, compiled on first use; nil when the

@@ -27,8 +27,8 @@ func leafDefs(t testing.TB, r *Rules) map[string]cue.Value {
 				walk(fd.v, fd.name, depth+1)
 			}
 		case cue.ListKind:
-			if e := r.element(def, name+"[]", cue.AnyIndex); e.Exists() {
-				walk(e, name+"[]", depth+1)
+			if e := r.element(def, name+"[]", cue.AnyIndex); e.v.Exists() {
+				walk(e.v, name+"[]", depth+1)
 			}
 		default:
 			out[name] = def
@@ -117,7 +117,6 @@ func TestLeafProgramCompiled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defs := leafDefs(t, r)
 	for _, c := range []struct {
 		name string
 		v    func(i int) any // a value of the field, a different one for each i
@@ -127,19 +126,19 @@ func TestLeafProgramCompiled(t *testing.T) {
 		{"#Manifest.plugin.members[].ref", func(i int) any { return fmt.Sprintf("skill:review-%d", i) }},
 		{"#Manifest.hook[].timeout_ms", func(i int) any { return int64(1000 + i) }},
 	} {
-		def, ok := defs[c.name]
-		if !ok {
-			t.Fatalf("no definition %s in #Manifest", c.name)
+		fd := manifestField(r, c.name)
+		if fd.leaf == nil {
+			t.Fatalf("%s: the shape walk's field holds no program", c.name)
 		}
 		vs := make([]any, 102)
 		for i := range vs {
 			vs[i] = c.v(i)
 		}
-		r.acceptLeaf(def, c.name, vs[0]) // compiles
+		r.acceptLeaf(fd, vs[0])
 		learned, i := r.memo.learned, 0
 		n := testing.AllocsPerRun(100, func() {
 			i++
-			if !r.acceptLeaf(def, c.name, vs[i]) {
+			if !r.acceptLeaf(fd, vs[i]) {
 				t.Fatalf("%s refuses %v", c.name, vs[i])
 			}
 		})
@@ -150,6 +149,20 @@ func TestLeafProgramCompiled(t *testing.T) {
 			t.Errorf("%s: %d of the program's answers remembered", c.name, r.memo.learned-learned)
 		}
 	}
+}
+
+// manifestField is the field of #Manifest the shape walk finds at name,
+// written as acceptValue names it (#Manifest.plugin.members[].ref).
+func manifestField(r *Rules, name string) fieldDef {
+	fd := fieldDef{v: r.manifest, name: "#Manifest"}
+	for _, k := range strings.Split(strings.TrimPrefix(name, "#Manifest."), ".") {
+		list := strings.HasSuffix(k, "[]")
+		fd = r.structFields(fd.v, fd.name)[strings.TrimSuffix(k, "[]")]
+		if list {
+			fd = r.element(fd.v, fd.name+"[]", cue.AnyIndex)
+		}
+	}
+	return fd
 }
 
 // TestGeneratedManifestsAskNoLeafUnification: the scalars of generated

@@ -52,7 +52,7 @@ type Rules struct {
 	cacheMu  sync.Mutex
 	fields   map[string]map[string]fieldDef // struct definition path → fields
 	required map[string]int                 // struct definition path → its required fields
-	elems    map[string]cue.Value           // definition path → its elements' constraint
+	elems    map[string]fieldDef            // definition path → its elements' constraint
 	memo     *ruleMemo
 }
 
@@ -60,6 +60,7 @@ type fieldDef struct {
 	v        cue.Value
 	name     string // the definition's name and the field's: #Tool.id
 	required bool
+	leaf     leafFn // v's program, for a scalar (leafprog.go); nil: none runs
 }
 
 // ruleMemo remembers the violations the rule definitions returned for each
@@ -210,7 +211,7 @@ func LoadRules() (*Rules, error) {
 		leaf:     newLeafProgram(root),
 		fields:   make(map[string]map[string]fieldDef),
 		required: make(map[string]int),
-		elems:    make(map[string]cue.Value),
+		elems:    make(map[string]fieldDef),
 		memo:     sharedMemo,
 		Limits:   plan.DraftLimits,
 	}

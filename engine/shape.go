@@ -114,7 +114,8 @@ func (r *Rules) structShape(def cue.Value, name string) (map[string]fieldDef, in
 		for it.Next() {
 			sel := it.Selector()
 			k := sel.Unquoted()
-			fd := fieldDef{v: it.Value(), name: name + "." + k, required: sel.ConstraintType() == cue.RequiredConstraint}
+			v := it.Value()
+			fd := fieldDef{v: v, name: name + "." + k, required: sel.ConstraintType() == cue.RequiredConstraint, leaf: r.leaf.of(v)}
 			fs[k] = fd
 			if fd.required {
 				required++
@@ -540,7 +541,7 @@ func (r *Rules) acceptStruct(def cue.Value, name string, data map[string]any) bo
 				return false
 			}
 			elem := r.element(def, name+".*", cue.AnyString)
-			if !elem.Exists() || !r.acceptValue(elem, name+".*", v) {
+			if !elem.v.Exists() || !r.acceptValue(elem, v) {
 				return false
 			}
 			continue
@@ -548,7 +549,7 @@ func (r *Rules) acceptStruct(def cue.Value, name string, data map[string]any) bo
 		if fd.required {
 			present++
 		}
-		if !r.acceptValue(fd.v, fd.name, v) {
+		if !r.acceptValue(fd, v) {
 			return false
 		}
 	}
@@ -558,60 +559,61 @@ func (r *Rules) acceptStruct(def cue.Value, name string, data map[string]any) bo
 	return present == required
 }
 
-func (r *Rules) acceptValue(def cue.Value, name string, v any) bool {
+func (r *Rules) acceptValue(fd fieldDef, v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
-		return r.acceptStruct(def, name, v)
+		return r.acceptStruct(fd.v, fd.name, v)
 	case []any:
-		if def.IncompleteKind() != cue.ListKind {
+		if fd.v.IncompleteKind() != cue.ListKind {
 			return false
 		}
-		elemName := name + "[]"
-		elem := r.element(def, elemName, cue.AnyIndex)
-		if !elem.Exists() {
+		elem := r.element(fd.v, fd.name+"[]", cue.AnyIndex)
+		if !elem.v.Exists() {
 			return false
 		}
 		for _, x := range v {
-			if !r.acceptValue(elem, elemName, x) {
+			if !r.acceptValue(elem, x) {
 				return false
 			}
 		}
-		return r.acceptLen(def, name, len(v)) && r.acceptList(def, name, v)
+		return r.acceptLen(fd.v, fd.name, len(v)) && r.acceptList(fd.v, fd.name, v)
 	case string, int64, float64, bool:
-		return r.acceptLeaf(def, name, v)
+		return r.acceptLeaf(fd, v)
 	}
 	return false // a datetime, or what TOML cannot hold
 }
 
 // element returns the constraint def puts on any field or element (sel is
-// cue.AnyString or cue.AnyIndex), looked up once per definition name:
-// looking it up evaluates, and a manifest has a list in every tool.
-func (r *Rules) element(def cue.Value, name string, sel cue.Selector) cue.Value {
+// cue.AnyString or cue.AnyIndex), named name, looked up once per
+// definition name: looking it up evaluates, and a manifest has a list in
+// every tool.
+func (r *Rules) element(def cue.Value, name string, sel cue.Selector) fieldDef {
 	r.cacheMu.Lock()
 	defer r.cacheMu.Unlock()
 	if e, ok := r.elems[name]; ok {
 		return e
 	}
-	e := def.LookupPath(cue.MakePath(sel))
+	v := def.LookupPath(cue.MakePath(sel))
+	e := fieldDef{v: v, name: name, leaf: r.leaf.of(v)}
 	r.elems[name] = e
 	return e
 }
 
-// acceptLeaf reports whether the scalar v passes def, the definition
-// name: the definition's compiled program answers (leafprog.go), else CUE
-// is asked, its answer remembered. The program's answers are not: it
-// answers in less time than remembering takes, and most of a source's
-// scalars (names, ids, descriptions) are each met once.
-func (r *Rules) acceptLeaf(def cue.Value, name string, v any) bool {
-	if accepted, ok := r.leaf.accepts(def, v); ok {
+// acceptLeaf reports whether the scalar v passes fd: its compiled program
+// answers (leafprog.go), else CUE is asked, its answer remembered. The
+// program's answers are not: it answers in less time than remembering
+// takes, and most of a source's scalars (names, ids, descriptions) are
+// each met once.
+func (r *Rules) acceptLeaf(fd fieldDef, v any) bool {
+	if accepted, ok := runLeaf(fd.leaf, v); ok {
 		return accepted
 	}
 	ask := func() bool {
 		leafUnified.Add(1)
-		return def.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
+		return fd.v.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
 	}
 	var buf [128]byte
-	key := leafKey(buf[:0], name, v)
+	key := leafKey(buf[:0], fd.name, v)
 	if len(key) > 256 {
 		// A long text is seldom asked about twice: not remembered.
 		return ask()
