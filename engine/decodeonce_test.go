@@ -155,3 +155,28 @@ func TestGeneratedManifestsDecodeOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeAllocations: decoding a manifest of the own shape (2.5 KB,
+// two tools, three hooks) allocates its data and its positions' paths in
+// one buffer (pathBuf), not a string for each of its some 150 paths: 618
+// allocations before, 473 with go-toml v2.4.3 and Go 1.26.
+func TestDecodeAllocations(t *testing.T) {
+	dir := t.TempDir()
+	if err := sourcegen.WriteOwn(dir, 1); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "plugins", "own-0000", "PLUGIN.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := plan.DraftLimits
+	n := testing.AllocsPerRun(20, func() {
+		var l diagList
+		if decodeManifest(src, &lim, &l) == nil {
+			t.Fatalf("not decoded: %v", l.diags)
+		}
+	})
+	if n > 500 {
+		t.Errorf("decoding %d bytes made %.0f allocations, want at most 500", len(src), n)
+	}
+}

@@ -85,6 +85,35 @@ func indexPath(parent string, i int) string {
 	return parent + "[" + strconv.Itoa(i) + "]"
 }
 
+// A pathBuf makes the field paths of one walk (joinPath, indexPath) in one
+// buffer, each path a string of it: strings.Builder only ever appends, so
+// what String returned is never written again. A string of its own for
+// each path was a sixth of the allocations of decoding a manifest.
+type pathBuf struct{ b strings.Builder }
+
+func (p *pathBuf) join(parent, key string) string {
+	if !isBareKey(key) {
+		return joinPath(parent, key)
+	}
+	start := p.b.Len()
+	if parent != "" {
+		p.b.WriteString(parent)
+		p.b.WriteByte('.')
+	}
+	p.b.WriteString(key)
+	return p.b.String()[start:]
+}
+
+func (p *pathBuf) index(parent string, i int) string {
+	start := p.b.Len()
+	p.b.WriteString(parent)
+	p.b.WriteByte('[')
+	var digits [20]byte
+	p.b.Write(strconv.AppendInt(digits[:0], int64(i), 10))
+	p.b.WriteByte(']')
+	return p.b.String()[start:]
+}
+
 func isBareKey(k string) bool {
 	if k == "" {
 		return false
@@ -213,6 +242,7 @@ type walker struct {
 	// parent, never by path, so the walk keeps no path of each key).
 	build, bad bool
 	kinds      map[uintptr]defKind
+	paths      pathBuf
 }
 
 // A definition is how a field path was first defined, and where (a byte
@@ -296,6 +326,7 @@ func (w *walker) define(path string, k defKind, off int) bool {
 
 func (w *walker) walk(src []byte) bool {
 	w.src = src
+	w.paths.b.Grow(len(src) / 2) // the paths of a manifest of sourcegen's shapes take a third to a half of it
 	var p unstable.Parser
 	p.Reset(src)
 	table := scope{}
@@ -346,8 +377,8 @@ func (s *scope) fieldPath() string {
 }
 
 // enter returns the scope of key k inside s.
-func (s scope) enter(k string) scope {
-	return scope{path: joinPath(s.fieldPath(), k), depth: s.depth + 1, keys: s.keys + 1, providers: s.providers || s.keys == 0 && k == "providers"}
+func (s scope) enter(k string, paths *pathBuf) scope {
+	return scope{path: paths.join(s.fieldPath(), k), depth: s.depth + 1, keys: s.keys + 1, providers: s.providers || s.keys == 0 && k == "providers"}
 }
 
 // inert reports whether what s holds is adapter-owned data: anything inside
@@ -386,7 +417,7 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 			return s
 		}
 		key := string(k.Data)
-		s = s.enter(key)
+		s = s.enter(key, &w.paths)
 		off = int(k.Raw.Offset)
 		last := i == len(parts)-1
 		if w.build {
@@ -405,7 +436,7 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 			if n == 0 {
 				w.m.spans[s.path] = span{key: int32(off) + 1}
 			}
-			s.path = indexPath(s.path, n)
+			s.path = w.paths.index(s.path, n)
 			s.depth++
 		case last:
 			w.define(s.path, defTable, off)
@@ -413,7 +444,7 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 			w.define(s.path, defImplicit, off)
 		}
 		if n, ok := w.arrays[s.path]; ok && !(last && isArray) {
-			s.path = indexPath(s.path, n-1)
+			s.path = w.paths.index(s.path, n-1)
 			s.depth++
 		}
 	}
@@ -452,7 +483,7 @@ func (w *walker) keyValue(e *unstable.Node, table scope) {
 			return
 		}
 		k = string(last.Data)
-		s = s.enter(k)
+		s = s.enter(k, &w.paths)
 	}
 	if tbl != nil {
 		w.put(tbl, k, e.Value())
@@ -768,7 +799,7 @@ func (w *walker) value(v *unstable.Node, s scope, off int, key int32) {
 				w.failed = true
 				return
 			}
-			cs := scope{path: indexPath(s.path, n), depth: s.depth + 1, keys: s.keys, providers: s.providers}
+			cs := scope{path: w.paths.index(s.path, n), depth: s.depth + 1, keys: s.keys, providers: s.providers}
 			w.value(c, cs, w.elementOffset(c, n, off), 0)
 			n++
 		}
