@@ -37,10 +37,9 @@ type leafProgram struct {
 	syntax map[string]*ast.Field     // declarations of the package's names (nil: none)
 	res    map[string]*regexp.Regexp // compiled patterns
 
-	// fns holds each field's compiled check (leafFn) by its syntax, a nil
-	// one for a field the program declines whatever the value: asked of
-	// every scalar of every manifest, it is read without a lock.
-	fns sync.Map // *ast.Field → leafFn
+	// fns holds each definition's compiled check (leafFn) by its syntax,
+	// a nil one for a definition the program declines whatever the value.
+	fns sync.Map // ast.Expr → leafFn
 }
 
 func newLeafProgram(root cue.Value) *leafProgram {
@@ -83,28 +82,54 @@ func runLeaf(fn leafFn, v any) (accepted, ok bool) {
 	return a, true
 }
 
-// of is the compiled check of def, nil when def is not one field's
-// definition or its syntax holds what the program declines.
+// of is the compiled check of def, a field's definition or a list's
+// elements' (the expression after ...), nil when the program declines
+// whatever the value.
 func (p *leafProgram) of(def cue.Value) leafFn {
-	f, isField := def.Source().(*ast.Field)
-	if !isField || f.Value == nil {
+	var x ast.Expr
+	switch src := def.Source().(type) {
+	case *ast.Field:
+		x = src.Value
+	case ast.Expr:
+		x = src
+	}
+	if x == nil {
 		return nil
 	}
-	return p.fn(f)
-}
-
-// fn is the field f's compiled check, compiled on first use; nil when the
-// syntax holds what the program declines for every value.
-func (p *leafProgram) fn(f *ast.Field) leafFn {
-	if fn, ok := p.fns.Load(f); ok {
+	if fn, ok := p.fns.Load(x); ok {
 		return fn.(leafFn)
 	}
-	fn, err := p.compile(f.Value, 0)
+	fn, err := p.compile(x, 0)
 	if err != nil {
-		fn = nil
+		fn = oneOf(def)
 	}
-	p.fns.Store(f, fn)
+	p.fns.Store(x, fn)
 	return fn
+}
+
+// oneOf is the check of a definition CUE evaluates to a disjunction of
+// concrete strings, integers or booleans, whatever its syntax (or() of a
+// comprehension over #Runtimes): v passes when it is one of them. nil
+// when def is anything else.
+func oneOf(def cue.Value) leafFn {
+	op, args := def.Expr()
+	if op != cue.OrOp {
+		return nil
+	}
+	set := make(map[any]bool, len(args))
+	for _, a := range args {
+		c := concrete(a)
+		if a.IncompleteKind() == cue.BoolKind {
+			if b, err := a.Bool(); err == nil {
+				c = b
+			}
+		}
+		if _, bad := c.(error); bad {
+			return nil
+		}
+		set[c] = true
+	}
+	return func(v any) (bool, error) { return set[v], nil }
 }
 
 // compile compiles the constraint x. depth bounds the names followed. A

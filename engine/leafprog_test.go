@@ -94,7 +94,10 @@ func TestLeafProgramAgrees(t *testing.T) {
 		}
 		t.Logf("%s: %d of %d answered", name, answered, len(corpus))
 	}
-	for _, name := range []string{"plugin.name", "plugin.description", "plugin.id", "plugin.version", "plugin.members[].ref", "plugin.requires[].ref", "tool[].id", "tool[].entry", "hook[].id", "hook[].tool", "tool[].inputs[].name"} {
+	for _, name := range []string{"plugin.name", "plugin.description", "plugin.id", "plugin.version", "plugin.members[].ref", "plugin.requires[].ref", "tool[].id", "tool[].entry", "hook[].id", "hook[].tool", "tool[].inputs[].name",
+		// Lists' elements, and a disjunction CUE builds (or() of a
+		// comprehension), which every manifest with a tool holds.
+		"tool[].runtime", "tool[].env[]", "tool[].argv[]", "tool[].files[]", "tool[].capabilities[]", "hook[].matcher.tool_names[]", "plugin.requires[].requirement"} {
 		name = "#Manifest." + name
 		def, ok := defs[name]
 		if !ok {
