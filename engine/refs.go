@@ -41,6 +41,7 @@ type sourceCheck struct {
 	targets  map[string]target    // resolved asset, by kind:source:selector
 	refs     []Reference
 	dirs     map[string]bool // directories resolution proved real, by path (lstatInsideKnown)
+	realRel  map[string]bool // the paths under root realDirs proved real directories
 }
 
 type target struct {
@@ -561,7 +562,12 @@ func (v *sourceCheck) skillAt(name, rel string) bool {
 
 // realDirs reports whether each component of rel under v.root is a real
 // directory, stating (once a run, v.dirs) those not yet known to be.
+// Its answer is kept by rel too: every skill asks it of the same layout
+// directory, and splitting and joining its path cost allocations a skill.
 func (v *sourceCheck) realDirs(rel string) bool {
+	if v.realRel[rel] {
+		return true
+	}
 	cur := v.root
 	for _, c := range strings.Split(rel, "/") {
 		cur = filepath.Join(cur, c)
@@ -575,6 +581,10 @@ func (v *sourceCheck) realDirs(rel string) bool {
 		}
 		v.dirs[cur] = true
 	}
+	if v.realRel == nil {
+		v.realRel = make(map[string]bool)
+	}
+	v.realRel[rel] = true
 	return true
 }
 

@@ -141,3 +141,27 @@ func TestEntriesAllocations(t *testing.T) {
 		t.Errorf("listing 3 entries made %v allocations, want 2", allocs)
 	}
 }
+
+// TestRealDirsKept: once realDirs has proved a layout directory real, the
+// next skill under it asks it without an allocation or a system call.
+func TestRealDirsKept(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "skills", "s"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v := &sourceCheck{root: root, dirs: map[string]bool{}}
+	if !v.realDirs("skills") {
+		t.Fatal("skills is not a real directory")
+	}
+	lstats := componentLstats.Load()
+	if allocs := testing.AllocsPerRun(100, func() {
+		if !v.realDirs("skills") {
+			t.Fatal("skills is not a real directory")
+		}
+	}); allocs != 0 {
+		t.Errorf("realDirs of a directory it proved made %v allocations, want 0", allocs)
+	}
+	if n := componentLstats.Load() - lstats; n != 0 {
+		t.Errorf("%d components stated again", n)
+	}
+}
