@@ -183,10 +183,13 @@ func (st *treeStats) lstat(rel string) (fs.FileInfo, bool) {
 // A walkDir is a directory the walk lists (walkdir_linux.go).
 type walkDir interface {
 	entries() ([]dirEntry, error) // sorted by name
-	info(name string) (fs.FileInfo, error)
+	// info and readHead give a statInfo, not an fs.FileInfo: most of
+	// the walk asks only its size, and boxing it would allocate.
+	info(name string) (statInfo, error)
 	// readHead opens the regular file name, without following a
-	// symlink, and returns its info and its first limit bytes.
-	readHead(name string, limit int64) (fs.FileInfo, []byte, error)
+	// symlink, and returns its info and, of its first limit bytes,
+	// those the front matter check reads (frontMatterHead).
+	readHead(name string, limit int64) (statInfo, []byte, error)
 	sub(name string) (walkDir, error)
 	close()
 }
@@ -236,6 +239,16 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 		st.seen = make(map[string]fs.FileInfo)
 	}
 	prefix := len(rel) + 1 // of an entry's name, to its path under rel
+	// An entry's path is path.Join(relDir, e.name): a listed name is one
+	// component, neither "." nor "..", so that under a clean rel it is the
+	// two joined by a slash, built only when a diagnostic or seen needs it.
+	clean := rel != "" && rel != "." && rel != "/" && path.Clean(rel) == rel
+	join := func(dir, name string) string {
+		if clean {
+			return dir + "/" + name
+		}
+		return path.Join(dir, name)
+	}
 	var walk func(d walkDir, relDir string, depth int) bool
 	walk = func(d walkDir, relDir string, depth int) bool {
 		ents, err := topEnts, error(nil)
@@ -248,15 +261,16 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 		}
 		for _, e := range ents {
 			st.entries++
-			name := path.Join(relDir, e.name)
 			if st.entries > lim.PackageEntries {
 				l.at(rel).errorf("E066", Pos{}, "", "%s has more than %d entries", rel, lim.PackageEntries)
 				return false
 			}
 			switch t := e.typ; {
 			case t&fs.ModeSymlink != 0:
+				name := join(relDir, e.name)
 				l.at(name).warnf("W064", Pos{}, "", "%s is a symlink; it is not followed and cannot be staged", name)
 			case t.IsDir():
+				name := join(relDir, e.name)
 				if st.seen != nil {
 					st.seen[name[prefix:]] = dirInfo{e}
 				}
@@ -277,24 +291,27 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 			case t.IsRegular():
 				fi, err := walkInfo(d, e.name, depth, head)
 				if err != nil {
+					name := join(relDir, e.name)
 					l.at(name).errorf("E070", Pos{}, "", "%s cannot be read: %v", name, unwrapPathError(err))
 					continue
 				}
-				if fi.Size() > lim.FileBytes {
+				if fi.size > lim.FileBytes {
 					// Counting it towards the package limit too would
 					// report one mistake twice.
-					l.at(name).errorf("E068", Pos{}, "", "%s is %d bytes, more than the %d-byte file limit", name, fi.Size(), lim.FileBytes)
+					name := join(relDir, e.name)
+					l.at(name).errorf("E068", Pos{}, "", "%s is %d bytes, more than the %d-byte file limit", name, fi.size, lim.FileBytes)
 					continue
 				}
 				if st.seen != nil {
-					st.seen[name[prefix:]] = fi
+					st.seen[join(relDir, e.name)[prefix:]] = fi
 				}
-				st.bytes += fi.Size()
+				st.bytes += fi.size
 				if st.bytes > lim.PackageBytes {
 					l.at(rel).errorf("E069", Pos{}, "", "%s holds more than %d bytes", rel, lim.PackageBytes)
 					return false
 				}
 			default:
+				name := join(relDir, e.name)
 				l.at(name).warnf("W065", Pos{}, "", "%s is %s; it is ignored and cannot be staged", name, regular.Describe(t))
 			}
 		}
@@ -306,7 +323,7 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 
 // walkInfo states the regular file name of d at depth, or, when it is
 // head's file, reads it (see assetHead).
-func walkInfo(d walkDir, name string, depth int, head *assetHead) (fs.FileInfo, error) {
+func walkInfo(d walkDir, name string, depth int, head *assetHead) (statInfo, error) {
 	if depth == 0 && head != nil && name == head.name {
 		if fi, data, err := d.readHead(name, head.limit); err == nil {
 			head.data, head.read = data, true
@@ -326,3 +343,18 @@ func (d dirInfo) Size() int64        { return 0 }
 func (d dirInfo) Mode() fs.FileMode  { return d.e.typ }
 func (d dirInfo) ModTime() time.Time { return time.Time{} }
 func (d dirInfo) Sys() any           { return nil }
+
+// statInfo is an fs.FileInfo of a stat.
+type statInfo struct {
+	name  string
+	size  int64
+	mode  fs.FileMode
+	mtime time.Time
+}
+
+func (s statInfo) Name() string       { return s.name }
+func (s statInfo) Size() int64        { return s.size }
+func (s statInfo) Mode() fs.FileMode  { return s.mode }
+func (s statInfo) ModTime() time.Time { return s.mtime }
+func (s statInfo) IsDir() bool        { return s.mode.IsDir() }
+func (s statInfo) Sys() any           { return nil }

@@ -41,6 +41,7 @@ type sourceCheck struct {
 	targets  map[string]target    // resolved asset, by kind:source:selector
 	refs     []Reference
 	dirs     map[string]bool // directories resolution proved real, by path (lstatInsideKnown)
+	realRel  map[string]bool // the paths under root realDirs proved real directories
 }
 
 type target struct {
@@ -561,7 +562,12 @@ func (v *sourceCheck) skillAt(name, rel string) bool {
 
 // realDirs reports whether each component of rel under v.root is a real
 // directory, stating (once a run, v.dirs) those not yet known to be.
+// Its answer is kept by rel too: every skill asks it of the same layout
+// directory, and splitting and joining its path cost allocations a skill.
 func (v *sourceCheck) realDirs(rel string) bool {
+	if v.realRel[rel] {
+		return true
+	}
 	cur := v.root
 	for _, c := range strings.Split(rel, "/") {
 		cur = filepath.Join(cur, c)
@@ -575,6 +581,10 @@ func (v *sourceCheck) realDirs(rel string) bool {
 		}
 		v.dirs[cur] = true
 	}
+	if v.realRel == nil {
+		v.realRel = make(map[string]bool)
+	}
+	v.realRel[rel] = true
 	return true
 }
 
@@ -634,14 +644,31 @@ func (v *sourceCheck) frontMatter(rel string, head []byte, l *diagList) ([]byte,
 			return nil, 0, false
 		}
 	}
-	buf = bytes.TrimPrefix(buf, []byte(utf8BOM))
-	if !bytes.HasPrefix(buf, []byte("---\n")) && !bytes.HasPrefix(buf, []byte("---\r\n")) {
+	opened, from, to, _ := frontMatterSpan(buf)
+	if !opened {
 		l.errorf("E079", Pos{1, 1}, "", "no YAML front matter: the file must start with a --- line")
 		return nil, 0, false
 	}
-	start := bytes.IndexByte(buf, '\n') + 1
+	if to < 0 {
+		l.errorf("E079", Pos{1, 1}, "", "front matter is not closed by a --- line within %d bytes", limit)
+		return nil, 0, false
+	}
+	return buf[from:to], 2, true
+}
+
+// frontMatterSpan finds the front matter of a Markdown file's first bytes
+// buf: opened reports that buf (after a byte order mark) starts with a
+// --- line; the YAML is buf[from:to], to < 0 when no closing --- line
+// follows; next is the offset just past the closing line's newline, -1
+// when that line is buf's last and unterminated (more bytes could make
+// it another line).
+func frontMatterSpan(buf []byte) (opened bool, from, to, next int) {
+	b := bytes.TrimPrefix(buf, []byte(utf8BOM))
+	if !bytes.HasPrefix(b, []byte("---\n")) && !bytes.HasPrefix(b, []byte("---\r\n")) {
+		return false, 0, -1, -1
+	}
+	start := len(buf) - len(b) + bytes.IndexByte(b, '\n') + 1
 	rest := buf[start:]
-	end := -1
 	for i := 0; i < len(rest); {
 		j := bytes.IndexByte(rest[i:], '\n')
 		line := rest[i:]
@@ -649,19 +676,33 @@ func (v *sourceCheck) frontMatter(rel string, head []byte, l *diagList) ([]byte,
 			line = rest[i : i+j]
 		}
 		if string(bytes.TrimRight(line, "\r \t")) == "---" {
-			end = i
-			break
+			if j < 0 {
+				return true, start, start + i, -1
+			}
+			return true, start, start + i, start + i + j + 1
 		}
 		if j < 0 {
 			break
 		}
 		i += j + 1
 	}
-	if end < 0 {
-		l.errorf("E079", Pos{1, 1}, "", "front matter is not closed by a --- line within %d bytes", limit)
-		return nil, 0, false
+	return true, start, -1, -1
+}
+
+// frontMatterHead returns how many of a file's first bytes buf frontMatter
+// needs to give the answer it gives on the file's first limit bytes:
+// through the closing --- line, or the few that show the file does not
+// start with front matter; -1 when buf does not settle it.
+func frontMatterHead(buf []byte) int {
+	opened, _, _, next := frontMatterSpan(buf)
+	if opened {
+		return next
 	}
-	return rest[:end], 2, true
+	b := bytes.TrimPrefix(buf, []byte(utf8BOM))
+	if len(b) < len("---\r\n") {
+		return -1 // "---" or "---\r" may yet open it
+	}
+	return len(buf) - len(b) + len("---\r\n")
 }
 
 // fmRule is a front matter definition and the program read from it.

@@ -67,19 +67,33 @@ func (d fdDir) close() {
 	unix.Close(d.fd)
 }
 
-// readHead reads the regular file name in d: up to limit bytes of the
-// size fstat gives, in reads of what is left, so that a file read whole
-// costs one read and no second one to find its end.
-func (d fdDir) readHead(name string, limit int64) (fs.FileInfo, []byte, error) {
+// readHead reads the regular file name in d: of its first limit bytes
+// (no more than the size fstat gives), those frontMatterHead says the
+// front matter check needs, in a first read of headChunk bytes and, only
+// when they hold no closing --- line, reads of what is left; the bytes
+// kept are copied out of a reused buffer, so that a long SKILL.md with
+// short front matter costs an allocation of its front matter, not of the
+// limit, and a file read whole still costs one read and no second one to
+// find its end.
+func (d fdDir) readHead(name string, limit int64) (statInfo, []byte, error) {
 	return readHeadAt(d.fd, name, limit)
 }
 
 // readFileHead is fdDir.readHead of the file at path.
-func readFileHead(path string, limit int64) (fs.FileInfo, []byte, error) {
+func readFileHead(path string, limit int64) (statInfo, []byte, error) {
 	return readHeadAt(unix.AT_FDCWD, path, limit)
 }
 
-func readHeadAt(dirfd int, name string, limit int64) (fs.FileInfo, []byte, error) {
+// headChunk is readHead's first read: more than the front matter of
+// nearly every skill and agent, less than the front matter limit.
+const headChunk = 4 << 10
+
+var headBuffers = sync.Pool{New: func() any {
+	b := make([]byte, headChunk)
+	return &b
+}}
+
+func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
 	var fd int
 	var err error
 	for {
@@ -90,18 +104,50 @@ func readHeadAt(dirfd int, name string, limit int64) (fs.FileInfo, []byte, error
 		}
 	}
 	if err != nil {
-		return nil, nil, err
+		return statInfo{}, nil, err
 	}
 	defer closeFD(fd)
 	var st unix.Stat_t
 	walkCalls.Add(1)
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, nil, err
+		return statInfo{}, nil, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, nil, unix.EINVAL
+		return statInfo{}, nil, unix.EINVAL
 	}
-	buf := make([]byte, min(st.Size, limit))
+	want := int(min(st.Size, limit))
+	bp := headBuffers.Get().(*[]byte)
+	defer headBuffers.Put(bp)
+	buf, pooled := (*bp)[:min(want, headChunk)], true
+	n, err := readFull(fd, buf)
+	if err != nil {
+		return statInfo{}, nil, err
+	}
+	k := frontMatterHead(buf[:n])
+	if k < 0 && n == len(buf) && n < want {
+		// The front matter goes on past the first read: read on to the
+		// limit, as frontMatter must see all of it to say where it ends.
+		more := make([]byte, want)
+		copy(more, buf)
+		m, err := readFull(fd, more[n:])
+		if err != nil {
+			return statInfo{}, nil, err
+		}
+		buf, n, pooled = more, n+m, false
+		k = frontMatterHead(buf[:n])
+	}
+	head := buf[:n]
+	if k >= 0 {
+		head = head[:k]
+	}
+	if pooled {
+		head = append([]byte{}, head...) // not nil when empty: it was read
+	}
+	return statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, head, nil
+}
+
+// readFull reads fd into buf until buf is full or the file ends.
+func readFull(fd int, buf []byte) (int, error) {
 	n := 0
 	for n < len(buf) {
 		walkCalls.Add(1)
@@ -110,14 +156,14 @@ func readHeadAt(dirfd int, name string, limit int64) (fs.FileInfo, []byte, error
 			continue
 		}
 		if err != nil {
-			return nil, nil, err
+			return 0, err
 		}
 		if m == 0 {
 			break
 		}
 		n += m
 	}
-	return statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, buf[:n], nil
+	return n, nil
 }
 
 func closeFD(fd int) {
@@ -130,7 +176,10 @@ var direntBuffers = sync.Pool{New: func() any {
 	return &b
 }}
 
-// entries lists the directory, sorted by name, as os.ReadDir does.
+// entries lists the directory, sorted by name, as os.ReadDir does. The
+// names of each getdents read share one string, and the entries one
+// slice sized for them: two allocations for a read, not one a name and
+// those of a growing slice.
 func (d fdDir) entries() ([]dirEntry, error) {
 	bp := direntBuffers.Get().(*[]byte)
 	defer direntBuffers.Put(bp)
@@ -148,24 +197,26 @@ func (d fdDir) entries() ([]dirEntry, error) {
 		if n <= 0 {
 			break
 		}
-		// struct linux_dirent64: d_ino (8 bytes), d_off (8), d_reclen (2),
-		// d_type (1), d_name, NUL-terminated.
-		for off := 0; off+19 <= n; {
-			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
-			if reclen < 19 || off+reclen > n {
-				return nil, unix.EIO
-			}
-			rec := buf[off : off+reclen]
-			off += reclen
-			name := rec[19:]
-			if i := slices.Index(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			if binary.NativeEndian.Uint64(rec) == 0 || string(name) == "." || string(name) == ".." {
-				continue
-			}
-			e := dirEntry{name: string(name)}
-			switch rec[18] {
+		count, size := 0, 0
+		if err := eachDirent(buf[:n], func(name []byte, _ byte) error {
+			count++
+			size += len(name)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		ents = slices.Grow(ents, count)
+		var names strings.Builder
+		names.Grow(size)
+		eachDirent(buf[:n], func(name []byte, _ byte) error {
+			names.Write(name)
+			return nil
+		})
+		all, at := names.String(), 0
+		if err := eachDirent(buf[:n], func(name []byte, typ byte) error {
+			e := dirEntry{name: all[at : at+len(name)]}
+			at += len(name)
+			switch typ {
 			case unix.DT_REG:
 			case unix.DT_DIR:
 				e.typ = fs.ModeDir
@@ -182,19 +233,48 @@ func (d fdDir) entries() ([]dirEntry, error) {
 			default: // DT_UNKNOWN: the file system does not say
 				fi, err := d.info(e.name)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				e.typ = fi.Mode().Type()
 			}
 			ents = append(ents, e)
+			return nil
+		}); err != nil {
+			return nil, err
 		}
 	}
 	slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
 	return ents, nil
 }
 
+// eachDirent calls f with the name and type of each record of a getdents
+// read, but for ".", ".." and deleted entries (inode 0).
+func eachDirent(buf []byte, f func(name []byte, typ byte) error) error {
+	// struct linux_dirent64: d_ino (8 bytes), d_off (8), d_reclen (2),
+	// d_type (1), d_name, NUL-terminated.
+	for off := 0; off+19 <= len(buf); {
+		reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+		if reclen < 19 || off+reclen > len(buf) {
+			return unix.EIO
+		}
+		rec := buf[off : off+reclen]
+		off += reclen
+		name := rec[19:]
+		if i := slices.Index(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		if binary.NativeEndian.Uint64(rec) == 0 || string(name) == "." || string(name) == ".." {
+			continue
+		}
+		if err := f(name, rec[18]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // info states the entry name without following a symlink.
-func (d fdDir) info(name string) (fs.FileInfo, error) {
+func (d fdDir) info(name string) (statInfo, error) {
 	var st unix.Stat_t
 	for {
 		walkCalls.Add(1)
@@ -203,7 +283,7 @@ func (d fdDir) info(name string) (fs.FileInfo, error) {
 			break
 		}
 		if err != unix.EINTR {
-			return nil, err
+			return statInfo{}, err
 		}
 	}
 	return statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, nil
@@ -237,18 +317,3 @@ func fileMode(m uint32) fs.FileMode {
 	}
 	return mode
 }
-
-// statInfo is an fs.FileInfo of a stat.
-type statInfo struct {
-	name  string
-	size  int64
-	mode  fs.FileMode
-	mtime time.Time
-}
-
-func (s statInfo) Name() string       { return s.name }
-func (s statInfo) Size() int64        { return s.size }
-func (s statInfo) Mode() fs.FileMode  { return s.mode }
-func (s statInfo) ModTime() time.Time { return s.mtime }
-func (s statInfo) IsDir() bool        { return s.mode.IsDir() }
-func (s statInfo) Sys() any           { return nil }

@@ -4,7 +4,6 @@ package engine
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -31,8 +30,12 @@ func (d pathDir) entries() ([]dirEntry, error) {
 	return ents, nil
 }
 
-func (d pathDir) info(name string) (fs.FileInfo, error) {
-	return os.Lstat(filepath.Join(d.path, name))
+func (d pathDir) info(name string) (statInfo, error) {
+	fi, err := os.Lstat(filepath.Join(d.path, name))
+	if err != nil {
+		return statInfo{}, err
+	}
+	return statInfo{name: fi.Name(), size: fi.Size(), mode: fi.Mode(), mtime: fi.ModTime()}, nil
 }
 
 // openRealDir leaves a skill's directory to lstatInside and walkTree,
@@ -40,11 +43,11 @@ func (d pathDir) info(name string) (fs.FileInfo, error) {
 func openRealDir(path string) (walkDir, error) { return nil, errors.ErrUnsupported }
 
 // readHead leaves the file to the caller, which reads it by its path.
-func (d pathDir) readHead(name string, limit int64) (fs.FileInfo, []byte, error) {
-	return nil, nil, errors.ErrUnsupported
+func (d pathDir) readHead(name string, limit int64) (statInfo, []byte, error) {
+	return statInfo{}, nil, errors.ErrUnsupported
 }
 
 // readFileHead leaves the file to the caller, which reads it by its path.
-func readFileHead(path string, limit int64) (fs.FileInfo, []byte, error) {
-	return nil, nil, errors.ErrUnsupported
+func readFileHead(path string, limit int64) (statInfo, []byte, error) {
+	return statInfo{}, nil, errors.ErrUnsupported
 }
