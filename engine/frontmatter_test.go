@@ -277,3 +277,95 @@ func TestFrontMatterDecoderPanic(t *testing.T) {
 	}
 	t.Log(l.diags[0])
 }
+
+// generatedFrontMatter is the front matter of a skill of bench/sourcegen's
+// skills shape, read as checkFrontMatter reads it.
+func generatedFrontMatter(tb testing.TB) (dir string, fm *fmStruct) {
+	tb.Helper()
+	path, src := generatedSkill(tb)
+	fm, _, ok := plainFrontMatter(src)
+	if !ok {
+		tb.Fatalf("%s: front matter not plain", path)
+	}
+	return filepath.Base(filepath.Dir(path)), fm
+}
+
+// generatedSkill is the path and front matter of a SKILL.md of
+// bench/sourcegen's skills shape.
+func generatedSkill(tb testing.TB) (path string, fm []byte) {
+	tb.Helper()
+	root := filepath.Join(tb.TempDir(), "source")
+	if err := sourcegen.WriteSkills(root, 1); err != nil {
+		tb.Fatal(err)
+	}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && path == "" && d.Name() == "SKILL.md" {
+			path = p
+		}
+		return err
+	})
+	if err != nil || path == "" {
+		tb.Fatalf("no generated SKILL.md (%v)", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	src, _, ok := strings.Cut(strings.TrimPrefix(string(data), "---\n"), "---\n")
+	if !ok {
+		tb.Fatalf("%s: no front matter", path)
+	}
+	return path, []byte(src)
+}
+
+// TestFrontMatterProgramAllocs holds a run of the skill program on a
+// front matter it finds nothing in to one allocation (the run's own
+// state): everything the definition fixes (literals, limits, patterns,
+// names) is worked out when the program is read, not on every skill.
+func TestFrontMatterProgramAllocs(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, fm := generatedFrontMatter(t)
+	for _, rule := range []struct {
+		kind string
+		r    fmRule
+	}{{"skill", r.skillFM}, {"agent", r.agentFM}} {
+		if vs, ok := rule.r.prog.violationsOf(dir, fm); !ok || len(vs) != 0 {
+			t.Fatalf("%s program on %s: violations %v, ok %t; want none", rule.kind, dir, vs, ok)
+		}
+		if n := testing.AllocsPerRun(100, func() { rule.r.prog.violationsOf(dir, fm) }); n > 1 {
+			t.Errorf("%s program: %v allocations a run, want at most 1", rule.kind, n)
+		}
+	}
+}
+
+// BenchmarkFrontMatterProgram is one run of the skill program on a
+// generated skill's front matter, the work checkFrontMatter asks of it
+// for each skill of a cold validation.
+func BenchmarkFrontMatterProgram(b *testing.B) {
+	r, err := LoadRules()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir, fm := generatedFrontMatter(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := r.skillFM.prog.violationsOf(dir, fm); !ok {
+			b.Fatal("the program declined")
+		}
+	}
+}
+
+// BenchmarkPlainFrontMatter reads a generated skill's front matter as
+// checkFrontMatter does before running the program.
+func BenchmarkPlainFrontMatter(b *testing.B) {
+	_, src := generatedSkill(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok := plainFrontMatter(src); !ok {
+			b.Fatal("front matter not plain")
+		}
+	}
+}
