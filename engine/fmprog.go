@@ -739,7 +739,7 @@ func (c *fmCompiler) binary(x *ast.BinaryExpr, sc *fmScope) fmCode {
 			return fmDeclines
 		}
 	}
-	left, right := l.run, rc.run
+	left, right, p := l.run, rc.run, c.p
 	run := func(r *fmRun) (fmVal, bool) {
 		lv, ok := left(r)
 		if !ok {
@@ -749,7 +749,7 @@ func (c *fmCompiler) binary(x *ast.BinaryExpr, sc *fmScope) fmCode {
 		if !ok {
 			return fmVal{}, false
 		}
-		return c.p.compare(op, lv, rv, re)
+		return p.compare(op, lv, rv, re)
 	}
 	if l.static && rc.static {
 		if v, ok := run(nil); ok {
