@@ -31,7 +31,7 @@ func plainFrontMatter(src []byte) (fm *fmStruct, lines []int, ok bool) {
 		}
 	}
 	ls := strings.Split(string(src[:len(src)-1]), "\n")
-	fm = &fmStruct{keys: make([]string, 0, n), vals: make(map[string]any, n)}
+	fm = &fmStruct{keys: make([]string, 0, n), vals: make(map[string]fmVal, n)}
 	lines = make([]int, 0, n)
 	for i := 0; i < len(ls); {
 		key, rest, ok := plainKey(ls[i])
@@ -42,14 +42,15 @@ func plainFrontMatter(src []byte) (fm *fmStruct, lines []int, ok bool) {
 			return nil, nil, false
 		}
 		body := indented(ls[i+1:])
-		var v any
+		v := fmVal{kind: fmString}
 		switch {
 		case rest == "" && len(body) > 0:
-			v, ok = plainMapping(body)
+			v.kind = fmMap
+			v.m, ok = plainMapping(body)
 		case len(body) > 0:
-			v, ok = blockScalar(rest, body)
+			v.s, ok = blockScalar(rest, body)
 		default:
-			v, ok = oneLineScalar(rest)
+			v.s, ok = oneLineScalar(rest)
 		}
 		if !ok {
 			return nil, nil, false
@@ -96,11 +97,16 @@ func isKeyByte(b byte) bool {
 }
 
 // yamlWord reports whether a plain scalar made of letters alone is one
-// YAML 1.1 or 1.2 reads as a boolean or null.
+// YAML 1.1 or 1.2 reads as a boolean or null. s is ASCII (plainFrontMatter
+// reads nothing else), so EqualFold folds as ToLower would.
 func yamlWord(s string) bool {
-	switch strings.ToLower(s) {
-	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
-		return true
+	if len(s) > len("false") {
+		return false // most values: no ToLower copy of them
+	}
+	for _, w := range [...]string{"y", "n", "yes", "no", "on", "off", "true", "false", "null"} {
+		if strings.EqualFold(s, w) {
+			return true
+		}
 	}
 	return false
 }
@@ -173,7 +179,7 @@ func blockScalar(head string, body []string) (string, bool) {
 // a mapping of one-line scalars, every key indented alike.
 func plainMapping(body []string) (*fmStruct, bool) {
 	indent := len(body[0]) - len(strings.TrimLeft(body[0], " "))
-	s := &fmStruct{keys: make([]string, 0, len(body)), vals: make(map[string]any, len(body))}
+	s := &fmStruct{keys: make([]string, 0, len(body)), vals: make(map[string]fmVal, len(body))}
 	for _, l := range body {
 		if len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" {
 			return nil, false
@@ -190,7 +196,7 @@ func plainMapping(body []string) (*fmStruct, bool) {
 			return nil, false
 		}
 		s.keys = append(s.keys, key)
-		s.vals[key] = v
+		s.vals[key] = fmVal{kind: fmString, s: v}
 	}
 	return s, true
 }

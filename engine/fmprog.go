@@ -52,17 +52,12 @@ type fmProgram struct {
 // errDecline is a construct the program does not run.
 var errDecline = errors.New("front matter program: construct not run")
 
-// bottom is CUE's _|_: a field that is absent or a unification that fails.
-type bottom struct{}
-
-// opaque is a concrete front matter value that is neither a string nor a
-// mapping: a number, a boolean, null or a list.
-type opaque struct{}
-
-// fmStruct is a mapping, its keys in order.
+// fmStruct is a mapping, its keys in order. Its values are held as
+// fmVals, not boxed in interfaces, which would allocate for every string
+// a front matter holds.
 type fmStruct struct {
 	keys []string
-	vals map[string]any
+	vals map[string]fmVal
 }
 
 // newFMProgram compiles def's syntax, or returns nil when it holds
@@ -175,7 +170,7 @@ func (p *fmProgram) violationsOf(dir string, fm *fmStruct) (vs []violation, ok b
 // fmMapping is the mapping of a front matter's declarations, each a field
 // of a plain key held once.
 func fmMapping(decls []ast.Decl) (*fmStruct, error) {
-	s := &fmStruct{vals: make(map[string]any, len(decls))}
+	s := &fmStruct{vals: make(map[string]fmVal, len(decls))}
 	for _, d := range decls {
 		f, ok := d.(*ast.Field)
 		if !ok || f.Constraint != token.ILLEGAL {
@@ -198,28 +193,29 @@ func fmMapping(decls []ast.Decl) (*fmStruct, error) {
 	return s, nil
 }
 
-func fmValue(x ast.Expr) (any, error) {
+func fmValue(x ast.Expr) (fmVal, error) {
 	switch x := x.(type) {
 	case *ast.BasicLit:
 		switch x.Kind {
 		case token.STRING:
 			if !strings.HasPrefix(x.Value, `"`) {
-				return nil, errDecline // bytes
+				return fmVal{}, errDecline // bytes
 			}
 			s, err := literal.Unquote(x.Value)
 			if err != nil {
-				return nil, errDecline
+				return fmVal{}, errDecline
 			}
-			return s, nil
+			return fmVal{kind: fmString, s: s}, nil
 		case token.INT, token.FLOAT, token.TRUE, token.FALSE, token.NULL:
-			return opaque{}, nil
+			return fmVal{kind: fmOpaque}, nil
 		}
 	case *ast.ListLit:
-		return opaque{}, nil
+		return fmVal{kind: fmOpaque}, nil
 	case *ast.StructLit:
-		return fmMapping(x.Elts)
+		m, err := fmMapping(x.Elts)
+		return fmVal{kind: fmMap, m: m}, err
 	}
-	return nil, errDecline
+	return fmVal{}, errDecline
 }
 
 // fmKind is the kind of a value a run computes.
@@ -246,40 +242,17 @@ type fmVal struct {
 
 func fmBoolVal(b bool) fmVal { return fmVal{kind: fmBool, b: b} }
 
-// fmValOf is v, a value of a fmStruct, as a fmVal.
-func fmValOf(v any) (fmVal, bool) {
+// litVal is a literal basicLit read as a fmVal.
+func litVal(v any) fmVal {
 	switch v := v.(type) {
 	case string:
-		return fmVal{kind: fmString, s: v}, true
-	case opaque:
-		return fmVal{kind: fmOpaque}, true
-	case *fmStruct:
-		return fmVal{kind: fmMap, m: v}, true
-	case bottom:
-		return fmVal{}, true
+		return fmVal{kind: fmString, s: v}
 	case bool:
-		return fmBoolVal(v), true
+		return fmBoolVal(v)
 	case int64:
-		return fmVal{kind: fmInt, n: v}, true
+		return fmVal{kind: fmInt, n: v}
 	}
-	return fmVal{}, false
-}
-
-// value is v as a fmStruct holds it.
-func (v fmVal) value() any {
-	switch v.kind {
-	case fmString:
-		return v.s
-	case fmInt:
-		return v.n
-	case fmBool:
-		return v.b
-	case fmOpaque:
-		return opaque{}
-	case fmMap:
-		return v.m
-	}
-	return bottom{}
+	panic("unreachable: basicLit returns a string, a bool or an int64")
 }
 
 // fmRun is one run of a program.
@@ -466,8 +439,7 @@ func (c *fmCompiler) expr(x ast.Expr, sc *fmScope) fmCode {
 		if err != nil {
 			return fmDeclines
 		}
-		fv, _ := fmValOf(v)
-		return fmConst(fv)
+		return fmConst(litVal(v))
 	case *ast.BottomLit:
 		return fmConst(fmVal{})
 	case *ast.Ident:
@@ -626,7 +598,7 @@ func fmField(v fmVal, name string) (fmVal, bool) {
 	switch v.kind {
 	case fmMap:
 		if f, ok := v.m.vals[name]; ok {
-			return fmValOf(f)
+			return f, true
 		}
 		return fmVal{}, true
 	case fmBottom, fmString, fmOpaque:
@@ -849,7 +821,7 @@ func (c *fmCompiler) unify(x *ast.BinaryExpr, sc *fmScope) fmCode {
 					return fmVal{}, true
 				}
 				for _, k := range v.m.keys {
-					if _, ok := v.m.vals[k].(string); !ok {
+					if v.m.vals[k].kind != fmString {
 						return fmVal{}, true
 					}
 				}
@@ -911,14 +883,14 @@ func (c *fmCompiler) structLit(x *ast.StructLit, sc *fmScope) fmCode {
 		vals = append(vals, v.run)
 	}
 	run := func(r *fmRun) (fmVal, bool) {
-		s := &fmStruct{vals: map[string]any{}}
+		s := &fmStruct{vals: map[string]fmVal{}}
 		for i, name := range names {
 			v, ok := vals[i](r)
 			if !ok {
 				return fmVal{}, false
 			}
 			s.keys = append(s.keys, name)
-			s.vals[name] = v.value()
+			s.vals[name] = v
 		}
 		return fmVal{kind: fmMap, m: s}, true
 	}
