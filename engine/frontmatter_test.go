@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/encoding/yaml"
 	"github.com/rogpeppe/go-internal/txtar"
 
@@ -366,6 +368,82 @@ func BenchmarkPlainFrontMatter(b *testing.B) {
 	for b.Loop() {
 		if _, _, ok := plainFrontMatter(src); !ok {
 			b.Fatal("front matter not plain")
+		}
+	}
+}
+
+// TestFrontMatterProgramDeclinesLazily: a construct the program does not
+// run (a call of strings.ToUpper, a name the package lacks) makes a run
+// decline only when the run reaches it, as the front matter decides, and
+// what is fixed by the definition (a limit, a static message) is the
+// package's value.
+func TestFrontMatterProgramDeclinesLazily(t *testing.T) {
+	root := cuecontext.New().CompileString(`
+import "strings"
+
+#Limits: n: 3
+#Def: {
+	dir: string
+	fm: {...}
+	let s = fm.name & string
+	violations: [
+		if fm.name == _|_ {code: "E1", field: "name", message: "no name"},
+		if s != _|_ if s == "up" {code: "E2", field: "name", message: "\(strings.ToUpper(s))"},
+		if s != _|_ if len(s) > #Limits.n {code: "E3", field: "name", message: "longer than \(#Limits.n) in \(dir)"},
+		if s != _|_ if s == "gap" {code: "E4", field: "name", message: "\(#Limits.missing)"},
+		for k, _ in fm if k != "name" {code: "W5", field: k, message: "key \(k)"},
+	]
+}`)
+	if err := root.Err(); err != nil {
+		t.Fatal(err)
+	}
+	p := newFMProgram(root, root.LookupPath(cue.ParsePath("#Def")))
+	if p == nil {
+		t.Fatal("no program read from #Def")
+	}
+	str := func(s string) fmVal { return fmVal{kind: fmString, s: s} }
+	for _, tc := range []struct {
+		fm   map[string]fmVal
+		want []violation // nil: declines
+	}{
+		{map[string]fmVal{"name": str("ab")}, []violation{}},
+		{map[string]fmVal{}, []violation{{Code: "E1", Field: "name", Message: "no name"}}},
+		{map[string]fmVal{"name": str("abcd"), "x": {kind: fmOpaque}}, []violation{
+			{Code: "E3", Field: "name", Message: "longer than 3 in d"},
+			{Code: "W5", Field: "x", Message: "key x"},
+		}},
+		{map[string]fmVal{"name": {kind: fmOpaque}}, []violation{}},
+		{map[string]fmVal{"name": str("up")}, nil},
+		{map[string]fmVal{"name": str("gap")}, nil},
+	} {
+		fm := &fmStruct{vals: tc.fm}
+		for k := range tc.fm {
+			fm.keys = append(fm.keys, k)
+		}
+		slices.Sort(fm.keys)
+		vs, ok := p.violationsOf("d", fm)
+		if vs == nil && ok {
+			vs = []violation{}
+		}
+		if ok != (tc.want != nil) || ok && !reflect.DeepEqual(vs, tc.want) {
+			t.Errorf("front matter %v: violations %v, answered %t; want %v", tc.fm, vs, ok, tc.want)
+		}
+		if !ok {
+			continue
+		}
+		// And CUE says the same.
+		in := map[string]any{}
+		for k, v := range tc.fm {
+			in[k] = 1
+			if v.kind == fmString {
+				in[k] = v.s
+			}
+		}
+		cueVs := []violation{}
+		def := root.LookupPath(cue.ParsePath("#Def"))
+		out := def.FillPath(cue.ParsePath("dir"), "d").FillPath(cue.ParsePath("fm"), in).LookupPath(cue.ParsePath("violations"))
+		if err := out.Decode(&cueVs); err != nil || !reflect.DeepEqual(vs, cueVs) {
+			t.Errorf("front matter %v: violations %v, CUE's %v (%v)", tc.fm, vs, cueVs, err)
 		}
 	}
 }
