@@ -39,11 +39,12 @@ import (
 // only what depends on the front matter. A construct the program does
 // not run compiles to a function that declines when the run reaches it,
 // as reading the syntax on each run declined only there: a definition is
-// refused only where its evaluation would be.
+// refused only where its evaluation would be. Names are resolved where
+// they are written, as CUE scopes them: a let or field of the definition
+// sees no key a for clause binds.
 type fmProgram struct {
 	elems  []fmElem // the elements of its violations list
-	lets   []fmExpr // the definition's lets and fields, by slot
-	nslots int      // slots a run holds: lets, then keys for clauses bind
+	nslots int      // slots a run holds: the lets and fields it reads, the keys for clauses bind
 
 	mu  sync.Mutex
 	res map[string]*regexp.Regexp // patterns only a front matter spells
