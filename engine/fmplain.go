@@ -14,18 +14,25 @@ import "strings"
 // a boolean or null; a comment; a tab; a byte outside printable ASCII; a
 // key held twice), makes ok false, and the caller decodes the YAML
 // itself. FuzzPlainFrontMatter holds it to CUE's decoder.
-func plainFrontMatter(src []byte) (fm *fmStruct, lines map[string]int, ok bool) {
+//
+// lines[i] is the line of fm.keys[i], not a map: the caller needs a key's
+// line only for a violation, and most front matter has none.
+func plainFrontMatter(src []byte) (fm *fmStruct, lines []int, ok bool) {
 	if len(src) == 0 || src[len(src)-1] != '\n' {
 		return nil, nil, false
 	}
-	for _, b := range src {
+	n := 0 // lines that start a key, at most
+	for i, b := range src {
 		if b != '\n' && (b < 0x20 || b > 0x7e) {
 			return nil, nil, false
 		}
+		if b != ' ' && (i == 0 || src[i-1] == '\n') {
+			n++
+		}
 	}
 	ls := strings.Split(string(src[:len(src)-1]), "\n")
-	fm = &fmStruct{vals: make(map[string]any, len(ls))}
-	lines = make(map[string]int, len(ls))
+	fm = &fmStruct{keys: make([]string, 0, n), vals: make(map[string]fmVal, n)}
+	lines = make([]int, 0, n)
 	for i := 0; i < len(ls); {
 		key, rest, ok := plainKey(ls[i])
 		if !ok {
@@ -35,21 +42,22 @@ func plainFrontMatter(src []byte) (fm *fmStruct, lines map[string]int, ok bool) 
 			return nil, nil, false
 		}
 		body := indented(ls[i+1:])
-		var v any
+		v := fmVal{kind: fmString}
 		switch {
 		case rest == "" && len(body) > 0:
-			v, ok = plainMapping(body)
+			v.kind = fmMap
+			v.m, ok = plainMapping(body)
 		case len(body) > 0:
-			v, ok = blockScalar(rest, body)
+			v.s, ok = blockScalar(rest, body)
 		default:
-			v, ok = oneLineScalar(rest)
+			v.s, ok = oneLineScalar(rest)
 		}
 		if !ok {
 			return nil, nil, false
 		}
 		fm.keys = append(fm.keys, key)
 		fm.vals[key] = v
-		lines[key] = i + 1
+		lines = append(lines, i+1)
 		i += 1 + len(body)
 	}
 	return fm, lines, true
@@ -89,11 +97,16 @@ func isKeyByte(b byte) bool {
 }
 
 // yamlWord reports whether a plain scalar made of letters alone is one
-// YAML 1.1 or 1.2 reads as a boolean or null.
+// YAML 1.1 or 1.2 reads as a boolean or null. s is ASCII (plainFrontMatter
+// reads nothing else), so EqualFold folds as ToLower would.
 func yamlWord(s string) bool {
-	switch strings.ToLower(s) {
-	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
-		return true
+	if len(s) > len("false") {
+		return false // most values: no ToLower copy of them
+	}
+	for _, w := range [...]string{"y", "n", "yes", "no", "on", "off", "true", "false", "null"} {
+		if strings.EqualFold(s, w) {
+			return true
+		}
 	}
 	return false
 }
@@ -137,11 +150,20 @@ func blockScalar(head string, body []string) (string, bool) {
 		return "", false
 	}
 	indent := len(body[0]) - len(strings.TrimLeft(body[0], " "))
-	var b strings.Builder
-	for i, l := range body {
+	size := 1
+	for _, l := range body {
 		if len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" || l[indent] == ' ' {
 			return "", false
 		}
+		size += len(l) - indent + 1
+	}
+	if len(body) == 1 && strings.HasSuffix(head, "-") {
+		// One line, its break stripped: the line is the value.
+		return body[0][indent:], true
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i, l := range body {
 		if i > 0 {
 			b.WriteString(sep)
 		}
@@ -157,7 +179,7 @@ func blockScalar(head string, body []string) (string, bool) {
 // a mapping of one-line scalars, every key indented alike.
 func plainMapping(body []string) (*fmStruct, bool) {
 	indent := len(body[0]) - len(strings.TrimLeft(body[0], " "))
-	s := &fmStruct{vals: make(map[string]any, len(body))}
+	s := &fmStruct{keys: make([]string, 0, len(body)), vals: make(map[string]fmVal, len(body))}
 	for _, l := range body {
 		if len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" {
 			return nil, false
@@ -174,7 +196,7 @@ func plainMapping(body []string) (*fmStruct, bool) {
 			return nil, false
 		}
 		s.keys = append(s.keys, key)
-		s.vals[key] = v
+		s.vals[key] = fmVal{kind: fmString, s: v}
 	}
 	return s, true
 }

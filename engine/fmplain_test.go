@@ -34,11 +34,19 @@ func agreesWithCUE(t *testing.T, src []byte) bool {
 	if !reflect.DeepEqual(fm, want) {
 		t.Errorf("%q:\nplain %#v\nCUE   %#v", src, fm, want)
 	}
+	if len(lines) != len(fm.keys) {
+		t.Errorf("%q: %d lines for %d keys", src, len(lines), len(fm.keys))
+		return true
+	}
+	line := map[string]int{}
+	for i, k := range fm.keys {
+		line[k] = lines[i]
+	}
 	for _, d := range file.Decls {
 		f := d.(*ast.Field)
 		name, _, _ := ast.LabelName(f.Label)
-		if p := f.Label.Pos(); lines[name] != p.Line() || p.Column() != 1 {
-			t.Errorf("%q: key %s on line %d, CUE says %d:%d", src, name, lines[name], p.Line(), p.Column())
+		if p := f.Label.Pos(); line[name] != p.Line() || p.Column() != 1 {
+			t.Errorf("%q: key %s on line %d, CUE says %d:%d", src, name, line[name], p.Line(), p.Column())
 		}
 	}
 	return true

@@ -16,10 +16,10 @@ import (
 
 // A fmProgram is a front matter definition (#SkillFrontMatter,
 // #AgentFrontMatter) read from its CUE syntax and run directly on the
-// syntax tree yaml.Extract makes of a front matter. Unifying the
-// definition costs CUE some 100 µs a skill, most of a cold validation of a
-// source of many skills; the program answers in a few µs and the rule
-// stays where it is stated, in cue/skills.cue.
+// front matter's values. Unifying the definition costs CUE some 100 µs a
+// skill, most of a cold validation of a source of many skills; the
+// program answers in a few µs and the rule stays where it is stated, in
+// cue/skills.cue.
 //
 // It runs only the constructs those definitions are written in (lets,
 // comprehensions with if and for clauses over fm, tests against _|_,
@@ -30,34 +30,39 @@ import (
 // list or a mapping of plain keys; a key held twice; a condition that is
 // not a boolean), makes it decline, and the caller unifies as before.
 // TestFrontMatterProgramAgrees holds its answers to CUE's.
+//
+// newFMProgram compiles the syntax once into Go functions (fmExpr), with
+// all the definition fixes worked out then: literals unquoted, names
+// resolved (a key a for clause binds, fm, dir, a let or field of the
+// definition, else a name of the package, whose value CUE is asked
+// once), patterns compiled, interpolations' fragments cut. A run does
+// only what depends on the front matter. A construct the program does
+// not run compiles to a function that declines when the run reaches it,
+// as reading the syntax on each run declined only there: a definition is
+// refused only where its evaluation would be. Names are resolved where
+// they are written, as CUE scopes them: a let or field of the definition
+// sees no key a for clause binds.
 type fmProgram struct {
-	decls map[string]ast.Expr // the definition's lets and fields but dir, fm and violations
-	elems []ast.Expr          // the elements of its violations list
-	root  cue.Value           // the package, for the names the definition does not declare
+	elems  []fmElem // the elements of its violations list
+	nslots int      // slots a run holds: the lets and fields it reads, the keys for clauses bind
 
-	mu     sync.Mutex
-	consts map[string]any // names of the package, by path
-	res    map[string]*regexp.Regexp
+	mu  sync.Mutex
+	res map[string]*regexp.Regexp // patterns only a front matter spells
 }
 
 // errDecline is a construct the program does not run.
 var errDecline = errors.New("front matter program: construct not run")
 
-// bottom is CUE's _|_: a field that is absent or a unification that fails.
-type bottom struct{}
-
-// opaque is a concrete front matter value that is neither a string nor a
-// mapping: a number, a boolean, null or a list.
-type opaque struct{}
-
-// fmStruct is a mapping, its keys in order.
+// fmStruct is a mapping, its keys in order. Its values are held as
+// fmVals, not boxed in interfaces, which would allocate for every string
+// a front matter holds.
 type fmStruct struct {
 	keys []string
-	vals map[string]any
+	vals map[string]fmVal
 }
 
-// newFMProgram reads def's syntax, or returns nil when it holds anything
-// but lets, fields and a violations list the program runs.
+// newFMProgram compiles def's syntax, or returns nil when it holds
+// anything but lets, fields and a violations list the program runs.
 func newFMProgram(root, def cue.Value) *fmProgram {
 	f, ok := def.Source().(*ast.Field)
 	if !ok {
@@ -67,11 +72,12 @@ func newFMProgram(root, def cue.Value) *fmProgram {
 	if !ok {
 		return nil
 	}
-	p := &fmProgram{decls: map[string]ast.Expr{}, root: root, consts: map[string]any{}, res: map[string]*regexp.Regexp{}}
+	decls := map[string]ast.Expr{} // the definition's lets and fields but dir, fm and violations
+	var elems []ast.Expr           // the elements of its violations list
 	for _, d := range body.Elts {
 		switch d := d.(type) {
 		case *ast.LetClause:
-			p.decls[d.Ident.Name] = d.Expr
+			decls[d.Ident.Name] = d.Expr
 		case *ast.Field:
 			name, _, err := ast.LabelName(d.Label)
 			if err != nil {
@@ -80,21 +86,27 @@ func newFMProgram(root, def cue.Value) *fmProgram {
 			switch name {
 			case "dir", "fm":
 			case "violations":
-				p.elems = violationElems(d.Value)
-				if p.elems == nil {
+				elems = violationElems(d.Value)
+				if elems == nil {
 					return nil
 				}
 			default:
-				p.decls[name] = d.Value
+				decls[name] = d.Value
 			}
 		case *ast.CommentGroup:
 		default:
 			return nil
 		}
 	}
-	if p.elems == nil {
+	if elems == nil {
 		return nil
 	}
+	p := &fmProgram{res: map[string]*regexp.Regexp{}}
+	c := &fmCompiler{p: p, root: root, decls: decls, lets: map[string]fmCode{}, consts: map[string]fmCode{}}
+	for _, x := range elems {
+		p.elems = append(p.elems, c.elem(x))
+	}
+	p.nslots = c.nslots
 	return p
 }
 
@@ -142,19 +154,24 @@ func (p *fmProgram) violationsOf(dir string, fm *fmStruct) (vs []violation, ok b
 		// its messages then quote: CUE says it as CUE does.
 		return nil, false
 	}
-	e := &fmEnv{p: p, dir: dir, fm: fm, lets: map[string]any{}}
-	for _, x := range p.elems {
-		if err := e.elem(x, &vs); err != nil {
+	r := &fmRun{dir: dir, fm: fm}
+	if p.nslots <= len(r.inline) {
+		r.slots = r.inline[:p.nslots]
+	} else {
+		r.slots = make([]fmSlot, p.nslots)
+	}
+	for _, el := range p.elems {
+		if !el(r) {
 			return nil, false
 		}
 	}
-	return vs, true
+	return r.vs, true
 }
 
 // fmMapping is the mapping of a front matter's declarations, each a field
 // of a plain key held once.
 func fmMapping(decls []ast.Decl) (*fmStruct, error) {
-	s := &fmStruct{vals: make(map[string]any, len(decls))}
+	s := &fmStruct{vals: make(map[string]fmVal, len(decls))}
 	for _, d := range decls {
 		f, ok := d.(*ast.Field)
 		if !ok || f.Constraint != token.ILLEGAL {
@@ -177,186 +194,714 @@ func fmMapping(decls []ast.Decl) (*fmStruct, error) {
 	return s, nil
 }
 
-func fmValue(x ast.Expr) (any, error) {
+func fmValue(x ast.Expr) (fmVal, error) {
 	switch x := x.(type) {
 	case *ast.BasicLit:
 		switch x.Kind {
 		case token.STRING:
 			if !strings.HasPrefix(x.Value, `"`) {
-				return nil, errDecline // bytes
+				return fmVal{}, errDecline // bytes
 			}
 			s, err := literal.Unquote(x.Value)
 			if err != nil {
-				return nil, errDecline
+				return fmVal{}, errDecline
 			}
-			return s, nil
+			return fmVal{kind: fmString, s: s}, nil
 		case token.INT, token.FLOAT, token.TRUE, token.FALSE, token.NULL:
-			return opaque{}, nil
+			return fmVal{kind: fmOpaque}, nil
 		}
 	case *ast.ListLit:
-		return opaque{}, nil
+		return fmVal{kind: fmOpaque}, nil
 	case *ast.StructLit:
-		return fmMapping(x.Elts)
+		m, err := fmMapping(x.Elts)
+		return fmVal{kind: fmMap, m: m}, err
 	}
-	return nil, errDecline
+	return fmVal{}, errDecline
 }
 
-// fmEnv is one run of a program.
-type fmEnv struct {
-	p    *fmProgram
-	dir  string
-	fm   *fmStruct
-	lets map[string]any
-	vars map[string]string // the keys a for clause binds
+// fmKind is the kind of a value a run computes.
+type fmKind uint8
+
+const (
+	fmBottom fmKind = iota // CUE's _|_: a field that is absent or a unification that fails
+	fmString
+	fmInt
+	fmBool
+	fmOpaque // a number, a boolean, null or a list of the front matter
+	fmMap    // a mapping
+)
+
+// fmVal is a value a run computes, held as it is rather than boxed in an
+// interface, which would allocate for every string and number.
+type fmVal struct {
+	kind fmKind
+	b    bool
+	n    int64
+	s    string
+	m    *fmStruct
 }
 
-// elem appends the violations of one element of the list to vs.
-func (e *fmEnv) elem(x ast.Expr, vs *[]violation) error {
+func fmBoolVal(b bool) fmVal { return fmVal{kind: fmBool, b: b} }
+
+// litVal is a literal basicLit read as a fmVal.
+func litVal(v any) fmVal {
+	switch v := v.(type) {
+	case string:
+		return fmVal{kind: fmString, s: v}
+	case bool:
+		return fmBoolVal(v)
+	case int64:
+		return fmVal{kind: fmInt, n: v}
+	}
+	panic("unreachable: basicLit returns a string, a bool or an int64")
+}
+
+// fmRun is one run of a program.
+type fmRun struct {
+	dir   string
+	fm    *fmStruct
+	vs    []violation // found so far
+	slots []fmSlot
+	// inline holds the slots of a definition that has few, so that a
+	// run allocates only itself.
+	inline [8]fmSlot
+}
+
+// A fmSlot holds the value of a let or field of the definition, computed
+// the first time the run needs it, or the key a for clause binds.
+type fmSlot struct {
+	v     fmVal
+	state uint8
+}
+
+const (
+	slotUnset uint8 = iota
+	slotBusy        // being computed: reaching it again is a cycle
+	slotSet
+)
+
+// An fmExpr computes an expression of the definition in a run; ok is
+// false when the run declines.
+type fmExpr func(r *fmRun) (v fmVal, ok bool)
+
+// An fmElem appends the violations of one element of the violations list
+// to r.vs; it returns false when the run declines.
+type fmElem func(r *fmRun) bool
+
+// fmCode is an expression compiled. static says its value is val whatever
+// the front matter, so that what is built from it can be worked out when
+// compiling too.
+type fmCode struct {
+	run    fmExpr
+	static bool
+	val    fmVal
+}
+
+func fmConst(v fmVal) fmCode {
+	return fmCode{run: func(*fmRun) (fmVal, bool) { return v, true }, static: true, val: v}
+}
+
+// fmDeclines is a construct the program does not run: a run that reaches
+// it declines.
+var fmDeclines = fmCode{run: func(*fmRun) (fmVal, bool) { return fmVal{}, false }}
+
+func fmElemDeclines(*fmRun) bool { return false }
+
+// fmCompiler compiles one definition.
+type fmCompiler struct {
+	p      *fmProgram
+	root   cue.Value           // the package, for the names the definition does not declare
+	decls  map[string]ast.Expr // the definition's lets and fields but dir, fm and violations
+	lets   map[string]fmCode   // and their code
+	nslots int                 // slots of decls and for clauses so far
+	consts map[string]fmCode   // names of the package, by path
+}
+
+// fmScope is the keys the for clauses around an expression bind,
+// innermost first.
+type fmScope struct {
+	name string
+	slot int
+	up   *fmScope
+}
+
+func (s *fmScope) lookup(name string) (slot int, ok bool) {
+	for ; s != nil; s = s.up {
+		if s.name == name {
+			return s.slot, true
+		}
+	}
+	return 0, false
+}
+
+// elem compiles one element of the violations list.
+func (c *fmCompiler) elem(x ast.Expr) fmElem {
 	switch x := x.(type) {
 	case *ast.StructLit:
-		return e.emit(x, vs)
+		return c.emit(x, nil)
 	case *ast.Comprehension:
-		body, ok := x.Value.(*ast.StructLit)
-		if !ok {
-			return errDecline
+		if body, ok := x.Value.(*ast.StructLit); ok {
+			return c.clauses(x.Clauses, body, nil)
 		}
-		return e.clauses(x.Clauses, body, vs)
 	}
-	return errDecline
+	return fmElemDeclines
 }
 
-func (e *fmEnv) clauses(cs []ast.Clause, body *ast.StructLit, vs *[]violation) error {
+func (c *fmCompiler) clauses(cs []ast.Clause, body *ast.StructLit, sc *fmScope) fmElem {
 	if len(cs) == 0 {
-		return e.emit(body, vs)
+		return c.emit(body, sc)
 	}
-	switch c := cs[0].(type) {
+	switch cl := cs[0].(type) {
 	case *ast.IfClause:
-		v, err := e.eval(c.Condition)
-		if err != nil {
-			return err
+		cond := c.expr(cl.Condition, sc).run
+		rest := c.clauses(cs[1:], body, sc)
+		return func(r *fmRun) bool {
+			v, ok := cond(r)
+			if !ok || v.kind != fmBool {
+				return false
+			}
+			return !v.b || rest(r)
 		}
-		b, ok := v.(bool)
-		if !ok {
-			return errDecline
-		}
-		if !b {
-			return nil
-		}
-		return e.clauses(cs[1:], body, vs)
 	case *ast.ForClause:
-		src, err := e.eval(c.Source)
-		if err != nil {
-			return err
+		if cl.Key == nil || cl.Value == nil || cl.Value.Name != "_" {
+			return fmElemDeclines
 		}
-		s, ok := src.(*fmStruct)
-		if !ok || c.Key == nil || c.Value == nil || c.Value.Name != "_" {
-			return errDecline
+		src := c.expr(cl.Source, sc).run
+		slot := c.nslots
+		c.nslots++
+		rest := c.clauses(cs[1:], body, &fmScope{name: cl.Key.Name, slot: slot, up: sc})
+		return func(r *fmRun) bool {
+			v, ok := src(r)
+			if !ok || v.kind != fmMap {
+				return false
+			}
+			for _, k := range v.m.keys {
+				r.slots[slot] = fmSlot{v: fmVal{kind: fmString, s: k}, state: slotSet}
+				if !rest(r) {
+					return false
+				}
+			}
+			return true
 		}
-		for _, k := range s.keys {
-			old, had := e.vars[c.Key.Name]
-			if e.vars == nil {
-				e.vars = map[string]string{}
-			}
-			e.vars[c.Key.Name] = k
-			err := e.clauses(cs[1:], body, vs)
-			if had {
-				e.vars[c.Key.Name] = old
-			} else {
-				delete(e.vars, c.Key.Name)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
 	}
-	return errDecline
+	return fmElemDeclines
 }
 
-// emit appends the violation the struct literal body states.
-func (e *fmEnv) emit(body *ast.StructLit, vs *[]violation) error {
-	var v violation
+// emit compiles the violation the struct literal body states.
+func (c *fmCompiler) emit(body *ast.StructLit, sc *fmScope) fmElem {
+	type part struct {
+		field string // code, field or message
+		run   fmExpr
+	}
+	var parts []part
 	for _, d := range body.Elts {
 		f, ok := d.(*ast.Field)
 		if !ok {
-			return errDecline
+			return fmElemDeclines
 		}
 		name, _, err := ast.LabelName(f.Label)
 		if err != nil {
-			return errDecline
-		}
-		x, err := e.eval(f.Value)
-		if err != nil {
-			return err
-		}
-		s, ok := x.(string)
-		if !ok {
-			return errDecline
+			return fmElemDeclines
 		}
 		switch name {
-		case "code":
-			v.Code = s
-		case "field":
-			v.Field = s
-		case "message":
-			v.Message = s
+		case "code", "field", "message":
 		default:
-			return errDecline
+			return fmElemDeclines
 		}
+		parts = append(parts, part{name, c.expr(f.Value, sc).run})
 	}
-	*vs = append(*vs, v)
-	return nil
+	return func(r *fmRun) bool {
+		var v violation
+		for _, pt := range parts {
+			x, ok := pt.run(r)
+			if !ok || x.kind != fmString {
+				return false
+			}
+			switch pt.field {
+			case "code":
+				v.Code = x.s
+			case "field":
+				v.Field = x.s
+			default:
+				v.Message = x.s
+			}
+		}
+		r.vs = append(r.vs, v)
+		return true
+	}
 }
 
-func (e *fmEnv) eval(x ast.Expr) (any, error) {
+func (c *fmCompiler) expr(x ast.Expr, sc *fmScope) fmCode {
 	switch x := x.(type) {
 	case *ast.ParenExpr:
-		return e.eval(x.X)
+		return c.expr(x.X, sc)
 	case *ast.BasicLit:
-		return basicLit(x)
-	case *ast.BottomLit:
-		return bottom{}, nil
-	case *ast.Ident:
-		return e.ident(x.Name)
-	case *ast.SelectorExpr:
-		return e.selector(x)
-	case *ast.IndexExpr:
-		return e.index(x)
-	case *ast.Interpolation:
-		return e.interpolation(x)
-	case *ast.UnaryExpr:
-		v, err := e.eval(x.X)
+		v, err := basicLit(x)
 		if err != nil {
-			return nil, err
+			return fmDeclines
 		}
-		if b, ok := v.(bool); ok && x.Op == token.NOT {
-			return !b, nil
+		return fmConst(litVal(v))
+	case *ast.BottomLit:
+		return fmConst(fmVal{})
+	case *ast.Ident:
+		return c.ident(x.Name, sc)
+	case *ast.SelectorExpr:
+		return c.selector(x, sc)
+	case *ast.IndexExpr:
+		return c.index(x, sc)
+	case *ast.Interpolation:
+		return c.interpolation(x, sc)
+	case *ast.UnaryExpr:
+		if x.Op != token.NOT {
+			return fmDeclines
 		}
+		return fold(c.expr(x.X, sc), func(v fmVal) (fmVal, bool) {
+			if v.kind != fmBool {
+				return fmVal{}, false
+			}
+			return fmBoolVal(!v.b), true
+		})
 	case *ast.BinaryExpr:
-		return e.binary(x)
+		return c.binary(x, sc)
 	case *ast.CallExpr:
-		return e.call(x)
+		return c.call(x, sc)
 	case *ast.StructLit:
-		s := &fmStruct{vals: map[string]any{}}
-		for _, d := range x.Elts {
-			f, ok := d.(*ast.Field)
+		return c.structLit(x, sc)
+	}
+	return fmDeclines
+}
+
+// fold is the code of f applied to the value of x, worked out now when x
+// is static.
+func fold(x fmCode, f func(fmVal) (fmVal, bool)) fmCode {
+	if x.static {
+		if v, ok := f(x.val); ok {
+			return fmConst(v)
+		}
+		return fmDeclines
+	}
+	run := x.run
+	return fmCode{run: func(r *fmRun) (fmVal, bool) {
+		v, ok := run(r)
+		if !ok {
+			return fmVal{}, false
+		}
+		return f(v)
+	}}
+}
+
+// ident compiles a name: a key a for clause binds, fm, dir, a let or
+// field of the definition, else a name of the package.
+func (c *fmCompiler) ident(name string, sc *fmScope) fmCode {
+	if slot, ok := sc.lookup(name); ok {
+		return fmCode{run: func(r *fmRun) (fmVal, bool) { return r.slots[slot].v, true }}
+	}
+	switch name {
+	case "fm":
+		return fmCode{run: func(r *fmRun) (fmVal, bool) { return fmVal{kind: fmMap, m: r.fm}, true }}
+	case "dir":
+		return fmCode{run: func(r *fmRun) (fmVal, bool) { return fmVal{kind: fmString, s: r.dir}, true }}
+	}
+	if _, ok := c.decls[name]; ok {
+		return c.let(name)
+	}
+	return c.constant(name)
+}
+
+// let compiles a let or field of the definition: a slot of the run,
+// computed when first read, or its value when that is static.
+func (c *fmCompiler) let(name string) fmCode {
+	if code, ok := c.lets[name]; ok {
+		return code
+	}
+	slot := c.nslots
+	c.nslots++
+	var def fmExpr
+	code := fmCode{run: func(r *fmRun) (fmVal, bool) {
+		s := &r.slots[slot]
+		switch s.state {
+		case slotSet:
+			return s.v, true
+		case slotBusy:
+			return fmVal{}, false // a cycle, which CUE refuses too
+		}
+		s.state = slotBusy
+		v, ok := def(r)
+		if !ok {
+			s.state = slotUnset
+			return fmVal{}, false
+		}
+		s.v, s.state = v, slotSet
+		return v, true
+	}}
+	// The definition's own expression reads the slot, should it name
+	// itself.
+	c.lets[name] = code
+	x := c.expr(c.decls[name], nil)
+	def = x.run
+	if x.static {
+		code = x
+		c.lets[name] = x
+	}
+	return code
+}
+
+// constant compiles the concrete value of the path of the package, asked
+// of CUE once: a limit (#Limits.skill_name_chars).
+func (c *fmCompiler) constant(path string) fmCode {
+	if code, ok := c.consts[path]; ok {
+		return code
+	}
+	code := fmDeclines
+	switch v := concrete(c.root.LookupPath(cue.ParsePath(path))).(type) {
+	case int64:
+		code = fmConst(fmVal{kind: fmInt, n: v})
+	case string:
+		code = fmConst(fmVal{kind: fmString, s: v})
+	}
+	c.consts[path] = code
+	return code
+}
+
+// path is the dotted path a chain of selectors from a name spells, or ""
+// when the chain starts from a name the run binds.
+func (c *fmCompiler) path(x ast.Expr, sc *fmScope) string {
+	switch x := x.(type) {
+	case *ast.Ident:
+		if _, ok := sc.lookup(x.Name); ok || x.Name == "fm" || x.Name == "dir" || c.decls[x.Name] != nil {
+			return ""
+		}
+		return x.Name
+	case *ast.SelectorExpr:
+		base := c.path(x.X, sc)
+		name, _, err := ast.LabelName(x.Sel)
+		if base == "" || err != nil || !ast.IsValidIdent(name) {
+			return ""
+		}
+		return base + "." + name
+	}
+	return ""
+}
+
+func (c *fmCompiler) selector(x *ast.SelectorExpr, sc *fmScope) fmCode {
+	if p := c.path(x, sc); p != "" {
+		return c.constant(p)
+	}
+	name, _, err := ast.LabelName(x.Sel)
+	if err != nil {
+		return fmDeclines
+	}
+	return fold(c.expr(x.X, sc), func(v fmVal) (fmVal, bool) { return fmField(v, name) })
+}
+
+// fmField is the field name of v: _|_ unless v is a mapping holding it.
+func fmField(v fmVal, name string) (fmVal, bool) {
+	switch v.kind {
+	case fmMap:
+		if f, ok := v.m.vals[name]; ok {
+			return f, true
+		}
+		return fmVal{}, true
+	case fmBottom, fmString, fmOpaque:
+		return fmVal{}, true
+	}
+	return fmVal{}, false
+}
+
+func (c *fmCompiler) index(x *ast.IndexExpr, sc *fmScope) fmCode {
+	base, index := c.expr(x.X, sc).run, c.expr(x.Index, sc).run
+	return fmCode{run: func(r *fmRun) (fmVal, bool) {
+		v, ok := base(r)
+		if !ok {
+			return fmVal{}, false
+		}
+		k, ok := index(r)
+		if !ok || k.kind != fmString {
+			return fmVal{}, false
+		}
+		return fmField(v, k.s)
+	}}
+}
+
+// interpolation compiles a string interpolation, its fragments unquoted
+// now; one whose values are all static is a string now.
+func (c *fmCompiler) interpolation(x *ast.Interpolation, sc *fmScope) fmCode {
+	type part struct {
+		lit string
+		run fmExpr // nil for a fragment
+	}
+	var parts []part
+	static := true
+	for i, el := range x.Elts {
+		if i%2 == 0 {
+			lit, ok := el.(*ast.BasicLit)
 			if !ok {
-				return nil, errDecline
+				return fmDeclines
 			}
-			name, _, err := ast.LabelName(f.Label)
-			if err != nil {
-				return nil, errDecline
+			frag, ok := interpolationFragment(lit.Value, i == 0, i == len(x.Elts)-1)
+			if !ok {
+				return fmDeclines
 			}
-			v, err := e.eval(f.Value)
+			s, err := literal.Unquote(`"` + frag + `"`)
 			if err != nil {
-				return nil, err
+				return fmDeclines
+			}
+			parts = append(parts, part{lit: s})
+			continue
+		}
+		v := c.expr(el, sc)
+		static = static && v.static
+		parts = append(parts, part{run: v.run})
+	}
+	run := func(r *fmRun) (fmVal, bool) {
+		var b strings.Builder
+		for _, pt := range parts {
+			if pt.run == nil {
+				b.WriteString(pt.lit)
+				continue
+			}
+			v, ok := pt.run(r)
+			if !ok {
+				return fmVal{}, false
+			}
+			switch v.kind {
+			case fmString:
+				b.WriteString(v.s)
+			case fmInt:
+				b.WriteString(strconv.FormatInt(v.n, 10))
+			default:
+				return fmVal{}, false
+			}
+		}
+		return fmVal{kind: fmString, s: b.String()}, true
+	}
+	if static {
+		if v, ok := run(nil); ok {
+			return fmConst(v)
+		}
+		return fmDeclines
+	}
+	return fmCode{run: run}
+}
+
+func (c *fmCompiler) binary(x *ast.BinaryExpr, sc *fmScope) fmCode {
+	if x.Op == token.AND {
+		return c.unify(x, sc)
+	}
+	if x.Op == token.EQL || x.Op == token.NEQ {
+		// x == _|_ asks whether x is _|_.
+		other := ast.Expr(nil)
+		if _, ok := x.Y.(*ast.BottomLit); ok {
+			other = x.X
+		} else if _, ok := x.X.(*ast.BottomLit); ok {
+			other = x.Y
+		}
+		if other != nil {
+			eq := x.Op == token.EQL
+			return fold(c.expr(other, sc), func(v fmVal) (fmVal, bool) {
+				return fmBoolVal((v.kind == fmBottom) == eq), true
+			})
+		}
+	}
+	l, rc := c.expr(x.X, sc), c.expr(x.Y, sc)
+	op := x.Op
+	var re *regexp.Regexp // a pattern the definition spells, compiled now
+	if (op == token.MAT || op == token.NMAT) && rc.static && rc.val.kind == fmString {
+		var err error
+		if re, err = regexp.Compile(rc.val.s); err != nil {
+			return fmDeclines
+		}
+	}
+	left, right, p := l.run, rc.run, c.p
+	run := func(r *fmRun) (fmVal, bool) {
+		lv, ok := left(r)
+		if !ok {
+			return fmVal{}, false
+		}
+		rv, ok := right(r)
+		if !ok {
+			return fmVal{}, false
+		}
+		return p.compare(op, lv, rv, re)
+	}
+	if l.static && rc.static {
+		if v, ok := run(nil); ok {
+			return fmConst(v)
+		}
+		return fmDeclines
+	}
+	return fmCode{run: run}
+}
+
+// compare is l op r for two values of a kind, re the pattern r spells
+// when it was compiled with the program.
+func (p *fmProgram) compare(op token.Token, l, r fmVal, re *regexp.Regexp) (fmVal, bool) {
+	if l.kind != r.kind {
+		return fmVal{}, false
+	}
+	switch l.kind {
+	case fmBool:
+		switch op {
+		case token.LOR:
+			return fmBoolVal(l.b || r.b), true
+		case token.LAND:
+			return fmBoolVal(l.b && r.b), true
+		case token.EQL:
+			return fmBoolVal(l.b == r.b), true
+		case token.NEQ:
+			return fmBoolVal(l.b != r.b), true
+		}
+	case fmString:
+		switch op {
+		case token.EQL:
+			return fmBoolVal(l.s == r.s), true
+		case token.NEQ:
+			return fmBoolVal(l.s != r.s), true
+		case token.MAT, token.NMAT:
+			if re == nil {
+				var err error
+				if re, err = p.regexp(r.s); err != nil {
+					return fmVal{}, false
+				}
+			}
+			return fmBoolVal(re.MatchString(l.s) == (op == token.MAT)), true
+		}
+	case fmInt:
+		switch op {
+		case token.EQL:
+			return fmBoolVal(l.n == r.n), true
+		case token.NEQ:
+			return fmBoolVal(l.n != r.n), true
+		case token.LSS:
+			return fmBoolVal(l.n < r.n), true
+		case token.LEQ:
+			return fmBoolVal(l.n <= r.n), true
+		case token.GTR:
+			return fmBoolVal(l.n > r.n), true
+		case token.GEQ:
+			return fmBoolVal(l.n >= r.n), true
+		}
+	}
+	return fmVal{}, false
+}
+
+// unify compiles x.X & x.Y for the constraints the definitions unify
+// front matter values with: string, strings.MaxRunes(n) and
+// {[string]: string}. x.Y is not evaluated when x.X is _|_.
+func (c *fmCompiler) unify(x *ast.BinaryExpr, sc *fmScope) fmCode {
+	left := c.expr(x.X, sc).run
+	check := func(*fmRun, fmVal) (fmVal, bool) { return fmVal{}, false }
+	switch y := x.Y.(type) {
+	case *ast.Ident:
+		if y.Name == "string" && c.path(y, sc) == "string" {
+			check = func(_ *fmRun, v fmVal) (fmVal, bool) {
+				if v.kind == fmString {
+					return v, true
+				}
+				return fmVal{}, true
+			}
+		}
+	case *ast.CallExpr:
+		if c.path(y.Fun, sc) == "strings.MaxRunes" && len(y.Args) == 1 {
+			arg := c.expr(y.Args[0], sc).run
+			check = func(r *fmRun, v fmVal) (fmVal, bool) {
+				n, ok := arg(r)
+				if !ok || n.kind != fmInt {
+					return fmVal{}, false
+				}
+				if v.kind == fmString && int64(utf8.RuneCountInString(v.s)) <= n.n {
+					return v, true
+				}
+				return fmVal{}, true
+			}
+		}
+	case *ast.StructLit:
+		if stringMap(y) {
+			check = func(_ *fmRun, v fmVal) (fmVal, bool) {
+				if v.kind != fmMap {
+					return fmVal{}, true
+				}
+				for _, k := range v.m.keys {
+					if v.m.vals[k].kind != fmString {
+						return fmVal{}, true
+					}
+				}
+				return v, true
+			}
+		}
+	}
+	return fmCode{run: func(r *fmRun) (fmVal, bool) {
+		v, ok := left(r)
+		if !ok || v.kind == fmBottom {
+			return v, ok
+		}
+		return check(r, v)
+	}}
+}
+
+// call compiles a call of len or strings.TrimSpace, when no name the run
+// binds hides it.
+func (c *fmCompiler) call(x *ast.CallExpr, sc *fmScope) fmCode {
+	name := c.path(x.Fun, sc)
+	if name == "" || len(x.Args) != 1 {
+		return fmDeclines
+	}
+	var f func(string) fmVal
+	switch name {
+	case "len":
+		f = func(s string) fmVal { return fmVal{kind: fmInt, n: int64(len(s))} }
+	case "strings.TrimSpace":
+		f = func(s string) fmVal { return fmVal{kind: fmString, s: strings.TrimSpace(s)} }
+	default:
+		return fmDeclines
+	}
+	return fold(c.expr(x.Args[0], sc), func(v fmVal) (fmVal, bool) {
+		if v.kind != fmString {
+			return fmVal{}, false
+		}
+		return f(v.s), true
+	})
+}
+
+// structLit compiles a struct literal of plain fields: one whose values
+// are static (the definition's _known) is built now.
+func (c *fmCompiler) structLit(x *ast.StructLit, sc *fmScope) fmCode {
+	var names []string
+	var vals []fmExpr
+	static := true
+	for _, d := range x.Elts {
+		f, ok := d.(*ast.Field)
+		if !ok {
+			return fmDeclines
+		}
+		name, _, err := ast.LabelName(f.Label)
+		if err != nil {
+			return fmDeclines
+		}
+		v := c.expr(f.Value, sc)
+		static = static && v.static
+		names = append(names, name)
+		vals = append(vals, v.run)
+	}
+	run := func(r *fmRun) (fmVal, bool) {
+		s := &fmStruct{vals: map[string]fmVal{}}
+		for i, name := range names {
+			v, ok := vals[i](r)
+			if !ok {
+				return fmVal{}, false
 			}
 			s.keys = append(s.keys, name)
 			s.vals[name] = v
 		}
-		return s, nil
+		return fmVal{kind: fmMap, m: s}, true
 	}
-	return nil, errDecline
+	if static {
+		if v, ok := run(nil); ok {
+			return fmConst(v)
+		}
+		return fmDeclines
+	}
+	return fmCode{run: run}
 }
 
 func basicLit(x *ast.BasicLit) (any, error) {
@@ -379,48 +924,6 @@ func basicLit(x *ast.BasicLit) (any, error) {
 	return nil, errDecline
 }
 
-// ident is the value of a name: a key a for clause binds, fm, dir, a let
-// or field of the definition, else a name of the package.
-func (e *fmEnv) ident(name string) (any, error) {
-	if k, ok := e.vars[name]; ok {
-		return k, nil
-	}
-	switch name {
-	case "fm":
-		return e.fm, nil
-	case "dir":
-		return e.dir, nil
-	}
-	if v, ok := e.lets[name]; ok {
-		return v, nil
-	}
-	if x, ok := e.p.decls[name]; ok {
-		v, err := e.eval(x)
-		if err != nil {
-			return nil, err
-		}
-		e.lets[name] = v
-		return v, nil
-	}
-	return e.p.constant(name)
-}
-
-// constant is the concrete value of the path of the package, asked of CUE
-// once: a limit (#Limits.skill_name_chars).
-func (p *fmProgram) constant(path string) (any, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if v, ok := p.consts[path]; ok {
-		return v, nil
-	}
-	out := concrete(p.root.LookupPath(cue.ParsePath(path)))
-	p.consts[path] = out
-	if err, ok := out.(error); ok {
-		return nil, err
-	}
-	return out, nil
-}
-
 // concrete is v as an int64 or a string, when it is a concrete one, else
 // errDecline: what the programs of fmProgram and leafProgram can compare
 // a value with.
@@ -438,185 +941,6 @@ func concrete(v cue.Value) any {
 	return errDecline
 }
 
-// path is the dotted path a chain of selectors from a name spells, or ""
-// when the chain starts from a name the run binds.
-func (e *fmEnv) path(x ast.Expr) string {
-	switch x := x.(type) {
-	case *ast.Ident:
-		if _, ok := e.vars[x.Name]; ok || x.Name == "fm" || x.Name == "dir" || e.p.decls[x.Name] != nil {
-			return ""
-		}
-		return x.Name
-	case *ast.SelectorExpr:
-		base := e.path(x.X)
-		name, _, err := ast.LabelName(x.Sel)
-		if base == "" || err != nil || !ast.IsValidIdent(name) {
-			return ""
-		}
-		return base + "." + name
-	}
-	return ""
-}
-
-func (e *fmEnv) selector(x *ast.SelectorExpr) (any, error) {
-	if p := e.path(x); p != "" {
-		return e.p.constant(p)
-	}
-	base, err := e.eval(x.X)
-	if err != nil {
-		return nil, err
-	}
-	name, _, err := ast.LabelName(x.Sel)
-	if err != nil {
-		return nil, errDecline
-	}
-	return field(base, name)
-}
-
-// field is the field name of v: _|_ unless v is a mapping holding it.
-func field(v any, name string) (any, error) {
-	switch v := v.(type) {
-	case *fmStruct:
-		if f, ok := v.vals[name]; ok {
-			return f, nil
-		}
-		return bottom{}, nil
-	case bottom, string, opaque:
-		return bottom{}, nil
-	}
-	return nil, errDecline
-}
-
-func (e *fmEnv) index(x *ast.IndexExpr) (any, error) {
-	base, err := e.eval(x.X)
-	if err != nil {
-		return nil, err
-	}
-	i, err := e.eval(x.Index)
-	if err != nil {
-		return nil, err
-	}
-	k, ok := i.(string)
-	if !ok {
-		return nil, errDecline
-	}
-	return field(base, k)
-}
-
-func (e *fmEnv) interpolation(x *ast.Interpolation) (any, error) {
-	var b strings.Builder
-	for i, el := range x.Elts {
-		if i%2 == 0 {
-			lit, ok := el.(*ast.BasicLit)
-			if !ok {
-				return nil, errDecline
-			}
-			frag, ok := interpolationFragment(lit.Value, i == 0, i == len(x.Elts)-1)
-			if !ok {
-				return nil, errDecline
-			}
-			s, err := literal.Unquote(`"` + frag + `"`)
-			if err != nil {
-				return nil, errDecline
-			}
-			b.WriteString(s)
-			continue
-		}
-		v, err := e.eval(el)
-		if err != nil {
-			return nil, err
-		}
-		switch v := v.(type) {
-		case string:
-			b.WriteString(v)
-		case int64:
-			b.WriteString(strconv.FormatInt(v, 10))
-		default:
-			return nil, errDecline
-		}
-	}
-	return b.String(), nil
-}
-
-func (e *fmEnv) binary(x *ast.BinaryExpr) (any, error) {
-	if x.Op == token.AND {
-		return e.unify(x)
-	}
-	if x.Op == token.EQL || x.Op == token.NEQ {
-		// x == _|_ asks whether x is _|_.
-		other := ast.Expr(nil)
-		if _, ok := x.Y.(*ast.BottomLit); ok {
-			other = x.X
-		} else if _, ok := x.X.(*ast.BottomLit); ok {
-			other = x.Y
-		}
-		if other != nil {
-			v, err := e.eval(other)
-			if err != nil {
-				return nil, err
-			}
-			_, isBottom := v.(bottom)
-			return isBottom == (x.Op == token.EQL), nil
-		}
-	}
-	l, err := e.eval(x.X)
-	if err != nil {
-		return nil, err
-	}
-	r, err := e.eval(x.Y)
-	if err != nil {
-		return nil, err
-	}
-	switch l := l.(type) {
-	case bool:
-		if r, ok := r.(bool); ok {
-			switch x.Op {
-			case token.LOR:
-				return l || r, nil
-			case token.LAND:
-				return l && r, nil
-			case token.EQL:
-				return l == r, nil
-			case token.NEQ:
-				return l != r, nil
-			}
-		}
-	case string:
-		if r, ok := r.(string); ok {
-			switch x.Op {
-			case token.EQL:
-				return l == r, nil
-			case token.NEQ:
-				return l != r, nil
-			case token.MAT, token.NMAT:
-				re, err := e.p.regexp(r)
-				if err != nil {
-					return nil, err
-				}
-				return re.MatchString(l) == (x.Op == token.MAT), nil
-			}
-		}
-	case int64:
-		if r, ok := r.(int64); ok {
-			switch x.Op {
-			case token.EQL:
-				return l == r, nil
-			case token.NEQ:
-				return l != r, nil
-			case token.LSS:
-				return l < r, nil
-			case token.LEQ:
-				return l <= r, nil
-			case token.GTR:
-				return l > r, nil
-			case token.GEQ:
-				return l >= r, nil
-			}
-		}
-	}
-	return nil, errDecline
-}
-
 func (p *fmProgram) regexp(pattern string) (*regexp.Regexp, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -629,57 +953,6 @@ func (p *fmProgram) regexp(pattern string) (*regexp.Regexp, error) {
 	}
 	p.res[pattern] = re
 	return re, nil
-}
-
-// unify is x.X & x.Y for the constraints the definitions unify front
-// matter values with: string, strings.MaxRunes(n) and {[string]: string}.
-func (e *fmEnv) unify(x *ast.BinaryExpr) (any, error) {
-	v, err := e.eval(x.X)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := v.(bottom); ok {
-		return v, nil
-	}
-	switch c := x.Y.(type) {
-	case *ast.Ident:
-		if c.Name == "string" && e.path(c) == "string" {
-			if _, ok := v.(string); ok {
-				return v, nil
-			}
-			return bottom{}, nil
-		}
-	case *ast.CallExpr:
-		if name, ok := e.builtin(c.Fun); ok && name == "strings.MaxRunes" && len(c.Args) == 1 {
-			n, err := e.eval(c.Args[0])
-			if err != nil {
-				return nil, err
-			}
-			max, ok := n.(int64)
-			if !ok {
-				return nil, errDecline
-			}
-			if s, ok := v.(string); ok && int64(utf8.RuneCountInString(s)) <= max {
-				return v, nil
-			}
-			return bottom{}, nil
-		}
-	case *ast.StructLit:
-		if !stringMap(c) {
-			break
-		}
-		s, ok := v.(*fmStruct)
-		if !ok {
-			return bottom{}, nil
-		}
-		for _, k := range s.keys {
-			if _, ok := s.vals[k].(string); !ok {
-				return bottom{}, nil
-			}
-		}
-		return v, nil
-	}
-	return nil, errDecline
 }
 
 // stringMap is whether s is {[string]: string}.
@@ -698,33 +971,4 @@ func stringMap(s *ast.StructLit) bool {
 	k, ok := l.Elts[0].(*ast.Ident)
 	v, ok2 := f.Value.(*ast.Ident)
 	return ok && ok2 && k.Name == "string" && v.Name == "string"
-}
-
-// builtin names the function fun calls, len or PACKAGE.NAME of an import,
-// when no name the run binds hides it.
-func (e *fmEnv) builtin(fun ast.Expr) (string, bool) {
-	p := e.path(fun)
-	return p, p != ""
-}
-
-func (e *fmEnv) call(x *ast.CallExpr) (any, error) {
-	name, ok := e.builtin(x.Fun)
-	if !ok || len(x.Args) != 1 {
-		return nil, errDecline
-	}
-	arg, err := e.eval(x.Args[0])
-	if err != nil {
-		return nil, err
-	}
-	s, ok := arg.(string)
-	if !ok {
-		return nil, errDecline
-	}
-	switch name {
-	case "len":
-		return int64(len(s)), nil
-	case "strings.TrimSpace":
-		return strings.TrimSpace(s), nil
-	}
-	return nil, errDecline
 }

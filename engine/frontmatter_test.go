@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/encoding/yaml"
 	"github.com/rogpeppe/go-internal/txtar"
 
@@ -276,4 +278,172 @@ func TestFrontMatterDecoderPanic(t *testing.T) {
 		t.Fatalf("diagnostics %v, want one E078 (front matter is not valid YAML)", l.diags)
 	}
 	t.Log(l.diags[0])
+}
+
+// generatedFrontMatter is the front matter of a skill of bench/sourcegen's
+// skills shape, read as checkFrontMatter reads it.
+func generatedFrontMatter(tb testing.TB) (dir string, fm *fmStruct) {
+	tb.Helper()
+	path, src := generatedSkill(tb)
+	fm, _, ok := plainFrontMatter(src)
+	if !ok {
+		tb.Fatalf("%s: front matter not plain", path)
+	}
+	return filepath.Base(filepath.Dir(path)), fm
+}
+
+// generatedSkill is the path and front matter of a SKILL.md of
+// bench/sourcegen's skills shape.
+func generatedSkill(tb testing.TB) (path string, fm []byte) {
+	tb.Helper()
+	root := filepath.Join(tb.TempDir(), "source")
+	if err := sourcegen.WriteSkills(root, 1); err != nil {
+		tb.Fatal(err)
+	}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && path == "" && d.Name() == "SKILL.md" {
+			path = p
+		}
+		return err
+	})
+	if err != nil || path == "" {
+		tb.Fatalf("no generated SKILL.md (%v)", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	src, _, ok := strings.Cut(strings.TrimPrefix(string(data), "---\n"), "---\n")
+	if !ok {
+		tb.Fatalf("%s: no front matter", path)
+	}
+	return path, []byte(src)
+}
+
+// TestFrontMatterProgramAllocs holds a run of the skill program on a
+// front matter it finds nothing in to one allocation (the run's own
+// state): everything the definition fixes (literals, limits, patterns,
+// names) is worked out when the program is read, not on every skill.
+func TestFrontMatterProgramAllocs(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, fm := generatedFrontMatter(t)
+	for _, rule := range []struct {
+		kind string
+		r    fmRule
+	}{{"skill", r.skillFM}, {"agent", r.agentFM}} {
+		if vs, ok := rule.r.prog.violationsOf(dir, fm); !ok || len(vs) != 0 {
+			t.Fatalf("%s program on %s: violations %v, ok %t; want none", rule.kind, dir, vs, ok)
+		}
+		if n := testing.AllocsPerRun(100, func() { rule.r.prog.violationsOf(dir, fm) }); n > 1 {
+			t.Errorf("%s program: %v allocations a run, want at most 1", rule.kind, n)
+		}
+	}
+}
+
+// BenchmarkFrontMatterProgram is one run of the skill program on a
+// generated skill's front matter, the work checkFrontMatter asks of it
+// for each skill of a cold validation.
+func BenchmarkFrontMatterProgram(b *testing.B) {
+	r, err := LoadRules()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir, fm := generatedFrontMatter(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := r.skillFM.prog.violationsOf(dir, fm); !ok {
+			b.Fatal("the program declined")
+		}
+	}
+}
+
+// BenchmarkPlainFrontMatter reads a generated skill's front matter as
+// checkFrontMatter does before running the program.
+func BenchmarkPlainFrontMatter(b *testing.B) {
+	_, src := generatedSkill(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok := plainFrontMatter(src); !ok {
+			b.Fatal("front matter not plain")
+		}
+	}
+}
+
+// TestFrontMatterProgramDeclinesLazily: a construct the program does not
+// run (a call of strings.ToUpper, a name the package lacks) makes a run
+// decline only when the run reaches it, as the front matter decides, and
+// what is fixed by the definition (a limit, a static message) is the
+// package's value.
+func TestFrontMatterProgramDeclinesLazily(t *testing.T) {
+	root := cuecontext.New().CompileString(`
+import "strings"
+
+#Limits: n: 3
+#Def: {
+	dir: string
+	fm: {...}
+	let s = fm.name & string
+	violations: [
+		if fm.name == _|_ {code: "E1", field: "name", message: "no name"},
+		if s != _|_ if s == "up" {code: "E2", field: "name", message: "\(strings.ToUpper(s))"},
+		if s != _|_ if len(s) > #Limits.n {code: "E3", field: "name", message: "longer than \(#Limits.n) in \(dir)"},
+		if s != _|_ if s == "gap" {code: "E4", field: "name", message: "\(#Limits.missing)"},
+		for k, _ in fm if k != "name" {code: "W5", field: k, message: "key \(k)"},
+	]
+}`)
+	if err := root.Err(); err != nil {
+		t.Fatal(err)
+	}
+	p := newFMProgram(root, root.LookupPath(cue.ParsePath("#Def")))
+	if p == nil {
+		t.Fatal("no program read from #Def")
+	}
+	str := func(s string) fmVal { return fmVal{kind: fmString, s: s} }
+	for _, tc := range []struct {
+		fm   map[string]fmVal
+		want []violation // nil: declines
+	}{
+		{map[string]fmVal{"name": str("ab")}, []violation{}},
+		{map[string]fmVal{}, []violation{{Code: "E1", Field: "name", Message: "no name"}}},
+		{map[string]fmVal{"name": str("abcd"), "x": {kind: fmOpaque}}, []violation{
+			{Code: "E3", Field: "name", Message: "longer than 3 in d"},
+			{Code: "W5", Field: "x", Message: "key x"},
+		}},
+		{map[string]fmVal{"name": {kind: fmOpaque}}, []violation{}},
+		{map[string]fmVal{"name": str("up")}, nil},
+		{map[string]fmVal{"name": str("gap")}, nil},
+	} {
+		fm := &fmStruct{vals: tc.fm}
+		for k := range tc.fm {
+			fm.keys = append(fm.keys, k)
+		}
+		slices.Sort(fm.keys)
+		vs, ok := p.violationsOf("d", fm)
+		if vs == nil && ok {
+			vs = []violation{}
+		}
+		if ok != (tc.want != nil) || ok && !reflect.DeepEqual(vs, tc.want) {
+			t.Errorf("front matter %v: violations %v, answered %t; want %v", tc.fm, vs, ok, tc.want)
+		}
+		if !ok {
+			continue
+		}
+		// And CUE says the same.
+		in := map[string]any{}
+		for k, v := range tc.fm {
+			in[k] = 1
+			if v.kind == fmString {
+				in[k] = v.s
+			}
+		}
+		cueVs := []violation{}
+		def := root.LookupPath(cue.ParsePath("#Def"))
+		out := def.FillPath(cue.ParsePath("dir"), "d").FillPath(cue.ParsePath("fm"), in).LookupPath(cue.ParsePath("violations"))
+		if err := out.Decode(&cueVs); err != nil || !reflect.DeepEqual(vs, cueVs) {
+			t.Errorf("front matter %v: violations %v, CUE's %v (%v)", tc.fm, vs, cueVs, err)
+		}
+	}
 }

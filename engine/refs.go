@@ -760,9 +760,12 @@ func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src []byte, line
 	if way == fmProgramFirst && rule.prog != nil {
 		if fm, lines, ok := plainFrontMatter(src); ok {
 			if vs, ok := rule.prog.violationsOf(name, fm); ok {
-				keys := make(map[string]Pos, len(lines))
-				for k, n := range lines {
-					keys[k] = Pos{n + line - 1, 1}
+				var keys map[string]Pos
+				if len(vs) > 0 {
+					keys = make(map[string]Pos, len(lines))
+					for i, k := range fm.keys {
+						keys[k] = Pos{lines[i] + line - 1, 1}
+					}
 				}
 				reportFrontMatter(vs, keys, l)
 				return
