@@ -94,7 +94,8 @@ func tuneGC() {
 // bench/sourcegen's shapes, TestLoadHoldsLittlePerPackage), so the guess
 // alone can leave what is live near the limit, where the collector runs
 // back to back (issue 27 measured it at 19% of the CPU at 10,000 packages
-// of 17 KiB). Below the limit the collector paces by GOGC alone.
+// of 17 KiB). The limit alone paces the collector: GOGC is off under it,
+// unless set.
 // bench/validate.sh measures the bound.
 func limitMemory(packages int, manifestBytes, largest int64) (stop func()) {
 	if os.Getenv("GOMEMLIMIT") != "" {
