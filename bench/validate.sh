@@ -36,7 +36,7 @@
 #
 # The memory bound of a source of N packages whose manifests hold B bytes,
 # the largest L, is 96 MiB + 40 KiB x N + 3 x B + 256 x L: dalo's soft
-# memory limit (cmd/dalo limitMemory: 64 MiB + 3 x (4 KiB x N + B) + 128 x
+# memory limit (cmd/dalo limitMemory: 64 MiB + 3 x (8 KiB x N + B) + 128 x
 # L for each of the 2 workers at first, then four times what the collector
 # finds live, some 10 KiB a package: TestLoadHoldsLittlePerPackage) and
 # 32 MiB for the runtime and the binary's own pages.

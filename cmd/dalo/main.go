@@ -85,8 +85,10 @@ func tuneGC() {
 // limitMemory sets a soft memory limit from the size of the source about
 // to be validated, unless GOMEMLIMIT is set, and then keeps it at four
 // times what the collector finds live (see followLiveHeap). The first
-// limit is a guess from the sizes discovery knows: about 4 KiB a package
-// beside its manifest's bytes, three times over, and for each worker 128
+// limit is a guess from the sizes discovery knows: 8 KiB a package beside
+// its manifest's bytes, three times over (with 4 KiB, 10,000 packages of
+// the skills shape made five collections and spent 12-18% of the CPU in
+// them; under the limit alone the heap grows to it between two), and for each worker 128
 // times the largest manifest (checking one holds some 40 times its size
 // while it runs), over a base of 64 MiB for the rules and the runtime. What
 // a package holds until the report follows its shape (its members, hooks,
@@ -102,7 +104,7 @@ func limitMemory(packages int, manifestBytes, largest int64) (stop func()) {
 		return func() {}
 	}
 	workers := int64(runtime.GOMAXPROCS(0))
-	limit := 64<<20 + 3*(int64(packages)<<12+manifestBytes) + workers*128*largest
+	limit := 64<<20 + 3*(int64(packages)<<13+manifestBytes) + workers*128*largest
 	debug.SetMemoryLimit(limit)
 	stop = followLiveHeap(limit)
 	if os.Getenv("GOGC") == "" {
