@@ -77,6 +77,9 @@ func TestReadHeadAgrees(t *testing.T) {
 // allocated the file's first limit bytes, 9 KB, a fifth of what a cold
 // validation of the own shape allocated.
 func TestReadHeadAllocates(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates: counted without it")
+	}
 	file := filepath.Join(t.TempDir(), "SKILL.md")
 	content := "---\nname: s\ndescription: Use when testing.\n---\n" + strings.Repeat("Guidance.\n", 900)
 	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
@@ -106,6 +109,9 @@ func TestReadHeadAllocates(t *testing.T) {
 // a getdents read: one string of its names and the slice of entries. It
 // made one a name and those of a slice grown by append: six for three.
 func TestEntriesAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates: counted without it")
+	}
 	dir := t.TempDir()
 	for _, name := range []string{"SKILL.md", "notes.md"} {
 		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
