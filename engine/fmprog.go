@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
@@ -46,8 +45,7 @@ type fmProgram struct {
 	elems  []fmElem // the elements of its violations list
 	nslots int      // slots a run holds: the lets and fields it reads, the keys for clauses bind
 
-	mu  sync.Mutex
-	res map[string]*regexp.Regexp // patterns only a front matter spells
+	res patterns // patterns only a front matter spells
 }
 
 // errDecline is a construct the program does not run.
@@ -101,7 +99,7 @@ func newFMProgram(root, def cue.Value) *fmProgram {
 	if elems == nil {
 		return nil
 	}
-	p := &fmProgram{res: map[string]*regexp.Regexp{}}
+	p := &fmProgram{}
 	c := &fmCompiler{p: p, root: root, decls: decls, lets: map[string]fmCode{}, consts: map[string]fmCode{}}
 	for _, x := range elems {
 		p.elems = append(p.elems, c.elem(x))
@@ -760,7 +758,7 @@ func (p *fmProgram) compare(op token.Token, l, r fmVal, re *regexp.Regexp) (fmVa
 		case token.MAT, token.NMAT:
 			if re == nil {
 				var err error
-				if re, err = p.regexp(r.s); err != nil {
+				if re, err = p.res.compile(r.s); err != nil {
 					return fmVal{}, false
 				}
 			}
@@ -939,20 +937,6 @@ func concrete(v cue.Value) any {
 		}
 	}
 	return errDecline
-}
-
-func (p *fmProgram) regexp(pattern string) (*regexp.Regexp, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if re, ok := p.res[pattern]; ok {
-		return re, nil
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, errDecline
-	}
-	p.res[pattern] = re
-	return re, nil
 }
 
 // stringMap is whether s is {[string]: string}.

@@ -33,9 +33,9 @@ type leafProgram struct {
 	root cue.Value
 
 	mu     sync.Mutex
-	consts map[string]any            // concrete names of the package, by path
-	syntax map[string]*ast.Field     // declarations of the package's names (nil: none)
-	res    map[string]*regexp.Regexp // compiled patterns
+	consts map[string]any        // concrete names of the package, by path
+	syntax map[string]*ast.Field // declarations of the package's names (nil: none)
+	res    patterns
 
 	// fns holds each definition's compiled check (leafFn) by its syntax,
 	// a nil one for a definition the program declines whatever the value.
@@ -43,7 +43,7 @@ type leafProgram struct {
 }
 
 func newLeafProgram(root cue.Value) *leafProgram {
-	return &leafProgram{root: root, consts: map[string]any{}, syntax: map[string]*ast.Field{}, res: map[string]*regexp.Regexp{}}
+	return &leafProgram{root: root, consts: map[string]any{}, syntax: map[string]*ast.Field{}}
 }
 
 // leafUnified counts the scalars acceptLeaf asked CUE about: a test holds
@@ -292,7 +292,7 @@ func (p *leafProgram) unary(x *ast.UnaryExpr) (leafFn, error) {
 		if !ok {
 			return nil, errDecline
 		}
-		re, err := p.regexp(pat)
+		re, err := p.res.compile(pat)
 		if err != nil {
 			return nil, err
 		}
@@ -486,16 +486,27 @@ func interpolationFragment(frag string, first, last bool) (string, bool) {
 	return frag, true
 }
 
-func (p *leafProgram) regexp(pattern string) (*regexp.Regexp, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if re, ok := p.res[pattern]; ok {
+// patterns compiles each regular expression once, for the programs that
+// meet the same pattern again (leafProgram, fmProgram).
+type patterns struct {
+	mu  sync.Mutex
+	res map[string]*regexp.Regexp
+}
+
+// compile is pattern compiled, or errDecline when it does not compile.
+func (c *patterns) compile(pattern string) (*regexp.Regexp, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if re, ok := c.res[pattern]; ok {
 		return re, nil
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
 		return nil, errDecline
 	}
-	p.res[pattern] = re
+	if c.res == nil {
+		c.res = map[string]*regexp.Regexp{}
+	}
+	c.res[pattern] = re
 	return re, nil
 }
