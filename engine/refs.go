@@ -453,7 +453,11 @@ var textBuffers = sync.Pool{New: func() any {
 // checkText reads r to its end and returns the position of the first byte
 // that keeps it from being text (invalid UTF-8 or NUL) and what it is, or
 // "" when it is text. It reads in chunks: an instruction may be as large
-// as the file limit.
+// as the file limit. A read's whole runes are checked at once (utf8.Valid
+// and a search for NUL, both many bytes a step) and only a read that
+// holds a fault is stepped through a rune at a time to place it: stepping
+// through every byte was the largest single cost of validating packages
+// that bring instructions of their own (6% of the instructions run).
 func checkText(r io.Reader) (Pos, string, error) {
 	bp := textBuffers.Get().(*[]byte)
 	defer textBuffers.Put(bp)
@@ -467,6 +471,23 @@ func checkText(r io.Reader) (Pos, string, error) {
 			return Pos{}, "", err
 		}
 		data := buf[:carry+n]
+		end := len(data)
+		if !eof {
+			end = wholeRunes(data)
+		}
+		if text := data[:end]; utf8.Valid(text) && bytes.IndexByte(text, 0) < 0 {
+			if nl := bytes.LastIndexByte(text, '\n'); nl >= 0 {
+				pos = Pos{pos.Line + bytes.Count(text, []byte{'\n'}), len(text) - nl}
+			} else {
+				pos.Column += len(text)
+			}
+			carry = copy(buf, data[end:])
+			if eof {
+				return pos, "", nil
+			}
+			continue
+		}
+		textStepped.Add(1)
 		i := 0
 		for i < len(data) {
 			b := data[i]
@@ -500,6 +521,25 @@ func checkText(r io.Reader) (Pos, string, error) {
 		}
 	}
 }
+
+// wholeRunes returns how many of data's bytes hold whole runes: all but a
+// rune whose last bytes the next read brings. A byte that starts no rune
+// counts as whole, as utf8.FullRune counts it.
+func wholeRunes(data []byte) int {
+	for i := len(data) - 1; i >= 0 && i >= len(data)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(data[i]) {
+			if !utf8.FullRune(data[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(data)
+}
+
+// textStepped counts the reads checkText stepped through a rune at a
+// time: a test holds valid text to none.
+var textStepped atomic.Int64
 
 // skill checks a resolved skill: its directory within the limits and its
 // Agent Skills front matter.

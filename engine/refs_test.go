@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 )
 
 // TestCheckText proves that an instruction's bytes are checked as text at
@@ -25,6 +28,8 @@ func TestCheckText(t *testing.T) {
 		{"invalid byte", "# Style\né\xffx", Pos{2, 3}, "invalid UTF-8 (byte 0xff)"},
 		{"truncated rune at the end", "ab\xe8\xa8", Pos{1, 3}, "invalid UTF-8 (byte 0xe8)"},
 		{"surrogate", "a\xed\xa0\x80", Pos{1, 2}, "invalid UTF-8 (byte 0xed)"},
+		{"NUL past the first read", strings.Repeat("line of text\n", 7000) + "é\x00", Pos{7001, 3}, "NUL byte"},
+		{"rune across reads", strings.Repeat("x", 64<<10-1) + "é\n\xff", Pos{2, 1}, "invalid UTF-8 (byte 0xff)"},
 	}
 	for _, tt := range tests {
 		for _, read := range []struct {
@@ -33,6 +38,7 @@ func TestCheckText(t *testing.T) {
 		}{
 			{"whole", func(s string) io.Reader { return strings.NewReader(s) }},
 			{"byte at a time", func(s string) io.Reader { return iotest.OneByteReader(strings.NewReader(s)) }},
+			{"half at a time", func(s string) io.Reader { return iotest.HalfReader(strings.NewReader(s)) }},
 		} {
 			t.Run(tt.name+"/"+read.name, func(t *testing.T) {
 				pos, what, err := checkText(read.r(tt.src))
@@ -44,6 +50,65 @@ func TestCheckText(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCheckTextAgrees holds checkText to the plainest reading of its
+// rule, a rune at a time over the whole text, on text cut at every
+// place a read can end.
+func TestCheckTextAgrees(t *testing.T) {
+	want := func(s string) (Pos, string) {
+		pos := Pos{1, 1}
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case s[i] == 0:
+				return pos, "NUL byte"
+			case r == utf8.RuneError && n <= 1:
+				return pos, fmt.Sprintf("invalid UTF-8 (byte 0x%02x)", s[i])
+			case s[i] == '\n':
+				pos = Pos{pos.Line + 1, 1}
+			default:
+				pos.Column += n
+			}
+			i += n
+		}
+		return pos, ""
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "bc\n", "\n", "é", "設", "😀", "\x00", "\xff", "\xe8\xa8", "\xed\xa0\x80", "\t", " "}
+	for i := range 2000 {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			p := pieces[rng.IntN(len(pieces))]
+			if i%2 == 0 && (p == "\x00" || p[0] >= 0x80 && !utf8.ValidString(p)) {
+				p = "z" // half the texts valid, so that their ends are compared too
+			}
+			b.WriteString(p)
+		}
+		s := b.String()
+		for _, r := range []io.Reader{strings.NewReader(s), iotest.OneByteReader(strings.NewReader(s)), iotest.HalfReader(strings.NewReader(s)), iotest.DataErrReader(strings.NewReader(s))} {
+			pos, what, err := checkText(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wpos, wwhat := want(s)
+			if what != wwhat || pos != wpos {
+				t.Fatalf("%q: got %q at %v, want %q at %v", s, what, pos, wwhat, wpos)
+			}
+		}
+	}
+}
+
+// TestCheckTextByRunes proves that text is checked a read at a time, not
+// a byte at a time: only a read that holds a fault is stepped through.
+func TestCheckTextByRunes(t *testing.T) {
+	before := textStepped.Load()
+	if _, what, err := checkText(strings.NewReader(strings.Repeat("# 設計\nKeep it short.\n", 20000))); err != nil || what != "" {
+		t.Fatalf("got %q, %v", what, err)
+	}
+	if n := textStepped.Load() - before; n != 0 {
+		t.Errorf("%d reads of valid text stepped through a byte at a time, want none", n)
 	}
 }
 
