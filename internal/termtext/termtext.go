@@ -28,10 +28,7 @@ import (
 // punctuation, symbols and the ASCII space. A byte that is not UTF-8 is
 // written \xNN.
 func Escape(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
-		i++
-	}
+	i := printable(s, false)
 	if i == len(s) {
 		return s // printable ASCII: the common case, not copied
 	}
@@ -101,10 +98,10 @@ func (w *writer) Write(p []byte) (int, error) {
 // plain reports whether p is lines of text Escape leaves as they are.
 func plain(p []byte) bool {
 	for i := 0; i < len(p); {
-		if c := p[i]; c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' {
-			i++
-			continue
-		} else if c < utf8.RuneSelf {
+		if i += printable(p[i:], true); i == len(p) {
+			break
+		}
+		if p[i] < utf8.RuneSelf {
 			return false
 		}
 		r, n := utf8.DecodeRune(p[i:])
@@ -114,6 +111,41 @@ func plain(p []byte) bool {
 		i += n
 	}
 	return true
+}
+
+// printable returns the length of the longest prefix of s that is
+// printable ASCII (0x20 to 0x7e), or that or LF and TAB with lines. It
+// looks at eight bytes a step where it can: a report is megabytes of such
+// text, and a byte a step this was 3% of validating 1,000 packages.
+func printable[T string | []byte](s T, lines bool) int {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	ok := func(c byte) bool { return c >= 0x20 && c < 0x7f || lines && (c == '\n' || c == '\t') }
+	i := 0
+	for i+8 <= len(s) {
+		b := s[i : i+8] // the eight loads become one, without bounds checks
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		// Once no byte has its high bit set, a byte below 0x20 borrows
+		// into its own high bit subtracting 0x20 from each, and 0x7f is
+		// the byte that XOR 0x7f makes zero, which borrows subtracting
+		// one: each test is exact about whether any byte fails it.
+		del := w ^ 0x7f*ones
+		if (w|(w-0x20*ones)&^w|(del-ones)&^del)&high == 0 {
+			i += 8
+			continue
+		}
+		for end := i + 8; i < end; i++ { // a line break, or the end
+			if !ok(s[i]) {
+				return i
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if !ok(s[i]) {
+			return i
+		}
+	}
+	return i
 }
 
 // shellSafe is what a shell word may hold unquoted.

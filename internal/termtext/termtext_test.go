@@ -66,6 +66,34 @@ func FuzzEscape(f *testing.F) {
 	})
 }
 
+// TestPrintable holds printable, which looks at eight bytes a step, to a
+// byte at a time, with each byte value at each place of a word.
+func TestPrintable(t *testing.T) {
+	want := func(s string, lines bool) int {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; !(c >= 0x20 && c < 0x7f || lines && (c == '\n' || c == '\t')) {
+				return i
+			}
+		}
+		return len(s)
+	}
+	base := "0123456789abcdef ~!{}"
+	for c := range 256 {
+		for at := range len(base) {
+			s := base[:at] + string([]byte{byte(c)}) + base[at:]
+			for _, lines := range []bool{false, true} {
+				w := want(s, lines)
+				if got := printable(s, lines); got != w {
+					t.Errorf("printable(%q, %t) = %d, want %d", s, lines, got, w)
+				}
+				if got := printable([]byte(s), lines); got != w {
+					t.Errorf("printable([]byte(%q), %t) = %d, want %d", s, lines, got, w)
+				}
+			}
+		}
+	}
+}
+
 func TestWriter(t *testing.T) {
 	var b strings.Builder
 	w := NewWriter(&b)
