@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -137,12 +138,7 @@ func (m *manifest) pos(offset int) Pos {
 // syntax, duplicate keys, nesting, string and array sizes): the later stages
 // would only repeat the same mistake.
 func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
-	m := &manifest{lines: []int{0}}
-	for i, b := range src {
-		if b == '\n' {
-			m.lines = append(m.lines, i+1)
-		}
-	}
+	m := &manifest{lines: lineStarts(src)}
 	if !utf8.Valid(src) {
 		off := 0
 		for off < len(src) {
@@ -197,6 +193,21 @@ func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
 		return nil
 	}
 	return m
+}
+
+// lineStarts returns the byte offset of the start of each line of src,
+// found with IndexByte, many bytes a step, into a table sized by Count:
+// a byte at a time it was over 1% of validating a source.
+func lineStarts(src []byte) []int {
+	lines := make([]int, 1, bytes.Count(src, []byte{'\n'})+1)
+	for off := 0; ; {
+		i := bytes.IndexByte(src[off:], '\n')
+		if i < 0 {
+			return lines
+		}
+		off += i + 1
+		lines = append(lines, off)
+	}
 }
 
 // tomlUnmarshalled counts the manifests go-toml decoded: a test holds

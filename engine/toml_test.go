@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,5 +148,27 @@ func TestProvidersNotIndexed(t *testing.T) {
 	shape := shapeData(m.data)["providers"].(map[string]any)
 	if x := shape["x"].(map[string]any); len(x) != 0 {
 		t.Errorf("shape data holds %d entries of providers.x", len(x))
+	}
+}
+
+// TestLineStarts: the start of every line, in one allocation.
+func TestLineStarts(t *testing.T) {
+	for _, src := range []string{"", "a", "\n", "a\nb", "a\nb\n", "\n\n", "k = 1\r\n[t]\r\nx = \"\"\"\n\n\"\"\"\n"} {
+		want := []int{0}
+		for i := 0; i < len(src); i++ {
+			if src[i] == '\n' {
+				want = append(want, i+1)
+			}
+		}
+		if got := lineStarts([]byte(src)); !slices.Equal(got, want) {
+			t.Errorf("lineStarts(%q) = %v, want %v", src, got, want)
+		}
+	}
+	if raceEnabled {
+		return
+	}
+	src := []byte(strings.Repeat("key = \"value\"\n", 200))
+	if n := testing.AllocsPerRun(10, func() { lineStarts(src) }); n != 1 {
+		t.Errorf("lineStarts allocates %v times, want 1", n)
 	}
 }
