@@ -190,24 +190,30 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 		provs = append(provs, k)
 	}
 	sort.Strings(provs)
-	cells := map[string][]engine.HookCapability{} // hook → by provider
-	var hooks []string
+	// A row a hook, its cells by provider, found by package and hook:
+	// its name PACKAGE/HOOK is made once, not once a provider (a tenth of
+	// the grid's cost).
+	type hookRow struct {
+		name  string
+		cells []engine.HookCapability
+	}
+	index := map[[2]string]*hookRow{}
+	var hooks []*hookRow
 	for i, p := range provs {
 		for _, c := range rep.Capabilities[p] {
-			k := c.Package + "/" + c.Hook
-			row := cells[k]
-			if row == nil {
-				row = make([]engine.HookCapability, len(provs))
-				cells[k] = row
-				hooks = append(hooks, k)
+			r := index[[2]string{c.Package, c.Hook}]
+			if r == nil {
+				r = &hookRow{c.Package + "/" + c.Hook, make([]engine.HookCapability, len(provs))}
+				index[[2]string{c.Package, c.Hook}] = r
+				hooks = append(hooks, r)
 			}
-			row[i] = c
+			r.cells[i] = c
 		}
 	}
 	if len(hooks) == 0 {
 		return
 	}
-	sort.Strings(hooks)
+	sort.Slice(hooks, func(i, j int) bool { return hooks[i].name < hooks[j].name })
 	cell := func(c engine.HookCapability) string {
 		if h, ok := held[c.Package]; ok {
 			return h
@@ -219,13 +225,13 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 	}
 	width := len("hook")
 	for _, h := range hooks {
-		width = max(width, len(h))
+		width = max(width, len(h.name))
 	}
 	widths := make([]int, len(provs))
 	for i, p := range provs {
 		widths[i] = len(p)
 		for _, h := range hooks {
-			widths[i] = max(widths[i], len(cell(cells[h][i])))
+			widths[i] = max(widths[i], len(cell(h.cells[i])))
 		}
 	}
 	// line writes a row, each column padded as %-*s pads (by runes) and
@@ -255,17 +261,17 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 	row := make([]string, len(provs))
 	for _, h := range hooks {
 		for i := range provs {
-			row[i] = cell(cells[h][i])
+			row[i] = cell(h.cells[i])
 		}
-		line(h, row)
+		line(h.name, row)
 	}
 	// The reasons below the grid, a line each, written as they are made:
 	// those of 1,000 packages are a megabyte.
 	for _, h := range hooks {
 		for i, p := range provs {
-			c := cells[h][i]
+			c := h.cells[i]
 			if _, ok := held[c.Package]; !ok && c.Reason != "" {
-				fmt.Fprintf(w, "  %s on %s: %s\n", h, p, termtext.Escape(c.Reason))
+				fmt.Fprintf(w, "  %s on %s: %s\n", h.name, p, termtext.Escape(c.Reason))
 			}
 		}
 	}
@@ -273,7 +279,7 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 	// Why a package in the grid is blocked, once per reference.
 	noted := map[string]bool{}
 	for _, h := range hooks {
-		name, _, _ := strings.Cut(h, "/")
+		name, _, _ := strings.Cut(h.name, "/")
 		if noted[name] || !strings.HasPrefix(held[name], "blocked") {
 			continue
 		}
