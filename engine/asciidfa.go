@@ -5,7 +5,6 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // A matcher is a compiled =~ operand. The rules' patterns are short
@@ -101,14 +100,17 @@ func newASCIIDFA(pattern string) *asciiDFA {
 	b.add(nil, false)
 	b.add(b.closure(nil, []uint32{uint32(prog.Start)}, true), true)
 	restart := b.closure(nil, []uint32{uint32(prog.Start)}, false)
+	class, reps := byteClasses(prog)
+	var step, to []uint32            // reused: add keeps a copy of a new state's set
+	succ := make([]uint8, len(reps)) // a state's successor by class
 	for s := 1; s < len(b.sets); s++ {
 		set := b.sets[s]
 		if b.flags[s]&dfaMatch != 0 {
 			// A match has ended; match returns before reading on.
 			continue
 		}
-		for c := 0; c < 128; c++ {
-			var step []uint32
+		for k, c := range reps {
+			step = step[:0]
 			for _, pc := range set {
 				in := &prog.Inst[pc]
 				switch in.Op {
@@ -118,15 +120,59 @@ func newASCIIDFA(pattern string) *asciiDFA {
 					}
 				}
 			}
-			to := b.closure(slices.Clone(restart), step, false)
+			to = b.closure(append(to[:0], restart...), step, false)
 			id, ok := b.add(to, false)
 			if !ok {
 				return nil
 			}
-			b.next[s<<7|c] = id
+			succ[k] = id
+		}
+		for c := range 128 {
+			b.next[s<<7|c] = succ[class[c]]
 		}
 	}
 	return &asciiDFA{next: b.next, flags: b.flags}
+}
+
+// byteClasses partitions the ASCII bytes into classes that every rune
+// instruction of prog matches alike ([0-9a-f] makes two), so that a
+// state's successors are worked out once a class: class is each byte's,
+// reps a byte of each.
+func byteClasses(prog *syntax.Prog) (class [128]uint8, reps []byte) {
+	// The distinct rune instructions: a counted repeat repeats one.
+	var distinct []*syntax.Inst
+	for i := range prog.Inst {
+		in := &prog.Inst[i]
+		switch in.Op {
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			if !slices.ContainsFunc(distinct, func(d *syntax.Inst) bool {
+				return d.Op == in.Op && d.Arg == in.Arg && slices.Equal(d.Rune, in.Rune)
+			}) {
+				distinct = append(distinct, in)
+			}
+		}
+	}
+	n := len(distinct)
+	sig := make([]byte, 128*n) // sig[c*n:][:n]: which of them match byte c
+	for j, in := range distinct {
+		for c := range 128 {
+			if in.MatchRune(rune(c)) {
+				sig[c*n+j] = 1
+			}
+		}
+	}
+	ids := map[string]uint8{}
+	for c := range 128 {
+		row := sig[c*n : c*n+n]
+		k, ok := ids[string(row)]
+		if !ok {
+			k = uint8(len(reps))
+			ids[string(row)] = k
+			reps = append(reps, byte(c))
+		}
+		class[c] = k
+	}
+	return class, reps
 }
 
 type dfaBuilder struct {
@@ -137,6 +183,8 @@ type dfaBuilder struct {
 	flags []uint8
 	mark  []uint32 // mark[pc] == gen: pc seen in this walk
 	gen   uint32
+	stack []uint32
+	key   []byte
 }
 
 // visit is whether pc is new to the current walk, marking it seen.
@@ -153,7 +201,7 @@ func (b *dfaBuilder) visit(pc uint32) bool {
 // match, or wait for the text's end; it returns them sorted, without
 // duplicates.
 func (b *dfaBuilder) closure(set []uint32, pcs []uint32, atStart bool) []uint32 {
-	stack := slices.Clone(pcs)
+	stack := append(b.stack[:0], pcs...)
 	b.gen++
 	for _, pc := range set {
 		b.visit(pc)
@@ -184,6 +232,7 @@ func (b *dfaBuilder) closure(set []uint32, pcs []uint32, atStart bool) []uint32 
 			set = append(set, pc)
 		}
 	}
+	b.stack = stack
 	slices.Sort(set)
 	return slices.Compact(set)
 }
@@ -192,23 +241,24 @@ func (b *dfaBuilder) closure(set []uint32, pcs []uint32, atStart bool) []uint32 
 // The start of text is a state of its own even when another has its set:
 // the ^ it may wait on behind a $ holds only there ("$^").
 func (b *dfaBuilder) add(set []uint32, atStart bool) (id uint8, ok bool) {
-	var key strings.Builder
+	key := b.key[:0]
 	if atStart {
-		key.WriteByte('^')
+		key = append(key, '^')
 	}
 	for _, pc := range set {
-		key.WriteString(strconv.FormatUint(uint64(pc), 10))
-		key.WriteByte(',')
+		key = strconv.AppendUint(key, uint64(pc), 10)
+		key = append(key, ',')
 	}
-	if id, ok := b.ids[key.String()]; ok {
+	b.key = key
+	if id, ok := b.ids[string(key)]; ok {
 		return id, true
 	}
 	if len(b.sets) >= asciiDFAStates {
 		return 0, false
 	}
 	id = uint8(len(b.sets))
-	b.ids[key.String()] = id
-	b.sets = append(b.sets, set)
+	b.ids[string(key)] = id
+	b.sets = append(b.sets, slices.Clone(set))
 	b.next = append(b.next, make([]uint8, 128)...)
 	b.flags = append(b.flags, b.stateFlags(set, atStart))
 	return id, true

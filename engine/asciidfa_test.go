@@ -204,3 +204,39 @@ func TestASCIIDFACorners(t *testing.T) {
 		t.Errorf("%d of %d corner patterns have a DFA", modelled, len(dfaCorner))
 	}
 }
+
+// BenchmarkRulePatternsDFA is the cost of building the rules' DFAs, which
+// every process pays once, and of matching a typical name against each.
+func BenchmarkRulePatternsDFA(b *testing.B) {
+	pats := rulePatterns(b)
+	b.Run("build", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, p := range pats {
+				newASCIIDFA(p)
+			}
+		}
+	})
+	var ms []*matcher
+	var c patterns
+	for _, p := range pats {
+		m, err := c.compile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	for _, name := range []string{"dfa", "regexp"} {
+		b.Run("match/"+name, func(b *testing.B) {
+			for b.Loop() {
+				for _, m := range ms {
+					if name == "dfa" {
+						m.MatchString("own-0001-tool_x")
+					} else {
+						m.re.MatchString("own-0001-tool_x")
+					}
+				}
+			}
+		})
+	}
+}
