@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -703,10 +702,10 @@ func (c *fmCompiler) binary(x *ast.BinaryExpr, sc *fmScope) fmCode {
 	}
 	l, rc := c.expr(x.X, sc), c.expr(x.Y, sc)
 	op := x.Op
-	var re *regexp.Regexp // a pattern the definition spells, compiled now
+	var re *matcher // a pattern the definition spells, compiled now
 	if (op == token.MAT || op == token.NMAT) && rc.static && rc.val.kind == fmString {
 		var err error
-		if re, err = regexp.Compile(rc.val.s); err != nil {
+		if re, err = c.p.res.compile(rc.val.s); err != nil {
 			return fmDeclines
 		}
 	}
@@ -733,7 +732,7 @@ func (c *fmCompiler) binary(x *ast.BinaryExpr, sc *fmScope) fmCode {
 
 // compare is l op r for two values of a kind, re the pattern r spells
 // when it was compiled with the program.
-func (p *fmProgram) compare(op token.Token, l, r fmVal, re *regexp.Regexp) (fmVal, bool) {
+func (p *fmProgram) compare(op token.Token, l, r fmVal, re *matcher) (fmVal, bool) {
 	if l.kind != r.kind {
 		return fmVal{}, false
 	}

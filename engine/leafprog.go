@@ -490,23 +490,24 @@ func interpolationFragment(frag string, first, last bool) (string, bool) {
 // meet the same pattern again (leafProgram, fmProgram).
 type patterns struct {
 	mu  sync.Mutex
-	res map[string]*regexp.Regexp
+	res map[string]*matcher
 }
 
 // compile is pattern compiled, or errDecline when it does not compile.
-func (c *patterns) compile(pattern string) (*regexp.Regexp, error) {
+func (c *patterns) compile(pat string) (*matcher, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if re, ok := c.res[pattern]; ok {
-		return re, nil
+	if p, ok := c.res[pat]; ok {
+		return p, nil
 	}
-	re, err := regexp.Compile(pattern)
+	re, err := regexp.Compile(pat)
 	if err != nil {
 		return nil, errDecline
 	}
 	if c.res == nil {
-		c.res = map[string]*regexp.Regexp{}
+		c.res = map[string]*matcher{}
 	}
-	c.res[pattern] = re
-	return re, nil
+	p := &matcher{re: re, dfa: newASCIIDFA(pat)}
+	c.res[pat] = p
+	return p, nil
 }
