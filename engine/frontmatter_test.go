@@ -2,6 +2,7 @@ package engine
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -321,10 +322,14 @@ func generatedSkill(tb testing.TB) (path string, fm []byte) {
 }
 
 // TestFrontMatterProgramAllocs holds a run of the skill program on a
-// front matter it finds nothing in to one allocation (the run's own
-// state): everything the definition fixes (literals, limits, patterns,
-// names) is worked out when the program is read, not on every skill.
+// front matter it finds nothing in to no allocation: everything the
+// definition fixes (literals, limits, patterns, names) is worked out when
+// the program is read, not on every skill, and the run's own state is
+// reused (it cost 480 bytes a skill).
 func TestFrontMatterProgramAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates, and sync.Pool drops at random under it: counted without it")
+	}
 	r, err := LoadRules()
 	if err != nil {
 		t.Fatal(err)
@@ -337,8 +342,8 @@ func TestFrontMatterProgramAllocs(t *testing.T) {
 		if vs, ok := rule.r.prog.violationsOf(dir, fm); !ok || len(vs) != 0 {
 			t.Fatalf("%s program on %s: violations %v, ok %t; want none", rule.kind, dir, vs, ok)
 		}
-		if n := testing.AllocsPerRun(100, func() { rule.r.prog.violationsOf(dir, fm) }); n > 1 {
-			t.Errorf("%s program: %v allocations a run, want at most 1", rule.kind, n)
+		if n := testing.AllocsPerRun(100, func() { rule.r.prog.violationsOf(dir, fm) }); n != 0 {
+			t.Errorf("%s program: %v allocations a run, want none", rule.kind, n)
 		}
 	}
 }
@@ -416,11 +421,10 @@ import "strings"
 		{map[string]fmVal{"name": str("up")}, nil},
 		{map[string]fmVal{"name": str("gap")}, nil},
 	} {
-		fm := &fmStruct{vals: tc.fm}
-		for k := range tc.fm {
-			fm.keys = append(fm.keys, k)
+		fm := &fmStruct{}
+		for _, k := range slices.Sorted(maps.Keys(tc.fm)) {
+			fm.add(k, tc.fm[k])
 		}
-		slices.Sort(fm.keys)
 		vs, ok := p.violationsOf("d", fm)
 		if vs == nil && ok {
 			vs = []violation{}

@@ -675,7 +675,7 @@ func frontMatterSpan(buf []byte) (opened bool, from, to, next int) {
 		if j >= 0 {
 			line = rest[i : i+j]
 		}
-		if string(bytes.TrimRight(line, "\r \t")) == "---" {
+		if closesFrontMatter(line) {
 			if j < 0 {
 				return true, start, start + i, -1
 			}
@@ -687,6 +687,21 @@ func frontMatterSpan(buf []byte) (opened bool, from, to, next int) {
 		i += j + 1
 	}
 	return true, start, -1, -1
+}
+
+// closesFrontMatter reports whether line is ---, then blanks or carriage
+// returns: what bytes.TrimRight(line, "\r \t") == "---" says, without
+// its cutset's set built for each line of each front matter.
+func closesFrontMatter(line []byte) bool {
+	if len(line) < 3 || line[0] != '-' || line[1] != '-' || line[2] != '-' {
+		return false
+	}
+	for _, b := range line[3:] {
+		if b != '\r' && b != ' ' && b != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 // frontMatterHead returns how many of a file's first bytes buf frontMatter
@@ -763,8 +778,8 @@ func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src []byte, line
 				var keys map[string]Pos
 				if len(vs) > 0 {
 					keys = make(map[string]Pos, len(lines))
-					for i, k := range fm.keys {
-						keys[k] = Pos{lines[i] + line - 1, 1}
+					for i, f := range fm.fields {
+						keys[f.key] = Pos{lines[i] + line - 1, 1}
 					}
 				}
 				reportFrontMatter(vs, keys, l)
