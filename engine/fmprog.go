@@ -649,6 +649,16 @@ func (c *fmCompiler) selector(x *ast.SelectorExpr, sc *fmScope) fmCode {
 	if err != nil {
 		return fmDeclines
 	}
+	if id, ok := x.X.(*ast.Ident); ok && id.Name == "fm" {
+		if _, bound := sc.lookup("fm"); !bound {
+			// fm.name, most of what a definition reads: the field
+			// looked up at once, not through fm's value and fmField.
+			return fmCode{run: func(r *fmRun) (fmVal, bool) {
+				v, _ := r.fm.get(name) // _|_ when fm does not hold it
+				return v, true
+			}}
+		}
+	}
 	return fold(c.expr(x.X, sc), func(v fmVal) (fmVal, bool) { return fmField(v, name) })
 }
 
@@ -756,9 +766,20 @@ func (c *fmCompiler) binary(x *ast.BinaryExpr, sc *fmScope) fmCode {
 		}
 		if other != nil {
 			eq := x.Op == token.EQL
-			return fold(c.expr(other, sc), func(v fmVal) (fmVal, bool) {
+			o := c.expr(other, sc)
+			if o.static {
+				return fmConst(fmBoolVal((o.val.kind == fmBottom) == eq))
+			}
+			// The commonest test of a definition, run without fold's
+			// call of a function for its answer.
+			run := o.run
+			return fmCode{run: func(r *fmRun) (fmVal, bool) {
+				v, ok := run(r)
+				if !ok {
+					return fmVal{}, false
+				}
 				return fmBoolVal((v.kind == fmBottom) == eq), true
-			})
+			}}
 		}
 	}
 	l, rc := c.expr(x.X, sc), c.expr(x.Y, sc)

@@ -451,3 +451,38 @@ import "strings"
 		}
 	}
 }
+
+// TestFrontMatterProgramShadowedFM: fm.name is looked up in the front
+// matter at once only where fm is the front matter; a for clause that
+// binds a key to the name fm hides it, as CUE scopes it.
+func TestFrontMatterProgramShadowedFM(t *testing.T) {
+	root := cuecontext.New().CompileString(`
+#Def: {
+	dir: string
+	fm: {...}
+	violations: [
+		if fm.name != _|_ {code: "E1", field: "name", message: "named"},
+		for fm, _ in fm if fm.name == _|_ {code: "W2", field: fm, message: "a key"},
+	]
+}`)
+	if err := root.Err(); err != nil {
+		t.Fatal(err)
+	}
+	def := root.LookupPath(cue.ParsePath("#Def"))
+	p := newFMProgram(root, def)
+	if p == nil {
+		t.Fatal("no program read from #Def")
+	}
+	fm := &fmStruct{}
+	fm.add("name", fmVal{kind: fmString, s: "x"})
+	vs, ok := p.violationsOf("d", fm)
+	want := []violation{{Code: "E1", Field: "name", Message: "named"}, {Code: "W2", Field: "name", Message: "a key"}}
+	if !ok || !reflect.DeepEqual(vs, want) {
+		t.Errorf("violations %v, answered %t; want %v", vs, ok, want)
+	}
+	var cueVs []violation
+	out := def.FillPath(cue.ParsePath("dir"), "d").FillPath(cue.ParsePath("fm"), map[string]any{"name": "x"}).LookupPath(cue.ParsePath("violations"))
+	if err := out.Decode(&cueVs); err != nil || !reflect.DeepEqual(cueVs, want) {
+		t.Errorf("CUE's violations %v (%v), want %v", cueVs, err, want)
+	}
+}
