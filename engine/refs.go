@@ -555,6 +555,7 @@ func (v *sourceCheck) skillAt(name, rel string) bool {
 	var data []byte
 	if head.read {
 		data = head.data
+		defer putHead(data) // its check keeps nothing of it
 	}
 	v.skillFrontMatter(name, rel, data, l)
 	return true
@@ -621,6 +622,7 @@ func (v *sourceCheck) agentAt(name, rel string) bool {
 		return false
 	}
 	v.agentFile(name, rel, fi, head)
+	putHead(head) // its check keeps nothing of it
 	return true
 }
 
