@@ -1,6 +1,10 @@
 package engine
 
-import "strings"
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+)
 
 // plainFrontMatter reads src, a front matter, when it is written in the
 // plain YAML most front matter is: top-level keys, each at the start of
@@ -22,55 +26,90 @@ func plainFrontMatter(src []byte) (fm *fmStruct, lines []int, ok bool) {
 		return nil, nil, false
 	}
 	n := 0 // lines that start a key, at most
-	for i, b := range src {
-		if b != '\n' && (b < 0x20 || b > 0x7e) {
+	for rest := src; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if !printableASCII(rest[:i]) {
 			return nil, nil, false
 		}
-		if b != ' ' && (i == 0 || src[i-1] == '\n') {
+		if i == 0 || rest[0] != ' ' {
 			n++
 		}
+		rest = rest[i+1:]
 	}
-	ls := strings.Split(string(src[:len(src)-1]), "\n")
-	fm = &fmStruct{keys: make([]string, 0, n), vals: make(map[string]fmVal, n)}
+	// One string of it all, its lines walked in place: the values are
+	// cut from it, where splitting it cost a string header a line.
+	text := string(src)
+	fm = &fmStruct{fields: make([]fmEntry, 0, n)}
 	lines = make([]int, 0, n)
-	for i := 0; i < len(ls); {
-		key, rest, ok := plainKey(ls[i])
+	line := 1
+	for i := 0; i < len(text); {
+		l, next := lineAt(text, i)
+		key, rest, ok := plainKey(l)
 		if !ok {
 			return nil, nil, false
 		}
-		if _, dup := fm.vals[key]; dup {
-			return nil, nil, false
-		}
-		body := indented(ls[i+1:])
+		body, nbody := indented(text, next)
 		v := fmVal{kind: fmString}
 		switch {
-		case rest == "" && len(body) > 0:
+		case rest == "" && nbody > 0:
 			v.kind = fmMap
-			v.m, ok = plainMapping(body)
-		case len(body) > 0:
-			v.s, ok = blockScalar(rest, body)
+			v.m, ok = plainMapping(body, nbody)
+		case nbody > 0:
+			v.s, ok = blockScalar(rest, body, nbody)
 		default:
 			v.s, ok = oneLineScalar(rest)
 		}
 		if !ok {
 			return nil, nil, false
 		}
-		fm.keys = append(fm.keys, key)
-		fm.vals[key] = v
-		lines = append(lines, i+1)
-		i += 1 + len(body)
+		if !fm.add(key, v) {
+			return nil, nil, false // a key held twice
+		}
+		lines = append(lines, line)
+		line += 1 + nbody
+		i = next + len(body)
 	}
 	return fm, lines, true
 }
 
-// indented returns the lines at the start of ls that are indented: what
-// the key before them holds.
-func indented(ls []string) []string {
-	n := 0
-	for n < len(ls) && strings.HasPrefix(ls[n], " ") {
+// printableASCII reports whether every byte of b is printable ASCII
+// (' ' to '~'). It tests eight bytes at a time, as the front matter of a
+// skill is most of the bytes its validation reads: a byte below 0x20
+// borrows into its top bit when 0x20 is taken from it (and the top bit
+// was clear), one above 0x7e sets it when 1 is added, or had it.
+func printableASCII(b []byte) bool {
+	const ones, tops = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		if ((x-0x20*ones)&^x|(x+ones)|x)&tops != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// lineAt returns the line of text starting at i, without its newline,
+// and where the next starts. Every line of text ends with a newline.
+func lineAt(text string, i int) (line string, next int) {
+	j := strings.IndexByte(text[i:], '\n')
+	return text[i : i+j], i + j + 1
+}
+
+// indented returns the lines of text from i on that are indented (what
+// the key before them holds) with their newlines, and how many they are.
+func indented(text string, i int) (body string, n int) {
+	j := i
+	for j < len(text) && text[j] == ' ' {
+		j += strings.IndexByte(text[j:], '\n') + 1
 		n++
 	}
-	return ls[:n]
+	return text[i:j], n
 }
 
 // plainKey splits a line "key: rest" or "key:" whose key is a word YAML
@@ -100,8 +139,13 @@ func isKeyByte(b byte) bool {
 // YAML 1.1 or 1.2 reads as a boolean or null. s is ASCII (plainFrontMatter
 // reads nothing else), so EqualFold folds as ToLower would.
 func yamlWord(s string) bool {
-	if len(s) > len("false") {
-		return false // most values: no ToLower copy of them
+	if len(s) == 0 || len(s) > len("false") {
+		return false // most values and keys: no word to fold them to
+	}
+	switch s[0] | 0x20 { // lower case, for a letter
+	case 'y', 'n', 'o', 't', 'f':
+	default:
+		return false // no word starts so: most short keys (key-0) and values
 	}
 	for _, w := range [...]string{"y", "n", "yes", "no", "on", "off", "true", "false", "null"} {
 		if strings.EqualFold(s, w) {
@@ -139,7 +183,7 @@ func oneLineScalar(s string) (string, bool) {
 // and whose lines are body, each indented by the same number of spaces
 // and none more: literal (|) or folded (>), its last line break kept or
 // stripped (-).
-func blockScalar(head string, body []string) (string, bool) {
+func blockScalar(head, body string, n int) (string, bool) {
 	var sep string
 	switch head {
 	case "|", "|-":
@@ -149,25 +193,29 @@ func blockScalar(head string, body []string) (string, bool) {
 	default:
 		return "", false
 	}
-	indent := len(body[0]) - len(strings.TrimLeft(body[0], " "))
+	indent := len(body) - len(strings.TrimLeft(body, " "))
 	size := 1
-	for _, l := range body {
+	for i := 0; i < len(body); {
+		l, next := lineAt(body, i)
 		if len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" || l[indent] == ' ' {
 			return "", false
 		}
 		size += len(l) - indent + 1
+		i = next
 	}
-	if len(body) == 1 && strings.HasSuffix(head, "-") {
+	if n == 1 && strings.HasSuffix(head, "-") {
 		// One line, its break stripped: the line is the value.
-		return body[0][indent:], true
+		return body[indent : len(body)-1], true
 	}
 	var b strings.Builder
 	b.Grow(size)
-	for i, l := range body {
+	for i := 0; i < len(body); {
+		l, next := lineAt(body, i)
 		if i > 0 {
 			b.WriteString(sep)
 		}
 		b.WriteString(l[indent:])
+		i = next
 	}
 	if !strings.HasSuffix(head, "-") {
 		b.WriteByte('\n')
@@ -177,10 +225,12 @@ func blockScalar(head string, body []string) (string, bool) {
 
 // plainMapping reads the indented lines of a key with nothing after it as
 // a mapping of one-line scalars, every key indented alike.
-func plainMapping(body []string) (*fmStruct, bool) {
-	indent := len(body[0]) - len(strings.TrimLeft(body[0], " "))
-	s := &fmStruct{keys: make([]string, 0, len(body)), vals: make(map[string]fmVal, len(body))}
-	for _, l := range body {
+func plainMapping(body string, n int) (*fmStruct, bool) {
+	indent := len(body) - len(strings.TrimLeft(body, " "))
+	s := &fmStruct{fields: make([]fmEntry, 0, n)}
+	for i := 0; i < len(body); {
+		l, next := lineAt(body, i)
+		i = next
 		if len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" {
 			return nil, false
 		}
@@ -188,15 +238,13 @@ func plainMapping(body []string) (*fmStruct, bool) {
 		if !ok {
 			return nil, false
 		}
-		if _, dup := s.vals[key]; dup {
-			return nil, false
-		}
 		v, ok := oneLineScalar(rest)
 		if !ok {
 			return nil, false
 		}
-		s.keys = append(s.keys, key)
-		s.vals[key] = fmVal{kind: fmString, s: v}
+		if !s.add(key, fmVal{kind: fmString, s: v}) {
+			return nil, false // a key held twice
+		}
 	}
 	return s, true
 }

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"cuelang.org/go/cue/ast"
@@ -34,13 +36,13 @@ func agreesWithCUE(t *testing.T, src []byte) bool {
 	if !reflect.DeepEqual(fm, want) {
 		t.Errorf("%q:\nplain %#v\nCUE   %#v", src, fm, want)
 	}
-	if len(lines) != len(fm.keys) {
-		t.Errorf("%q: %d lines for %d keys", src, len(lines), len(fm.keys))
+	if len(lines) != len(fm.fields) {
+		t.Errorf("%q: %d lines for %d keys", src, len(lines), len(fm.fields))
 		return true
 	}
 	line := map[string]int{}
-	for i, k := range fm.keys {
-		line[k] = lines[i]
+	for i, f := range fm.fields {
+		line[f.key] = lines[i]
 	}
 	for _, d := range file.Decls {
 		f := d.(*ast.Field)
@@ -178,6 +180,101 @@ func TestGeneratedFrontMatterIsPlain(t *testing.T) {
 		}
 		if n := yamlExtracted.Load() - before; n != 0 {
 			t.Errorf("%s: CUE's YAML decoder read %d front matters, want 0", shape.name, n)
+		}
+	}
+}
+
+// TestPlainFrontMatterAllocs holds the reading of a generated skill's
+// front matter to six allocations (its string, its mapping and lines,
+// the metadata mapping, the folded description): the lines are walked in
+// that one string, not split into a slice of their own, and a mapping's
+// keys and values are held in one slice, not a map. It made eleven.
+func TestPlainFrontMatterAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates: counted without it")
+	}
+	_, src := generatedSkill(t)
+	if _, _, ok := plainFrontMatter(src); !ok {
+		t.Fatal("plainFrontMatter does not read a generated front matter")
+	}
+	if n := testing.AllocsPerRun(100, func() { plainFrontMatter(src) }); n > 6 {
+		t.Errorf("plainFrontMatter made %v allocations, want at most 6", n)
+	}
+}
+
+// TestPrintableASCII holds printableASCII, which tests eight bytes at a
+// time, to a test of each byte: every byte value at every offset of a
+// word and of the tail, after and before any other.
+func TestPrintableASCII(t *testing.T) {
+	each := func(b []byte) bool {
+		for _, c := range b {
+			if c < 0x20 || c > 0x7e {
+				return false
+			}
+		}
+		return true
+	}
+	for _, fill := range []byte{' ', '~', 'a', 0x1f, 0x7f, 0x80, 0xff, 0} {
+		for n := 0; n <= 19; n++ {
+			for i := 0; i < n; i++ {
+				for c := 0; c < 256; c++ {
+					b := bytes.Repeat([]byte{fill}, n)
+					b[i] = byte(c)
+					if got, want := printableASCII(b), each(b); got != want {
+						t.Fatalf("printableASCII(%q) = %t, want %t", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestClosesFrontMatter holds closesFrontMatter to what frontMatterSpan
+// asked before: bytes.TrimRight(line, "\r \t") == "---".
+func TestClosesFrontMatter(t *testing.T) {
+	for _, s := range []string{"", "-", "--", "---", "----", "--- ", "---\t\r", "---\r\r \t", "--- x", "---x", " ---", "---\n", "-- -", "---\v", "---\u00a0"} {
+		want := string(bytes.TrimRight([]byte(s), "\r \t")) == "---"
+		if got := closesFrontMatter([]byte(s)); got != want {
+			t.Errorf("closesFrontMatter(%q) = %t, want %t", s, got, want)
+		}
+	}
+}
+
+// TestYAMLWord holds yamlWord, which turns most strings away by their
+// length and first byte, to folding each to its words: every string of
+// up to four bytes drawn from its words' letters in either case and a few
+// others, and the longer words with each case of each letter.
+func TestYAMLWord(t *testing.T) {
+	words := []string{"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+	check := func(s string) {
+		want := false
+		for _, w := range words {
+			want = want || strings.EqualFold(s, w)
+		}
+		if got := yamlWord(s); got != want {
+			t.Fatalf("yamlWord(%q) = %t, want %t", s, got, want)
+		}
+	}
+	const alphabet = "yYnNeEsSoOfFtTrRuUaAlLx0-"
+	var walk func(s string)
+	walk = func(s string) {
+		check(s)
+		if len(s) < 4 {
+			for i := range len(alphabet) {
+				walk(s + alphabet[i:i+1])
+			}
+		}
+	}
+	walk("")
+	for _, w := range []string{"false", "falsey", "fals", "nulls", "trues"} {
+		for mask := range 1 << len(w) {
+			b := []byte(w)
+			for i := range b {
+				if mask&(1<<i) != 0 {
+					b[i] -= 'a' - 'A'
+				}
+			}
+			check(string(b))
 		}
 	}
 }

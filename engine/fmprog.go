@@ -2,8 +2,10 @@ package engine
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
@@ -50,12 +52,59 @@ type fmProgram struct {
 // errDecline is a construct the program does not run.
 var errDecline = errors.New("front matter program: construct not run")
 
-// fmStruct is a mapping, its keys in order. Its values are held as
+// fmStruct is a mapping, its fields in order. Its values are held as
 // fmVals, not boxed in interfaces, which would allocate for every string
-// a front matter holds.
+// a front matter holds. A front matter holds a few keys, which a scan of
+// its fields finds sooner than a map would hash them, and one allocation
+// holds them all where a map cost its own; index, made once the mapping
+// holds more than fmIndexed keys, keeps a long one (CUE's decoder reads
+// any YAML) from costing a scan a key.
 type fmStruct struct {
-	keys []string
-	vals map[string]fmVal
+	fields []fmEntry
+	index  map[string]int // the field of each key, when there are many
+}
+
+type fmEntry struct {
+	key string
+	val fmVal
+}
+
+const fmIndexed = 16
+
+// get returns the value of key k and whether s holds it.
+func (s *fmStruct) get(k string) (fmVal, bool) {
+	if s.index != nil {
+		i, ok := s.index[k]
+		if !ok {
+			return fmVal{}, false
+		}
+		return s.fields[i].val, true
+	}
+	for i := range s.fields {
+		if s.fields[i].key == k {
+			return s.fields[i].val, true
+		}
+	}
+	return fmVal{}, false
+}
+
+// add adds the key k holding v; it returns false, adding nothing, when s
+// holds k already.
+func (s *fmStruct) add(k string, v fmVal) bool {
+	if _, dup := s.get(k); dup {
+		return false
+	}
+	s.fields = append(s.fields, fmEntry{k, v})
+	switch {
+	case s.index != nil:
+		s.index[k] = len(s.fields) - 1
+	case len(s.fields) > fmIndexed:
+		s.index = make(map[string]int, 2*len(s.fields))
+		for i, f := range s.fields {
+			s.index[f.key] = i
+		}
+	}
+	return true
 }
 
 // newFMProgram compiles def's syntax, or returns nil when it holds
@@ -151,24 +200,37 @@ func (p *fmProgram) violationsOf(dir string, fm *fmStruct) (vs []violation, ok b
 		// its messages then quote: CUE says it as CUE does.
 		return nil, false
 	}
-	r := &fmRun{dir: dir, fm: fm}
+	// The compiled closures take the run by pointer, so that it would
+	// escape to the heap on every file: runs are reused instead.
+	r := fmRuns.Get().(*fmRun) // zero: put back so
+	r.dir, r.fm = dir, fm
 	if p.nslots <= len(r.inline) {
 		r.slots = r.inline[:p.nslots]
 	} else {
 		r.slots = make([]fmSlot, p.nslots)
 	}
+	ok = true
 	for _, el := range p.elems {
 		if !el(r) {
-			return nil, false
+			ok = false
+			break
 		}
 	}
-	return r.vs, true
+	vs = r.vs
+	*r = fmRun{} // keeps neither the front matter nor the violations alive
+	fmRuns.Put(r)
+	if !ok {
+		return nil, false
+	}
+	return vs, true
 }
+
+var fmRuns = sync.Pool{New: func() any { return new(fmRun) }}
 
 // fmMapping is the mapping of a front matter's declarations, each a field
 // of a plain key held once.
 func fmMapping(decls []ast.Decl) (*fmStruct, error) {
-	s := &fmStruct{vals: make(map[string]fmVal, len(decls))}
+	s := &fmStruct{}
 	for _, d := range decls {
 		f, ok := d.(*ast.Field)
 		if !ok || f.Constraint != token.ILLEGAL {
@@ -178,15 +240,13 @@ func fmMapping(decls []ast.Decl) (*fmStruct, error) {
 		if err != nil || ident && (strings.HasPrefix(name, "_") || strings.HasPrefix(name, "#")) {
 			return nil, errDecline
 		}
-		if _, dup := s.vals[name]; dup {
-			return nil, errDecline
-		}
 		v, err := fmValue(f.Value)
 		if err != nil {
 			return nil, err
 		}
-		s.keys = append(s.keys, name)
-		s.vals[name] = v
+		if !s.add(name, v) {
+			return nil, errDecline // a key held twice
+		}
 	}
 	return s, nil
 }
@@ -372,8 +432,8 @@ func (c *fmCompiler) clauses(cs []ast.Clause, body *ast.StructLit, sc *fmScope) 
 			if !ok || v.kind != fmMap {
 				return false
 			}
-			for _, k := range v.m.keys {
-				r.slots[slot] = fmSlot{v: fmVal{kind: fmString, s: k}, state: slotSet}
+			for i := range v.m.fields {
+				r.slots[slot] = fmSlot{v: fmVal{kind: fmString, s: v.m.fields[i].key}, state: slotSet}
 				if !rest(r) {
 					return false
 				}
@@ -588,6 +648,16 @@ func (c *fmCompiler) selector(x *ast.SelectorExpr, sc *fmScope) fmCode {
 	if err != nil {
 		return fmDeclines
 	}
+	if id, ok := x.X.(*ast.Ident); ok && id.Name == "fm" {
+		if _, bound := sc.lookup("fm"); !bound {
+			// fm.name, most of what a definition reads: the field
+			// looked up at once, not through fm's value and fmField.
+			return fmCode{run: func(r *fmRun) (fmVal, bool) {
+				v, _ := r.fm.get(name) // _|_ when fm does not hold it
+				return v, true
+			}}
+		}
+	}
 	return fold(c.expr(x.X, sc), func(v fmVal) (fmVal, bool) { return fmField(v, name) })
 }
 
@@ -595,7 +665,7 @@ func (c *fmCompiler) selector(x *ast.SelectorExpr, sc *fmScope) fmCode {
 func fmField(v fmVal, name string) (fmVal, bool) {
 	switch v.kind {
 	case fmMap:
-		if f, ok := v.m.vals[name]; ok {
+		if f, ok := v.m.get(name); ok {
 			return f, true
 		}
 		return fmVal{}, true
@@ -695,9 +765,20 @@ func (c *fmCompiler) binary(x *ast.BinaryExpr, sc *fmScope) fmCode {
 		}
 		if other != nil {
 			eq := x.Op == token.EQL
-			return fold(c.expr(other, sc), func(v fmVal) (fmVal, bool) {
+			o := c.expr(other, sc)
+			if o.static {
+				return fmConst(fmBoolVal((o.val.kind == fmBottom) == eq))
+			}
+			// The commonest test of a definition, run without fold's
+			// call of a function for its answer.
+			run := o.run
+			return fmCode{run: func(r *fmRun) (fmVal, bool) {
+				v, ok := run(r)
+				if !ok {
+					return fmVal{}, false
+				}
 				return fmBoolVal((v.kind == fmBottom) == eq), true
-			})
+			}}
 		}
 	}
 	l, rc := c.expr(x.X, sc), c.expr(x.Y, sc)
@@ -806,7 +887,9 @@ func (c *fmCompiler) unify(x *ast.BinaryExpr, sc *fmScope) fmCode {
 				if !ok || n.kind != fmInt {
 					return fmVal{}, false
 				}
-				if v.kind == fmString && int64(utf8.RuneCountInString(v.s)) <= n.n {
+				// A string holds no more runes than bytes: most hold
+				// fewer bytes than the limit, and are not counted.
+				if v.kind == fmString && (int64(len(v.s)) <= n.n || int64(utf8.RuneCountInString(v.s)) <= n.n) {
 					return v, true
 				}
 				return fmVal{}, true
@@ -818,8 +901,8 @@ func (c *fmCompiler) unify(x *ast.BinaryExpr, sc *fmScope) fmCode {
 				if v.kind != fmMap {
 					return fmVal{}, true
 				}
-				for _, k := range v.m.keys {
-					if v.m.vals[k].kind != fmString {
+				for i := range v.m.fields {
+					if v.m.fields[i].val.kind != fmString {
 						return fmVal{}, true
 					}
 				}
@@ -861,7 +944,8 @@ func (c *fmCompiler) call(x *ast.CallExpr, sc *fmScope) fmCode {
 }
 
 // structLit compiles a struct literal of plain fields: one whose values
-// are static (the definition's _known) is built now.
+// are static (the definition's _known) is built now. A label written
+// twice, which CUE unifies, is not run.
 func (c *fmCompiler) structLit(x *ast.StructLit, sc *fmScope) fmCode {
 	var names []string
 	var vals []fmExpr
@@ -875,20 +959,22 @@ func (c *fmCompiler) structLit(x *ast.StructLit, sc *fmScope) fmCode {
 		if err != nil {
 			return fmDeclines
 		}
+		if slices.Contains(names, name) {
+			return fmDeclines
+		}
 		v := c.expr(f.Value, sc)
 		static = static && v.static
 		names = append(names, name)
 		vals = append(vals, v.run)
 	}
 	run := func(r *fmRun) (fmVal, bool) {
-		s := &fmStruct{vals: map[string]fmVal{}}
+		s := &fmStruct{fields: make([]fmEntry, 0, len(names))}
 		for i, name := range names {
 			v, ok := vals[i](r)
 			if !ok {
 				return fmVal{}, false
 			}
-			s.keys = append(s.keys, name)
-			s.vals[name] = v
+			s.add(name, v)
 		}
 		return fmVal{kind: fmMap, m: s}, true
 	}

@@ -595,6 +595,7 @@ func (v *sourceCheck) skillAt(name, rel string) bool {
 	var data []byte
 	if head.read {
 		data = head.data
+		defer putHead(data) // its check keeps nothing of it
 	}
 	v.skillFrontMatter(name, rel, data, l)
 	return true
@@ -661,6 +662,7 @@ func (v *sourceCheck) agentAt(name, rel string) bool {
 		return false
 	}
 	v.agentFile(name, rel, fi, head)
+	putHead(head) // its check keeps nothing of it
 	return true
 }
 
@@ -715,7 +717,7 @@ func frontMatterSpan(buf []byte) (opened bool, from, to, next int) {
 		if j >= 0 {
 			line = rest[i : i+j]
 		}
-		if string(bytes.TrimRight(line, "\r \t")) == "---" {
+		if closesFrontMatter(line) {
 			if j < 0 {
 				return true, start, start + i, -1
 			}
@@ -727,6 +729,21 @@ func frontMatterSpan(buf []byte) (opened bool, from, to, next int) {
 		i += j + 1
 	}
 	return true, start, -1, -1
+}
+
+// closesFrontMatter reports whether line is ---, then blanks or carriage
+// returns: what bytes.TrimRight(line, "\r \t") == "---" says, without
+// its cutset's set built for each line of each front matter.
+func closesFrontMatter(line []byte) bool {
+	if len(line) < 3 || line[0] != '-' || line[1] != '-' || line[2] != '-' {
+		return false
+	}
+	for _, b := range line[3:] {
+		if b != '\r' && b != ' ' && b != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 // frontMatterHead returns how many of a file's first bytes buf frontMatter
@@ -803,8 +820,8 @@ func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src []byte, line
 				var keys map[string]Pos
 				if len(vs) > 0 {
 					keys = make(map[string]Pos, len(lines))
-					for i, k := range fm.keys {
-						keys[k] = Pos{lines[i] + line - 1, 1}
+					for i, f := range fm.fields {
+						keys[f.key] = Pos{lines[i] + line - 1, 1}
 					}
 				}
 				reportFrontMatter(vs, keys, l)
