@@ -595,7 +595,6 @@ func (v *sourceCheck) skillAt(name, rel string) bool {
 	var data []byte
 	if head.read {
 		data = head.data
-		defer putHead(data) // its check keeps nothing of it
 	}
 	v.skillFrontMatter(name, rel, data, l)
 	return true
@@ -662,7 +661,6 @@ func (v *sourceCheck) agentAt(name, rel string) bool {
 		return false
 	}
 	v.agentFile(name, rel, fi, head)
-	putHead(head) // its check keeps nothing of it
 	return true
 }
 

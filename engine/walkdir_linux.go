@@ -70,12 +70,11 @@ func (d fdDir) close() {
 // readHead reads the regular file name in d: of its first limit bytes
 // (no more than the size fstat gives), those frontMatterHead says the
 // front matter check needs, in a first read of headChunk bytes and, only
-// when they hold no closing --- line, reads of what is left. The first
-// read is into a reused buffer, so that a long SKILL.md with short front
-// matter costs no allocation of the limit, and a file read whole still
-// costs one read and no second one to find its end. A head that fits it
-// is returned in that buffer, not copied out (the front matter check
-// makes its own string of it): the caller gives it back with putHead.
+// when they hold no closing --- line, reads of what is left; the bytes
+// kept are copied out of a reused buffer, so that a long SKILL.md with
+// short front matter costs an allocation of its front matter, not of the
+// limit, and a file read whole still costs one read and no second one to
+// find its end.
 func (d fdDir) readHead(name string, limit int64) (statInfo, []byte, error) {
 	return readHeadAt(d.fd, name, limit)
 }
@@ -89,16 +88,10 @@ func readFileHead(path string, limit int64) (statInfo, []byte, error) {
 // nearly every skill and agent, less than the front matter limit.
 const headChunk = 4 << 10
 
-var headBuffers = sync.Pool{New: func() any { return new([headChunk]byte) }}
-
-// putHead gives back the buffer of a head readHeadAt returned, once
-// nothing made of it holds its bytes any longer. A head that did not fit
-// the buffer was made for it, and is left to the collector.
-func putHead(head []byte) {
-	if cap(head) == headChunk {
-		headBuffers.Put((*[headChunk]byte)(head[:headChunk]))
-	}
-}
+var headBuffers = sync.Pool{New: func() any {
+	b := make([]byte, headChunk)
+	return &b
+}}
 
 func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
 	var fd int
@@ -123,11 +116,11 @@ func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
 		return statInfo{}, nil, unix.EINVAL
 	}
 	want := int(min(st.Size, limit))
-	pooled := headBuffers.Get().(*[headChunk]byte)
-	buf := pooled[:min(want, headChunk)]
+	bp := headBuffers.Get().(*[]byte)
+	defer headBuffers.Put(bp)
+	buf, pooled := (*bp)[:min(want, headChunk)], true
 	n, err := readFull(fd, buf)
 	if err != nil {
-		headBuffers.Put(pooled)
 		return statInfo{}, nil, err
 	}
 	k := frontMatterHead(buf[:n])
@@ -136,17 +129,19 @@ func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
 		// limit, as frontMatter must see all of it to say where it ends.
 		more := make([]byte, want)
 		copy(more, buf)
-		headBuffers.Put(pooled)
 		m, err := readFull(fd, more[n:])
 		if err != nil {
 			return statInfo{}, nil, err
 		}
-		buf, n = more, n+m
+		buf, n, pooled = more, n+m, false
 		k = frontMatterHead(buf[:n])
 	}
-	head := buf[:n] // not nil when empty: it was read
+	head := buf[:n]
 	if k >= 0 {
 		head = head[:k]
+	}
+	if pooled {
+		head = append([]byte{}, head...) // not nil when empty: it was read
 	}
 	return statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, head, nil
 }

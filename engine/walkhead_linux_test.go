@@ -73,10 +73,9 @@ func TestReadHeadAgrees(t *testing.T) {
 }
 
 // TestReadHeadAllocates holds readHead of a SKILL.md of 9 KB whose front
-// matter is 150 bytes, given back with putHead, to an allocation of its
-// name's C string: it allocated the file's first limit bytes, 9 KB, a
-// fifth of what a cold validation of the own shape allocated, then a copy
-// of its front matter, which the front matter check copied again.
+// matter is 150 bytes to an allocation of about its front matter: it
+// allocated the file's first limit bytes, 9 KB, a fifth of what a cold
+// validation of the own shape allocated.
 func TestReadHeadAllocates(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's instrumentation allocates: counted without it")
@@ -92,20 +91,17 @@ func TestReadHeadAllocates(t *testing.T) {
 	}
 	defer closeFD(dfd)
 	const runs = 100
-	_, head, _ := readHeadAt(dfd, "SKILL.md", 64<<10+8) // the pool's buffer
-	putHead(head)
+	readHeadAt(dfd, "SKILL.md", 64<<10+8) // the pool's buffer
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range runs {
-		_, head, err := readHeadAt(dfd, "SKILL.md", 64<<10+8)
-		if err != nil {
+		if _, _, err := readHeadAt(dfd, "SKILL.md", 64<<10+8); err != nil {
 			t.Fatal(err)
 		}
-		putHead(head)
 	}
 	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 16 {
-		t.Errorf("readHead allocated %d bytes a file of %d, want at most 16", per, len(content))
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 512 {
+		t.Errorf("readHead allocated %d bytes a file of %d, want at most 512", per, len(content))
 	}
 }
 
