@@ -63,8 +63,10 @@ const depsRules = `
 	# What a harness that runs only trusted hooks knows dalo's entries by.
 	dalo/hooksfile, dalo/codexapp, dalo/tomledit < dalo/hooktrust;
 
-	# The validator, and what builds on it.
-	dalo/providers, dalo/plan, dalo/internal/suggest, dalo/tomledit, TOML, UNIX
+	# The validator, and what builds on it (termtext's scan for printable
+	# ASCII reads front matter too).
+	dalo/providers, dalo/plan, dalo/internal/suggest, dalo/internal/termtext,
+	dalo/tomledit, TOML, UNIX
 	< dalo/engine;
 	dalo/engine, dalo/internal/termtext < dalo/scaffold < dalo/claudeplugin;
 

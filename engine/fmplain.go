@@ -2,8 +2,9 @@ package engine
 
 import (
 	"bytes"
-	"encoding/binary"
-	"strings"
+		"strings"
+
+	"dalo/internal/termtext"
 )
 
 // plainFrontMatter reads src, a front matter, when it is written in the
@@ -28,7 +29,7 @@ func plainFrontMatter(src []byte) (fm *fmStruct, lines []int, ok bool) {
 	n := 0 // lines that start a key, at most
 	for rest := src; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
-		if !printableASCII(rest[:i]) {
+		if termtext.PrintableASCII(rest[:i], false) != i {
 			return nil, nil, false
 		}
 		if i == 0 || rest[0] != ' ' {
@@ -70,28 +71,6 @@ func plainFrontMatter(src []byte) (fm *fmStruct, lines []int, ok bool) {
 		i = next + len(body)
 	}
 	return fm, lines, true
-}
-
-// printableASCII reports whether every byte of b is printable ASCII
-// (' ' to '~'). It tests eight bytes at a time, as the front matter of a
-// skill is most of the bytes its validation reads: a byte below 0x20
-// borrows into its top bit when 0x20 is taken from it (and the top bit
-// was clear), one above 0x7e sets it when 1 is added, or had it.
-func printableASCII(b []byte) bool {
-	const ones, tops = 0x0101010101010101, 0x8080808080808080
-	for len(b) >= 8 {
-		x := binary.LittleEndian.Uint64(b)
-		if ((x-0x20*ones)&^x|(x+ones)|x)&tops != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c < 0x20 || c > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // lineAt returns the line of text starting at i, without its newline,

@@ -202,33 +202,6 @@ func TestPlainFrontMatterAllocs(t *testing.T) {
 	}
 }
 
-// TestPrintableASCII holds printableASCII, which tests eight bytes at a
-// time, to a test of each byte: every byte value at every offset of a
-// word and of the tail, after and before any other.
-func TestPrintableASCII(t *testing.T) {
-	each := func(b []byte) bool {
-		for _, c := range b {
-			if c < 0x20 || c > 0x7e {
-				return false
-			}
-		}
-		return true
-	}
-	for _, fill := range []byte{' ', '~', 'a', 0x1f, 0x7f, 0x80, 0xff, 0} {
-		for n := 0; n <= 19; n++ {
-			for i := 0; i < n; i++ {
-				for c := 0; c < 256; c++ {
-					b := bytes.Repeat([]byte{fill}, n)
-					b[i] = byte(c)
-					if got, want := printableASCII(b), each(b); got != want {
-						t.Fatalf("printableASCII(%q) = %t, want %t", b, got, want)
-					}
-				}
-			}
-		}
-	}
-}
-
 // TestClosesFrontMatter holds closesFrontMatter to what frontMatterSpan
 // asked before: bytes.TrimRight(line, "\r \t") == "---".
 func TestClosesFrontMatter(t *testing.T) {

@@ -66,9 +66,9 @@ func FuzzEscape(f *testing.F) {
 	})
 }
 
-// TestPrintable holds printable, which looks at eight bytes a step, to a
+// TestPrintableASCII holds PrintableASCII, which looks at eight bytes a step, to a
 // byte at a time, with each byte value at each place of a word.
-func TestPrintable(t *testing.T) {
+func TestPrintableASCII(t *testing.T) {
 	want := func(s string, lines bool) int {
 		for i := 0; i < len(s); i++ {
 			if c := s[i]; !(c >= 0x20 && c < 0x7f || lines && (c == '\n' || c == '\t')) {
@@ -83,11 +83,11 @@ func TestPrintable(t *testing.T) {
 			s := base[:at] + string([]byte{byte(c)}) + base[at:]
 			for _, lines := range []bool{false, true} {
 				w := want(s, lines)
-				if got := printable(s, lines); got != w {
-					t.Errorf("printable(%q, %t) = %d, want %d", s, lines, got, w)
+				if got := PrintableASCII(s, lines); got != w {
+					t.Errorf("PrintableASCII(%q, %t) = %d, want %d", s, lines, got, w)
 				}
-				if got := printable([]byte(s), lines); got != w {
-					t.Errorf("printable([]byte(%q), %t) = %d, want %d", s, lines, got, w)
+				if got := PrintableASCII([]byte(s), lines); got != w {
+					t.Errorf("PrintableASCII([]byte(%q), %t) = %d, want %d", s, lines, got, w)
 				}
 			}
 		}
