@@ -2,7 +2,7 @@ package engine
 
 import (
 	"bytes"
-		"strings"
+	"strings"
 
 	"dalo/internal/termtext"
 )
