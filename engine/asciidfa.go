@@ -213,11 +213,11 @@ func (b *dfaBuilder) closure(set []uint32, pcs []uint32, atStart bool) []uint32 
 			continue
 		}
 		in := &b.prog.Inst[pc]
+		if next, ok := epsilon(stack, in); ok {
+			stack = next
+			continue
+		}
 		switch in.Op {
-		case syntax.InstAlt, syntax.InstAltMatch:
-			stack = append(stack, in.Out, in.Arg)
-		case syntax.InstCapture, syntax.InstNop:
-			stack = append(stack, in.Out)
 		case syntax.InstEmptyWidth:
 			op := syntax.EmptyOp(in.Arg)
 			if op&syntax.EmptyBeginText != 0 && !atStart {
@@ -235,6 +235,20 @@ func (b *dfaBuilder) closure(set []uint32, pcs []uint32, atStart bool) []uint32 
 	b.stack = stack
 	slices.Sort(set)
 	return slices.Compact(set)
+}
+
+// epsilon appends to stack the instructions in leads to without reading
+// a byte or asserting anything (an alternation's two, a capture's or a
+// no-op's next), and reports whether in is such an instruction: what
+// closure and stateFlags both follow.
+func epsilon(stack []uint32, in *syntax.Inst) ([]uint32, bool) {
+	switch in.Op {
+	case syntax.InstAlt, syntax.InstAltMatch:
+		return append(stack, in.Out, in.Arg), true
+	case syntax.InstCapture, syntax.InstNop:
+		return append(stack, in.Out), true
+	}
+	return stack, false
 }
 
 // add is the state for set, made if new; ok is false past asciiDFAStates.
@@ -278,16 +292,16 @@ func (b *dfaBuilder) stateFlags(set []uint32, atStart bool) uint8 {
 			continue
 		}
 		in := &b.prog.Inst[pc]
+		if next, ok := epsilon(stack, in); ok {
+			stack = next
+			continue
+		}
 		switch in.Op {
 		case syntax.InstMatch:
 			if slices.Contains(set, pc) {
 				f |= dfaMatch
 			}
 			f |= dfaMatchAtEnd
-		case syntax.InstAlt, syntax.InstAltMatch:
-			stack = append(stack, in.Out, in.Arg)
-		case syntax.InstCapture, syntax.InstNop:
-			stack = append(stack, in.Out)
 		case syntax.InstEmptyWidth:
 			if syntax.EmptyOp(in.Arg)&syntax.EmptyBeginText != 0 && !atStart {
 				continue

@@ -88,9 +88,10 @@ func tuneGC() {
 // limit is a guess from the sizes discovery knows: 8 KiB a package beside
 // its manifest's bytes, three times over (with 4 KiB, 10,000 packages of
 // the skills shape made five collections and spent 12-18% of the CPU in
-// them; under the limit alone the heap grows to it between two), and for each worker 128
-// times the largest manifest (checking one holds some 40 times its size
-// while it runs), over a base of 64 MiB for the rules and the runtime. What
+// them; under the limit alone the heap grows to it between two), and for
+// each worker 128 times the largest manifest (checking one holds some 40
+// times its size while it runs), over a base of 64 MiB for the rules and
+// the runtime. What
 // a package holds until the report follows its shape (its members, hooks,
 // bindings and diagnostics: 9 to 10 KiB a package of either of
 // bench/sourcegen's shapes, TestLoadHoldsLittlePerPackage), so the guess
