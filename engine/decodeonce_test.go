@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -178,5 +179,38 @@ func TestDecodeAllocations(t *testing.T) {
 	})
 	if n > 500 {
 		t.Errorf("decoding %d bytes made %.0f allocations, want at most 500", len(src), n)
+	}
+}
+
+// TestWalksShareAParser: one walk after another parses with one parser,
+// whose node storage Reset keeps, not a new one grown node by node for
+// each manifest (parsers). The collector, which may empty the pool, is
+// held off meanwhile.
+func TestWalksShareAParser(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "source")
+	if err := sourcegen.WriteOwn(dir, 3); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "plugins", "*", "PLUGIN.toml"))
+	if err != nil || len(files) != 3 {
+		t.Fatalf("want 3 manifests, got %v (%v)", files, err)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	lim := plan.DraftLimits
+	made := parsersMade.Load()
+	for range 4 {
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var l diagList
+			if decodeManifest(src, &lim, &l) == nil {
+				t.Fatalf("%s: %v", f, l.diags)
+			}
+		}
+	}
+	if n := parsersMade.Load() - made; n > 1 {
+		t.Errorf("12 walks made %d parsers, want at most 1", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -340,7 +341,8 @@ func (w *walker) walk(src []byte) bool {
 	// The paths of a manifest take about as many bytes as it does (1.03x
 	// to 1.11x on bench/sourcegen's four shapes): one buffer holds them.
 	w.paths.b.Grow(len(src) + len(src)/4)
-	var p unstable.Parser
+	p := parsers.Get().(*unstable.Parser)
+	defer putParser(p)
 	p.Reset(src)
 	table := scope{}
 	if w.build {
@@ -363,6 +365,27 @@ func (w *walker) walk(src []byte) bool {
 		return false
 	}
 	return !w.failed
+}
+
+// parsers holds go-toml parsers between walks: Reset keeps a parser's
+// node storage, which a new parser grew node by node, each manifest (a
+// tenth of the bytes checking a package of bench/sourcegen's own shape
+// allocated). The walk keeps no node past its end: what it keeps of one
+// (a key, a string) it copies.
+var parsers = sync.Pool{New: func() any {
+	parsersMade.Add(1)
+	return new(unstable.Parser)
+}}
+
+// parsersMade counts the parsers made for walks: a test holds one walk
+// after another to one.
+var parsersMade atomic.Int64
+
+// putParser returns p to parsers. Its storage may hold nodes of the
+// last document (slices of its bytes) until the next walk writes over them.
+func putParser(p *unstable.Parser) {
+	p.Reset(nil)
+	parsers.Put(p)
 }
 
 // A scope is the table keys are defined in: its field path, its TOML
@@ -415,7 +438,8 @@ func (w *walker) checkKey(k *unstable.Node, s scope) bool {
 // resolveHeader turns the keys of a [table] or [[array]] header into its
 // scope, indexing into arrays of tables declared so far.
 func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
-	var parts []*unstable.Node
+	var first [8]*unstable.Node // deeper headers are rare
+	parts := first[:0]
 	for keys.Next() {
 		parts = append(parts, keys.Node())
 	}
