@@ -119,7 +119,8 @@ func copyFS(t *testing.T) fstest.MapFS {
 }
 
 // TestPackageRulesStandAlone: the rules a package is validated by compile
-// without the provider table schema, and give the same definitions.
+// without the provider table schema and the tables' check, and give the
+// same definitions.
 func TestPackageRulesStandAlone(t *testing.T) {
 	rules, err := LoadPackageRules(cuecontext.New())
 	if err != nil {
@@ -129,10 +130,12 @@ func TestPackageRulesStandAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rules.LookupPath(cuepkg.ParsePath("#Provider")).Exists() {
-		t.Error("the package rules hold #Provider")
+	for _, def := range []string{"#Provider", Tables} {
+		if rules.LookupPath(cuepkg.ParsePath(def)).Exists() {
+			t.Errorf("the package rules hold %s", def)
+		}
 	}
-	for _, def := range []string{"#Manifest", "#HookRules", "#BindingRules", "#RefRules", "#SkillFrontMatter", "#AgentFrontMatter", "#SourceLayout", "#SourceIDRule", "#RefPositions", "#Limits"} {
+	for _, def := range []string{"#Manifest", "#HookRules", "#BindingRules", "#RefRules", "#SkillFrontMatter", "#AgentFrontMatter", "#SourceLayout", "#SourceIDRule", "#RefPositions", "#Limits", "#Combinations", "#ResultKinds", "#FailurePolicies", "#Project", "#Lock"} {
 		a, b := rules.LookupPath(cuepkg.ParsePath(def)), all.LookupPath(cuepkg.ParsePath(def))
 		if !a.Exists() || fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Errorf("%s differs without the provider schema", def)
