@@ -21,10 +21,13 @@ import (
 const depsRules = `
 	# Leaves: editors of what the user owns, and small helpers.
 	NONE
-	< dalo/internal/regular, dalo/internal/termtext, dalo/internal/fakemodel,
+	< dalo/internal/rawsys, dalo/internal/termtext, dalo/internal/fakemodel,
 	  dalo/internal/suggest,
 	  dalo/jsonedit, dalo/instruction, dalo/codexapp,
 	  dalo/bench/measure, dalo/bench/mutate, dalo/bench/stdinfloor;
+
+	# Reads of regular files, their system calls raw on Linux.
+	dalo/internal/rawsys < dalo/internal/regular;
 
 	# Git sources: what a tree holds reaches errors escaped.
 	dalo/internal/termtext < dalo/store/gitrepo;

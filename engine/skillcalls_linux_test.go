@@ -2,9 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,41 +181,5 @@ func mustDo(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestWalkCallsRaw holds the walk's system calls to raw ones: every call
-// walkdir_linux.go makes into x/sys/unix is unix.RawSyscall, RawSyscall6
-// or BytePtrFromString. unix.Openat, Getdents and the rest enter the
-// scheduler, whose monitor then took workers' Ps at every few calls
-// (see rawOpenat).
-func TestWalkCallsRaw(t *testing.T) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "walkdir_linux.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := map[string]bool{"RawSyscall": true, "RawSyscall6": true, "BytePtrFromString": true}
-	calls := 0
-	ast.Inspect(f, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok {
-			return true
-		}
-		if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "unix" {
-			return true
-		}
-		calls++
-		if !raw[sel.Sel.Name] {
-			t.Errorf("%s: unix.%s enters the scheduler; make the call raw", fset.Position(call.Pos()), sel.Sel.Name)
-		}
-		return true
-	})
-	if calls == 0 {
-		t.Fatal("walkdir_linux.go makes no call into x/sys/unix: is this the walk?")
 	}
 }

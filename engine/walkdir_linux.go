@@ -7,10 +7,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"dalo/internal/rawsys"
 )
 
 // fdDir is a directory the walk holds open: its entries are listed with
@@ -18,7 +20,8 @@ import (
 // to it (fstatat), so that the kernel resolves one name, not the path from
 // the root, and no *os.File is made for it. The walk of package and skill
 // directories was a fifth of a cold validation of packages with files of
-// their own, most of it in these system calls.
+// their own, most of it in these system calls, which it makes raw
+// (package rawsys).
 type fdDir struct{ fd int }
 
 // walkCalls counts the walk's system calls: a test holds a skill to the
@@ -46,7 +49,7 @@ func openRealDir(path string) (walkDir, error) {
 func openDir(dirfd int, name string, flags int) (int, error) {
 	for {
 		walkCalls.Add(1)
-		fd, err := rawOpenat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|flags, 0)
+		fd, err := rawsys.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|flags, 0)
 		if err != unix.EINTR {
 			return fd, err
 		}
@@ -65,7 +68,7 @@ func (d fdDir) sub(name string) (walkDir, error) {
 
 func (d fdDir) close() {
 	walkCalls.Add(1)
-	rawClose(d.fd)
+	rawsys.Close(d.fd)
 }
 
 // readHead reads the regular file name in d: of its first limit bytes
@@ -99,7 +102,7 @@ func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
 	var err error
 	for {
 		walkCalls.Add(1)
-		fd, err = rawOpenat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err = rawsys.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -108,9 +111,9 @@ func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
 		return statInfo{}, nil, err
 	}
 	defer closeFD(fd)
-	var st unix.Stat_t
+	var st syscall.Stat_t
 	walkCalls.Add(1)
-	if err := rawFstat(fd, &st); err != nil {
+	if err := rawsys.Fstat(fd, &st); err != nil {
 		return statInfo{}, nil, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -152,7 +155,7 @@ func readFull(fd int, buf []byte) (int, error) {
 	n := 0
 	for n < len(buf) {
 		walkCalls.Add(1)
-		m, err := rawRead(fd, buf[n:])
+		m, err := rawsys.Read(fd, buf[n:])
 		if err == unix.EINTR {
 			continue
 		}
@@ -169,7 +172,7 @@ func readFull(fd int, buf []byte) (int, error) {
 
 func closeFD(fd int) {
 	walkCalls.Add(1)
-	rawClose(fd)
+	rawsys.Close(fd)
 }
 
 var direntBuffers = sync.Pool{New: func() any {
@@ -188,7 +191,7 @@ func (d fdDir) entries() ([]dirEntry, error) {
 	var ents []dirEntry
 	for {
 		walkCalls.Add(1)
-		n, err := rawGetdents(d.fd, buf)
+		n, err := rawsys.Getdents(d.fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -276,10 +279,10 @@ func eachDirent(buf []byte, f func(name []byte, typ byte) error) error {
 
 // info states the entry name without following a symlink.
 func (d fdDir) info(name string) (statInfo, error) {
-	var st unix.Stat_t
+	var st syscall.Stat_t
 	for {
 		walkCalls.Add(1)
-		err := rawFstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		err := rawsys.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		if err == nil {
 			break
 		}
@@ -317,67 +320,4 @@ func fileMode(m uint32) fs.FileMode {
 		mode |= fs.ModeSticky
 	}
 	return mode
-}
-
-// The walk makes its system calls raw (unix.RawSyscall), not through the
-// scheduler as unix.Openat and the like do: each takes microseconds on a
-// local file system, and through the scheduler the runtime's monitor woke
-// every 20 µs to take the P of a worker it found in one and hand it to
-// another thread, which the worker then waited to get back. Validating
-// 1,000 packages of bench/sourcegen's toolbox shape (130 calls a package)
-// made 16,025 nanosleep and 1,352 futex calls that way, 2,122 and 200 raw
-// (strace -c). A call that blocks (a hung network mount) keeps its
-// worker's P until it returns; validation waits for the walk either way.
-// These are the only calls this file makes (TestWalkCallsRaw).
-
-func rawOpenat(dirfd int, name string, flags int, mode uint32) (int, error) {
-	p, err := unix.BytePtrFromString(name)
-	if err != nil {
-		return -1, err
-	}
-	fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(flags), uintptr(mode), 0, 0)
-	if e != 0 {
-		return -1, e
-	}
-	return int(fd), nil
-}
-
-func rawFstat(fd int, st *unix.Stat_t) error {
-	if _, _, e := unix.RawSyscall(unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(st)), 0); e != 0 {
-		return e
-	}
-	return nil
-}
-
-func rawFstatat(dirfd int, name string, st *unix.Stat_t, flags int) error {
-	p, err := unix.BytePtrFromString(name)
-	if err != nil {
-		return err
-	}
-	if _, _, e := unix.RawSyscall6(unix.SYS_NEWFSTATAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), uintptr(flags), 0, 0); e != 0 {
-		return e
-	}
-	return nil
-}
-
-// rawRead and rawGetdents are never asked for zero bytes: readFull stops at a
-// full buffer, and entries' is 8 KiB.
-func rawRead(fd int, b []byte) (int, error) {
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
-
-func rawGetdents(fd int, b []byte) (int, error) {
-	n, _, e := unix.RawSyscall(unix.SYS_GETDENTS64, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
-
-func rawClose(fd int) {
-	unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
 }

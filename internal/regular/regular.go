@@ -79,11 +79,11 @@ func Open(name string) (*os.File, fs.FileInfo, error) {
 // *os.File and the runtime's poller, and a buffer of the file's size: a
 // command about one package reads every other manifest of its source for
 // their ids, and validation with a cache every manifest for its key, and
-// this halves the cost of each read.
+// this halves the cost of each read. On Linux they are raw (sys_linux.go).
 func ReadLimited(name string, limit int64) (data []byte, tooBig bool, err error) {
 	var fd int
 	for {
-		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		fd, err = open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC)
 		if err != syscall.EINTR {
 			break
 		}
@@ -94,9 +94,9 @@ func ReadLimited(name string, limit int64) (data []byte, tooBig bool, err error)
 	if err != nil {
 		return nil, false, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	defer syscall.Close(fd)
+	defer closeFD(fd)
 	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	if err := fstat(fd, &st); err != nil {
 		return nil, false, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
@@ -111,7 +111,7 @@ func ReadLimited(name string, limit int64) (data []byte, tooBig bool, err error)
 	buf := make([]byte, min(st.Size, limit)+1)
 	n := 0
 	for n < len(buf) {
-		m, err := syscall.Read(fd, buf[n:])
+		m, err := read(fd, buf[n:])
 		if err == syscall.EINTR {
 			continue
 		}

@@ -1,0 +1,73 @@
+package rawsys
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// What package syscall does not name of openat(2) and fstatat(2).
+const (
+	AtFDCWD           = -0x64 // the working directory, as dirfd
+	AtSymlinkNoFollow = 0x100 // fstatat: a symlink itself, not its target
+)
+
+// Openat opens name relative to the directory dirfd (AtFDCWD: the working
+// directory), as openat(2).
+func Openat(dirfd int, name string, flags int, mode uint32) (int, error) {
+	p, err := syscall.BytePtrFromString(name)
+	if err != nil {
+		return -1, err
+	}
+	fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(flags), uintptr(mode), 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+// Fstat states the open file fd, as fstat(2).
+func Fstat(fd int, st *syscall.Stat_t) error {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(st)), 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// Fstatat states name relative to the directory dirfd, as fstatat(2).
+func Fstatat(dirfd int, name string, st *syscall.Stat_t, flags int) error {
+	p, err := syscall.BytePtrFromString(name)
+	if err != nil {
+		return err
+	}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_NEWFSTATAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), uintptr(flags), 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// Read reads fd into b, as read(2); b must not be empty.
+func Read(fd int, b []byte) (int, error) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// Getdents reads records of the directory fd into b, as getdents64(2);
+// b must not be empty.
+func Getdents(fd int, b []byte) (int, error) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_GETDENTS64, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// Close closes fd, as close(2).
+func Close(fd int) error {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
