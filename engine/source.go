@@ -342,8 +342,11 @@ func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cach
 		}
 		return
 	}
+	// Each worker takes the next package by an atomic counter: handing
+	// them out on a channel woke a parked worker, through the scheduler
+	// and often the kernel, for every package.
 	var taken atomic.Bool
-	next := make(chan *Package)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		var rules *Rules
@@ -364,15 +367,11 @@ func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cach
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for p := range next {
-				checkCached(root, sourceID, p, first, own, c)
+			for i := next.Add(1) - 1; i < int64(len(pkgs)); i = next.Add(1) - 1 {
+				checkCached(root, sourceID, pkgs[i], first, own, c)
 			}
 		}()
 	}
-	for _, p := range pkgs {
-		next <- p
-	}
-	close(next)
 	wg.Wait()
 }
 
