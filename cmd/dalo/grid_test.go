@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"dalo/bench/sourcegen"
 	"dalo/engine"
 )
 
@@ -27,5 +30,35 @@ func TestGridNamesAHookOnce(t *testing.T) {
 	allocs := testing.AllocsPerRun(5, func() { printGrid(io.Discard, rep, false) })
 	if allocs > 4*hooks {
 		t.Errorf("the grid of %d hooks on 7 providers allocates %v times, want at most %d", hooks, allocs, 4*hooks)
+	}
+}
+
+// countingWriter counts the writes made to it.
+type countingWriter struct{ writes, bytes int }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	w.bytes += len(p)
+	return len(p), nil
+}
+
+// TestReportWritesFew: validate writes a large report in writes of
+// reportBuffer bytes, each a system call on a terminal or file.
+func TestReportWritesFew(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "source")
+	if err := sourcegen.WriteToolbox(dir, 40); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	var out countingWriter
+	var stderr strings.Builder
+	if code := run([]string{"plugin", "validate", "--no-cache", dir}, &env{stdin: strings.NewReader(""), stdout: &out, stderr: &stderr}); code != exitOK {
+		t.Fatalf("validate exited %d: %s", code, stderr.String())
+	}
+	if out.bytes < 2*reportBuffer {
+		t.Fatalf("the report is %d bytes, want more than %d to count its writes", out.bytes, 2*reportBuffer)
+	}
+	if want := out.bytes/reportBuffer + 1; out.writes > want {
+		t.Errorf("a report of %d bytes took %d writes, want at most %d", out.bytes, out.writes, want)
 	}
 }

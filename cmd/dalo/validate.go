@@ -117,9 +117,12 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 		if e.json {
 			writeJSON(e, rep)
 		} else {
-			// One write for the report, not one per line: a large source's
-			// grid has a line per hook.
-			w := bufio.NewWriter(e.stdout)
+			// Few writes for the report, not one per line: a large source's
+			// grid has a line per hook, and its warnings as many lines again.
+			// Each write is a system call, through the scheduler: the
+			// report of 1,000 packages of bench/sourcegen's toolbox shape
+			// is 8.7 MB, 2,132 writes of bufio's 4 KiB.
+			w := bufio.NewWriterSize(e.stdout, reportBuffer)
 			printReport(w, rep)
 			w.Flush()
 		}
@@ -129,6 +132,9 @@ func runValidate(name string) func(*env, *pflag.FlagSet) int {
 		return exitOK
 	}
 }
+
+// reportBuffer is how many bytes of a report validate writes at a time.
+const reportBuffer = 64 << 10
 
 // validationCache returns the cache of package checks of the source root
 // validated as id, or nil when there is no place for one (no home
