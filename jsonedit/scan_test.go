@@ -167,3 +167,31 @@ func TestDuplicateKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainRun holds plainRun to stringSpecial a byte at a time: every
+// byte value at every place of runs of every length up to 24, among
+// bytes that end no run (ASCII and UTF-8's high bytes).
+func TestPlainRun(t *testing.T) {
+	slow := func(doc []byte, i int) int {
+		for i < len(doc) && !stringSpecial[doc[i]] {
+			i++
+		}
+		return i
+	}
+	for n := range 25 {
+		for at := range n {
+			for c := range 256 {
+				doc := make([]byte, n)
+				for k := range doc {
+					doc[k] = "a~ \x7f\xc3\xa9\x80\xff"[k%8]
+				}
+				doc[at] = byte(c)
+				for from := range min(n, 3) {
+					if got, want := plainRun(doc, from), slow(doc, from); got != want {
+						t.Fatalf("plainRun(%q, %d) = %d, want %d", doc, from, got, want)
+					}
+				}
+			}
+		}
+	}
+}
