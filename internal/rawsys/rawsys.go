@@ -1,6 +1,7 @@
 // Package rawsys makes the short system calls on files of dalo's walks
 // and reads raw (syscall.RawSyscall), on Linux, where the package has its
-// calls.
+// calls: on amd64, arm64 and riscv64 (rawsys_linux.go); on Linux's other
+// architectures it makes them through package syscall.
 //
 // syscall.Open, Read and the rest enter the scheduler, for a call that
 // may block. A call on a local file system takes microseconds, and while

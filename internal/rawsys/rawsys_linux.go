@@ -1,14 +1,10 @@
+//go:build linux && (amd64 || arm64 || riscv64)
+
 package rawsys
 
 import (
 	"syscall"
 	"unsafe"
-)
-
-// What package syscall does not name of openat(2) and fstatat(2).
-const (
-	AtFDCWD           = -0x64 // the working directory, as dirfd
-	AtSymlinkNoFollow = 0x100 // fstatat: a symlink itself, not its target
 )
 
 // Openat opens name relative to the directory dirfd (AtFDCWD: the working
@@ -39,7 +35,7 @@ func Fstatat(dirfd int, name string, st *syscall.Stat_t, flags int) error {
 	if err != nil {
 		return err
 	}
-	if _, _, e := syscall.RawSyscall6(syscall.SYS_NEWFSTATAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), uintptr(flags), 0, 0); e != 0 {
+	if _, _, e := syscall.RawSyscall6(sysFstatat, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), uintptr(flags), 0, 0); e != 0 {
 		return e
 	}
 	return nil

@@ -1,0 +1,5 @@
+package rawsys
+
+import "syscall"
+
+const sysFstatat = syscall.SYS_NEWFSTATAT
