@@ -44,7 +44,7 @@ func contextSwitches() int64 {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
 	}
-	return ru.Nvcsw + ru.Nivcsw
+	return int64(ru.Nvcsw) + int64(ru.Nivcsw) // int32 on 386
 }
 
 func benchValidate(b *testing.B, dir string, packages int) {

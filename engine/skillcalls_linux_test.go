@@ -67,11 +67,50 @@ func TestSkillSystemCalls(t *testing.T) {
 	}
 }
 
-// TestSkillAtAgrees: a skill resolved and checked by skillAt, and an
-// agent by agentAt (validation without a cache), get the report the way
-// through lstatInside, walkTree and a read of the file by its path gives
-// (validation with an empty cache, which takes that way), in each case
-// they leave to it or meet on the way.
+// TestInstructionSystemCalls holds the check of an instruction to the
+// system calls its rules need: the file opened by its path without
+// following a symlink, fstat'ed (regular, and its size against the file
+// limit), read to its end (one read of its bytes, one that finds the end)
+// and closed, through raw system calls. The instructions folder is
+// stated once a run (realDirs); the file itself is not stated apart from
+// its open, as lstatInside did, and no *os.File is made for it.
+func TestInstructionSystemCalls(t *testing.T) {
+	const perInstruction = 5
+	type count struct{ walk, lstats int64 }
+	run := func(n int) count {
+		dir := filepath.Join(t.TempDir(), "source")
+		var m strings.Builder
+		m.WriteString("schema_version = 1\n\n[plugin]\nname = \"calls\"\ndescription = \"Instructions.\"\nid = \"calls.pkg\"\nversion = \"1.0.0\"\n")
+		for i := range n {
+			name := fmt.Sprintf("calls-i%d", i)
+			writeFile(t, dir, "instructions/"+name+".md", "# Guidance\n\n"+strings.Repeat("Say what the change touches.\n", 200))
+			fmt.Fprintf(&m, "\n[[plugin.members]]\nref = \"instruction:%s\"\nrequirement = \"recommended\"\n", name)
+		}
+		writeFile(t, dir, "plugins/calls/PLUGIN.toml", m.String())
+		walk, lstats := walkCalls.Load(), componentLstats.Load()
+		rep, err := Validate(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Valid {
+			t.Fatalf("source of %d instructions invalid: %v", n, rep.Diagnostics)
+		}
+		return count{walkCalls.Load() - walk, componentLstats.Load() - lstats}
+	}
+	one, four := run(1), run(4)
+	if n := (four.walk - one.walk) / 3; n != perInstruction || (four.walk-one.walk)%3 != 0 {
+		t.Errorf("%d raw system calls for 3 instructions more, want %d an instruction", four.walk-one.walk, perInstruction)
+	}
+	if n := four.lstats - one.lstats; n != 0 {
+		t.Errorf("%d components stated for 3 instructions more, want 0", n)
+	}
+}
+
+// TestSkillAtAgrees: a skill resolved and checked by skillAt, an agent
+// by agentAt and an instruction by instructionAt (validation without a
+// cache), get the report the way through lstatInside, walkTree and a read
+// of the file by its path gives (validation with an empty cache, which
+// takes that way), in each case they leave to it or meet on the way.
 func TestSkillAtAgrees(t *testing.T) {
 	const fm = "---\nname: s\ndescription: Use when testing.\n---\n# s\n"
 	for _, tc := range []struct {
@@ -152,6 +191,41 @@ func TestSkillAtAgrees(t *testing.T) {
 		{"agent front matter not closed", func(t *testing.T, dir string) {
 			writeFile(t, dir, "../../agents/a.md", "---\nname: a\n"+strings.Repeat("x", 70<<10))
 		}, "E079"},
+		{"instruction symlink", func(t *testing.T, dir string) {
+			in := filepath.Join(dir, "../../instructions/i.md")
+			mustDo(t, os.Rename(in, in+".real"))
+			mustDo(t, os.Symlink("i.md.real", in))
+		}, "E071"},
+		{"instruction a folder", func(t *testing.T, dir string) {
+			in := filepath.Join(dir, "../../instructions/i.md")
+			mustDo(t, os.Remove(in))
+			mustDo(t, os.Mkdir(in, 0o755))
+		}, "E071"},
+		{"instruction missing", func(t *testing.T, dir string) {
+			mustDo(t, os.Remove(filepath.Join(dir, "../../instructions/i.md")))
+		}, "E071"},
+		{"instruction a fifo", func(t *testing.T, dir string) {
+			in := filepath.Join(dir, "../../instructions/i.md")
+			mustDo(t, os.Remove(in))
+			mustDo(t, syscall.Mkfifo(in, 0o644))
+		}, "E071"},
+		{"instruction over the file limit", func(t *testing.T, dir string) {
+			mustDo(t, os.Truncate(filepath.Join(dir, "../../instructions/i.md"), 64<<20+1))
+		}, "E068"},
+		{"instruction empty", func(t *testing.T, dir string) {
+			mustDo(t, os.Truncate(filepath.Join(dir, "../../instructions/i.md"), 0))
+		}, ""},
+		{"instruction not UTF-8", func(t *testing.T, dir string) {
+			writeFile(t, dir, "../../instructions/i.md", "# Guide\n\n"+strings.Repeat("text\n", 20000)+"bad \xff byte\n")
+		}, "E091"},
+		{"instruction holds NUL", func(t *testing.T, dir string) {
+			writeFile(t, dir, "../../instructions/i.md", "# Guide\n\nnul \x00 here\n")
+		}, "E091"},
+		{"instructions folder symlink", func(t *testing.T, dir string) {
+			ins := filepath.Join(dir, "../../instructions")
+			mustDo(t, os.Rename(ins, ins+"-real"))
+			mustDo(t, os.Symlink("instructions-real", ins))
+		}, "E071"},
 		{"agents folder symlink", func(t *testing.T, dir string) {
 			agents := filepath.Join(dir, "../../agents")
 			mustDo(t, os.Rename(agents, agents+"-real"))
@@ -163,7 +237,8 @@ func TestSkillAtAgrees(t *testing.T) {
 			writeFile(t, src, "skills/s/SKILL.md", fm)
 			writeFile(t, src, "skills/s/reference/notes.md", "Notes.\n")
 			writeFile(t, src, "agents/a.md", "---\nname: a\ndescription: Reviews.\n---\nReview.\n")
-			writeFile(t, src, "plugins/p/PLUGIN.toml", "schema_version = 1\n\n[plugin]\nname = \"p\"\ndescription = \"A skill.\"\nid = \"calls.p\"\nversion = \"1.0.0\"\n\n[[plugin.members]]\nref = \"skill:s\"\nrequirement = \"required\"\n\n[[plugin.members]]\nref = \"agent:a\"\nrequirement = \"required\"\n")
+			writeFile(t, src, "instructions/i.md", "# Guide\n\nSay what the change touches.\n")
+			writeFile(t, src, "plugins/p/PLUGIN.toml", "schema_version = 1\n\n[plugin]\nname = \"p\"\ndescription = \"A skill.\"\nid = \"calls.p\"\nversion = \"1.0.0\"\n\n[[plugin.members]]\nref = \"skill:s\"\nrequirement = \"required\"\n\n[[plugin.members]]\nref = \"agent:a\"\nrequirement = \"required\"\n\n[[plugin.members]]\nref = \"instruction:i\"\nrequirement = \"required\"\n")
 			tc.make(t, filepath.Join(src, "skills", "s"))
 			got := reportJSON(t, src, Options{})
 			want := reportJSON(t, src, Options{Cache: &memCache{m: map[string][]byte{}}})

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"encoding/binary"
+	"io"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -149,6 +151,62 @@ func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
 	}
 	return statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, head, nil
 }
+
+// openRegularFile opens the file at path for reading as readHeadAt does
+// (no symlink followed, no blocking) and returns it with its fstat when
+// it is a regular file; anything else is an error, and the caller leaves
+// the file to the way that says why.
+func openRegularFile(path string) (fdFile, statInfo, error) {
+	var fd int
+	var err error
+	for {
+		walkCalls.Add(1)
+		fd, err = rawsys.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return -1, statInfo{}, err
+	}
+	var st syscall.Stat_t
+	walkCalls.Add(1)
+	if err := rawsys.Fstat(fd, &st); err != nil {
+		closeFD(fd)
+		return -1, statInfo{}, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		closeFD(fd)
+		return -1, statInfo{}, unix.EINVAL
+	}
+	return fdFile(fd), statInfo{name: filepath.Base(path), size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, nil
+}
+
+// An fdFile is a file openRegularFile opened, read with raw system calls
+// as an io.Reader.
+type fdFile int
+
+func (f fdFile) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for {
+		walkCalls.Add(1)
+		n, err := rawsys.Read(int(f), b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (f fdFile) close() { closeFD(int(f)) }
 
 // readFull reads fd into buf until buf is full or the file ends.
 func readFull(fd int, buf []byte) (int, error) {
