@@ -125,15 +125,14 @@ type Ref struct {
 
 // ParseRef splits a reference that passed the grammar of #Ref.
 func ParseRef(s string) Ref {
-	var r Ref
-	parts := strings.SplitN(s, ":", 3)
-	switch len(parts) {
-	case 2:
-		r.Kind, r.Selector = parts[0], parts[1]
-	case 3:
-		r.Kind, r.Source, r.Selector = parts[0], parts[1], parts[2]
-	default:
-		r.Kind = s
+	// Cut, not SplitN: a reference is parsed for every member of every
+	// package, and the slice of its parts was an allocation each.
+	kind, rest, ok := strings.Cut(s, ":")
+	if !ok {
+		return Ref{Kind: s}
 	}
-	return r
+	if src, sel, ok := strings.Cut(rest, ":"); ok {
+		return Ref{Kind: kind, Source: src, Selector: sel}
+	}
+	return Ref{Kind: kind, Selector: rest}
 }

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"unicode/utf8"
+
+	"dalo/bench/sourcegen"
 )
 
 // TestCheckText proves that an instruction's bytes are checked as text at
@@ -217,5 +220,49 @@ func TestOptionalOmission(t *testing.T) {
 				t.Errorf("report valid = %t, but every package valid and unblocked = %t", rep.Valid, all)
 			}
 		})
+	}
+}
+
+// TestParseRef splits references as SplitN(s, ":", 3) did, without an
+// allocation: it runs for every member of every package.
+func TestParseRef(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Ref
+	}{
+		{"skill:review", Ref{Kind: "skill", Selector: "review"}},
+		{"agent:team:reviewer", Ref{Kind: "agent", Source: "team", Selector: "reviewer"}},
+		{"plugin:a:b:c", Ref{Kind: "plugin", Source: "a", Selector: "b:c"}},
+		{"skill", Ref{Kind: "skill"}},
+		{"skill:", Ref{Kind: "skill"}},
+		{"skill::x", Ref{Kind: "skill", Selector: "x"}},
+		{"", Ref{}},
+	} {
+		if got := ParseRef(tc.in); got != tc.want {
+			t.Errorf("ParseRef(%q) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { ParseRef("agent:team:reviewer") }); n != 0 {
+		t.Errorf("ParseRef allocates %v times, want 0", n)
+	}
+}
+
+// TestReferencesSizedOnce: the report's list of references is made at
+// the size it ends at, not grown by doubling to up to twice that (a
+// source of 1,000 packages of seven members each allocated 3 MB for it).
+func TestReferencesSizedOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "source")
+	if err := sourcegen.WriteSkills(dir, 20); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Validate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.References) != 20*7 {
+		t.Fatalf("%d references, want %d: the shape changed", len(rep.References), 20*7)
+	}
+	if c := cap(rep.References); c != len(rep.References) {
+		t.Errorf("the list of %d references holds room for %d", len(rep.References), c)
 	}
 }
