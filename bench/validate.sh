@@ -50,7 +50,9 @@
 # skills (six small skills with long front matter and an agent a package,
 # no tools or hooks); SHAPE=toolbox with gensource -shape toolbox (one
 # agent, six small tools in deep folders and twelve hooks a package, in a
-# long manifest of other TOML styles).
+# long manifest of other TOML styles); SHAPE=docs with gensource -shape
+# docs (four instructions of about 10 KB and three agents a package under
+# a short manifest).
 # DALO=path measures that binary instead of building ./cmd/dalo. Needs Go
 # and bash; the cache lives in a temporary XDG_CACHE_HOME.
 set -euo pipefail
@@ -81,6 +83,7 @@ case $shape in
 own) pkg=own ;;
 skills) pkg=sk ;;
 toolbox) pkg=tb ;;
+docs) pkg=doc ;;
 esac
 "$work/gensource" -shape "$shape" -packages 10 -out "$work/s10"
 for n in $sizes; do

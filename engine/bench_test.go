@@ -112,6 +112,7 @@ func BenchmarkValidateCold(b *testing.B) {
 		{"own", sourcegen.WriteOwn},
 		{"skills", sourcegen.WriteSkills},
 		{"toolbox", sourcegen.WriteToolbox},
+		{"docs", sourcegen.WriteDocs},
 	} {
 		b.Run(shape.name+"=1000", func(b *testing.B) {
 			dir := filepath.Join(b.TempDir(), "source")

@@ -139,6 +139,7 @@ func TestGeneratedManifestsDecodeOnce(t *testing.T) {
 		{"own", sourcegen.WriteOwn},
 		{"skills", sourcegen.WriteSkills},
 		{"toolbox", sourcegen.WriteToolbox},
+		{"docs", sourcegen.WriteDocs},
 	} {
 		dir := filepath.Join(t.TempDir(), shape.name)
 		if err := shape.write(dir, 3); err != nil {

@@ -5,6 +5,7 @@
 //	go run ./bench/gensource -shape own -packages 1000 -out DIR
 //	go run ./bench/gensource -shape skills -packages 1000 -out DIR
 //	go run ./bench/gensource -shape toolbox -packages 1000 -out DIR
+//	go run ./bench/gensource -shape docs -packages 1000 -out DIR
 //
 // See package dalo/bench/sourcegen for what the packages hold: -shape pool
 // (the default) draws members from a shared pool, -shape own gives every
@@ -12,7 +13,8 @@
 // -shape skills six small skills with long front matter and an agent of
 // its own, and no tools or hooks, -shape toolbox one agent and many small
 // tools and hooks in a long manifest written in other TOML styles, each
-// tool with a deep folder of helpers.
+// tool with a deep folder of helpers, -shape docs four instructions and
+// three agents of its own under a short manifest.
 package main
 
 import (
@@ -26,11 +28,11 @@ import (
 func main() {
 	n := flag.Int("packages", 1000, "number of packages")
 	big := flag.Int("big", 0, "also write package big with a manifest of about this many bytes (shape pool)")
-	shape := flag.String("shape", "pool", "pool: members from a shared pool; own: members of each package's own; skills: many small skills of each package's own; toolbox: many small tools and hooks, one agent")
+	shape := flag.String("shape", "pool", "pool: members from a shared pool; own: members of each package's own; skills: many small skills of each package's own; toolbox: many small tools and hooks, one agent; docs: instructions and agents of each package's own")
 	out := flag.String("out", "", "directory to create (must not exist)")
 	flag.Parse()
-	if *out == "" || flag.NArg() != 0 || (*shape != "pool" && *shape != "own" && *shape != "skills" && *shape != "toolbox") || (*shape != "pool" && *big != 0) {
-		fmt.Fprintln(os.Stderr, "usage: gensource [-shape pool|own|skills|toolbox] [-packages N] [-big BYTES] -out DIR")
+	if *out == "" || flag.NArg() != 0 || (*shape != "pool" && *shape != "own" && *shape != "skills" && *shape != "toolbox" && *shape != "docs") || (*shape != "pool" && *big != 0) {
+		fmt.Fprintln(os.Stderr, "usage: gensource [-shape pool|own|skills|toolbox|docs] [-packages N] [-big BYTES] -out DIR")
 		os.Exit(2)
 	}
 	if _, err := os.Stat(*out); err == nil {
@@ -45,6 +47,8 @@ func main() {
 		err = sourcegen.WriteSkills(*out, *n)
 	case "toolbox":
 		err = sourcegen.WriteToolbox(*out, *n)
+	case "docs":
+		err = sourcegen.WriteDocs(*out, *n)
 	default:
 		err = sourcegen.Write(*out, *n, *big)
 	}
