@@ -818,11 +818,11 @@ func boolInt(b bool) int {
 // of the manifest's bytes the key was made of (packageInputs); the walk
 // of the package's directory is made before and after it, and a package
 // whose tree changed meanwhile is not kept: its answer may be of neither.
-// The key needs only r's limits; the check runs with own(), the rules of
-// the worker.
+// The check runs with r, which the workers share, and own(), the rules of
+// the worker, for what r's fast path does not prove.
 func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules, c *cacheRun) {
 	if c == nil {
-		checkPackage(root, sourceID, p, own(), nil)
+		checkPackage(root, sourceID, p, r, own, nil)
 		return
 	}
 	in, ok := readPackageInputs(root, p, r, c.stats())
@@ -834,7 +834,7 @@ func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules,
 	}
 	c.checking()
 	if !ok || !in.read() {
-		checkPackage(root, sourceID, p, own(), nil)
+		checkPackage(root, sourceID, p, r, own, nil)
 		return
 	}
 	in.handed()
@@ -844,7 +844,7 @@ func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules,
 	var before, after []byte
 	tree, ok := packageTree(root, p, r, c.stats(), &st, &before)
 	checkSeam("check", p.Dir)
-	checkPackage(root, sourceID, p, own(), in.src)
+	checkPackage(root, sourceID, p, r, own, in.src)
 	checkSeam("checked", p.Dir)
 	if !ok || !bytes.Equal(tree, in.tree) {
 		return

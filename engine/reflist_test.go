@@ -61,7 +61,7 @@ func TestReadRefs(t *testing.T) {
 			if doc == nil {
 				t.Fatalf("not decoded: %v", l.diags)
 			}
-			if r.checkShape(doc, l) {
+			if r.checkShape(doc, l, func() *Rules { return r }) {
 				t.Fatal("shape passed; the case needs a shape error")
 			}
 			rl := readRefs(doc, l)
@@ -117,7 +117,7 @@ requirement = "optional"
 	src := strings.Replace(valid, "[plugin]\n", "colour = 1\n[plugin]\nscope = \"x\"\n", 1)
 	l := &diagList{}
 	doc := decodeManifest([]byte(src), &r.Limits, l)
-	if doc == nil || r.checkShape(doc, l) {
+	if doc == nil || r.checkShape(doc, l, func() *Rules { return r }) {
 		t.Fatalf("want a decoded manifest with a shape error: %v", l.diags)
 	}
 	if got := readRefs(doc, l); !reflect.DeepEqual(got, want) {

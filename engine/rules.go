@@ -47,20 +47,29 @@ type Rules struct {
 	// fallbacks is, per member kind that takes an inline fallback, the
 	// kinds of reference it may name (#RefPositions.members.*.fallback).
 	fallbacks map[string]map[string]bool
-	// fields and elems cache what shape checks ask of the schema; Load
-	// checks packages concurrently, so cacheMu guards them.
-	cacheMu  sync.Mutex
-	fields   map[string]map[string]fieldDef // struct definition path → fields
-	required map[string]int                 // struct definition path → its required fields
-	elems    map[string]fieldDef            // definition path → its elements' constraint
-	memo     *ruleMemo
+	// cueMu serializes every use of ctx and of the values compiled in
+	// it: the workers of a validation share one Rules (checkPackages), and
+	// CUE's evaluator is not safe for concurrent use. What the fast path
+	// runs unlocked is Go: remembered answers, field programs, and what
+	// shape checks ask of the schema, looked up once per definition name
+	// under cueMu and read after without a lock (fields, elems), with what
+	// the checks read of each definition (its kind, whether it exists).
+	// Locking each lookup made the two workers of a run wait on each
+	// other some 80 times more.
+	cueMu       sync.Mutex
+	manifestDef fieldDef // #Manifest, for acceptFields
+	fields      sync.Map // struct definition path → structFields
+	elems       sync.Map // definition path → its elements' constraint (fieldDef)
+	memo        *ruleMemo
 }
 
 type fieldDef struct {
 	v        cue.Value
 	name     string // the definition's name and the field's: #Tool.id
 	required bool
-	leaf     leafFn // v's program, for a scalar (leafprog.go); nil: none runs
+	leaf     leafFn   // v's program, for a scalar (leafprog.go); nil: none runs
+	kind     cue.Kind // v.IncompleteKind(), read under cueMu
+	exists   bool     // v.Exists(), read under cueMu
 }
 
 // ruleMemo remembers the violations the rule definitions returned for each
@@ -209,12 +218,10 @@ func LoadRules() (*Rules, error) {
 		skillFM:  newFMRule(root, defs.SkillFrontMatter),
 		agentFM:  newFMRule(root, defs.AgentFrontMatter),
 		leaf:     newLeafProgram(root),
-		fields:   make(map[string]map[string]fieldDef),
-		required: make(map[string]int),
-		elems:    make(map[string]fieldDef),
 		memo:     sharedMemo,
 		Limits:   plan.DraftLimits,
 	}
+	r.manifestDef = r.defOf(r.manifest, defs.Manifest)
 	if err := root.LookupPath(cue.ParsePath(defs.SourceLayout)).Decode(&r.Layout); err != nil {
 		return nil, fmt.Errorf("rules: #SourceLayout: %w", err)
 	}
@@ -251,15 +258,27 @@ func (r *Rules) ask(def cue.Value, key string, question func() map[string]any) [
 	if ok {
 		return known
 	}
+	q := question()
+	r.cueMu.Lock()
+	r.memo.mu.Lock()
+	known, ok = r.memo.m[key]
+	r.memo.mu.Unlock()
+	if ok {
+		// The other worker asked it while this one waited.
+		r.cueMu.Unlock()
+		return known
+	}
 	questionsAsked.Add(1)
 	// One unification with the whole question: filling its fields one
 	// at a time evaluated def once a field, some 2.5 ms a question
 	// against 0.3 ms, a tenth of a cold validation of 1,000 packages
 	// with hooks of their own. TestAskAgrees holds the two to the same
 	// answers.
-	out := def.FillPath(cue.Path{}, question()).LookupPath(cue.ParsePath("violations"))
+	out := def.FillPath(cue.Path{}, q).LookupPath(cue.ParsePath("violations"))
 	var vs []violation // apart from known: decoding into it moves it to the heap
-	if err := out.Decode(&vs); err != nil {
+	err := out.Decode(&vs)
+	r.cueMu.Unlock()
+	if err != nil {
 		// The questions are built from values #Manifest admitted, so a
 		// failure here is a broken rule, not a broken manifest; say so
 		// instead of passing the manifest.

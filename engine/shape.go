@@ -18,11 +18,23 @@ import (
 // evaluation; only a failing one is walked field by field, so that each
 // mistake is reported once, at its own key or value, with a message that
 // says what was expected.
-func (r *Rules) checkShape(m *manifest, l *diagList) bool {
+//
+// What r cannot prove field by field, slow checks: r's workers share it,
+// and the walk that finds each mistake asks CUE throughout, so it runs on
+// rules of the worker's own, compiled only when a worker first meets a
+// manifest the fast path does not prove.
+func (r *Rules) checkShape(m *manifest, l *diagList, slow func() *Rules) bool {
 	shape := shapeData(m.data)
-	if r.acceptStruct(r.manifest, defs.Manifest, shape) {
+	if r.acceptFields(r.manifestDef, shape) {
 		return true
 	}
+	return slow().checkShapeSlow(shape, m, l)
+}
+
+// checkShapeSlow is checkShape of what the fast path did not prove:
+// #Manifest unified with the whole shape, and, when CUE refuses it, the
+// walk that says where.
+func (r *Rules) checkShapeSlow(shape map[string]any, m *manifest, l *diagList) bool {
 	data := r.ctx.Encode(cueData(shape))
 	err := r.manifest.Unify(data).Validate(cue.Concrete(true), cue.Final())
 	if err == nil {
@@ -102,10 +114,15 @@ func (r *Rules) structFields(def cue.Value, name string) map[string]fieldDef {
 // structShape is structFields and how many of the fields are required,
 // looked up once per definition name.
 func (r *Rules) structShape(def cue.Value, name string) (map[string]fieldDef, int) {
-	r.cacheMu.Lock()
-	defer r.cacheMu.Unlock()
-	if fs, ok := r.fields[name]; ok {
-		return fs, r.required[name]
+	if sf, ok := r.fields.Load(name); ok {
+		sf := sf.(structFields)
+		return sf.fields, sf.required
+	}
+	r.cueMu.Lock()
+	defer r.cueMu.Unlock()
+	if sf, ok := r.fields.Load(name); ok {
+		sf := sf.(structFields)
+		return sf.fields, sf.required
 	}
 	fs := make(map[string]fieldDef)
 	required := 0
@@ -115,15 +132,23 @@ func (r *Rules) structShape(def cue.Value, name string) (map[string]fieldDef, in
 			sel := it.Selector()
 			k := sel.Unquoted()
 			v := it.Value()
-			fd := fieldDef{v: v, name: name + "." + k, required: sel.ConstraintType() == cue.RequiredConstraint, leaf: r.leaf.of(v)}
+			fd := r.defOfLocked(v, name+"."+k)
+			fd.required = sel.ConstraintType() == cue.RequiredConstraint
 			fs[k] = fd
 			if fd.required {
 				required++
 			}
 		}
 	}
-	r.fields[name], r.required[name] = fs, required
+	r.fields.Store(name, structFields{fs, required})
 	return fs, required
+}
+
+// structFields are the fields of a struct definition, by name, and how
+// many of them are required.
+type structFields struct {
+	fields   map[string]fieldDef
+	required int
 }
 
 func (r *Rules) walkStruct(def cue.Value, name string, data map[string]any, path string, m *manifest, l *diagList) {
@@ -529,19 +554,38 @@ func shortValue(v any) string {
 // diagnostics. What CUE would refuse it must not accept; a test and
 // FuzzManifest hold it to that.
 func (r *Rules) acceptStruct(def cue.Value, name string, data map[string]any) bool {
-	if def.IncompleteKind() != cue.StructKind {
+	return r.acceptFields(r.defOf(def, name), data)
+}
+
+// defOf is def, named name, with what the fast path reads of it.
+func (r *Rules) defOf(def cue.Value, name string) fieldDef {
+	r.cueMu.Lock()
+	defer r.cueMu.Unlock()
+	return r.defOfLocked(def, name)
+}
+
+func (r *Rules) defOfLocked(def cue.Value, name string) fieldDef {
+	return fieldDef{v: def, name: name, leaf: r.leaf.of(def), kind: def.IncompleteKind(), exists: def.Exists()}
+}
+
+// acceptFields is acceptStruct of the definition def.
+func (r *Rules) acceptFields(def fieldDef, data map[string]any) bool {
+	if def.kind != cue.StructKind {
 		return false // a struct and something else: not walked here
 	}
-	fields, required := r.structShape(def, name)
+	fields, required := r.structShape(def.v, def.name)
 	present := 0 // required fields data holds
 	for k, v := range data {
 		fd, ok := fields[k]
 		if !ok {
-			if !def.Allows(cue.Str(k)) {
+			r.cueMu.Lock()
+			allowed := def.v.Allows(cue.Str(k))
+			r.cueMu.Unlock()
+			if !allowed {
 				return false
 			}
-			elem := r.element(def, name+".*", cue.AnyString)
-			if !elem.v.Exists() || !r.acceptValue(elem, v) {
+			elem := r.element(def.v, def.name+".*", cue.AnyString)
+			if !elem.exists || !r.acceptValue(elem, v) {
 				return false
 			}
 			continue
@@ -562,13 +606,13 @@ func (r *Rules) acceptStruct(def cue.Value, name string, data map[string]any) bo
 func (r *Rules) acceptValue(fd fieldDef, v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
-		return r.acceptStruct(fd.v, fd.name, v)
+		return r.acceptFields(fd, v)
 	case []any:
-		if fd.v.IncompleteKind() != cue.ListKind {
+		if fd.kind != cue.ListKind {
 			return false
 		}
 		elem := r.element(fd.v, fd.name+"[]", cue.AnyIndex)
-		if !elem.v.Exists() {
+		if !elem.exists {
 			return false
 		}
 		for _, x := range v {
@@ -588,14 +632,16 @@ func (r *Rules) acceptValue(fd fieldDef, v any) bool {
 // definition name: looking it up evaluates, and a manifest has a list in
 // every tool.
 func (r *Rules) element(def cue.Value, name string, sel cue.Selector) fieldDef {
-	r.cacheMu.Lock()
-	defer r.cacheMu.Unlock()
-	if e, ok := r.elems[name]; ok {
-		return e
+	if e, ok := r.elems.Load(name); ok {
+		return e.(fieldDef)
 	}
-	v := def.LookupPath(cue.MakePath(sel))
-	e := fieldDef{v: v, name: name, leaf: r.leaf.of(v)}
-	r.elems[name] = e
+	r.cueMu.Lock()
+	defer r.cueMu.Unlock()
+	if e, ok := r.elems.Load(name); ok {
+		return e.(fieldDef)
+	}
+	e := r.defOfLocked(def.LookupPath(cue.MakePath(sel)), name)
+	r.elems.Store(name, e)
 	return e
 }
 
@@ -610,6 +656,8 @@ func (r *Rules) acceptLeaf(fd fieldDef, v any) bool {
 	}
 	ask := func() bool {
 		leafUnified.Add(1)
+		r.cueMu.Lock()
+		defer r.cueMu.Unlock()
 		return fd.v.Unify(r.ctx.Encode(v)).Validate(cue.Concrete(true)) == nil
 	}
 	var buf [128]byte
@@ -649,6 +697,8 @@ func (r *Rules) acceptList(def cue.Value, name string, v []any) bool {
 	if _, _, _, twice := firstRepeat(v); !twice {
 		return true
 	}
+	r.cueMu.Lock()
+	defer r.cueMu.Unlock()
 	return def.Unify(r.ctx.Encode(cueData(v))).Validate(cue.Concrete(true)) == nil
 }
 
@@ -658,6 +708,8 @@ func (r *Rules) acceptLen(def cue.Value, name string, n int) bool {
 	var buf [128]byte
 	key := strconv.AppendInt(append(append(append(buf[:0], "len|"...), name...), '|'), int64(n), 10)
 	return r.memo.verdictOf(key, func() bool {
+		r.cueMu.Lock()
+		defer r.cueMu.Unlock()
 		list := r.ctx.CompileString("[" + strings.Repeat("_, ", n) + "]")
 		return def.Unify(list).Validate() == nil
 	})

@@ -327,12 +327,9 @@ func discover(root string, lay Layout, limit int64, l *diagList) ([]string, int6
 	return names, size, largest
 }
 
-// checkPackages runs each package's own checks on a pool of workers, each
-// with its own compiled rules (a CUE context is not safe for concurrent
-// use), got when it first checks a package the cache c (which may be nil)
-// does not answer for: the first worker to need rules takes first, the
-// others compile their own. A run that checks one package compiles the
-// rules once, whichever worker checks it.
+// checkPackages runs each package's own checks, those the cache c (which
+// may be nil) does not answer for, on a pool of workers that share the
+// rules first.
 func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cacheRun) {
 	workers := min(runtime.GOMAXPROCS(0), len(pkgs))
 	if workers <= 1 {
@@ -342,25 +339,30 @@ func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cach
 		}
 		return
 	}
+	// The workers share first: what they ask of CUE is serialized
+	// (Rules.cueMu), and after the first packages nearly every answer is
+	// remembered or a field program's. Compiling rules for each worker
+	// cost some 9 ms of CPU a worker, as much as the floor's whole run on
+	// 1,000 short manifests. A worker that meets a manifest the fast path
+	// does not prove compiles rules of its own for the walk that says
+	// where it is wrong, which asks CUE throughout.
+	//
 	// Each worker takes the next package by an atomic counter: handing
 	// them out on a channel woke a parked worker, through the scheduler
 	// and often the kernel, for every package.
-	var taken atomic.Bool
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		var rules *Rules
 		own := func() *Rules {
 			if rules == nil {
-				if taken.CompareAndSwap(false, true) {
-					rules = first
-				} else if r, err := LoadRules(); err == nil {
-					rules = r
-				} else {
+				r, err := LoadRules()
+				if err != nil {
 					// Cannot happen: first was compiled from the same
 					// files. Sharing it would race; fail loudly.
 					panic(err)
 				}
+				rules = r
 			}
 			return rules
 		}
@@ -376,9 +378,10 @@ func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cach
 }
 
 // checkPackage checks p, whose manifest's bytes are src, or, when src is
-// nil, those it reads.
-func checkPackage(root, sourceID string, p *Package, r *Rules, src []byte) {
-	checkManifest(root, sourceID, p, r, src)
+// nil, those it reads, with the rules r the workers share and, for what
+// r's fast path does not prove, slow (checkShape).
+func checkPackage(root, sourceID string, p *Package, r *Rules, slow func() *Rules, src []byte) {
+	checkManifest(root, sourceID, p, r, slow, src)
 	if p.doc != nil {
 		p.pos = make(map[string]Pos)
 		for _, f := range sourceFields(p) {
@@ -425,7 +428,7 @@ func (p *Package) at(field string) Pos {
 	return Pos{1, 1}
 }
 
-func checkManifest(root, sourceID string, p *Package, r *Rules, src []byte) {
+func checkManifest(root, sourceID string, p *Package, r *Rules, slow func() *Rules, src []byte) {
 	l := &p.diags
 	lim := &r.Limits
 	name := r.Layout.File("plugin") // PLUGIN.toml
@@ -457,7 +460,7 @@ func checkManifest(root, sourceID string, p *Package, r *Rules, src []byte) {
 	}
 	p.doc = doc
 	tree := walkTree(root, p.Dir, lim, l, true)
-	if !r.checkShape(doc, l) {
+	if !r.checkShape(doc, l, slow) {
 		// The reference checks still run on the entries that can be read:
 		// references are a report of their own, and an author who fixes
 		// the shape should not then meet an unresolved member. Tools and

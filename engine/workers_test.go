@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -41,4 +44,87 @@ func TestWorkersTakePackagesWithoutBlocking(t *testing.T) {
 			t.Errorf("a worker or its feeder waited on a channel:\n%s", event)
 		}
 	}
+}
+
+// TestWorkersShareRules: the workers of a validation check packages with
+// the one compiled rules Validate starts with, asking CUE in turns
+// (Rules.cueMu); compiling rules for each worker cost some 9 ms of CPU a
+// worker, as much as the floor's whole run on 1,000 short manifests. The
+// rules' remembered answers are forgotten first, so that both workers ask
+// CUE while the other runs (the race detector's run of this test watches
+// them), and each report is the one a single worker gives. A worker that
+// meets a manifest the fast path does not prove compiles rules of its own
+// for the walk that says where it is wrong.
+func TestWorkersShareRules(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	type shape struct {
+		name  string
+		write func(string, int) error
+	}
+	for _, s := range []shape{
+		{"pool", func(dir string, n int) error { return sourcegen.Write(dir, n, 0) }},
+		{"own", sourcegen.WriteOwn},
+		{"skills", sourcegen.WriteSkills},
+		{"toolbox", sourcegen.WriteToolbox},
+		{"docs", sourcegen.WriteDocs},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "source")
+			if err := s.write(dir, 40); err != nil {
+				t.Fatal(err)
+			}
+			forgetAnswers()
+			before := rulesCompiled.Load()
+			shared := reportJSON(t, dir, Options{})
+			if n := rulesCompiled.Load() - before; n != 1 {
+				t.Errorf("rules compiled %d times for a valid source, want 1", n)
+			}
+			if !strings.Contains(shared, `"valid":true`) {
+				t.Fatalf("generated source invalid: %s", shared)
+			}
+			runtime.GOMAXPROCS(1)
+			forgetAnswers()
+			one := reportJSON(t, dir, Options{})
+			runtime.GOMAXPROCS(2)
+			if shared != one {
+				t.Errorf("two workers:\n%s\none worker:\n%s", shared, one)
+			}
+		})
+	}
+	t.Run("invalid", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "source")
+		if err := sourcegen.WriteOwn(dir, 40); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 40; i += 3 {
+			f := filepath.Join(dir, "plugins", fmt.Sprintf("own-%04d", i), "PLUGIN.toml")
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = bytes.Replace(b, []byte("timeout_ms = 1000\n"), []byte("timeout_ms = \"soon\"\n"), 1)
+			b = bytes.Replace(b, []byte("cwd = \"tool_root\"\n"), []byte("cwd = \"tool_root\"\ncolour = \"blue\"\n"), 1)
+			if err := os.WriteFile(f, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		forgetAnswers()
+		before := rulesCompiled.Load()
+		shared := reportJSON(t, dir, Options{})
+		if n := rulesCompiled.Load() - before; n < 2 || n > 3 {
+			t.Errorf("rules compiled %d times, want Validate's and one for each worker that met an invalid manifest", n)
+		}
+		runtime.GOMAXPROCS(1)
+		forgetAnswers()
+		one := reportJSON(t, dir, Options{})
+		runtime.GOMAXPROCS(2)
+		if shared != one {
+			t.Errorf("two workers:\n%s\none worker:\n%s", shared, one)
+		}
+		for _, want := range []string{`"E022"`, `"E020"`} {
+			if !strings.Contains(shared, want) {
+				t.Errorf("no %s in the report", want)
+			}
+		}
+	})
 }
