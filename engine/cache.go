@@ -495,6 +495,63 @@ func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check f
 	v.cache.Put(key, e.b)
 }
 
+// instructionsRead counts the instructions whose bytes a check read: a
+// test holds a run whose every answer is cached to none.
+var instructionsRead atomic.Int64
+
+// An instruction's check (its bytes are text) is kept in the cache with
+// the stat of the file it read, as a manifest's digest is (manifestDigest):
+// a write sets the file's modification and change times, and a rename
+// gives it another inode, so an instruction whose last change was older
+// than listingAge when the check began, and whose stat is the same, holds
+// the same bytes. Keyed by its content instead, every run would read each
+// instruction whole to make its key, which is all its check costs: a vet
+// of 1,000 packages of four 10 KB instructions each cost more than
+// validating them without a cache.
+const instructionKeyVersion = "dalo instruction check 1"
+
+// checkInstruction runs check, which reads the instruction rel and reports
+// about it, through the cache: what it found for the file of the same
+// stat, or a fresh check whose findings it then keeps, when the file did
+// not change while it ran and had settled before.
+func (v *sourceCheck) checkInstruction(rel string, check func()) {
+	if v.cache == nil {
+		instructionsRead.Add(1)
+		check()
+		return
+	}
+	name := filepath.Join(v.root, filepath.FromSlash(rel))
+	var st unix.Stat_t
+	if unix.Lstat(name, &st) != nil {
+		instructionsRead.Add(1)
+		check()
+		return
+	}
+	key := []byte(instructionKeyVersion + "\x00" + user() + "\x00" + name)
+	if data := v.cache.Get(key); data != nil {
+		d := newDecoder(data)
+		if d.statKey() == statKeyOf(&st) {
+			if ds := d.diags(); !d.bad && len(d.b) == 0 {
+				v.fileDiags(rel).diags = ds
+				return
+			}
+		}
+	}
+	instructionsRead.Add(1)
+	began := clock()
+	checkSeam("check", rel)
+	check()
+	checkSeam("checked", rel)
+	var now unix.Stat_t
+	if unix.Lstat(name, &now) != nil || statKeyOf(&now) != statKeyOf(&st) || !settled(&st, began) {
+		return
+	}
+	var e encoder
+	e.statKey(statKeyOf(&st))
+	e.diags(v.fileDiags(rel).diags)
+	v.cache.Put(key, e.b)
+}
+
 // user is who the process is, as permissions read it: its effective user
 // and group and its other groups.
 var user = sync.OnceValue(func() string {

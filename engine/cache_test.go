@@ -572,3 +572,86 @@ func (c *keyHits) Get(key []byte) []byte {
 	}
 	return d
 }
+
+// TestInstructionChecksCached: an instruction's check is kept with the
+// stat of the file it read. A run with every answer cached reads no
+// instruction; after one is edited, the next run reads that one only and
+// reports what a run without a cache reports. A file changed too recently
+// to trust its stat (settled) is read again each run.
+func TestInstructionChecksCached(t *testing.T) {
+	defer func(old func() time.Time) { clock = old }(clock)
+	clock = func() time.Time { return time.Now().Add(time.Hour) }
+	dir := filepath.Join(t.TempDir(), "src")
+	if err := sourcegen.WriteDocs(dir, 3); err != nil {
+		t.Fatal(err)
+	}
+	const instructions = 3 * 4
+	c := &memCache{m: map[string][]byte{}}
+	run := func() (string, int64) {
+		before := instructionsRead.Load()
+		got := reportJSON(t, dir, Options{Cache: c})
+		return got, instructionsRead.Load() - before
+	}
+	want := reportJSON(t, dir, Options{})
+	for i, reads := range []int64{instructions, 0} {
+		got, n := run()
+		if n != reads {
+			t.Errorf("run %d read %d instructions, want %d", i+1, n, reads)
+		}
+		if got != want {
+			t.Errorf("run %d through the cache:\n%s\nwithout:\n%s", i+1, got, want)
+		}
+	}
+	f := filepath.Join(dir, "instructions", "doc-0001-guide-2.md")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, append(b, "a NUL \x00 byte\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want = reportJSON(t, dir, Options{})
+	if !strings.Contains(want, "E091 NUL byte") {
+		t.Fatalf("no E091 for an instruction holding NUL: %s", want)
+	}
+	for i, reads := range []int64{1, 0} {
+		got, n := run()
+		if n != reads {
+			t.Errorf("after the edit, run %d read %d instructions, want %d", i+1, n, reads)
+		}
+		if got != want {
+			t.Errorf("after the edit, run %d through the cache:\n%s\nwithout:\n%s", i+1, got, want)
+		}
+	}
+	// A file written while its check runs is not kept: the next run reads
+	// it again and reports what it holds now.
+	c = &memCache{m: map[string][]byte{}}
+	seam := "instructions/doc-0002-guide-0.md"
+	defer func(old func(string, string)) { checkSeam = old }(checkSeam)
+	checkSeam = func(phase, rel string) {
+		if phase != "check" || rel != seam {
+			return
+		}
+		f, err := os.OpenFile(filepath.Join(dir, seam), os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString("\xff\n")
+			f.Close()
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	run()
+	checkSeam = func(string, string) {}
+	want = reportJSON(t, dir, Options{})
+	if got, n := run(); n != 1 || got != want {
+		t.Errorf("after a write during its check, the run read %d instructions (want 1) and reported:\n%s\nwithout a cache:\n%s", n, got, want)
+	}
+	clock = time.Now
+	c = &memCache{m: map[string][]byte{}}
+	for i := range 2 {
+		if _, n := run(); n != instructions {
+			t.Errorf("files just written, run %d read %d instructions, want %d", i+1, n, instructions)
+		}
+	}
+}

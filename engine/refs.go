@@ -438,13 +438,15 @@ func (v *sourceCheck) instruction(rel string, fi fs.FileInfo) {
 	if v.tooBig(rel, fi, l) {
 		return
 	}
-	f, _, err := regular.Open(filepath.Join(v.root, filepath.FromSlash(rel)))
-	if err != nil {
-		l.errorf("E070", Pos{}, "", "%s cannot be read: %v", rel, unwrapPathError(err))
-		return
-	}
-	defer f.Close()
-	v.instructionText(rel, f, l)
+	v.checkInstruction(rel, func() {
+		f, _, err := regular.Open(filepath.Join(v.root, filepath.FromSlash(rel)))
+		if err != nil {
+			l.errorf("E070", Pos{}, "", "%s cannot be read: %v", rel, unwrapPathError(err))
+			return
+		}
+		defer f.Close()
+		v.instructionText(rel, f, l)
+	})
 }
 
 // instructionAt resolves and checks the instruction whose file is rel, as
@@ -465,6 +467,7 @@ func (v *sourceCheck) instructionAt(rel string) bool {
 	defer f.close()
 	l := v.fileDiags(rel)
 	if !v.tooBig(rel, fi, l) {
+		instructionsRead.Add(1)
 		v.instructionText(rel, f, l)
 	}
 	return true
