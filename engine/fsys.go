@@ -190,6 +190,9 @@ type walkDir interface {
 	// symlink, and returns its info and, of its first limit bytes,
 	// those the front matter check reads (frontMatterHead).
 	readHead(name string, limit int64) (statInfo, []byte, error)
+	// openRegular opens the regular file name for reading, without
+	// following a symlink, and returns it with its info.
+	openRegular(name string) (fdFile, statInfo, error)
 	sub(name string) (walkDir, error)
 	close()
 }

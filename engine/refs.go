@@ -42,6 +42,7 @@ type sourceCheck struct {
 	refs     []Reference
 	dirs     map[string]bool // directories resolution proved real, by path (lstatInsideKnown)
 	realRel  map[string]bool // the paths under root realDirs proved real directories
+	held     map[string]walkDir
 }
 
 type target struct {
@@ -183,6 +184,14 @@ func (v *sourceCheck) references() {
 			n += len(p.refs.members) + len(p.refs.requires)
 		}
 	}
+	defer func() {
+		for _, d := range v.held {
+			if d != nil {
+				d.close()
+			}
+		}
+		v.held = nil
+	}()
 	v.targets = make(map[string]target, n)
 	if n > 0 {
 		v.refs = make([]Reference, 0, n) // nil when none, as the report had it
@@ -460,7 +469,11 @@ func (v *sourceCheck) instructionAt(rel string) bool {
 	if !v.realDirs(path.Dir(rel)) {
 		return false
 	}
-	f, fi, err := openRegularFile(filepath.Join(v.root, filepath.FromSlash(rel)))
+	d := v.heldDir(path.Dir(rel))
+	if d == nil {
+		return false
+	}
+	f, fi, err := d.openRegular(path.Base(rel))
 	if err != nil {
 		return false
 	}
@@ -642,6 +655,29 @@ func (v *sourceCheck) skillAt(name, rel string) bool {
 	return true
 }
 
+// heldDir returns the directory rel under v.root, a layout directory
+// such as agents, held open for the run once realDirs proved each of its
+// components a real directory, or nil when it is not one or cannot be
+// opened (or not here: openRealDir). Its files are opened relative to it,
+// so that the kernel resolves one name for each, not the path from the
+// root; references closes what it holds.
+func (v *sourceCheck) heldDir(rel string) walkDir {
+	if d, ok := v.held[rel]; ok {
+		return d
+	}
+	var d walkDir
+	if v.realDirs(rel) {
+		if od, err := openRealDir(filepath.Join(v.root, filepath.FromSlash(rel))); err == nil {
+			d = od
+		}
+	}
+	if v.held == nil {
+		v.held = make(map[string]walkDir)
+	}
+	v.held[rel] = d
+	return d
+}
+
 // realDirs reports whether each component of rel under v.root is a real
 // directory, stating (once a run, v.dirs) those not yet known to be.
 // Its answer is kept by rel too: every skill asks it of the same layout
@@ -698,7 +734,11 @@ func (v *sourceCheck) agentAt(name, rel string) bool {
 	if !v.realDirs(path.Dir(rel)) {
 		return false
 	}
-	fi, head, err := readFileHead(filepath.Join(v.root, filepath.FromSlash(rel)), int64(v.rules.Limits.FrontMatterBytes+8))
+	d := v.heldDir(path.Dir(rel))
+	if d == nil {
+		return false
+	}
+	fi, head, err := d.readHead(path.Base(rel), int64(v.rules.Limits.FrontMatterBytes+8))
 	if err != nil {
 		return false
 	}

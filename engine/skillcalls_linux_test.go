@@ -67,16 +67,19 @@ func TestSkillSystemCalls(t *testing.T) {
 	}
 }
 
-// TestInstructionSystemCalls holds the check of an instruction to the
-// system calls its rules need: the file opened by its path without
-// following a symlink, fstat'ed (regular, and its size against the file
-// limit), read to its end (one read of its bytes, one that finds the end)
-// and closed, through raw system calls. The instructions folder is
-// stated once a run (realDirs); the file itself is not stated apart from
-// its open, as lstatInside did, and no *os.File is made for it.
+// TestInstructionSystemCalls holds the check of an instruction and of an
+// agent to the system calls their rules need, through raw system calls:
+// the file opened relative to its layout folder (instructions, agents),
+// which the run opens once, without following a symlink, fstat'ed
+// (regular, and its size against the file limit), and read: an
+// instruction to its end (one read of its bytes, one that finds the end),
+// an agent's head in one read; then closed. The layout folder is stated
+// once a run (realDirs); no file is stated apart from its open, as
+// lstatInside did, opened by its path from the root, or through an
+// *os.File.
 func TestInstructionSystemCalls(t *testing.T) {
-	const perInstruction = 5
-	type count struct{ walk, lstats int64 }
+	const perMember = 5 + 4 // an instruction, an agent
+	type count struct{ walk, lstats, pathOpens int64 }
 	run := func(n int) count {
 		dir := filepath.Join(t.TempDir(), "source")
 		var m strings.Builder
@@ -85,24 +88,30 @@ func TestInstructionSystemCalls(t *testing.T) {
 			name := fmt.Sprintf("calls-i%d", i)
 			writeFile(t, dir, "instructions/"+name+".md", "# Guidance\n\n"+strings.Repeat("Say what the change touches.\n", 200))
 			fmt.Fprintf(&m, "\n[[plugin.members]]\nref = \"instruction:%s\"\nrequirement = \"recommended\"\n", name)
+			agent := fmt.Sprintf("calls-a%d", i)
+			writeFile(t, dir, "agents/"+agent+".md", "---\nname: "+agent+"\ndescription: Counts system calls.\n---\nCount.\n")
+			fmt.Fprintf(&m, "\n[[plugin.members]]\nref = \"agent:%s\"\nrequirement = \"optional\"\n", agent)
 		}
 		writeFile(t, dir, "plugins/calls/PLUGIN.toml", m.String())
-		walk, lstats := walkCalls.Load(), componentLstats.Load()
+		walk, lstats, opens := walkCalls.Load(), componentLstats.Load(), pathOpens.Load()
 		rep, err := Validate(dir, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !rep.Valid {
-			t.Fatalf("source of %d instructions invalid: %v", n, rep.Diagnostics)
+			t.Fatalf("source of %d instructions and agents invalid: %v", n, rep.Diagnostics)
 		}
-		return count{walkCalls.Load() - walk, componentLstats.Load() - lstats}
+		return count{walkCalls.Load() - walk, componentLstats.Load() - lstats, pathOpens.Load() - opens}
 	}
 	one, four := run(1), run(4)
-	if n := (four.walk - one.walk) / 3; n != perInstruction || (four.walk-one.walk)%3 != 0 {
-		t.Errorf("%d raw system calls for 3 instructions more, want %d an instruction", four.walk-one.walk, perInstruction)
+	if n := (four.walk - one.walk) / 3; n != perMember || (four.walk-one.walk)%3 != 0 {
+		t.Errorf("%d raw system calls for 3 instructions and 3 agents more, want %d for each pair", four.walk-one.walk, perMember)
 	}
 	if n := four.lstats - one.lstats; n != 0 {
-		t.Errorf("%d components stated for 3 instructions more, want 0", n)
+		t.Errorf("%d components stated for 3 instructions and 3 agents more, want 0", n)
+	}
+	if n := four.pathOpens - one.pathOpens; n != 0 {
+		t.Errorf("%d files opened by their path from the root for 3 instructions and 3 agents more, want 0", n)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -48,7 +47,15 @@ func openRealDir(path string) (walkDir, error) {
 	return fdDir{fd}, nil
 }
 
+// pathOpens counts the opens of the walk and of member files made by a
+// path from the root, not by a name relative to a directory held open: a
+// test holds the members in a layout directory to none.
+var pathOpens atomic.Int64
+
 func openDir(dirfd int, name string, flags int) (int, error) {
+	if dirfd == unix.AT_FDCWD {
+		pathOpens.Add(1)
+	}
 	for {
 		walkCalls.Add(1)
 		fd, err := rawsys.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|flags, 0)
@@ -100,6 +107,9 @@ var headBuffers = sync.Pool{New: func() any {
 }}
 
 func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
+	if dirfd == unix.AT_FDCWD {
+		pathOpens.Add(1)
+	}
 	var fd int
 	var err error
 	for {
@@ -152,16 +162,16 @@ func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
 	return statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, head, nil
 }
 
-// openRegularFile opens the file at path for reading as readHeadAt does
-// (no symlink followed, no blocking) and returns it with its fstat when
-// it is a regular file; anything else is an error, and the caller leaves
-// the file to the way that says why.
-func openRegularFile(path string) (fdFile, statInfo, error) {
+// openRegular opens the file name in d for reading as readHead does (no
+// symlink followed, no blocking) and returns it with its fstat when it is
+// a regular file; anything else is an error, and the caller leaves the
+// file to the way that says why.
+func (d fdDir) openRegular(name string) (fdFile, statInfo, error) {
 	var fd int
 	var err error
 	for {
 		walkCalls.Add(1)
-		fd, err = rawsys.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err = rawsys.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -179,10 +189,10 @@ func openRegularFile(path string) (fdFile, statInfo, error) {
 		closeFD(fd)
 		return -1, statInfo{}, unix.EINVAL
 	}
-	return fdFile(fd), statInfo{name: filepath.Base(path), size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, nil
+	return fdFile(fd), statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, nil
 }
 
-// An fdFile is a file openRegularFile opened, read with raw system calls
+// An fdFile is a file fdDir.openRegular opened, read with raw system calls
 // as an io.Reader.
 type fdFile int
 

@@ -52,7 +52,7 @@ func readFileHead(path string, limit int64) (statInfo, []byte, error) {
 	return statInfo{}, nil, errors.ErrUnsupported
 }
 
-// An fdFile is never opened here: openRegularFile leaves the file to the
+// An fdFile is never opened here: openRegular leaves the file to the
 // caller, which opens it by its path.
 type fdFile int
 
@@ -60,8 +60,7 @@ func (f fdFile) Read(b []byte) (int, error) { return 0, errors.ErrUnsupported }
 
 func (f fdFile) close() {}
 
-// openRegularFile leaves the file to the caller, which opens it by its
-// path.
-func openRegularFile(path string) (fdFile, statInfo, error) {
+// openRegular leaves the file to the caller, which opens it by its path.
+func (d pathDir) openRegular(name string) (fdFile, statInfo, error) {
 	return -1, statInfo{}, errors.ErrUnsupported
 }
