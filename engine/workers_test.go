@@ -82,13 +82,7 @@ func TestWorkersShareRules(t *testing.T) {
 			if !strings.Contains(shared, `"valid":true`) {
 				t.Fatalf("generated source invalid: %s", shared)
 			}
-			runtime.GOMAXPROCS(1)
-			forgetAnswers()
-			one := reportJSON(t, dir, Options{})
-			runtime.GOMAXPROCS(2)
-			if shared != one {
-				t.Errorf("two workers:\n%s\none worker:\n%s", shared, one)
-			}
+			sameAsOneWorker(t, dir, shared)
 		})
 	}
 	t.Run("invalid", func(t *testing.T) {
@@ -114,17 +108,22 @@ func TestWorkersShareRules(t *testing.T) {
 		if n := rulesCompiled.Load() - before; n < 2 || n > 3 {
 			t.Errorf("rules compiled %d times, want Validate's and one for each worker that met an invalid manifest", n)
 		}
-		runtime.GOMAXPROCS(1)
-		forgetAnswers()
-		one := reportJSON(t, dir, Options{})
-		runtime.GOMAXPROCS(2)
-		if shared != one {
-			t.Errorf("two workers:\n%s\none worker:\n%s", shared, one)
-		}
+		sameAsOneWorker(t, dir, shared)
 		for _, want := range []string{`"E022"`, `"E020"`} {
 			if !strings.Contains(shared, want) {
 				t.Errorf("no %s in the report", want)
 			}
 		}
 	})
+}
+
+// sameAsOneWorker holds shared, the report of dir validated by two
+// workers, to the one a single worker gives.
+func sameAsOneWorker(t *testing.T, dir, shared string) {
+	t.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	forgetAnswers()
+	if one := reportJSON(t, dir, Options{}); shared != one {
+		t.Errorf("two workers:\n%s\none worker:\n%s", shared, one)
+	}
 }
