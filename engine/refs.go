@@ -40,9 +40,9 @@ type sourceCheck struct {
 	files    map[string]*diagList // diagnostics about member files
 	targets  map[string]target    // resolved asset, by kind:source:selector
 	refs     []Reference
-	dirs     map[string]bool // directories resolution proved real, by path (lstatInsideKnown)
-	realRel  map[string]bool // the paths under root realDirs proved real directories
-	held     map[string]walkDir
+	dirs     map[string]bool    // directories resolution proved real, by path (lstatInsideKnown)
+	realRel  map[string]bool    // the paths under root realDirs proved real directories
+	held     map[string]walkDir // layout directories held open while references resolve (heldDir)
 }
 
 type target struct {
@@ -466,9 +466,6 @@ func (v *sourceCheck) instruction(rel string, fi fs.FileInfo) {
 // the scheduler (TestInstructionSystemCalls). What it cannot prove it
 // leaves to lstatInside and instruction.
 func (v *sourceCheck) instructionAt(rel string) bool {
-	if !v.realDirs(path.Dir(rel)) {
-		return false
-	}
 	d := v.heldDir(path.Dir(rel))
 	if d == nil {
 		return false
@@ -731,9 +728,6 @@ func (v *sourceCheck) agentFile(name, rel string, fi fs.FileInfo, head []byte) {
 // its end made six system calls. What it cannot prove it leaves to
 // lstatInside and agent.
 func (v *sourceCheck) agentAt(name, rel string) bool {
-	if !v.realDirs(path.Dir(rel)) {
-		return false
-	}
 	d := v.heldDir(path.Dir(rel))
 	if d == nil {
 		return false

@@ -107,31 +107,12 @@ var headBuffers = sync.Pool{New: func() any {
 }}
 
 func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
-	if dirfd == unix.AT_FDCWD {
-		pathOpens.Add(1)
-	}
-	var fd int
-	var err error
-	for {
-		walkCalls.Add(1)
-		fd, err = rawsys.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	fd, st, err := openRegularAt(dirfd, name)
 	if err != nil {
 		return statInfo{}, nil, err
 	}
 	defer closeFD(fd)
-	var st syscall.Stat_t
-	walkCalls.Add(1)
-	if err := rawsys.Fstat(fd, &st); err != nil {
-		return statInfo{}, nil, err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return statInfo{}, nil, unix.EINVAL
-	}
-	want := int(min(st.Size, limit))
+	want := int(min(st.size, limit))
 	bp := headBuffers.Get().(*[]byte)
 	defer headBuffers.Put(bp)
 	buf, pooled := (*bp)[:min(want, headChunk)], true
@@ -159,19 +140,28 @@ func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
 	if pooled {
 		head = append([]byte{}, head...) // not nil when empty: it was read
 	}
-	return statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, head, nil
+	return st, head, nil
 }
 
-// openRegular opens the file name in d for reading as readHead does (no
-// symlink followed, no blocking) and returns it with its fstat when it is
-// a regular file; anything else is an error, and the caller leaves the
-// file to the way that says why.
+// openRegular opens the regular file name in d, as openRegularAt does.
 func (d fdDir) openRegular(name string) (fdFile, statInfo, error) {
+	fd, st, err := openRegularAt(d.fd, name)
+	return fdFile(fd), st, err
+}
+
+// openRegularAt opens name in dirfd for reading, without following a
+// symlink or blocking, and returns it with its fstat when it is a regular
+// file; anything else is an error, and the caller leaves the file to the
+// way that says why.
+func openRegularAt(dirfd int, name string) (int, statInfo, error) {
+	if dirfd == unix.AT_FDCWD {
+		pathOpens.Add(1)
+	}
 	var fd int
 	var err error
 	for {
 		walkCalls.Add(1)
-		fd, err = rawsys.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err = rawsys.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -189,7 +179,7 @@ func (d fdDir) openRegular(name string) (fdFile, statInfo, error) {
 		closeFD(fd)
 		return -1, statInfo{}, unix.EINVAL
 	}
-	return fdFile(fd), statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, nil
+	return fd, statInfo{name: name, size: st.Size, mode: fileMode(st.Mode), mtime: time.Unix(st.Mtim.Unix())}, nil
 }
 
 // An fdFile is a file fdDir.openRegular opened, read with raw system calls
