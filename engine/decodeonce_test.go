@@ -221,3 +221,28 @@ func TestWalksShareAParser(t *testing.T) {
 		t.Errorf("12 walks made %d parsers, want at most 1", n)
 	}
 }
+
+// TestPackageIndexesReused: a worker checks one package after another in
+// the same index of spans and the same map of what its walk saw, released
+// when the package's positions are taken, not in new ones each package:
+// dalo collects no garbage while it validates, so every map made was
+// memory faulted in (some 16 KB a package of the own shape).
+func TestPackageIndexesReused(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	dir := filepath.Join(t.TempDir(), "source")
+	if err := sourcegen.WriteOwn(dir, 30); err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	spans, seen := spanIndexesMade.Load(), seenIndexesMade.Load()
+	rep := reportJSON(t, dir, Options{})
+	if !strings.Contains(rep, `"valid":true`) {
+		t.Fatalf("generated source invalid: %s", rep)
+	}
+	if n := spanIndexesMade.Load() - spans; n > 1 {
+		t.Errorf("30 packages made %d indexes of spans, want at most 1", n)
+	}
+	if n := seenIndexesMade.Load() - seen; n > 1 {
+		t.Errorf("30 packages' walks made %d maps of what they saw, want at most 1", n)
+	}
+}

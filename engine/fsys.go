@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -153,7 +154,7 @@ type treeStats struct {
 	// seen, when the caller asks for it, is what the walk learned of each
 	// entry, by its path under the walked directory: a package's tool
 	// files are looked up in it rather than stated a second time.
-	seen map[string]fs.FileInfo
+	seen map[string]statInfo
 	// whole reports that the walk read every directory to its end.
 	whole bool
 }
@@ -169,15 +170,45 @@ func (st *treeStats) lstat(rel string) (fs.FileInfo, bool) {
 		if rel[i] != '/' {
 			continue
 		}
-		if fi, ok := st.seen[rel[:i]]; !ok || !fi.IsDir() {
+		if fi, ok := st.seen[rel[:i]]; !ok || !fi.mode.IsDir() {
 			return nil, false
 		}
 	}
 	fi, ok := st.seen[rel]
-	if !ok || !fi.Mode().IsRegular() {
+	if !ok || !fi.mode.IsRegular() {
 		return nil, false
 	}
 	return fi, true
+}
+
+// seenIndexes holds the seen maps of walks done, for the next: as a
+// manifest's index of spans (spanIndex), a map not reused is memory the
+// kernel faults in. The map holds statInfo, not fs.FileInfo: boxing each
+// entry's was an allocation a file.
+var (
+	seenIndexes = sync.Pool{}
+	// seenIndexesMade counts the maps made, not reused: a test holds
+	// the packages one worker checks to one.
+	seenIndexesMade atomic.Int64
+)
+
+// seenIndex returns an empty seen map, one released before if it can.
+func seenIndex() map[string]statInfo {
+	if m, ok := seenIndexes.Get().(map[string]statInfo); ok {
+		return m
+	}
+	seenIndexesMade.Add(1)
+	return make(map[string]statInfo)
+}
+
+// release gives st's seen map to the next walk that records; st.lstat
+// knows nothing after.
+func (st *treeStats) release() {
+	if st.seen != nil {
+		clear(st.seen)
+		seenIndexes.Put(st.seen)
+		st.seen = nil
+	}
 }
 
 // A walkDir is a directory the walk lists (walkdir_linux.go).
@@ -210,7 +241,7 @@ func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats
 	if err != nil {
 		st := treeStats{}
 		if record {
-			st.seen = make(map[string]fs.FileInfo)
+			st.seen = seenIndex()
 		}
 		l.at(rel).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", rel, unwrapPathError(err))
 		return st
@@ -239,7 +270,7 @@ type assetHead struct {
 func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagList, record bool, head *assetHead) treeStats {
 	var st treeStats
 	if record {
-		st.seen = make(map[string]fs.FileInfo)
+		st.seen = seenIndex()
 	}
 	prefix := len(rel) + 1 // of an entry's name, to its path under rel
 	// An entry's path is path.Join(relDir, e.name): a listed name is one
@@ -275,7 +306,7 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 			case t.IsDir():
 				name := join(relDir, e.name)
 				if st.seen != nil {
-					st.seen[name[prefix:]] = dirInfo{e}
+					st.seen[name[prefix:]] = statInfo{name: e.name, mode: e.typ}
 				}
 				if depth+1 > lim.DirectoryDepth {
 					l.at(name).errorf("E067", Pos{}, "", "%s is nested deeper than %d directories", name, lim.DirectoryDepth)
@@ -335,17 +366,6 @@ func walkInfo(d walkDir, name string, depth int, head *assetHead) (statInfo, err
 	}
 	return d.info(name)
 }
-
-// dirInfo is a directory's fs.FileInfo as its entry tells it, without a
-// stat: only IsDir is asked of it.
-type dirInfo struct{ e dirEntry }
-
-func (d dirInfo) Name() string       { return d.e.name }
-func (d dirInfo) IsDir() bool        { return d.e.typ.IsDir() }
-func (d dirInfo) Size() int64        { return 0 }
-func (d dirInfo) Mode() fs.FileMode  { return d.e.typ }
-func (d dirInfo) ModTime() time.Time { return time.Time{} }
-func (d dirInfo) Sys() any           { return nil }
 
 // statInfo is an fs.FileInfo of a stat.
 type statInfo struct {

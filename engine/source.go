@@ -387,6 +387,7 @@ func checkPackage(root, sourceID string, p *Package, r *Rules, slow func() *Rule
 		for _, f := range sourceFields(p) {
 			p.pos[f] = p.doc.at(f)
 		}
+		p.doc.release()
 		p.doc = nil
 	}
 }
@@ -460,6 +461,7 @@ func checkManifest(root, sourceID string, p *Package, r *Rules, slow func() *Rul
 	}
 	p.doc = doc
 	tree := walkTree(root, p.Dir, lim, l, true)
+	defer tree.release()
 	if !r.checkShape(doc, l, slow) {
 		// The reference checks still run on the entries that can be read:
 		// references are a report of their own, and an author who fixes
