@@ -455,11 +455,12 @@ func (v *sourceCheck) assetStats(kind, name, rel string, times *[]byte) ([]byte,
 
 // checkAsset runs check, which reports about the file rel, through the
 // cache: the diagnostics it gave for the same inputs, or a fresh check
-// whose diagnostics it then keeps. The check is given the file's first
-// bytes the key was made of (nil: it reads them itself), so that the
+// whose diagnostics it then keeps. The check is given what the front
+// matter check reads of the file's first bytes the key was made of (nil:
+// it reads them itself), so that the
 // answer kept is of the bytes in its key; the stats are taken before and
 // after it, and an asset whose stats changed meanwhile is not kept.
-func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check func(head []byte)) {
+func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check func(head *fmText)) {
 	if v.cache == nil {
 		check(nil)
 		return
@@ -485,7 +486,8 @@ func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check f
 	}
 	v.cache.checking()
 	checkSeam("check", rel)
-	check(head)
+	t := frontMatterText(head)
+	check(&t)
 	checkSeam("checked", rel)
 	if now, ok := v.assetStats(kind, name, rel, &after); !ok || !bytes.Equal(now, stats) || !bytes.Equal(after, before) {
 		return

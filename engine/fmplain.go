@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"strings"
 
 	"dalo/internal/termtext"
@@ -22,13 +21,13 @@ import (
 //
 // lines[i] is the line of fm.keys[i], not a map: the caller needs a key's
 // line only for a violation, and most front matter has none.
-func plainFrontMatter(src []byte) (fm *fmStruct, lines []int, ok bool) {
+func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
 	if len(src) == 0 || src[len(src)-1] != '\n' {
 		return nil, nil, false
 	}
 	n := 0 // lines that start a key, at most
 	for rest := src; len(rest) > 0; {
-		i := bytes.IndexByte(rest, '\n')
+		i := strings.IndexByte(rest, '\n')
 		if termtext.PrintableASCII(rest[:i], false) != i {
 			return nil, nil, false
 		}
@@ -37,9 +36,9 @@ func plainFrontMatter(src []byte) (fm *fmStruct, lines []int, ok bool) {
 		}
 		rest = rest[i+1:]
 	}
-	// One string of it all, its lines walked in place: the values are
-	// cut from it, where splitting it cost a string header a line.
-	text := string(src)
+	// Its lines are walked in place: the values are cut from it, where
+	// splitting it cost a string header a line.
+	text := src
 	fm = &fmStruct{fields: make([]fmEntry, 0, n)}
 	lines = make([]int, 0, n)
 	line := 1

@@ -104,7 +104,7 @@ func TestFrontMatterFastPathAgrees(t *testing.T) {
 	checked, fastPath := 0, 0
 	for name, data := range corpus {
 		var head diagList
-		fm, line, ok := v.frontMatter(name, data, &head)
+		fm, line, ok := v.frontMatter(name, textOf(data), &head)
 		if !ok {
 			continue
 		}
@@ -118,7 +118,7 @@ func TestFrontMatterFastPathAgrees(t *testing.T) {
 				slow := diagList{file: name}
 				r.checkFrontMatter(fmRule{def: def.v}, dir, name, fm, line, &fast, fmUnify)
 				r.checkFrontMatter(fmRule{def: def.v}, dir, name, fm, line, &slow, fmFill)
-				if file, err := yaml.Extract(name, fm); err == nil {
+				if file, err := yaml.Extract(name, []byte(fm)); err == nil {
 					if _, ok := r.frontMatterViolations(def.v, dir, file); ok {
 						fastPath++
 					}
@@ -179,7 +179,7 @@ func TestFrontMatterProgramAgrees(t *testing.T) {
 	checked, answered := 0, 0
 	for name, data := range corpus {
 		var head diagList
-		fm, line, ok := v.frontMatter(name, data, &head)
+		fm, line, ok := v.frontMatter(name, textOf(data), &head)
 		if !ok {
 			continue
 		}
@@ -192,7 +192,7 @@ func TestFrontMatterProgramAgrees(t *testing.T) {
 				ref := diagList{file: name}
 				r.checkFrontMatter(rule.r, dir, name, fm, line, &prog, fmProgramFirst)
 				r.checkFrontMatter(rule.r, dir, name, fm, line, &ref, fmFill)
-				if file, err := yaml.Extract(name, fm); err == nil {
+				if file, err := yaml.Extract(name, []byte(fm)); err == nil {
 					if _, ok := rule.r.prog.violations(dir, file); ok {
 						answered++
 					}
@@ -257,8 +257,8 @@ func FuzzFrontMatterProgram(f *testing.F) {
 			}
 			prog := diagList{file: "SKILL.md"}
 			ref := diagList{file: "SKILL.md"}
-			r.checkFrontMatter(rule, dir, "SKILL.md", []byte(fm), 2, &prog, fmProgramFirst)
-			r.checkFrontMatter(rule, dir, "SKILL.md", []byte(fm), 2, &ref, fmFill)
+			r.checkFrontMatter(rule, dir, "SKILL.md", fm, 2, &prog, fmProgramFirst)
+			r.checkFrontMatter(rule, dir, "SKILL.md", fm, 2, &ref, fmFill)
 			if !reflect.DeepEqual(prog.diags, ref.diags) {
 				t.Errorf("dir %q, front matter %q:\nprogram: %v\nCUE:     %v", dir, fm, prog.diags, ref.diags)
 			}
@@ -274,7 +274,7 @@ func TestFrontMatterDecoderPanic(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := diagList{file: "SKILL.md"}
-	r.checkFrontMatter(r.skillFM, "x", "SKILL.md", []byte("\r\r00"), 2, &l, fmProgramFirst)
+	r.checkFrontMatter(r.skillFM, "x", "SKILL.md", "\r\r00", 2, &l, fmProgramFirst)
 	if len(l.diags) != 1 || l.diags[0].Code != "E078" {
 		t.Fatalf("diagnostics %v, want one E078 (front matter is not valid YAML)", l.diags)
 	}
@@ -295,7 +295,7 @@ func generatedFrontMatter(tb testing.TB) (dir string, fm *fmStruct) {
 
 // generatedSkill is the path and front matter of a SKILL.md of
 // bench/sourcegen's skills shape.
-func generatedSkill(tb testing.TB) (path string, fm []byte) {
+func generatedSkill(tb testing.TB) (path string, fm string) {
 	tb.Helper()
 	root := filepath.Join(tb.TempDir(), "source")
 	if err := sourcegen.WriteSkills(root, 1); err != nil {
@@ -318,7 +318,16 @@ func generatedSkill(tb testing.TB) (path string, fm []byte) {
 	if !ok {
 		tb.Fatalf("%s: no front matter", path)
 	}
-	return path, []byte(src)
+	return path, src
+}
+
+// textOf is what readHead gives of a file's first bytes data, nil for nil.
+func textOf(data []byte) *fmText {
+	if data == nil {
+		return nil
+	}
+	t := frontMatterText(data)
+	return &t
 }
 
 // TestFrontMatterProgramAllocs holds a run of the skill program on a

@@ -220,7 +220,7 @@ type walkDir interface {
 	// readHead opens the regular file name, without following a
 	// symlink, and returns its info and, of its first limit bytes,
 	// those the front matter check reads (frontMatterHead).
-	readHead(name string, limit int64) (statInfo, []byte, error)
+	readHead(name string, limit int64) (statInfo, fmText, error)
 	// openRegular opens the regular file name for reading, without
 	// following a symlink, and returns it with its info.
 	openRegular(name string) (fdFile, statInfo, error)
@@ -260,7 +260,7 @@ func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats
 type assetHead struct {
 	name  string
 	limit int64
-	data  []byte
+	data  fmText
 	read  bool
 }
 

@@ -62,11 +62,11 @@ func TestQuoteHint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		src := "name: x\n" + tt.line + "\n"
-		if got := quoteHint([]byte(src), 1); got != tt.want {
+		if got := quoteHint(src, 1); got != tt.want {
 			t.Errorf("quoteHint(%q) = %q, want %q", tt.line, got, tt.want)
 		}
 	}
-	if got := quoteHint([]byte("a: b\n"), 5); got != "" {
+	if got := quoteHint("a: b\n", 5); got != "" {
 		t.Errorf("a line past the end: %q", got)
 	}
 }

@@ -596,14 +596,14 @@ var textStepped atomic.Int64
 // skill checks a resolved skill: its directory within the limits and its
 // Agent Skills front matter.
 func (v *sourceCheck) skill(name, rel string, fi fs.FileInfo) {
-	v.checkAsset("skill", name, rel, fi, func(head []byte) {
+	v.checkAsset("skill", name, rel, fi, func(head *fmText) {
 		l := v.fileDiags(rel)
 		walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l, false)
 		v.skillFrontMatter(name, rel, head, l)
 	})
 }
 
-func (v *sourceCheck) skillFrontMatter(name, rel string, head []byte, l *diagList) {
+func (v *sourceCheck) skillFrontMatter(name, rel string, head *fmText, l *diagList) {
 	fm, off, ok := v.frontMatter(rel, head, l)
 	if !ok {
 		return
@@ -644,9 +644,9 @@ func (v *sourceCheck) skillAt(name, rel string) bool {
 	l := v.fileDiags(rel)
 	head := assetHead{name: file, limit: int64(v.rules.Limits.FrontMatterBytes + 8)}
 	walkOpen(d, ents, dir, &v.rules.Limits, l, false, &head)
-	var data []byte
+	var data *fmText
 	if head.read {
-		data = head.data
+		data = &head.data
 	}
 	v.skillFrontMatter(name, rel, data, l)
 	return true
@@ -704,12 +704,12 @@ func (v *sourceCheck) realDirs(rel string) bool {
 }
 
 func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
-	v.checkAsset("agent", name, rel, fi, func(head []byte) {
+	v.checkAsset("agent", name, rel, fi, func(head *fmText) {
 		v.agentFile(name, rel, fi, head)
 	})
 }
 
-func (v *sourceCheck) agentFile(name, rel string, fi fs.FileInfo, head []byte) {
+func (v *sourceCheck) agentFile(name, rel string, fi fs.FileInfo, head *fmText) {
 	l := v.fileDiags(rel)
 	if v.tooBig(rel, fi, l) {
 		return
@@ -736,40 +736,60 @@ func (v *sourceCheck) agentAt(name, rel string) bool {
 	if err != nil {
 		return false
 	}
-	v.agentFile(name, rel, fi, head)
+	v.agentFile(name, rel, fi, &head)
 	return true
 }
 
 // frontMatter reads the YAML front matter of a Markdown file, bounded: it
 // must open the file and close within the front matter limit. It returns
-// the YAML and the line it starts on. head is the file's first bytes
-// (readHead) when the caller read them, else nil.
-func (v *sourceCheck) frontMatter(rel string, head []byte, l *diagList) ([]byte, int, bool) {
+// the YAML and the line it starts on. head is what the caller read of the
+// file's first bytes (readHead), else nil.
+func (v *sourceCheck) frontMatter(rel string, head *fmText, l *diagList) (string, int, bool) {
 	limit := int64(v.rules.Limits.FrontMatterBytes)
-	buf := head
-	if buf == nil {
-		var err error
-		buf, err = v.readHead(rel)
+	if head == nil {
+		buf, err := v.readHead(rel)
 		var te *regular.TypeError
 		if errors.As(err, &te) {
 			l.errorf("E079", Pos{}, "", "is not a regular file")
-			return nil, 0, false
+			return "", 0, false
 		}
 		if err != nil {
 			l.errorf("E079", Pos{}, "", "cannot be read: %v", unwrapPathError(err))
-			return nil, 0, false
+			return "", 0, false
 		}
+		t := frontMatterText(buf)
+		head = &t
 	}
-	opened, from, to, _ := frontMatterSpan(buf)
-	if !opened {
+	if !head.opened {
 		l.errorf("E079", Pos{1, 1}, "", "no YAML front matter: the file must start with a --- line")
-		return nil, 0, false
+		return "", 0, false
 	}
-	if to < 0 {
+	if !head.closed {
 		l.errorf("E079", Pos{1, 1}, "", "front matter is not closed by a --- line within %d bytes", limit)
-		return nil, 0, false
+		return "", 0, false
 	}
-	return buf[from:to], 2, true
+	return head.yaml, 2, true
+}
+
+// An fmText is what the front matter check reads of a Markdown file's
+// first bytes: whether a --- line opens them, whether another closes the
+// front matter and, when one does, the YAML between.
+type fmText struct {
+	yaml           string
+	opened, closed bool
+}
+
+// frontMatterText is the fmText of a file's first bytes buf. Its YAML is
+// the one copy made of them: the front matter check cuts its keys and
+// values from it (plainFrontMatter), where copying the file's head and
+// then the YAML again was a sixth of what checking a package of
+// bench/sourcegen's skills shape allocated.
+func frontMatterText(buf []byte) fmText {
+	opened, from, to, _ := frontMatterSpan(buf)
+	if !opened || to < 0 {
+		return fmText{opened: opened}
+	}
+	return fmText{yaml: string(buf[from:to]), opened: true, closed: true}
 }
 
 // frontMatterSpan finds the front matter of a Markdown file's first bytes
@@ -887,7 +907,7 @@ var frontMatterUnified atomic.Int64
 // filling dir and then the built front matter into the definition, so
 // that its diagnostics are exactly those. TestFrontMatterFastPathAgrees
 // and TestFrontMatterProgramAgrees hold the three to the same findings.
-func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src []byte, line int, l *diagList, way fmWay) {
+func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src string, line int, l *diagList, way fmWay) {
 	if way == fmProgramFirst && rule.prog != nil {
 		if fm, lines, ok := plainFrontMatter(src); ok {
 			if vs, ok := rule.prog.violationsOf(name, fm); ok {
@@ -904,7 +924,7 @@ func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src []byte, line
 		}
 	}
 	yamlExtracted.Add(1)
-	file, err := extractYAML(rel, src)
+	file, err := extractYAML(rel, []byte(src))
 	if err != nil {
 		pos, msg := yamlError(rel, err, line)
 		if strings.Contains(msg, "mapping values are not allowed") {
@@ -936,7 +956,7 @@ func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src []byte, line
 		if way <= fmUnify {
 			// The fast attempt built its value from these nodes;
 			// the whole path starts from a tree of its own.
-			if file, err = extractYAML(rel, src); err != nil {
+			if file, err = extractYAML(rel, []byte(src)); err != nil {
 				l.errorf("E078", Pos{line, 1}, "", "front matter is not valid YAML: %v", firstLine(err.Error()))
 				return
 			}
@@ -1057,8 +1077,8 @@ var yamlParserProblems = []string{
 // when YAML read a second mapping in it: a plain value holding ": "
 // (description: Use when: asked) must be quoted. It is written in single
 // quotes, where only a quote is doubled, so the fix is exact.
-func quoteHint(src []byte, i int) string {
-	lines := strings.Split(string(src), "\n")
+func quoteHint(src string, i int) string {
+	lines := strings.Split(src, "\n")
 	if i < 0 || i >= len(lines) {
 		return ""
 	}

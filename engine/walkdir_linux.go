@@ -83,17 +83,17 @@ func (d fdDir) close() {
 // readHead reads the regular file name in d: of its first limit bytes
 // (no more than the size fstat gives), those frontMatterHead says the
 // front matter check needs, in a first read of headChunk bytes and, only
-// when they hold no closing --- line, reads of what is left; the bytes
-// kept are copied out of a reused buffer, so that a long SKILL.md with
-// short front matter costs an allocation of its front matter, not of the
-// limit, and a file read whole still costs one read and no second one to
-// find its end.
-func (d fdDir) readHead(name string, limit int64) (statInfo, []byte, error) {
+// when they hold no closing --- line, reads of what is left; what the
+// check reads of them (frontMatterText) is copied out of a reused buffer,
+// so that a long SKILL.md with short front matter costs an allocation of
+// its front matter's YAML, not of the limit, and a file read whole still
+// costs one read and no second one to find its end.
+func (d fdDir) readHead(name string, limit int64) (statInfo, fmText, error) {
 	return readHeadAt(d.fd, name, limit)
 }
 
 // readFileHead is fdDir.readHead of the file at path.
-func readFileHead(path string, limit int64) (statInfo, []byte, error) {
+func readFileHead(path string, limit int64) (statInfo, fmText, error) {
 	return readHeadAt(unix.AT_FDCWD, path, limit)
 }
 
@@ -106,19 +106,19 @@ var headBuffers = sync.Pool{New: func() any {
 	return &b
 }}
 
-func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
+func readHeadAt(dirfd int, name string, limit int64) (statInfo, fmText, error) {
 	fd, st, err := openRegularAt(dirfd, name)
 	if err != nil {
-		return statInfo{}, nil, err
+		return statInfo{}, fmText{}, err
 	}
 	defer closeFD(fd)
 	want := int(min(st.size, limit))
 	bp := headBuffers.Get().(*[]byte)
 	defer headBuffers.Put(bp)
-	buf, pooled := (*bp)[:min(want, headChunk)], true
+	buf := (*bp)[:min(want, headChunk)]
 	n, err := readFull(fd, buf)
 	if err != nil {
-		return statInfo{}, nil, err
+		return statInfo{}, fmText{}, err
 	}
 	k := frontMatterHead(buf[:n])
 	if k < 0 && n == len(buf) && n < want {
@@ -128,19 +128,16 @@ func readHeadAt(dirfd int, name string, limit int64) (statInfo, []byte, error) {
 		copy(more, buf)
 		m, err := readFull(fd, more[n:])
 		if err != nil {
-			return statInfo{}, nil, err
+			return statInfo{}, fmText{}, err
 		}
-		buf, n, pooled = more, n+m, false
+		buf, n = more, n+m
 		k = frontMatterHead(buf[:n])
 	}
 	head := buf[:n]
 	if k >= 0 {
 		head = head[:k]
 	}
-	if pooled {
-		head = append([]byte{}, head...) // not nil when empty: it was read
-	}
-	return st, head, nil
+	return st, frontMatterText(head), nil
 }
 
 // openRegular opens the regular file name in d, as openRegularAt does.

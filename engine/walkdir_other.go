@@ -43,13 +43,13 @@ func (d pathDir) info(name string) (statInfo, error) {
 func openRealDir(path string) (walkDir, error) { return nil, errors.ErrUnsupported }
 
 // readHead leaves the file to the caller, which reads it by its path.
-func (d pathDir) readHead(name string, limit int64) (statInfo, []byte, error) {
-	return statInfo{}, nil, errors.ErrUnsupported
+func (d pathDir) readHead(name string, limit int64) (statInfo, fmText, error) {
+	return statInfo{}, fmText{}, errors.ErrUnsupported
 }
 
 // readFileHead leaves the file to the caller, which reads it by its path.
-func readFileHead(path string, limit int64) (statInfo, []byte, error) {
-	return statInfo{}, nil, errors.ErrUnsupported
+func readFileHead(path string, limit int64) (statInfo, fmText, error) {
+	return statInfo{}, fmText{}, errors.ErrUnsupported
 }
 
 // An fdFile is never opened here: openRegular leaves the file to the

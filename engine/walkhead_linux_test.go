@@ -59,13 +59,13 @@ func TestReadHeadAgrees(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if fi.Size() != int64(len(content)) || head == nil {
-			t.Errorf("%s: size %d, head nil %t; want %d and a head", name, fi.Size(), head == nil, len(content))
+		if fi.Size() != int64(len(content)) {
+			t.Errorf("%s: size %d, want %d", name, fi.Size(), len(content))
 		}
 		whole := []byte(content[:min(len(content), int(limit))])
 		var got, want diagList
-		gfm, gline, gok := v.frontMatter(name, head, &got)
-		wfm, wline, wok := v.frontMatter(name, whole, &want)
+		gfm, gline, gok := v.frontMatter(name, &head, &got)
+		wfm, wline, wok := v.frontMatter(name, textOf(whole), &want)
 		if string(gfm) != string(wfm) || gline != wline || gok != wok || !reflect.DeepEqual(got.diags, want.diags) {
 			t.Errorf("%s: from the head %q %d %t %v, from the whole %q %d %t %v", name, gfm, gline, gok, got.diags, wfm, wline, wok, want.diags)
 		}
@@ -169,5 +169,49 @@ func TestRealDirsKept(t *testing.T) {
 	}
 	if n := componentLstats.Load() - lstats; n != 0 {
 		t.Errorf("%d components stated again", n)
+	}
+}
+
+// TestFrontMatterCopiedOnce: the bytes of a generated skill's front matter
+// are copied once, from the read buffer, between the read and the program
+// that checks them: readHead, frontMatter and plainFrontMatter allocate
+// its YAML once beside what plainFrontMatter builds of it. The head was
+// copied out of the buffer, then its YAML again into a string, a sixth of
+// what checking a package of the skills shape allocated.
+func TestFrontMatterCopiedOnce(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates: counted without it")
+	}
+	path, yaml := generatedSkill(t)
+	v := &sourceCheck{rules: &Rules{Limits: plan.DraftLimits}}
+	limit := int64(v.rules.Limits.FrontMatterBytes + 8)
+	allocated := func(f func()) uint64 {
+		const runs = 100
+		f() // the pools' buffers
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			f()
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / runs
+	}
+	read := allocated(func() {
+		_, head, err := readFileHead(path, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l diagList
+		fm, _, ok := v.frontMatter(path, &head, &l)
+		if !ok || fm != yaml {
+			t.Fatalf("front matter %q (%t), want %q", fm, ok, yaml)
+		}
+		if _, _, ok := plainFrontMatter(fm); !ok {
+			t.Fatal("generated front matter not plain")
+		}
+	})
+	built := allocated(func() { plainFrontMatter(yaml) })
+	if copied := read - built; copied > uint64(len(yaml)+len(yaml)/4) {
+		t.Errorf("reading a front matter of %d bytes allocated %d bytes beside what plainFrontMatter builds (%d), want one copy of it", len(yaml), copied, built)
 	}
 }
