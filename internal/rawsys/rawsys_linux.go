@@ -3,6 +3,7 @@
 package rawsys
 
 import (
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -10,7 +11,8 @@ import (
 // Openat opens name relative to the directory dirfd (AtFDCWD: the working
 // directory), as openat(2).
 func Openat(dirfd int, name string, flags int, mode uint32) (int, error) {
-	p, err := syscall.BytePtrFromString(name)
+	var buf nameBuf
+	p, err := buf.cstring(name)
 	if err != nil {
 		return -1, err
 	}
@@ -31,7 +33,8 @@ func Fstat(fd int, st *syscall.Stat_t) error {
 
 // Fstatat states name relative to the directory dirfd, as fstatat(2).
 func Fstatat(dirfd int, name string, st *syscall.Stat_t, flags int) error {
-	p, err := syscall.BytePtrFromString(name)
+	var buf nameBuf
+	p, err := buf.cstring(name)
 	if err != nil {
 		return err
 	}
@@ -66,4 +69,27 @@ func Close(fd int) error {
 		return e
 	}
 	return nil
+}
+
+// A nameBuf holds a name NUL-terminated for a call, on the caller's
+// stack: syscall.BytePtrFromString allocated each, a tenth of the
+// allocations of validating a source of small skills (some 30 names a
+// package), which with the collector off (cmd/dalo) are pages faulted
+// in. The pointer reaches the kernel as a uintptr in a call to
+// syscall.RawSyscall6, which keeps it alive (go:uintptrkeepalive) and,
+// nosplit, cannot move the stack before the kernel reads it.
+type nameBuf [256]byte
+
+// cstring returns name NUL-terminated, in b when it fits, else in a new
+// slice; EINVAL when it holds a NUL, as syscall.BytePtrFromString.
+func (b *nameBuf) cstring(name string) (*byte, error) {
+	if strings.IndexByte(name, 0) >= 0 {
+		return nil, syscall.EINVAL
+	}
+	if len(name) >= len(b) {
+		return syscall.BytePtrFromString(name)
+	}
+	copy(b[:], name)
+	b[len(name)] = 0
+	return &b[0], nil
 }
