@@ -3,8 +3,6 @@
 package rawsys
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,15 +12,7 @@ import (
 // without allocating when it fits their buffer, and still take a longer
 // one. Each allocated a copy of every name.
 func TestNamesOnTheStack(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("hello"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dfd, err := Openat(AtFDCWD, dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer Close(dfd)
+	dfd := dirOfF(t)
 	var st syscall.Stat_t
 	if n := testing.AllocsPerRun(100, func() {
 		if err := Fstatat(dfd, "f", &st, AtSymlinkNoFollow); err != nil {

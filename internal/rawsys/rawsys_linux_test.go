@@ -12,15 +12,7 @@ import (
 
 // TestCalls: each call does what its system call does, errors included.
 func TestCalls(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("hello"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dfd, err := Openat(AtFDCWD, dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer Close(dfd)
+	dfd := dirOfF(t)
 	var st syscall.Stat_t
 	if err := Fstatat(dfd, "f", &st, AtSymlinkNoFollow); err != nil || st.Size != 5 {
 		t.Fatalf("Fstatat: size %d, %v; want 5, nil", st.Size, err)
@@ -65,6 +57,22 @@ func TestCalls(t *testing.T) {
 	if n, err := Getdents(dfd, dents); err != nil || n != 0 {
 		t.Errorf("Getdents at the end: %d, %v; want 0, nil", n, err)
 	}
+}
+
+// dirOfF opens a new directory holding the file f of five bytes, closed
+// when the test ends.
+func dirOfF(t *testing.T) int {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dfd, err := Openat(AtFDCWD, dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Close(dfd) })
+	return dfd
 }
 
 // TestCallsRaw holds the package to raw calls: every function it calls of
