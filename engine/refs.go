@@ -613,8 +613,10 @@ func (v *sourceCheck) skillFrontMatter(name, rel string, head *fmText, l *diagLi
 
 // skillAt resolves and checks the skill name, whose file is rel, with the
 // system calls its walk makes anyway, and reports whether it did: its
-// directory opened without following a symlink proves it a real
-// directory, the listing shows its file a regular one, and the walk reads
+// directory opened relative to its layout folder (heldDir), so that the
+// kernel resolves one name, not the path from the root, and without
+// following a symlink, proves it a real directory, the listing shows its
+// file a regular one, and the walk reads
 // the file's head where it would state it. Resolving it with
 // lstatInside, walking it and then reading the file by its path made
 // 17 system calls for a skill of one subfolder, where this makes 13
@@ -624,10 +626,14 @@ func (v *sourceCheck) skillFrontMatter(name, rel string, head *fmText, l *diagLi
 // say why, as they always did.
 func (v *sourceCheck) skillAt(name, rel string) bool {
 	dir := v.rules.Layout.Dir("skill", name)
-	if path.Dir(rel) != dir || !v.realDirs(path.Dir(dir)) {
+	if path.Dir(rel) != dir {
 		return false
 	}
-	d, err := openRealDir(filepath.Join(v.root, filepath.FromSlash(dir)))
+	held := v.heldDir(path.Dir(dir))
+	if held == nil {
+		return false
+	}
+	d, err := held.sub(path.Base(dir))
 	if err != nil {
 		return false
 	}

@@ -10,7 +10,9 @@ import (
 )
 
 // TestSkillSystemCalls holds the check of a skill to the system calls its
-// rules need: its folder opened and listed, its SKILL.md opened relative
+// rules need: its folder opened relative to the layout folder (skills),
+// which the run opens once, not by its path from the root, and listed,
+// its SKILL.md opened relative
 // to the folder, fstat'ed (the size the walk counts), read in one read
 // and closed, and each subfolder opened and listed with its regular files
 // stated for their sizes. A source of one package is checked with one
@@ -26,7 +28,7 @@ import (
 // skill, more than the floor's whole cost of a package.
 func TestSkillSystemCalls(t *testing.T) {
 	const perSkill = 13
-	type count struct{ walk, lstats, pathReads int64 }
+	type count struct{ walk, lstats, pathReads, pathOpens int64 }
 	run := func(skills int) count {
 		dir := filepath.Join(t.TempDir(), "source")
 		var m strings.Builder
@@ -45,7 +47,7 @@ func TestSkillSystemCalls(t *testing.T) {
 				reads++
 			}
 		}
-		walk, lstats := walkCalls.Load(), componentLstats.Load()
+		walk, lstats, opens := walkCalls.Load(), componentLstats.Load(), pathOpens.Load()
 		rep, err := Validate(dir, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +55,7 @@ func TestSkillSystemCalls(t *testing.T) {
 		if !rep.Valid {
 			t.Fatalf("source of %d skills invalid: %v", skills, rep.Diagnostics)
 		}
-		return count{walkCalls.Load() - walk, componentLstats.Load() - lstats, reads}
+		return count{walkCalls.Load() - walk, componentLstats.Load() - lstats, reads, pathOpens.Load() - opens}
 	}
 	one, four := run(1), run(4)
 	if n := (four.walk - one.walk) / 3; n != perSkill || (four.walk-one.walk)%3 != 0 {
@@ -64,6 +66,9 @@ func TestSkillSystemCalls(t *testing.T) {
 	}
 	if four.pathReads != 0 {
 		t.Errorf("SKILL.md read by its path %d times, want 0", four.pathReads)
+	}
+	if n := four.pathOpens - one.pathOpens; n != 0 {
+		t.Errorf("%d skill folders opened by their path from the root for 3 skills more, want 0", n)
 	}
 }
 
