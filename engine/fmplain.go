@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strings"
+	"sync"
 
 	"dalo/internal/termtext"
 )
@@ -39,8 +40,8 @@ func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
 	// Its lines are walked in place: the values are cut from it, where
 	// splitting it cost a string header a line.
 	text := src
-	fm = &fmStruct{fields: make([]fmEntry, 0, n)}
-	lines = make([]int, 0, n)
+	fm = newFMStruct(n)
+	lines = fmLines(n)
 	line := 1
 	for i := 0; i < len(text); {
 		l, next := lineAt(text, i)
@@ -205,7 +206,7 @@ func blockScalar(head, body string, n int) (string, bool) {
 // a mapping of one-line scalars, every key indented alike.
 func plainMapping(body string, n int) (*fmStruct, bool) {
 	indent := len(body) - len(strings.TrimLeft(body, " "))
-	s := &fmStruct{fields: make([]fmEntry, 0, n)}
+	s := newFMStruct(n)
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
 		i = next
@@ -225,4 +226,52 @@ func plainMapping(body string, n int) (*fmStruct, bool) {
 		}
 	}
 	return s, true
+}
+
+// The mappings and line tables plainFrontMatter reads front matter into
+// are released once its check is done (releasePlain) and reused for the
+// next: a front matter is checked and dropped, and dalo collects no
+// garbage while it validates (cmd/dalo limitMemory), so memory not reused
+// is memory the kernel faults in; they were a sixth of what checking a
+// package of bench/sourcegen's skills shape allocated.
+var (
+	fmStructs sync.Pool
+	fmLineSet sync.Pool
+)
+
+// newFMStruct returns an empty mapping with room for n fields.
+func newFMStruct(n int) *fmStruct {
+	if s, ok := fmStructs.Get().(*fmStruct); ok && cap(s.fields) >= n {
+		return s
+	}
+	return &fmStruct{fields: make([]fmEntry, 0, n)}
+}
+
+// fmLines returns an empty line table with room for n lines.
+func fmLines(n int) []int {
+	if l, ok := fmLineSet.Get().(*[]int); ok && cap(*l) >= n {
+		return (*l)[:0]
+	}
+	return make([]int, 0, n)
+}
+
+// releasePlain gives what plainFrontMatter returned to the next front
+// matter read: fm, the mappings it holds, and lines. Neither may be used
+// after; the strings they held may.
+func releasePlain(fm *fmStruct, lines []int) {
+	fm.release()
+	lines = lines[:0]
+	fmLineSet.Put(&lines)
+}
+
+// release gives s and the mappings it holds to newFMStruct.
+func (s *fmStruct) release() {
+	for _, f := range s.fields {
+		if f.val.m != nil {
+			f.val.m.release()
+		}
+	}
+	clear(s.fields) // holds no string alive in the pool
+	*s = fmStruct{fields: s.fields[:0]}
+	fmStructs.Put(s)
 }

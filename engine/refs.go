@@ -916,14 +916,16 @@ var frontMatterUnified atomic.Int64
 func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src string, line int, l *diagList, way fmWay) {
 	if way == fmProgramFirst && rule.prog != nil {
 		if fm, lines, ok := plainFrontMatter(src); ok {
-			if vs, ok := rule.prog.violationsOf(name, fm); ok {
-				var keys map[string]Pos
-				if len(vs) > 0 {
-					keys = make(map[string]Pos, len(lines))
-					for i, f := range fm.fields {
-						keys[f.key] = Pos{lines[i] + line - 1, 1}
-					}
+			vs, ok := rule.prog.violationsOf(name, fm)
+			var keys map[string]Pos
+			if ok && len(vs) > 0 {
+				keys = make(map[string]Pos, len(lines))
+				for i, f := range fm.fields {
+					keys[f.key] = Pos{lines[i] + line - 1, 1}
 				}
+			}
+			releasePlain(fm, lines)
+			if ok {
 				reportFrontMatter(vs, keys, l)
 				return
 			}
