@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -247,5 +248,36 @@ func TestPackageIndexesReused(t *testing.T) {
 	}
 	if n := seenIndexesMade.Load() - seen; n > 1 {
 		t.Errorf("30 packages' walks made %d maps of what they saw, want at most 1", n)
+	}
+}
+
+// TestLargeIndexNotReused: the index of a manifest of more keys than
+// maxPooledIndex is dropped when released, not reused: clearing it would
+// cost every small manifest after it what the large one grew it to.
+func TestLargeIndexNotReused(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector sync.Pool drops what it is given at random")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	var b strings.Builder
+	b.WriteString("schema_version = 1\n\n")
+	for i := range maxPooledIndex + 10 {
+		fmt.Fprintf(&b, "[[tool]]\nid = \"t%d\"\n", i)
+	}
+	lim := plan.DraftLimits
+	lim.ArrayEntries = 2 * maxPooledIndex
+	var l diagList
+	m := decodeManifest([]byte(b.String()), &lim, &l)
+	if m == nil {
+		t.Fatalf("large manifest not decoded: %v", l.diags)
+	}
+	if len(m.spans) <= maxPooledIndex {
+		t.Fatalf("index of %d keys, want more than %d", len(m.spans), maxPooledIndex)
+	}
+	m.release()
+	made := spanIndexesMade.Load()
+	if idx := spanIndex(10); len(idx) != 0 || spanIndexesMade.Load() != made+1 {
+		t.Errorf("the index after a large one's release was reused (%d keys), want a new one", len(idx))
 	}
 }

@@ -203,12 +203,14 @@ func seenIndex() map[string]statInfo {
 
 // release gives st's seen map to the next walk that records; st.lstat
 // knows nothing after.
+// A map of more than maxPooledIndex entries is dropped instead, as a
+// manifest's index is (manifest.release).
 func (st *treeStats) release() {
-	if st.seen != nil {
+	if st.seen != nil && len(st.seen) <= maxPooledIndex {
 		clear(st.seen)
 		seenIndexes.Put(st.seen)
-		st.seen = nil
 	}
+	st.seen = nil
 }
 
 // A walkDir is a directory the walk lists (walkdir_linux.go).

@@ -230,6 +230,10 @@ var (
 	spanIndexesMade atomic.Int64
 )
 
+// maxPooledIndex is the most keys an index released for reuse may hold:
+// a manifest's index is made for at most this many (spanIndex).
+const maxPooledIndex = 4096
+
 // spanIndex returns an empty index for a manifest of lines lines: one
 // released before, or a new one sized from them, as most lines of a
 // manifest hold a key (not grown step by step, it was a tenth of what
@@ -239,13 +243,16 @@ func spanIndex(lines int) map[string]span {
 		return m
 	}
 	spanIndexesMade.Add(1)
-	return make(map[string]span, min(lines, 4096))
+	return make(map[string]span, min(lines, maxPooledIndex))
 }
 
 // release gives m's index and line table to the next manifest decoded. m
-// must not be used after: its positions are gone.
+// must not be used after: its positions are gone. An index of more than
+// maxPooledIndex keys is dropped instead: clearing a map costs what it
+// grew to, and one manifest of a megabyte would make every small one
+// after it pay that.
 func (m *manifest) release() {
-	if m.spans != nil {
+	if m.spans != nil && len(m.spans) <= maxPooledIndex {
 		clear(m.spans)
 		spanIndexes.Put(m.spans)
 	}
