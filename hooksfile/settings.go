@@ -217,7 +217,7 @@ func (r *Settings) decode(file string) (any, bool) {
 		if r.Table.Config.Comments != nil && jsonedit.ScanStrings(data, true, func([]byte) {}) == nil {
 			data = jsonedit.WithoutComments(data)
 		}
-		err = json.Unmarshal(data, &doc)
+		doc, err = r.decodeJSON(data)
 	}
 	if err != nil {
 		r.Warnings = append(r.Warnings, Warning{file, fmt.Sprintf("doctor cannot read it as %s does (%v), so cannot tell what it sets", r.Table.Harness, err)})
@@ -225,6 +225,72 @@ func (r *Settings) decode(file string) (any, bool) {
 	}
 	r.docs[file] = doc
 	return doc, true
+}
+
+// decodeJSON is what json.Unmarshal decodes data into, but for the
+// objects and arrays at the top level that no rule of the table reads
+// inside: each of those is left as its JSON, a json.RawMessage of data,
+// which providers.TypeOf, Lookup and a violation's text read as its
+// decoded value. A user's settings.json can hold megabytes of permissions
+// the table checks the type of and nothing else; decoding them was some
+// 44% of an install beside a 50 MB one, and most of its page faults. What
+// the scanner refuses (a byte order mark, nesting past its limit, bytes
+// not UTF-8), or a document not an object, is decoded whole.
+func (r *Settings) decodeJSON(data []byte) (any, error) {
+	inside, all := r.readInside()
+	var top *jsonedit.Value
+	if !all && !decodeWhole {
+		// A key no member has: every member's value is skimmed.
+		top, _ = jsonedit.ScanMember(data, "\x00", false)
+	}
+	if top == nil || top.Kind != '{' {
+		var doc any
+		err := json.Unmarshal(data, &doc)
+		return doc, err
+	}
+	doc := make(map[string]any, len(top.Members))
+	for _, m := range top.Members {
+		raw := data[m.Val.Start:m.Val.End]
+		if (m.Val.Kind == '{' || m.Val.Kind == '[') && !inside[m.Key] {
+			doc[m.Key] = json.RawMessage(raw) // the last of a key held twice, as json does
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, err
+		}
+		doc[m.Key] = v
+	}
+	return doc, nil
+}
+
+// decodeWhole, set by a test, makes decodeJSON decode every document
+// whole, as json.Unmarshal does: the reference it is held to.
+var decodeWhole bool
+
+// readInside lists the top-level keys whose values a rule of the table
+// reads inside (a check or a switch on a path below them, a switch that
+// lists commands); all reports a rule that reads inside every one.
+func (r *Settings) readInside() (keys map[string]bool, all bool) {
+	keys = map[string]bool{}
+	add := func(path string, whole bool) {
+		first, rest, below := strings.Cut(path, ".")
+		if first == "*" {
+			all = true
+		}
+		if below && rest != "" || whole {
+			keys[first] = true
+		}
+	}
+	for _, d := range r.Table.Config.Drop {
+		for _, c := range d.Checks {
+			add(c.Path, false)
+		}
+	}
+	for _, sw := range r.Table.Config.Off {
+		add(sw.Key, sw.Contains != "")
+	}
+	return keys, all
 }
 
 // broken says whether the hook file holds, in a comment, a character the

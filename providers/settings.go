@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -104,8 +105,20 @@ func orList(words []string) string {
 
 // TypeOf is the JSON type of a decoded value: object, array, string,
 // number, boolean or null (a TOML date, which has no JSON type, is
-// "other").
+// "other"). An object or array a reader left as its JSON (a
+// json.RawMessage: hooksfile leaves those no rule reads inside) is of
+// the type its first byte says.
 func TypeOf(v any) string {
+	if raw, ok := v.(json.RawMessage); ok {
+		// An object or array left as its JSON (hooksfile): its first byte.
+		switch {
+		case bytes.HasPrefix(raw, []byte("{")):
+			return "object"
+		case bytes.HasPrefix(raw, []byte("[")):
+			return "array"
+		}
+		return "other"
+	}
 	switch v.(type) {
 	case map[string]any:
 		return "object"
@@ -164,6 +177,14 @@ func walkPath(doc any, path []string, at, member string, f func(at, member strin
 
 // jsonText is v as JSON, cut to a length a message holds.
 func jsonText(v any) string {
+	if raw, ok := v.(json.RawMessage); ok {
+		// Written as the decoded value is (its keys sorted), to the same
+		// 40 bytes.
+		var x any
+		if json.Unmarshal(raw, &x) == nil {
+			v = x
+		}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)
