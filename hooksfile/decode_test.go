@@ -1,9 +1,11 @@
 package hooksfile
 
 import (
+	"cmp"
 	"io/fs"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,7 +76,12 @@ func TestDecodeJSONAgrees(t *testing.T) {
 				return []byte(doc), nil
 			},
 		}
-		return found{r.Off(), r.Warnings}
+		offs := r.Off()
+		// Off lists a switch's matches in the order of r.Entries, a map.
+		slices.SortFunc(offs, func(a, b Off) int {
+			return cmp.Or(strings.Compare(a.File, b.File), strings.Compare(a.Event, b.Event), strings.Compare(a.Why, b.Why))
+		})
+		return found{offs, r.Warnings}
 	}
 	tables := 0
 	for _, tb := range ts.All() {
