@@ -229,7 +229,7 @@ func (r *Settings) decode(file string) (any, bool) {
 
 // decodeJSON is what json.Unmarshal decodes data into, but for the
 // objects and arrays at the top level that no rule of the table reads
-// inside: each of those is left as its JSON, a json.RawMessage of data,
+// inside (Config.ReadsInside): each of those is left as its JSON, a json.RawMessage of data,
 // which providers.TypeOf, Lookup and a violation's text read as its
 // decoded value. A user's settings.json can hold megabytes of permissions
 // the table checks the type of and nothing else; decoding them was some
@@ -237,7 +237,7 @@ func (r *Settings) decode(file string) (any, bool) {
 // the scanner refuses (a byte order mark, nesting past its limit, bytes
 // not UTF-8), or a document not an object, is decoded whole.
 func (r *Settings) decodeJSON(data []byte) (any, error) {
-	inside, all := r.readInside()
+	inside, all := r.Table.Config.ReadsInside()
 	var top *jsonedit.Value
 	if !all && !decodeWhole {
 		// A key no member has: every member's value is skimmed.
@@ -267,31 +267,6 @@ func (r *Settings) decodeJSON(data []byte) (any, error) {
 // decodeWhole, set by a test, makes decodeJSON decode every document
 // whole, as json.Unmarshal does: the reference it is held to.
 var decodeWhole bool
-
-// readInside lists the top-level keys whose values a rule of the table
-// reads inside (a check or a switch on a path below them, a switch that
-// lists commands); all reports a rule that reads inside every one.
-func (r *Settings) readInside() (keys map[string]bool, all bool) {
-	keys = map[string]bool{}
-	add := func(path string, whole bool) {
-		first, rest, below := strings.Cut(path, ".")
-		if first == "*" {
-			all = true
-		}
-		if below && rest != "" || whole {
-			keys[first] = true
-		}
-	}
-	for _, d := range r.Table.Config.Drop {
-		for _, c := range d.Checks {
-			add(c.Path, false)
-		}
-	}
-	for _, sw := range r.Table.Config.Off {
-		add(sw.Key, sw.Contains != "")
-	}
-	return keys, all
-}
 
 // broken says whether the hook file holds, in a comment, a character the
 // harness keeps when it strips its comments and then cannot parse: the

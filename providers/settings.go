@@ -136,6 +136,34 @@ func TypeOf(v any) string {
 	return "other"
 }
 
+// ReadsInside lists the top-level keys of a settings document whose
+// values c's drop checks and off switches read below the key itself (a
+// path through them, a switch that lists commands); all reports one that
+// reads inside every key (a path starting "*"). Of any other top-level
+// object or array the checks and switches ask only its type (TypeOf), so
+// a reader may leave it undecoded.
+func (c *Config) ReadsInside() (keys map[string]bool, all bool) {
+	keys = map[string]bool{}
+	add := func(path string, whole bool) {
+		first, rest, below := strings.Cut(path, ".")
+		if first == "*" {
+			all = true
+		}
+		if below && rest != "" || whole {
+			keys[first] = true
+		}
+	}
+	for _, d := range c.Drop {
+		for _, ch := range d.Checks {
+			add(ch.Path, false)
+		}
+	}
+	for _, sw := range c.Off {
+		add(sw.Key, sw.Contains != "")
+	}
+	return keys, all
+}
+
 // walkPath calls f with each value of doc at path, where it is, and the
 // member the path's first "*" matched (member, until then "").
 func walkPath(doc any, path []string, at, member string, f func(at, member string, v any)) {
