@@ -104,7 +104,9 @@ func decodeResult(out []byte, kinds []string, lim plan.Limits) (*Result, error) 
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("result is not JSON: %v", err)
 	}
-	if rest := bytes.TrimSpace(out[dec.InputOffset():]); len(rest) > 0 {
+	// Only JSON's own white space may follow: bytes.TrimSpace would also
+	// pass \v, \f and Unicode spaces, which make the output not JSON.
+	if rest := bytes.TrimLeft(out[dec.InputOffset():], " \t\n\r"); len(rest) > 0 {
 		return nil, errors.New("result has data after its JSON object (only one object is allowed)")
 	}
 	rawKind, ok := fields["kind"]
