@@ -113,7 +113,8 @@ func (r *Settings) Off() []Off {
 		project := sw.Location.Root == "project"
 		if sw.Contains != "" {
 			list, _ := v.([]any)
-			for ev, e := range r.Entries {
+			for _, ev := range slices.Sorted(maps.Keys(r.Entries)) {
+				e := r.Entries[ev]
 				for _, item := range list {
 					if s, _ := item.(string); s != "" && s == e.Command(t) {
 						out = append(out, Off{File: file, Event: ev, Project: project,

@@ -1,8 +1,10 @@
 package hooksfile
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"dalo/providers"
@@ -161,5 +163,55 @@ func TestSettingsByteOrderMark(t *testing.T) {
 	}
 	if len(r.Warnings) > 0 {
 		t.Errorf("warnings %v, want none", r.Warnings)
+	}
+}
+
+// TestSettingsOffInEventOrder: when a list of commands names several of
+// dalo's entries, Off lists them in the order of their events' names, the
+// same on every run (doctor prints them so), not in a map's order.
+func TestSettingsOffInEventOrder(t *testing.T) {
+	ts, err := providers.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, ok := ts.Lookup("gemini", "0.61.0")
+	if !ok {
+		t.Fatal("no gemini@0.61.0")
+	}
+	dir := t.TempDir()
+	env := map[string]string{"GEMINI_CLI_HOME": dir, "HOME": dir}
+	entries := map[string]Entry{}
+	var commands, events []string
+	for ev := range g.Events {
+		command := "/bin/dalo-hook dispatch --provider gemini --event " + ev
+		e, err := g.Entry(ev, command, 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries[ev] = Entry(e)
+		commands = append(commands, command)
+		events = append(events, ev)
+	}
+	if len(events) < 4 {
+		t.Fatalf("gemini@0.61.0 has %d events; the test wants several", len(events))
+	}
+	slices.Sort(events)
+	list, _ := json.Marshal(map[string]any{"hooksConfig": map[string]any{"disabled": commands}})
+	user := filepath.Join(dir, ".gemini", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(user), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(user, list, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		r := &Settings{Table: g, Getenv: func(k string) string { return env[k] }, Entries: entries}
+		var got []string
+		for _, o := range r.Off() {
+			got = append(got, o.Event)
+		}
+		if !slices.Equal(got, events) {
+			t.Fatalf("Off's events %v, want %v", got, events)
+		}
 	}
 }
