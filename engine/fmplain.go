@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"dalo/internal/termtext"
 )
@@ -16,8 +17,9 @@ import (
 // (counted from line 1 of src), without CUE's YAML decoder, which cost
 // more than the rest of a skill's checks. Anything else, or anything
 // whose reading it is not sure of (a scalar YAML could read as a number,
-// a boolean or null; a comment; a tab; a byte outside printable ASCII; a
-// key held twice), makes ok false, and the caller decodes the YAML
+// a boolean or null; a comment; a tab; a control character, a line break
+// other than LF or CR LF, or text that is not UTF-8; a key held twice),
+// makes ok false, and the caller decodes the YAML
 // itself. FuzzPlainFrontMatter holds it to CUE's decoder.
 //
 // lines[i] is the line of fm.keys[i], not a map: the caller needs a key's
@@ -27,9 +29,14 @@ func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
 		return nil, nil, false
 	}
 	n := 0 // lines that start a key, at most
+	crlf := false
 	for rest := src; len(rest) > 0; {
 		i := strings.IndexByte(rest, '\n')
-		if termtext.PrintableASCII(rest[:i], false) != i {
+		l := rest[:i]
+		if i > 0 && l[i-1] == '\r' {
+			l, crlf = l[:i-1], true
+		}
+		if !plainLine(l) {
 			return nil, nil, false
 		}
 		if i == 0 || rest[0] != ' ' {
@@ -38,8 +45,13 @@ func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
 		rest = rest[i+1:]
 	}
 	// Its lines are walked in place: the values are cut from it, where
-	// splitting it cost a string header a line.
+	// splitting it cost a string header a line. YAML reads a CR LF as
+	// one line break, so the text of a file written with them is read
+	// with LF alone (no other CR is left: plainLine declines one).
 	text := src
+	if crlf {
+		text = strings.ReplaceAll(src, "\r\n", "\n")
+	}
 	fm = newFMStruct(n)
 	lines = fmLines(n)
 	line := 1
@@ -71,6 +83,35 @@ func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
 		i = next + len(body)
 	}
 	return fm, lines, true
+}
+
+// plainLine reports whether a line of front matter, without its line
+// break, holds only characters plainFrontMatter reads as YAML's decoder
+// does: printable ASCII, and printable characters outside ASCII that
+// YAML allows and does not read as a line break or a byte order mark
+// (NEL U+0085, LS U+2028, PS U+2029 and U+FEFF are declined), in valid
+// UTF-8. Most front matter is ASCII, which it checks eight bytes a step.
+func plainLine(l string) bool {
+	i := termtext.PrintableASCII(l, false)
+	for i < len(l) {
+		if c := l[i]; c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(l[i:])
+		switch {
+		case r == utf8.RuneError && size == 1,
+			r < 0xa0, // C1 controls and NEL
+			r == 0x2028, r == 0x2029, r == 0xfeff,
+			r >= 0xd800 && r < 0xe000, r == 0xfffe, r == 0xffff:
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // lineAt returns the line of text starting at i, without its newline,
@@ -115,8 +156,9 @@ func isKeyByte(b byte) bool {
 }
 
 // yamlWord reports whether a plain scalar made of letters alone is one
-// YAML 1.1 or 1.2 reads as a boolean or null. s is ASCII (plainFrontMatter
-// reads nothing else), so EqualFold folds as ToLower would.
+// YAML 1.1 or 1.2 reads as a boolean or null, in any case. It errs toward
+// yes, which only sends the front matter the slower way: EqualFold also
+// folds a few letters outside ASCII to these words (U+017F to s).
 func yamlWord(s string) bool {
 	if len(s) == 0 || len(s) > len("false") {
 		return false // most values and keys: no word to fold them to
@@ -150,9 +192,10 @@ func oneLineScalar(s string) (string, bool) {
 		return s[1:end], true
 	}
 	s = strings.TrimRight(s, " ")
-	// A plain scalar that starts with a letter and holds no ": ", " #"
-	// or final ':' is a string, unless it is one of YAML's words.
-	if !isLetter(s[0]) || strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") || yamlWord(s) {
+	// A plain scalar that starts with a letter (or a character outside
+	// ASCII, none of which YAML reads as an indicator) and holds no ": ",
+	// " #" or final ':' is a string, unless it is one of YAML's words.
+	if !isLetter(s[0]) && s[0] < utf8.RuneSelf || strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") || yamlWord(s) {
 		return "", false
 	}
 	return s, true
