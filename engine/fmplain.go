@@ -11,16 +11,18 @@ import (
 // plainFrontMatter reads src, a front matter, when it is written in the
 // plain YAML most front matter is: top-level keys, each at the start of
 // its line, holding a one-line scalar (plain, or quoted without escapes),
-// a block scalar (|, |-, > or >-, its lines indented alike), or a mapping
-// of such one-line scalars indented alike. It returns what fmMapping
-// makes of CUE's syntax tree of the same YAML and each key's line
-// (counted from line 1 of src), without CUE's YAML decoder, which cost
-// more than the rest of a skill's checks. Anything else, or anything
-// whose reading it is not sure of (a scalar YAML could read as a number,
-// a boolean or null; a comment; a tab; a control character, a line break
-// other than LF or CR LF, or text that is not UTF-8; a key held twice),
-// makes ok false, and the caller decodes the YAML
-// itself. FuzzPlainFrontMatter holds it to CUE's decoder.
+// a plain scalar that goes on on indented lines, a block scalar (|, |-, > or >-, its lines indented alike), a mapping
+// of such one-line scalars indented alike, or a list (a block sequence of
+// such scalars, a flow sequence of words), with comment lines between
+// keys. It returns what fmMapping makes of CUE's syntax tree of the same
+// YAML and each key's line (counted from line 1 of src), without CUE's
+// YAML decoder, which cost more than the rest of a skill's checks.
+// Anything else, or anything whose reading it is not sure of (a scalar
+// YAML could read as a number, a boolean or null; a comment after a
+// value; a tab; a control character, a line break other than LF or CR
+// LF, or text that is not UTF-8; a key held twice; no key at all), makes
+// ok false, and the caller decodes the YAML itself. FuzzPlainFrontMatter
+// holds it to CUE's decoder.
 //
 // lines[i] is the line of fm.keys[i], not a map: the caller needs a key's
 // line only for a violation, and most front matter has none.
@@ -57,6 +59,13 @@ func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
 	line := 1
 	for i := 0; i < len(text); {
 		l, next := lineAt(text, i)
+		if l != "" && l[0] == '#' {
+			// A comment: a # at the start of a line is one wherever
+			// a key could start.
+			line++
+			i = next
+			continue
+		}
 		key, rest, ok := plainKey(l)
 		if !ok {
 			return nil, nil, false
@@ -64,11 +73,18 @@ func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
 		body, nbody := indented(text, next)
 		v := fmVal{kind: fmString}
 		switch {
+		case rest == "" && nbody > 0 && strings.HasPrefix(strings.TrimLeft(body, " "), "- "):
+			// A list: the rules read no list's items (fmOpaque).
+			v.kind, ok = fmOpaque, plainSequence(body)
 		case rest == "" && nbody > 0:
 			v.kind = fmMap
 			v.m, ok = plainMapping(body, nbody)
+		case nbody > 0 && (rest == "" || rest[0] != '|' && rest[0] != '>'):
+			v.s, ok = plainLines(rest, body)
 		case nbody > 0:
 			v.s, ok = blockScalar(rest, body, nbody)
+		case rest != "" && rest[0] == '[':
+			v.kind, ok = fmOpaque, flowWords(rest)
 		default:
 			v.s, ok = oneLineScalar(rest)
 		}
@@ -81,6 +97,9 @@ func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
 		lines = append(lines, line)
 		line += 1 + nbody
 		i = next + len(body)
+	}
+	if len(fm.fields) == 0 {
+		return nil, nil, false // comments alone
 	}
 	return fm, lines, true
 }
@@ -192,13 +211,62 @@ func oneLineScalar(s string) (string, bool) {
 		return s[1:end], true
 	}
 	s = strings.TrimRight(s, " ")
-	// A plain scalar that starts with a letter (or a character outside
-	// ASCII, none of which YAML reads as an indicator) and holds no ": ",
+	// A plain scalar that starts as plainStart says and holds no ": ",
 	// " #" or final ':' is a string, unless it is one of YAML's words.
-	if !isLetter(s[0]) && s[0] < utf8.RuneSelf || strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") || yamlWord(s) {
+	if !plainStart(s) || strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") || yamlWord(s) {
 		return "", false
 	}
 	return s, true
+}
+
+// plainStart reports whether a plain scalar that starts so is surely a
+// string, not a number, a date, an alias or another indicator's: it
+// starts with a letter, a character outside ASCII (YAML has no indicator
+// there), one of < (but not the merge key <<), (, / and $, or it is a
+// version number of three parts or more (1.0.0), which no number or date
+// of YAML's is.
+func plainStart(s string) bool {
+	switch c := s[0]; {
+	case isLetter(c), c >= utf8.RuneSelf, c == '(', c == '/', c == '$':
+		return true
+	case c == '<':
+		return !strings.HasPrefix(s, "<<")
+	case c >= '0' && c <= '9':
+		parts := 0
+		for p := range strings.SplitSeq(s, ".") {
+			if p == "" || strings.Trim(p, "0123456789") != "" {
+				return false
+			}
+			parts++
+		}
+		return parts >= 3
+	}
+	return false
+}
+
+// plainLines reads a plain scalar that goes on, after first, on the
+// indented lines body (description: Use when the user\n  asks for it.):
+// YAML folds it, each line trimmed of its blanks and joined to the one
+// before with a space. Every line must be one oneLineScalar reads, so
+// that none holds a comment or a key.
+func plainLines(first, body string) (string, bool) {
+	if _, ok := oneLineScalar(first); !ok || first[0] == '"' || first[0] == '\'' {
+		return "", false
+	}
+	var b strings.Builder
+	b.Grow(len(first) + len(body))
+	b.WriteString(strings.TrimRight(first, " "))
+	for i := 0; i < len(body); {
+		l, next := lineAt(body, i)
+		i = next
+		l = strings.Trim(l, " ")
+		if _, ok := oneLineScalar(l); !ok || l[0] == '"' || l[0] == '\'' {
+			return "", false
+		}
+		b.WriteByte(' ')
+		b.WriteString(l)
+	}
+	return b.String(), true
 }
 
 // blockScalar reads a block scalar whose header (after the key) is head
@@ -243,6 +311,86 @@ func blockScalar(head, body string, n int) (string, bool) {
 		b.WriteByte('\n')
 	}
 	return b.String(), true
+}
+
+// plainSequence reports whether the indented lines of a key with nothing
+// after it are a block sequence of one-line scalars, every "- " indented
+// alike.
+func plainSequence(body string) bool {
+	indent := len(body) - len(strings.TrimLeft(body, " "))
+	for i := 0; i < len(body); {
+		l, next := lineAt(body, i)
+		i = next
+		if len(l) <= indent+2 || strings.TrimLeft(l[:indent], " ") != "" || l[indent:indent+2] != "- " {
+			return false
+		}
+		if _, ok := oneLineScalar(strings.TrimLeft(l[indent+2:], " ")); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// flowWords reports whether s, the value after a key, is a flow sequence
+// of scalars YAML surely reads as such: quoted ones without escapes
+// (["Read", 'Grep']), and plain ones ([Read, Bash(git diff:*)]) that
+// start with a letter or digit and hold none of the flow indicators
+// ,[]{}, no quote, '#' or '?', and no ':' that ends them or comes before a
+// space. The rules read no list's items (fmOpaque): it says only whether
+// the list is one.
+func flowWords(s string) bool {
+	s = strings.TrimRight(s, " ")
+	if len(s) < 3 || s[0] != '[' || s[len(s)-1] != ']' {
+		return false
+	}
+	for rest := s[1 : len(s)-1]; ; {
+		rest = strings.TrimLeft(rest, " ")
+		n := 0 // the item's length
+		switch {
+		case rest == "":
+			return false // an empty item, or none
+		case rest[0] == '"' || rest[0] == '\'':
+			end := strings.IndexByte(rest[1:], rest[0]) + 1
+			if end == 0 || rest[0] == '"' && strings.IndexByte(rest[1:end], '\\') >= 0 {
+				return false
+			}
+			n = end + 1
+		default:
+			n = strings.IndexByte(rest, ',')
+			if n < 0 {
+				n = len(rest)
+			}
+			if !flowPlain(strings.TrimRight(rest[:n], " ")) {
+				return false
+			}
+		}
+		rest = strings.TrimLeft(rest[n:], " ")
+		if rest == "" {
+			return true
+		}
+		if rest[0] != ',' {
+			return false
+		}
+		rest = rest[1:]
+	}
+}
+
+// flowPlain reports whether w is a plain scalar flowWords reads.
+func flowPlain(w string) bool {
+	if w == "" || !isLetter(w[0]) && (w[0] < '0' || w[0] > '9') {
+		return false
+	}
+	for j := 0; j < len(w); j++ {
+		switch w[j] {
+		case '[', ']', '{', '}', '"', '\'', '#', '?':
+			return false
+		case ':':
+			if j+1 == len(w) || w[j+1] == ' ' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // plainMapping reads the indented lines of a key with nothing after it as
