@@ -281,3 +281,40 @@ func TestLargeIndexNotReused(t *testing.T) {
 		t.Errorf("the index after a large one's release was reused (%d keys), want a new one", len(idx))
 	}
 }
+
+// TestDecodeOnceHeaderThroughDotted: a header may name a table under one
+// dotted keys made (plugin.name = "x", then [[plugin.members]]), and a
+// table a header made on the way may get its header later ([a.b], then
+// [a]), as TOML allows, and an integer may have a sign and underscores;
+// decodeOnce builds all three, where it left such a manifest to go-toml,
+// which cost half again a validation of manifests written the first way.
+func TestDecodeOnceHeaderThroughDotted(t *testing.T) {
+	for _, src := range []string{
+		"a.b = 1\n[a.c]\nd = 2\n",
+		"[a]\nb.c = 1\n[a.b.d]\ne = 2\n",
+		"schema_version = 1\nplugin.name = \"p\"\nplugin.id = \"x.p\"\n[[plugin.members]]\nref = \"skill:s\"\n[[plugin.members]]\nref = \"skill:t\"\n",
+		"a.b.c = 1\n[[a.b.d]]\ne = 1\n[a.b.d.f]\ng = 2\n[[a.b.d]]\n",
+		"[a.b]\nx = 1\n[a]\ny = 2\n",
+		"[x.y.z.w]\n[x]\n[x.y]\n",
+		"[[a.b]]\n[a]\nc = 1\n",
+		"timeout_ms = 30_000\nb = +1\nc = -1_2_3\nd = +0\ne = 999_999_999_999_999_999\n",
+	} {
+		if !decodeOnceAgrees(t, []byte(src)) {
+			t.Errorf("%q: left to go-toml, want it decoded once", src)
+		}
+	}
+	for _, src := range []string{
+		"a.b = 1\n[a]\n",
+		"a.b.c = 1\n[a.b]\n",
+		"a.b.c = 1\n[[a.b]]\n",
+		"a = {b = 1}\n[a.c]\n",
+		"[a.b]\n[a]\n[a]\n",
+		"[a.b]\n[[a]]\n",
+		"[a.b]\n[a]\nb = 1\n",
+		"a = 1__0\n", "a = _1\n", "a = 1_\n", "a = 0_1\n", "a = ++1\n", "a = 1_000_000_000_000_000_000\n",
+	} {
+		if decodeOnceAgrees(t, []byte(src)) {
+			t.Errorf("%q: decoded once, want it left to go-toml", src)
+		}
+	}
+}

@@ -591,10 +591,8 @@ func (w *walker) keyValue(e *unstable.Node, table scope) {
 // headerTable returns the table of the header key k inside t, making it
 // when the header makes it: the last key of a [table] header, an element
 // of an [[array]] (path, the array's, counted in w.arrays), a table on
-// the way. What TOML allows but this does not build the plainest way (a
-// table made on the way, then given its own header; a header through a
-// table dotted keys or an inline table made) sets w.bad, as does what
-// TOML forbids.
+// the way. What TOML allows but this does not build (a header through an
+// inline table) sets w.bad, as does what TOML forbids.
 func (w *walker) headerTable(t map[string]any, k, path string, last, isArray bool) map[string]any {
 	if t == nil {
 		return nil
@@ -618,6 +616,12 @@ func (w *walker) headerTable(t map[string]any, k, path string, last, isArray boo
 		t[k] = e
 		return e
 	case last:
+		// A table made on the way by an earlier header may be given a
+		// header of its own, once ([a.b] then [a]).
+		if e, isMap := x.(map[string]any); isMap && !isArray && w.kindOf(e) == defImplicit {
+			w.kinds[reflect.ValueOf(e).Pointer()] = defTable
+			return e
+		}
 	case w.arrays[path] > 0:
 		if arr, isArr := x.([]any); isArr && len(arr) > 0 {
 			if e, isMap := arr[len(arr)-1].(map[string]any); isMap {
@@ -625,7 +629,10 @@ func (w *walker) headerTable(t map[string]any, k, path string, last, isArray boo
 			}
 		}
 	default:
-		if e, isMap := x.(map[string]any); isMap && (w.kindOf(e) == defImplicit || w.kindOf(e) == defTable) {
+		// A table on the way: one a header made, or one dotted keys
+		// made, under which TOML lets a header define a table of its
+		// own ([fruit] apple.color = "red", then [fruit.apple.texture]).
+		if e, isMap := x.(map[string]any); isMap && (w.kindOf(e) == defImplicit || w.kindOf(e) == defTable || w.kindOf(e) == defDotted) {
 			return e
 		}
 	}
@@ -743,24 +750,37 @@ func nodeData(v *unstable.Node) (any, bool) {
 	return nil, false
 }
 
-// plainInt reads a decimal integer written plainly (0, or digits from 1
-// to 9 first, at most 18, a '-' before them or not) as go-toml does; ok
-// is false for any other way of writing one.
+// plainInt reads a decimal integer as go-toml does: 0, or digits from 1
+// to 9 first, at most 18 of them, with a sign or not and single
+// underscores between digits (30_000); ok is false for any other way of
+// writing one (hexadecimal, octal, binary), left to go-toml.
 func plainInt(b []byte) (any, bool) {
 	d := b
-	if len(d) > 0 && d[0] == '-' {
+	if len(d) > 0 && (d[0] == '-' || d[0] == '+') {
 		d = d[1:]
 	}
-	if len(d) == 0 || len(d) > 18 || d[0] == '0' && len(d) > 1 {
+	if len(d) == 0 || d[0] == '0' && len(d) > 1 {
 		return nil, false
 	}
-	for _, c := range d {
-		if c < '0' || c > '9' {
+	var n int64
+	digits := 0
+	for i, c := range d {
+		switch {
+		case c >= '0' && c <= '9':
+			n = n*10 + int64(c-'0')
+			digits++
+		case c == '_' && i > 0 && d[i-1] != '_' && i+1 < len(d) && d[i+1] >= '0' && d[i+1] <= '9':
+		default:
 			return nil, false
 		}
 	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	return n, err == nil
+	if digits > 18 {
+		return nil, false
+	}
+	if b[0] == '-' {
+		n = -n
+	}
+	return n, true
 }
 
 // valueStart returns where the value after key starts: after it, '=' and
