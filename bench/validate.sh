@@ -52,7 +52,9 @@
 # agent, six small tools in deep folders and twelve hooks a package, in a
 # long manifest of other TOML styles); SHAPE=docs with gensource -shape
 # docs (four instructions of about 10 KB and three agents a package under
-# a short manifest).
+# a short manifest); SHAPE=styled with gensource -shape styled (own's
+# packages written in other TOML and YAML styles, with CR LF line ends and
+# text outside ASCII).
 # DALO=path measures that binary instead of building ./cmd/dalo. Needs Go
 # and bash; the cache lives in a temporary XDG_CACHE_HOME.
 set -euo pipefail
@@ -80,7 +82,7 @@ fi
 shape=${SHAPE:-pool}
 pkg=pkg # the name prefix of the shape's packages
 case $shape in
-own) pkg=own ;;
+own | styled) pkg=own ;;
 skills) pkg=sk ;;
 toolbox) pkg=tb ;;
 docs) pkg=doc ;;

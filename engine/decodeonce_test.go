@@ -141,6 +141,7 @@ func TestGeneratedManifestsDecodeOnce(t *testing.T) {
 		{"skills", sourcegen.WriteSkills},
 		{"toolbox", sourcegen.WriteToolbox},
 		{"docs", sourcegen.WriteDocs},
+		{"styled", sourcegen.WriteStyled},
 	} {
 		dir := filepath.Join(t.TempDir(), shape.name)
 		if err := shape.write(dir, 3); err != nil {

@@ -272,7 +272,7 @@ func TestGeneratedFrontMatterIsPlain(t *testing.T) {
 	for _, shape := range []struct {
 		name  string
 		write func(string, int) error
-	}{{"own", sourcegen.WriteOwn}, {"skills", sourcegen.WriteSkills}, {"toolbox", sourcegen.WriteToolbox}, {"docs", sourcegen.WriteDocs}} {
+	}{{"own", sourcegen.WriteOwn}, {"skills", sourcegen.WriteSkills}, {"toolbox", sourcegen.WriteToolbox}, {"docs", sourcegen.WriteDocs}, {"styled", sourcegen.WriteStyled}} {
 		dir := filepath.Join(t.TempDir(), shape.name)
 		if err := shape.write(dir, 3); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@
 //	go run ./bench/gensource -shape skills -packages 1000 -out DIR
 //	go run ./bench/gensource -shape toolbox -packages 1000 -out DIR
 //	go run ./bench/gensource -shape docs -packages 1000 -out DIR
+//	go run ./bench/gensource -shape styled -packages 1000 -out DIR
 //
 // See package dalo/bench/sourcegen for what the packages hold: -shape pool
 // (the default) draws members from a shared pool, -shape own gives every
@@ -14,7 +15,9 @@
 // its own, and no tools or hooks, -shape toolbox one agent and many small
 // tools and hooks in a long manifest written in other TOML styles, each
 // tool with a deep folder of helpers, -shape docs four instructions and
-// three agents of its own under a short manifest.
+// three agents of its own under a short manifest, -shape styled what own's
+// hold, written in other TOML and YAML styles, with CR LF line ends and
+// text outside ASCII.
 package main
 
 import (
@@ -28,11 +31,11 @@ import (
 func main() {
 	n := flag.Int("packages", 1000, "number of packages")
 	big := flag.Int("big", 0, "also write package big with a manifest of about this many bytes (shape pool)")
-	shape := flag.String("shape", "pool", "pool: members from a shared pool; own: members of each package's own; skills: many small skills of each package's own; toolbox: many small tools and hooks, one agent; docs: instructions and agents of each package's own")
+	shape := flag.String("shape", "pool", "pool: members from a shared pool; own: members of each package's own; skills: many small skills of each package's own; toolbox: many small tools and hooks, one agent; docs: instructions and agents of each package's own; styled: own's packages written in other TOML and YAML styles, CR LF and text outside ASCII")
 	out := flag.String("out", "", "directory to create (must not exist)")
 	flag.Parse()
-	if *out == "" || flag.NArg() != 0 || (*shape != "pool" && *shape != "own" && *shape != "skills" && *shape != "toolbox" && *shape != "docs") || (*shape != "pool" && *big != 0) {
-		fmt.Fprintln(os.Stderr, "usage: gensource [-shape pool|own|skills|toolbox|docs] [-packages N] [-big BYTES] -out DIR")
+	if *out == "" || flag.NArg() != 0 || (*shape != "pool" && *shape != "own" && *shape != "skills" && *shape != "toolbox" && *shape != "docs" && *shape != "styled") || (*shape != "pool" && *big != 0) {
+		fmt.Fprintln(os.Stderr, "usage: gensource [-shape pool|own|skills|toolbox|docs|styled] [-packages N] [-big BYTES] -out DIR")
 		os.Exit(2)
 	}
 	if _, err := os.Stat(*out); err == nil {
@@ -49,6 +52,8 @@ func main() {
 		err = sourcegen.WriteToolbox(*out, *n)
 	case "docs":
 		err = sourcegen.WriteDocs(*out, *n)
+	case "styled":
+		err = sourcegen.WriteStyled(*out, *n)
 	default:
 		err = sourcegen.Write(*out, *n, *big)
 	}

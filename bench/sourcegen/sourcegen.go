@@ -91,11 +91,17 @@ func Write(dir string, n, bigBytes int) error {
 type writer struct {
 	dir string
 	err error
+	// restyle, when set, rewrites each file before it is written
+	// (WriteStyled).
+	restyle func(rel, data string) string
 }
 
 func (w *writer) file(rel, data string, exec bool) {
 	if w.err != nil {
 		return
+	}
+	if w.restyle != nil {
+		data = w.restyle(rel, data)
 	}
 	p := filepath.Join(w.dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
