@@ -236,3 +236,25 @@ description = "d"
 		}
 	}
 }
+
+// TestIDScanReadsOnlyEarlierManifests: validating one package reads, of
+// the manifests it does not check, only those of packages before it,
+// which alone can have taken its id first; the ninth of 40 packages reads
+// eight, where every other one was read (39).
+func TestIDScanReadsOnlyEarlierManifests(t *testing.T) {
+	root := t.TempDir()
+	if err := sourcegen.WriteOwn(root, 40); err != nil {
+		t.Fatal(err)
+	}
+	before := manifestsScanned.Load()
+	s, err := Load(root, Options{Packages: []string{"own-0008"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Report.Packages) != 1 || !s.Report.Packages[0].Valid {
+		t.Fatalf("own-0008: %+v", s.Report.Packages)
+	}
+	if n := manifestsScanned.Load() - before; n != 8 {
+		t.Errorf("scanned %d manifests for ids, want the 8 before own-0008", n)
+	}
+}

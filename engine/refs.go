@@ -20,6 +20,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/encoding/yaml"
+	"golang.org/x/sys/unix"
 
 	"dalo/internal/regular"
 	"dalo/internal/suggest"
@@ -131,6 +132,10 @@ func (v *sourceCheck) closure(all []*Package, want []string) []*Package {
 	return out
 }
 
+// manifestsScanned counts the manifests idClaimants reads: a test holds
+// it to those that can matter.
+var manifestsScanned atomic.Int64
+
 // idClaimants returns the packages uniqueIDs must see for the answer about
 // the validated packages to be the one validating the whole source gives:
 // those, and every other package before one of them whose manifest
@@ -150,13 +155,24 @@ func (v *sourceCheck) idClaimants(all, checked []*Package) []*Package {
 	if len(ids) == 0 {
 		return checked
 	}
+	// Only a package before a validated one can take its id first: the
+	// manifests after the last are not read (approving the fifth of
+	// 1,000 packages read the other 999, a third of its cost).
+	end := 0
+	for _, o := range ids {
+		end = max(end, o)
+	}
+	buf := keyBuffers.Get().(*[]byte)
+	defer keyBuffers.Put(buf)
+	var st unix.Stat_t
 	var more []*Package
 	for _, p := range all {
-		if isChecked[p] {
+		if isChecked[p] || p.order >= end {
 			continue
 		}
-		src, tooBig, err := regular.ReadLimited(filepath.Join(v.root, filepath.FromSlash(p.File)), int64(v.rules.Limits.ManifestBytes))
-		if err != nil || tooBig || !mentionsAny(src, ids) {
+		manifestsScanned.Add(1)
+		src, ok := readKeyed(filepath.Join(v.root, filepath.FromSlash(p.File)), int64(v.rules.Limits.ManifestBytes), &st, buf)
+		if !ok || !mentionsAny(src, ids) {
 			continue // not read, over the limit, or no such id
 		}
 		if last, ok := ids[declaredID(bytes.TrimPrefix(src, []byte(utf8BOM)))]; ok && p.order < last {
