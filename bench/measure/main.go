@@ -78,7 +78,7 @@ func main() {
 		}
 		walls = append(walls, float64(wall.Microseconds())/1000)
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			peak = max(peak, ru.Maxrss) // KiB on Linux
+			peak = max(peak, int64(ru.Maxrss)) // KiB on Linux; int32 on some 32-bit systems
 			cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 			cpus = append(cpus, float64(cpu.Microseconds())/1000)
 		}
