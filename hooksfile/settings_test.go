@@ -10,18 +10,25 @@ import (
 	"dalo/providers"
 )
 
-// TestSettingsDefaults: a switch in a file of defaults is set only while
-// the hook file, which overrides it, does not set the key itself; and a
-// value the harness reads by its truthiness is off for each false one.
-func TestSettingsDefaults(t *testing.T) {
+// shippedTable is the table dalo ships for harness@version.
+func shippedTable(t *testing.T, harness, version string) *providers.Table {
+	t.Helper()
 	ts, err := providers.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, ok := ts.Lookup("gemini", "0.61.0")
+	tb, ok := ts.Lookup(harness, version)
 	if !ok {
-		t.Fatal("no gemini@0.61.0")
+		t.Fatalf("no %s@%s", harness, version)
 	}
+	return tb
+}
+
+// TestSettingsDefaults: a switch in a file of defaults is set only while
+// the hook file, which overrides it, does not set the key itself; and a
+// value the harness reads by its truthiness is off for each false one.
+func TestSettingsDefaults(t *testing.T) {
+	g := shippedTable(t, "gemini", "0.61.0")
 	tb := *g
 	dir := t.TempDir()
 	defaults := filepath.Join(dir, "defaults.json")
@@ -70,14 +77,7 @@ func TestSettingsDefaults(t *testing.T) {
 // project's alike, and doctor reads it only when run in that project. Of
 // another type than boolean it loses the hooks of its own file only.
 func TestSettingsCopilotProject(t *testing.T) {
-	ts, err := providers.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	user, ok := ts.Lookup("copilot", "1.0.102")
-	if !ok {
-		t.Fatal("no copilot@1.0.102")
-	}
+	user := shippedTable(t, "copilot", "1.0.102")
 	dir := t.TempDir()
 	proj := filepath.Join(dir, "proj")
 	inProject, err := user.InProject(proj)
@@ -170,14 +170,7 @@ func TestSettingsByteOrderMark(t *testing.T) {
 // dalo's entries, Off lists them in the order of their events' names, the
 // same on every run (doctor prints them so), not in a map's order.
 func TestSettingsOffInEventOrder(t *testing.T) {
-	ts, err := providers.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, ok := ts.Lookup("gemini", "0.61.0")
-	if !ok {
-		t.Fatal("no gemini@0.61.0")
-	}
+	g := shippedTable(t, "gemini", "0.61.0")
 	dir := t.TempDir()
 	env := map[string]string{"GEMINI_CLI_HOME": dir, "HOME": dir}
 	entries := map[string]Entry{}
