@@ -11,9 +11,10 @@ import (
 // plainFrontMatter reads src, a front matter, when it is written in the
 // plain YAML most front matter is: top-level keys, each at the start of
 // its line, holding a one-line scalar (plain, or quoted without escapes),
-// a plain scalar that goes on on indented lines, a block scalar (|, |-, > or >-, its lines indented alike), a mapping
-// of such one-line scalars indented alike, or a list (a block sequence of
-// such scalars, a flow sequence of words), with comment lines between
+// a plain scalar that goes on on indented lines, a block scalar (|, |-, >
+// or >-, its lines indented alike), a mapping of such one-line scalars
+// indented alike, or a list (a block sequence of such scalars, a flow
+// sequence of plain words or quoted strings), with comment lines between
 // keys. It returns what fmMapping makes of CUE's syntax tree of the same
 // YAML and each key's line (counted from line 1 of src), without CUE's
 // YAML decoder, which cost more than the rest of a skill's checks.
