@@ -171,3 +171,48 @@ func TestAcceptStructCountsRequired(t *testing.T) {
 		t.Fatalf("took out %d required and %d optional fields, want some of each", required, optional)
 	}
 }
+
+// TestSlowWalkSkipsWhatTheFastPathProves: a manifest CUE refuses is
+// walked field by field for its mistakes, and a field whose value the
+// fast path proves is not walked, so that a generated manifest with an
+// unknown key in every table reports those keys alone and walks only the
+// tables that hold them; it walked every value, asking CUE of each
+// scalar, and cost twenty times a valid manifest.
+func TestSlowWalkSkipsWhatTheFastPathProves(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "source")
+	if err := sourcegen.WriteOwn(dir, 1); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "plugins", "own-0000", "PLUGIN.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.ReplaceAll(string(src), "schema_version = 1\n", "schema_version = 1\nauthor = \"someone\"\n")
+	l := &diagList{file: "PLUGIN.toml"}
+	m := decodeManifest([]byte(bad), &r.Limits, l)
+	if m == nil {
+		t.Fatal(l.diags)
+	}
+	before := valuesWalked.Load()
+	if r.checkShape(m, l, func() *Rules { return r }) {
+		t.Fatal("a manifest with unknown keys passed")
+	}
+	tables := strings.Count(bad, "author = ")
+	if len(l.diags) != tables {
+		t.Errorf("%d findings for %d unknown keys: %v", len(l.diags), tables, l.diags)
+	}
+	for _, d := range l.diags {
+		if d.Code != "E020" {
+			t.Errorf("finding %v, want only E020s", d)
+		}
+	}
+	// The tool and hook tables that hold a key each, and their two
+	// lists: no value the fast path proves.
+	if n, want := valuesWalked.Load()-before, int64(tables-1+2); n != want {
+		t.Errorf("walked %d values, want the %d that hold a mistake", n, want)
+	}
+}
