@@ -112,11 +112,10 @@ func TestLayoutDirsStatedOnce(t *testing.T) {
 	}
 }
 
-// TestAcceptStructCountsRequired: the shape walk proves a struct only
-// with every required field there, counting them. Each required field of
-// a generated manifest's tables, taken out, leaves it unproved; the
-// manifest whole, and with an optional field taken out, is proved.
-func TestAcceptStructCountsRequired(t *testing.T) {
+// ownManifest returns the rules and the manifest of a package
+// bench/sourcegen's own shape writes.
+func ownManifest(t *testing.T) (*Rules, []byte) {
+	t.Helper()
 	r, err := LoadRules()
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +128,15 @@ func TestAcceptStructCountsRequired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, src
+}
+
+// TestAcceptStructCountsRequired: the shape walk proves a struct only
+// with every required field there, counting them. Each required field of
+// a generated manifest's tables, taken out, leaves it unproved; the
+// manifest whole, and with an optional field taken out, is proved.
+func TestAcceptStructCountsRequired(t *testing.T) {
+	r, src := ownManifest(t)
 	var l diagList
 	m := decodeManifest(src, &r.Limits, &l)
 	if m == nil {
@@ -179,18 +187,7 @@ func TestAcceptStructCountsRequired(t *testing.T) {
 // tables that hold them; it walked every value, asking CUE of each
 // scalar, and cost twenty times a valid manifest.
 func TestSlowWalkSkipsWhatTheFastPathProves(t *testing.T) {
-	r, err := LoadRules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "source")
-	if err := sourcegen.WriteOwn(dir, 1); err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(filepath.Join(dir, "plugins", "own-0000", "PLUGIN.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, src := ownManifest(t)
 	bad := strings.ReplaceAll(string(src), "schema_version = 1\n", "schema_version = 1\nauthor = \"someone\"\n")
 	l := &diagList{file: "PLUGIN.toml"}
 	m := decodeManifest([]byte(bad), &r.Limits, l)
