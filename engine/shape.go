@@ -219,7 +219,8 @@ func nearestField(k string, fields map[string]fieldDef, data map[string]any) str
 }
 
 // valuesWalked counts the values walkValue looks at: a test holds the
-// walk of a manifest whose every mistake is an unknown key to none.
+// walk of a manifest whose every mistake is an unknown key to the tables
+// that hold those keys and the lists they are in.
 var valuesWalked atomic.Int64
 
 func (r *Rules) walkValue(def cue.Value, name string, v any, path string, m *manifest, l *diagList) {
