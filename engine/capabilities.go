@@ -20,20 +20,31 @@ import (
 // It also adds the provider findings to each package's diagnostics: a
 // matcher that matches nothing on a selected provider (W101) and a timeout
 // the provider cuts short (W102).
-func ProviderCapabilities(pkgs []*Package, keys []string) (map[string][]HookCapability, error) {
+func ProviderCapabilities(pkgs []*Package, keys []string) (Capabilities, error) {
 	ts, err := providers.Load()
 	if err != nil {
-		return nil, err
+		return Capabilities{}, err
 	}
 	return CapabilitiesWith(ts, pkgs, keys)
 }
 
 // CapabilitiesWith is ProviderCapabilities over the given tables; tests use
 // it with fixture tables loaded through providers.LoadFS.
-func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map[string][]HookCapability, error) {
+func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (Capabilities, error) {
 	tables, err := selectTables(ts, keys)
 	if err != nil {
-		return nil, err
+		return Capabilities{}, err
+	}
+	// The answers are held in the order of the tables' keys (sorted);
+	// the tables are asked, and their findings made, in their own.
+	column := make([]int, len(tables))
+	caps := Capabilities{Providers: make([]string, len(tables))}
+	for i, t := range tables {
+		caps.Providers[i] = t.Key()
+	}
+	slices.Sort(caps.Providers)
+	for i, t := range tables {
+		column[i] = slices.Index(caps.Providers, t.Key())
 	}
 	hooks := 0
 	for _, p := range pkgs {
@@ -41,14 +52,9 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 			hooks += len(p.Manifest.Hooks)
 		}
 	}
-	// One answer per hook and table: collected per table, in a slice
-	// made to size, and the matcher findings' tool lists made once.
-	caps := make([][]HookCapability, len(tables))
-	for i := range tables {
-		caps[i] = make([]HookCapability, 0, hooks)
-	}
+	caps.Rows = make([]CapabilityRow, 0, hooks)
 	// Hooks of a source ask few distinct questions: each is answered on
-	// every table once.
+	// every table once, and the rows that ask it share the answers.
 	type asked struct {
 		q      providers.Question
 		names  string // the matcher's tool names, NUL-separated
@@ -89,36 +95,24 @@ func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (map
 					q.MatchesNothing = t.MatchesNothing(names)
 					unbound := t.UnboundFields(h.Subject, h.Phase, fields)
 					q.Unbound = len(unbound) > 0
-					if cs[ti], err = ts.Capability(t, q); err != nil {
-						return nil, fmt.Errorf("%s %s: %w", p.File, at, err)
+					c, err := ts.Capability(t, q)
+					if err != nil {
+						return Capabilities{}, fmt.Errorf("%s %s: %w", p.File, at, err)
 					}
-					cs[ti] = cs[ti].Naming(unbound)
+					cs[column[ti]] = c.Naming(unbound)
 				}
 				answers[key] = cs
 			}
+			caps.Rows = append(caps.Rows, CapabilityRow{Package: p.Name, Hook: h.ID, Requirement: h.Requirement, Answers: cs})
 			for ti, t := range tables {
-				c := cs[ti]
-				caps[ti] = append(caps[ti], HookCapability{
-					Package:          p.Name,
-					Hook:             h.ID,
-					Requirement:      h.Requirement,
-					Status:           c.Status,
-					NativeEvent:      c.NativeEvent,
-					Reason:           c.Reason,
-					BlocksActivation: c.BlocksActivation,
-				})
-				if c.Status == providers.Supported {
+				if c := cs[column[ti]]; c.Status == providers.Supported {
 					p.checkTimeout(t, at, h, c.NativeEvent)
 				}
 			}
 			m.check(p, at, h)
 		}
 	}
-	out := make(map[string][]HookCapability, len(tables))
-	for i, t := range tables {
-		out[t.Key()] = caps[i]
-	}
-	return out, nil
+	return caps, nil
 }
 
 // hasErrorUnder reports whether p has an error about the field path at or

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -145,11 +146,11 @@ func TestProviderCapabilities(t *testing.T) {
 			"rewrite":           {"supported", "PreToolUse", ""},
 		},
 	}
-	if len(rep.Capabilities) != len(wants) {
-		t.Fatalf("providers = %d, want %d", len(rep.Capabilities), len(wants))
+	if len(rep.Capabilities.Providers) != len(wants) {
+		t.Fatalf("providers = %d, want %d", len(rep.Capabilities.Providers), len(wants))
 	}
 	for prov, hooks := range wants {
-		caps := rep.Capabilities[prov]
+		caps := rep.Capabilities.Of(prov)
 		if len(caps) != len(hooks) {
 			t.Fatalf("%s: %d hooks, want %d", prov, len(caps), len(hooks))
 		}
@@ -168,8 +169,8 @@ func TestProviderCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := rep.Capabilities["claude@2.1.233"]; ok || len(rep.Capabilities) != 1 {
-		t.Errorf("--provider codex@0.147.0 reported %d providers", len(rep.Capabilities))
+	if got := rep.Capabilities.Providers; !slices.Equal(got, []string{"codex@0.147.0"}) {
+		t.Errorf("--provider codex@0.147.0 reported providers %v", got)
 	}
 }
 
@@ -290,8 +291,8 @@ func TestCapabilitiesCoverEveryHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(caps["claude@2.1.233"]) != hooks || len(caps["codex@0.147.0"]) != hooks {
-		t.Fatalf("capabilities cover %d and %d hooks, want %d", len(caps["claude@2.1.233"]), len(caps["codex@0.147.0"]), hooks)
+	if len(caps.Of("claude@2.1.233")) != hooks || len(caps.Of("codex@0.147.0")) != hooks {
+		t.Fatalf("capabilities cover %d and %d hooks, want %d", len(caps.Of("claude@2.1.233")), len(caps.Of("codex@0.147.0")), hooks)
 	}
 }
 
@@ -354,9 +355,9 @@ func TestInvalidHooksHaveNoCapability(t *testing.T) {
 			t.Errorf("no %s: %v", code, rep.Diagnostics)
 		}
 	}
-	for key, caps := range rep.Capabilities {
+	for _, key := range rep.Capabilities.Providers {
 		var hooks []string
-		for _, c := range caps {
+		for _, c := range rep.Capabilities.Of(key) {
 			hooks = append(hooks, c.Hook)
 		}
 		if len(hooks) != 1 || hooks[0] != "ok" {
@@ -388,8 +389,8 @@ func TestCapabilityMatchesNothing(t *testing.T) {
 		"claude@2.1.233 claude-shell": "supported", "claude@2.1.233 portable": "supported", "claude@2.1.233 all": "supported",
 		"gemini@0.61.0 claude-shell": "unsupported", "gemini@0.61.0 portable": "supported", "gemini@0.61.0 all": "supported",
 	}
-	for prov, caps := range rep.Capabilities {
-		for _, c := range caps {
+	for _, prov := range rep.Capabilities.Providers {
+		for _, c := range rep.Capabilities.Of(prov) {
 			k := prov + " " + c.Hook
 			if c.Status != want[k] {
 				t.Errorf("%s: %s (%s), want %s", k, c.Status, c.Reason, want[k])
@@ -463,7 +464,7 @@ func TestUnboundFieldsUnsupported(t *testing.T) {
 	var unbound, boundOK int
 	got := map[string]string{} // "table subject/phase field" → status, for the pins below
 	for _, tb := range ts.All() {
-		caps := rep.Capabilities[tb.Key()]
+		caps := rep.Capabilities.Of(tb.Key())
 		if len(caps) != len(hooks) {
 			t.Fatalf("%s: %d capabilities, want %d", tb.Key(), len(caps), len(hooks))
 		}
@@ -503,5 +504,53 @@ func TestUnboundFieldsUnsupported(t *testing.T) {
 		if got[key] != want {
 			t.Errorf("%s: %q, want %q", key, got[key], want)
 		}
+	}
+}
+
+// TestCapabilityRowsShareAnswers: hooks that ask the providers the same
+// question share one list of answers, so what a report holds for them is
+// a row a hook, not an answer a hook and a provider; and the report's
+// JSON is still an object of lists, one a provider, as schema 1 has it.
+func TestCapabilityRowsShareAnswers(t *testing.T) {
+	src := writeHooks(t, []hookTOML{
+		{id: "a", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Bash"]`},
+		{id: "b", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Bash"]`},
+		{id: "c", subject: "session", phase: "start", effect: "observe", requirement: "required"},
+	})
+	rep, err := Validate(src, Options{Providers: pinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps := rep.Capabilities
+	if !slices.Equal(caps.Providers, pinned) || len(caps.Rows) != 3 {
+		t.Fatalf("providers %v, %d rows; want %v, 3", caps.Providers, len(caps.Rows), pinned)
+	}
+	a, b, c := caps.Rows[0], caps.Rows[1], caps.Rows[2]
+	if a.Hook != "a" || b.Hook != "b" || c.Hook != "c" {
+		t.Fatalf("rows %s %s %s, want a b c", a.Hook, b.Hook, c.Hook)
+	}
+	if &a.Answers[0] != &b.Answers[0] {
+		t.Error("hooks a and b ask the same question, and hold answers of their own")
+	}
+	if &a.Answers[0] == &c.Answers[0] {
+		t.Error("hooks a and c ask different questions, and share answers")
+	}
+	got, err := json.Marshal(caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byProvider := map[string][]HookCapability{}
+	for _, p := range caps.Providers {
+		byProvider[p] = caps.Of(p)
+	}
+	want, _ := json.Marshal(byProvider)
+	if string(got) != string(want) {
+		t.Errorf("JSON:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(string(got), `"claude@2.1.233":[{"package":"p","hook":"a","requirement":"required","status":"supported","native_event":"PreToolUse"}`) {
+		t.Errorf("JSON does not list claude's answer for hook a first: %s", got)
+	}
+	if none, _ := json.Marshal(Capabilities{}); string(none) != "{}" {
+		t.Errorf("no providers: %s, want {}", none)
 	}
 }

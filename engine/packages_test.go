@@ -189,8 +189,8 @@ func answerOf(s *Source, name string) string {
 			fmt.Fprintf(&b, "reference %s\n", j)
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(rep.Capabilities)) {
-		for _, c := range rep.Capabilities[k] {
+	for _, k := range rep.Capabilities.Providers {
+		for _, c := range rep.Capabilities.Of(k) {
 			if c.Package == name {
 				j, _ := json.Marshal(c)
 				fmt.Fprintf(&b, "%s %s\n", k, j)

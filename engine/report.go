@@ -1,21 +1,23 @@
 package engine
 
 import (
+	"encoding/json"
 	"slices"
 
 	"dalo/plan"
+	"dalo/providers"
 )
 
 // Report is validation report schema 1 (docs/design.md §5).
 type Report struct {
-	Schema        int                         `json:"schema"`
-	Valid         bool                        `json:"valid"`
-	Source        SourceInfo                  `json:"source"`
-	Packages      []PackageReport             `json:"packages"`
-	References    []Reference                 `json:"references"`
-	Capabilities  map[string][]HookCapability `json:"provider_hook_capabilities"`
-	Authorization string                      `json:"authorization"`
-	Diagnostics   []Diagnostic                `json:"diagnostics"`
+	Schema        int             `json:"schema"`
+	Valid         bool            `json:"valid"`
+	Source        SourceInfo      `json:"source"`
+	Packages      []PackageReport `json:"packages"`
+	References    []Reference     `json:"references"`
+	Capabilities  Capabilities    `json:"provider_hook_capabilities"`
+	Authorization string          `json:"authorization"`
+	Diagnostics   []Diagnostic    `json:"diagnostics"`
 
 	// blocked indexes Blocked by package, built on the first call for
 	// the references then held (blockedOf): asking of every package of a
@@ -105,6 +107,69 @@ type HookCapability struct {
 	// BlocksActivation is true for a required hook the provider cannot
 	// honour: the package cannot be activated on that target.
 	BlocksActivation bool `json:"blocks_activation,omitempty"`
+}
+
+// Capabilities is what each provider version does with each hook of a
+// report's packages: a row a hook, in the order of its package and in
+// that of the hook in its manifest, each with an answer a provider, in
+// the order of Providers. Rows that ask a provider the same question
+// share one list of answers. A HookCapability a hook and a provider was
+// some 10 KB a package of twelve hooks on seven tables, more than the
+// rest of what validating it held, and it grew with every harness
+// version given a table.
+type Capabilities struct {
+	Providers []string // provider@version keys, sorted
+	Rows      []CapabilityRow
+}
+
+// A CapabilityRow is one hook's answers: Answers[i] is Providers[i]'s.
+type CapabilityRow struct {
+	Package, Hook, Requirement string
+	Answers                    []providers.Capability
+}
+
+// Of lists what provider does with each hook, in the order of the rows;
+// nil for a provider the report does not speak of.
+func (c Capabilities) Of(provider string) []HookCapability {
+	i := slices.Index(c.Providers, provider)
+	if i < 0 {
+		return nil
+	}
+	out := make([]HookCapability, len(c.Rows))
+	for r, row := range c.Rows {
+		out[r] = row.capability(i)
+	}
+	return out
+}
+
+// capability is what Providers[i] does with the row's hook.
+func (row CapabilityRow) capability(i int) HookCapability {
+	a := row.Answers[i]
+	return HookCapability{
+		Package: row.Package, Hook: row.Hook, Requirement: row.Requirement,
+		Status: a.Status, NativeEvent: a.NativeEvent, Reason: a.Reason, BlocksActivation: a.BlocksActivation,
+	}
+}
+
+// MarshalJSON writes c as report schema 1 has it: an object with a
+// member a provider, the list Of gives, made one provider at a time.
+func (c Capabilities) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, p := range c.Providers {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		list, err := json.Marshal(c.Of(p))
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, k...), ':'), list...)
+	}
+	return append(b, '}'), nil
 }
 
 // Blocked returns the required references of package name that do not

@@ -222,7 +222,7 @@ func load(root string, opts Options) (*Source, error) {
 	cache.done()
 	// Provider capabilities come before the diagnostics are gathered: an
 	// unknown matcher tool name is a warning on its package.
-	var caps map[string][]HookCapability
+	var caps Capabilities
 	if opts.Tables != nil {
 		caps, err = CapabilitiesWith(opts.Tables, s.Packages, opts.Providers)
 	} else {
@@ -238,7 +238,6 @@ func load(root string, opts Options) (*Source, error) {
 		Authorization: "not evaluated",
 		Packages:      []PackageReport{},
 		References:    v.refs,
-		Capabilities:  map[string][]HookCapability{},
 		Diagnostics:   []Diagnostic{},
 	}
 	if rep.References == nil {

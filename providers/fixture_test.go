@@ -59,7 +59,7 @@ func TestFixtureVersionChangesReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, next := caps["claude@2.1.233"], caps["claude@2.1.300"]
+	old, next := caps.Of("claude@2.1.233"), caps.Of("claude@2.1.300")
 	if len(old) != 1 || len(next) != 1 {
 		t.Fatalf("capabilities = %+v", caps)
 	}

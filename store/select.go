@@ -145,7 +145,7 @@ func (loaded *Selection) pick(name string) (*Selection, error) {
 	}
 	if sel.Table != nil {
 		sel.Caps = map[string]engine.HookCapability{}
-		for _, c := range sel.Loaded.Report.Capabilities[sel.Table.Key()] {
+		for _, c := range sel.Loaded.Report.Capabilities.Of(sel.Table.Key()) {
 			if c.Package == name {
 				sel.Caps[c.Hook] = c
 			}

@@ -9,6 +9,7 @@ import (
 
 	"dalo/bench/sourcegen"
 	"dalo/engine"
+	"dalo/providers"
 )
 
 // TestGridNamesAHookOnce: the capability grid of a source costs a few
@@ -19,13 +20,16 @@ func TestGridNamesAHookOnce(t *testing.T) {
 		t.Skip("the race detector allocates beside the code")
 	}
 	const hooks = 200
-	rep := &engine.Report{Capabilities: map[string][]engine.HookCapability{}}
-	for _, prov := range []string{"a@1", "b@1", "c@1", "d@1", "e@1", "f@1", "g@1"} {
-		for i := range hooks {
-			rep.Capabilities[prov] = append(rep.Capabilities[prov], engine.HookCapability{
-				Package: fmt.Sprintf("pkg-%04d", i/4), Hook: fmt.Sprintf("hook-%d", i%4), Status: "supported",
-			})
-		}
+	provs := []string{"a@1", "b@1", "c@1", "d@1", "e@1", "f@1", "g@1"}
+	answers := make([]providers.Capability, len(provs))
+	for i := range answers {
+		answers[i].Status = "supported"
+	}
+	rep := &engine.Report{Capabilities: engine.Capabilities{Providers: provs}}
+	for i := range hooks {
+		rep.Capabilities.Rows = append(rep.Capabilities.Rows, engine.CapabilityRow{
+			Package: fmt.Sprintf("pkg-%04d", i/4), Hook: fmt.Sprintf("hook-%d", i%4), Answers: answers,
+		})
 	}
 	allocs := testing.AllocsPerRun(5, func() { printGrid(io.Discard, rep, false) })
 	if allocs > 4*hooks {

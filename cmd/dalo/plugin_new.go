@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -179,14 +178,9 @@ func newFailed(e *env, cmd, src string, err error) int {
 // blockedNotes says which required hooks of a validated source a known
 // harness version cannot run, which blocks their package there.
 func blockedNotes(rep *engine.Report) []string {
-	keys := make([]string, 0, len(rep.Capabilities))
-	for k := range rep.Capabilities {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var notes []string
-	for _, k := range keys {
-		for _, c := range rep.Capabilities[k] {
+	for _, k := range rep.Capabilities.Providers {
+		for _, c := range rep.Capabilities.Of(k) {
 			if c.BlocksActivation {
 				notes = append(notes, fmt.Sprintf("note: hook %s blocks activation on %s: %s", c.Hook, k, c.Reason))
 			}

@@ -687,7 +687,7 @@ func (h *reviewHook) writeText(w io.Writer) {
 }
 
 func capOf(sel *store.Selection, t *providers.Table, hook string) engine.HookCapability {
-	for _, c := range sel.Loaded.Report.Capabilities[t.Key()] {
+	for _, c := range sel.Loaded.Report.Capabilities.Of(t.Key()) {
 		if c.Package == sel.Pkg.Name && c.Hook == hook {
 			return c
 		}

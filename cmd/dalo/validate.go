@@ -191,43 +191,30 @@ func printReport(w io.Writer, rep *engine.Report) {
 // it, if any.
 func printGrid(w io.Writer, rep *engine.Report, below bool) {
 	held := heldPackages(rep)
-	provs := make([]string, 0, len(rep.Capabilities))
-	for k := range rep.Capabilities {
-		provs = append(provs, k)
-	}
-	sort.Strings(provs)
-	// A row a hook, its cells by provider, found by package and hook:
-	// its name PACKAGE/HOOK is made once, not once a provider (a tenth of
-	// the grid's cost).
+	caps := rep.Capabilities
+	provs := caps.Providers
+	// A row a hook, named PACKAGE/HOOK once, not once a provider (a
+	// tenth of the grid's cost), in the order of the names.
 	type hookRow struct {
-		name  string
-		cells []engine.HookCapability
+		name string
+		engine.CapabilityRow
 	}
-	index := map[[2]string]*hookRow{}
-	var hooks []*hookRow
-	for i, p := range provs {
-		for _, c := range rep.Capabilities[p] {
-			r := index[[2]string{c.Package, c.Hook}]
-			if r == nil {
-				r = &hookRow{c.Package + "/" + c.Hook, make([]engine.HookCapability, len(provs))}
-				index[[2]string{c.Package, c.Hook}] = r
-				hooks = append(hooks, r)
-			}
-			r.cells[i] = c
-		}
+	hooks := make([]hookRow, len(caps.Rows))
+	for i, r := range caps.Rows {
+		hooks[i] = hookRow{r.Package + "/" + r.Hook, r}
 	}
 	if len(hooks) == 0 {
 		return
 	}
 	sort.Slice(hooks, func(i, j int) bool { return hooks[i].name < hooks[j].name })
-	cell := func(c engine.HookCapability) string {
-		if h, ok := held[c.Package]; ok {
-			return h
+	cell := func(h *hookRow, i int) string {
+		if s, ok := held[h.Package]; ok {
+			return s
 		}
-		if c.BlocksActivation {
-			return c.Status + " (blocks activation)"
+		if a := h.Answers[i]; a.BlocksActivation {
+			return a.Status + " (blocks activation)"
 		}
-		return c.Status
+		return h.Answers[i].Status
 	}
 	width := len("hook")
 	for _, h := range hooks {
@@ -236,8 +223,8 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 	widths := make([]int, len(provs))
 	for i, p := range provs {
 		widths[i] = len(p)
-		for _, h := range hooks {
-			widths[i] = max(widths[i], len(cell(h.cells[i])))
+		for h := range hooks {
+			widths[i] = max(widths[i], len(cell(&hooks[h], i)))
 		}
 	}
 	// line writes a row, each column padded as %-*s pads (by runes) and
@@ -265,19 +252,21 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 	}
 	line("hook", provs)
 	row := make([]string, len(provs))
-	for _, h := range hooks {
+	for h := range hooks {
 		for i := range provs {
-			row[i] = cell(h.cells[i])
+			row[i] = cell(&hooks[h], i)
 		}
-		line(h.name, row)
+		line(hooks[h].name, row)
 	}
 	// The reasons below the grid, a line each, written as they are made:
 	// those of 1,000 packages are a megabyte.
 	for _, h := range hooks {
+		if _, ok := held[h.Package]; ok {
+			continue
+		}
 		for i, p := range provs {
-			c := h.cells[i]
-			if _, ok := held[c.Package]; !ok && c.Reason != "" {
-				fmt.Fprintf(w, "  %s on %s: %s\n", h.name, p, termtext.Escape(c.Reason))
+			if a := h.Answers[i]; a.Reason != "" {
+				fmt.Fprintf(w, "  %s on %s: %s\n", h.name, p, termtext.Escape(a.Reason))
 			}
 		}
 	}
@@ -285,7 +274,7 @@ func printGrid(w io.Writer, rep *engine.Report, below bool) {
 	// Why a package in the grid is blocked, once per reference.
 	noted := map[string]bool{}
 	for _, h := range hooks {
-		name, _, _ := strings.Cut(h.name, "/")
+		name := h.Package
 		if noted[name] || !strings.HasPrefix(held[name], "blocked") {
 			continue
 		}
