@@ -38,7 +38,7 @@
 # the largest L, is 96 MiB + 40 KiB x N + 3 x B + 256 x L: dalo's soft
 # memory limit (cmd/dalo limitMemory: 64 MiB + 3 x (8 KiB x N + B) + 128 x
 # L for each of the 2 workers at first, then four times what the collector
-# finds live, some 10 KiB a package: TestLoadHoldsLittlePerPackage) and
+# finds live, 4 to 9 KiB a package: TestValidateHoldsLittlePerPackage) and
 # 32 MiB for the runtime and the binary's own pages.
 #
 # Usage: bench/validate.sh [RUNS]   (counted runs of the small cases,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"dalo/internal/suggest"
 	"dalo/providers"
@@ -31,88 +32,152 @@ func ProviderCapabilities(pkgs []*Package, keys []string) (Capabilities, error) 
 // CapabilitiesWith is ProviderCapabilities over the given tables; tests use
 // it with fixture tables loaded through providers.LoadFS.
 func CapabilitiesWith(ts *providers.Tables, pkgs []*Package, keys []string) (Capabilities, error) {
-	tables, err := selectTables(ts, keys)
+	run, err := newCapabilityRun(ts, keys)
 	if err != nil {
 		return Capabilities{}, err
 	}
-	// The answers are held in the order of the tables' keys (sorted);
-	// the tables are asked, and their findings made, in their own.
-	column := make([]int, len(tables))
-	caps := Capabilities{Providers: make([]string, len(tables))}
-	for i, t := range tables {
-		caps.Providers[i] = t.Key()
+	return run.capabilities(pkgs)
+}
+
+// A capabilityRun answers, for one validation, what the selected tables
+// do with each hook. A validation asks it of each package in the worker
+// that checked the package, right after its own checks (capabilityAsker),
+// so that what the report needs of its hooks is made while the manifest
+// is at hand, and the manifest need not be held until the report.
+type capabilityRun struct {
+	ts     *providers.Tables
+	tables []*providers.Table // the selected tables, in the order given
+	// The answers are held in the order of the tables' keys (sorted,
+	// providers); the tables are asked, and their findings made, in
+	// their own: column[i] is tables[i]'s place in providers.
+	column    []int
+	providers []string
+	err       atomic.Pointer[error] // the first error of an asker
+}
+
+func newCapabilityRun(ts *providers.Tables, keys []string) (*capabilityRun, error) {
+	tables, err := selectTables(ts, keys)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(caps.Providers)
+	r := &capabilityRun{ts: ts, tables: tables, column: make([]int, len(tables)), providers: make([]string, len(tables))}
 	for i, t := range tables {
-		column[i] = slices.Index(caps.Providers, t.Key())
+		r.providers[i] = t.Key()
 	}
+	slices.Sort(r.providers)
+	for i, t := range tables {
+		r.column[i] = slices.Index(r.providers, t.Key())
+	}
+	return r, nil
+}
+
+// capabilities gathers the rows of pkgs' hooks, in their order, asking
+// for those of a package no asker of r has answered.
+func (r *capabilityRun) capabilities(pkgs []*Package) (Capabilities, error) {
+	var a *capabilityAsker
 	hooks := 0
 	for _, p := range pkgs {
-		if p.Manifest != nil {
-			hooks += len(p.Manifest.Hooks)
+		if p.capsBy != r {
+			if a == nil {
+				a = r.asker()
+			}
+			a.add(p)
 		}
+		hooks += len(p.caps)
 	}
-	caps.Rows = make([]CapabilityRow, 0, hooks)
-	// Hooks of a source ask few distinct questions: each is answered on
-	// every table once, and the rows that ask it share the answers.
-	type asked struct {
-		q      providers.Question
-		names  string // the matcher's tool names, NUL-separated
-		fields string // the fields its bindings read, NUL-separated
+	if err := r.err.Load(); err != nil {
+		return Capabilities{}, *err
 	}
-	answers := map[asked][]providers.Capability{}
-	m := matcherCheck{all: ts.All(), tables: tables, tools: make([]string, len(tables))}
+	// The rows move into one list: a package's own are dropped, and
+	// would be asked for again.
+	caps := Capabilities{Providers: r.providers, Rows: make([]CapabilityRow, 0, hooks)}
 	for _, p := range pkgs {
-		if p.Manifest == nil {
-			continue // its shape failed: there is no hook to speak of
-		}
-		for i, h := range p.Manifest.Hooks {
-			at := indexPath("hook", i)
-			if p.hasErrorUnder(at) {
-				// An invalid hook (a combination the table does not admit,
-				// an unknown tool, a bad binding) has no capability to
-				// speak of: its diagnostics say what is wrong with it.
-				continue
-			}
-			q := providers.Question{
-				Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
-				FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
-				Requirement: h.Requirement, HasFallback: h.Fallback != "",
-			}
-			var names []string
-			if h.Matcher != nil {
-				names = h.Matcher.ToolNames
-			}
-			fields := make([]string, len(h.Bindings))
-			for bi, b := range h.Bindings {
-				fields[bi] = b.Field
-			}
-			key := asked{q, strings.Join(names, "\x00"), strings.Join(fields, "\x00")}
-			cs, ok := answers[key]
-			if !ok {
-				cs = make([]providers.Capability, len(tables))
-				for ti, t := range tables {
-					q.MatchesNothing = t.MatchesNothing(names)
-					unbound := t.UnboundFields(h.Subject, h.Phase, fields)
-					q.Unbound = len(unbound) > 0
-					c, err := ts.Capability(t, q)
-					if err != nil {
-						return Capabilities{}, fmt.Errorf("%s %s: %w", p.File, at, err)
-					}
-					cs[column[ti]] = c.Naming(unbound)
-				}
-				answers[key] = cs
-			}
-			caps.Rows = append(caps.Rows, CapabilityRow{Package: p.Name, Hook: h.ID, Requirement: h.Requirement, Answers: cs})
-			for ti, t := range tables {
-				if c := cs[column[ti]]; c.Status == providers.Supported {
-					p.checkTimeout(t, at, h, c.NativeEvent)
-				}
-			}
-			m.check(p, at, h)
-		}
+		caps.Rows = append(caps.Rows, p.caps...)
+		p.caps, p.capsBy = nil, nil
 	}
 	return caps, nil
+}
+
+// A capabilityAsker asks a capabilityRun's tables about the hooks of the
+// packages one goroutine checks. Hooks ask few distinct questions: each
+// is answered on every table once an asker, and the rows that ask it
+// share the answers.
+type capabilityAsker struct {
+	*capabilityRun
+	answers map[askedCapability][]providers.Capability
+	m       matcherCheck
+}
+
+type askedCapability struct {
+	q      providers.Question
+	names  string // the matcher's tool names, NUL-separated
+	fields string // the fields its bindings read, NUL-separated
+}
+
+func (r *capabilityRun) asker() *capabilityAsker {
+	return &capabilityAsker{
+		capabilityRun: r,
+		answers:       map[askedCapability][]providers.Capability{},
+		m:             matcherCheck{all: r.ts.All(), tables: r.tables, never: make([]string, len(r.tables))},
+	}
+}
+
+// add makes p's rows (p.caps) and adds the provider findings to its
+// diagnostics. p's own checks must be done: a hook with an error of its
+// own has no row.
+func (a *capabilityAsker) add(p *Package) {
+	p.caps, p.capsBy = nil, a.capabilityRun
+	if p.Manifest == nil {
+		return // its shape failed: there is no hook to speak of
+	}
+	p.caps = make([]CapabilityRow, 0, len(p.Manifest.Hooks))
+	for i, h := range p.Manifest.Hooks {
+		at := indexPath("hook", i)
+		if p.hasErrorUnder(at) {
+			// An invalid hook (a combination the table does not admit,
+			// an unknown tool, a bad binding) has no capability to
+			// speak of: its diagnostics say what is wrong with it.
+			continue
+		}
+		q := providers.Question{
+			Subject: h.Subject, Phase: h.Phase, Effect: h.Effect,
+			FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
+			Requirement: h.Requirement, HasFallback: h.Fallback != "",
+		}
+		var names []string
+		if h.Matcher != nil {
+			names = h.Matcher.ToolNames
+		}
+		fields := make([]string, len(h.Bindings))
+		for bi, b := range h.Bindings {
+			fields[bi] = b.Field
+		}
+		key := askedCapability{q, strings.Join(names, "\x00"), strings.Join(fields, "\x00")}
+		cs, ok := a.answers[key]
+		if !ok {
+			cs = make([]providers.Capability, len(a.tables))
+			for ti, t := range a.tables {
+				q.MatchesNothing = t.MatchesNothing(names)
+				unbound := t.UnboundFields(h.Subject, h.Phase, fields)
+				q.Unbound = len(unbound) > 0
+				c, err := a.ts.Capability(t, q)
+				if err != nil {
+					err = fmt.Errorf("%s %s: %w", p.File, at, err)
+					a.err.CompareAndSwap(nil, &err)
+					return
+				}
+				cs[a.column[ti]] = c.Naming(unbound)
+			}
+			a.answers[key] = cs
+		}
+		p.caps = append(p.caps, CapabilityRow{Package: p.Name, Hook: h.ID, Requirement: h.Requirement, Answers: cs})
+		for ti, t := range a.tables {
+			if c := cs[a.column[ti]]; c.Status == providers.Supported {
+				p.checkTimeout(t, at, h, c.NativeEvent)
+			}
+		}
+		a.m.check(p, at, h)
+	}
 }
 
 // hasErrorUnder reports whether p has an error about the field path at or
@@ -136,7 +201,10 @@ func (p *Package) hasErrorUnder(at string) bool {
 // where the hook never runs (and is unsupported: #Capability).
 type matcherCheck struct {
 	all, tables []*providers.Table // every table, the selected ones
-	tools       []string           // each selected table's tools, listed once asked for
+	// never is, for each selected table, the warning that a hook never
+	// runs there, made once asked for: it names the table's tools, some
+	// 300 bytes the same for every hook.
+	never []string
 }
 
 func (m *matcherCheck) check(p *Package, at string, h Hook) {
@@ -164,10 +232,10 @@ func (m *matcherCheck) check(p *Package, at string, h Hook) {
 		if !t.MatchesNothing(names) {
 			continue
 		}
-		if m.tools[i] == "" {
-			m.tools[i] = strings.Join(t.ToolNames(), ", ")
+		if m.never[i] == "" {
+			m.never[i] = fmt.Sprintf("%s has none of these native tools, so this hook never runs there; its tools: %s", t.Key(), strings.Join(t.ToolNames(), ", "))
 		}
-		p.diags.warnOnce("W101", p.at(first), f, "%s has none of these native tools, so this hook never runs there; its tools: %s", t.Key(), m.tools[i])
+		p.diags.warnTextOnce("W101", p.at(first), f, m.never[i])
 	}
 }
 

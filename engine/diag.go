@@ -96,13 +96,18 @@ func (l *diagList) warnf(code string, pos Pos, field, format string, args ...any
 // provider findings are added each time capabilities are computed for the
 // package, and a report never says one thing twice.
 func (l *diagList) warnOnce(code string, pos Pos, field, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	l.warnTextOnce(code, pos, field, fmt.Sprintf(format, args...))
+}
+
+// warnTextOnce is warnOnce of the message msg, which it keeps as it is:
+// a message many packages are given is held once.
+func (l *diagList) warnTextOnce(code string, pos Pos, field, msg string) {
 	for _, d := range l.diags {
 		if d.Severity == Warning && d.Code == code && d.Field == field && d.Message == msg {
 			return
 		}
 	}
-	l.add(Warning, code, pos, field, "%s", msg)
+	l.diags = append(l.diags, Diagnostic{Severity: Warning, Code: code, Message: msg, File: l.file, Line: pos.Line, Column: pos.Column, Field: field})
 }
 
 func (l *diagList) hasErrors() bool {

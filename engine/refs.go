@@ -115,7 +115,7 @@ func (v *sourceCheck) closure(all []*Package, want []string) []*Package {
 	for len(frontier) > 0 {
 		next := frontier
 		frontier = nil
-		checkPackages(v.root, v.id, next, v.rules, nil)
+		checkPackages(v.root, v.id, next, v.rules, nil, nil)
 		out = append(out, next...)
 		for _, p := range next {
 			if p.refs == nil {
@@ -182,7 +182,7 @@ func (v *sourceCheck) idClaimants(all, checked []*Package) []*Package {
 	if len(more) == 0 {
 		return checked
 	}
-	checkPackages(v.root, v.id, more, v.rules, nil)
+	checkPackages(v.root, v.id, more, v.rules, nil, nil)
 	out := append(slices.Clone(checked), more...)
 	slices.SortFunc(out, func(a, b *Package) int { return a.order - b.order })
 	return out
@@ -1315,11 +1315,10 @@ func (v *sourceCheck) packageReport(p *Package) PackageReport {
 		return pr
 	}
 	pr.ID = m.Plugin.ID
-	for _, t := range m.Tools {
-		pr.Tools = append(pr.Tools, ToolReport{ID: t.ID, Runtime: t.Runtime, Entry: t.Entry, Availability: t.Availability})
+	sum := p.summary
+	if sum == nil {
+		sum = summarize(m)
 	}
-	for _, h := range m.Hooks {
-		pr.Hooks = append(pr.Hooks, HookReport{ID: h.ID, Tool: h.Tool, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect, Requirement: h.Requirement, FailurePolicy: h.FailurePolicy})
-	}
+	pr.Tools, pr.Hooks = sum.Tools, sum.Hooks
 	return pr
 }

@@ -95,6 +95,9 @@ type Options struct {
 	// with the third (some 40 times its size). dalo sets its memory
 	// limit from them.
 	Sized func(packages int, manifestBytes, largest int64)
+	// keepManifests keeps each package's typed manifest (Load): a
+	// validation drops it once the package's checks are done (forget).
+	keepManifests bool
 	// Packages, when not empty, limits validation to these packages and
 	// those they require, transitively, in this source: what a command
 	// about one package needs. The report holds those alone, each with
@@ -113,9 +116,12 @@ type Options struct {
 
 // A Package is one discovered package after its own checks.
 type Package struct {
-	Name     string
-	Dir      string // relative to the source root: plugins/<name>
-	File     string // plugins/<name>/PLUGIN.toml
+	Name string
+	Dir  string // relative to the source root: plugins/<name>
+	File string // plugins/<name>/PLUGIN.toml
+	// Manifest is the typed manifest, nil when its shape failed. Of a
+	// package Validate checked, it keeps only schema_version and the
+	// plugin's name and id once its checks are done (forget).
 	Manifest *Manifest
 	// doc is the decoded manifest while the package's own checks run.
 	// They end by keeping only pos, the positions of the fields the
@@ -134,6 +140,12 @@ type Package struct {
 	// refs is what the manifest references, as far as it can be read:
 	// nil only when the manifest was not decoded.
 	refs *refList
+	// caps are the capability rows of its hooks, made by capsBy.
+	caps   []CapabilityRow
+	capsBy *capabilityRun
+	// summary is what the report says of its tools and hooks, made when
+	// a validation drops the typed manifest (forget).
+	summary *PackageReport
 	// order is the package's place in discovery: the first of two
 	// packages with one id keeps it.
 	order int
@@ -168,8 +180,13 @@ func Validate(root string, opts Options) (*Report, error) {
 // review, approval and installation.
 func Load(root string, opts Options) (*Source, error) {
 	opts.Cache = nil
+	opts.keepManifests = true
 	return load(root, opts)
 }
+
+// beforeReport is called when a validation has checked every package and
+// is about to gather the report: a test measures what it holds then.
+var beforeReport = func() {}
 
 func load(root string, opts Options) (*Source, error) {
 	if opts.SourceID == "" {
@@ -203,10 +220,31 @@ func load(root string, opts Options) (*Source, error) {
 	for _, p := range all {
 		v.exists[p.Name] = true
 	}
+	tables := opts.Tables
+	if tables == nil {
+		if tables, err = providers.Load(); err != nil {
+			return nil, err
+		}
+	}
+	capsRun, err := newCapabilityRun(tables, opts.Providers)
+	if err != nil {
+		return nil, err
+	}
 	claimants := all
 	if len(opts.Packages) == 0 {
 		s.Packages = all
-		checkPackages(root, opts.SourceID, s.Packages, rules, cache)
+		// A worker asks what the providers do with a package's hooks
+		// right after its checks; a validation (not Load, whose caller
+		// reads the manifests) then drops the typed manifest.
+		checkPackages(root, opts.SourceID, s.Packages, rules, cache, func() func(*Package) {
+			a := capsRun.asker()
+			return func(p *Package) {
+				a.add(p)
+				if !opts.keepManifests {
+					p.forget()
+				}
+			}
+		})
 	} else {
 		s.Packages = v.closure(all, opts.Packages)
 		claimants = v.idClaimants(all, s.Packages)
@@ -222,15 +260,11 @@ func load(root string, opts Options) (*Source, error) {
 	cache.done()
 	// Provider capabilities come before the diagnostics are gathered: an
 	// unknown matcher tool name is a warning on its package.
-	var caps Capabilities
-	if opts.Tables != nil {
-		caps, err = CapabilitiesWith(opts.Tables, s.Packages, opts.Providers)
-	} else {
-		caps, err = ProviderCapabilities(s.Packages, opts.Providers)
-	}
+	caps, err := capsRun.capabilities(s.Packages)
 	if err != nil {
 		return nil, err
 	}
+	beforeReport()
 
 	rep := &Report{
 		Schema:        1,
@@ -329,12 +363,17 @@ func discover(root string, lay Layout, limit int64, l *diagList) ([]string, int6
 // checkPackages runs each package's own checks, those the cache c (which
 // may be nil) does not answer for, on a pool of workers that share the
 // rules first.
-func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cacheRun) {
+func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cacheRun, then func() func(*Package)) {
+	if then == nil {
+		then = func() func(*Package) { return func(*Package) {} }
+	}
 	workers := min(runtime.GOMAXPROCS(0), len(pkgs))
 	if workers <= 1 {
 		own := func() *Rules { return first }
+		next := then()
 		for _, p := range pkgs {
 			checkCached(root, sourceID, p, first, own, c)
+			next(p)
 		}
 		return
 	}
@@ -368,8 +407,10 @@ func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cach
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			after := then()
 			for i := next.Add(1) - 1; i < int64(len(pkgs)); i = next.Add(1) - 1 {
 				checkCached(root, sourceID, pkgs[i], first, own, c)
+				after(pkgs[i])
 			}
 		}()
 	}
@@ -389,6 +430,33 @@ func checkPackage(root, sourceID string, p *Package, r *Rules, slow func() *Rule
 		p.doc.release()
 		p.doc = nil
 	}
+}
+
+// forget drops p's typed manifest, once its own checks and what the
+// providers do with its hooks are done, in a validation: its report says
+// of the manifest only what summary keeps of its tools and hooks, and the
+// source-wide checks read only plugin.id. On packages of six tools and
+// twelve hooks the manifest was half of what a package held until the
+// report (TestValidateHoldsLittlePerPackage).
+func (p *Package) forget() {
+	m := p.Manifest
+	if m == nil {
+		return
+	}
+	p.summary = summarize(m)
+	p.Manifest = &Manifest{SchemaVersion: m.SchemaVersion, Plugin: Plugin{Name: m.Plugin.Name, ID: m.Plugin.ID}}
+}
+
+// summarize is what a package's report says of m's tools and hooks.
+func summarize(m *Manifest) *PackageReport {
+	pr := &PackageReport{Tools: make([]ToolReport, 0, len(m.Tools)), Hooks: make([]HookReport, 0, len(m.Hooks))}
+	for _, t := range m.Tools {
+		pr.Tools = append(pr.Tools, ToolReport{ID: t.ID, Runtime: t.Runtime, Entry: t.Entry, Availability: t.Availability})
+	}
+	for _, h := range m.Hooks {
+		pr.Hooks = append(pr.Hooks, HookReport{ID: h.ID, Tool: h.Tool, Subject: h.Subject, Phase: h.Phase, Effect: h.Effect, Requirement: h.Requirement, FailurePolicy: h.FailurePolicy})
+	}
+	return pr
 }
 
 // sourceFields lists every field of p a source-wide check may report at:

@@ -93,8 +93,8 @@ func tuneGC() {
 // times its size while it runs), over a base of 64 MiB for the rules and
 // the runtime. What
 // a package holds until the report follows its shape (its members, hooks,
-// bindings and diagnostics: 9 to 10 KiB a package of either of
-// bench/sourcegen's shapes, TestLoadHoldsLittlePerPackage), so the guess
+// bindings and diagnostics: 4 to 9 KiB a package of bench/sourcegen's
+// shapes, TestValidateHoldsLittlePerPackage), so the guess
 // alone can leave what is live near the limit, where the collector runs
 // back to back (issue 27 measured it at 19% of the CPU at 10,000 packages
 // of 17 KiB). The limit alone paces the collector: GOGC is off under it,
