@@ -65,6 +65,7 @@ var tomlCases = []string{
 	"c = 9223372036854775807\n",
 	"a = 012\n", "a = +1\n", "a = 1_000\n", "a = 0x10\n", "a = 1.5\n", "a = 1e3\n", "a = inf\n",
 	"a = 1979-05-27\n", "a = 07:32:00\n", "a = 1979-05-27T07:32:00Z\n",
+	"a = [1.0, -0.5e+1_0, 1979-05-27, 07:32:00, 1979-05-27T07:32:00.123]\nb = {c = 3.25}\n",
 	"s = \"tab\\there \\u00e9\"\nt = 'lit\\eral'\nu = \"\"\"\nmulti\nline\"\"\"\nv = '''\nraw'''\n",
 	"a.b.c = 1\na.b.d = 2\na.e = 3\n",
 	"a = {b = 1, c.d = 2, c.e = 3}\n",
@@ -313,6 +314,34 @@ func TestDecodeOnceHeaderThroughDotted(t *testing.T) {
 		"[a.b]\n[[a]]\n",
 		"[a.b]\n[a]\nb = 1\n",
 		"a = 1__0\n", "a = _1\n", "a = 1_\n", "a = 0_1\n", "a = ++1\n", "a = 1_000_000_000_000_000_000\n",
+	} {
+		if decodeOnceAgrees(t, []byte(src)) {
+			t.Errorf("%q: decoded once, want it left to go-toml", src)
+		}
+	}
+}
+
+// TestDecodeOnceFloatsAndDates: a provider's table holds whatever TOML
+// writes, such as a model's temperature or the day a setting began; floats
+// and local dates and times are decoded in the one parse, as go-toml
+// decodes them. Each was a second decode, a third more CPU for packages of
+// the own shape with one such value. An offset date-time, infinity and
+// NaN are left to go-toml.
+func TestDecodeOnceFloatsAndDates(t *testing.T) {
+	for _, src := range []string{
+		"[providers.claude]\ntemperature = 0.2\nplanck = 6.626e-34\nn = -1_000.5\nz = +0.0\ne = 1E3\nf = 9_007_199_254_740_993.0\n",
+		"[providers.claude]\nday = 1979-05-27\nat = 07:32:00.999\nwhen = 1979-05-27T07:32:00\nthen = 1979-05-27 07:32:00.5\n",
+		"[providers.claude]\nxs = [1.5, 2.5]\nt = { since = 2020-01-01 }\n",
+	} {
+		if !decodeOnceAgrees(t, []byte(src)) {
+			t.Errorf("%q: left to go-toml", src)
+		}
+	}
+	for _, src := range []string{
+		"[providers.claude]\nwhen = 1979-05-27T07:32:00Z\n",
+		"[providers.claude]\nx = inf\n",
+		"[providers.claude]\nx = -nan\n",
+		"[providers.claude]\nx = 1e999\n",
 	} {
 		if decodeOnceAgrees(t, []byte(src)) {
 			t.Errorf("%q: decoded once, want it left to go-toml", src)

@@ -695,6 +695,17 @@ func nodeData(v *unstable.Node) (any, bool) {
 		return string(v.Data) == "true", true
 	case unstable.Integer:
 		return plainInt(v.Data)
+	case unstable.Float:
+		return plainFloat(v.Data)
+	case unstable.LocalDate:
+		var d toml.LocalDate
+		return d, d.UnmarshalText(v.Data) == nil
+	case unstable.LocalTime:
+		var d toml.LocalTime
+		return d, d.UnmarshalText(v.Data) == nil
+	case unstable.LocalDateTime:
+		var d toml.LocalDateTime
+		return d, d.UnmarshalText(v.Data) == nil
 	case unstable.Array:
 		n := 0
 		for it := v.Children(); it.Next(); {
@@ -748,6 +759,36 @@ func nodeData(v *unstable.Node) (any, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// plainFloat reads a float as go-toml does, which the parser has read
+// as one (digits and underscores where TOML allows them): underscores
+// dropped, then strconv.ParseFloat, go-toml's reference. Infinity and NaN
+// (NaN is unequal to itself, so no test could hold the two to one
+// another) and a float out of range (an error of go-toml's) are left to
+// go-toml. The local date and time types decode with the functions
+// go-toml's decoder calls (their UnmarshalText); an offset date-time is
+// left to go-toml, whose parser of it is its own.
+func plainFloat(b []byte) (any, bool) {
+	d := b
+	if len(d) > 0 && (d[0] == '-' || d[0] == '+') {
+		d = d[1:]
+	}
+	if len(d) == 0 || d[0] < '0' || d[0] > '9' {
+		return nil, false // inf, nan
+	}
+	var buf [32]byte
+	clean := buf[:0]
+	for _, c := range b {
+		if c != '_' {
+			clean = append(clean, c)
+		}
+	}
+	f, err := strconv.ParseFloat(string(clean), 64)
+	if err != nil {
+		return nil, false
+	}
+	return f, true
 }
 
 // plainInt reads a decimal integer as go-toml does: 0, or digits from 1

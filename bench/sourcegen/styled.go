@@ -8,7 +8,8 @@ import (
 // WriteStyled creates dir as a source of n packages that hold what
 // WriteOwn's hold, written the other ways authors write them: manifests
 // with the plugin table in dotted keys, comments, literal and multi-line
-// strings and integers with underscores; skills written with CR LF line
+// strings, integers with underscores and a provider's table holding a
+// float and a date; skills written with CR LF line
 // ends, text outside ASCII, a comment line, a description that goes on on
 // a second line and their tools as a list; instructions with CR LF and
 // text outside ASCII. A validator whose quick ways read only the plainest
@@ -43,6 +44,7 @@ func restyle(rel, data string) string {
 		data = plainValue.ReplaceAllString(data, "$1 = '$2'")
 		data = timeout.ReplaceAllString(data, "timeout_ms = ${1}_000 # milliseconds")
 		data = arrayHeader.ReplaceAllString(data, "# one more $1\n[[$1]] # of this package")
+		data += "\n# read by Claude Code's adapter alone\n[providers.claude]\nmodel = 'sonnet'\ntemperature = 0.2\nreviewed = 2026-01-02\n"
 		return strings.Replace(data, "schema_version = 1\n", "schema_version = 1 # Portable Agent Packages 0.1\n", 1)
 	case strings.HasSuffix(rel, "/SKILL.md"):
 		data = strings.Replace(data, "---\n", "---\n# written by hand\n", 1)
