@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"dalo/bench/sourcegen"
+	"dalo/plan"
 )
 
 // The benchmarks measure Validate on synthetic sources from
@@ -174,6 +175,29 @@ func BenchmarkDecodeManifest(b *testing.B) {
 	for b.Loop() {
 		var l diagList
 		if decodeManifest(src, &r.Limits, &l) == nil {
+			b.Fatal(l.diags)
+		}
+	}
+}
+
+// BenchmarkDecodeToolboxManifest decodes one manifest of the toolbox
+// shape (six tools and twelve hooks as arrays of tables, 7.7 KB): the
+// decoding of a manifest of many descriptors of one shape.
+func BenchmarkDecodeToolboxManifest(b *testing.B) {
+	dir := b.TempDir()
+	if err := sourcegen.WriteToolbox(dir, 1); err != nil {
+		b.Fatal(err)
+	}
+	src, _, err := readBounded(filepath.Join(dir, "plugins", "tb-0000", "PLUGIN.toml"), 1<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lim := plan.DraftLimits
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var l diagList
+		if decodeManifest(src, &lim, &l) == nil {
 			b.Fatal(l.diags)
 		}
 	}

@@ -604,7 +604,17 @@ func (w *walker) headerTable(t map[string]any, k, path string, last, isArray boo
 		if ok && (!isArr || w.arrays[path] == 0) {
 			break
 		}
-		e := w.table(defTable)
+		// The elements of an array of tables have the same keys, most
+		// often: made as large as the one before, an element's map
+		// does not grow key by key (a tenth of decoding a manifest of
+		// many tools and hooks was maps growing).
+		hint := 0
+		if len(arr) > 0 {
+			if prev, isMap := arr[len(arr)-1].(map[string]any); isMap {
+				hint = len(prev)
+			}
+		}
+		e := w.table(defTable, hint)
 		t[k] = append(arr, e)
 		return e
 	case !ok:
@@ -612,7 +622,7 @@ func (w *walker) headerTable(t map[string]any, k, path string, last, isArray boo
 		if last {
 			kind = defTable
 		}
-		e := w.table(kind)
+		e := w.table(kind, 0)
 		t[k] = e
 		return e
 	case last:
@@ -645,7 +655,7 @@ func (w *walker) headerTable(t map[string]any, k, path string, last, isArray boo
 func (w *walker) dottedTable(t map[string]any, k string) map[string]any {
 	x, ok := t[k]
 	if !ok {
-		e := w.table(defDotted)
+		e := w.table(defDotted, 0)
 		t[k] = e
 		return e
 	}
@@ -656,9 +666,10 @@ func (w *walker) dottedTable(t map[string]any, k string) map[string]any {
 	return nil
 }
 
-// table makes a table of the document, made as kind says.
-func (w *walker) table(kind defKind) map[string]any {
-	e := map[string]any{}
+// table makes a table of the document, made as kind says, with room
+// for size keys.
+func (w *walker) table(kind defKind, size int) map[string]any {
+	e := make(map[string]any, size)
 	if w.kinds == nil {
 		w.kinds = make(map[uintptr]defKind)
 	}
