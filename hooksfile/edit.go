@@ -15,6 +15,7 @@ package hooksfile
 import (
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"dalo/jsonedit"
 	"dalo/providers"
@@ -94,6 +95,10 @@ type Found struct {
 	memberOf *jsonedit.Value // the hooks object
 }
 
+// scansMade counts the scans of whole documents: a test holds an edit
+// to a few, whatever it adds.
+var scansMade atomic.Int64
+
 // Scan scans doc and finds the entries of o's in it. It refuses a
 // document the harness would read otherwise than dalo: one with a key twice
 // in an object dalo reads to edit (the top level, hooks, one of its
@@ -106,6 +111,7 @@ func (o Owner) Scan(file string, doc []byte) (top, hooks *jsonedit.Value, owned 
 // scanWith is Scan; checked says doc was scanned before and since changed
 // only by dalo's splices.
 func (o Owner) scanWith(checked bool, file string, doc []byte) (top, hooks *jsonedit.Value, owned []Found, err error) {
+	scansMade.Add(1)
 	scan := jsonedit.ScanMember
 	if checked {
 		scan = jsonedit.RescanMember
@@ -261,10 +267,18 @@ func (o Owner) Edit(file string, doc []byte, st Record, want map[string]Entry) (
 			w := want[ev]
 			switch {
 			case hooks == nil:
+				// Every event at once, in one object rendered as the
+				// events would be added one by one: each edit rescans
+				// the whole file, and a settings.json of 50 MB given
+				// seven events was scanned eight times.
 				keepInterior(st, ".", doc, top)
-				edit(jsonedit.InsertMember(doc, top, "hooks", map[string][]Entry{ev: {w}}))
+				all := map[string][]Entry{}
+				for _, ev := range events {
+					all[ev] = []Entry{want[ev]}
+					st.Created[ev] = true
+				}
+				edit(jsonedit.InsertMember(doc, top, "hooks", all))
 				st.CreatedHooks = true
-				st.Created[ev] = true
 			case hooks.Member(ev) == nil:
 				keepInterior(st, "hooks", doc, hooks)
 				edit(jsonedit.InsertMember(doc, hooks, ev, []Entry{w}))

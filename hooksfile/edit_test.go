@@ -311,3 +311,53 @@ func TestHarnessEntryReadBack(t *testing.T) {
 		}
 	}
 }
+
+// TestEditAddsEventsAtOnce: entries for several events added to a file
+// with no hooks go in as one object, in three scans of the file whatever
+// their number (each edit rescans the whole file, and a settings.json of
+// 50 MB given seven events was scanned nine times), written as adding
+// them one at a time writes them; removing them gives the file back.
+func TestEditAddsEventsAtOnce(t *testing.T) {
+	events := []string{"PostToolUse", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"} // in the order an edit adds them
+	want := map[string]Entry{}
+	for _, ev := range events {
+		want[ev] = entry("/bin/dalo hook dispatch --provider claude --event "+ev, 7, "")
+	}
+	for _, doc := range []string{
+		"{\n  \"model\": \"opus\"\n}\n",
+		"{\n\t\"model\": \"opus\"\n}",
+		`{"model":"opus"}`,
+		`{"a": 1}`,
+		"{}\n",
+		"{\n}\n",
+	} {
+		o := testOwner("claude")
+		before := scansMade.Load()
+		got, st, err := o.Edit("settings.json", []byte(doc), Record{}, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := scansMade.Load() - before; n > 3 {
+			t.Errorf("%q: adding %d events scanned the file %d times, want at most 3", doc, len(events), n)
+		}
+		// One event more each time, on the file the last edit wrote.
+		step, stepSt := []byte(doc), Record{}
+		some := map[string]Entry{}
+		for _, ev := range events {
+			some[ev] = want[ev]
+			if step, stepSt, err = o.Edit("settings.json", step, stepSt, some); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if string(got) != string(step) {
+			t.Errorf("%q: added at once:\n%s\none at a time:\n%s", doc, got, step)
+		}
+		back, _, err := o.Edit("settings.json", got, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(back) != doc {
+			t.Errorf("removed:\n%q\nwant:\n%q", back, doc)
+		}
+	}
+}
