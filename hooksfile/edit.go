@@ -268,19 +268,41 @@ func (o Owner) Edit(file string, doc []byte, st Record, want map[string]Entry) (
 			switch {
 			case hooks == nil:
 				// Every event at once, in one object rendered as the
-				// events would be added one by one: each edit rescans
-				// the whole file, and a settings.json of 50 MB given
-				// seven events was scanned eight times.
+				// events would be added one by one, in a file written on
+				// several lines: each edit rescans the whole file, and a
+				// settings.json of 50 MB given seven events was scanned
+				// nine times. On one line, how a member is written
+				// depends on those written before it.
 				keepInterior(st, ".", doc, top)
-				all := map[string][]Entry{}
-				for _, ev := range events {
-					all[ev] = []Entry{want[ev]}
-					st.Created[ev] = true
+				add := map[string][]Entry{ev: {w}}
+				if jsonedit.ContainerLayout(doc, top).Multiline {
+					for _, e := range events {
+						add[e] = []Entry{want[e]}
+					}
 				}
-				edit(jsonedit.InsertMember(doc, top, "hooks", all))
+				for e := range add {
+					st.Created[e] = true
+				}
+				edit(jsonedit.InsertMember(doc, top, "hooks", add))
 				st.CreatedHooks = true
 			case hooks.Member(ev) == nil:
 				keepInterior(st, "hooks", doc, hooks)
+				// Every event missing from hooks at once, where the
+				// object is written on several lines.
+				var keys []string
+				var vals []any
+				for _, e := range events {
+					if !seen[e] && hooks.Member(e) == nil {
+						keys, vals = append(keys, e), append(vals, []Entry{want[e]})
+					}
+				}
+				if sp, ok := jsonedit.InsertMembers(doc, hooks, keys, vals); ok && len(keys) > 1 {
+					edit(sp)
+					for _, e := range keys {
+						st.Created[e] = true
+					}
+					break
+				}
 				edit(jsonedit.InsertMember(doc, hooks, ev, []Entry{w}))
 				st.Created[ev] = true
 			default:

@@ -16,7 +16,8 @@ import (
 
 // FuzzEditConfig: adding dalo's entries to any configuration dalo accepts
 // gives JSON holding the user's values and dalo's entries, and nothing
-// else; adding them again changes nothing; removing them gives back the
+// else, written as adding them one at a time writes them; adding them
+// again changes nothing; removing them gives back the
 // user's bytes, every one.
 func FuzzEditConfig(f *testing.F) {
 	want := map[string]Entry{
@@ -45,6 +46,15 @@ func FuzzEditConfig(f *testing.F) {
 		}
 		if !json.Valid(plain(got)) {
 			t.Fatalf("%q: edited into %q, not JSON", doc, got)
+		}
+		// Both at once, as one after the other (in the order an edit
+		// adds them).
+		one, st1, err := o.Edit("settings.json", doc, Record{}, map[string]Entry{"PreToolUse": want["PreToolUse"]})
+		if err != nil {
+			t.Fatalf("%q: adding one entry: %v", doc, err)
+		}
+		if two, _, err := o.Edit("settings.json", one, st1, want); err != nil || !bytes.Equal(two, got) {
+			t.Fatalf("%q: edited at once into %q, one entry at a time into %q (%v)", doc, got, two, err)
 		}
 		again, st2, err := o.Edit("settings.json", got, st, want)
 		if err != nil || !bytes.Equal(again, got) {

@@ -156,6 +156,26 @@ func InsertMember(doc []byte, obj *Value, key string, v any) Splice {
 	return insertChild(doc, obj, len(obj.Members) == 0, kv, l)
 }
 
+// InsertMembers adds members, keys[i] with vals[i], at the end of object
+// obj, as InsertMember adding them one after another adds them, in one
+// splice; ok is false for an object written on one line, where how a
+// member is written depends on those added before it.
+func InsertMembers(doc []byte, obj *Value, keys []string, vals []any) (sp Splice, ok bool) {
+	l := ContainerLayout(doc, obj)
+	if !l.Multiline {
+		return Splice{}, false
+	}
+	unit := UnitOf(l, doc)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(",\n" + l.Child)
+		}
+		b.WriteString(Render(k, "", "", false) + ": " + Render(vals[i], l.Child, unit, true))
+	}
+	return insertChild(doc, obj, len(obj.Members) == 0, b.String(), l), true
+}
+
 // AppendElem adds v at the end of array arr.
 func AppendElem(doc []byte, arr *Value, v any) Splice {
 	l := ContainerLayout(doc, arr)
