@@ -217,107 +217,17 @@ func (o Owner) Edit(file string, doc []byte, st Record, want map[string]Entry) (
 		if err != nil {
 			return nil, st, err
 		}
-		// Remove what is no longer wanted, and duplicates.
-		done := false
-		seen := map[string]bool{}
-		for _, f := range owned {
-			w, wanted := want[f.Event]
-			if wanted && !seen[f.Event] {
-				seen[f.Event] = true
-				if !Same(doc[f.Val.Start:f.Val.End], w) {
-					l := jsonedit.ContainerLayout(doc, f.arr)
-					ind, own := jsonedit.LineIndent(doc, f.Val.Start)
-					if !own {
-						ind = l.Child
-					}
-					text := jsonedit.Render(w, ind, jsonedit.UnitOf(l, doc), true)
-					if !l.Multiline {
-						text = jsonedit.Inline(doc, w)
-					}
-					edit(jsonedit.Splice{Start: f.Val.Start, End: f.Val.End, Text: text})
-					done = true
-					break
-				}
-				continue
-			}
-			if len(f.arr.Elems) == 1 && st.Created[f.Event] {
-				i := memberIndex(f.memberOf, f.Event)
-				interior := ""
-				if len(f.memberOf.Members) == 1 {
-					// Only the last member's removal leaves what was
-					// between the braces before dalo added any.
-					interior = takeInterior(st, "hooks")
-				}
-				edit(jsonedit.RemoveChild(f.memberOf, i, interior))
-				delete(st.Created, f.Event)
-			} else {
-				edit(jsonedit.RemoveChild(f.arr, f.Index, takeInterior(st, f.Event)))
-			}
-			done = true
-			break
-		}
-		if done {
+		sp, ok, seen := removal(doc, &st, want, top, hooks, owned)
+		if ok {
+			edit(sp)
 			continue
 		}
-		// Add what is missing.
-		for _, ev := range events {
-			if seen[ev] {
-				continue
-			}
-			w := want[ev]
-			switch {
-			case hooks == nil:
-				// Every event at once, in one object rendered as the
-				// events would be added one by one, in a file written on
-				// several lines: each edit rescans the whole file, and a
-				// settings.json of 50 MB given seven events was scanned
-				// nine times. On one line, how a member is written
-				// depends on those written before it.
-				keepInterior(st, ".", doc, top)
-				add := map[string][]Entry{ev: {w}}
-				if jsonedit.ContainerLayout(doc, top).Multiline {
-					for _, e := range events {
-						add[e] = []Entry{want[e]}
-					}
-				}
-				for e := range add {
-					st.Created[e] = true
-				}
-				edit(jsonedit.InsertMember(doc, top, "hooks", add))
-				st.CreatedHooks = true
-			case hooks.Member(ev) == nil:
-				keepInterior(st, "hooks", doc, hooks)
-				// Every event missing from hooks at once, where the
-				// object is written on several lines.
-				var keys []string
-				var vals []any
-				for _, e := range events {
-					if !seen[e] && hooks.Member(e) == nil {
-						keys, vals = append(keys, e), append(vals, []Entry{want[e]})
-					}
-				}
-				if sp, ok := jsonedit.InsertMembers(doc, hooks, keys, vals); ok && len(keys) > 1 {
-					edit(sp)
-					for _, e := range keys {
-						st.Created[e] = true
-					}
-					break
-				}
-				edit(jsonedit.InsertMember(doc, hooks, ev, []Entry{w}))
-				st.Created[ev] = true
-			default:
-				arr := hooks.Member(ev).Val
-				if arr.Kind != '[' {
-					l, c := jsonedit.Position(doc, arr.Start)
-					return nil, st, &Error{file, fmt.Sprintf("%d:%d: hooks.%s is not a JSON array", l, c, ev)}
-				}
-				keepInterior(st, ev, doc, arr)
-				edit(jsonedit.AppendElem(doc, arr, w))
-			}
-			done = true
-			break
+		sp, ok, err = addition(file, doc, &st, want, events, seen, top, hooks)
+		if err != nil {
+			return nil, st, err
 		}
-		if done {
+		if ok {
+			edit(sp)
 			continue
 		}
 		// Tidy what dalo created and no longer needs.
@@ -336,6 +246,131 @@ func (o Owner) Edit(file string, doc []byte, st Record, want map[string]Entry) (
 		st.Entries[ev] = w
 	}
 	return doc, st, nil
+}
+
+// removal is the next edit that takes out or rewrites an entry of dalo's
+// (owned) that is not as want has it, and which events want has an entry
+// of dalo's for already (seen).
+func removal(doc []byte, st *Record, want map[string]Entry, top, hooks *jsonedit.Value, owned []Found) (sp jsonedit.Splice, ok bool, seen map[string]bool) {
+	seen = map[string]bool{}
+	if len(want) == 0 && st.CreatedHooks && onlyCreated(*st, hooks, owned) {
+		// The whole hooks object at once, as removing its members one
+		// at a time and then it leaves the file: each edit rescans it.
+		for _, f := range owned {
+			delete(st.Created, f.Event)
+		}
+		takeInterior(*st, "hooks")
+		st.CreatedHooks = false
+		return jsonedit.RemoveChild(top, memberIndex(top, "hooks"), takeInterior(*st, ".")), true, seen
+	}
+	for _, f := range owned {
+		w, wanted := want[f.Event]
+		if wanted && !seen[f.Event] {
+			seen[f.Event] = true
+			if Same(doc[f.Val.Start:f.Val.End], w) {
+				continue
+			}
+			l := jsonedit.ContainerLayout(doc, f.arr)
+			ind, own := jsonedit.LineIndent(doc, f.Val.Start)
+			if !own {
+				ind = l.Child
+			}
+			text := jsonedit.Render(w, ind, jsonedit.UnitOf(l, doc), true)
+			if !l.Multiline {
+				text = jsonedit.Inline(doc, w)
+			}
+			return jsonedit.Splice{Start: f.Val.Start, End: f.Val.End, Text: text}, true, seen
+		}
+		if len(f.arr.Elems) == 1 && st.Created[f.Event] {
+			i := memberIndex(f.memberOf, f.Event)
+			interior := ""
+			if len(f.memberOf.Members) == 1 {
+				// Only the last member's removal leaves what was
+				// between the braces before dalo added any.
+				interior = takeInterior(*st, "hooks")
+			}
+			delete(st.Created, f.Event)
+			return jsonedit.RemoveChild(f.memberOf, i, interior), true, seen
+		}
+		return jsonedit.RemoveChild(f.arr, f.Index, takeInterior(*st, f.Event)), true, seen
+	}
+	return jsonedit.Splice{}, false, seen
+}
+
+// onlyCreated reports whether hooks holds nothing but events dalo created,
+// each holding only its entry (owned).
+func onlyCreated(st Record, hooks *jsonedit.Value, owned []Found) bool {
+	if hooks == nil || len(owned) != len(hooks.Members) {
+		return false
+	}
+	events := map[string]bool{}
+	for _, f := range owned {
+		if len(f.arr.Elems) != 1 || !st.Created[f.Event] || events[f.Event] {
+			return false
+		}
+		events[f.Event] = true
+	}
+	return true
+}
+
+// addition is the next edit that adds an entry want has and the file
+// lacks (not seen).
+func addition(file string, doc []byte, st *Record, want map[string]Entry, events []string, seen map[string]bool, top, hooks *jsonedit.Value) (jsonedit.Splice, bool, error) {
+	for _, ev := range events {
+		if seen[ev] {
+			continue
+		}
+		w := want[ev]
+		switch {
+		case hooks == nil:
+			// Every event at once, in one object rendered as the events
+			// would be added one by one, in a file written on several
+			// lines: each edit rescans the whole file, and a
+			// settings.json of 50 MB given seven events was scanned nine
+			// times. On one line, how a member is written depends on
+			// those written before it.
+			keepInterior(*st, ".", doc, top)
+			add := map[string][]Entry{ev: {w}}
+			if jsonedit.ContainerLayout(doc, top).Multiline {
+				for _, e := range events {
+					add[e] = []Entry{want[e]}
+				}
+			}
+			for e := range add {
+				st.Created[e] = true
+			}
+			st.CreatedHooks = true
+			return jsonedit.InsertMember(doc, top, "hooks", add), true, nil
+		case hooks.Member(ev) == nil:
+			keepInterior(*st, "hooks", doc, hooks)
+			// Every event missing from hooks at once, where the object
+			// is written on several lines.
+			var keys []string
+			var vals []any
+			for _, e := range events {
+				if !seen[e] && hooks.Member(e) == nil {
+					keys, vals = append(keys, e), append(vals, []Entry{want[e]})
+				}
+			}
+			if sp, ok := jsonedit.InsertMembers(doc, hooks, keys, vals); ok && len(keys) > 1 {
+				for _, e := range keys {
+					st.Created[e] = true
+				}
+				return sp, true, nil
+			}
+			st.Created[ev] = true
+			return jsonedit.InsertMember(doc, hooks, ev, []Entry{w}), true, nil
+		default:
+			arr := hooks.Member(ev).Val
+			if arr.Kind != '[' {
+				l, c := jsonedit.Position(doc, arr.Start)
+				return jsonedit.Splice{}, false, &Error{file, fmt.Sprintf("%d:%d: hooks.%s is not a JSON array", l, c, ev)}
+			}
+			keepInterior(*st, ev, doc, arr)
+			return jsonedit.AppendElem(doc, arr, w), true, nil
+		}
+	}
+	return jsonedit.Splice{}, false, nil
 }
 
 // checkOwned says whether every entry of dalo's in the file is what dalo

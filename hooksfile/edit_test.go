@@ -318,7 +318,8 @@ func TestHarnessEntryReadBack(t *testing.T) {
 // for each event in an array of the user's (each edit
 // rescans the whole file, and a settings.json of 50 MB given seven events
 // was scanned nine times), written as adding them one at a time writes
-// them; removing them gives the file back.
+// them; removing them gives the file back, a hooks object dalo made at
+// once.
 func TestEditAddsEventsAtOnce(t *testing.T) {
 	events := []string{"PostToolUse", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"} // in the order an edit adds them
 	want := map[string]Entry{}
@@ -372,12 +373,17 @@ func TestEditAddsEventsAtOnce(t *testing.T) {
 		if string(got) != string(step) {
 			t.Errorf("%q: added at once:\n%s\none at a time:\n%s", doc, got, step)
 		}
+		before = scansMade.Load()
 		back, _, err := o.Edit("settings.json", got, st, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(back) != doc {
 			t.Errorf("removed:\n%q\nwant:\n%q", back, doc)
+		}
+		// A hooks object dalo made goes at once.
+		if n := scansMade.Load() - before; n > 3 && !strings.Contains(doc, `"hooks"`) {
+			t.Errorf("%q: removing %d events scanned the file %d times, want at most 3", doc, len(events), n)
 		}
 	}
 }
