@@ -362,7 +362,8 @@ func discover(root string, lay Layout, limit int64, l *diagList) ([]string, int6
 
 // checkPackages runs each package's own checks, those the cache c (which
 // may be nil) does not answer for, on a pool of workers that share the
-// rules first.
+// rules first. then, when not nil, makes for each worker what it does with
+// each package after its checks.
 func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cacheRun, then func() func(*Package)) {
 	if then == nil {
 		then = func() func(*Package) { return func(*Package) {} }
