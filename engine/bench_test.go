@@ -231,17 +231,7 @@ func TestValidateHoldsLittlePerPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func(old func()) { beforeReport = old }(beforeReport)
-	for _, shape := range []struct {
-		name  string
-		write func(dir string, n int) error
-	}{
-		{"pool", func(dir string, n int) error { return sourcegen.Write(dir, n, 0) }},
-		{"own", sourcegen.WriteOwn},
-		{"skills", sourcegen.WriteSkills},
-		{"toolbox", sourcegen.WriteToolbox},
-		{"docs", sourcegen.WriteDocs},
-		{"styled", sourcegen.WriteStyled},
-	} {
+	for _, shape := range generatedShapes {
 		t.Run(shape.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "source")
 			if err := shape.write(dir, n); err != nil {

@@ -129,21 +129,25 @@ func FuzzDecodeOnce(f *testing.F) {
 	})
 }
 
+// generatedShapes are bench/sourcegen's shapes, each a writer of a
+// source of n packages.
+var generatedShapes = []struct {
+	name  string
+	write func(dir string, n int) error
+}{
+	{"pool", func(dir string, n int) error { return sourcegen.Write(dir, n, 0) }},
+	{"own", sourcegen.WriteOwn},
+	{"skills", sourcegen.WriteSkills},
+	{"toolbox", sourcegen.WriteToolbox},
+	{"docs", sourcegen.WriteDocs},
+	{"styled", sourcegen.WriteStyled},
+}
+
 // TestGeneratedManifestsDecodeOnce checks that validating sources of
 // every bench/sourcegen shape decodes each manifest in one parse, without
 // go-toml's decoder.
 func TestGeneratedManifestsDecodeOnce(t *testing.T) {
-	for _, shape := range []struct {
-		name  string
-		write func(string, int) error
-	}{
-		{"pool", func(dir string, n int) error { return sourcegen.Write(dir, n, 0) }},
-		{"own", sourcegen.WriteOwn},
-		{"skills", sourcegen.WriteSkills},
-		{"toolbox", sourcegen.WriteToolbox},
-		{"docs", sourcegen.WriteDocs},
-		{"styled", sourcegen.WriteStyled},
-	} {
+	for _, shape := range generatedShapes {
 		dir := filepath.Join(t.TempDir(), shape.name)
 		if err := shape.write(dir, 3); err != nil {
 			t.Fatal(err)
