@@ -550,6 +550,12 @@ func TestCapabilityRowsShareAnswers(t *testing.T) {
 	if !strings.Contains(string(got), `"claude@2.1.233":[{"package":"p","hook":"a","requirement":"required","status":"supported","native_event":"PreToolUse"}`) {
 		t.Errorf("JSON does not list claude's answer for hook a first: %s", got)
 	}
+	if got, ok := caps.Lookup("p", "c", "codex@0.147.0"); !ok || got != caps.Of("codex@0.147.0")[2] {
+		t.Errorf("Lookup of hook c on codex: %+v, %t; want Of's third", got, ok)
+	}
+	if _, ok := caps.Lookup("p", "c", "gemini@0.61.0"); ok {
+		t.Error("Lookup answers for a provider not selected")
+	}
 	if none, _ := json.Marshal(Capabilities{}); string(none) != "{}" {
 		t.Errorf("no providers: %s, want {}", none)
 	}

@@ -142,6 +142,21 @@ func (c Capabilities) Of(provider string) []HookCapability {
 	return out
 }
 
+// Lookup is what provider does with hook of package pkg; false when the
+// report has no answer for it (an invalid hook, an unselected provider).
+func (c Capabilities) Lookup(pkg, hook, provider string) (HookCapability, bool) {
+	i := slices.Index(c.Providers, provider)
+	if i < 0 {
+		return HookCapability{}, false
+	}
+	for _, row := range c.Rows {
+		if row.Package == pkg && row.Hook == hook {
+			return row.capability(i), true
+		}
+	}
+	return HookCapability{}, false
+}
+
 // capability is what Providers[i] does with the row's hook.
 func (row CapabilityRow) capability(i int) HookCapability {
 	a := row.Answers[i]

@@ -352,11 +352,13 @@ func addition(file string, doc []byte, st *Record, want map[string]Entry, events
 					keys, vals = append(keys, e), append(vals, []Entry{want[e]})
 				}
 			}
-			if sp, ok := jsonedit.InsertMembers(doc, hooks, keys, vals); ok && len(keys) > 1 {
-				for _, e := range keys {
-					st.Created[e] = true
+			if len(keys) > 1 {
+				if sp, ok := jsonedit.InsertMembers(doc, hooks, keys, vals); ok {
+					for _, e := range keys {
+						st.Created[e] = true
+					}
+					return sp, true, nil
 				}
-				return sp, true, nil
 			}
 			st.Created[ev] = true
 			return jsonedit.InsertMember(doc, hooks, ev, []Entry{w}), true, nil

@@ -687,10 +687,8 @@ func (h *reviewHook) writeText(w io.Writer) {
 }
 
 func capOf(sel *store.Selection, t *providers.Table, hook string) engine.HookCapability {
-	for _, c := range sel.Loaded.Report.Capabilities.Of(t.Key()) {
-		if c.Package == sel.Pkg.Name && c.Hook == hook {
-			return c
-		}
+	if c, ok := sel.Loaded.Report.Capabilities.Lookup(sel.Pkg.Name, hook, t.Key()); ok {
+		return c
 	}
 	return engine.HookCapability{Status: "unknown"}
 }
