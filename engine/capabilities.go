@@ -118,7 +118,7 @@ func (r *capabilityRun) asker() *capabilityAsker {
 	return &capabilityAsker{
 		capabilityRun: r,
 		answers:       map[askedCapability][]providers.Capability{},
-		m:             matcherCheck{all: r.ts.All(), tables: r.tables, never: make([]string, len(r.tables))},
+		m:             newMatcherCheck(r.ts.All(), r.tables),
 	}
 }
 
@@ -157,7 +157,7 @@ func (a *capabilityAsker) add(p *Package) {
 		if !ok {
 			cs = make([]providers.Capability, len(a.tables))
 			for ti, t := range a.tables {
-				q.MatchesNothing = t.MatchesNothing(names)
+				q.MatchesNothing = a.m.matchesNothing(ti, names)
 				unbound := t.UnboundFields(h.Subject, h.Phase, fields)
 				q.Unbound = len(unbound) > 0
 				c, err := a.ts.Capability(t, q)
@@ -201,10 +201,59 @@ func (p *Package) hasErrorUnder(at string) bool {
 // where the hook never runs (and is unsupported: #Capability).
 type matcherCheck struct {
 	all, tables []*providers.Table // every table, the selected ones
+	selected    []int              // the index in all of each of tables
 	// never is, for each selected table, the warning that a hook never
 	// runs there, made once asked for: it names the table's tools, some
 	// 300 bytes the same for every hook.
 	never []string
+	// knownBy holds, for each tool name asked about, which of all know
+	// it (knowers), and hints the hint of each name none knows: hooks
+	// name the same tools over and over, a table tries its patterns'
+	// regular expressions on a name, and a hint measures the name
+	// against every tool of every table. known is every tool a table
+	// knows, sorted, made for the first hint.
+	knownBy map[string][]bool
+	hints   map[string]string
+	known   []string
+}
+
+func newMatcherCheck(all, tables []*providers.Table) matcherCheck {
+	m := matcherCheck{all: all, tables: tables, never: make([]string, len(tables)), knownBy: map[string][]bool{}, hints: map[string]string{}}
+	for _, t := range tables {
+		i := slices.Index(m.all, t)
+		if i < 0 {
+			i = len(m.all)
+			m.all = append(m.all, t)
+		}
+		m.selected = append(m.selected, i)
+	}
+	return m
+}
+
+// knowers returns, for each of all, whether it knows the tool name.
+func (m *matcherCheck) knowers(name string) []bool {
+	if k, ok := m.knownBy[name]; ok {
+		return k
+	}
+	toolNamesLooked.Add(1)
+	k := make([]bool, len(m.all))
+	for i, t := range m.all {
+		k[i] = t.KnowsTool(name)
+	}
+	m.knownBy[name] = k
+	return k
+}
+
+// knownAnywhere reports whether a table knows the tool name.
+func (m *matcherCheck) knownAnywhere(name string) bool {
+	return slices.Contains(m.knowers(name), true)
+}
+
+// matchesNothing is tables[i].MatchesNothing(names), from what knowers
+// found.
+func (m *matcherCheck) matchesNothing(i int, names []string) bool {
+	at := m.selected[i]
+	return len(names) > 0 && !slices.ContainsFunc(names, func(name string) bool { return m.knowers(name)[at] })
 }
 
 func (m *matcherCheck) check(p *Package, at string, h Hook) {
@@ -216,7 +265,7 @@ func (m *matcherCheck) check(p *Package, at string, h Hook) {
 	names := h.Matcher.ToolNames
 	anywhere := false
 	for n, name := range names {
-		if slices.ContainsFunc(m.all, func(t *providers.Table) bool { return t.KnowsTool(name) }) {
+		if m.knownAnywhere(name) {
 			anywhere = true
 			continue
 		}
@@ -229,7 +278,7 @@ func (m *matcherCheck) check(p *Package, at string, h Hook) {
 	// At the first name: the list itself has no position of its own.
 	f, first := at+".matcher.tool_names", at+".matcher.tool_names[0]"
 	for i, t := range m.tables {
-		if !t.MatchesNothing(names) {
+		if !m.matchesNothing(i, names) {
 			continue
 		}
 		if m.never[i] == "" {
@@ -244,10 +293,7 @@ func (m *matcherCheck) check(p *Package, at string, h Hook) {
 // whole list given as TOML, the other names kept in place); a name near a
 // known tool is that tool misspelt.
 func (m *matcherCheck) hint(names []string, n int) string {
-	knows := func(name string) bool {
-		return slices.ContainsFunc(m.all, func(t *providers.Table) bool { return t.KnowsTool(name) })
-	}
-	if parts := strings.Split(names[n], "|"); len(parts) > 1 && !slices.ContainsFunc(parts, func(s string) bool { return !knows(s) }) {
+	if parts := strings.Split(names[n], "|"); len(parts) > 1 && !slices.ContainsFunc(parts, func(s string) bool { return !m.knownAnywhere(s) }) {
 		fixed := slices.Concat(names[:n], parts, names[n+1:])
 		quoted := make([]string, len(fixed))
 		for i, s := range fixed {
@@ -255,18 +301,31 @@ func (m *matcherCheck) hint(names []string, n int) string {
 		}
 		return fmt.Sprintf("; a name is matched whole, not as a pattern: list each tool on its own, tool_names = [%s]", strings.Join(quoted, ", "))
 	}
-	var known []string
-	for _, t := range m.all {
-		for name := range t.Tools {
-			known = append(known, name)
+	if h, ok := m.hints[names[n]]; ok {
+		return h
+	}
+	hintsMade.Add(1)
+	if m.known == nil {
+		for _, t := range m.all {
+			for name := range t.Tools {
+				m.known = append(m.known, name)
+			}
 		}
+		slices.Sort(m.known)
+		m.known = slices.Compact(m.known)
 	}
-	slices.Sort(known)
-	if near := suggest.Closest(names[n], slices.Compact(known)); near != "" {
-		return fmt.Sprintf("; did you mean %s?", near)
+	h := ""
+	if near := suggest.Closest(names[n], m.known); near != "" {
+		h = fmt.Sprintf("; did you mean %s?", near)
 	}
-	return ""
+	m.hints[names[n]] = h
+	return h
 }
+
+// toolNamesLooked counts the tool names a matcherCheck looked up in the
+// tables, and hintsMade the hints it made: a test holds each to once a
+// name.
+var toolNamesLooked, hintsMade atomic.Int64
 
 // checkTimeout warns when the provider cuts the hook's timeout.
 func (p *Package) checkTimeout(t *providers.Table, at string, h Hook, event string) {

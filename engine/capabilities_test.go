@@ -560,3 +560,46 @@ func TestCapabilityRowsShareAnswers(t *testing.T) {
 		t.Errorf("no providers: %s, want {}", none)
 	}
 }
+
+// Hooks name the same tools over and over: each name is looked up in the
+// tables once a validation's worker, and a name no table knows has its
+// hint ("did you mean") made once, however many hooks list it. Before,
+// each of the hooks below listed all known names again and suggested a
+// fix by measuring every name against every table's tools, some 9 s of a
+// validation of 1,000 packages of forty such hooks.
+func TestMatcherNamesLookedUpOnce(t *testing.T) {
+	const hooks = 30
+	var hs []hookTOML
+	for i := range hooks {
+		hs = append(hs, hookTOML{
+			id: "gate-" + strconv.Itoa(i), subject: "tool_call", phase: "before", effect: "gate", requirement: "required",
+			matcher: `["Bash", "Edti", "Nope", "mcp__srv__x` + strconv.Itoa(i) + `"]`,
+		})
+	}
+	src := writeHooks(t, hs)
+	looked, hinted := toolNamesLooked.Load(), hintsMade.Load()
+	rep, err := Validate(src, Options{Providers: pinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	looked, hinted = toolNamesLooked.Load()-looked, hintsMade.Load()-hinted
+	// Bash, Edti, Nope and each hook's own MCP tool.
+	if want := int64(3 + hooks); looked != want {
+		t.Errorf("%d tool names looked up in the tables, want %d", looked, want)
+	}
+	if hinted != 2 {
+		t.Errorf("%d hints made, want 2 (Edti and Nope)", hinted)
+	}
+	var edti, nope int
+	for _, d := range rep.Diagnostics {
+		switch {
+		case strings.Contains(d.Message, "native tool Edti,") && strings.HasSuffix(d.Message, "; did you mean Edit?"):
+			edti++
+		case strings.Contains(d.Message, "native tool Nope,") && strings.HasSuffix(d.Message, "matches nothing on any harness dalo knows"):
+			nope++
+		}
+	}
+	if edti != hooks || nope != hooks {
+		t.Errorf("%d warnings of Edti with its hint and %d of Nope, want %d each:\n%v", edti, nope, hooks, rep.Diagnostics)
+	}
+}
