@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -159,7 +160,9 @@ func plainKey(line string) (key, rest string, ok bool) {
 	for n < len(line) && isKeyByte(line[n]) {
 		n++
 	}
-	if n == 0 || !isLetter(line[0]) || n == len(line) || line[n] != ':' || yamlWord(line[:n]) {
+	// YAML reads a key as one only within 1024 characters of its start
+	// (go.yaml.in/yaml/v3: a simple key goes stale past them).
+	if n == 0 || n > 1000 || !isLetter(line[0]) || n == len(line) || line[n] != ':' || yamlWord(line[:n]) {
 		return "", "", false
 	}
 	rest = line[n+1:]
@@ -197,16 +200,22 @@ func yamlWord(s string) bool {
 }
 
 // oneLineScalar reads the value after a key when nothing indented
-// follows it: a plain scalar that is surely a string, or a quoted one
-// without escapes.
+// follows it: a plain scalar that is surely a string, a single-quoted one
+// without a quote doubled, or a double-quoted one (doubleQuoted).
 func oneLineScalar(s string) (string, bool) {
 	if s == "" {
 		return "", false // null
 	}
 	switch s[0] {
-	case '"', '\'':
-		end := strings.IndexByte(s[1:], s[0]) + 1
-		if end == 0 || strings.TrimRight(s[end+1:], " ") != "" || strings.IndexByte(s[1:end], '\\') >= 0 && s[0] == '"' {
+	case '"':
+		v, n, ok := doubleQuoted(s)
+		if !ok || strings.TrimRight(s[n:], " ") != "" {
+			return "", false
+		}
+		return v, true
+	case '\'':
+		end := strings.IndexByte(s[1:], '\'') + 1
+		if end == 0 || strings.TrimRight(s[end+1:], " ") != "" {
 			return "", false
 		}
 		return s[1:end], true
@@ -218,6 +227,79 @@ func oneLineScalar(s string) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// doubleQuoted reads s, which starts with a double quote, as YAML reads
+// a double-quoted scalar that closes on its line, and returns its value
+// and n, the length of s up to and with the closing quote. Its escapes
+// are decoded as go.yaml.in/yaml/v3 decodes them (Claude Code's subagents
+// commonly write a description of examples so: "Use when...\n\n<example>
+// user: \"...\"</example>"); one YAML 1.1 does not have (\/, \q), or a
+// \x, \u or \U that names no character, makes ok false, as does a
+// scalar no quote closes on the line: YAML would fold it.
+func doubleQuoted(s string) (v string, n int, ok bool) {
+	i := strings.IndexAny(s[1:], `"\`) + 1
+	if i == 0 {
+		return "", 0, false
+	}
+	if s[i] == '"' {
+		return s[1:i], i + 1, true // no escape: most are so
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[1:i])
+	for i < len(s) {
+		switch s[i] {
+		case '"':
+			return b.String(), i + 1, true
+		case '\\':
+			if i+1 == len(s) {
+				return "", 0, false // a line break escaped
+			}
+			e := s[i+1]
+			i += 2
+			if r, ok := yamlEscapes[e]; ok {
+				b.WriteRune(r)
+				break
+			}
+			digits := 0
+			switch e {
+			case 'x':
+				digits = 2
+			case 'u':
+				digits = 4
+			case 'U':
+				digits = 8
+			}
+			if digits == 0 || i+digits > len(s) {
+				return "", 0, false
+			}
+			// ParseUint in base 16 takes hex digits alone: no sign,
+			// prefix or underscore.
+			r, err := strconv.ParseUint(s[i:i+digits], 16, 32)
+			if err != nil || r >= 0xd800 && r <= 0xdfff || r > 0x10ffff {
+				return "", 0, false
+			}
+			b.WriteRune(rune(r))
+			i += digits
+		default:
+			j := strings.IndexAny(s[i:], `"\`)
+			if j < 0 {
+				return "", 0, false
+			}
+			b.WriteString(s[i : i+j])
+			i += j
+		}
+	}
+	return "", 0, false
+}
+
+// yamlEscapes are the one-character escapes of a double-quoted scalar in
+// YAML 1.1, as go.yaml.in/yaml/v3 reads them: a tab after the backslash
+// is one too, but plainLine declines tabs.
+var yamlEscapes = map[byte]rune{
+	'0': 0, 'a': '\a', 'b': '\b', 't': '\t', 'n': '\n', 'v': '\v', 'f': '\f', 'r': '\r', 'e': 0x1b,
+	' ': ' ', '"': '"', '\'': '\'', '\\': '\\', 'N': 0x85, '_': 0xa0, 'L': 0x2028, 'P': 0x2029,
 }
 
 // plainStart reports whether a plain scalar that starts so is surely a
@@ -350,9 +432,15 @@ func flowWords(s string) bool {
 		switch {
 		case rest == "":
 			return false // an empty item, or none
-		case rest[0] == '"' || rest[0] == '\'':
-			end := strings.IndexByte(rest[1:], rest[0]) + 1
-			if end == 0 || rest[0] == '"' && strings.IndexByte(rest[1:end], '\\') >= 0 {
+		case rest[0] == '"':
+			_, end, ok := doubleQuoted(rest)
+			if !ok {
+				return false
+			}
+			n = end
+		case rest[0] == '\'':
+			end := strings.IndexByte(rest[1:], '\'') + 1
+			if end == 0 {
 				return false
 			}
 			n = end + 1

@@ -95,6 +95,12 @@ var plainRead = []string{
 	"# a skill\nname: x\n# its summary\ndescription: d\n#\n",
 	"name: x\ndescription: |\n  text\n# after the text\nlicense: MIT\n",
 	"name: x\r\n# CR LF\r\ntools:\r\n  - Read\r\n",
+	"name: \"esc\\tape\"\n",
+	"name: x\ndescription: \"Use this agent when the code changed. Examples:\\n\\n<example>\\nContext: A change.\\nuser: \\\"Check it\\\"\\nassistant: \\\"I'll use the agent.\\\"\\n</example>\"\ntools: Read, Grep\n",
+	"name: x\ndescription: \"\\\\ \\\" \\' \\0 \\a \\b \\t \\n \\v \\f \\r \\e \\  \\N \\_ \\L \\P\"\n",
+	"name: x\ndescription: \"caf\\u00e9 \\x41\\x7f\\xe9 \\U0001F600 \\uFEFF \\u0000\"\n",
+	"name: x\ndescription: \"#not a comment\" \nmetadata:\n  k: \"v\\tw\"\n",
+	"name: x\ntools: [\"a\\\"b\", \"c\\u00e9\"]\n",
 }
 
 // plainDeclined are front matters it must leave to CUE's decoder:
@@ -156,7 +162,6 @@ var plainDeclined = []string{
 	"tools: [*a]\n",
 	"tools: [&a b]\n",
 	"tools: [!t b]\n",
-	"tools: [\"a\\\"b\"]\n",
 	"tools: ['it''s']\n",
 	"tools: [\"a\" b]\n",
 	"tools: [\"a\": b]\n",
@@ -189,8 +194,20 @@ var plainDeclined = []string{
 	"v: [a,\n  b]\n",
 	"name: a: b\n",
 	"name: a:\n",
-	"name: \"esc\\tape\"\n",
 	"name: 'it''s'\n",
+	"name: \"esc\\/ape\"\n", // YAML 1.1 has no \/
+	"name: \"esc\\qape\"\n",
+	"name: \"a\\\n  b\"\n", // a line break escaped
+	"name: \"a\\\n",
+	"name: \"a\\x4\"\n",
+	"name: \"a\\x4g\"\n",
+	"name: \"a\\u00e\"\n",
+	"name: \"a\\u+0e9\"\n",
+	"name: \"a\\ud800\"\n",
+	"name: \"a\\U00110000\"\n",
+	"name: \"a\\\"\n",
+	"name: \"a\\\" b\n",
+	"tools: [\"a\\/b\"]\n",
 	"name: \"open\n",
 	"name: \"a\" b\n",
 	"name: &a x\n",
@@ -206,6 +223,8 @@ var plainDeclined = []string{
 	"metadata:\n  a: b\n  a: c\n",
 	"- a\n",
 	"? a\n: b\n",
+	strings.Repeat("k", 1025) + ": v\n", // past a key's 1024 characters
+	"metadata:\n  " + strings.Repeat("k", 1025) + ": v\n",
 }
 
 // TestPlainFrontMatter holds plainFrontMatter to CUE's YAML decoder on
@@ -262,6 +281,7 @@ func FuzzPlainFrontMatter(f *testing.F) {
 		"name: x\ndescription: one line\n  and <two> (2)\n",
 		"name: x\ntools: [\"Read\", 'Grep, Glob']\nargument-hint: <arg> [more]\nversion: 1.0.0\n",
 		"# c\nname: x\ntools:\n  - Read\n  - Grep\nagents: [a, b]\n",
+		"name: x\ndescription: \"a\\n\\\"b\\\" \\u00e9\\x41\\U0001F600 \\N\\_\\L\\P \\0\\e\"\ntools: [\"c\\td\"]\n",
 	} {
 		f.Add(s)
 	}
