@@ -603,3 +603,42 @@ func TestMatcherNamesLookedUpOnce(t *testing.T) {
 		t.Errorf("%d warnings of Edti with its hint and %d of Nope, want %d each:\n%v", edti, nope, hooks, rep.Diagnostics)
 	}
 }
+
+// A validation that writes no cache entry asks the providers about a
+// package's hooks while its document is kept, and reads the positions of
+// the fields it warns about from it: it indexes only the source-wide
+// fields (plugin.id here), not every matcher name of every hook. Its
+// findings are those of a validation through a cache, which indexes them
+// all for the entry it writes.
+func TestHookPositionsReadFromTheDocument(t *testing.T) {
+	var hs []hookTOML
+	for i := range 20 {
+		hs = append(hs, hookTOML{
+			id: "gate-" + strconv.Itoa(i), subject: "tool_call", phase: "before", effect: "gate", requirement: "required",
+			matcher: `["Bash", "Nope", "Edti", "Write"]`,
+		})
+	}
+	// Codex cuts SessionEnd hooks' timeouts (W102).
+	hs = append(hs, hookTOML{id: "end", subject: "session", phase: "end", effect: "observe", requirement: "required", timeout: 5000})
+	src := writeHooks(t, hs)
+	before := positionsIndexed.Load()
+	cold := reportJSON(t, src, Options{Providers: pinned})
+	if n := positionsIndexed.Load() - before; n != 1 {
+		t.Errorf("a validation without a cache indexed %d positions, want 1 (plugin.id)", n)
+	}
+	c := &memCache{m: map[string][]byte{}}
+	if cached := reportJSON(t, src, Options{Providers: pinned, Cache: c}); cached != cold {
+		t.Errorf("without a cache:\n%s\nwith one:\n%s", cold, cached)
+	}
+	if c.puts == 0 {
+		t.Fatal("the validation through a cache wrote no entry")
+	}
+	if again := reportJSON(t, src, Options{Providers: pinned, Cache: c}); again != cold || c.hits == 0 {
+		t.Errorf("from the cache (%d hits):\n%s\nwant:\n%s", c.hits, again, cold)
+	}
+	for _, want := range []string{`"line":29,"column":35,"field":"hook[0].matcher.tool_names[1]"`, `"field":"hook[20].timeout_ms"`} {
+		if !strings.Contains(cold, want) {
+			t.Errorf("no warning at %s: %s", want, cold)
+		}
+	}
+}

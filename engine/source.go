@@ -130,6 +130,13 @@ type Package struct {
 	// the memory validation holds.
 	doc *manifest
 	pos map[string]Pos
+	// askedNext says the worker that checks the package asks the
+	// providers about its hooks right after, and no cache entry is
+	// written: the document is kept until then (dropDoc), and the
+	// positions of the hooks' fields are read from it, not indexed for
+	// each matcher name. Packages of forty hooks of forty names spent a
+	// seventh of a validation indexing them and held 130 KB a package.
+	askedNext bool
 	// diags are the findings of the package's own contract: its manifest
 	// and its files. refDiags are those of the resolution of its
 	// references (unresolved, out of source, a member that fails its own
@@ -236,6 +243,9 @@ func load(root string, opts Options) (*Source, error) {
 		// A worker asks what the providers do with a package's hooks
 		// right after its checks; a validation (not Load, whose caller
 		// reads the manifests) then drops the typed manifest.
+		for _, p := range s.Packages {
+			p.askedNext = !opts.keepManifests && cache == nil
+		}
 		checkPackages(root, opts.SourceID, s.Packages, rules, cache, func() func(*Package) {
 			a := capsRun.asker()
 			return func(p *Package) {
@@ -375,6 +385,7 @@ func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cach
 		for _, p := range pkgs {
 			checkCached(root, sourceID, p, first, own, c)
 			next(p)
+			p.dropDoc()
 		}
 		return
 	}
@@ -412,6 +423,7 @@ func checkPackages(root, sourceID string, pkgs []*Package, first *Rules, c *cach
 			for i := next.Add(1) - 1; i < int64(len(pkgs)); i = next.Add(1) - 1 {
 				checkCached(root, sourceID, pkgs[i], first, own, c)
 				after(pkgs[i])
+				pkgs[i].dropDoc()
 			}
 		}()
 	}
@@ -425,15 +437,30 @@ func checkPackage(root, sourceID string, p *Package, r *Rules, slow func() *Rule
 	checkManifest(root, sourceID, p, r, slow, src)
 	if p.doc != nil {
 		p.pos = make(map[string]Pos)
-		for _, f := range sourceFields(p) {
+		for _, f := range sourceFields(p, !p.askedNext) {
 			p.pos[f] = p.doc.at(f)
 		}
+		positionsIndexed.Add(int64(len(p.pos)))
+		if !p.askedNext {
+			p.dropDoc()
+		}
+	}
+}
+
+// positionsIndexed counts the positions checkPackage kept: a test holds
+// a validation without a cache to those of the source-wide fields.
+var positionsIndexed atomic.Int64
+
+// dropDoc releases p's decoded manifest, when it holds one.
+func (p *Package) dropDoc() {
+	if p.doc != nil {
 		p.doc.release()
 		p.doc = nil
 	}
 }
 
-// forget drops p's typed manifest, once its own checks and what the
+// forget drops p's typed manifest and the positions of its hooks' fields,
+// once its own checks and what the
 // providers do with its hooks are done, in a validation: its report says
 // of the manifest only what summary keeps of its tools and hooks, and the
 // source-wide checks read only plugin.id. On packages of six tools and
@@ -446,6 +473,15 @@ func (p *Package) forget() {
 	}
 	p.summary = summarize(m)
 	p.Manifest = &Manifest{SchemaVersion: m.SchemaVersion, Plugin: Plugin{Name: m.Plugin.Name, ID: m.Plugin.ID}}
+	if p.pos != nil {
+		pos := make(map[string]Pos)
+		for _, f := range sourceFields(p, false) {
+			if at, ok := p.pos[f]; ok {
+				pos[f] = at
+			}
+		}
+		p.pos = pos
+	}
 }
 
 // summarize is what a package's report says of m's tools and hooks.
@@ -462,9 +498,9 @@ func summarize(m *Manifest) *PackageReport {
 
 // sourceFields lists every field of p a source-wide check may report at:
 // plugin.id (E076), each member and required reference (their
-// resolution, W073, E077), and each hook's timeout and matcher names (the
-// provider findings W101, W102).
-func sourceFields(p *Package) []string {
+// resolution, W073, E077), and, with hooks, each hook's timeout and
+// matcher names (the provider findings W101, W102).
+func sourceFields(p *Package, hooks bool) []string {
 	fs := []string{"plugin.id"}
 	if p.refs != nil {
 		for _, mb := range p.refs.members {
@@ -474,7 +510,7 @@ func sourceFields(p *Package) []string {
 			fs = append(fs, fmt.Sprintf("plugin.requires[%d].ref", rq.n))
 		}
 	}
-	if p.Manifest != nil {
+	if hooks && p.Manifest != nil {
 		for i, h := range p.Manifest.Hooks {
 			at := indexPath("hook", i)
 			fs = append(fs, at+".timeout_ms")
@@ -489,10 +525,13 @@ func sourceFields(p *Package) []string {
 }
 
 // at is the position of field, one of sourceFields, once the package's
-// own checks are done.
+// own checks are done: from the document while it is kept (askedNext).
 func (p *Package) at(field string) Pos {
 	if pos, ok := p.pos[field]; ok {
 		return pos
+	}
+	if p.doc != nil {
+		return p.doc.at(field)
 	}
 	return Pos{1, 1}
 }
