@@ -238,68 +238,97 @@ func oneLineScalar(s string) (string, bool) {
 // \x, \u or \U that names no character, makes ok false, as does a
 // scalar no quote closes on the line: YAML would fold it.
 func doubleQuoted(s string) (v string, n int, ok bool) {
-	i := strings.IndexAny(s[1:], `"\`) + 1
-	if i == 0 {
-		return "", 0, false
+	i := 1
+	for i < len(s) && s[i] != '"' && s[i] != '\\' {
+		i++
 	}
-	if s[i] == '"' {
+	switch {
+	case i == len(s):
+		return "", 0, false
+	case s[i] == '"':
 		return s[1:i], i + 1, true // no escape: most are so
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	b.WriteString(s[1:i])
-	for i < len(s) {
-		switch s[i] {
-		case '"':
-			return b.String(), i + 1, true
-		case '\\':
-			if i+1 == len(s) {
-				return "", 0, false // a line break escaped
-			}
-			e := s[i+1]
-			i += 2
-			if r, ok := yamlEscapes[e]; ok {
-				b.WriteRune(r)
-				break
-			}
-			digits := 0
-			switch e {
-			case 'x':
-				digits = 2
-			case 'u':
-				digits = 4
-			case 'U':
-				digits = 8
-			}
-			if digits == 0 || i+digits > len(s) {
-				return "", 0, false
-			}
-			// ParseUint in base 16 takes hex digits alone: no sign,
-			// prefix or underscore.
-			r, err := strconv.ParseUint(s[i:i+digits], 16, 32)
-			if err != nil || r >= 0xd800 && r <= 0xdfff || r > 0x10ffff {
-				return "", 0, false
-			}
-			b.WriteRune(rune(r))
-			i += digits
-		default:
-			j := strings.IndexAny(s[i:], `"\`)
-			if j < 0 {
-				return "", 0, false
-			}
-			b.WriteString(s[i : i+j])
-			i += j
+	for run := 1; ; {
+		for i < len(s) && s[i] != '"' && s[i] != '\\' {
+			i++
 		}
+		b.WriteString(s[run:i])
+		switch {
+		case i == len(s):
+			return "", 0, false
+		case s[i] == '"':
+			return b.String(), i + 1, true
+		case i+1 == len(s):
+			return "", 0, false // a line break escaped
+		}
+		e := s[i+1]
+		i += 2
+		if r, ok := yamlEscape(e); ok {
+			b.WriteRune(r)
+			run = i
+			continue
+		}
+		digits := 0
+		switch e {
+		case 'x':
+			digits = 2
+		case 'u':
+			digits = 4
+		case 'U':
+			digits = 8
+		}
+		if digits == 0 || i+digits > len(s) {
+			return "", 0, false
+		}
+		// ParseUint in base 16 takes hex digits alone: no sign,
+		// prefix or underscore.
+		r, err := strconv.ParseUint(s[i:i+digits], 16, 32)
+		if err != nil || r >= 0xd800 && r <= 0xdfff || r > 0x10ffff {
+			return "", 0, false
+		}
+		b.WriteRune(rune(r))
+		i += digits
+		run = i
 	}
-	return "", 0, false
 }
 
-// yamlEscapes are the one-character escapes of a double-quoted scalar in
-// YAML 1.1, as go.yaml.in/yaml/v3 reads them: a tab after the backslash
-// is one too, but plainLine declines tabs.
-var yamlEscapes = map[byte]rune{
-	'0': 0, 'a': '\a', 'b': '\b', 't': '\t', 'n': '\n', 'v': '\v', 'f': '\f', 'r': '\r', 'e': 0x1b,
-	' ': ' ', '"': '"', '\'': '\'', '\\': '\\', 'N': 0x85, '_': 0xa0, 'L': 0x2028, 'P': 0x2029,
+// yamlEscape returns what the one-character escape \e of a double-quoted
+// scalar stands for in YAML 1.1, as go.yaml.in/yaml/v3 reads it (a tab
+// after the backslash is one too, but plainLine declines tabs).
+func yamlEscape(e byte) (rune, bool) {
+	switch e {
+	case '0':
+		return 0, true
+	case 'a':
+		return '\a', true
+	case 'b':
+		return '\b', true
+	case 't':
+		return '\t', true
+	case 'n':
+		return '\n', true
+	case 'v':
+		return '\v', true
+	case 'f':
+		return '\f', true
+	case 'r':
+		return '\r', true
+	case 'e':
+		return 0x1b, true
+	case ' ', '"', '\'', '\\':
+		return rune(e), true
+	case 'N':
+		return 0x85, true
+	case '_':
+		return 0xa0, true
+	case 'L':
+		return 0x2028, true
+	case 'P':
+		return 0x2029, true
+	}
+	return 0, false
 }
 
 // plainStart reports whether a plain scalar that starts so is surely a
