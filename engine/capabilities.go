@@ -131,6 +131,7 @@ func (a *capabilityAsker) add(p *Package) {
 		return // its shape failed: there is no hook to speak of
 	}
 	p.caps = make([]CapabilityRow, 0, len(p.Manifest.Hooks))
+	defer p.diags.indexOnce()()
 	for i, h := range p.Manifest.Hooks {
 		at := indexPath("hook", i)
 		if p.hasErrorUnder(at) {

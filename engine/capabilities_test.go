@@ -59,7 +59,7 @@ const hooksHead = "schema_version = 1\n\n[plugin]\nname = \"p\"\ndescription = \
 
 // writeHooksSource writes a source of one package p whose manifest is
 // manifest, with its tool's entry t.mjs, and returns its root.
-func writeHooksSource(t *testing.T, manifest string) string {
+func writeHooksSource(t testing.TB, manifest string) string {
 	t.Helper()
 	root := t.TempDir()
 	pkg := filepath.Join(root, "plugins", "p")
@@ -74,7 +74,7 @@ func writeHooksSource(t *testing.T, manifest string) string {
 	return root
 }
 
-func writeHooks(t *testing.T, hooks []hookTOML) string {
+func writeHooks(t testing.TB, hooks []hookTOML) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(hooksHead)
@@ -640,5 +640,35 @@ func TestHookPositionsReadFromTheDocument(t *testing.T) {
 		if !strings.Contains(cold, want) {
 			t.Errorf("no warning at %s: %s", want, cold)
 		}
+	}
+}
+
+// The provider findings of a package are each added once, looked up in an
+// index, not compared with every finding before: a manifest of a
+// megabyte can hold a thousand hooks of 256 names no table knows, whose
+// quarter of a million warnings compared pairwise would take minutes.
+func TestProviderFindingsIndexed(t *testing.T) {
+	var names []string
+	for i := range 50 {
+		names = append(names, strconv.Quote(fmt.Sprintf("nope%d", i)))
+	}
+	var hs []hookTOML
+	for i := range 100 {
+		hs = append(hs, hookTOML{
+			id: "gate-" + strconv.Itoa(i), subject: "tool_call", phase: "before", effect: "gate", requirement: "required",
+			matcher: "[" + strings.Join(append([]string{`"Bash"`}, names...), ", ") + "]",
+		})
+	}
+	src := writeHooks(t, hs)
+	before := warningsCompared.Load()
+	rep, err := Validate(src, Options{Providers: pinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rep.Diagnostics); n != 100*50 {
+		t.Errorf("%d findings, want %d", n, 100*50)
+	}
+	if n := warningsCompared.Load() - before; n != 0 {
+		t.Errorf("the findings were compared with %d others one by one, want none", n)
 	}
 }

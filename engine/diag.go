@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync/atomic"
 )
 
 // Severity says whether a diagnostic makes a package invalid.
@@ -70,6 +71,28 @@ type diagList struct {
 	file  string
 	doc   string // what the file is, for messages: "" a manifest
 	diags []Diagnostic
+	// once indexes the warnings of diags while indexOnce holds it, so
+	// that warnTextOnce need not compare each with all: packages of forty
+	// hooks with a few unknown tool names each have some 200 findings.
+	once map[onceKey]bool
+}
+
+type onceKey struct{ code, field, msg string }
+
+// warningsCompared counts the diagnostics warnTextOnce compared a warning
+// with, one by one: a test holds the provider findings to none.
+var warningsCompared atomic.Int64
+
+// indexOnce indexes l's warnings for warnTextOnce until the returned
+// function is called.
+func (l *diagList) indexOnce() (done func()) {
+	l.once = make(map[onceKey]bool, len(l.diags))
+	for _, d := range l.diags {
+		if d.Severity == Warning {
+			l.once[onceKey{d.Code, d.Field, d.Message}] = true
+		}
+	}
+	return func() { l.once = nil }
 }
 
 func (l *diagList) add(sev Severity, code string, pos Pos, field, format string, args ...any) {
@@ -102,9 +125,18 @@ func (l *diagList) warnOnce(code string, pos Pos, field, format string, args ...
 // warnTextOnce is warnOnce of the message msg, which it keeps as it is:
 // a message many packages are given is held once.
 func (l *diagList) warnTextOnce(code string, pos Pos, field, msg string) {
-	for _, d := range l.diags {
-		if d.Severity == Warning && d.Code == code && d.Field == field && d.Message == msg {
+	if l.once != nil {
+		k := onceKey{code, field, msg}
+		if l.once[k] {
 			return
+		}
+		l.once[k] = true
+	} else {
+		warningsCompared.Add(int64(len(l.diags)))
+		for _, d := range l.diags {
+			if d.Severity == Warning && d.Code == code && d.Field == field && d.Message == msg {
+				return
+			}
 		}
 	}
 	l.diags = append(l.diags, Diagnostic{Severity: Warning, Code: code, Message: msg, File: l.file, Line: pos.Line, Column: pos.Column, Field: field})
