@@ -104,21 +104,24 @@ func (r *capabilityRun) capabilities(pkgs []*Package) (Capabilities, error) {
 // share the answers.
 type capabilityAsker struct {
 	*capabilityRun
-	answers map[askedCapability][]providers.Capability
+	// answers holds, for each question, the answers for each way the
+	// tables read the hook's matcher and bindings (tablesRead): the
+	// answers depend on its tool names and bound fields only through
+	// that. Keyed by the names and fields themselves, hooks of forty
+	// names each asked as many questions as they were, and their keys
+	// were a fifth of what a validation held.
+	answers map[providers.Question]map[string][]providers.Capability
 	m       matcherCheck
-}
-
-type askedCapability struct {
-	q      providers.Question
-	names  string // the matcher's tool names, NUL-separated
-	fields string // the fields its bindings read, NUL-separated
+	read    []byte     // the key tablesRead makes
+	unbound [][]string // for each table, the fields it does not give
 }
 
 func (r *capabilityRun) asker() *capabilityAsker {
 	return &capabilityAsker{
 		capabilityRun: r,
-		answers:       map[askedCapability][]providers.Capability{},
+		answers:       map[providers.Question]map[string][]providers.Capability{},
 		m:             newMatcherCheck(r.ts.All(), r.tables),
+		unbound:       make([][]string, len(r.tables)),
 	}
 }
 
@@ -145,31 +148,27 @@ func (a *capabilityAsker) add(p *Package) {
 			FailurePolicy: h.FailurePolicy, ErrorVisibility: h.ErrorVisibility,
 			Requirement: h.Requirement, HasFallback: h.Fallback != "",
 		}
-		var names []string
-		if h.Matcher != nil {
-			names = h.Matcher.ToolNames
+		a.tablesRead(h)
+		byRead := a.answers[q]
+		if byRead == nil {
+			byRead = map[string][]providers.Capability{}
+			a.answers[q] = byRead
 		}
-		fields := make([]string, len(h.Bindings))
-		for bi, b := range h.Bindings {
-			fields[bi] = b.Field
-		}
-		key := askedCapability{q, strings.Join(names, "\x00"), strings.Join(fields, "\x00")}
-		cs, ok := a.answers[key]
+		cs, ok := byRead[string(a.read)]
 		if !ok {
 			cs = make([]providers.Capability, len(a.tables))
 			for ti, t := range a.tables {
-				q.MatchesNothing = a.m.matchesNothing(ti, names)
-				unbound := t.UnboundFields(h.Subject, h.Phase, fields)
-				q.Unbound = len(unbound) > 0
+				q.MatchesNothing = a.read[ti] == 1
+				q.Unbound = len(a.unbound[ti]) > 0
 				c, err := a.ts.Capability(t, q)
 				if err != nil {
 					err = fmt.Errorf("%s %s: %w", p.File, at, err)
 					a.err.CompareAndSwap(nil, &err)
 					return
 				}
-				cs[a.column[ti]] = c.Naming(unbound)
+				cs[a.column[ti]] = c.Naming(a.unbound[ti])
 			}
-			a.answers[key] = cs
+			byRead[string(a.read)] = cs
 		}
 		p.caps = append(p.caps, CapabilityRow{Package: p.Name, Hook: h.ID, Requirement: h.Requirement, Answers: cs})
 		for ti, t := range a.tables {
@@ -178,6 +177,37 @@ func (a *capabilityAsker) add(p *Package) {
 			}
 		}
 		a.m.check(p, at, h)
+	}
+}
+
+// tablesRead sets a.unbound to what each table makes of h's bindings and
+// a.read to a key of that and whether each matches none of h's tool
+// names: a byte a table (1 when it matches none), then, after them, each
+// table's unbound fields, each ended by a NUL, the table's ended by 0xff,
+// which neither a TOML string's UTF-8 nor a field name holds.
+func (a *capabilityAsker) tablesRead(h Hook) {
+	var names []string
+	if h.Matcher != nil {
+		names = h.Matcher.ToolNames
+	}
+	fields := make([]string, len(h.Bindings))
+	for bi, b := range h.Bindings {
+		fields[bi] = b.Field
+	}
+	a.read = a.read[:0]
+	for ti, t := range a.tables {
+		var nothing byte
+		if a.m.matchesNothing(ti, names) {
+			nothing = 1
+		}
+		a.read = append(a.read, nothing)
+		a.unbound[ti] = t.UnboundFields(h.Subject, h.Phase, fields)
+	}
+	for _, ub := range a.unbound {
+		for _, f := range ub {
+			a.read = append(append(a.read, f...), 0)
+		}
+		a.read = append(a.read, 0xff)
 	}
 }
 

@@ -672,3 +672,29 @@ func TestProviderFindingsIndexed(t *testing.T) {
 		t.Errorf("the findings were compared with %d others one by one, want none", n)
 	}
 }
+
+// Hooks whose matchers and bindings differ but which every table reads
+// alike (each matches some of their tools, and each gives the fields
+// they bind or leaves out the same ones) share their answers: the
+// answers depend on the names and fields only through that.
+func TestCapabilityAnswersSharedByWhatTablesRead(t *testing.T) {
+	src := writeHooks(t, []hookTOML{
+		{id: "a", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Bash", "Read"]`},
+		{id: "b", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Write", "Bash", "mcp__s__t"]`},
+		{id: "c", subject: "tool_call", phase: "before", effect: "gate", requirement: "required", matcher: `["Nope"]`},
+	})
+	rep, err := Validate(src, Options{Providers: pinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := rep.Capabilities.Rows
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(rows))
+	}
+	if &rows[0].Answers[0] != &rows[1].Answers[0] {
+		t.Error("hooks a and b are read alike by every table, and hold answers of their own")
+	}
+	if &rows[0].Answers[0] == &rows[2].Answers[0] {
+		t.Error("hook c matches nothing anywhere, and shares a's answers")
+	}
+}
