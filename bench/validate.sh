@@ -54,7 +54,11 @@
 # docs (four instructions of about 10 KB and three agents a package under
 # a short manifest); SHAPE=styled with gensource -shape styled (own's
 # packages written in other TOML and YAML styles, with CR LF line ends and
-# text outside ASCII).
+# text outside ASCII); SHAPE=crew with gensource -shape crew (twelve
+# subagents of Claude Code's style a package, their descriptions escaped
+# double-quoted YAML); SHAPE=gates with gensource -shape gates (forty
+# tool-call hooks a package with matchers of twenty to forty names and
+# eight to twelve bindings, about 65 KB of manifest).
 # DALO=path measures that binary instead of building ./cmd/dalo. Needs Go
 # and bash; the cache lives in a temporary XDG_CACHE_HOME.
 set -euo pipefail
@@ -86,6 +90,8 @@ own | styled) pkg=own ;;
 skills) pkg=sk ;;
 toolbox) pkg=tb ;;
 docs) pkg=doc ;;
+crew) pkg=crew ;;
+gates) pkg=gate ;;
 esac
 "$work/gensource" -shape "$shape" -packages 10 -out "$work/s10"
 for n in $sizes; do

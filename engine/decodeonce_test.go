@@ -141,6 +141,8 @@ var generatedShapes = []struct {
 	{"toolbox", sourcegen.WriteToolbox},
 	{"docs", sourcegen.WriteDocs},
 	{"styled", sourcegen.WriteStyled},
+	{"crew", sourcegen.WriteCrew},
+	{"gates", sourcegen.WriteGates},
 }
 
 // TestGeneratedManifestsDecodeOnce checks that validating sources of

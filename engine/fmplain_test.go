@@ -9,7 +9,6 @@ import (
 
 	"cuelang.org/go/cue/ast"
 
-	"dalo/bench/sourcegen"
 	"dalo/plan"
 )
 
@@ -294,10 +293,7 @@ func FuzzPlainFrontMatter(f *testing.F) {
 // bench/sourcegen shape with skills and agents reads no front matter with
 // CUE's YAML decoder.
 func TestGeneratedFrontMatterIsPlain(t *testing.T) {
-	for _, shape := range []struct {
-		name  string
-		write func(string, int) error
-	}{{"own", sourcegen.WriteOwn}, {"skills", sourcegen.WriteSkills}, {"toolbox", sourcegen.WriteToolbox}, {"docs", sourcegen.WriteDocs}, {"styled", sourcegen.WriteStyled}} {
+	for _, shape := range generatedShapes {
 		dir := filepath.Join(t.TempDir(), shape.name)
 		if err := shape.write(dir, 3); err != nil {
 			t.Fatal(err)
