@@ -197,7 +197,7 @@ func (a *capabilityAsker) tablesRead(h Hook) {
 	a.read = a.read[:0]
 	for ti, t := range a.tables {
 		var nothing byte
-		if a.m.matchesNothing(ti, names) {
+		if t.MatchesNothing(names) {
 			nothing = 1
 		}
 		a.read = append(a.read, nothing)
@@ -232,59 +232,44 @@ func (p *Package) hasErrorUnder(at string) bool {
 // where the hook never runs (and is unsupported: #Capability).
 type matcherCheck struct {
 	all, tables []*providers.Table // every table, the selected ones
-	selected    []int              // the index in all of each of tables
 	// never is, for each selected table, the warning that a hook never
 	// runs there, made once asked for: it names the table's tools, some
 	// 300 bytes the same for every hook.
 	never []string
-	// knownBy holds, for each tool name asked about, which of all know
-	// it (knowers), and hints the hint of each name none knows: hooks
-	// name the same tools over and over, a table tries its patterns'
-	// regular expressions on a name, and a hint measures the name
-	// against every tool of every table. known is every tool a table
-	// knows, sorted, made for the first hint.
-	knownBy map[string][]bool
-	hints   map[string]string
-	known   []string
+	// anywhere remembers, of the last tool names asked about, whether a
+	// table knows each, and hints the hint of each name none knows:
+	// hooks name the same tools over and over, a table tries its
+	// patterns' regular expressions on a name, and a hint measures the
+	// name against every tool of every table. known is every tool a
+	// table knows, sorted, made for the first hint.
+	anywhere map[string]bool
+	hints    map[string]string
+	known    []string
 }
+
+// maxRemembered bounds matcherCheck.anywhere: MCP tools are named by
+// server, so a source's packages may name a million tools once each.
+// Remembering them all cost more than asking again (a quarter more CPU
+// on 1,000 packages of forty hooks of MCP tools their own), and held
+// what the report never says.
+const maxRemembered = 4096
 
 func newMatcherCheck(all, tables []*providers.Table) matcherCheck {
-	m := matcherCheck{all: all, tables: tables, never: make([]string, len(tables)), knownBy: map[string][]bool{}, hints: map[string]string{}}
-	for _, t := range tables {
-		i := slices.Index(m.all, t)
-		if i < 0 {
-			i = len(m.all)
-			m.all = append(m.all, t)
-		}
-		m.selected = append(m.selected, i)
-	}
-	return m
-}
-
-// knowers returns, for each of all, whether it knows the tool name.
-func (m *matcherCheck) knowers(name string) []bool {
-	if k, ok := m.knownBy[name]; ok {
-		return k
-	}
-	toolNamesLooked.Add(1)
-	k := make([]bool, len(m.all))
-	for i, t := range m.all {
-		k[i] = t.KnowsTool(name)
-	}
-	m.knownBy[name] = k
-	return k
+	return matcherCheck{all: all, tables: tables, never: make([]string, len(tables)), anywhere: map[string]bool{}, hints: map[string]string{}}
 }
 
 // knownAnywhere reports whether a table knows the tool name.
 func (m *matcherCheck) knownAnywhere(name string) bool {
-	return slices.Contains(m.knowers(name), true)
-}
-
-// matchesNothing is tables[i].MatchesNothing(names), from what knowers
-// found.
-func (m *matcherCheck) matchesNothing(i int, names []string) bool {
-	at := m.selected[i]
-	return len(names) > 0 && !slices.ContainsFunc(names, func(name string) bool { return m.knowers(name)[at] })
+	if k, ok := m.anywhere[name]; ok {
+		return k
+	}
+	toolNamesLooked.Add(1)
+	k := slices.ContainsFunc(m.all, func(t *providers.Table) bool { return t.KnowsTool(name) })
+	if len(m.anywhere) >= maxRemembered {
+		clear(m.anywhere)
+	}
+	m.anywhere[name] = k
+	return k
 }
 
 func (m *matcherCheck) check(p *Package, at string, h Hook) {
@@ -309,7 +294,7 @@ func (m *matcherCheck) check(p *Package, at string, h Hook) {
 	// At the first name: the list itself has no position of its own.
 	f, first := at+".matcher.tool_names", at+".matcher.tool_names[0]"
 	for i, t := range m.tables {
-		if !m.matchesNothing(i, names) {
+		if !t.MatchesNothing(names) {
 			continue
 		}
 		if m.never[i] == "" {
