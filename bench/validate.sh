@@ -7,7 +7,9 @@
 #   validation, cold (--no-cache):
 #     one small package                              < 30 ms wall
 #     one manifest near 1 MiB                        < 1000 ms wall
-#     1,000 packages (2 tools, 3 hooks, 3 members)   < 1500 ms wall, < 200 MB
+#     1,000 packages (2 tools, 3 hooks, 3 members)   < 1500 ms wall, < 200 MB (or
+#                                                    the memory bound below,
+#                                                    when it is more)
 #     5,000 and 10,000 packages                      CPU per package within 1.2x
 #                                                    of 1,000's (best of 3 each at
 #                                                    1,000 and 10,000); RSS under
@@ -151,7 +153,10 @@ for n in $sizes; do
 		per1000=$per
 		cold1000=$cpu
 		coldwall1000=$wall
-		row "$n packages ($per ms CPU a package)" "< 1500 ms wall, < 200 MB" "$(verdict "$wall < 1500 && $rss < 200 && $status == 0")"
+		# 200 MB, or the memory bound when the manifests are too large
+		# for that (the gates shape's, some 65 KB each).
+		limit=$((bound > 200 ? bound : 200))
+		row "$n packages ($per ms CPU a package)" "< 1500 ms wall, < $limit MB" "$(verdict "$wall < 1500 && $rss < $limit && $status == 0")"
 	else
 		ratio=$(awk -v p="$per" -v q="$per1000" 'BEGIN { printf "%.2f", p / q }')
 		row "$n packages ($per ms a package, ${ratio}x)" "<= 1.2x 1,000's; < $bound MB" "$(verdict "$ratio <= 1.2 && $rss < $bound && $status == 0")"
