@@ -2,6 +2,8 @@ package engine
 
 import (
 	"bytes"
+	"dalo/bench/sourcegen"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -309,6 +311,58 @@ func TestGeneratedFrontMatterIsPlain(t *testing.T) {
 		if n := yamlExtracted.Load() - before; n != 0 {
 			t.Errorf("%s: CUE's YAML decoder read %d front matters, want 0", shape.name, n)
 		}
+	}
+}
+
+// The front matter of every skill and agent of the generated crew and
+// skills shapes is proved where it was read (provesFrontMatter), in the
+// reused buffer, its YAML never copied out; a front matter that breaks a
+// rule is still reported from a copy, at its line.
+func TestFrontMatterProvedInPlace(t *testing.T) {
+	for _, shape := range []struct {
+		name  string
+		write func(string, int) error
+		files int // skills and agents a package
+	}{{"crew", sourcegen.WriteCrew, 13}, {"skills", sourcegen.WriteSkills, 7}} {
+		dir := filepath.Join(t.TempDir(), shape.name)
+		if err := shape.write(dir, 3); err != nil {
+			t.Fatal(err)
+		}
+		before := frontMattersProved.Load()
+		rep, err := Validate(dir, Options{})
+		if err != nil || !rep.Valid {
+			t.Fatalf("%s: %v %v", shape.name, err, rep.Diagnostics)
+		}
+		if n := frontMattersProved.Load() - before; n != int64(3*shape.files) {
+			t.Errorf("%s: %d front matters proved in place, want %d", shape.name, n, 3*shape.files)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "crew")
+	if err := sourcegen.WriteCrew(dir, 1); err != nil {
+		t.Fatal(err)
+	}
+	agent := filepath.Join(dir, "agents", "crew-0000-reviewer-1.md")
+	data, err := os.ReadFile(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := strings.Replace(string(data), "name: crew-0000-reviewer-1\n", "name: Crew_Reviewer\n", 1)
+	if err := os.WriteFile(agent, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Validate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, d := range rep.Diagnostics {
+		// An optional member's findings are told in its omission's.
+		if strings.Contains(d.Message, "agents/crew-0000-reviewer-1.md:2:1: E088 agent name Crew_Reviewer") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no diagnostic at line 2 of the agent whose name is Crew_Reviewer: %v", rep.Diagnostics)
 	}
 }
 

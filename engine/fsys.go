@@ -221,8 +221,9 @@ type walkDir interface {
 	info(name string) (statInfo, error)
 	// readHead opens the regular file name, without following a
 	// symlink, and returns its info and, of its first limit bytes,
-	// those the front matter check reads (frontMatterHead).
-	readHead(name string, limit int64) (statInfo, fmText, error)
+	// those the front matter check reads (frontMatterHead), or that
+	// check, when not nil, proved them.
+	readHead(name string, limit int64, check func(yaml string) bool) (statInfo, fmText, error)
 	// openRegular opens the regular file name for reading, without
 	// following a symlink, and returns it with its info.
 	openRegular(name string) (fdFile, statInfo, error)
@@ -262,6 +263,7 @@ func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats
 type assetHead struct {
 	name  string
 	limit int64
+	check func(yaml string) bool // see walkDir.readHead
 	data  fmText
 	read  bool
 }
@@ -361,7 +363,7 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 // head's file, reads it (see assetHead).
 func walkInfo(d walkDir, name string, depth int, head *assetHead) (statInfo, error) {
 	if depth == 0 && head != nil && name == head.name {
-		if fi, data, err := d.readHead(name, head.limit); err == nil {
+		if fi, data, err := d.readHead(name, head.limit, head.check); err == nil {
 			head.data, head.read = data, true
 			return fi, nil
 		}

@@ -620,6 +620,9 @@ func (v *sourceCheck) skill(name, rel string, fi fs.FileInfo) {
 }
 
 func (v *sourceCheck) skillFrontMatter(name, rel string, head *fmText, l *diagList) {
+	if head != nil && head.proved {
+		return
+	}
 	fm, off, ok := v.frontMatter(rel, head, l)
 	if !ok {
 		return
@@ -664,7 +667,9 @@ func (v *sourceCheck) skillAt(name, rel string) bool {
 		return false
 	}
 	l := v.fileDiags(rel)
-	head := assetHead{name: file, limit: int64(v.rules.Limits.FrontMatterBytes + 8)}
+	head := assetHead{name: file, limit: int64(v.rules.Limits.FrontMatterBytes + 8), check: func(yaml string) bool {
+		return v.rules.provesFrontMatter(v.rules.skillFM, name, yaml)
+	}}
 	walkOpen(d, ents, dir, &v.rules.Limits, l, false, &head)
 	var data *fmText
 	if head.read {
@@ -733,7 +738,7 @@ func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
 
 func (v *sourceCheck) agentFile(name, rel string, fi fs.FileInfo, head *fmText) {
 	l := v.fileDiags(rel)
-	if v.tooBig(rel, fi, l) {
+	if v.tooBig(rel, fi, l) || head != nil && head.proved {
 		return
 	}
 	fm, off, ok := v.frontMatter(rel, head, l)
@@ -754,7 +759,9 @@ func (v *sourceCheck) agentAt(name, rel string) bool {
 	if d == nil {
 		return false
 	}
-	fi, head, err := d.readHead(path.Base(rel), int64(v.rules.Limits.FrontMatterBytes+8))
+	fi, head, err := d.readHead(path.Base(rel), int64(v.rules.Limits.FrontMatterBytes+8), func(yaml string) bool {
+		return v.rules.provesFrontMatter(v.rules.agentFM, name, yaml)
+	})
 	if err != nil {
 		return false
 	}
@@ -799,6 +806,9 @@ func (v *sourceCheck) frontMatter(rel string, head *fmText, l *diagList) (string
 type fmText struct {
 	yaml           string
 	opened, closed bool
+	// proved says the front matter was read plain and broke no rule
+	// (Rules.provesFrontMatter), when its YAML was not kept.
+	proved bool
 }
 
 // frontMatterText is the fmText of a file's first bytes buf. Its YAML is
@@ -929,6 +939,34 @@ var frontMatterUnified atomic.Int64
 // filling dir and then the built front matter into the definition, so
 // that its diagnostics are exactly those. TestFrontMatterFastPathAgrees
 // and TestFrontMatterProgramAgrees hold the three to the same findings.
+// provesFrontMatter reports whether src, a front matter's YAML, is read
+// plain and breaks none of rule's rules: the first way checkFrontMatter
+// tries, when it has nothing to report. It keeps nothing of src, which
+// may be a view of a buffer its caller reuses (readHeadAt): copying the
+// YAML of every skill and agent out of it was most of what checking
+// packages of twelve subagents allocated. What it does not prove is
+// checked again from a copy, the way that says what is wrong.
+func (r *Rules) provesFrontMatter(rule fmRule, name, src string) bool {
+	if rule.prog == nil {
+		return false
+	}
+	fm, lines, ok := plainFrontMatter(src)
+	if !ok {
+		return false
+	}
+	vs, ok := rule.prog.violationsOf(name, fm)
+	releasePlain(fm, lines)
+	if !ok || len(vs) > 0 {
+		return false
+	}
+	frontMattersProved.Add(1)
+	return true
+}
+
+// frontMattersProved counts the front matters provesFrontMatter proved: a
+// test holds a generated source's to being proved so.
+var frontMattersProved atomic.Int64
+
 func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src string, line int, l *diagList, way fmWay) {
 	if way == fmProgramFirst && rule.prog != nil {
 		if fm, lines, ok := plainFrontMatter(src); ok {

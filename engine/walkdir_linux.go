@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -87,14 +88,16 @@ func (d fdDir) close() {
 // check reads of them (frontMatterText) is copied out of a reused buffer,
 // so that a long SKILL.md with short front matter costs an allocation of
 // its front matter's YAML, not of the limit, and a file read whole still
-// costs one read and no second one to find its end.
-func (d fdDir) readHead(name string, limit int64) (statInfo, fmText, error) {
-	return readHeadAt(d.fd, name, limit)
+// costs one read and no second one to find its end. When check, given
+// the YAML in the buffer itself, proves it (Rules.provesFrontMatter), not
+// even that is copied: the text says only that it was proved.
+func (d fdDir) readHead(name string, limit int64, check func(yaml string) bool) (statInfo, fmText, error) {
+	return readHeadAt(d.fd, name, limit, check)
 }
 
 // readFileHead is fdDir.readHead of the file at path.
 func readFileHead(path string, limit int64) (statInfo, fmText, error) {
-	return readHeadAt(unix.AT_FDCWD, path, limit)
+	return readHeadAt(unix.AT_FDCWD, path, limit, nil)
 }
 
 // headChunk is readHead's first read: more than the front matter of
@@ -106,7 +109,7 @@ var headBuffers = sync.Pool{New: func() any {
 	return &b
 }}
 
-func readHeadAt(dirfd int, name string, limit int64) (statInfo, fmText, error) {
+func readHeadAt(dirfd int, name string, limit int64, check func(yaml string) bool) (statInfo, fmText, error) {
 	fd, st, err := openRegularAt(dirfd, name)
 	if err != nil {
 		return statInfo{}, fmText{}, err
@@ -136,6 +139,12 @@ func readHeadAt(dirfd int, name string, limit int64) (statInfo, fmText, error) {
 	head := buf[:n]
 	if k >= 0 {
 		head = head[:k]
+	}
+	if check != nil {
+		// A view of the buffer, not a copy: check keeps nothing of it.
+		if opened, from, to, _ := frontMatterSpan(head); opened && to > from && check(unsafe.String(&head[from], to-from)) {
+			return st, fmText{opened: true, closed: true, proved: true}, nil
+		}
 	}
 	return st, frontMatterText(head), nil
 }

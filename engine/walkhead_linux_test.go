@@ -91,11 +91,11 @@ func TestReadHeadAllocates(t *testing.T) {
 	}
 	defer closeFD(dfd)
 	const runs = 100
-	readHeadAt(dfd, "SKILL.md", 64<<10+8) // the pool's buffer
+	readHeadAt(dfd, "SKILL.md", 64<<10+8, nil) // the pool's buffer
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range runs {
-		if _, _, err := readHeadAt(dfd, "SKILL.md", 64<<10+8); err != nil {
+		if _, _, err := readHeadAt(dfd, "SKILL.md", 64<<10+8, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
