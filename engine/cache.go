@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -419,12 +418,6 @@ func appendStat(b []byte, name string, st *unix.Stat_t) []byte {
 	return binary.AppendUvarint(b, uint64(st.Gid))
 }
 
-// The check of a skill or an agent a reference resolves to reads, beside
-// the rules, its file's first bytes, up to the front matter limit (the
-// front matter), the file's type, permissions and size, and of a skill,
-// every entry of its directory (the walk of the limits).
-const assetKeyVersion = "dalo asset check 1"
-
 // readHead reads the first bytes of the skill or agent file rel, as many
 // as its front matter may take and a few more: what its check reads.
 func (v *sourceCheck) readHead(rel string) ([]byte, error) {
@@ -432,69 +425,6 @@ func (v *sourceCheck) readHead(rel string) ([]byte, error) {
 	head, _, err := regular.ReadLimited(name, int64(v.rules.Limits.FrontMatterBytes+8))
 	afterRead(name)
 	return head, err
-}
-
-// assetStats returns what the key of the check of the skill or agent name
-// whose file is rel holds beside the file's first bytes: its type,
-// permissions and size and, of a skill, the walk of its directory; false
-// when it is not one to cache. The change times go into times
-// (appendTimes).
-func (v *sourceCheck) assetStats(kind, name, rel string, times *[]byte) ([]byte, bool) {
-	var st unix.Stat_t
-	if unix.Lstat(filepath.Join(v.root, filepath.FromSlash(rel)), &st) != nil {
-		return nil, false
-	}
-	var b bytes.Buffer
-	b.Write(appendStat(nil, rel, &st))
-	*times = appendTimes(*times, &st)
-	if kind == "skill" && !hashTree(&b, filepath.Join(v.root, filepath.FromSlash(v.rules.Layout.Dir("skill", name))), &v.rules.Limits, v.cache.stats(), "", nil, times) {
-		return nil, false
-	}
-	return b.Bytes(), true
-}
-
-// checkAsset runs check, which reports about the file rel, through the
-// cache: the diagnostics it gave for the same inputs, or a fresh check
-// whose diagnostics it then keeps. The check is given what the front
-// matter check reads of the file's first bytes the key was made of (nil:
-// it reads them itself), so that the
-// answer kept is of the bytes in its key; the stats are taken before and
-// after it, and an asset whose stats changed meanwhile is not kept.
-func (v *sourceCheck) checkAsset(kind, name, rel string, fi fs.FileInfo, check func(head *fmText)) {
-	if v.cache == nil {
-		check(nil)
-		return
-	}
-	head, err := v.readHead(rel)
-	var before, after []byte
-	stats, ok := v.assetStats(kind, name, rel, &before)
-	if !ok || err != nil {
-		v.cache.checking()
-		check(nil)
-		return
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\nkind %s\nname %q\nuser %s\nhead %x\n", assetKeyVersion, kind, name, user(), sha256.Sum256(head))
-	h.Write(stats)
-	key := h.Sum(nil)
-	if data := v.cache.Get(key); data != nil {
-		d := newDecoder(data)
-		if ds := d.diags(); !d.bad && len(d.b) == 0 {
-			v.fileDiags(rel).diags = ds
-			return
-		}
-	}
-	v.cache.checking()
-	checkSeam("check", rel)
-	t := frontMatterText(head)
-	check(&t)
-	checkSeam("checked", rel)
-	if now, ok := v.assetStats(kind, name, rel, &after); !ok || !bytes.Equal(now, stats) || !bytes.Equal(after, before) {
-		return
-	}
-	var e encoder
-	e.diags(v.fileDiags(rel).diags)
-	v.cache.Put(key, e.b)
 }
 
 // instructionsRead counts the instructions whose bytes a check read: a

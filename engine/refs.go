@@ -424,7 +424,12 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 	if v.dirs == nil {
 		v.dirs = make(map[string]bool)
 	}
-	if src == v.id && v.cache == nil && (r.Kind == "skill" && v.skillAt(r.Selector, rel) || r.Kind == "agent" && v.agentAt(r.Selector, rel) || r.Kind == "instruction" && v.instructionAt(rel)) {
+	// A skill's or agent's check is made afresh through a cache too:
+	// its key (the file's head and stat, a skill's directory walked)
+	// cost more than the check, and a vet of agents or skills cost more
+	// than validating without a cache. An instruction's is kept with its
+	// stat (checkInstruction), which spares reading it whole.
+	if src == v.id && (r.Kind == "skill" && v.skillAt(r.Selector, rel) || r.Kind == "agent" && v.agentAt(r.Selector, rel) || v.cache == nil && r.Kind == "instruction" && v.instructionAt(rel)) {
 		return target{resolution: Resolved, path: rel, root: root}
 	}
 	fi, why := lstatInsideKnown(root, rel, v.dirs)
@@ -435,7 +440,7 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 	if src == v.id {
 		switch r.Kind {
 		case "skill":
-			v.skill(r.Selector, rel, fi)
+			v.skill(r.Selector, rel)
 		case "agent":
 			v.agent(r.Selector, rel, fi)
 		case "instruction":
@@ -611,12 +616,10 @@ var textStepped atomic.Int64
 
 // skill checks a resolved skill: its directory within the limits and its
 // Agent Skills front matter.
-func (v *sourceCheck) skill(name, rel string, fi fs.FileInfo) {
-	v.checkAsset("skill", name, rel, fi, func(head *fmText) {
-		l := v.fileDiags(rel)
-		walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l, false)
-		v.skillFrontMatter(name, rel, head, l)
-	})
+func (v *sourceCheck) skill(name, rel string) {
+	l := v.fileDiags(rel)
+	walkTree(v.root, v.rules.Layout.Dir("skill", name), &v.rules.Limits, l, false)
+	v.skillFrontMatter(name, rel, nil, l)
 }
 
 func (v *sourceCheck) skillFrontMatter(name, rel string, head *fmText, l *diagList) {
@@ -731,9 +734,7 @@ func (v *sourceCheck) realDirs(rel string) bool {
 }
 
 func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
-	v.checkAsset("agent", name, rel, fi, func(head *fmText) {
-		v.agentFile(name, rel, fi, head)
-	})
+	v.agentFile(name, rel, fi, nil)
 }
 
 func (v *sourceCheck) agentFile(name, rel string, fi fs.FileInfo, head *fmText) {
