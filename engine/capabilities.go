@@ -98,6 +98,22 @@ func (r *capabilityRun) capabilities(pkgs []*Package) (Capabilities, error) {
 	return caps, nil
 }
 
+// afterChecks is what each worker of checkPackages does with a package
+// after its checks: it asks what the providers do with the package's
+// hooks, and a validation (not Load, whose caller reads the manifests)
+// then drops the typed manifest (forget).
+func (r *capabilityRun) afterChecks(keepManifests bool) func() func(*Package) {
+	return func() func(*Package) {
+		a := r.asker()
+		return func(p *Package) {
+			a.add(p)
+			if !keepManifests {
+				p.forget()
+			}
+		}
+	}
+}
+
 // A capabilityAsker asks a capabilityRun's tables about the hooks of the
 // packages one goroutine checks. Hooks ask few distinct questions: each
 // is answered on every table once an asker, and the rows that ask it

@@ -240,21 +240,10 @@ func load(root string, opts Options) (*Source, error) {
 	claimants := all
 	if len(opts.Packages) == 0 {
 		s.Packages = all
-		// A worker asks what the providers do with a package's hooks
-		// right after its checks; a validation (not Load, whose caller
-		// reads the manifests) then drops the typed manifest.
 		for _, p := range s.Packages {
 			p.askedNext = !opts.keepManifests && cache == nil
 		}
-		checkPackages(root, opts.SourceID, s.Packages, rules, cache, func() func(*Package) {
-			a := capsRun.asker()
-			return func(p *Package) {
-				a.add(p)
-				if !opts.keepManifests {
-					p.forget()
-				}
-			}
-		})
+		checkPackages(root, opts.SourceID, s.Packages, rules, cache, capsRun.afterChecks(opts.keepManifests))
 	} else {
 		s.Packages = v.closure(all, opts.Packages)
 		claimants = v.idClaimants(all, s.Packages)
