@@ -845,8 +845,8 @@ func checkCached(root, sourceID string, p *Package, r *Rules, own func() *Rules,
 }
 
 // A cacheRun is a Cache as one validation uses it: beside the answers of
-// package and asset checks, those of the rules (ruleMemo), read once a
-// check must run and kept when it ran.
+// package and instruction checks, those of the rules (ruleMemo), read
+// once a check must run and kept when it ran.
 type cacheRun struct {
 	Cache
 	once   sync.Once
