@@ -7,6 +7,7 @@ require (
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/segmentio/asm v1.2.1
 	github.com/spf13/pflag v1.1.0
 	golang.org/x/sys v0.46.0
 )

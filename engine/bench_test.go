@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -285,4 +287,22 @@ func liveHeap() int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
+}
+
+// BenchmarkCheckText is an instruction's text check on prose that is
+// mostly ASCII with a character outside it every few words, as text
+// written in one language with names and symbols of others is.
+func BenchmarkCheckText(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 8<<10; i++ {
+		fmt.Fprintf(&sb, "%d. Keep the über-naïve café reply → short; 設計 is %d µs, not 🚀.\n", i, i*7)
+	}
+	text := sb.String()
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, what, err := checkText(strings.NewReader(text)); err != nil || what != "" {
+			b.Fatal(what, err)
+		}
+	}
 }

@@ -60,29 +60,15 @@ func TestCheckText(t *testing.T) {
 // rule, a rune at a time over the whole text, on text cut at every
 // place a read can end.
 func TestCheckTextAgrees(t *testing.T) {
-	want := func(s string) (Pos, string) {
-		pos := Pos{1, 1}
-		for i := 0; i < len(s); {
-			r, n := utf8.DecodeRuneInString(s[i:])
-			switch {
-			case s[i] == 0:
-				return pos, "NUL byte"
-			case r == utf8.RuneError && n <= 1:
-				return pos, fmt.Sprintf("invalid UTF-8 (byte 0x%02x)", s[i])
-			case s[i] == '\n':
-				pos = Pos{pos.Line + 1, 1}
-			default:
-				pos.Column += n
-			}
-			i += n
-		}
-		return pos, ""
-	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	pieces := []string{"a", "bc\n", "\n", "é", "設", "😀", "\x00", "\xff", "\xe8\xa8", "\xed\xa0\x80", "\t", " "}
-	for i := range 2000 {
+	// Long pieces as well as short: a text of 32 bytes or more is checked
+	// 32 bytes a step (github.com/segmentio/asm/utf8), and a fault may
+	// fall anywhere in a step.
+	pieces := []string{"a", "bc\n", "\n", "é", "設", "😀", "\x00", "\xff", "\xe8\xa8", "\xed\xa0\x80", "\t", " ",
+		"\xc0\xaf", "\xf4\x90\x80\x80", "\xef\xbf\xbf", "Keep the reply short; ", strings.Repeat("x", 31), "über naïve café straße ", "日本語のテキスト → ∑ "}
+	for i := range 4000 {
 		var b strings.Builder
-		for range rng.IntN(40) {
+		for range rng.IntN(40 + i%3*40) {
 			p := pieces[rng.IntN(len(pieces))]
 			if i%2 == 0 && (p == "\x00" || p[0] >= 0x80 && !utf8.ValidString(p)) {
 				p = "z" // half the texts valid, so that their ends are compared too
@@ -95,12 +81,54 @@ func TestCheckTextAgrees(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wpos, wwhat := want(s)
+			wpos, wwhat := textFault(s)
 			if what != wwhat || pos != wpos {
 				t.Fatalf("%q: got %q at %v, want %q at %v", s, what, pos, wwhat, wpos)
 			}
 		}
 	}
+}
+
+// textFault is checkText's rule read the plainest way: a rune at a time
+// over the whole text.
+func textFault(s string) (Pos, string) {
+	pos := Pos{1, 1}
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case s[i] == 0:
+			return pos, "NUL byte"
+		case r == utf8.RuneError && n <= 1:
+			return pos, fmt.Sprintf("invalid UTF-8 (byte 0x%02x)", s[i])
+		case s[i] == '\n':
+			pos = Pos{pos.Line + 1, 1}
+		default:
+			pos.Column += n
+		}
+		i += n
+	}
+	return pos, ""
+}
+
+// FuzzCheckText holds checkText to textFault on any bytes, read whole
+// and a byte at a time.
+func FuzzCheckText(f *testing.F) {
+	for _, s := range []string{"", "# 設計\nKeep it short.\n", strings.Repeat("über ", 12) + "\xed\xa0\x80", strings.Repeat("a", 40) + "\xf4\x90\x80\x80", strings.Repeat("é", 20) + "\x00"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := string(b)
+		wpos, wwhat := textFault(s)
+		for _, r := range []io.Reader{strings.NewReader(s), iotest.OneByteReader(strings.NewReader(s))} {
+			pos, what, err := checkText(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if what != wwhat || pos != wpos {
+				t.Fatalf("%q: got %q at %v, want %q at %v", s, what, pos, wwhat, wpos)
+			}
+		}
+	})
 }
 
 // TestCheckTextByRunes proves that text is checked a read at a time, not
