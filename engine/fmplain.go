@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"dalo/internal/termtext"
 )
@@ -27,8 +29,9 @@ import (
 // holds it to CUE's decoder.
 //
 // lines[i] is the line of fm.keys[i], not a map: the caller needs a key's
-// line only for a violation, and most front matter has none.
-func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
+// line only for a violation, and most front matter has none. dec, when
+// not nil, is where escaped values are decoded (doubleQuoted).
+func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bool) {
 	if len(src) == 0 || src[len(src)-1] != '\n' {
 		return nil, nil, false
 	}
@@ -57,7 +60,7 @@ func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
 		text = strings.ReplaceAll(src, "\r\n", "\n")
 	}
 	fm = newFMStruct(n)
-	lines = fmLines(n)
+	lines, fm.lines = slices.Grow(fm.lines[:0], n), nil // back at releasePlain
 	line := 1
 	for i := 0; i < len(text); {
 		l, next := lineAt(text, i)
@@ -80,7 +83,7 @@ func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
 			v.kind, ok = fmOpaque, plainSequence(body)
 		case rest == "" && nbody > 0:
 			v.kind = fmMap
-			v.m, ok = plainMapping(body, nbody)
+			v.m, ok = plainMapping(body, nbody, dec)
 		case nbody > 0 && (rest == "" || rest[0] != '|' && rest[0] != '>'):
 			v.s, ok = plainLines(rest, body)
 		case nbody > 0:
@@ -88,7 +91,7 @@ func plainFrontMatter(src string) (fm *fmStruct, lines []int, ok bool) {
 		case rest != "" && rest[0] == '[':
 			v.kind, ok = fmOpaque, flowWords(rest)
 		default:
-			v.s, ok = oneLineScalar(rest)
+			v.s, ok = oneLineScalar(rest, dec)
 		}
 		if !ok {
 			return nil, nil, false
@@ -202,13 +205,13 @@ func yamlWord(s string) bool {
 // oneLineScalar reads the value after a key when nothing indented
 // follows it: a plain scalar that is surely a string, a single-quoted one
 // without a quote doubled, or a double-quoted one (doubleQuoted).
-func oneLineScalar(s string) (string, bool) {
+func oneLineScalar(s string, dec *[]byte) (string, bool) {
 	if s == "" {
 		return "", false // null
 	}
 	switch s[0] {
 	case '"':
-		v, n, ok := doubleQuoted(s)
+		v, n, ok := doubleQuoted(s, dec)
 		if !ok || strings.TrimRight(s[n:], " ") != "" {
 			return "", false
 		}
@@ -237,60 +240,86 @@ func oneLineScalar(s string) (string, bool) {
 // user: \"...\"</example>"); one YAML 1.1 does not have (\/, \q), or a
 // \x, \u or \U that names no character, makes ok false, as does a
 // scalar no quote closes on the line: YAML would fold it.
-func doubleQuoted(s string) (v string, n int, ok bool) {
-	i := 1
-	for i < len(s) && s[i] != '"' && s[i] != '\\' {
-		i++
-	}
+//
+// A value with escapes is decoded onto *dec, and is a view of it, when
+// dec is not nil: the caller keeps nothing of the value past its next use
+// of *dec (provesFrontMatter). Decoding each into a string of its own
+// was a quarter of what validating packages of twelve such subagents
+// allocated, and with no collection under way, memory the kernel faults
+// in. The text between escapes is found with IndexByte, where a loop a
+// byte at a time was 4% of that validation's CPU; each of the two bytes
+// it stops at is searched for again only once the one found is behind.
+func doubleQuoted(s string, dec *[]byte) (v string, n int, ok bool) {
+	quote := strings.IndexByte(s[1:], '"') + 1 // 0: none
+	esc := strings.IndexByte(s[1:], '\\') + 1
 	switch {
-	case i == len(s):
+	case quote == 0:
 		return "", 0, false
-	case s[i] == '"':
-		return s[1:i], i + 1, true // no escape: most are so
+	case esc == 0 || quote < esc:
+		return s[1:quote], quote + 1, true // no escape: most are so
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for run := 1; ; {
-		for i < len(s) && s[i] != '"' && s[i] != '\\' {
-			i++
+	var b []byte
+	if dec != nil {
+		b = *dec
+	} else {
+		b = make([]byte, 0, len(s))
+	}
+	from := len(b)
+	for i, run := esc, 1; ; {
+		// i is at a backslash or at the closing quote.
+		b = append(b, s[run:i]...)
+		if s[i] == '"' {
+			if dec == nil {
+				return unsafe.String(unsafe.SliceData(b), len(b)), i + 1, true
+			}
+			*dec = b
+			return unsafe.String(unsafe.SliceData(b[from:]), len(b)-from), i + 1, true
 		}
-		b.WriteString(s[run:i])
-		switch {
-		case i == len(s):
-			return "", 0, false
-		case s[i] == '"':
-			return b.String(), i + 1, true
-		case i+1 == len(s):
+		if i+1 == len(s) {
 			return "", 0, false // a line break escaped
 		}
 		e := s[i+1]
 		i += 2
 		if r, ok := yamlEscape(e); ok {
-			b.WriteRune(r)
-			run = i
-			continue
+			b = utf8.AppendRune(b, r)
+		} else {
+			digits := 0
+			switch e {
+			case 'x':
+				digits = 2
+			case 'u':
+				digits = 4
+			case 'U':
+				digits = 8
+			}
+			if digits == 0 || i+digits > len(s) {
+				return "", 0, false
+			}
+			// ParseUint in base 16 takes hex digits alone: no sign,
+			// prefix or underscore.
+			r, err := strconv.ParseUint(s[i:i+digits], 16, 32)
+			if err != nil || r >= 0xd800 && r <= 0xdfff || r > 0x10ffff {
+				return "", 0, false
+			}
+			b = utf8.AppendRune(b, rune(r))
+			i += digits
 		}
-		digits := 0
-		switch e {
-		case 'x':
-			digits = 2
-		case 'u':
-			digits = 4
-		case 'U':
-			digits = 8
-		}
-		if digits == 0 || i+digits > len(s) {
-			return "", 0, false
-		}
-		// ParseUint in base 16 takes hex digits alone: no sign,
-		// prefix or underscore.
-		r, err := strconv.ParseUint(s[i:i+digits], 16, 32)
-		if err != nil || r >= 0xd800 && r <= 0xdfff || r > 0x10ffff {
-			return "", 0, false
-		}
-		b.WriteRune(rune(r))
-		i += digits
 		run = i
+		if quote < i {
+			if quote = strings.IndexByte(s[i:], '"'); quote < 0 {
+				return "", 0, false
+			}
+			quote += i
+		}
+		if esc >= 0 && esc < i {
+			if esc = strings.IndexByte(s[i:], '\\'); esc >= 0 {
+				esc += i
+			}
+		}
+		i = quote
+		if esc >= 0 && esc < quote {
+			i = esc
+		}
 	}
 }
 
@@ -362,7 +391,10 @@ func plainStart(s string) bool {
 // before with a space. Every line must be one oneLineScalar reads, so
 // that none holds a comment or a key.
 func plainLines(first, body string) (string, bool) {
-	if _, ok := oneLineScalar(first); !ok || first[0] == '"' || first[0] == '\'' {
+	if first[0] == '"' || first[0] == '\'' {
+		return "", false
+	}
+	if _, ok := oneLineScalar(first, nil); !ok {
 		return "", false
 	}
 	var b strings.Builder
@@ -372,7 +404,7 @@ func plainLines(first, body string) (string, bool) {
 		l, next := lineAt(body, i)
 		i = next
 		l = strings.Trim(l, " ")
-		if _, ok := oneLineScalar(l); !ok || l[0] == '"' || l[0] == '\'' {
+		if _, ok := oneLineScalar(l, nil); !ok || l[0] == '"' || l[0] == '\'' {
 			return "", false
 		}
 		b.WriteByte(' ')
@@ -436,7 +468,7 @@ func plainSequence(body string) bool {
 		if len(l) <= indent+2 || strings.TrimLeft(l[:indent], " ") != "" || l[indent:indent+2] != "- " {
 			return false
 		}
-		if _, ok := oneLineScalar(strings.TrimLeft(l[indent+2:], " ")); !ok {
+		if _, ok := oneLineScalar(strings.TrimLeft(l[indent+2:], " "), nil); !ok {
 			return false
 		}
 	}
@@ -462,7 +494,7 @@ func flowWords(s string) bool {
 		case rest == "":
 			return false // an empty item, or none
 		case rest[0] == '"':
-			_, end, ok := doubleQuoted(rest)
+			_, end, ok := doubleQuoted(rest, nil)
 			if !ok {
 				return false
 			}
@@ -513,7 +545,7 @@ func flowPlain(w string) bool {
 
 // plainMapping reads the indented lines of a key with nothing after it as
 // a mapping of one-line scalars, every key indented alike.
-func plainMapping(body string, n int) (*fmStruct, bool) {
+func plainMapping(body string, n int, dec *[]byte) (*fmStruct, bool) {
 	indent := len(body) - len(strings.TrimLeft(body, " "))
 	s := newFMStruct(n)
 	for i := 0; i < len(body); {
@@ -526,7 +558,7 @@ func plainMapping(body string, n int) (*fmStruct, bool) {
 		if !ok {
 			return nil, false
 		}
-		v, ok := oneLineScalar(rest)
+		v, ok := oneLineScalar(rest, dec)
 		if !ok {
 			return nil, false
 		}
@@ -542,11 +574,10 @@ func plainMapping(body string, n int) (*fmStruct, bool) {
 // next: a front matter is checked and dropped, and dalo collects no
 // garbage while it validates (cmd/dalo limitMemory), so memory not reused
 // is memory the kernel faults in; they were a sixth of what checking a
-// package of bench/sourcegen's skills shape allocated.
-var (
-	fmStructs sync.Pool
-	fmLineSet sync.Pool
-)
+// package of bench/sourcegen's skills shape allocated. A mapping keeps
+// its line table (fmStruct.lines): pooled on its own, each put made a
+// slice header on the heap.
+var fmStructs sync.Pool
 
 // newFMStruct returns an empty mapping with room for n fields.
 func newFMStruct(n int) *fmStruct {
@@ -556,21 +587,13 @@ func newFMStruct(n int) *fmStruct {
 	return &fmStruct{fields: make([]fmEntry, 0, n)}
 }
 
-// fmLines returns an empty line table with room for n lines.
-func fmLines(n int) []int {
-	if l, ok := fmLineSet.Get().(*[]int); ok && cap(*l) >= n {
-		return (*l)[:0]
-	}
-	return make([]int, 0, n)
-}
-
 // releasePlain gives what plainFrontMatter returned to the next front
 // matter read: fm, the mappings it holds, and lines. Neither may be used
-// after; the strings they held may.
+// after; the strings they held may, unless they were decoded onto a
+// buffer (doubleQuoted).
 func releasePlain(fm *fmStruct, lines []int) {
+	fm.lines = lines[:0]
 	fm.release()
-	lines = lines[:0]
-	fmLineSet.Put(&lines)
 }
 
 // release gives s and the mappings it holds to newFMStruct.
@@ -581,6 +604,6 @@ func (s *fmStruct) release() {
 		}
 	}
 	clear(s.fields) // holds no string alive in the pool
-	*s = fmStruct{fields: s.fields[:0]}
+	*s = fmStruct{fields: s.fields[:0], lines: s.lines[:0]}
 	fmStructs.Put(s)
 }

@@ -20,7 +20,17 @@ import (
 // plainFrontMatter read it.
 func agreesWithCUE(t *testing.T, src string) bool {
 	t.Helper()
-	fm, lines, ok := plainFrontMatter(src)
+	fm, lines, ok := plainFrontMatter(src, nil)
+	// Decoded onto a buffer that holds bytes already, as
+	// provesFrontMatter's may, the values must be the same.
+	dec := []byte("held")
+	onto, _, ontoOK := plainFrontMatter(src, &dec)
+	if ontoOK != ok || ok && !reflect.DeepEqual(onto, fm) {
+		t.Errorf("%q: decoded onto a buffer, read %t %#v; on its own, %t %#v", src, ontoOK, onto, ok, fm)
+	}
+	if string(dec[:4]) != "held" {
+		t.Errorf("%q: decoding onto a buffer changed what it held: %q", src, dec[:4])
+	}
 	if !ok {
 		return false
 	}
@@ -237,7 +247,7 @@ func TestPlainFrontMatter(t *testing.T) {
 		}
 	}
 	for _, s := range plainDeclined {
-		if _, _, ok := plainFrontMatter(s); ok {
+		if _, _, ok := plainFrontMatter(s, nil); ok {
 			t.Errorf("%q: read as plain, want it left to CUE's decoder", s)
 		}
 	}
@@ -377,10 +387,10 @@ func TestPlainFrontMatterAllocs(t *testing.T) {
 		t.Skip("the race detector's instrumentation allocates: counted without it")
 	}
 	_, src := generatedSkill(t)
-	if _, _, ok := plainFrontMatter(src); !ok {
+	if _, _, ok := plainFrontMatter(src, nil); !ok {
 		t.Fatal("plainFrontMatter does not read a generated front matter")
 	}
-	if n := testing.AllocsPerRun(100, func() { plainFrontMatter(src) }); n > 5 {
+	if n := testing.AllocsPerRun(100, func() { plainFrontMatter(src, nil) }); n > 5 {
 		t.Errorf("plainFrontMatter made %v allocations, want at most 5", n)
 	}
 }
@@ -447,12 +457,34 @@ func TestPlainFrontMatterReused(t *testing.T) {
 	}
 	_, src := generatedSkill(t)
 	if n := testing.AllocsPerRun(100, func() {
-		fm, lines, ok := plainFrontMatter(src)
+		fm, lines, ok := plainFrontMatter(src, nil)
 		if !ok {
 			t.Fatal("plainFrontMatter does not read a generated front matter")
 		}
 		releasePlain(fm, lines)
 	}); n > 1 {
 		t.Errorf("reading and releasing a front matter made %v allocations, want at most 1", n)
+	}
+}
+
+// TestEscapedValuesDecodedOntoABuffer proves that proving a subagent's
+// front matter whose description is double-quoted with escapes, as Claude
+// Code's are, decodes it onto a reused buffer: no allocation a file
+// grows with the description.
+func TestEscapedValuesDecodedOntoABuffer(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates: counted without it")
+	}
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := strings.Repeat(`Use when the tests fail.\n\n<example>\nuser: \"Check \u00e9 module\"\n</example>\n`, 16)
+	yaml := "name: crew-reviewer\ndescription: \"" + desc + "\"\ntools: Read, Grep\n"
+	if !r.provesFrontMatter(r.agentFM, "crew-reviewer", yaml) {
+		t.Fatal("front matter not proved")
+	}
+	if n := testing.AllocsPerRun(100, func() { r.provesFrontMatter(r.agentFM, "crew-reviewer", yaml) }); n > 0 {
+		t.Errorf("proving a front matter of an escaped description of %d bytes made %v allocations, want none", len(desc), n)
 	}
 }

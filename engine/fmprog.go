@@ -62,6 +62,7 @@ var errDecline = errors.New("front matter program: construct not run")
 type fmStruct struct {
 	fields []fmEntry
 	index  map[string]int // the field of each key, when there are many
+	lines  []int          // a released mapping's line table, for plainFrontMatter to reuse
 }
 
 type fmEntry struct {

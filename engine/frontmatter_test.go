@@ -286,7 +286,7 @@ func TestFrontMatterDecoderPanic(t *testing.T) {
 func generatedFrontMatter(tb testing.TB) (dir string, fm *fmStruct) {
 	tb.Helper()
 	path, src := generatedSkill(tb)
-	fm, _, ok := plainFrontMatter(src)
+	fm, _, ok := plainFrontMatter(src, nil)
 	if !ok {
 		tb.Fatalf("%s: front matter not plain", path)
 	}
@@ -380,7 +380,7 @@ func BenchmarkPlainFrontMatter(b *testing.B) {
 	_, src := generatedSkill(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, ok := plainFrontMatter(src); !ok {
+		if _, _, ok := plainFrontMatter(src, nil); !ok {
 			b.Fatal("front matter not plain")
 		}
 	}

@@ -959,7 +959,12 @@ func (r *Rules) provesFrontMatter(rule fmRule, name, src string) bool {
 	if rule.prog == nil {
 		return false
 	}
-	fm, lines, ok := plainFrontMatter(src)
+	dec := unescaped.Get().(*[]byte)
+	defer func() {
+		*dec = (*dec)[:0] // what it decoded is read no more: fm is checked
+		unescaped.Put(dec)
+	}()
+	fm, lines, ok := plainFrontMatter(src, dec)
 	if !ok {
 		return false
 	}
@@ -972,13 +977,17 @@ func (r *Rules) provesFrontMatter(rule fmRule, name, src string) bool {
 	return true
 }
 
+// unescaped holds the buffers provesFrontMatter has escaped values
+// decoded onto (doubleQuoted): it keeps none of them.
+var unescaped = sync.Pool{New: func() any { return new([]byte) }}
+
 // frontMattersProved counts the front matters provesFrontMatter proved: a
 // test holds a generated source's to being proved so.
 var frontMattersProved atomic.Int64
 
 func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src string, line int, l *diagList, way fmWay) {
 	if way == fmProgramFirst && rule.prog != nil {
-		if fm, lines, ok := plainFrontMatter(src); ok {
+		if fm, lines, ok := plainFrontMatter(src, nil); ok {
 			vs, ok := rule.prog.violationsOf(name, fm)
 			var keys map[string]Pos
 			if ok && len(vs) > 0 {

@@ -206,11 +206,11 @@ func TestFrontMatterCopiedOnce(t *testing.T) {
 		if !ok || fm != yaml {
 			t.Fatalf("front matter %q (%t), want %q", fm, ok, yaml)
 		}
-		if _, _, ok := plainFrontMatter(fm); !ok {
+		if _, _, ok := plainFrontMatter(fm, nil); !ok {
 			t.Fatal("generated front matter not plain")
 		}
 	})
-	built := allocated(func() { plainFrontMatter(yaml) })
+	built := allocated(func() { plainFrontMatter(yaml, nil) })
 	if copied := read - built; copied > uint64(len(yaml)+len(yaml)/4) {
 		t.Errorf("reading a front matter of %d bytes allocated %d bytes beside what plainFrontMatter builds (%d), want one copy of it", len(yaml), copied, built)
 	}
