@@ -414,16 +414,17 @@ func plainLines(first, body string) (string, bool) {
 }
 
 // blockScalar reads a block scalar whose header (after the key) is head
-// and whose lines are body, each indented by the same number of spaces
-// and none more: literal (|) or folded (>), its last line break kept or
-// stripped (-).
+// and whose lines are body, each indented by at least as many spaces as
+// the first and none blank: literal (|) or folded (>), its last line break
+// kept or stripped (-). A line indented more keeps its extra spaces, and
+// YAML folds no line break next to it: a folded description wrapped at a
+// space starts a line so.
 func blockScalar(head, body string, n int) (string, bool) {
-	var sep string
+	var literal bool
 	switch head {
 	case "|", "|-":
-		sep = "\n"
+		literal = true
 	case ">", ">-":
-		sep = " "
 	default:
 		return "", false
 	}
@@ -431,7 +432,7 @@ func blockScalar(head, body string, n int) (string, bool) {
 	size := 1
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
-		if len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" || l[indent] == ' ' {
+		if len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" || strings.TrimLeft(l[indent:], " ") == "" {
 			return "", false
 		}
 		size += len(l) - indent + 1
@@ -443,12 +444,19 @@ func blockScalar(head, body string, n int) (string, bool) {
 	}
 	var b strings.Builder
 	b.Grow(size)
+	spaced := false // the line before is indented more
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
+		l = l[indent:]
 		if i > 0 {
-			b.WriteString(sep)
+			if literal || spaced || l[0] == ' ' {
+				b.WriteByte('\n')
+			} else {
+				b.WriteByte(' ')
+			}
 		}
-		b.WriteString(l[indent:])
+		b.WriteString(l)
+		spaced = l[0] == ' '
 		i = next
 	}
 	if !strings.HasSuffix(head, "-") {

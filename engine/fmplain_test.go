@@ -112,6 +112,10 @@ var plainRead = []string{
 	"name: x\ndescription: \"caf\\u00e9 \\x41\\x7f\\xe9 \\U0001F600 \\uFEFF \\u0000\"\n",
 	"name: x\ndescription: \"#not a comment\" \nmetadata:\n  k: \"v\\tw\"\n",
 	"name: x\ntools: [\"a\\\"b\", \"c\\u00e9\"]\n",
+	"name: x\ndescription: >-\n  wrapped at a\n   space, and on\n  and on\nlicense: MIT\n",
+	"name: x\ndescription: >\n  a\n   b\n    c\n  d\n   e\n",
+	"name: x\ndescription: |-\n  a\n    b  \n  c\n",
+	"name: x\ndescription: >-\n   indented first\n   then alike\n",
 }
 
 // plainDeclined are front matters it must leave to CUE's decoder:
@@ -226,7 +230,7 @@ var plainDeclined = []string{
 	"name: {a: b}\n",
 	"description: |+\n  keep\n",
 	"description: |2\n  explicit\n",
-	"description: >\n  a\n   more\n",
+	"description: >\n  a\n     \n  b\n", // a line of spaces alone
 	"description: >\n  a\n\n  b\n",
 	"metadata:\n  a: b\n   c: d\n",
 	"metadata:\n  a: 1\n",
@@ -283,6 +287,8 @@ func FuzzPlainFrontMatter(f *testing.F) {
 	for _, s := range []string{
 		"name: x\ndescription: d\n",
 		"name: x\ndescription: >-\n  a\n  b \n",
+		"name: x\ndescription: >-\n  a\n   b\n  c\n",
+		"name: x\ndescription: >\n  a\n     \n  b\n",
 		"name: x\ndescription: |\n  a: b\n  c\n",
 		"name: x\nmetadata:\n  k: \"v\"\n  l: 'w'\n",
 		"name: a b c\nallowed-tools: Bash(git diff:*) Read\n",
