@@ -90,6 +90,8 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 			v.s, ok = blockScalar(rest, body, nbody)
 		case rest != "" && rest[0] == '[':
 			v.kind, ok = fmOpaque, flowWords(rest)
+		case plainOpaque(rest):
+			v.kind = fmOpaque
 		default:
 			v.s, ok = oneLineScalar(rest, dec)
 		}
@@ -360,6 +362,32 @@ func yamlEscape(e byte) (rune, bool) {
 	return 0, false
 }
 
+// plainOpaque reports whether s, the value after a key when nothing
+// indented follows it, is one YAML surely reads as null, a boolean or a
+// number, which fmMapping makes opaque: nothing, ~, null, true, false,
+// a decimal integer or a decimal fraction (disable-model-invocation:
+// true, version: 1.0). Other spellings YAML 1.1 or 1.2 may read so (True,
+// yes, 0x1f, 1e3, .5) are left to the decoder.
+func plainOpaque(s string) bool {
+	s = strings.TrimRight(s, " ")
+	switch s {
+	case "", "~", "null", "true", "false":
+		return true
+	}
+	whole, frac, dot := strings.Cut(s, ".")
+	return decimal(whole) && (!dot || frac != "" && strings.Trim(frac, "0123456789") == "")
+}
+
+// decimal reports whether s is a decimal integer YAML reads as one: 0, or
+// digits that do not start with 0 (which YAML 1.1 reads as octal), and
+// few enough that it fits in an int64.
+func decimal(s string) bool {
+	if s == "0" {
+		return true
+	}
+	return s != "" && len(s) <= 18 && s[0] != '0' && strings.Trim(s, "0123456789") == ""
+}
+
 // plainStart reports whether a plain scalar that starts so is surely a
 // string, not a number, a date, an alias or another indicator's: it
 // starts with a letter, a character outside ASCII (YAML has no indicator
@@ -566,11 +594,14 @@ func plainMapping(body string, n int, dec *[]byte) (*fmStruct, bool) {
 		if !ok {
 			return nil, false
 		}
-		v, ok := oneLineScalar(rest, dec)
-		if !ok {
-			return nil, false
+		v := fmVal{kind: fmOpaque}
+		if !plainOpaque(rest) {
+			v.kind = fmString
+			if v.s, ok = oneLineScalar(rest, dec); !ok {
+				return nil, false
+			}
 		}
-		if !s.add(key, fmVal{kind: fmString, s: v}) {
+		if !s.add(key, v) {
 			return nil, false // a key held twice
 		}
 	}
