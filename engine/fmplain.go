@@ -64,9 +64,9 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 	line := 1
 	for i := 0; i < len(text); {
 		l, next := lineAt(text, i)
-		if l != "" && l[0] == '#' {
-			// A comment: a # at the start of a line is one wherever
-			// a key could start.
+		if l == "" || l[0] == '#' {
+			// An empty line, or a comment: a # at the start of a line
+			// is one wherever a key could start.
 			line++
 			i = next
 			continue
@@ -76,6 +76,9 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 			return nil, nil, false
 		}
 		body, nbody := indented(text, next)
+		if nbody > 0 && rest != "" && (rest[0] == '|' || rest[0] == '>') {
+			body, nbody = blockBody(text, next)
+		}
 		v := fmVal{kind: fmString}
 		switch {
 		case rest == "" && nbody > 0 && strings.HasPrefix(strings.TrimLeft(body, " "), "- "):
@@ -156,6 +159,27 @@ func indented(text string, i int) (body string, n int) {
 		n++
 	}
 	return text[i:j], n
+}
+
+// blockBody is what indented returns, and for a block scalar also the
+// empty lines between its indented ones (paragraphs), not those after
+// the last: they end it, and its value is the same with them or without
+// (a clipped or stripped scalar keeps no line break at its end but one).
+func blockBody(text string, i int) (body string, n int) {
+	body, n = indented(text, i)
+	for {
+		k := i + len(body)
+		empty := 0
+		for k < len(text) && text[k] == '\n' {
+			k++
+			empty++
+		}
+		if empty == 0 || k == len(text) || text[k] != ' ' {
+			return body, n
+		}
+		more, m := indented(text, k)
+		body, n = text[i:k+len(more)], n+empty+m
+	}
 }
 
 // plainKey splits a line "key: rest" or "key:" whose key is a word YAML
@@ -443,10 +467,12 @@ func plainLines(first, body string) (string, bool) {
 
 // blockScalar reads a block scalar whose header (after the key) is head
 // and whose lines are body, each indented by at least as many spaces as
-// the first and none blank: literal (|) or folded (>), its last line break
-// kept or stripped (-). A line indented more keeps its extra spaces, and
-// YAML folds no line break next to it: a folded description wrapped at a
-// space starts a line so.
+// the first or empty, and none of spaces alone: literal (|) or folded
+// (>), its last line break kept or stripped (-). A line indented more
+// keeps its extra spaces, and YAML folds no line break next to it: a
+// folded description wrapped at a space starts a line so. Folded, an
+// empty line is a line break, and the break before it is dropped unless
+// a line indented more is next to it (go.yaml.in/yaml/v3's folding).
 func blockScalar(head, body string, n int) (string, bool) {
 	var literal bool
 	switch head {
@@ -460,10 +486,10 @@ func blockScalar(head, body string, n int) (string, bool) {
 	size := 1
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
-		if len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" || strings.TrimLeft(l[indent:], " ") == "" {
+		if l != "" && (len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" || strings.TrimLeft(l[indent:], " ") == "") {
 			return "", false
 		}
-		size += len(l) - indent + 1
+		size += max(len(l)-indent, 0) + 1
 		i = next
 	}
 	if n == 1 && strings.HasSuffix(head, "-") {
@@ -472,20 +498,30 @@ func blockScalar(head, body string, n int) (string, bool) {
 	}
 	var b strings.Builder
 	b.Grow(size)
-	spaced := false // the line before is indented more
+	spaced := false // the line of text before is indented more
+	empty := 0      // empty lines since the line of text before
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
+		i = next
+		if l == "" {
+			empty++
+			continue
+		}
 		l = l[indent:]
-		if i > 0 {
-			if literal || spaced || l[0] == ' ' {
+		if b.Len() > 0 {
+			breaks := 1 + empty
+			if !literal && !spaced && l[0] != ' ' {
+				breaks = empty // folded
+				if empty == 0 {
+					b.WriteByte(' ')
+				}
+			}
+			for range breaks {
 				b.WriteByte('\n')
-			} else {
-				b.WriteByte(' ')
 			}
 		}
 		b.WriteString(l)
-		spaced = l[0] == ' '
-		i = next
+		spaced, empty = l[0] == ' ', 0
 	}
 	if !strings.HasSuffix(head, "-") {
 		b.WriteByte('\n')
