@@ -13,9 +13,10 @@ import (
 
 // plainFrontMatter reads src, a front matter, when it is written in the
 // plain YAML most front matter is: top-level keys, each at the start of
-// its line, holding a one-line scalar (plain, or quoted without escapes),
-// a plain scalar that goes on on indented lines, a block scalar (|, |-, >
-// or >-, its lines indented alike), a mapping of such one-line scalars
+// its line, holding a one-line scalar (plain, quoted, or null, a boolean
+// or a number: plainOpaque), a plain scalar that goes on on indented
+// lines, a block scalar (|, |-, > or >-, in paragraphs, its lines indented
+// at least as the first), a mapping of such one-line scalars
 // indented alike, or a list (a block sequence of such scalars, a flow
 // sequence of plain words or quoted strings), with comment lines between
 // keys. It returns what fmMapping makes of CUE's syntax tree of the same
@@ -230,7 +231,7 @@ func yamlWord(s string) bool {
 
 // oneLineScalar reads the value after a key when nothing indented
 // follows it: a plain scalar that is surely a string, a single-quoted one
-// without a quote doubled, or a double-quoted one (doubleQuoted).
+// (singleQuoted), or a double-quoted one (doubleQuoted).
 func oneLineScalar(s string, dec *[]byte) (string, bool) {
 	if s == "" {
 		return "", false // null
@@ -243,11 +244,11 @@ func oneLineScalar(s string, dec *[]byte) (string, bool) {
 		}
 		return v, true
 	case '\'':
-		end := strings.IndexByte(s[1:], '\'') + 1
-		if end == 0 || strings.TrimRight(s[end+1:], " ") != "" {
+		v, n, ok := singleQuoted(s, dec)
+		if !ok || strings.TrimRight(s[n:], " ") != "" {
 			return "", false
 		}
-		return s[1:end], true
+		return v, true
 	}
 	s = strings.TrimRight(s, " ")
 	// A plain scalar that starts as plainStart says and holds no ": ",
@@ -346,6 +347,48 @@ func doubleQuoted(s string, dec *[]byte) (v string, n int, ok bool) {
 		if esc >= 0 && esc < quote {
 			i = esc
 		}
+	}
+}
+
+// singleQuoted reads s, which starts with a single quote, as YAML reads
+// a single-quoted scalar that closes on its line, and returns its value
+// and n, the length of s up to and with the closing quote: a quote
+// doubled is one quote (PyYAML's yaml.dump writes 'It”s' so). The value
+// of one with a doubled quote is decoded onto *dec when dec is not nil,
+// as doubleQuoted's are.
+func singleQuoted(s string, dec *[]byte) (v string, n int, ok bool) {
+	end := strings.IndexByte(s[1:], '\'') + 1
+	switch {
+	case end == 0:
+		return "", 0, false
+	case end+1 == len(s) || s[end+1] != '\'':
+		return s[1:end], end + 1, true // no quote doubled: most are so
+	}
+	var b []byte
+	if dec != nil {
+		b = *dec
+	} else {
+		b = make([]byte, 0, len(s))
+	}
+	from := len(b)
+	for run := 1; ; {
+		// end is at a quote, doubled or closing.
+		if end+1 < len(s) && s[end+1] == '\'' {
+			b = append(b, s[run:end+1]...)
+			run = end + 2
+		} else {
+			b = append(b, s[run:end]...)
+			if dec == nil {
+				return unsafe.String(unsafe.SliceData(b), len(b)), end + 1, true
+			}
+			*dec = b
+			return unsafe.String(unsafe.SliceData(b[from:]), len(b)-from), end + 1, true
+		}
+		next := strings.IndexByte(s[run:], '\'')
+		if next < 0 {
+			return "", 0, false
+		}
+		end = run + next
 	}
 }
 

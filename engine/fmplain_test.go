@@ -126,6 +126,8 @@ var plainRead = []string{
 	"name: x\n\ndescription: |\n  First paragraph.\n\n  Second, after one empty line.\n\n\n  Third.\n\nlicense: MIT\n\n",
 	"name: x\ndescription: >-\n  a\n  b\n\n  c\n\n\n  d\n   indented\n\n  e\n\n   f\n  g\ntools: Read\n",
 	"name: x\r\n\r\ndescription: >\r\n  a\r\n\r\n  b\r\n",
+	"name: 'it''s'\n",
+	"name: x\ndescription: 'It''s what yaml.dump writes: ''quoted'' words, and '''' two'\nmetadata:\n  k: 'a''b'\n  l: ''''\n",
 	"name: x\ndisable-model-invocation: true\nuser-invocable: false  \nlicense:\nmodel: ~\nnote: null\n",
 	"name: x\nmetadata:\n  version: 1.0\n  count: 3\n  zero: 0\n  ratio: 0.25\n  flag: false\n  none: null\n  empty:\n",
 }
@@ -223,7 +225,8 @@ var plainDeclined = []string{
 	"v: [a,\n  b]\n",
 	"name: a: b\n",
 	"name: a:\n",
-	"name: 'it''s'\n",
+	"name: 'open''\n",
+	"name: 'a''b' c\n",
 	"name: \"esc\\/ape\"\n", // YAML 1.1 has no \/
 	"name: \"esc\\qape\"\n",
 	"name: \"a\\\n  b\"\n", // a line break escaped
@@ -302,6 +305,7 @@ func FuzzPlainFrontMatter(f *testing.F) {
 		"name: x\ndescription: d\n",
 		"name: x\ndescription: >-\n  a\n  b \n",
 		"name: x\ndescription: >-\n  a\n   b\n  c\n",
+		"name: 'a''b'\nmetadata:\n  k: ''''''\n",
 		"name: x\n\ndescription: >\n  a\n\n   b\n\n\n  c\nlicense: |-\n  d\n\n  e\n\n",
 		"name: x\ndescription: >\n  a\n     \n  b\n",
 		"name: x\ndescription: |\n  a: b\n  c\n",
