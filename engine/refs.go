@@ -57,9 +57,25 @@ func (v *sourceCheck) fileDiags(file string) *diagList {
 	if !ok {
 		l = &diagList{file: file}
 		v.files[file] = l
+		fileListsKept.Add(1)
 	}
 	return l
 }
+
+// keep adds l, the findings of a member file checked apart from
+// v.files, to them when it holds any. Most member files have none: a
+// list kept for each was a map entry and a place in the report's sort
+// for every skill, agent and instruction of the source.
+func (v *sourceCheck) keep(l *diagList) {
+	if len(l.diags) > 0 {
+		to := v.fileDiags(l.file)
+		to.diags = append(to.diags, l.diags...)
+	}
+}
+
+// fileListsKept counts the member files given a list of findings: a test
+// holds a source whose members have none to none.
+var fileListsKept atomic.Int64
 
 // uniqueIDs reports each package whose id an earlier package of pkgs, in
 // discovery order, already has (E076). pkgs holds the packages validated
@@ -497,11 +513,12 @@ func (v *sourceCheck) instructionAt(rel string) bool {
 		return false
 	}
 	defer f.close()
-	l := v.fileDiags(rel)
+	l := &diagList{file: rel}
 	if !v.tooBig(rel, fi, l) {
 		instructionsRead.Add(1)
 		v.instructionText(rel, f, l)
 	}
+	v.keep(l)
 	return true
 }
 
@@ -677,7 +694,8 @@ func (v *sourceCheck) skillAt(name, rel string) bool {
 	if !found || !ents[i].typ.IsRegular() {
 		return false
 	}
-	l := v.fileDiags(rel)
+	l := &diagList{file: rel}
+	defer v.keep(l)
 	head := assetHead{name: file, limit: int64(v.rules.Limits.FrontMatterBytes + 8), check: func(yaml string) bool {
 		return v.rules.provesFrontMatter(v.rules.skillFM, name, yaml)
 	}}
@@ -746,7 +764,8 @@ func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
 }
 
 func (v *sourceCheck) agentFile(name, rel string, fi fs.FileInfo, head *fmText) {
-	l := v.fileDiags(rel)
+	l := &diagList{file: rel}
+	defer v.keep(l)
 	if v.tooBig(rel, fi, l) || head != nil && head.proved {
 		return
 	}

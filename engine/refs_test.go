@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -292,5 +293,54 @@ func TestReferencesSizedOnce(t *testing.T) {
 	}
 	if c := cap(rep.References); c != len(rep.References) {
 		t.Errorf("the list of %d references holds room for %d", len(rep.References), c)
+	}
+}
+
+// TestMemberFilesWithoutFindingsKeepNoList proves that validating a
+// source whose skills, agents and instructions have no finding keeps no
+// list of findings for any of them, and that a member file with one still
+// has its finding reported.
+func TestMemberFilesWithoutFindingsKeepNoList(t *testing.T) {
+	for _, shape := range generatedShapes {
+		dir := filepath.Join(t.TempDir(), shape.name)
+		if err := shape.write(dir, 3); err != nil {
+			t.Fatal(err)
+		}
+		before := fileListsKept.Load()
+		rep, err := Validate(dir, Options{})
+		if err != nil || !rep.Valid {
+			t.Fatalf("%s: %v %v", shape.name, err, rep.Diagnostics)
+		}
+		if n := fileListsKept.Load() - before; n != 0 {
+			t.Errorf("%s: %d member files kept a list of findings, want none", shape.name, n)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "crew")
+	if err := sourcegen.WriteCrew(dir, 1); err != nil {
+		t.Fatal(err)
+	}
+	agent := filepath.Join(dir, "agents", "crew-0000-reviewer-2.md")
+	data, err := os.ReadFile(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(agent, []byte(strings.Replace(string(data), "name: crew-0000-reviewer-2\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := fileListsKept.Load()
+	rep, err := Validate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := fileListsKept.Load() - before; n != 1 {
+		t.Errorf("%d member files kept a list of findings, want 1", n)
+	}
+	var found bool
+	for _, d := range rep.Diagnostics {
+		// An optional member's findings are told in its omission's.
+		found = found || d.Code == "W073" && strings.Contains(d.Message, "agents/crew-0000-reviewer-2.md:1:1: E088")
+	}
+	if !found {
+		t.Errorf("no W073 telling the E088 of the agent without a name: %v", rep.Diagnostics)
 	}
 }

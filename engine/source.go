@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -281,7 +280,14 @@ func load(root string, opts Options) (*Source, error) {
 		rep.Diagnostics = append(rep.Diagnostics, p.diags.diags...)
 		rep.Diagnostics = append(rep.Diagnostics, p.refDiags.diags...)
 	}
-	for _, f := range slices.Sorted(maps.Keys(v.files)) {
+	var withFindings []string
+	for f, l := range v.files {
+		if len(l.diags) > 0 {
+			withFindings = append(withFindings, f)
+		}
+	}
+	slices.Sort(withFindings)
+	for _, f := range withFindings {
 		rep.Diagnostics = append(rep.Diagnostics, v.files[f].diags...)
 	}
 	sortDiagnostics(rep.Diagnostics)
