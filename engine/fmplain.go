@@ -77,11 +77,20 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 			return nil, nil, false
 		}
 		body, nbody := indented(text, next)
-		if nbody > 0 && rest != "" && (rest[0] == '|' || rest[0] == '>') {
+		if nbody > 0 && rest != "" && (rest[0] == '|' || rest[0] == '>') || rest != "" && rest[0] == '\'' {
+			// A quoted scalar's paragraphs may start on the line
+			// after its first.
 			body, nbody = blockBody(text, next)
+		}
+		if nbody == 0 && rest == "" {
+			// A list may stand at its key's indentation, as PyYAML's
+			// yaml.dump writes one.
+			body, nbody = indentless(text, next)
 		}
 		v := fmVal{kind: fmString}
 		switch {
+		case nbody > 0 && rest != "" && rest[0] == '\'':
+			v.s, ok = quotedLines(rest, body)
 		case rest == "" && nbody > 0 && strings.HasPrefix(strings.TrimLeft(body, " "), "- "):
 			// A list: the rules read no list's items (fmOpaque).
 			v.kind, ok = fmOpaque, plainSequence(body)
@@ -162,10 +171,62 @@ func indented(text string, i int) (body string, n int) {
 	return text[i:j], n
 }
 
-// blockBody is what indented returns, and for a block scalar also the
-// empty lines between its indented ones (paragraphs), not those after
-// the last: they end it, and its value is the same with them or without
-// (a clipped or stripped scalar keeps no line break at its end but one).
+// indentless returns the lines of text from i on that are items of a
+// block sequence at the indentation of the key before them ("- Read"
+// at the start of its line), with their newlines, and how many they are.
+func indentless(text string, i int) (body string, n int) {
+	j := i
+	for strings.HasPrefix(text[j:], "- ") {
+		j += strings.IndexByte(text[j:], '\n') + 1
+		n++
+	}
+	return text[i:j], n
+}
+
+// quotedLines reads a single-quoted scalar that goes on, after first,
+// on the indented lines body, which may hold empty ones (PyYAML's
+// yaml.dump wraps a long string that needs quotes so): YAML folds it,
+// each line trimmed of its blanks and joined to the one before with a
+// space, or with a line break for each empty line between them, and
+// then reads it as singleQuoted does. The quote must close at the end of
+// the last line.
+func quotedLines(first, body string) (string, bool) {
+	var b strings.Builder
+	b.Grow(len(first) + len(body))
+	b.WriteString(strings.TrimRight(first, " "))
+	empty := 0
+	for i := 0; i < len(body); {
+		l, next := lineAt(body, i)
+		i = next
+		if l == "" {
+			empty++
+			continue
+		}
+		if l = strings.Trim(l, " "); l == "" {
+			return "", false // a line of spaces alone
+		}
+		if empty == 0 {
+			b.WriteByte(' ')
+		}
+		for range empty {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l)
+		empty = 0
+	}
+	t := b.String()
+	v, n, ok := singleQuoted(t, nil)
+	if !ok || n != len(t) {
+		return "", false
+	}
+	return v, true
+}
+
+// blockBody is what indented returns, and for a block scalar or a
+// quoted one also the empty lines between its indented ones (paragraphs),
+// not those after the last: they end it, and its value is the same with
+// them or without (a clipped or stripped block scalar keeps no line break
+// at its end but one; a quoted one closes before them).
 func blockBody(text string, i int) (body string, n int) {
 	body, n = indented(text, i)
 	for {
