@@ -87,6 +87,9 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 			// yaml.dump writes one.
 			body, nbody = indentless(text, next)
 		}
+		if nbody == 0 {
+			rest = withoutComment(rest)
+		}
 		v := fmVal{kind: fmString}
 		switch {
 		case nbody > 0 && rest != "" && rest[0] == '\'':
@@ -169,6 +172,31 @@ func indented(text string, i int) (body string, n int) {
 		n++
 	}
 	return text[i:j], n
+}
+
+// withoutComment returns s, a value that ends on its line, without the
+// comment after it, if any: a # after a blank, outside quotes (model:
+// sonnet  # or opus). A value it cannot place a comment after (a flow
+// sequence) it returns as it is, for the reader to decline.
+func withoutComment(s string) string {
+	i := strings.Index(s, " #")
+	if i < 0 || s == "" {
+		return s
+	}
+	n := i // where the value ends
+	switch s[0] {
+	case '[', '{':
+		return s
+	case '\'':
+		_, n, _ = singleQuoted(s, nil)
+	case '"':
+		_, n, _ = doubleQuoted(s, nil)
+	}
+	tail := strings.TrimLeft(s[n:], " ")
+	if n == 0 || tail == "" || tail[0] != '#' || len(tail) == len(s)-n {
+		return s // no comment, or no blank before it
+	}
+	return strings.TrimRight(s[:n], " ")
 }
 
 // indentless returns the lines of text from i on that are items of a
@@ -644,7 +672,7 @@ func plainSequence(body string) bool {
 		if len(l) <= indent+2 || strings.TrimLeft(l[:indent], " ") != "" || l[indent:indent+2] != "- " {
 			return false
 		}
-		if _, ok := oneLineScalar(strings.TrimLeft(l[indent+2:], " "), nil); !ok {
+		if _, ok := oneLineScalar(withoutComment(strings.TrimLeft(l[indent+2:], " ")), nil); !ok {
 			return false
 		}
 	}
@@ -734,6 +762,7 @@ func plainMapping(body string, n int, dec *[]byte) (*fmStruct, bool) {
 		if !ok {
 			return nil, false
 		}
+		rest = withoutComment(rest)
 		v := fmVal{kind: fmOpaque}
 		if !plainOpaque(rest) {
 			v.kind = fmString
