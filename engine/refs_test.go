@@ -344,3 +344,47 @@ func TestMemberFilesWithoutFindingsKeepNoList(t *testing.T) {
 		t.Errorf("no W073 telling the E088 of the agent without a name: %v", rep.Diagnostics)
 	}
 }
+
+// TestNearRefsBounded proves that suggestions for references that
+// resolve to nothing are sought for the first maxNearRefs of a run only:
+// each is measured against every asset of its kind.
+func TestNearRefsBounded(t *testing.T) {
+	const n = 100
+	dir := filepath.Join(t.TempDir(), "skills")
+	if err := sourcegen.WriteSkills(dir, n); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		name := fmt.Sprintf("sk-%04d", i)
+		f, err := os.OpenFile(filepath.Join(dir, "plugins", name, "PLUGIN.toml"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(f, "\n[[plugin.members]]\nref = \"skill:%s-s9\"\nrequirement = \"optional\"\n", name)
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := nearRefsMade.Load()
+	rep, err := Validate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nearRefsMade.Load() - before; got != maxNearRefs {
+		t.Errorf("%d suggestions sought for %d references that resolve to nothing, want %d", got, n, maxNearRefs)
+	}
+	hinted, unhinted := 0, 0
+	for _, d := range rep.Diagnostics {
+		if d.Code != "W072" {
+			continue
+		}
+		if strings.Contains(d.Message, "; did you mean skill:sk-") {
+			hinted++
+		} else {
+			unhinted++
+		}
+	}
+	if hinted != maxNearRefs || unhinted != n-maxNearRefs {
+		t.Errorf("%d W072 with a suggestion and %d without, want %d and %d", hinted, unhinted, maxNearRefs, n-maxNearRefs)
+	}
+}

@@ -1,6 +1,10 @@
 package suggest
 
-import "testing"
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
 
 func TestDistance(t *testing.T) {
 	for _, tc := range []struct {
@@ -49,6 +53,64 @@ func TestClosest(t *testing.T) {
 	} {
 		if got := Closest(tc.name, tc.candidates); got != tc.want {
 			t.Errorf("Closest(%q, %q) = %q, want %q", tc.name, tc.candidates, got, tc.want)
+		}
+	}
+}
+
+// TestWithinAgrees holds the banded measure to Distance on random words
+// of a few letters, where edits, transpositions and ties abound.
+func TestWithinAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	word := func() []rune {
+		w := make([]rune, rng.IntN(12))
+		for i := range w {
+			w[i] = []rune("abcé")[rng.IntN(4)]
+		}
+		return w
+	}
+	var rows [3][]int
+	for range 20000 {
+		s, u := word(), word()
+		k := rng.IntN(5)
+		want := min(Distance(string(s), string(u)), k+1)
+		if got := within(s, u, k, &rows); got != want {
+			t.Fatalf("within(%q, %q, %d) = %d, want %d", string(s), string(u), k, got, want)
+		}
+	}
+}
+
+// TestClosestAgrees holds Closest to the plainest reading of its rule:
+// every candidate measured in full, the first nearest Close one kept.
+func TestClosestAgrees(t *testing.T) {
+	plain := func(name string, candidates []string) string {
+		best, bestD := "", -1
+		for _, c := range candidates {
+			if c == name {
+				return ""
+			}
+			d := Distance(strings.ToLower(name), strings.ToLower(c))
+			if Close(d, len([]rune(c))) && (bestD < 0 || d < bestD) {
+				best, bestD = c, d
+			}
+		}
+		return best
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	word := func() string {
+		w := make([]rune, rng.IntN(11))
+		for i := range w {
+			w[i] = []rune("abAé-")[rng.IntN(5)]
+		}
+		return string(w)
+	}
+	for range 5000 {
+		candidates := make([]string, rng.IntN(8))
+		for i := range candidates {
+			candidates[i] = word()
+		}
+		name := word()
+		if got, want := Closest(name, candidates), plain(name, candidates); got != want {
+			t.Fatalf("Closest(%q, %q) = %q, want %q", name, candidates, got, want)
 		}
 	}
 }
