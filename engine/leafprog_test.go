@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -215,4 +216,99 @@ func FuzzLeafProgram(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestListRulesAgree holds what listRule reads of each list definition
+// of #Manifest and of a project's files to CUE's answers about lists of
+// every length near their bounds, and requires it to read them all: a
+// manifest's lists are then never unified.
+func TestListRulesAgree(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists := map[string]cue.Value{}
+	var walk func(def cue.Value, name string, depth int)
+	walk = func(def cue.Value, name string, depth int) {
+		if depth > 8 {
+			return
+		}
+		switch def.IncompleteKind() {
+		case cue.StructKind:
+			for _, fd := range r.structFields(def, name) {
+				walk(fd.v, fd.name, depth+1)
+			}
+		case cue.ListKind:
+			lists[name] = def
+			if e := r.element(def, name+"[]", cue.AnyIndex); e.v.Exists() {
+				walk(e.v, name+"[]", depth+1)
+			}
+		}
+	}
+	walk(r.manifest, "#Manifest", 0)
+	for _, def := range []string{"#Project", "#Lock"} {
+		if v := r.root.LookupPath(cue.ParsePath(def)); v.Exists() {
+			walk(v, def, 0)
+		}
+	}
+	if len(lists) < 10 {
+		t.Fatalf("found %d list definitions, want every list of #Manifest", len(lists))
+	}
+	unique := 0
+	for name, def := range lists {
+		lr := r.listRule(def, name)
+		if !lr.known {
+			t.Errorf("%s: listRule cannot read it", name)
+			continue
+		}
+		if lr.unique {
+			unique++
+		}
+		for _, n := range []int{0, 1, 2, 3, lr.min - 1, lr.min, lr.min + 1, lr.max - 1, lr.max, lr.max + 1} {
+			if n < 0 {
+				continue
+			}
+			want := def.Unify(r.ctx.CompileString("["+strings.Repeat("_, ", n)+"]")).Validate() == nil
+			if got := n >= lr.min && (lr.max < 0 || n <= lr.max); got != want {
+				t.Errorf("%s, %d elements: listRule says %t, CUE %t", name, n, got, want)
+			}
+		}
+	}
+	if unique == 0 {
+		t.Errorf("no list definition asks for unique entries: a project's providers do")
+	}
+}
+
+// TestRepeatedArgvNotUnified proves that a tool whose argv gives a flag
+// twice, and lists of every length, are checked without asking CUE: no
+// list of #Manifest asks for unique entries.
+func TestRepeatedArgvNotUnified(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "toolbox")
+	if err := sourcegen.WriteToolbox(dir, 3); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		name := filepath.Join(dir, "plugins", fmt.Sprintf("tb-%04d", i), "PLUGIN.toml")
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		long := `"--include", "a", "--include", "b"` + strings.Repeat(`, "--rule", "x"`, 40*i+7)
+		edited := strings.ReplaceAll(string(data), `"--check", `, long+`, "--check", `)
+		if edited == string(data) {
+			t.Fatal("no argv to edit")
+		}
+		if err := os.WriteFile(name, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forgetAnswers()
+	before := listsUnified.Load()
+	rep, err := Validate(dir, Options{})
+	if err != nil || !rep.Valid {
+		t.Fatalf("%v %v", err, rep.Diagnostics)
+	}
+	if n := listsUnified.Load() - before; n != 0 {
+		t.Errorf("%d lists asked of CUE, want none", n)
+	}
 }

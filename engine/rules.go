@@ -60,6 +60,7 @@ type Rules struct {
 	manifestDef fieldDef // #Manifest, for acceptFields
 	fields      sync.Map // struct definition path → structFields
 	elems       sync.Map // definition path → its elements' constraint (fieldDef)
+	lists       sync.Map // list definition path → its listRule
 	memo        *ruleMemo
 }
 

@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/token"
 
 	defs "dalo/cue"
 	"dalo/internal/suggest"
@@ -705,25 +707,173 @@ func leafKey(b []byte, name string, v any) []byte {
 // it: a list of scalars with an entry twice, which list.UniqueItems
 // refuses. The rules constrain a list only by its length and by unique
 // entries; asking CUE about every list whole made validating a large
-// source six times slower. FuzzManifest holds the fast path to CUE.
+// source six times slower. A list whose definition asks for no unique
+// entries (listRule) is not asked about at all: one with a flag given
+// twice (argv = ["--include", "a", "--include", "b"]) went to CUE,
+// whose answer, yes, is never remembered. FuzzManifest holds the fast
+// path to CUE.
 func (r *Rules) acceptList(def cue.Value, name string, v []any) bool {
 	if _, _, _, twice := firstRepeat(v); !twice {
 		return true
 	}
+	if lr := r.listRule(def, name); lr.known && !lr.unique {
+		return true
+	}
+	listsUnified.Add(1)
 	r.cueMu.Lock()
 	defer r.cueMu.Unlock()
 	return def.Unify(r.ctx.Encode(cueData(v))).Validate(cue.Concrete(true)) == nil
 }
 
+// listsUnified counts the lists acceptList and acceptLen asked CUE about:
+// a test holds lists whose rules are read from their syntax to none.
+var listsUnified atomic.Int64
+
 // acceptLen asks CUE whether def, the list definition name, admits n
-// elements (list.MaxItems), with elements it does not look at.
+// elements (list.MaxItems), with elements it does not look at, unless
+// listRule read the bounds from def's syntax. Asking compiled a list of n
+// elements for each length met: a source whose tools list a few hundred
+// files each spent a sixth of its validation here.
 func (r *Rules) acceptLen(def cue.Value, name string, n int) bool {
+	if lr := r.listRule(def, name); lr.known {
+		return n >= lr.min && (lr.max < 0 || n <= lr.max)
+	}
 	var buf [128]byte
 	key := strconv.AppendInt(append(append(append(buf[:0], "len|"...), name...), '|'), int64(n), 10)
 	return r.memo.verdictOf(key, func() bool {
+		listsUnified.Add(1)
 		r.cueMu.Lock()
 		defer r.cueMu.Unlock()
 		list := r.ctx.CompileString("[" + strings.Repeat("_, ", n) + "]")
 		return def.Unify(list).Validate() == nil
 	})
+}
+
+// A listRule is what a list definition asks of a list beyond its
+// elements, read from its syntax: at least min elements and at most max
+// (-1: no bound), and whether each must be unique. known is false when
+// the syntax is other than a conjunction of one open list literal
+// ([...#X], [#X, ...#X]) and calls of list.MinItems and list.MaxItems
+// (of an integer, or of a name of the package such as
+// #Limits.array_entries) and list.UniqueItems(); CUE is asked then.
+// TestListRulesAgree holds what it reads to CUE's answers.
+type listRule struct {
+	min, max int
+	unique   bool
+	known    bool
+}
+
+// listRule returns def's listRule, read once per definition name.
+func (r *Rules) listRule(def cue.Value, name string) listRule {
+	if lr, ok := r.lists.Load(name); ok {
+		return lr.(listRule)
+	}
+	r.cueMu.Lock()
+	lr := r.readListRule(def)
+	r.cueMu.Unlock()
+	r.lists.Store(name, lr)
+	return lr
+}
+
+func (r *Rules) readListRule(def cue.Value) listRule {
+	f, ok := def.Source().(*ast.Field)
+	if !ok || f.Value == nil {
+		return listRule{}
+	}
+	lr := listRule{max: -1, known: true}
+	lists := 0
+	var read func(x ast.Expr) bool
+	read = func(x ast.Expr) bool {
+		switch x := x.(type) {
+		case *ast.BinaryExpr:
+			return x.Op == token.AND && read(x.X) && read(x.Y)
+		case *ast.ParenExpr:
+			return read(x.X)
+		case *ast.ListLit:
+			lists++
+			n := len(x.Elts)
+			if n == 0 {
+				return false
+			}
+			if _, open := x.Elts[n-1].(*ast.Ellipsis); !open {
+				return false // a list of fixed length: left to CUE
+			}
+			lr.min = max(lr.min, n-1)
+			return true
+		case *ast.CallExpr:
+			sel, ok := x.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return false
+			}
+			pkg, ok := sel.X.(*ast.Ident)
+			if !ok || pkg.Name != "list" {
+				return false
+			}
+			if _, imported := pkg.Node.(*ast.ImportSpec); !imported {
+				return false
+			}
+			fn, _, _ := ast.LabelName(sel.Sel)
+			switch {
+			case fn == "UniqueItems" && len(x.Args) == 0:
+				lr.unique = true
+				return true
+			case fn == "MaxItems" && len(x.Args) == 1:
+				n, ok := r.intOf(x.Args[0])
+				if !ok || n < 0 {
+					return false
+				}
+				if lr.max < 0 || n < lr.max {
+					lr.max = n
+				}
+				return true
+			case fn == "MinItems" && len(x.Args) == 1:
+				n, ok := r.intOf(x.Args[0])
+				if !ok || n < 0 {
+					return false
+				}
+				lr.min = max(lr.min, n)
+				return true
+			}
+		}
+		return false
+	}
+	if !read(f.Value) || lists != 1 {
+		return listRule{}
+	}
+	return lr
+}
+
+// intOf is the integer x, a literal or a name of the package's (such as
+// #Limits.array_entries) that CUE evaluates to one.
+func (r *Rules) intOf(x ast.Expr) (int, bool) {
+	var path []string
+	for {
+		switch e := x.(type) {
+		case *ast.BasicLit:
+			if len(path) > 0 || e.Kind != token.INT {
+				return 0, false
+			}
+			n, err := strconv.Atoi(e.Value)
+			return n, err == nil
+		case *ast.SelectorExpr:
+			name, _, err := ast.LabelName(e.Sel)
+			if err != nil {
+				return 0, false
+			}
+			path = append([]string{name}, path...)
+			x = e.X
+			continue
+		case *ast.Ident:
+			if len(e.Name) < 2 || e.Name[0] != '#' {
+				return 0, false // not a definition of the package's
+			}
+			sels := []cue.Selector{cue.Def(e.Name)}
+			for _, p := range path {
+				sels = append(sels, cue.Str(p))
+			}
+			n, err := r.root.LookupPath(cue.MakePath(sels...)).Int64()
+			return int(n), err == nil
+		}
+		return 0, false
+	}
 }
