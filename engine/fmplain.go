@@ -77,7 +77,7 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 			return nil, nil, false
 		}
 		body, nbody := indented(text, next)
-		if nbody > 0 && rest != "" && (rest[0] == '|' || rest[0] == '>') || rest != "" && rest[0] == '\'' {
+		if nbody > 0 && rest != "" && (rest[0] == '|' || rest[0] == '>') || rest != "" && (rest[0] == '\'' || rest[0] == '"') {
 			// A quoted scalar's paragraphs may start on the line
 			// after its first.
 			body, nbody = blockBody(text, next)
@@ -94,6 +94,11 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 		switch {
 		case nbody > 0 && rest != "" && rest[0] == '\'':
 			v.s, ok = quotedLines(rest, body)
+		case nbody > 0 && rest != "" && rest[0] == '"':
+			v.s, ok = doubleQuotedLines(rest, body, dec)
+		case nbody == 0 && rest != "" && rest[0] == '{':
+			v.kind = fmMap
+			v.m, ok = flowMapping(rest, dec)
 		case rest == "" && nbody > 0 && strings.HasPrefix(strings.TrimLeft(body, " "), "- "):
 			// A list: the rules read no list's items (fmOpaque).
 			v.kind, ok = fmOpaque, plainSequence(body)
@@ -186,7 +191,19 @@ func withoutComment(s string) string {
 	n := i // where the value ends
 	switch s[0] {
 	case '[', '{':
-		return s
+		// A flow collection: its comment starts after its closing
+		// bracket, the first there is (one in a quoted entry makes the
+		// value declined, never misread).
+		end := "]"
+		if s[0] == '{' {
+			end = "}"
+		}
+		i = strings.LastIndex(s, " #")
+		v := strings.TrimRight(s[:i], " ")
+		if strings.Index(v, end) != len(v)-1 {
+			return s
+		}
+		return v
 	case '\'':
 		_, n, _ = singleQuoted(s, nil)
 	case '"':
@@ -250,6 +267,128 @@ func quotedLines(first, body string) (string, bool) {
 	return v, true
 }
 
+// doubleQuotedLines reads a double-quoted scalar that goes on, after
+// first, on the indented lines body, as PyYAML's yaml.safe_dump wraps a
+// long string with characters outside ASCII (description: "V\xE9rifie
+// \u2014 use when\⏎  \ reviewing..."). A line that ends in an escaping
+// backslash joins the next with nothing between them; another joins it
+// folded, its trailing blanks dropped, with a space, or a line break for
+// each empty line between. Each next line loses its leading blanks
+// either way. The joined text is read as doubleQuoted reads a line, its
+// quote closing at its end. A line that ends in blanks after a
+// backslash, and empty lines after an escaped break, are declined.
+func doubleQuotedLines(first, body string, dec *[]byte) (string, bool) {
+	var b strings.Builder
+	b.Grow(len(first) + len(body))
+	line := first
+	empty := 0
+	for i := 0; ; {
+		// line is the one before the next, not yet written.
+		trimmed := strings.TrimRight(line, " ")
+		slashes := len(trimmed) - len(strings.TrimRight(trimmed, "\\"))
+		if slashes%2 == 1 && len(trimmed) < len(line) {
+			return "", false // "\ " at its end: an escape or a blank?
+		}
+		if i == len(body) {
+			b.WriteString(line)
+			break
+		}
+		l, next := lineAt(body, i)
+		i = next
+		if l == "" {
+			empty++
+			continue
+		}
+		if l = strings.TrimLeft(l, " "); l == "" {
+			return "", false // a line of spaces alone
+		}
+		switch {
+		case slashes%2 == 1 && empty > 0:
+			return "", false
+		case slashes%2 == 1:
+			b.WriteString(trimmed[:len(trimmed)-1]) // the escaped break
+		case empty == 0:
+			b.WriteString(trimmed)
+			b.WriteByte(' ')
+		default:
+			b.WriteString(trimmed)
+			for range empty {
+				b.WriteByte('\n')
+			}
+		}
+		line, empty = l, 0
+	}
+	t := b.String()
+	v, n, ok := doubleQuoted(t, dec)
+	if !ok || n != len(t) {
+		return "", false
+	}
+	return v, true
+}
+
+// flowMapping reads s, the value after a key, as a flow mapping of plain
+// keys to one-line scalars (metadata: {author: team, version: "1.0"}),
+// into what fmMapping makes of it: quoted values, plain ones that hold no
+// flow indicator, and null, booleans and numbers (plainOpaque), opaque.
+func flowMapping(s string, dec *[]byte) (*fmStruct, bool) {
+	s = strings.TrimRight(s, " ")
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return nil, false
+	}
+	rest := strings.TrimLeft(s[1:len(s)-1], " ")
+	if rest == "" {
+		return nil, false // {}: left to the decoder
+	}
+	m := newFMStruct(4)
+	for rest != "" {
+		n := 0
+		for n < len(rest) && isKeyByte(rest[n]) {
+			n++
+		}
+		if n == 0 || !isLetter(rest[0]) || yamlWord(rest[:n]) || !strings.HasPrefix(rest[n:], ": ") {
+			return nil, false
+		}
+		key := rest[:n]
+		rest = strings.TrimLeft(rest[n+2:], " ")
+		v := fmVal{kind: fmString}
+		var ok bool
+		switch {
+		case rest == "":
+			return nil, false
+		case rest[0] == '"':
+			v.s, n, ok = doubleQuoted(rest, dec)
+		case rest[0] == '\'':
+			v.s, n, ok = singleQuoted(rest, dec)
+		default:
+			n = strings.IndexAny(rest, ",}")
+			if n < 0 {
+				n = len(rest)
+			}
+			w := strings.TrimRight(rest[:n], " ")
+			switch {
+			case w != "" && plainOpaque(w):
+				v.kind, ok = fmOpaque, true
+			case flowPlain(w):
+				v.s, ok = oneLineScalar(w, dec)
+			}
+		}
+		if !ok || !m.add(key, v) {
+			return nil, false
+		}
+		rest = strings.TrimLeft(rest[n:], " ")
+		if rest == "" {
+			break
+		}
+		if rest[0] != ',' {
+			return nil, false
+		}
+		if rest = strings.TrimLeft(rest[1:], " "); rest == "" {
+			return nil, false // a comma last
+		}
+	}
+	return m, true
+}
+
 // blockBody is what indented returns, and for a block scalar or a
 // quoted one also the empty lines between its indented ones (paragraphs),
 // not those after the last: they end it, and its value is the same with
@@ -275,6 +414,9 @@ func blockBody(text string, i int) (body string, n int) {
 // plainKey splits a line "key: rest" or "key:" whose key is a word YAML
 // reads as a string, and returns rest without its leading blanks.
 func plainKey(line string) (key, rest string, ok bool) {
+	if line != "" && (line[0] == '"' || line[0] == '\'') {
+		return quotedKey(line)
+	}
 	n := 0
 	for n < len(line) && isKeyByte(line[n]) {
 		n++
@@ -289,6 +431,28 @@ func plainKey(line string) (key, rest string, ok bool) {
 		return "", "", false
 	}
 	return line[:n], strings.TrimLeft(rest, " "), true
+}
+
+// quotedKey is plainKey of a line whose key is quoted ("name": x), as
+// some YAML writers quote every key: a key of key bytes, with no escape
+// or quote inside.
+func quotedKey(line string) (key, rest string, ok bool) {
+	q := line[0]
+	end := strings.IndexByte(line[1:], q) + 1
+	if end <= 1 {
+		return "", "", false
+	}
+	key = line[1:end]
+	for i := 0; i < len(key); i++ {
+		if !isKeyByte(key[i]) {
+			return "", "", false
+		}
+	}
+	rest = line[end+1:]
+	if rest == "" || rest[0] != ':' || len(rest) > 1 && rest[1] != ' ' {
+		return "", "", false
+	}
+	return key, strings.TrimLeft(rest[1:], " "), true
 }
 
 func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
@@ -544,6 +708,19 @@ func decimal(s string) bool {
 	return s != "" && len(s) <= 18 && s[0] != '0' && strings.Trim(s, "0123456789") == ""
 }
 
+// isDate reports whether s is a date as YAML writes one: 2025-01-02.
+func isDate(s string) bool {
+	if len(s) != len("2025-01-02") || s[4] != '-' || s[7] != '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if i != 4 && i != 7 && (s[i] < '0' || s[i] > '9') {
+			return false
+		}
+	}
+	return true
+}
+
 // plainStart reports whether a plain scalar that starts so is surely a
 // string, not a number, a date, an alias or another indicator's: it
 // starts with a letter, a character outside ASCII (YAML has no indicator
@@ -557,6 +734,9 @@ func plainStart(s string) bool {
 	case c == '<':
 		return !strings.HasPrefix(s, "<<")
 	case c >= '0' && c <= '9':
+		if isDate(s) {
+			return true // YAML's timestamp, which CUE's decoder reads as a string
+		}
 		parts := 0
 		for p := range strings.SplitSeq(s, ".") {
 			if p == "" || strings.Trim(p, "0123456789") != "" {
