@@ -717,6 +717,8 @@ func nodeData(v *unstable.Node) (any, bool) {
 	case unstable.LocalDateTime:
 		var d toml.LocalDateTime
 		return d, d.UnmarshalText(v.Data) == nil
+	case unstable.DateTime:
+		return plainDateTime(v.Data)
 	case unstable.Array:
 		n := 0
 		for it := v.Children(); it.Next(); {
@@ -770,6 +772,51 @@ func nodeData(v *unstable.Node) (any, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// plainDateTime reads an offset date-time (2025-06-01T09:30:00+02:00,
+// ...Z) as go-toml decodes one into an interface: a time.Time of its local
+// date and time in UTC, for Z or an offset of zero, or else in a zone of
+// its offset without a name. Any date-time sent the whole manifest to
+// go-toml's decoder and a second walk, and tool-written provider data
+// holds them (reviewed = 2025-06-01T09:30:00Z). FuzzDecodeOnce holds it to
+// go-toml.
+func plainDateTime(b []byte) (any, bool) {
+	var local []byte
+	zone := time.UTC
+	switch n := len(b); {
+	case n > 0 && (b[n-1] == 'Z' || b[n-1] == 'z'):
+		local = b[:n-1]
+	case n > 6 && (b[n-6] == '+' || b[n-6] == '-') && b[n-3] == ':':
+		hours, ok1 := twoDigits(b[n-5 : n-3])
+		minutes, ok2 := twoDigits(b[n-2:])
+		if !ok1 || !ok2 || hours > 23 || minutes > 59 {
+			return nil, false
+		}
+		seconds := hours*3600 + minutes*60
+		if b[n-6] == '-' {
+			seconds = -seconds
+		}
+		if seconds != 0 {
+			zone = time.FixedZone("", seconds)
+		}
+		local = b[:n-6]
+	default:
+		return nil, false
+	}
+	var d toml.LocalDateTime
+	if d.UnmarshalText(local) != nil {
+		return nil, false
+	}
+	return time.Date(d.Year, time.Month(d.Month), d.Day, d.Hour, d.Minute, d.Second, d.Nanosecond, zone), true
+}
+
+// twoDigits is the number two decimal digits write.
+func twoDigits(b []byte) (int, bool) {
+	if len(b) != 2 || b[0] < '0' || b[0] > '9' || b[1] < '0' || b[1] > '9' {
+		return 0, false
+	}
+	return int(b[0]-'0')*10 + int(b[1]-'0'), true
 }
 
 // plainFloat reads a float as go-toml does, which the parser has read
