@@ -67,9 +67,9 @@ const depsRules = `
 	dalo/hooksfile, dalo/codexapp, dalo/tomledit < dalo/hooktrust;
 
 	# The validator, and what builds on it (termtext's scan for printable
-	# ASCII reads front matter too).
+	# ASCII reads front matter too; ASMUTF8 checks instructions' text).
 	dalo/providers, dalo/plan, dalo/internal/suggest, dalo/internal/termtext,
-	dalo/tomledit, TOML, UNIX
+	dalo/tomledit, TOML, UNIX, ASMUTF8
 	< dalo/engine;
 	dalo/engine, dalo/internal/termtext < dalo/scaffold < dalo/claudeplugin;
 
@@ -97,6 +97,7 @@ var depsGroups = map[string]string{
 	"TOML":       "github.com/pelletier/go-toml/v2",
 	"PFLAG":      "github.com/spf13/pflag",
 	"UNIX":       "golang.org/x/sys/unix",
+	"ASMUTF8":    "github.com/segmentio/asm/utf8",
 	"GOINTERNAL": "github.com/rogpeppe/go-internal/",
 }
 
