@@ -388,3 +388,21 @@ func TestNearRefsBounded(t *testing.T) {
 		t.Errorf("%d W072 with a suggestion and %d without, want %d and %d", hinted, unhinted, maxNearRefs, n-maxNearRefs)
 	}
 }
+
+// TestDiagnosticText holds a finding's text to its form: where, severity,
+// code, field and message.
+func TestDiagnosticText(t *testing.T) {
+	for _, tc := range []struct {
+		d    Diagnostic
+		want string
+	}{
+		{Diagnostic{Severity: Error, Code: "E071", File: "plugins/a/PLUGIN.toml", Line: 8, Column: 7, Field: "plugin.members[0].ref", Message: "m"}, "plugins/a/PLUGIN.toml:8:7: error E071 plugin.members[0].ref: m"},
+		{Diagnostic{Severity: Warning, Code: "W002", File: "plugins/x", Message: "not a package"}, "plugins/x: warning W002: not a package"},
+		{Diagnostic{Severity: Error, Code: "E005", Message: "cannot be read"}, ".: error E005: cannot be read"},
+		{Diagnostic{Severity: Error, Code: "E001", Line: 2, Column: 3, Message: "x"}, ":2:3: error E001: x"},
+	} {
+		if got := tc.d.String(); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}

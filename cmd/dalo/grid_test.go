@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -64,5 +65,28 @@ func TestReportWritesFew(t *testing.T) {
 	}
 	if want := out.bytes/reportBuffer + 1; out.writes > want {
 		t.Errorf("a report of %d bytes took %d writes, want at most %d", out.bytes, out.writes, want)
+	}
+}
+
+// TestReportLinesAllocateNothing proves that the findings of a report are
+// written without an allocation each, and escaped where they hold what a
+// terminal would act on.
+func TestReportLinesAllocateNothing(t *testing.T) {
+	rep := &engine.Report{Source: engine.SourceInfo{Path: "src"}, Valid: true}
+	for i := range 500 {
+		rep.Diagnostics = append(rep.Diagnostics, engine.Diagnostic{Severity: engine.Warning, Code: "W087", File: fmt.Sprintf("skills/s-%d/SKILL.md", i), Line: 8, Column: 1, Field: "context", Message: "unknown front matter key context"})
+	}
+	rep.Diagnostics = append(rep.Diagnostics, engine.Diagnostic{Severity: engine.Error, Code: "E070", File: "a\x1b[31mb", Message: "cannot be read"})
+	var out strings.Builder
+	printReport(&out, rep)
+	if !strings.Contains(out.String(), "skills/s-499/SKILL.md:8:1: warning W087 context: unknown front matter key context\n") || !strings.Contains(out.String(), `a\x1b[31mb: error E070: cannot be read`) {
+		t.Fatalf("report:\n%s", out.String())
+	}
+	if raceEnabled {
+		t.Skip("the race detector allocates beside the code")
+	}
+	w := bufio.NewWriterSize(io.Discard, reportBuffer)
+	if n := testing.AllocsPerRun(10, func() { printReport(w, rep) }); n > 50 {
+		t.Errorf("writing a report of %d findings made %v allocations, want at most 50", len(rep.Diagnostics), n)
 	}
 }

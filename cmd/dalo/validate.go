@@ -165,8 +165,14 @@ func validationCache(e *env, name, root, id string) *cache.Cache {
 
 func printReport(w io.Writer, rep *engine.Report) {
 	errs, warns := 0, 0
+	var line []byte
 	for _, d := range rep.Diagnostics {
-		fmt.Fprintln(w, termtext.Escape(d.String()))
+		line, _ = d.AppendText(line[:0])
+		if termtext.PrintableASCII(line, false) == len(line) {
+			w.Write(append(line, '\n')) // the common case, not copied
+		} else {
+			fmt.Fprintln(w, termtext.Escape(string(line)))
+		}
 		if d.Severity == engine.Error {
 			errs++
 		} else {
