@@ -17,11 +17,26 @@ import (
 func leafDefs(t testing.TB, r *Rules) map[string]cue.Value {
 	t.Helper()
 	out := map[string]cue.Value{}
+	eachDef(r, r.manifest, "#Manifest", func(def cue.Value, name string) {
+		if k := def.IncompleteKind(); k != cue.StructKind && k != cue.ListKind {
+			out[name] = def
+		}
+	})
+	if len(out) < 20 {
+		t.Fatalf("found %d scalar definitions in #Manifest, want its fields", len(out))
+	}
+	return out
+}
+
+// eachDef calls f with def, named name, and with every definition of its
+// fields and lists' elements, to a depth of 8.
+func eachDef(r *Rules, def cue.Value, name string, f func(def cue.Value, name string)) {
 	var walk func(def cue.Value, name string, depth int)
 	walk = func(def cue.Value, name string, depth int) {
 		if depth > 8 {
 			return
 		}
+		f(def, name)
 		switch def.IncompleteKind() {
 		case cue.StructKind:
 			for _, fd := range r.structFields(def, name) {
@@ -31,15 +46,9 @@ func leafDefs(t testing.TB, r *Rules) map[string]cue.Value {
 			if e := r.element(def, name+"[]", cue.AnyIndex); e.v.Exists() {
 				walk(e.v, name+"[]", depth+1)
 			}
-		default:
-			out[name] = def
 		}
 	}
-	walk(r.manifest, "#Manifest", 0)
-	if len(out) < 20 {
-		t.Fatalf("found %d scalar definitions in #Manifest, want its fields", len(out))
-	}
-	return out
+	walk(def, name, 0)
 }
 
 func leafCorpus(r *Rules) []any {
@@ -228,27 +237,15 @@ func TestListRulesAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	lists := map[string]cue.Value{}
-	var walk func(def cue.Value, name string, depth int)
-	walk = func(def cue.Value, name string, depth int) {
-		if depth > 8 {
-			return
-		}
-		switch def.IncompleteKind() {
-		case cue.StructKind:
-			for _, fd := range r.structFields(def, name) {
-				walk(fd.v, fd.name, depth+1)
-			}
-		case cue.ListKind:
+	collect := func(def cue.Value, name string) {
+		if def.IncompleteKind() == cue.ListKind {
 			lists[name] = def
-			if e := r.element(def, name+"[]", cue.AnyIndex); e.v.Exists() {
-				walk(e.v, name+"[]", depth+1)
-			}
 		}
 	}
-	walk(r.manifest, "#Manifest", 0)
+	eachDef(r, r.manifest, "#Manifest", collect)
 	for _, def := range []string{"#Project", "#Lock"} {
 		if v := r.root.LookupPath(cue.ParsePath(def)); v.Exists() {
-			walk(v, def, 0)
+			eachDef(r, v, def, collect)
 		}
 	}
 	if len(lists) < 10 {
