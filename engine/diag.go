@@ -37,14 +37,16 @@ type Diagnostic struct {
 // String formats d the way the human report prints it:
 // plugins/x/PLUGIN.toml:14:11: error E031 hook[0].effect: message
 func (d Diagnostic) String() string {
-	b, _ := d.AppendText(nil)
+	b := d.Append(nil)
 	return string(b)
 }
 
-// AppendText appends what String returns to b, without fmt: a report of
+// Append appends what String returns to b, without fmt: a report of
 // 26,000 warnings (a source of Claude Code skills with keys of its own)
-// spent a tenth of its validation formatting them.
-func (d Diagnostic) AppendText(b []byte) ([]byte, error) {
+// spent a tenth of its validation formatting them. (Not AppendText:
+// encoding.TextAppender would make encoding/json v2 write a finding as
+// a string.)
+func (d Diagnostic) Append(b []byte) []byte {
 	switch {
 	case d.Line > 0:
 		b = append(b, d.File...)
@@ -66,7 +68,7 @@ func (d Diagnostic) AppendText(b []byte) ([]byte, error) {
 		b = append(b, d.Field...)
 	}
 	b = append(b, ": "...)
-	return append(b, d.Message...), nil
+	return append(b, d.Message...)
 }
 
 // Pos is a position in a file.

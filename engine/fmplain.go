@@ -303,7 +303,9 @@ func doubleQuotedLines(first, body string, dec *[]byte) (string, bool) {
 			return "", false // a line of spaces alone
 		}
 		switch {
-		case slashes%2 == 1 && empty > 0:
+		case slashes%2 == 1 && (empty > 0 || !escapesWhole(trimmed[:len(trimmed)-1])):
+			// Joined, the next line's digits would finish an escape
+			// the break cut ("\x4\⏎ 1"), which YAML refuses.
 			return "", false
 		case slashes%2 == 1:
 			b.WriteString(trimmed[:len(trimmed)-1]) // the escaped break
@@ -326,6 +328,35 @@ func doubleQuotedLines(first, body string, dec *[]byte) (string, bool) {
 	return v, true
 }
 
+// escapesWhole reports whether every escape of s, a line of a
+// double-quoted scalar, ends within it: a backslash and its character,
+// and the digits \x, \u and \U take.
+func escapesWhole(s string) bool {
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			i++
+			continue
+		}
+		if i+1 == len(s) {
+			return false
+		}
+		n := 2
+		switch s[i+1] {
+		case 'x':
+			n += 2
+		case 'u':
+			n += 4
+		case 'U':
+			n += 8
+		}
+		if i+n > len(s) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
 // flowMapping reads s, the value after a key, as a flow mapping of plain
 // keys to one-line scalars (metadata: {author: team, version: "1.0"}),
 // into what fmMapping makes of it: quoted values, plain ones that hold no
@@ -345,7 +376,7 @@ func flowMapping(s string, dec *[]byte) (*fmStruct, bool) {
 		for n < len(rest) && isKeyByte(rest[n]) {
 			n++
 		}
-		if n == 0 || !isLetter(rest[0]) || yamlWord(rest[:n]) || !strings.HasPrefix(rest[n:], ": ") {
+		if n == 0 || n > 1000 || !isLetter(rest[0]) || yamlWord(rest[:n]) || !strings.HasPrefix(rest[n:], ": ") {
 			return nil, false
 		}
 		key := rest[:n]
@@ -443,6 +474,9 @@ func quotedKey(line string) (key, rest string, ok bool) {
 		return "", "", false
 	}
 	key = line[1:end]
+	if end > 1000 {
+		return "", "", false // past where YAML reads a simple key
+	}
 	for i := 0; i < len(key); i++ {
 		if !isKeyByte(key[i]) {
 			return "", "", false

@@ -243,6 +243,9 @@ var plainDeclined = []string{
 	"name: a: b\n",
 	"name: a:\n",
 	"name: 'open''\n",
+	"description: \"a\\x4\\\n  1\"\n", // an escape the break cuts
+	"description: \"a\\u00e\\\n  9\"\n",
+	"description: \"a\\U0001F60\\\n  0\"\n",
 	"metadata: {}\n",
 	"name: \"a\\ \n  b\"\n",
 	"name: \"a\\\n\n  b\"\n",
@@ -286,6 +289,9 @@ var plainDeclined = []string{
 	"- a\n",
 	"? a\n: b\n",
 	strings.Repeat("k", 1025) + ": v\n", // past a key's 1024 characters
+	"\"" + strings.Repeat("k", 1030) + "\": v\n",
+	"'" + strings.Repeat("k", 1030) + "': v\n",
+	"m: {" + strings.Repeat("k", 1030) + ": v}\n",
 	"metadata:\n  " + strings.Repeat("k", 1025) + ": v\n",
 }
 

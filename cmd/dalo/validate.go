@@ -167,7 +167,7 @@ func printReport(w io.Writer, rep *engine.Report) {
 	errs, warns := 0, 0
 	var line []byte
 	for _, d := range rep.Diagnostics {
-		line, _ = d.AppendText(line[:0])
+		line = d.Append(line[:0])
 		if termtext.PrintableASCII(line, false) == len(line) {
 			w.Write(append(line, '\n')) // the common case, not copied
 		} else {
