@@ -809,29 +809,24 @@ func (r *Rules) readListRule(def cue.Value) listRule {
 			if !ok || pkg.Name != "list" {
 				return false
 			}
-			if _, imported := pkg.Node.(*ast.ImportSpec); !imported {
-				return false
+			if spec, imported := pkg.Node.(*ast.ImportSpec); !imported || spec.Path == nil || spec.Path.Value != `"list"` {
+				return false // not CUE's package list
 			}
 			fn, _, _ := ast.LabelName(sel.Sel)
 			switch {
 			case fn == "UniqueItems" && len(x.Args) == 0:
 				lr.unique = true
 				return true
-			case fn == "MaxItems" && len(x.Args) == 1:
+			case (fn == "MaxItems" || fn == "MinItems") && len(x.Args) == 1:
 				n, ok := r.intOf(x.Args[0])
 				if !ok || n < 0 {
 					return false
 				}
-				if lr.max < 0 || n < lr.max {
+				if fn == "MinItems" {
+					lr.min = max(lr.min, n)
+				} else if lr.max < 0 || n < lr.max {
 					lr.max = n
 				}
-				return true
-			case fn == "MinItems" && len(x.Args) == 1:
-				n, ok := r.intOf(x.Args[0])
-				if !ok || n < 0 {
-					return false
-				}
-				lr.min = max(lr.min, n)
 				return true
 			}
 		}
