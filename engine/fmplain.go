@@ -557,7 +557,7 @@ func oneLineScalar(s string, dec *[]byte) (string, bool) {
 //
 // A value with escapes is decoded onto *dec, and is a view of it, when
 // dec is not nil: the caller keeps nothing of the value past its next use
-// of *dec (provesFrontMatter). Decoding each into a string of its own
+// of *dec (plainFindings). Decoding each into a string of its own
 // was a quarter of what validating packages of twelve such subagents
 // allocated, and with no collection under way, memory the kernel faults
 // in. The text between escapes is found with IndexByte, where a loop a

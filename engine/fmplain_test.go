@@ -22,7 +22,7 @@ func agreesWithCUE(t *testing.T, src string) bool {
 	t.Helper()
 	fm, lines, ok := plainFrontMatter(src, nil)
 	// Decoded onto a buffer that holds bytes already, as
-	// provesFrontMatter's may, the values must be the same.
+	// plainFindings's may, the values must be the same.
 	dec := []byte("held")
 	onto, _, ontoOK := plainFrontMatter(src, &dec)
 	if ontoOK != ok || ok && !reflect.DeepEqual(onto, fm) {
@@ -389,7 +389,7 @@ func TestGeneratedFrontMatterIsPlain(t *testing.T) {
 }
 
 // The front matter of every skill and agent of the generated crew and
-// skills shapes is proved where it was read (provesFrontMatter), in the
+// skills shapes is proved where it was read (plainFindings), in the
 // reused buffer, its YAML never copied out; a front matter that breaks a
 // rule is still reported from a copy, at its line.
 func TestFrontMatterProvedInPlace(t *testing.T) {
@@ -437,6 +437,54 @@ func TestFrontMatterProvedInPlace(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no diagnostic at line 2 of the agent whose name is Crew_Reviewer: %v", rep.Diagnostics)
+	}
+}
+
+// TestFrontMatterFindingsReadOnce: a skill or agent whose front matter
+// the program reads plain and finds something in is reported from that
+// one run, not proved first and then read and run again; each finding
+// keeps its line, and its text outlives the buffer the file was read in.
+func TestFrontMatterFindingsReadOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "skills")
+	if err := sourcegen.WriteSkills(dir, 2); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(rel, old, new string) {
+		t.Helper()
+		name := filepath.Join(dir, filepath.FromSlash(rel))
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), old) {
+			t.Fatalf("%s holds no %q", rel, old)
+		}
+		if err := os.WriteFile(name, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit("skills/sk-0000-s0/SKILL.md", "license: Apache-2.0\n", "license: Apache-2.0\ncontext: fork\nagent: Explore\n")
+	edit("agents/sk-0001-reviewer.md", "name: sk-0001-reviewer\n", "name: Sk_0001_Reviewer\n")
+	before := frontMatterRuns.Load()
+	rep, err := Validate(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := frontMatterRuns.Load() - before; n != 2*7 {
+		t.Errorf("the front matter program ran %d times on 14 files, want 14", n)
+	}
+	var got []string
+	for _, d := range rep.Diagnostics {
+		got = append(got, d.String())
+	}
+	for _, want := range []string{
+		"skills/sk-0000-s0/SKILL.md:6:1: warning W087 context: unknown front matter key context;",
+		"skills/sk-0000-s0/SKILL.md:7:1: warning W087 agent: unknown front matter key agent;",
+		"agents/sk-0001-reviewer.md:2:1: E088 agent name Sk_0001_Reviewer",
+	} {
+		if !strings.Contains(strings.Join(got, "\n"), want) {
+			t.Errorf("no diagnostic %q in\n%s", want, strings.Join(got, "\n"))
+		}
 	}
 }
 
@@ -545,10 +593,10 @@ func TestEscapedValuesDecodedOntoABuffer(t *testing.T) {
 	}
 	desc := strings.Repeat(`Use when the tests fail.\n\n<example>\nuser: \"Check \u00e9 module\"\n</example>\n`, 16)
 	yaml := "name: crew-reviewer\ndescription: \"" + desc + "\"\ntools: Read, Grep\n"
-	if !r.provesFrontMatter(r.agentFM, "crew-reviewer", yaml) {
+	if found, ok := r.plainFindings(r.agentFM, "crew-reviewer", yaml, frontMatterLine); !ok || found != nil {
 		t.Fatal("front matter not proved")
 	}
-	if n := testing.AllocsPerRun(100, func() { r.provesFrontMatter(r.agentFM, "crew-reviewer", yaml) }); n > 0 {
+	if n := testing.AllocsPerRun(100, func() { r.plainFindings(r.agentFM, "crew-reviewer", yaml, frontMatterLine) }); n > 0 {
 		t.Errorf("proving a front matter of an escaped description of %d bytes made %v allocations, want none", len(desc), n)
 	}
 }

@@ -221,9 +221,9 @@ type walkDir interface {
 	info(name string) (statInfo, error)
 	// readHead opens the regular file name, without following a
 	// symlink, and returns its info and, of its first limit bytes,
-	// those the front matter check reads (frontMatterHead), or that
-	// check, when not nil, proved them.
-	readHead(name string, limit int64, check func(yaml string) bool) (statInfo, fmText, error)
+	// those the front matter check reads (frontMatterHead), or what
+	// check, when not nil and able to check them, found in them.
+	readHead(name string, limit int64, check func(yaml string) ([]fmFinding, bool)) (statInfo, fmText, error)
 	// openRegular opens the regular file name for reading, without
 	// following a symlink, and returns it with its info.
 	openRegular(name string) (fdFile, statInfo, error)
@@ -263,7 +263,7 @@ func walkTree(root, rel string, lim *Limits, l *diagList, record bool) treeStats
 type assetHead struct {
 	name  string
 	limit int64
-	check func(yaml string) bool // see walkDir.readHead
+	check func(yaml string) ([]fmFinding, bool) // see walkDir.readHead
 	data  fmText
 	read  bool
 }

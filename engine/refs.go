@@ -684,7 +684,8 @@ func (v *sourceCheck) skill(name, rel string) {
 }
 
 func (v *sourceCheck) skillFrontMatter(name, rel string, head *fmText, l *diagList) {
-	if head != nil && head.proved {
+	if head != nil && head.checked {
+		reportFindings(head.found, l)
 		return
 	}
 	fm, off, ok := v.frontMatter(rel, head, l)
@@ -732,8 +733,8 @@ func (v *sourceCheck) skillAt(name, rel string) bool {
 	}
 	l := &diagList{file: rel}
 	defer v.keep(l)
-	head := assetHead{name: file, limit: int64(v.rules.Limits.FrontMatterBytes + 8), check: func(yaml string) bool {
-		return v.rules.provesFrontMatter(v.rules.skillFM, name, yaml)
+	head := assetHead{name: file, limit: int64(v.rules.Limits.FrontMatterBytes + 8), check: func(yaml string) ([]fmFinding, bool) {
+		return v.rules.plainFindings(v.rules.skillFM, name, yaml, frontMatterLine)
 	}}
 	walkOpen(d, ents, dir, &v.rules.Limits, l, false, &head)
 	var data *fmText
@@ -802,7 +803,11 @@ func (v *sourceCheck) agent(name, rel string, fi fs.FileInfo) {
 func (v *sourceCheck) agentFile(name, rel string, fi fs.FileInfo, head *fmText) {
 	l := &diagList{file: rel}
 	defer v.keep(l)
-	if v.tooBig(rel, fi, l) || head != nil && head.proved {
+	if v.tooBig(rel, fi, l) {
+		return
+	}
+	if head != nil && head.checked {
+		reportFindings(head.found, l)
 		return
 	}
 	fm, off, ok := v.frontMatter(rel, head, l)
@@ -823,8 +828,8 @@ func (v *sourceCheck) agentAt(name, rel string) bool {
 	if d == nil {
 		return false
 	}
-	fi, head, err := d.readHead(path.Base(rel), int64(v.rules.Limits.FrontMatterBytes+8), func(yaml string) bool {
-		return v.rules.provesFrontMatter(v.rules.agentFM, name, yaml)
+	fi, head, err := d.readHead(path.Base(rel), int64(v.rules.Limits.FrontMatterBytes+8), func(yaml string) ([]fmFinding, bool) {
+		return v.rules.plainFindings(v.rules.agentFM, name, yaml, frontMatterLine)
 	})
 	if err != nil {
 		return false
@@ -861,7 +866,7 @@ func (v *sourceCheck) frontMatter(rel string, head *fmText, l *diagList) (string
 		l.errorf("E079", Pos{1, 1}, "", "front matter is not closed by a --- line within %d bytes", limit)
 		return "", 0, false
 	}
-	return head.yaml, 2, true
+	return head.yaml, frontMatterLine, true
 }
 
 // An fmText is what the front matter check reads of a Markdown file's
@@ -870,9 +875,11 @@ func (v *sourceCheck) frontMatter(rel string, head *fmText, l *diagList) (string
 type fmText struct {
 	yaml           string
 	opened, closed bool
-	// proved says the front matter was read plain and broke no rule
-	// (Rules.provesFrontMatter), when its YAML was not kept.
-	proved bool
+	// checked says the front matter was read plain and checked where
+	// it was read (Rules.plainFindings), its YAML not kept: found is
+	// what the check found, nothing when it broke no rule.
+	checked bool
+	found   []fmFinding
 }
 
 // frontMatterText is the fmText of a file's first bytes buf. Its YAML is
@@ -1003,59 +1010,89 @@ var frontMatterUnified atomic.Int64
 // filling dir and then the built front matter into the definition, so
 // that its diagnostics are exactly those. TestFrontMatterFastPathAgrees
 // and TestFrontMatterProgramAgrees hold the three to the same findings.
-// provesFrontMatter reports whether src, a front matter's YAML, is read
-// plain and breaks none of rule's rules: the first way checkFrontMatter
-// tries, when it has nothing to report. It keeps nothing of src, which
-// may be a view of a buffer its caller reuses (readHeadAt): copying the
-// YAML of every skill and agent out of it was most of what checking
-// packages of twelve subagents allocated. What it does not prove is
-// checked again from a copy, the way that says what is wrong.
-func (r *Rules) provesFrontMatter(rule fmRule, name, src string) bool {
+// plainFindings runs rule's program on src, a front matter's YAML from
+// the file's line line, when it is read plain (plainFrontMatter), and
+// returns what it found, each at its key's line (none: src broke no rule);
+// ok is false when src is not read plain or the program declines. It
+// keeps nothing of src, which may be a view of a buffer its caller
+// reuses (readHeadAt): copying the YAML of every skill and agent out of
+// it was most of what checking packages of twelve subagents allocated,
+// and what a finding says is copied out of it instead. A front matter
+// the program finds something in was read and run again, from a copy,
+// before its findings could be said (TestFrontMatterFindingsReadOnce).
+func (r *Rules) plainFindings(rule fmRule, name, src string, line int) (found []fmFinding, ok bool) {
 	if rule.prog == nil {
-		return false
+		return nil, false
 	}
 	dec := unescaped.Get().(*[]byte)
 	defer func() {
-		*dec = (*dec)[:0] // what it decoded is read no more: fm is checked
+		*dec = (*dec)[:0] // what it decoded is read no more: found is copied
 		unescaped.Put(dec)
 	}()
 	fm, lines, ok := plainFrontMatter(src, dec)
 	if !ok {
-		return false
+		return nil, false
 	}
 	vs, ok := rule.prog.violationsOf(name, fm)
-	releasePlain(fm, lines)
-	if !ok || len(vs) > 0 {
-		return false
+	if ok && len(vs) > 0 {
+		found = make([]fmFinding, len(vs))
+		for i, x := range vs {
+			pos := Pos{1, 1}
+			if j := fm.field(x.Field); j >= 0 {
+				pos = Pos{lines[j] + line - 1, 1}
+			}
+			found[i] = fmFinding{code: x.Code, field: strings.Clone(x.Field), message: strings.Clone(x.Message), pos: pos}
+		}
 	}
-	frontMattersProved.Add(1)
-	return true
+	releasePlain(fm, lines)
+	if !ok {
+		return nil, false
+	}
+	if len(found) == 0 {
+		frontMattersProved.Add(1)
+	}
+	return found, true
 }
 
-// unescaped holds the buffers provesFrontMatter has escaped values
+// frontMatterLine is the line a Markdown file's front matter YAML starts
+// on, after its opening --- line.
+const frontMatterLine = 2
+
+// An fmFinding is a violation of a front matter's rules, at its line.
+type fmFinding struct {
+	code, field, message string
+	pos                  Pos
+}
+
+// reportFindings adds found to l.
+func reportFindings(found []fmFinding, l *diagList) {
+	for _, x := range found {
+		x.report(l)
+	}
+}
+
+// report adds f to l: a code that starts with W is a warning.
+func (f fmFinding) report(l *diagList) {
+	sev := Error
+	if strings.HasPrefix(f.code, "W") {
+		sev = Warning
+	}
+	l.add(sev, f.code, f.pos, f.field, "%s", f.message)
+}
+
+// unescaped holds the buffers plainFindings has escaped values
 // decoded onto (doubleQuoted): it keeps none of them.
 var unescaped = sync.Pool{New: func() any { return new([]byte) }}
 
-// frontMattersProved counts the front matters provesFrontMatter proved: a
+// frontMattersProved counts the front matters plainFindings proved: a
 // test holds a generated source's to being proved so.
 var frontMattersProved atomic.Int64
 
 func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src string, line int, l *diagList, way fmWay) {
-	if way == fmProgramFirst && rule.prog != nil {
-		if fm, lines, ok := plainFrontMatter(src, nil); ok {
-			vs, ok := rule.prog.violationsOf(name, fm)
-			var keys map[string]Pos
-			if ok && len(vs) > 0 {
-				keys = make(map[string]Pos, len(lines))
-				for i, f := range fm.fields {
-					keys[f.key] = Pos{lines[i] + line - 1, 1}
-				}
-			}
-			releasePlain(fm, lines)
-			if ok {
-				reportFrontMatter(vs, keys, l)
-				return
-			}
+	if way == fmProgramFirst {
+		if found, ok := r.plainFindings(rule, name, src, line); ok {
+			reportFindings(found, l)
+			return
 		}
 	}
 	yamlExtracted.Add(1)
@@ -1118,11 +1155,7 @@ func reportFrontMatter(vs []violation, keys map[string]Pos, l *diagList) {
 		if !ok {
 			pos = Pos{1, 1}
 		}
-		sev := Error
-		if strings.HasPrefix(x.Code, "W") {
-			sev = Warning
-		}
-		l.add(sev, x.Code, pos, x.Field, "%s", x.Message)
+		fmFinding{x.Code, x.Field, x.Message, pos}.report(l)
 	}
 }
 

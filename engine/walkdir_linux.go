@@ -89,9 +89,9 @@ func (d fdDir) close() {
 // so that a long SKILL.md with short front matter costs an allocation of
 // its front matter's YAML, not of the limit, and a file read whole still
 // costs one read and no second one to find its end. When check, given
-// the YAML in the buffer itself, proves it (Rules.provesFrontMatter), not
-// even that is copied: the text says only that it was proved.
-func (d fdDir) readHead(name string, limit int64, check func(yaml string) bool) (statInfo, fmText, error) {
+// the YAML in the buffer itself, can check it (Rules.plainFindings), not
+// even that is copied: the text holds only what check found.
+func (d fdDir) readHead(name string, limit int64, check func(yaml string) ([]fmFinding, bool)) (statInfo, fmText, error) {
 	return readHeadAt(d.fd, name, limit, check)
 }
 
@@ -109,7 +109,7 @@ var headBuffers = sync.Pool{New: func() any {
 	return &b
 }}
 
-func readHeadAt(dirfd int, name string, limit int64, check func(yaml string) bool) (statInfo, fmText, error) {
+func readHeadAt(dirfd int, name string, limit int64, check func(yaml string) ([]fmFinding, bool)) (statInfo, fmText, error) {
 	fd, st, err := openRegularAt(dirfd, name)
 	if err != nil {
 		return statInfo{}, fmText{}, err
@@ -142,8 +142,10 @@ func readHeadAt(dirfd int, name string, limit int64, check func(yaml string) boo
 	}
 	if check != nil {
 		// A view of the buffer, not a copy: check keeps nothing of it.
-		if opened, from, to, _ := frontMatterSpan(head); opened && to > from && check(unsafe.String(&head[from], to-from)) {
-			return st, fmText{opened: true, closed: true, proved: true}, nil
+		if opened, from, to, _ := frontMatterSpan(head); opened && to > from {
+			if found, ok := check(unsafe.String(&head[from], to-from)); ok {
+				return st, fmText{opened: true, closed: true, checked: true, found: found}, nil
+			}
 		}
 	}
 	return st, frontMatterText(head), nil

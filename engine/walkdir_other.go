@@ -43,7 +43,7 @@ func (d pathDir) info(name string) (statInfo, error) {
 func openRealDir(path string) (walkDir, error) { return nil, errors.ErrUnsupported }
 
 // readHead leaves the file to the caller, which reads it by its path.
-func (d pathDir) readHead(name string, limit int64, check func(yaml string) bool) (statInfo, fmText, error) {
+func (d pathDir) readHead(name string, limit int64, check func(yaml string) ([]fmFinding, bool)) (statInfo, fmText, error) {
 	return statInfo{}, fmText{}, errors.ErrUnsupported
 }
 
