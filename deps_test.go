@@ -22,7 +22,7 @@ const depsRules = `
 	# Leaves: editors of what the user owns, and small helpers.
 	NONE
 	< dalo/internal/rawsys, dalo/internal/termtext, dalo/internal/fakemodel,
-	  dalo/internal/suggest,
+	  dalo/internal/suggest, dalo/internal/shiftand,
 	  dalo/jsonedit, dalo/instruction, dalo/codexapp,
 	  dalo/bench/measure, dalo/bench/mutate, dalo/bench/stdinfloor;
 
@@ -51,7 +51,8 @@ const depsRules = `
 
 	# The rules and the provider tables, which import neither plan nor
 	# store: go generate writes what plan needs of them into plan/known.go.
-	CUE < dalo/cue < dalo/providers < dalo/providers/gen;
+	# (shiftand matches their tool patterns without regexp's backtracker).
+	CUE, dalo/internal/shiftand < dalo/cue < dalo/providers < dalo/providers/gen;
 
 	# The scenarios that prove a table, which the live suite and
 	# dalo providers verify both run.

@@ -8,8 +8,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"cuelang.org/go/cue"
+
+	"dalo/internal/shiftand"
 )
 
 // A Table is one harness version's provider table, decoded from its CUE
@@ -49,8 +52,8 @@ type Table struct {
 	File  string    `json:"-"`
 	value cue.Value // the table unified with #Provider
 	// patterns are ToolPatterns compiled, when the table is loaded:
-	// validation asks KnowsTool of every hook on every table.
-	patterns []*regexp.Regexp
+	// validation asks KnowsTool of every tool name of every hook.
+	patterns []toolPattern
 	expands  *regexp.Regexp // Config.Hooks.Entry.Expands, compiled
 	breaks   *regexp.Regexp // Config.Comments.Breaks, compiled
 	key      string         // Key, made when the table is loaded
@@ -576,12 +579,33 @@ func (t *Table) KnowsTool(name string) bool {
 	if _, ok := t.Tools[name]; ok {
 		return true
 	}
-	for _, re := range t.patterns {
-		if re.MatchString(name) {
+	for _, p := range t.patterns {
+		if p.matches(name) {
 			return true
 		}
 	}
 	return false
+}
+
+// A toolPattern is a tool pattern's regular expression compiled, and
+// also as a shiftand.Matcher when it is one: a name such as
+// mcp__server__tool, matched by regexp's backtracker, cost 350 ns, and
+// validating hooks that name hundreds of MCP tools asked it of each.
+type toolPattern struct {
+	re   *regexp.Regexp
+	fast *shiftand.Matcher
+}
+
+// patternsBacktracked counts the names a toolPattern asked regexp about:
+// a test holds the tables' patterns to none.
+var patternsBacktracked atomic.Int64
+
+func (p toolPattern) matches(name string) bool {
+	if p.fast != nil {
+		return p.fast.MatchString(name)
+	}
+	patternsBacktracked.Add(1)
+	return p.re.MatchString(name)
 }
 
 // compilePatterns compiles t's tool patterns, which #Provider accepted
@@ -601,7 +625,8 @@ func (t *Table) compilePatterns() error {
 			}
 			return fmt.Errorf("%stool_patterns.%s.regexp: %w", at, name, err)
 		}
-		t.patterns = append(t.patterns, re)
+		fast, _ := shiftand.Compile(t.ToolPatterns[name].Regexp)
+		t.patterns = append(t.patterns, toolPattern{re, fast})
 	}
 	return nil
 }

@@ -341,6 +341,33 @@ func TestOutputs(t *testing.T) {
 	}
 }
 
+// TestToolPatternsNotBacktracked: every tool pattern of the embedded
+// tables is matched by a shiftand.Matcher, not by regexp's backtracker,
+// and says of each name what its regular expression says.
+func TestToolPatternsNotBacktracked(t *testing.T) {
+	ts := mustLoad(t)
+	names := []string{"mcp__github__create_issue", "mcp__gate-0000_3__tool_14", "mcp_github_create", "mcp___x__y",
+		"mcp__x__", "mcp__é__ü", "mcp__a\n__b", "Bash", "mcp__", "mcp__\xff__\xfe"}
+	before := patternsBacktracked.Load()
+	patterns := 0
+	for _, tb := range ts.All() {
+		for _, p := range tb.patterns {
+			patterns++
+			for _, n := range names {
+				if got, want := p.matches(n), p.re.MatchString(n); got != want {
+					t.Errorf("%s: %s on %q: %t, its regular expression says %t", tb.Key(), p.re, n, got, want)
+				}
+			}
+		}
+	}
+	if patterns == 0 {
+		t.Fatal("no table has a tool pattern")
+	}
+	if n := patternsBacktracked.Load() - before; n != 0 {
+		t.Errorf("%d names of %d patterns asked of regexp, want none", n, patterns)
+	}
+}
+
 func TestLocations(t *testing.T) {
 	ts := mustLoad(t)
 	claude, _ := ts.Lookup("claude", "2.1.233")
