@@ -172,7 +172,16 @@ func TestShortestCycle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cyc, field := shortestCycle(tt.g, tt.start)
+			var members []string
+			for from, es := range tt.g {
+				members = append(members, from)
+				for _, e := range es {
+					members = append(members, e.to)
+				}
+			}
+			slices.Sort(members)
+			c := newRequiresComponent(slices.Compact(members), tt.g)
+			cyc, field := c.shortestCycle(c.index[tt.start])
 			if got := strings.Join(cyc, " -> "); got != tt.cycle || field != tt.field {
 				t.Errorf("got %q at %q, want %q at %q", got, field, tt.cycle, tt.field)
 			}
@@ -185,6 +194,69 @@ func TestShortestCycle(t *testing.T) {
 	long[100] = long[0]
 	if got := nameCycle(long); !strings.Contains(got, "(85 more)") || len(got) > 200 {
 		t.Errorf("nameCycle of 101: %q", got)
+	}
+}
+
+// TestLongCycleSearchBounded: the packages of a ring of requires (each
+// requires the two before it, the first the last two) are each named on
+// the shortest cycle through them while the ring is short; on a long one,
+// whose searches would read every package and edge once for each package,
+// each is named at its first edge into the ring, with no search at all.
+func TestLongCycleSearchBounded(t *testing.T) {
+	ring := func(n int) ([]*Package, map[string][]edge) {
+		pkgs, edges := make([]*Package, n), map[string][]edge{}
+		for i := range n {
+			name := fmt.Sprintf("p-%d", i)
+			pkgs[i] = &Package{Name: name}
+			for k := range 2 {
+				edges[name] = append(edges[name], edge{to: fmt.Sprintf("p-%d", (i-1-k+n)%n), field: fmt.Sprintf("plugin.requires[%d].ref", k)})
+			}
+		}
+		return pkgs, edges
+	}
+	pkgs, edges := ring(10)
+	comp := cyclicComponents(pkgs, edges)
+	if field, cycle := comp["p-0"].cycleThrough(comp["p-0"].index["p-0"]); field != "plugin.requires[1].ref" || cycle != "p-0 -> p-8 -> p-6 -> p-4 -> p-2 -> p-0" {
+		t.Errorf("p-0 of a ring of 10: %q at %s", cycle, field)
+	}
+	pkgs, edges = ring(2000)
+	before := cycleSearchSteps.Load()
+	comp = cyclicComponents(pkgs, edges)
+	for _, p := range pkgs {
+		c := comp[p.Name]
+		field, cycle := c.cycleThrough(c.index[p.Name])
+		if want := p.Name + " -> " + edges[p.Name][0].to + " -> ... -> " + p.Name + ", through some of the 2000 packages"; field != "plugin.requires[0].ref" || !strings.HasPrefix(cycle, want) {
+			t.Fatalf("%s of a ring of 2,000: %q at %s, want %q... at plugin.requires[0].ref", p.Name, cycle, field, want)
+		}
+	}
+	if n := cycleSearchSteps.Load() - before; n > maxCycleSearch {
+		t.Errorf("a ring of 2,000 read %d edges in its searches, want at most %d", n, maxCycleSearch)
+	}
+	// The report says it so, at the require's position.
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "-- plugins/p-%d/PLUGIN.toml --\nschema_version = 1\n[plugin]\nname = \"p-%d\"\ndescription = \"d\"\n", i, i)
+		for k := range 2 {
+			fmt.Fprintf(&b, "[[plugin.requires]]\nref = \"plugin:p-%d\"\nrequirement = \"required\"\n", (i-1-k+300)%300)
+		}
+	}
+	root := t.TempDir()
+	writeArchive(t, root, b.String())
+	rep, err := Validate(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e077 := 0
+	for _, d := range rep.Diagnostics {
+		if d.Code == "E077" {
+			e077++
+			if d.File == "plugins/p-7/PLUGIN.toml" && (d.Line != 6 || d.Column != 7 || !strings.Contains(d.Message, "p-7 -> p-6 -> ... -> p-7, through some of the 300 packages")) {
+				t.Errorf("p-7: %v", d)
+			}
+		}
+	}
+	if rep.Valid || e077 != 300 {
+		t.Errorf("a ring of 300: valid %t with %d E077, want invalid with 300", rep.Valid, e077)
 	}
 }
 
