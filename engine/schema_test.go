@@ -22,6 +22,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"dalo/bench/sourcegen"
+	defs "dalo/cue"
 )
 
 //go:generate go test -run ^Test(Project)?SchemaFile$ -update-schema .
@@ -581,6 +582,13 @@ func acceptAgrees(t *testing.T, r *Rules, src []byte) (accepted, whole bool) {
 	whole = r.manifest.Unify(r.ctx.Encode(cueData(shape))).Validate(cue.Concrete(true), cue.Final()) == nil
 	if accepted && !whole {
 		t.Errorf("accepted field by field, refused whole:\n%s", src)
+	}
+	// What the walk finds, CUE refuses whole: checkShapeSlow unifies
+	// the whole only when the walk finds nothing.
+	var walked diagList
+	r.walkStruct(r.manifest, defs.Manifest, shape, "", m, &walked)
+	if len(walked.diags) > 0 && whole {
+		t.Errorf("the walk found %s in a manifest CUE accepts whole:\n%s", walked.diags[0].Message, src)
 	}
 	return accepted, whole
 }

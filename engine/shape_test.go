@@ -213,3 +213,34 @@ func TestSlowWalkSkipsWhatTheFastPathProves(t *testing.T) {
 		t.Errorf("walked %d values, want the %d that hold a mistake", n, want)
 	}
 }
+
+// TestBrokenShapesNotUnifiedWhole: a manifest whose shape the walk finds
+// a mistake in (a key misspelt, a string for an integer, a value outside
+// its set) is reported from the walk, not first unified whole with
+// #Manifest, and its findings are the walk's, at their fields.
+func TestBrokenShapesNotUnifiedWhole(t *testing.T) {
+	for _, tc := range []struct{ old, new, want string }{
+		{`timeout_ms = 5000`, `timeot_ms = 5000`, "E020 hook[0].timeot_ms: unknown field timeot_ms; did you mean timeout_ms?"},
+		{`timeout_ms = 5000`, `timeout_ms = "5000"`, "E022 hook[0].timeout_ms: timeout_ms must be"},
+		{`effect = "add_context"`, `effect = "add_contxt"`, "E023 hook[0].effect: invalid effect \"add_contxt\""},
+	} {
+		root := t.TempDir()
+		manifest := strings.Replace(validManifest, tc.old, tc.new, 1)
+		writeArchive(t, root, baseSource+"-- plugins/design-review/PLUGIN.toml --\n"+manifest)
+		before := shapesUnified.Load()
+		rep, err := Validate(root, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := shapesUnified.Load() - before; n != 0 {
+			t.Errorf("%s: %d manifests unified whole, want none", tc.new, n)
+		}
+		var got []string
+		for _, d := range rep.Diagnostics {
+			got = append(got, d.String())
+		}
+		if rep.Valid || !strings.Contains(strings.Join(got, "\n"), tc.want) {
+			t.Errorf("%s: valid %t, diagnostics\n%s\nwant one holding %q", tc.new, rep.Valid, strings.Join(got, "\n"), tc.want)
+		}
+	}
+}
