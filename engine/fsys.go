@@ -153,7 +153,10 @@ type treeStats struct {
 	bytes   int64
 	// seen, when the caller asks for it, is what the walk learned of each
 	// entry, by its path under the walked directory: a package's tool
-	// files are looked up in it rather than stated a second time.
+	// files are looked up in it rather than stated a second time. It
+	// holds every entry the walk listed: a symlink or special file by
+	// its type, and a file the walk could not state or found too large
+	// as fs.ModeIrregular, so that a path it does not hold is missing.
 	seen map[string]statInfo
 	// whole reports that the walk read every directory to its end.
 	whole bool
@@ -179,6 +182,34 @@ func (st *treeStats) lstat(rel string) (fs.FileInfo, bool) {
 		return nil, false
 	}
 	return fi, true
+}
+
+// missing answers lstatInside for rel, a clean relative path, from what
+// the walk saw, when a component of rel is missing after directories
+// only: why, in lstatInside's words, and true; false when the walk did
+// not see all of the tree or rel is not missing so (and lstatInside then
+// says why not). A tool listing a hundred files of a folder not checked
+// in (node_modules) stated each one's way again, for nothing the walk had
+// not seen (TestMissingToolFilesNotStated).
+func (st *treeStats) missing(rel string) (string, bool) {
+	if st == nil || !st.whole || st.seen == nil || rel == "" || path.Clean(rel) != rel || strings.HasPrefix(rel, "../") || path.IsAbs(rel) {
+		return "", false
+	}
+	for i := 0; i <= len(rel); i++ {
+		if i < len(rel) && rel[i] != '/' {
+			continue
+		}
+		fi, ok := st.seen[rel[:i]]
+		switch {
+		case !ok && i < len(rel):
+			return fmt.Sprintf("%s does not exist: there is no directory %s", rel, rel[:i]), true
+		case !ok:
+			return fmt.Sprintf("%s does not exist", rel), true
+		case i == len(rel) || !fi.mode.IsDir():
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // seenIndexes holds the seen maps of walks done, for the next: as a
@@ -306,6 +337,9 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 			switch t := e.typ; {
 			case t&fs.ModeSymlink != 0:
 				name := join(relDir, e.name)
+				if st.seen != nil {
+					st.seen[name[prefix:]] = statInfo{name: e.name, mode: e.typ}
+				}
 				l.at(name).warnf("W064", Pos{}, "", "%s is a symlink; it is not followed and cannot be staged", name)
 			case t.IsDir():
 				name := join(relDir, e.name)
@@ -328,15 +362,17 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 				}
 			case t.IsRegular():
 				fi, err := walkInfo(d, e.name, depth, head)
-				if err != nil {
+				if err != nil || fi.size > lim.FileBytes {
 					name := join(relDir, e.name)
-					l.at(name).errorf("E070", Pos{}, "", "%s cannot be read: %v", name, unwrapPathError(err))
-					continue
-				}
-				if fi.size > lim.FileBytes {
+					if st.seen != nil {
+						st.seen[name[prefix:]] = statInfo{name: e.name, mode: fs.ModeIrregular}
+					}
+					if err != nil {
+						l.at(name).errorf("E070", Pos{}, "", "%s cannot be read: %v", name, unwrapPathError(err))
+						continue
+					}
 					// Counting it towards the package limit too would
 					// report one mistake twice.
-					name := join(relDir, e.name)
 					l.at(name).errorf("E068", Pos{}, "", "%s is %d bytes, more than the %d-byte file limit", name, fi.size, lim.FileBytes)
 					continue
 				}
@@ -350,6 +386,9 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 				}
 			default:
 				name := join(relDir, e.name)
+				if st.seen != nil {
+					st.seen[name[prefix:]] = statInfo{name: e.name, mode: t | fs.ModeIrregular}
+				}
 				l.at(name).warnf("W065", Pos{}, "", "%s is %s; it is ignored and cannot be staged", name, regular.Describe(t))
 			}
 		}

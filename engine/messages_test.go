@@ -2,9 +2,12 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"cuelang.org/go/encoding/yaml"
@@ -164,5 +167,72 @@ func TestSchemaVersionWording(t *testing.T) {
 		if len(rep.Diagnostics) != 1 || rep.Diagnostics[0].Code != "E024" || rep.Diagnostics[0].Message != strings.Replace(want, "%s", tt.shown, 1) {
 			t.Errorf("schema_version = %s:\n%swant one E024: %s", tt.value, diagLines(rep), strings.Replace(want, "%s", tt.shown, 1))
 		}
+	}
+}
+
+// TestMissingToolFilesNotStated: what the walk of a package saw answers
+// for a tool file missing after directories only, in lstatInside's words,
+// with no statement of its way; every other path (a symlink, a file, a
+// special file, a file too large on the way) is left to lstatInside.
+func TestMissingToolFilesNotStated(t *testing.T) {
+	src := t.TempDir()
+	root := filepath.Join(src, "pkg")
+	writeFile(t, root, "tools/run.sh", "#!/bin/sh\n")
+	writeFile(t, root, "tools/lib/a.js", "")
+	writeFile(t, root, "big.bin", strings.Repeat("x", 2048))
+	if err := os.Symlink("tools", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "tools", "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lim := Limits{PackageEntries: 4096, DirectoryDepth: 32, FileBytes: 1024, PackageBytes: 256 << 20}
+	var l diagList
+	st := walkTree(src, "pkg", &lim, &l, true)
+	defer st.release()
+	for _, rel := range []string{
+		"node_modules/x/index.js", "tools/nope.js", "tools/lib/b.js", "tools/lib/deep/c.js", "tools/run.sh/x",
+		"link/run.sh", "link", "tools/pipe", "tools/pipe/x", "big.bin", "big.bin/x", "tools/run.sh", "tools/lib",
+		"tools//run.sh", "./tools/x", "tools/./x", "tools/../x",
+	} {
+		_, want := lstatInside(root, rel)
+		got, known := st.missing(rel)
+		if known && got != want {
+			t.Errorf("missing(%s) = %q, lstatInside says %q", rel, got, want)
+		}
+		if !known && strings.Contains(want, "does not exist") && path.Clean(rel) == rel {
+			t.Errorf("missing(%s) left to lstatInside: %q", rel, want)
+		}
+	}
+	// A package's tool that lists a hundred files not checked in states
+	// none of them.
+	var b strings.Builder
+	b.WriteString("schema_version = 1\n[plugin]\nname = \"a\"\ndescription = \"d\"\n[[tool]]\nschema_version = 1\nid = \"t\"\nentry = \"run.sh\"\nruntime = \"executable\"\nargv = []\ncwd = \"tool_root\"\navailability = \"required\"\nfiles = [")
+	for i := range 100 {
+		fmt.Fprintf(&b, "%q, ", fmt.Sprintf("node_modules/m%d/index.js", i))
+	}
+	b.WriteString("]\n")
+	src = t.TempDir()
+	writeFile(t, src, "plugins/a/PLUGIN.toml", b.String())
+	writeFile(t, src, "plugins/a/run.sh", "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(src, "plugins/a/run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := lstatsInside.Load()
+	rep, err := Validate(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := lstatsInside.Load() - before; n != 0 {
+		t.Errorf("%d paths stated by lstatInside, want none", n)
+	}
+	e061 := 0
+	for _, d := range rep.Diagnostics {
+		if d.Code == "E061" && strings.HasSuffix(d.Message, "does not exist: there is no directory node_modules") {
+			e061++
+		}
+	}
+	if e061 != 100 {
+		t.Errorf("%d of 100 missing files said missing: %v", e061, rep.Diagnostics)
 	}
 }

@@ -676,7 +676,10 @@ func (c *pkgCheck) toolFile(field, rel string, executable bool) {
 	fi, ok := c.tree.lstat(rel)
 	why := ""
 	if !ok {
-		fi, why = lstatInside(filepath.Join(c.root, filepath.FromSlash(c.p.Dir)), rel)
+		var known bool
+		if why, known = c.tree.missing(rel); !known {
+			fi, why = lstatInside(filepath.Join(c.root, filepath.FromSlash(c.p.Dir)), rel)
+		}
 	}
 	if why != "" {
 		code := "E061"
@@ -700,15 +703,13 @@ func (c *pkgCheck) toolFile(field, rel string, executable bool) {
 // file on the way to path (W064, W065), or about its size (E068): the
 // diagnostic at the tool's field says it with a position, and one mistake
 // is one diagnostic.
+// It moves the list only when it drops something (slices.DeleteFunc): a
+// package listing a hundred missing files copied its hundred findings at
+// each.
 func (c *pkgCheck) dropWalkWarning(path string) {
-	out := c.l.diags[:0]
-	for _, d := range c.l.diags {
-		if (d.Code == "W064" || d.Code == "W065" || d.Code == "E068") && (d.File == path || strings.HasPrefix(path, d.File+"/")) {
-			continue
-		}
-		out = append(out, d)
-	}
-	c.l.diags = out
+	c.l.diags = slices.DeleteFunc(c.l.diags, func(d Diagnostic) bool {
+		return (d.Code == "W064" || d.Code == "W065" || d.Code == "E068") && (d.File == path || strings.HasPrefix(path, d.File+"/"))
+	})
 }
 
 func (c *pkgCheck) hooks() {
