@@ -160,6 +160,9 @@ type treeStats struct {
 	seen map[string]statInfo
 	// whole reports that the walk read every directory to its end.
 	whole bool
+	// warned counts the symlinks, special files and files too large
+	// the walk warned of (W064, W065, E068).
+	warned int
 }
 
 // lstat answers lstatInside for rel from what the walk saw, when it saw
@@ -340,6 +343,7 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 				if st.seen != nil {
 					st.seen[name[prefix:]] = statInfo{name: e.name, mode: e.typ}
 				}
+				st.warned++
 				l.at(name).warnf("W064", Pos{}, "", "%s is a symlink; it is not followed and cannot be staged", name)
 			case t.IsDir():
 				name := join(relDir, e.name)
@@ -373,6 +377,7 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 					}
 					// Counting it towards the package limit too would
 					// report one mistake twice.
+					st.warned++
 					l.at(name).errorf("E068", Pos{}, "", "%s is %d bytes, more than the %d-byte file limit", name, fi.size, lim.FileBytes)
 					continue
 				}
@@ -389,6 +394,7 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 				if st.seen != nil {
 					st.seen[name[prefix:]] = statInfo{name: e.name, mode: t | fs.ModeIrregular}
 				}
+				st.warned++
 				l.at(name).warnf("W065", Pos{}, "", "%s is %s; it is ignored and cannot be staged", name, regular.Describe(t))
 			}
 		}

@@ -703,10 +703,13 @@ func (c *pkgCheck) toolFile(field, rel string, executable bool) {
 // file on the way to path (W064, W065), or about its size (E068): the
 // diagnostic at the tool's field says it with a position, and one mistake
 // is one diagnostic.
-// It moves the list only when it drops something (slices.DeleteFunc): a
-// package listing a hundred missing files copied its hundred findings at
-// each.
+// It reads the list only when the walk warned (treeStats.warned), and
+// moves it only when it drops something (slices.DeleteFunc): a package
+// listing a hundred missing files copied its hundred findings at each.
 func (c *pkgCheck) dropWalkWarning(path string) {
+	if c.tree != nil && c.tree.warned == 0 {
+		return
+	}
 	c.l.diags = slices.DeleteFunc(c.l.diags, func(d Diagnostic) bool {
 		return (d.Code == "W064" || d.Code == "W065" || d.Code == "E068") && (d.File == path || strings.HasPrefix(path, d.File+"/"))
 	})
