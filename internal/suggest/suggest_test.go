@@ -99,11 +99,11 @@ func TestClosestAgrees(t *testing.T) {
 	word := func() string {
 		w := make([]rune, rng.IntN(11))
 		for i := range w {
-			w[i] = []rune("abAé-")[rng.IntN(5)]
+			w[i] = []rune("abAé-_xá")[rng.IntN(8)] // á is a in its low seven bits
 		}
 		return string(w)
 	}
-	for range 5000 {
+	for range 20000 {
 		candidates := make([]string, rng.IntN(8))
 		for i := range candidates {
 			candidates[i] = word()
@@ -112,5 +112,24 @@ func TestClosestAgrees(t *testing.T) {
 		if got, want := Closest(name, candidates), plain(name, candidates); got != want {
 			t.Fatalf("Closest(%q, %q) = %q, want %q", name, candidates, got, want)
 		}
+	}
+}
+
+// TestFarNamesNotMeasured: a name whose characters differ from each
+// candidate's by more than the edits allowed is not measured against any.
+func TestFarNamesNotMeasured(t *testing.T) {
+	tools := []string{"Bash", "Edit", "Glob", "Grep", "NotebookEdit", "Read", "WebFetch", "WebSearch", "Write",
+		"apply_patch", "glob", "google_web_search", "read_file", "replace", "run_shell_command", "web_fetch", "write_file"}
+	before := measured.Load()
+	for _, name := range []string{"wm_0000_check_0", "mcp__gate-0000_3__tool_14", "zzzz"} {
+		if got := Closest(name, tools); got != "" {
+			t.Errorf("Closest(%q) = %q", name, got)
+		}
+	}
+	if n := measured.Load() - before; n != 0 {
+		t.Errorf("%d candidates measured, want none", n)
+	}
+	if got := Closest("run_shell_comand", tools); got != "run_shell_command" {
+		t.Errorf("Closest(run_shell_comand) = %q", got)
 	}
 }
