@@ -61,7 +61,11 @@ type Rules struct {
 	fields      sync.Map // struct definition path → structFields
 	elems       sync.Map // definition path → its elements' constraint (fieldDef)
 	lists       sync.Map // list definition path → its listRule
-	memo        *ruleMemo
+	// scalarFindings holds walkValue's finding for each scalarKey
+	// (scalarFinding), the first maxScalarFindings of them.
+	scalarFindings sync.Map
+	scalarsKept    atomic.Int64
+	memo           *ruleMemo
 }
 
 type fieldDef struct {

@@ -266,20 +266,71 @@ func (r *Rules) walkValue(def cue.Value, name string, v any, path string, m *man
 			return
 		}
 	}
+	var f scalarFinding
+	key := scalarKey{name, lastKey(path), v}
+	cacheable := false
+	switch v.(type) {
+	case string, bool, int64, float64:
+		cacheable = true
+	}
+	var x any
+	ok := false
+	if cacheable { // a table or an array is no map key
+		x, ok = r.scalarFindings.Load(key)
+	}
+	if ok {
+		f = x.(scalarFinding)
+	} else {
+		f = r.scalarFinding(def, key.key, v)
+		if cacheable && r.scalarsKept.Add(1) <= maxScalarFindings {
+			r.scalarFindings.Store(key, f)
+		}
+	}
+	if f.code != "" {
+		l.errorf(f.code, m.at(path), path, "%s", f.msg)
+	}
+}
+
+// A scalarKey is what walkValue's finding about a value that is not a
+// table or an array depends on: the definition's name, the field's key
+// and the value. A generator's mistake is made in every hook it writes
+// (subject = "tool" in each of 1,000): asking CUE for each, and listing
+// and measuring the definition's values for the message, was some 60 us
+// a finding (TestRepeatedMistakesAskedOnce).
+type scalarKey struct {
+	name, key string
+	v         any
+}
+
+// A scalarFinding is walkValue's finding about a scalar: none when code
+// is "".
+type scalarFinding struct{ code, msg string }
+
+// maxScalarFindings bounds Rules.scalarFindings: values are a source's
+// own, and a million different ones need not be held.
+const maxScalarFindings = 4096
+
+// scalarsAsked counts the findings scalarFinding made: a test holds a
+// mistake repeated in every hook to one.
+var scalarsAsked atomic.Int64
+
+// scalarFinding is walkValue's finding about v, neither a table nor an
+// array def takes, at a field whose key is key.
+func (r *Rules) scalarFinding(def cue.Value, key string, v any) scalarFinding {
+	scalarsAsked.Add(1)
 	got := r.ctx.Encode(cueData(v))
 	if def.IncompleteKind()&got.Kind() == 0 {
 		if code := fieldCode(def, ""); code != "" {
 			// A field with a code of its own (a schema_version) says the
 			// same thing whatever the value is: one code, one wording.
-			l.errorf(code, m.at(path), path, "invalid %s %s: expected %s", lastKey(path), describeValue(v), expectation(def))
-			return
+			return scalarFinding{code, fmt.Sprintf("invalid %s %s: expected %s", key, describeValue(v), expectation(def))}
 		}
-		l.errorf("E022", m.at(path), path, "%s must be %s, not %s %s", lastKey(path), expectation(def), article(kindOf(v)), kindOf(v))
-		return
+		return scalarFinding{"E022", fmt.Sprintf("%s must be %s, not %s %s", key, expectation(def), article(kindOf(v)), kindOf(v))}
 	}
 	if err := def.Unify(got).Validate(cue.Concrete(true)); err != nil {
-		l.errorf(fieldCode(def, "E023"), m.at(path), path, "invalid %s %s: expected %s%s", lastKey(path), shortValue(v), expectation(def), nearValue(def, v))
+		return scalarFinding{fieldCode(def, "E023"), fmt.Sprintf("invalid %s %s: expected %s%s", key, shortValue(v), expectation(def), nearValue(def, v))}
 	}
+	return scalarFinding{}
 }
 
 // nearValue suggests, for a string def does not admit, the value of its

@@ -244,3 +244,38 @@ func TestBrokenShapesNotUnifiedWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedMistakesAskedOnce: a mistake a generator made in every hook
+// (a subject and an effect outside their sets) is asked of CUE once each,
+// and said at every hook.
+func TestRepeatedMistakesAskedOnce(t *testing.T) {
+	hook := strings.Index(validManifest, "[[hook]]")
+	manifest := validManifest
+	for range 49 {
+		manifest += "\n" + validManifest[hook:]
+	}
+	manifest = strings.ReplaceAll(manifest, `subject = "prompt"`, `subject = "tool"`)
+	manifest = strings.ReplaceAll(manifest, `effect = "add_context"`, `effect = "add_contxt"`)
+	root := t.TempDir()
+	writeArchive(t, root, baseSource+"-- plugins/design-review/PLUGIN.toml --\n"+manifest)
+	before := scalarsAsked.Load()
+	rep, err := Validate(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := scalarsAsked.Load() - before; n > 2 {
+		t.Errorf("%d findings about scalars made for 50 hooks with the same two mistakes, want 2", n)
+	}
+	subjects, effects := 0, 0
+	for _, d := range rep.Diagnostics {
+		switch {
+		case d.Code == "E023" && strings.HasSuffix(d.Field, ".subject") && strings.HasPrefix(d.Message, `invalid subject "tool": expected one of session, prompt, tool_call, workflow`):
+			subjects++
+		case d.Code == "E023" && strings.HasSuffix(d.Field, ".effect") && strings.Contains(d.Message, "did you mean add_context?"):
+			effects++
+		}
+	}
+	if subjects != 50 || effects != 50 {
+		t.Errorf("%d subjects and %d effects said wrong, want 50 each:\n%v", subjects, effects, rep.Diagnostics)
+	}
+}
