@@ -163,6 +163,9 @@ type treeStats struct {
 	// warned counts the symlinks, special files and files too large
 	// the walk warned of (W064, W065, E068).
 	warned int
+	// topSearched says the walk opened or stated something in the
+	// walked directory itself, as searched does of a directory in seen.
+	topSearched bool
 }
 
 // lstat answers lstatInside for rel from what the walk saw, when it saw
@@ -194,26 +197,50 @@ func (st *treeStats) lstat(rel string) (fs.FileInfo, bool) {
 // says why not). A tool listing a hundred files of a folder not checked
 // in (node_modules) stated each one's way again, for nothing the walk had
 // not seen (TestMissingToolFilesNotStated).
-func (st *treeStats) missing(rel string) (string, bool) {
-	if st == nil || !st.whole || st.seen == nil || rel == "" || path.Clean(rel) != rel || strings.HasPrefix(rel, "../") || path.IsAbs(rel) {
+//
+// A name the walk did not list is missing only where stating it would
+// say so: in a directory the walk proved it may search (it opened or
+// stated something in it, or it is the top, whose manifest was read),
+// and of a length the kernel takes (a name longer than maxNameBytes, or
+// a path longer than maxPathBytes from base, the length of the walked
+// directory's path, cannot be stated at all).
+func (st *treeStats) missing(base int, rel string) (string, bool) {
+	if st == nil || !st.whole || st.seen == nil || rel == "" || path.Clean(rel) != rel || strings.HasPrefix(rel, "../") || path.IsAbs(rel) || base+1+len(rel) >= maxPathBytes {
 		return "", false
 	}
+	parent := -1 // where the component's directory ends in rel; -1 the top
 	for i := 0; i <= len(rel); i++ {
 		if i < len(rel) && rel[i] != '/' {
 			continue
 		}
 		fi, ok := st.seen[rel[:i]]
 		switch {
-		case !ok && i < len(rel):
-			return fmt.Sprintf("%s does not exist: there is no directory %s", rel, rel[:i]), true
 		case !ok:
+			searched := st.topSearched
+			if parent >= 0 {
+				searched = st.seen[rel[:parent]].searched
+			}
+			if !searched || i-parent-1 > maxNameBytes {
+				return "", false
+			}
+			if i < len(rel) {
+				return fmt.Sprintf("%s does not exist: there is no directory %s", rel, rel[:i]), true
+			}
 			return fmt.Sprintf("%s does not exist", rel), true
 		case i == len(rel) || !fi.mode.IsDir():
 			return "", false
 		}
+		parent = i
 	}
 	return "", false
 }
+
+// maxNameBytes and maxPathBytes are the longest name and path Linux
+// states (NAME_MAX, PATH_MAX less its NUL); other systems' are no longer.
+const (
+	maxNameBytes = 255
+	maxPathBytes = 4096
+)
 
 // seenIndexes holds the seen maps of walks done, for the next: as a
 // manifest's index of spans (spanIndex), a map not reused is memory the
@@ -323,6 +350,21 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 	}
 	var walk func(d walkDir, relDir string, depth int) bool
 	walk = func(d walkDir, relDir string, depth int) bool {
+		searched := false // something in d opened or stated
+		if st.seen != nil {
+			defer func() {
+				switch {
+				case !searched:
+				case relDir == rel:
+					st.topSearched = true
+				default:
+					k := relDir[prefix:]
+					fi := st.seen[k]
+					fi.searched = true
+					st.seen[k] = fi
+				}
+			}()
+		}
 		ents, err := topEnts, error(nil)
 		if depth > 0 || ents == nil {
 			ents, err = d.entries()
@@ -359,6 +401,7 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 					l.at(name).errorf("E070", Pos{}, "", "directory %s cannot be read: %v", name, unwrapPathError(err))
 					return false
 				}
+				searched = true
 				ok := walk(sub, name, depth+1)
 				sub.close()
 				if !ok {
@@ -366,6 +409,7 @@ func walkOpen(top walkDir, topEnts []dirEntry, rel string, lim *Limits, l *diagL
 				}
 			case t.IsRegular():
 				fi, err := walkInfo(d, e.name, depth, head)
+				searched = searched || err == nil
 				if err != nil || fi.size > lim.FileBytes {
 					name := join(relDir, e.name)
 					if st.seen != nil {
@@ -422,6 +466,10 @@ type statInfo struct {
 	size  int64
 	mode  fs.FileMode
 	mtime time.Time
+	// searched, of a directory a walk recorded, says the walk opened or
+	// stated something in it: the directory may be searched, and a name
+	// it does not hold is not there (treeStats.missing).
+	searched bool
 }
 
 func (s statInfo) Name() string       { return s.name }

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -186,23 +186,43 @@ func TestMissingToolFilesNotStated(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(root, "tools", "pipe"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(root, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "links"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("x", filepath.Join(root, "links", "dangling")); err != nil {
+		t.Fatal(err)
+	}
 	lim := Limits{PackageEntries: 4096, DirectoryDepth: 32, FileBytes: 1024, PackageBytes: 256 << 20}
 	var l diagList
 	st := walkTree(src, "pkg", &lim, &l, true)
 	defer st.release()
-	for _, rel := range []string{
-		"node_modules/x/index.js", "tools/nope.js", "tools/lib/b.js", "tools/lib/deep/c.js", "tools/run.sh/x",
-		"link/run.sh", "link", "tools/pipe", "tools/pipe/x", "big.bin", "big.bin/x", "tools/run.sh", "tools/lib",
-		"tools//run.sh", "./tools/x", "tools/./x", "tools/../x",
+	long := strings.Repeat("x", 256)
+	for _, tc := range []struct {
+		rel   string
+		known bool // missing answers, not lstatInside
+	}{
+		{"node_modules/x/index.js", true}, {"tools/nope.js", true}, {"tools/lib/b.js", true}, {"tools/lib/deep/c.js", true},
+		{strings.Repeat("y", 255), true},
+		// Not missing after directories only.
+		{"tools/run.sh/x", false}, {"link/run.sh", false}, {"link", false}, {"tools/pipe", false}, {"tools/pipe/x", false},
+		{"big.bin", false}, {"big.bin/x", false}, {"tools/run.sh", false}, {"tools/lib", false},
+		{"tools//run.sh", false}, {"./tools/x", false}, {"tools/./x", false}, {"tools/../x", false},
+		// In a directory the walk did not prove it may search (nothing
+		// in it opened or stated), and names the kernel cannot state.
+		{"empty/x.js", false}, {"links/x.js", false}, {long, false}, {"tools/" + long + "/x", false},
+		{strings.Repeat("d/", 2100) + "x", false},
 	} {
-		_, want := lstatInside(root, rel)
-		got, known := st.missing(rel)
-		if known && got != want {
-			t.Errorf("missing(%s) = %q, lstatInside says %q", rel, got, want)
+		_, want := lstatInside(root, tc.rel)
+		got, known := st.missing(len(root), tc.rel)
+		if known != tc.known || known && got != want {
+			t.Errorf("missing(%.40s) = %q, %t; lstatInside says %q", tc.rel, got, known, want)
 		}
-		if !known && strings.Contains(want, "does not exist") && path.Clean(rel) == rel {
-			t.Errorf("missing(%s) left to lstatInside: %q", rel, want)
-		}
+	}
+	if _, why := lstatInside(root, long); !strings.Contains(why, "cannot be read") {
+		t.Errorf("lstatInside of a name of 256 bytes: %q", why)
 	}
 	// A package's tool that lists a hundred files not checked in states
 	// none of them.
@@ -234,5 +254,40 @@ func TestMissingToolFilesNotStated(t *testing.T) {
 	}
 	if e061 != 100 {
 		t.Errorf("%d of 100 missing files said missing: %v", e061, rep.Diagnostics)
+	}
+}
+
+// TestToolFieldFindingsKept: dropping what the walk said of a tool's
+// path leaves the tool fields' own findings, though they are filed under
+// the manifest and a later path goes through it (PLUGIN.toml/x).
+func TestToolFieldFindingsKept(t *testing.T) {
+	src := t.TempDir()
+	writeFile(t, src, "plugins/a/PLUGIN.toml", "schema_version = 1\n[plugin]\nname = \"a\"\ndescription = \"d\"\n[[tool]]\nschema_version = 1\nid = \"t\"\nentry = \"run.sh\"\nruntime = \"executable\"\nargv = []\ncwd = \"tool_root\"\navailability = \"required\"\nfiles = [\"big.bin\", \"PLUGIN.toml/x\"]\n")
+	writeFile(t, src, "plugins/a/run.sh", "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(src, "plugins/a/run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("run.sh", filepath.Join(src, "plugins/a/link")); err != nil {
+		t.Fatal(err)
+	}
+	big, err := os.Create(filepath.Join(src, "plugins/a/big.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := big.Truncate(65<<20 + 1); err != nil { // sparse: over the 64 MiB file limit
+		t.Fatal(err)
+	}
+	big.Close()
+	rep, err := Validate(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range rep.Diagnostics {
+		got = append(got, d.Code+" "+d.Field)
+	}
+	slices.Sort(got)
+	if want := []string{"E061 tool[0].files[1]", "E068 tool[0].files[0]", "W064 "}; !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
 	}
 }

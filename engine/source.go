@@ -676,9 +676,10 @@ func (c *pkgCheck) toolFile(field, rel string, executable bool) {
 	fi, ok := c.tree.lstat(rel)
 	why := ""
 	if !ok {
+		dir := filepath.Join(c.root, filepath.FromSlash(c.p.Dir))
 		var known bool
-		if why, known = c.tree.missing(rel); !known {
-			fi, why = lstatInside(filepath.Join(c.root, filepath.FromSlash(c.p.Dir)), rel)
+		if why, known = c.tree.missing(len(dir), rel); !known {
+			fi, why = lstatInside(dir, rel)
 		}
 	}
 	if why != "" {
@@ -702,7 +703,9 @@ func (c *pkgCheck) toolFile(field, rel string, executable bool) {
 // dropWalkWarning removes what the walk said about a symlink or a special
 // file on the way to path (W064, W065), or about its size (E068): the
 // diagnostic at the tool's field says it with a position, and one mistake
-// is one diagnostic.
+// is one diagnostic. What the walk said has no field: a tool field's own
+// E068, filed under the manifest, is not the walk's, though a later path
+// through the manifest (PLUGIN.toml/x) falls under it.
 // It reads the list only when the walk warned (treeStats.warned), and
 // moves it only when it drops something (slices.DeleteFunc): a package
 // listing a hundred missing files copied its hundred findings at each.
@@ -711,7 +714,7 @@ func (c *pkgCheck) dropWalkWarning(path string) {
 		return
 	}
 	c.l.diags = slices.DeleteFunc(c.l.diags, func(d Diagnostic) bool {
-		return (d.Code == "W064" || d.Code == "W065" || d.Code == "E068") && (d.File == path || strings.HasPrefix(path, d.File+"/"))
+		return d.Field == "" && (d.Code == "W064" || d.Code == "W065" || d.Code == "E068") && (d.File == path || strings.HasPrefix(path, d.File+"/"))
 	})
 }
 
