@@ -306,6 +306,8 @@ func TestSchemaClassification(t *testing.T) {
 		{name: "$schema key", manifest: "\"$schema\" = \"./plugin-v1.schema.json\"\n" + validManifest, want: structural, code: "E020"},
 		{name: "unknown hook field", manifest: edit(`retry = "never"`, "retry = \"never\"\npriority = 1"), want: structural, code: "E020"},
 		{name: "unknown fallback field", manifest: edit(`skill = "skill:design-review" }`, `skill = "skill:design-review", note = "x" }`), want: structural, code: "E020"},
+		{name: "a provider's entry a datetime, not a table", manifest: validManifest + "\n[providers]\nclaude = 1979-05-27\n", want: structural, code: "E022"},
+		{name: "a provider's entry an offset datetime", manifest: validManifest + "\n[providers]\nclaude = 1979-05-27T07:32:00Z\n", want: structural, code: "E022"},
 		{name: "wrong type: timeout as string", manifest: edit(`timeout_ms = 5000`, `timeout_ms = "5000"`), want: structural, code: "E022"},
 		{name: "wrong type: argv as shell string", manifest: edit(`argv = ["${input.project_dir}"]`, `argv = "node context.mjs"`), want: structural, code: "E022"},
 		{name: "wrong type: plugin as string", manifest: "schema_version = 1\nplugin = \"design-review\"\n", want: structural, code: "E022"},

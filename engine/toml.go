@@ -1106,8 +1106,10 @@ func kindOf(v any) string {
 }
 
 // cueData copies decoded TOML into values cue.Context.Encode takes. A
-// datetime has no CUE counterpart; it becomes a table no definition admits,
-// so that it can never pass for the string it would encode as.
+// datetime has no CUE counterpart; it becomes bytes, which no definition
+// admits, so that it can never pass for the string it would encode as,
+// nor for a table (as a table {datetime: ...} passed for a provider's
+// entry, which may hold any table).
 func cueData(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
@@ -1123,7 +1125,7 @@ func cueData(v any) any {
 		}
 		return out
 	case time.Time, toml.LocalDate, toml.LocalTime, toml.LocalDateTime:
-		return map[string]any{"datetime": fmt.Sprint(v)}
+		return []byte(fmt.Sprint(v))
 	}
 	return v
 }
