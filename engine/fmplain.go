@@ -101,10 +101,14 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 			v.m, ok = flowMapping(rest, dec)
 		case rest == "" && nbody > 0 && strings.HasPrefix(strings.TrimLeft(body, " "), "- "):
 			// A list: the rules read no list's items (fmOpaque).
-			v.kind, ok = fmOpaque, plainSequence(body)
+			if v.kind, ok = fmOpaque, plainSequence(body); !ok {
+				v, ok = plainNode(body, dec)
+			}
 		case rest == "" && nbody > 0:
 			v.kind = fmMap
-			v.m, ok = plainMapping(body, nbody, dec)
+			if v.m, ok = plainMapping(body, nbody, dec); !ok {
+				v, ok = plainNode(body, dec)
+			}
 		case nbody > 0 && (rest == "" || rest[0] != '|' && rest[0] != '>'):
 			v.s, ok = plainLines(rest, body)
 		case nbody > 0:
@@ -1028,4 +1032,153 @@ func (s *fmStruct) release() {
 	clear(s.fields) // holds no string alive in the pool
 	*s = fmStruct{fields: s.fields[:0], lines: s.lines[:0]}
 	fmStructs.Put(s)
+}
+
+// plainNode reads body, the lines indented under a key that holds
+// neither a flat mapping nor a list of one-line scalars (plainMapping,
+// plainSequence), as block mappings and sequences nested in each other
+// (what Claude Code's hooks: and mcpServers: hold): a mapping's keys
+// each at the start of its line at one indentation, holding a one-line
+// value or, on the lines indented more (or a sequence at the key's own
+// indentation), a node; a sequence's items each "- " at one indentation,
+// holding a one-line value, a mapping whose first key follows the "- "
+// and whose others are at that key's column, or, on the lines indented
+// more, a node. A mapping is read into what fmMapping makes of CUE's
+// tree, a sequence opaque (the rules read no list's items). Anything
+// else (comments, blank lines, block or multi-line scalars inside,
+// "- - ", an indentation that matches no node) is declined, and the
+// front matter goes to CUE's decoder. A front matter with such a key was
+// some 50 us a file there, against a few here (TestPlainFrontMatter's
+// read list; FuzzPlainFrontMatter holds each reading to the decoder's).
+func plainNode(body string, dec *[]byte) (fmVal, bool) {
+	p := blockParser{dec: dec}
+	for i := 0; i < len(body); {
+		l, next := lineAt(body, i)
+		i = next
+		s := strings.TrimLeft(l, " ")
+		if s == "" || s[0] == '#' {
+			return fmVal{}, false
+		}
+		p.lines = append(p.lines, blockLine{len(l) - len(s), s})
+	}
+	v, ok := p.node()
+	return v, ok && p.i == len(p.lines)
+}
+
+// A blockLine is a line of a nested block: its indentation and the rest.
+type blockLine struct {
+	indent int
+	s      string
+}
+
+type blockParser struct {
+	lines []blockLine
+	i     int // the next line to read
+	dec   *[]byte
+}
+
+// node reads the node whose first line is the next, to the first line
+// indented less than it.
+func (p *blockParser) node() (fmVal, bool) {
+	if p.i == len(p.lines) {
+		return fmVal{}, false
+	}
+	l := p.lines[p.i]
+	if isItem(l.s) {
+		return p.sequence(l.indent)
+	}
+	key, rest, ok := plainKey(l.s)
+	if !ok {
+		return fmVal{}, false
+	}
+	p.i++
+	return p.mapping(l.indent, key, rest)
+}
+
+// isItem reports whether s, a line without its indentation, is an item
+// of a block sequence.
+func isItem(s string) bool { return s == "-" || strings.HasPrefix(s, "- ") }
+
+// mapping reads a block mapping whose keys are at column indent, the
+// first key (and what follows it on its line) already read.
+func (p *blockParser) mapping(indent int, key, rest string) (fmVal, bool) {
+	m := &fmStruct{}
+	for {
+		v, ok := p.value(indent, rest, true)
+		if !ok || !m.add(key, v) {
+			return fmVal{}, false
+		}
+		if p.i == len(p.lines) || p.lines[p.i].indent != indent || isItem(p.lines[p.i].s) {
+			break
+		}
+		if key, rest, ok = plainKey(p.lines[p.i].s); !ok {
+			return fmVal{}, false
+		}
+		p.i++
+	}
+	if p.i < len(p.lines) && p.lines[p.i].indent > indent {
+		return fmVal{}, false // indented more than a key, under none
+	}
+	return fmVal{kind: fmMap, m: m}, true
+}
+
+// sequence reads a block sequence whose items are at column indent.
+func (p *blockParser) sequence(indent int) (fmVal, bool) {
+	for p.i < len(p.lines) && p.lines[p.i].indent == indent && isItem(p.lines[p.i].s) {
+		item := strings.TrimPrefix(p.lines[p.i].s, "-")
+		c := strings.TrimLeft(item, " ")
+		col := indent + 1 + len(item) - len(c) // the item's content's column
+		p.i++
+		if key, rest, ok := plainKey(c); ok && c != "" && !isItem(c) {
+			// A mapping in the item: its first key after the "- ".
+			if _, ok := p.mapping(col, key, rest); !ok {
+				return fmVal{}, false
+			}
+			continue
+		}
+		if isItem(c) || c != "" && c[0] == '#' {
+			return fmVal{}, false
+		}
+		if _, ok := p.value(indent, c, false); !ok {
+			return fmVal{}, false
+		}
+	}
+	if p.i < len(p.lines) && p.lines[p.i].indent > indent {
+		return fmVal{}, false
+	}
+	return fmVal{kind: fmOpaque}, true
+}
+
+// value reads what follows a key at column indent (or an item's "- "),
+// rest on its line: a one-line value, or, when rest is empty, the node on
+// the lines indented more, a sequence at the key's own indentation (only
+// a key's, inKey), or null.
+func (p *blockParser) value(indent int, rest string, inKey bool) (fmVal, bool) {
+	rest = withoutComment(rest)
+	more := p.i < len(p.lines) && p.lines[p.i].indent > indent
+	if rest == "" {
+		switch {
+		case more:
+			return p.node()
+		case inKey && p.i < len(p.lines) && p.lines[p.i].indent == indent && isItem(p.lines[p.i].s):
+			return p.sequence(indent)
+		}
+		return fmVal{kind: fmOpaque}, true // null
+	}
+	if more {
+		return fmVal{}, false // a scalar that goes on, or a node after a value
+	}
+	switch {
+	case rest[0] == '{':
+		m, ok := flowMapping(rest, p.dec)
+		return fmVal{kind: fmMap, m: m}, ok
+	case rest[0] == '[':
+		return fmVal{kind: fmOpaque}, flowWords(rest)
+	case rest[0] == '|' || rest[0] == '>' || rest[0] == '&' || rest[0] == '*' || rest[0] == '!':
+		return fmVal{}, false
+	case plainOpaque(rest):
+		return fmVal{kind: fmOpaque}, true
+	}
+	s, ok := oneLineScalar(rest, p.dec)
+	return fmVal{kind: fmString, s: s}, ok
 }

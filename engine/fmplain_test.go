@@ -70,6 +70,15 @@ func agreesWithCUE(t *testing.T, src string) bool {
 // quoted strings, a metadata mapping, lists, comments, CR LF and text
 // outside ASCII.
 var plainRead = []string{
+	"tools:\n  - 1\n",
+	"tools:\n  - a: b\n",
+	"tools:\n  - Read\n  -\n",
+	"tools:\n- a: b\n",
+	"metadata:\n  a:\n    b: c\n",
+	"name: x\nhooks:\n  PreToolUse:\n    - matcher: \"Bash\"\n      hooks:\n        - type: command\n          command: \"./check.sh\"\n          timeout: 30\n  Stop:\n    - hooks:\n        - type: prompt\n          prompt: 'Check it''s done'\nmodel: sonnet\n",
+	"name: x\nmcpServers:\n  github:\n    command: npx\n    args: [\"-y\", \"@modelcontextprotocol/server-github\"]\n    env:\n      TOKEN: ${GITHUB_TOKEN}\n  local:\n    url: http://localhost:8080 # c\n    enabled: true\n    extra:\n",
+	"x:\n  a:\n  - b\n  - c: d\n    e:\n      - f\n  g: {h: i}\n  j: 1.5\n",
+	"x:\n  -  a: b\n     c: d\n  -\n    e: f\n  - null\n  -\n",
 	"name: x\ndescription: d\n",
 	"name: own-0001-skill-0\ndescription: Guidance 0 of package 1, for reviews of its area.\nallowed-tools: Bash(./check.sh:*)\n",
 	"name: x\ndescription: >-\n  Use when reviewing. It checks one more thing. \nlicense: Apache-2.0\n",
@@ -185,14 +194,10 @@ var plainDeclined = []string{
 	"description: 'a\n  b' c\n",
 	"description: 'a\n   \n  b'\n",
 	"description: 'a\n  b\n",
-	"tools:\n- a: b\n",
 	"tools:\n- a\n  - b\n",
 	"tools:\n  - Read\n   - Grep\n",
-	"tools:\n  - Read\n  -\n",
 	"tools:\n  -Read\n",
 	"tools:\n  - Read\n    more\n",
-	"tools:\n  - a: b\n",
-	"tools:\n  - 1\n",
 	"tools:\n  - Read\n  k: v\n",
 	"tools: []\n",
 	"tools: [Read, , Grep]\n",
@@ -284,8 +289,21 @@ var plainDeclined = []string{
 	"name: x\ndescription: a\n\n  b\n",
 	"metadata:\n  a: b\n\n  c: d\n",
 	"metadata:\n  a: b\n   c: d\n",
-	"metadata:\n  a:\n    b: c\n",
 	"metadata:\n  a: b\n  a: c\n",
+	// Nested blocks read only where sure.
+	"hooks:\n  PreToolUse:\n    - matcher: Bash\n      # c\n      hooks: []\n",
+	"hooks:\n  PreToolUse:\n    - matcher: Bash\n\n    - matcher: Read\n",
+	"hooks:\n  a:\n    - - x\n",
+	"hooks:\n  a:\n    b: |\n      x\n",
+	"hooks:\n  a:\n    b: x\n      y\n",
+	"hooks:\n  a:\n    - b: x\n     c: y\n",
+	"hooks:\n  a:\n    - b: x\n       c: y\n",
+	"hooks:\n  a:\n     b: x\n    c: y\n",
+	"hooks:\n  a:\n    b: x\n  - c\n",
+	"hooks:\n  a:\n    b: x\n    b: y\n",
+	"hooks:\n  a:\n    b: &x y\n",
+	"hooks:\n  a:\n    b: *x\n",
+	"hooks:\n  a:\n    - x\n    y: z\n",
 	"- a\n",
 	"? a\n: b\n",
 	strings.Repeat("k", 1025) + ": v\n", // past a key's 1024 characters
@@ -357,6 +375,9 @@ func FuzzPlainFrontMatter(f *testing.F) {
 		"name: x\ntools: [\"Read\", 'Grep, Glob']\nargument-hint: <arg> [more]\nversion: 1.0.0\n",
 		"# c\nname: x\ntools:\n  - Read\n  - Grep\nagents: [a, b]\n",
 		"name: x\ndescription: \"a\\n\\\"b\\\" \\u00e9\\x41\\U0001F600 \\N\\_\\L\\P \\0\\e\"\ntools: [\"c\\td\"]\n",
+		"name: x\nhooks:\n  PreToolUse:\n    - matcher: \"Bash\"\n      hooks:\n        - type: command\n          command: \"./check.sh\"\n",
+		"x:\n  a:\n  - b\n  - c: d\n    e:\n      - f\n  g: {h: i}\n",
+		"x:\n  -  a: b\n     c: d\n  -\n    e: f\n  - null\n",
 	} {
 		f.Add(s)
 	}
