@@ -118,10 +118,19 @@ func (l *diagList) indexOnce() (done func()) {
 }
 
 func (l *diagList) add(sev Severity, code string, pos Pos, field, format string, args ...any) {
+	msg, ok := "", false
+	if format == "%s" && len(args) == 1 {
+		// A finding made elsewhere whole (why a path is missing, a
+		// front matter's finding): fmt would copy it for nothing.
+		msg, ok = args[0].(string)
+	}
+	if !ok {
+		msg = fmt.Sprintf(format, args...)
+	}
 	l.diags = append(l.diags, Diagnostic{
 		Severity: sev,
 		Code:     code,
-		Message:  fmt.Sprintf(format, args...),
+		Message:  msg,
 		File:     l.file,
 		Line:     pos.Line,
 		Column:   pos.Column,

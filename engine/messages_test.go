@@ -291,3 +291,21 @@ func TestToolFieldFindingsKept(t *testing.T) {
 		t.Errorf("findings %q, want %q", got, want)
 	}
 }
+
+// TestWholeFindingsNotFormatted: a finding whose text was made whole
+// before (errorf with "%s") is kept as it is, not formatted again: the
+// one allocation is the text put in an interface, where fmt made a copy.
+func TestWholeFindingsNotFormatted(t *testing.T) {
+	why := strings.Repeat("node_modules/m/index.js does not exist ", 4)
+	var l diagList
+	l.diags = make([]Diagnostic, 0, 200)
+	if n := testing.AllocsPerRun(100, func() {
+		l.diags = l.diags[:0]
+		l.errorf("E061", Pos{1, 1}, "tool[0].files[0]", "%s", why)
+	}); n > 1 {
+		t.Errorf("errorf of a whole text allocated %v times, want one (the text in an interface)", n)
+	}
+	if l.diags[0].Message != why {
+		t.Errorf("message %q, want %q", l.diags[0].Message, why)
+	}
+}
