@@ -309,3 +309,22 @@ func TestWholeFindingsNotFormatted(t *testing.T) {
 		t.Errorf("message %q, want %q", l.diags[0].Message, why)
 	}
 }
+
+// TestUnknownToolsNamedBounded: a hook naming no tool of its package
+// names the package's first 16 tools and how many more.
+func TestUnknownToolsNamedBounded(t *testing.T) {
+	ts := make([]Tool, 600)
+	for i := range ts {
+		ts[i].ID = fmt.Sprintf("tool-%d", i)
+	}
+	got := toolIDs(ts)
+	if want := "tool-0, tool-1, tool-2, tool-3, tool-4, tool-5, tool-6, tool-7, tool-8, tool-9, tool-10, tool-11, tool-12, tool-13, tool-14, tool-15 and 584 more"; got != want {
+		t.Errorf("toolIDs of 600: %q, want %q", got, want)
+	}
+	if got := toolIDs(ts[:2]); got != "tool-0, tool-1" {
+		t.Errorf("toolIDs of 2: %q", got)
+	}
+	if got := toolIDs(nil); got != "none" {
+		t.Errorf("toolIDs of none: %q", got)
+	}
+}
