@@ -65,6 +65,7 @@ type Rules struct {
 	// (scalarFinding), the first maxScalarFindings of them.
 	scalarFindings sync.Map
 	scalarsKept    atomic.Int64
+	enums          sync.Map // definition name → its *enumSet, nil when it is none
 	memo           *ruleMemo
 }
 

@@ -245,7 +245,7 @@ func (r *Rules) walkValue(def cue.Value, name string, v any, path string, m *man
 		}
 	case []any:
 		if def.IncompleteKind()&cue.ListKind != 0 {
-			elem := def.LookupPath(cue.MakePath(cue.AnyIndex))
+			elem := r.element(def, name+"[]", cue.AnyIndex).v // looked up once a definition
 			before := len(l.diags)
 			for i, x := range v {
 				r.walkValue(elem, name+"[]", x, indexPath(path, i), m, l)
@@ -281,7 +281,7 @@ func (r *Rules) walkValue(def cue.Value, name string, v any, path string, m *man
 	if ok {
 		f = x.(scalarFinding)
 	} else {
-		f = r.scalarFinding(def, key.key, v)
+		f = r.scalarFinding(def, name, key.key, v)
 		if cacheable && r.scalarsKept.Add(1) <= maxScalarFindings {
 			r.scalarFindings.Store(key, f)
 		}
@@ -311,13 +311,79 @@ type scalarFinding struct{ code, msg string }
 const maxScalarFindings = 4096
 
 // scalarsAsked counts the findings scalarFinding made: a test holds a
-// mistake repeated in every hook to one.
-var scalarsAsked atomic.Int64
+// mistake repeated in every hook to one; scalarsUnified those it asked
+// CUE for.
+var scalarsAsked, scalarsUnified atomic.Int64
+
+// An enumSet is a definition that is a set of strings (#Effect), read
+// once: a string is in it or not, and said so without asking CUE. A
+// generator's mistakes, each its own (add_contxt17), asked CUE and listed
+// the set twice for each, some 40 us a value, 49x the floor's CPU on
+// packages of such hooks (TestEnumMistakesNotUnified).
+type enumSet struct {
+	members  map[string]bool
+	literals []string // literals(def), which nearValue measures against
+	expect   string   // expectation(def)
+	code     string   // fieldCode(def, "E023")
+}
+
+// enumOf returns def, the definition name, as an enumSet, or nil when it
+// is not a disjunction of strings (or one string) and nothing more.
+func (r *Rules) enumOf(def cue.Value, name string) *enumSet {
+	if e, ok := r.enums.Load(name); ok {
+		return e.(*enumSet)
+	}
+	var e *enumSet
+	if def.IncompleteKind() == cue.StringKind {
+		if members, ok := stringSet(def); ok {
+			e = &enumSet{members: members, literals: literals(def), expect: expectation(def), code: fieldCode(def, "E023")}
+		}
+	}
+	r.enums.Store(name, e)
+	return e
+}
+
+// stringSet returns the strings def is a disjunction of (or the string it
+// is), as literals finds them, and false when def is anything else.
+func stringSet(def cue.Value) (map[string]bool, bool) {
+	op, args := def.Expr()
+	if op == cue.SelectorOp {
+		if root, p := def.ReferencePath(); root.Exists() && len(p.Selectors()) > 0 {
+			return stringSet(root.LookupPath(p))
+		}
+	}
+	if op != cue.OrOp {
+		s, err := def.String()
+		return map[string]bool{s: true}, err == nil && def.IsConcrete()
+	}
+	set := make(map[string]bool, len(args))
+	for _, a := range args {
+		s, err := a.String()
+		if err != nil || !a.IsConcrete() {
+			return nil, false
+		}
+		set[s] = true
+	}
+	return set, true
+}
 
 // scalarFinding is walkValue's finding about v, neither a table nor an
-// array def takes, at a field whose key is key.
-func (r *Rules) scalarFinding(def cue.Value, key string, v any) scalarFinding {
+// array def, the definition name, takes, at a field whose key is key.
+func (r *Rules) scalarFinding(def cue.Value, name, key string, v any) scalarFinding {
 	scalarsAsked.Add(1)
+	if s, ok := v.(string); ok {
+		if e := r.enumOf(def, name); e != nil {
+			if e.members[s] {
+				return scalarFinding{}
+			}
+			near := ""
+			if n := suggest.Closest(s, e.literals); n != "" {
+				near = "; did you mean " + n + "?"
+			}
+			return scalarFinding{e.code, fmt.Sprintf("invalid %s %s: expected %s%s", key, shortValue(v), e.expect, near)}
+		}
+	}
+	scalarsUnified.Add(1)
 	got := r.ctx.Encode(cueData(v))
 	if def.IncompleteKind()&got.Kind() == 0 {
 		if code := fieldCode(def, ""); code != "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -277,5 +278,81 @@ func TestRepeatedMistakesAskedOnce(t *testing.T) {
 	}
 	if subjects != 50 || effects != 50 {
 		t.Errorf("%d subjects and %d effects said wrong, want 50 each:\n%v", subjects, effects, rep.Diagnostics)
+	}
+}
+
+// TestEnumsAgree holds enumOf to CUE: for every scalar definition of
+// #Manifest it reads as a set of strings, each string of the leaf corpus,
+// each member and each member misspelt is in the set exactly when CUE
+// takes it; and it finds the sets of the hook's subject and effect.
+func TestEnumsAgree(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := 0
+	for name, def := range leafDefs(t, r) {
+		e := r.enumOf(def, name)
+		if e == nil {
+			continue
+		}
+		sets++
+		var vs []string
+		for _, v := range leafCorpus(r) {
+			if s, ok := v.(string); ok {
+				vs = append(vs, s)
+			}
+		}
+		for m := range e.members {
+			vs = append(vs, m, m+"x", strings.ToUpper(m), " "+m)
+		}
+		for _, s := range vs {
+			if got, want := e.members[s], cueAccepts(r, def, s); got != want {
+				t.Errorf("%s: %q in the set %t, CUE takes it %t", name, s, got, want)
+			}
+		}
+	}
+	for _, name := range []string{"#Manifest.hook[].subject", "#Manifest.hook[].effect"} {
+		if _, ok := leafDefs(t, r)[name]; !ok {
+			t.Errorf("no definition %s", name)
+		}
+	}
+	if sets < 8 {
+		t.Errorf("%d definitions read as sets of strings, want the manifest's enumerations", sets)
+	}
+}
+
+// TestEnumMistakesNotUnified: 50 hooks whose effects are each misspelt
+// their own way are each said wrong, with the effect meant, and CUE is
+// asked about none of them.
+func TestEnumMistakesNotUnified(t *testing.T) {
+	hook := strings.Index(validManifest, "[[hook]]")
+	manifest := validManifest
+	for i := range 49 {
+		manifest += "\n" + strings.Replace(validManifest[hook:], `id = "design-context"`+"\ntool", fmt.Sprintf("id = \"h%d\"\ntool", i), 1)
+	}
+	n := 0
+	manifest = regexp.MustCompile(`effect = "add_context"`).ReplaceAllStringFunc(manifest, func(string) string {
+		n++
+		return fmt.Sprintf(`effect = "add_contxt%d"`, n)
+	})
+	root := t.TempDir()
+	writeArchive(t, root, baseSource+"-- plugins/design-review/PLUGIN.toml --\n"+manifest)
+	before := scalarsUnified.Load()
+	rep, err := Validate(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := scalarsUnified.Load() - before; n != 0 {
+		t.Errorf("CUE asked about %d values, want none", n)
+	}
+	effects := 0
+	for _, d := range rep.Diagnostics {
+		if d.Code == "E023" && strings.HasSuffix(d.Field, ".effect") && strings.HasPrefix(d.Message, `invalid effect "add_contxt`) && strings.HasSuffix(d.Message, "did you mean add_context?") {
+			effects++
+		}
+	}
+	if effects != 50 {
+		t.Errorf("%d effects said wrong, want 50:\n%v", effects, rep.Diagnostics)
 	}
 }
