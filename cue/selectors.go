@@ -24,6 +24,7 @@ const (
 	SkillFrontMatter = "#SkillFrontMatter"
 	AgentFrontMatter = "#AgentFrontMatter"
 	RefPositions     = "#RefPositions"
+	FieldTypes       = "#FieldTypes" // the event fields a binding may name
 
 	// A source's layout and identifier.
 	SourceLayout = "#SourceLayout"

@@ -130,3 +130,52 @@ func TestAskBuildsRememberedQuestionOnce(t *testing.T) {
 		t.Errorf("a remembered answer allocates %v times, want 0", n)
 	}
 }
+
+// TestFreeValuesAskedOnce: a reference kind or an event field no table
+// knows is asked of CUE as one placeholder, however many there are, and
+// the answer says each as CUE says it asked about the value itself (a
+// "did you mean" included).
+func TestFreeValuesAskedOnce(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := func(def cue.Value, q map[string]any) []violation {
+		var vs []violation
+		if err := def.FillPath(cue.Path{}, q).LookupPath(cue.ParsePath("violations")).Decode(&vs); err != nil {
+			t.Fatal(err)
+		}
+		suggestNear(vs)
+		return vs
+	}
+	before := questionsAsked.Load()
+	for i := range 40 {
+		for _, field := range []string{fmt.Sprintf("session.cdw%d", i), "session.cdw", "tool.nme", "x" + strconv.Itoa(i), "session.cwd"} {
+			asked := free(field, r.eventFields, 0)
+			q := func(f string) map[string]any {
+				return map[string]any{"subject": plan.SubjectToolCall, "phase": "before", "field": f, "input_type": "path"}
+			}
+			got := said(r.ask(r.bindDef, questionKey("bind", plan.SubjectToolCall, "before", asked, "path"), func() map[string]any { return q(asked) }), asked, field)
+			if want := direct(r.bindDef, q(field)); !reflect.DeepEqual(got, want) {
+				t.Fatalf("binding of %s: %+v, want %+v", field, got, want)
+			}
+		}
+		for _, kind := range []string{fmt.Sprintf("tol%d", i), "skil", "agent", "plugin"} {
+			for _, fbKind := range []string{"", "skill", fmt.Sprintf("skil%d", i)} {
+				k, fb := free(kind, r.refKinds, 0), free(fbKind, r.refKinds, 1)
+				q := func(k, fb string) map[string]any {
+					return map[string]any{"position": "members", "kind": k, "requirement": "required", "has_fallback": fbKind != "", "fallback_kind": fb}
+				}
+				got := said(r.ask(r.refDef, questionKey("ref", "members", k, "required", strconv.FormatBool(fbKind != ""), fb), func() map[string]any { return q(k, fb) }), k, kind, fb, fbKind)
+				if want := direct(r.refDef, q(kind, fbKind)); !reflect.DeepEqual(got, want) {
+					t.Fatalf("member %s with fallback %q: %+v, want %+v", kind, fbKind, got, want)
+				}
+			}
+		}
+	}
+	// Each known field and kind once, each mistake's placeholder once:
+	// not 40 of each.
+	if n := questionsAsked.Load() - before; n > 20 {
+		t.Errorf("%d questions asked of CUE, want one for each known value and one for all the mistakes", n)
+	}
+}

@@ -47,6 +47,10 @@ type Rules struct {
 	// fallbacks is, per member kind that takes an inline fallback, the
 	// kinds of reference it may name (#RefPositions.members.*.fallback).
 	fallbacks map[string]map[string]bool
+	// refKinds and eventFields are the reference kinds #RefPositions
+	// names and the fields #FieldTypes types: what #RefRules and
+	// #BindingRules look a question's kind and field up in (askFree).
+	refKinds, eventFields map[string]bool
 	// cueMu serializes every use of ctx and of the values compiled in
 	// it: the workers of a validation share one Rules (checkPackages), and
 	// CUE's evaluator is not safe for concurrent use. What the fast path
@@ -250,7 +254,73 @@ func LoadRules() (*Rules, error) {
 			r.fallbacks[kind] = m.Fallback
 		}
 	}
+	var positions map[string]map[string]any
+	if err := root.LookupPath(cue.ParsePath(defs.RefPositions)).Decode(&positions); err != nil {
+		return nil, fmt.Errorf("rules: #RefPositions: %w", err)
+	}
+	r.refKinds = map[string]bool{}
+	for _, kinds := range positions {
+		for k := range kinds {
+			r.refKinds[k] = true
+		}
+	}
+	var fields map[string]string
+	if err := root.LookupPath(cue.ParsePath(defs.FieldTypes)).Decode(&fields); err != nil {
+		return nil, fmt.Errorf("rules: #FieldTypes: %w", err)
+	}
+	r.eventFields = map[string]bool{}
+	for f := range fields {
+		r.eventFields[f] = true
+	}
 	return r, nil
+}
+
+// free returns v, a value of a question that #RefRules or #BindingRules
+// reads only by looking it up in known and by saying it, or, when known
+// does not hold it, placeholder i: every value no table knows is then
+// one question (askFree). A source whose packages each misspelt a kind
+// or a field their own way asked CUE once for each, some 0.3 ms a
+// question (TestFreeValuesAskedOnce).
+func free(v string, known map[string]bool, i int) string {
+	if v == "" || known[v] {
+		return v
+	}
+	return freePlaceholders[i]
+}
+
+// freePlaceholders stand for the values free replaces: bytes no TOML
+// string, table key or rule's text holds, and too far from any name for
+// a "did you mean".
+var freePlaceholders = [...]string{"\x00a value no table knows\x00", "\x00another value no table knows\x00"}
+
+// said is vs, the answer to a question some of whose values free
+// replaced, with each placeholder said as the value it stood for, and the
+// "did you mean" of that value: pairs holds, for each value, what the
+// question held and the value.
+func said(vs []violation, pairs ...string) []violation {
+	var r *strings.Replacer
+	var subs []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i] != pairs[i+1] {
+			subs = append(subs, pairs[i], pairs[i+1])
+		}
+	}
+	if len(subs) == 0 {
+		return vs
+	}
+	r = strings.NewReplacer(subs...)
+	out := make([]violation, len(vs))
+	for i, x := range vs {
+		out[i] = x
+		out[i].Message = r.Replace(x.Message)
+		if x.Near != nil && r.Replace(x.Near.Value) != x.Near.Value {
+			near := *x.Near
+			near.Value = r.Replace(near.Value)
+			out[i].Near = &near
+			suggestNear(out[i : i+1])
+		}
+	}
+	return out
 }
 
 // ask unifies def with the question question builds, reads its

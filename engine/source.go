@@ -771,9 +771,10 @@ func (c *pkgCheck) hooks() {
 			if !ok {
 				typ = "string" // still check the field itself
 			}
-			vs := c.r.ask(c.r.bindDef, questionKey("bind", h.Subject, h.Phase, b.Field, typ), func() map[string]any {
-				return map[string]any{"subject": h.Subject, "phase": h.Phase, "field": b.Field, "input_type": typ}
-			})
+			field := free(b.Field, c.r.eventFields, 0)
+			vs := said(c.r.ask(c.r.bindDef, questionKey("bind", h.Subject, h.Phase, field, typ), func() map[string]any {
+				return map[string]any{"subject": h.Subject, "phase": h.Phase, "field": field, "input_type": typ}
+			}), field, b.Field)
 			if !ok {
 				vs = dropCode(vs, "E039")
 			}
@@ -841,12 +842,13 @@ func (c *pkgCheck) refs() {
 		if mb.Fallback != nil {
 			fbKind = ParseRef(mb.Fallback.Skill).Kind
 		}
-		c.report(c.r.ask(c.r.refDef, questionKey("ref", "members", ref.Kind, mb.Requirement, strconv.FormatBool(mb.Fallback != nil), fbKind), func() map[string]any {
+		kind, fb := free(ref.Kind, c.r.refKinds, 0), free(fbKind, c.r.refKinds, 1)
+		c.report(said(c.r.ask(c.r.refDef, questionKey("ref", "members", kind, mb.Requirement, strconv.FormatBool(mb.Fallback != nil), fb), func() map[string]any {
 			return map[string]any{
-				"position": "members", "kind": ref.Kind, "requirement": mb.Requirement,
-				"has_fallback": mb.Fallback != nil, "fallback_kind": fbKind,
+				"position": "members", "kind": kind, "requirement": mb.Requirement,
+				"has_fallback": mb.Fallback != nil, "fallback_kind": fb,
 			}
-		}), at)
+		}), kind, ref.Kind, fb, fbKind), at)
 		norm := c.norm(mb.Ref)
 		if first, dup := seen[norm]; dup {
 			c.l.errorf("E057", c.doc.at(at+".ref"), at+".ref", "duplicate member reference %s (first at plugin.members[%d])", mb.Ref, first)
@@ -864,9 +866,10 @@ func (c *pkgCheck) refs() {
 		n := rq.n
 		at := indexPath("plugin.requires", n)
 		ref := ParseRef(rq.Ref)
-		c.report(c.r.ask(c.r.refDef, questionKey("ref", "requires", ref.Kind, rq.Requirement, "false", ""), func() map[string]any {
-			return map[string]any{"position": "requires", "kind": ref.Kind, "requirement": rq.Requirement, "has_fallback": false}
-		}), at)
+		kind := free(ref.Kind, c.r.refKinds, 0)
+		c.report(said(c.r.ask(c.r.refDef, questionKey("ref", "requires", kind, rq.Requirement, "false", ""), func() map[string]any {
+			return map[string]any{"position": "requires", "kind": kind, "requirement": rq.Requirement, "has_fallback": false}
+		}), kind, ref.Kind), at)
 		norm := c.norm(rq.Ref)
 		if first, dup := seen[norm]; dup {
 			c.l.errorf("E057", c.doc.at(at+".ref"), at+".ref", "duplicate required reference %s (first at plugin.requires[%d])", rq.Ref, first)
