@@ -486,12 +486,8 @@ func TestFrontMatterFindingsReadOnce(t *testing.T) {
 	}
 	edit("skills/sk-0000-s0/SKILL.md", "license: Apache-2.0\n", "license: Apache-2.0\ncontext: fork\nagent: Explore\n")
 	edit("agents/sk-0001-reviewer.md", "name: sk-0001-reviewer\n", "name: Sk_0001_Reviewer\n")
-	before := frontMatterRuns.Load()
-	rep, err := Validate(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := frontMatterRuns.Load() - before; n != 2*7 {
+	rep, n := validateCounted(t, dir, &frontMatterRuns)
+	if n != 2*7 {
 		t.Errorf("the front matter program ran %d times on 14 files, want 14", n)
 	}
 	var got []string

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -228,12 +229,8 @@ func TestBrokenShapesNotUnifiedWhole(t *testing.T) {
 		root := t.TempDir()
 		manifest := strings.Replace(validManifest, tc.old, tc.new, 1)
 		writeArchive(t, root, baseSource+"-- plugins/design-review/PLUGIN.toml --\n"+manifest)
-		before := shapesUnified.Load()
-		rep, err := Validate(root, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := shapesUnified.Load() - before; n != 0 {
+		rep, n := validateCounted(t, root, &shapesUnified)
+		if n != 0 {
 			t.Errorf("%s: %d manifests unified whole, want none", tc.new, n)
 		}
 		var got []string
@@ -259,12 +256,8 @@ func TestRepeatedMistakesAskedOnce(t *testing.T) {
 	manifest = strings.ReplaceAll(manifest, `effect = "add_context"`, `effect = "add_contxt"`)
 	root := t.TempDir()
 	writeArchive(t, root, baseSource+"-- plugins/design-review/PLUGIN.toml --\n"+manifest)
-	before := scalarsAsked.Load()
-	rep, err := Validate(root, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := scalarsAsked.Load() - before; n > 2 {
+	rep, n := validateCounted(t, root, &scalarsAsked)
+	if n > 2 {
 		t.Errorf("%d findings about scalars made for 50 hooks with the same two mistakes, want 2", n)
 	}
 	subjects, effects := 0, 0
@@ -338,13 +331,9 @@ func TestEnumMistakesNotUnified(t *testing.T) {
 	})
 	root := t.TempDir()
 	writeArchive(t, root, baseSource+"-- plugins/design-review/PLUGIN.toml --\n"+manifest)
-	before := scalarsUnified.Load()
-	rep, err := Validate(root, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := scalarsUnified.Load() - before; n != 0 {
-		t.Errorf("CUE asked about %d values, want none", n)
+	rep, asked := validateCounted(t, root, &scalarsUnified)
+	if asked != 0 {
+		t.Errorf("CUE asked about %d values, want none", asked)
 	}
 	effects := 0
 	for _, d := range rep.Diagnostics {
@@ -355,4 +344,16 @@ func TestEnumMistakesNotUnified(t *testing.T) {
 	if effects != 50 {
 		t.Errorf("%d effects said wrong, want 50:\n%v", effects, rep.Diagnostics)
 	}
+}
+
+// validateCounted validates the source at root and returns its report and
+// how much counter, one of the engine's counters, grew meanwhile.
+func validateCounted(t *testing.T, root string, counter *atomic.Int64) (*Report, int64) {
+	t.Helper()
+	before := counter.Load()
+	rep, err := Validate(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, counter.Load() - before
 }
