@@ -91,10 +91,11 @@ func lstatInsideKnown(root, rel string, dirs map[string]bool) (fs.FileInfo, stri
 			if errors.Is(err, fs.ErrNotExist) {
 				// Name the path that was looked for, then what is missing
 				// on the way to it when that is a directory.
+				dir := ""
 				if i < len(parts)-1 {
-					return nil, fmt.Sprintf("%s does not exist: there is no directory %s", rel, path.Join(parts[:i+1]...))
+					dir = path.Join(parts[:i+1]...)
 				}
-				return nil, fmt.Sprintf("%s does not exist", rel)
+				return nil, notExist(rel, dir)
 			}
 			return nil, fmt.Sprintf("%s cannot be read: %v", path.Join(parts[:i+1]...), unwrapPathError(err))
 		}
@@ -116,6 +117,16 @@ func lstatInsideKnown(root, rel string, dirs map[string]bool) (fs.FileInfo, stri
 		return fi, ""
 	}
 	return nil, "is empty"
+}
+
+// notExist says that rel does not exist, and, when it is not rel itself
+// that is missing but the directory dir on the way to it, that dir is not
+// there: lstatInside's words, and treeStats.missing's.
+func notExist(rel, dir string) string {
+	if dir != "" {
+		return fmt.Sprintf("%s does not exist: there is no directory %s", rel, dir)
+	}
+	return fmt.Sprintf("%s does not exist", rel)
 }
 
 func unwrapPathError(err error) error {
@@ -223,10 +234,11 @@ func (st *treeStats) missing(base int, rel string) (string, bool) {
 			if !searched || i-parent-1 > maxNameBytes {
 				return "", false
 			}
+			dir := ""
 			if i < len(rel) {
-				return fmt.Sprintf("%s does not exist: there is no directory %s", rel, rel[:i]), true
+				dir = rel[:i]
 			}
-			return fmt.Sprintf("%s does not exist", rel), true
+			return notExist(rel, dir), true
 		case i == len(rel) || !fi.mode.IsDir():
 			return "", false
 		}

@@ -49,7 +49,7 @@ type Rules struct {
 	fallbacks map[string]map[string]bool
 	// refKinds and eventFields are the reference kinds #RefPositions
 	// names and the fields #FieldTypes types: what #RefRules and
-	// #BindingRules look a question's kind and field up in (askFree).
+	// #BindingRules look a question's kind and field up in (free).
 	refKinds, eventFields map[string]bool
 	// cueMu serializes every use of ctx and of the values compiled in
 	// it: the workers of a validation share one Rules (checkPackages), and
@@ -278,7 +278,7 @@ func LoadRules() (*Rules, error) {
 // free returns v, a value of a question that #RefRules or #BindingRules
 // reads only by looking it up in known and by saying it, or, when known
 // does not hold it, placeholder i: every value no table knows is then
-// one question (askFree). A source whose packages each misspelt a kind
+// one question, whose answer said gives the value back. A source whose packages each misspelt a kind
 // or a field their own way asked CUE once for each, some 0.3 ms a
 // question (TestFreeValuesAskedOnce).
 func free(v string, known map[string]bool, i int) string {
@@ -288,9 +288,10 @@ func free(v string, known map[string]bool, i int) string {
 	return freePlaceholders[i]
 }
 
-// freePlaceholders stand for the values free replaces: bytes no TOML
-// string, table key or rule's text holds, and too far from any name for
-// a "did you mean".
+// freePlaceholders stand for the values free replaces: no rule's text
+// holds their NULs, and they are too far from any name for a "did you
+// mean". said replaces them in one pass, so that even a value holding a
+// placeholder's text (a TOML string may hold NUL) is said as itself.
 var freePlaceholders = [...]string{"\x00a value no table knows\x00", "\x00another value no table knows\x00"}
 
 // said is vs, the answer to a question some of whose values free
@@ -298,7 +299,6 @@ var freePlaceholders = [...]string{"\x00a value no table knows\x00", "\x00anothe
 // "did you mean" of that value: pairs holds, for each value, what the
 // question held and the value.
 func said(vs []violation, pairs ...string) []violation {
-	var r *strings.Replacer
 	var subs []string
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i] != pairs[i+1] {
@@ -308,7 +308,7 @@ func said(vs []violation, pairs ...string) []violation {
 	if len(subs) == 0 {
 		return vs
 	}
-	r = strings.NewReplacer(subs...)
+	r := strings.NewReplacer(subs...)
 	out := make([]violation, len(vs))
 	for i, x := range vs {
 		out[i] = x
