@@ -187,7 +187,7 @@ func decodeManifest(src []byte, lim *Limits, l *diagList) *manifest {
 	}
 	m.data = data
 	m.spans = spanIndex(len(m.lines))
-	w := walker{m: m, lim: lim, l: l, arrays: make(map[string]int)}
+	w := walker{m: m, lim: lim, l: l}
 	if !w.walk(src) {
 		return nil
 	}
@@ -280,7 +280,7 @@ func decodeOnce(src []byte, m *manifest, lim *Limits) *manifest {
 	var scratch diagList
 	m.data = map[string]any{}
 	m.spans = spanIndex(len(m.lines))
-	w := walker{m: m, lim: lim, l: &scratch, arrays: make(map[string]int), build: true}
+	w := walker{m: m, lim: lim, l: &scratch, build: true}
 	if !w.walk(src) || w.bad || len(scratch.diags) != 0 {
 		m.data, m.spans = nil, nil
 		return nil
@@ -307,6 +307,7 @@ type walker struct {
 	build, bad bool
 	kinds      map[uintptr]defKind
 	paths      pathBuf
+	short      shortStrings
 }
 
 // A definition is how a field path was first defined, and where (a byte
@@ -344,7 +345,7 @@ func (d *duplicate) message() string {
 // findDuplicate walks src, which go-toml refused, for the first field path
 // it defines twice. It ignores the limits and stops where the syntax breaks.
 func findDuplicate(src []byte, lines []int) *duplicate {
-	w := walker{m: &manifest{spans: make(map[string]span), lines: lines}, arrays: make(map[string]int)}
+	w := walker{m: &manifest{spans: make(map[string]span), lines: lines}}
 	w.walk(src)
 	return w.dup
 }
@@ -393,8 +394,10 @@ func (w *walker) walk(src []byte) bool {
 	// The paths of a manifest take about as many bytes as it does (1.03x
 	// to 1.11x on bench/sourcegen's four shapes): one buffer holds them.
 	w.paths.b.Grow(len(src) + len(src)/4)
-	p := parsers.Get().(*unstable.Parser)
-	defer putParser(p)
+	st := parsers.Get().(*walkState)
+	defer st.put()
+	w.arrays, w.kinds, w.short = st.arrays, st.kinds, st.short
+	p := &st.parser
 	p.Reset(src)
 	table := scope{}
 	if w.build {
@@ -419,25 +422,84 @@ func (w *walker) walk(src []byte) bool {
 	return !w.failed
 }
 
-// parsers holds go-toml parsers between walks: Reset keeps a parser's
-// node storage, which a new parser grew node by node, each manifest (a
-// tenth of the bytes checking a package of bench/sourcegen's own shape
-// allocated). The walk keeps no node past its end: what it keeps of one
-// (a key, a string) it copies.
+// parsers holds go-toml parsers between walks, with the walk's maps:
+// Reset keeps a parser's node storage, which a new parser grew node by
+// node, each manifest (a tenth of the bytes checking a package of
+// bench/sourcegen's own shape allocated), and the maps of arrays and
+// table kinds, made and grown for each manifest, were a tenth of what
+// decoding one of twelve members allocated. The walk keeps no node past
+// its end: what it keeps of one (a key, a string) it copies.
 var parsers = sync.Pool{New: func() any {
 	parsersMade.Add(1)
-	return new(unstable.Parser)
+	return &walkState{arrays: make(map[string]int), kinds: make(map[uintptr]defKind), short: make(shortStrings)}
 }}
+
+// A walkState is what one walk uses and the next may use again.
+type walkState struct {
+	parser unstable.Parser
+	arrays map[string]int
+	kinds  map[uintptr]defKind
+	short  shortStrings
+}
+
+// shortStrings holds the short keys and string values walks decoded
+// lately, each as the interface data holds it: the same few (ref,
+// requirement, "optional", "inline", "node") recur in every manifest,
+// and a string and its interface made for each were a fifth of the
+// allocations of decoding one of twelve members.
+type shortStrings map[string]any
+
+const (
+	maxShortString  = 24   // bytes: names and enumerated values, not references
+	maxShortStrings = 1024 // kept at once, then forgotten together
+)
+
+// value returns b as a string in an interface: one kept when b is short,
+// made and kept when it is not yet.
+func (s shortStrings) value(b []byte) any {
+	if len(b) > maxShortString || s == nil {
+		return string(b)
+	}
+	if x, ok := s[string(b)]; ok {
+		return x
+	}
+	if len(s) == maxShortStrings {
+		clear(s) // a source of names each its own must not grow it
+	}
+	str := string(b)
+	x := any(str)
+	s[str] = x
+	return x
+}
+
+// key returns b as a string, as value does.
+func (s shortStrings) key(b []byte) string {
+	if len(b) > maxShortString || s == nil {
+		return string(b)
+	}
+	return s.value(b).(string)
+}
 
 // parsersMade counts the parsers made for walks: a test holds one walk
 // after another to one.
 var parsersMade atomic.Int64
 
-// putParser returns p to parsers. Its storage may hold nodes of the
-// last document (slices of its bytes) until the next walk writes over them.
-func putParser(p *unstable.Parser) {
-	p.Reset(nil)
-	parsers.Put(p)
+// maxPooledTables is the most arrays or tables a walk's maps may have
+// held to be used again: clearing a map costs what it grew to, which a
+// manifest of a megabyte would make every small one after it pay.
+const maxPooledTables = 256
+
+// put returns st to parsers, its maps emptied. The parser's storage may
+// hold nodes of the last document (slices of its bytes) until the next
+// walk writes over them.
+func (st *walkState) put() {
+	st.parser.Reset(nil)
+	if len(st.arrays) > maxPooledTables || len(st.kinds) > maxPooledTables {
+		return
+	}
+	clear(st.arrays)
+	clear(st.kinds)
+	parsers.Put(st)
 }
 
 // A scope is the table keys are defined in: its field path, its TOML
@@ -505,7 +567,7 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 		if !w.checkKey(k, s) {
 			return s
 		}
-		key := string(k.Data)
+		key := w.short.key(k.Data)
 		s = s.enter(key, &w.paths)
 		off = int(k.Raw.Offset)
 		last := i == len(parts)-1
@@ -571,7 +633,7 @@ func (w *walker) keyValue(e *unstable.Node, table scope) {
 		if !w.checkKey(last, s) {
 			return
 		}
-		k = string(last.Data)
+		k = w.short.key(last.Data)
 		s = s.enter(k, &w.paths)
 	}
 	if tbl != nil {
@@ -670,9 +732,6 @@ func (w *walker) dottedTable(t map[string]any, k string) map[string]any {
 // for size keys.
 func (w *walker) table(kind defKind, size int) map[string]any {
 	e := make(map[string]any, size)
-	if w.kinds == nil {
-		w.kinds = make(map[uintptr]defKind)
-	}
 	w.kinds[reflect.ValueOf(e).Pointer()] = kind
 	return e
 }
@@ -688,7 +747,7 @@ func (w *walker) put(t map[string]any, k string, v *unstable.Node) {
 		w.bad = true
 		return
 	}
-	x, ok := nodeData(v)
+	x, ok := nodeData(v, w.short)
 	if !ok {
 		w.bad = true
 		return
@@ -697,11 +756,11 @@ func (w *walker) put(t map[string]any, k string, v *unstable.Node) {
 }
 
 // nodeData is what go-toml decodes v into, for the values decodeOnce
-// builds; ok is false for any other.
-func nodeData(v *unstable.Node) (any, bool) {
+// builds; ok is false for any other. Its short strings come from short.
+func nodeData(v *unstable.Node, short shortStrings) (any, bool) {
 	switch v.Kind {
 	case unstable.String:
-		return string(v.Data), true
+		return short.value(v.Data), true
 	case unstable.Bool:
 		return string(v.Data) == "true", true
 	case unstable.Integer:
@@ -731,7 +790,7 @@ func nodeData(v *unstable.Node) (any, bool) {
 			if c.Kind == unstable.Comment {
 				continue
 			}
-			x, ok := nodeData(c)
+			x, ok := nodeData(c, short)
 			if !ok {
 				return nil, false
 			}
@@ -758,12 +817,12 @@ func nodeData(v *unstable.Node) (any, bool) {
 					t[last] = e
 					t = e
 				}
-				last = string(keys.Node().Data)
+				last = short.key(keys.Node().Data)
 			}
 			if _, ok := t[last]; ok {
 				return nil, false
 			}
-			x, ok := nodeData(kv.Value())
+			x, ok := nodeData(kv.Value(), short)
 			if !ok {
 				return nil, false
 			}
