@@ -67,7 +67,7 @@ func TestAskAgrees(t *testing.T) {
 	refused := 0
 	for i, x := range qs {
 		r.memo = &ruleMemo{m: map[string][]violation{}, verdicts: map[string]bool{}}
-		got := r.ask(x.def, fmt.Sprint(i), func() map[string]any { return x.q })
+		got := r.ask(x.def, []byte(fmt.Sprint(i)), func() map[string]any { return x.q })
 		v := x.def
 		for k, val := range x.q {
 			v = v.FillPath(cue.MakePath(cue.Str(k)), val)
@@ -104,8 +104,8 @@ func TestAskBuildsRememberedQuestionOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.memo = &ruleMemo{m: map[string][]violation{}, verdicts: map[string]bool{}}
-	key := questionKey("hook", plan.SubjectPrompt, plan.PhaseBefore, plan.EffectAddContext, plan.PolicyReport, plan.RequirementRequired, strconv.FormatBool(false), strconv.FormatBool(true))
-	if want := fmt.Sprintf("hook|%s|%s|%s|%s|%s|%t|%t", plan.SubjectPrompt, plan.PhaseBefore, plan.EffectAddContext, plan.PolicyReport, plan.RequirementRequired, false, true); key != want {
+	key := questionKey(nil, "hook", plan.SubjectPrompt, plan.PhaseBefore, plan.EffectAddContext, plan.PolicyReport, plan.RequirementRequired, strconv.FormatBool(false), strconv.FormatBool(true))
+	if want := fmt.Sprintf("hook|%s|%s|%s|%s|%s|%t|%t", plan.SubjectPrompt, plan.PhaseBefore, plan.EffectAddContext, plan.PolicyReport, plan.RequirementRequired, false, true); string(key) != want {
 		t.Fatalf("key %q, want %q", key, want)
 	}
 	built := 0
@@ -117,7 +117,11 @@ func TestAskBuildsRememberedQuestionOnce(t *testing.T) {
 			"has_fallback": false, "has_matcher": true,
 		}
 	}
-	first := r.ask(r.hookDef, key, question)
+	// The key is learned from a buffer then written over, as a caller's
+	// stack is: the answer stays under the key's bytes as they were.
+	var kb keyBuf
+	first := r.ask(r.hookDef, questionKey(kb[:0], string(key)), question)
+	clear(kb[:])
 	for range 3 {
 		if again := r.ask(r.hookDef, key, question); !slices.Equal(again, first) {
 			t.Fatalf("answer %v, then %v", first, again)
@@ -126,8 +130,12 @@ func TestAskBuildsRememberedQuestionOnce(t *testing.T) {
 	if built != 1 {
 		t.Errorf("question built %d times, want once", built)
 	}
-	if n := testing.AllocsPerRun(100, func() { r.ask(r.hookDef, key, question) }); n != 0 {
-		t.Errorf("a remembered answer allocates %v times, want 0", n)
+	parts := []string{"hook", plan.SubjectPrompt, plan.PhaseBefore, plan.EffectAddContext, plan.PolicyReport, plan.RequirementRequired, "false", "true"}
+	if n := testing.AllocsPerRun(100, func() {
+		var kb keyBuf
+		r.ask(r.hookDef, questionKey(kb[:0], parts...), question)
+	}); n != 0 {
+		t.Errorf("asking a remembered question, key and all, allocates %v times, want 0", n)
 	}
 }
 
@@ -155,7 +163,7 @@ func TestFreeValuesAskedOnce(t *testing.T) {
 			q := func(f string) map[string]any {
 				return map[string]any{"subject": plan.SubjectToolCall, "phase": "before", "field": f, "input_type": "path"}
 			}
-			got := said(r.ask(r.bindDef, questionKey("bind", plan.SubjectToolCall, "before", asked, "path"), func() map[string]any { return q(asked) }), asked, field)
+			got := said(r.ask(r.bindDef, questionKey(nil, "bind", plan.SubjectToolCall, "before", asked, "path"), func() map[string]any { return q(asked) }), asked, field)
 			if want := direct(r.bindDef, q(field)); !reflect.DeepEqual(got, want) {
 				t.Fatalf("binding of %s: %+v, want %+v", field, got, want)
 			}
@@ -166,7 +174,7 @@ func TestFreeValuesAskedOnce(t *testing.T) {
 				q := func(k, fb string) map[string]any {
 					return map[string]any{"position": "members", "kind": k, "requirement": "required", "has_fallback": fbKind != "", "fallback_kind": fb}
 				}
-				got := said(r.ask(r.refDef, questionKey("ref", "members", k, "required", strconv.FormatBool(fbKind != ""), fb), func() map[string]any { return q(k, fb) }), k, kind, fb, fbKind)
+				got := said(r.ask(r.refDef, questionKey(nil, "ref", "members", k, "required", strconv.FormatBool(fbKind != ""), fb), func() map[string]any { return q(k, fb) }), k, kind, fb, fbKind)
 				if want := direct(r.refDef, q(kind, fbKind)); !reflect.DeepEqual(got, want) {
 					t.Fatalf("member %s with fallback %q: %+v, want %+v", kind, fbKind, got, want)
 				}

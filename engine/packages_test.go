@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -256,5 +257,29 @@ func TestIDScanReadsOnlyEarlierManifests(t *testing.T) {
 	}
 	if n := manifestsScanned.Load() - before; n != 8 {
 		t.Errorf("scanned %d manifests for ids, want the 8 before own-0008", n)
+	}
+}
+
+// TestForgetKeepsReferencePositions: a package done with its own checks
+// keeps the positions of its id and references and drops its hooks'; a
+// package without hooks keeps its index as it is.
+func TestForgetKeepsReferencePositions(t *testing.T) {
+	at := func(line int) Pos { return Pos{Line: line, Column: 1} }
+	refs := map[string]Pos{"plugin.id": at(3), "plugin.members[0].ref": at(7), "plugin.requires[0].ref": at(9)}
+	hooked := &Package{Manifest: &Manifest{Hooks: []Hook{{ID: "h"}}}, pos: maps.Clone(refs)}
+	hooked.pos["hook[0].timeout_ms"] = at(12)
+	hooked.pos["hook[0].matcher.tool_names[1]"] = at(13)
+	hooked.forget()
+	if !maps.Equal(hooked.pos, refs) {
+		t.Errorf("a package with hooks keeps %v, want %v", hooked.pos, refs)
+	}
+	plain := &Package{Manifest: &Manifest{}, pos: maps.Clone(refs)}
+	index := reflect.ValueOf(plain.pos).Pointer()
+	plain.forget()
+	if !maps.Equal(plain.pos, refs) {
+		t.Errorf("a package without hooks keeps %v, want %v", plain.pos, refs)
+	}
+	if reflect.ValueOf(plain.pos).Pointer() != index {
+		t.Errorf("a package without hooks has its positions copied into another index")
 	}
 }

@@ -31,7 +31,7 @@ type requireAt struct {
 }
 
 func manifestRefs(m *Manifest) *refList {
-	rl := &refList{}
+	rl := &refList{members: make([]memberAt, 0, len(m.Plugin.Members)), requires: make([]requireAt, 0, len(m.Plugin.Requires))}
 	for n, mb := range m.Plugin.Members {
 		rl.members = append(rl.members, memberAt{n, mb})
 	}

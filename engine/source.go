@@ -468,10 +468,20 @@ func (p *Package) forget() {
 	}
 	p.summary = summarize(m)
 	p.Manifest = &Manifest{SchemaVersion: m.SchemaVersion, Plugin: Plugin{Name: m.Plugin.Name, ID: m.Plugin.ID}}
-	if p.pos != nil {
-		pos := make(map[string]Pos)
-		for _, f := range sourceFields(p, false) {
-			if at, ok := p.pos[f]; ok {
+	// The positions kept are sourceFields(p, false)'s, which checkPackage
+	// indexed with the hooks' (sourceFields(p, true)): the hooks' are
+	// dropped, and a package with none keeps its index as it is, not
+	// copied key by key after formatting each key again.
+	hooks := 0
+	for f := range p.pos {
+		if strings.HasPrefix(f, hookFields) {
+			hooks++
+		}
+	}
+	if hooks > 0 {
+		pos := make(map[string]Pos, len(p.pos)-hooks)
+		for f, at := range p.pos {
+			if !strings.HasPrefix(f, hookFields) {
 				pos[f] = at
 			}
 		}
@@ -498,11 +508,12 @@ func summarize(m *Manifest) *PackageReport {
 func sourceFields(p *Package, hooks bool) []string {
 	fs := []string{"plugin.id"}
 	if p.refs != nil {
+		fs = slices.Grow(fs, len(p.refs.members)+len(p.refs.requires))
 		for _, mb := range p.refs.members {
-			fs = append(fs, fmt.Sprintf("plugin.members[%d].ref", mb.n))
+			fs = append(fs, "plugin.members["+strconv.Itoa(mb.n)+"].ref")
 		}
 		for _, rq := range p.refs.requires {
-			fs = append(fs, fmt.Sprintf("plugin.requires[%d].ref", rq.n))
+			fs = append(fs, "plugin.requires["+strconv.Itoa(rq.n)+"].ref")
 		}
 	}
 	if hooks && p.Manifest != nil {
@@ -511,13 +522,16 @@ func sourceFields(p *Package, hooks bool) []string {
 			fs = append(fs, at+".timeout_ms")
 			if h.Matcher != nil {
 				for n := range h.Matcher.ToolNames {
-					fs = append(fs, fmt.Sprintf("%s.matcher.tool_names[%d]", at, n))
+					fs = append(fs, at+".matcher.tool_names["+strconv.Itoa(n)+"]")
 				}
 			}
 		}
 	}
 	return fs
 }
+
+// hookFields starts the field path of each hook's field (hook[3].id).
+const hookFields = "hook["
 
 // at is the position of field, one of sourceFields, once the package's
 // own checks are done: from the document while it is kept (askedNext).
@@ -734,7 +748,8 @@ func (c *pkgCheck) hooks() {
 		} else {
 			seen[h.ID] = i
 		}
-		key := questionKey("hook", h.Subject, h.Phase, h.Effect, h.FailurePolicy, h.Requirement, strconv.FormatBool(h.Fallback != ""), strconv.FormatBool(h.Matcher != nil))
+		var kb keyBuf
+		key := questionKey(kb[:0], "hook", h.Subject, h.Phase, h.Effect, h.FailurePolicy, h.Requirement, strconv.FormatBool(h.Fallback != ""), strconv.FormatBool(h.Matcher != nil))
 		c.report(c.r.ask(c.r.hookDef, key, func() map[string]any {
 			return map[string]any{
 				"subject": h.Subject, "phase": h.Phase, "effect": h.Effect,
@@ -772,7 +787,7 @@ func (c *pkgCheck) hooks() {
 				typ = "string" // still check the field itself
 			}
 			field := free(b.Field, c.r.eventFields, 0)
-			vs := said(c.r.ask(c.r.bindDef, questionKey("bind", h.Subject, h.Phase, field, typ), func() map[string]any {
+			vs := said(c.r.ask(c.r.bindDef, questionKey(kb[:0], "bind", h.Subject, h.Phase, field, typ), func() map[string]any {
 				return map[string]any{"subject": h.Subject, "phase": h.Phase, "field": field, "input_type": typ}
 			}), field, b.Field)
 			if !ok {
@@ -834,6 +849,7 @@ func (c *pkgCheck) refs() {
 		}
 	}
 	seen := map[string]int{}
+	var kb keyBuf
 	for _, mb := range rl.members {
 		n := mb.n
 		at := indexPath("plugin.members", n)
@@ -843,7 +859,7 @@ func (c *pkgCheck) refs() {
 			fbKind = ParseRef(mb.Fallback.Skill).Kind
 		}
 		kind, fb := free(ref.Kind, c.r.refKinds, 0), free(fbKind, c.r.refKinds, 1)
-		c.report(said(c.r.ask(c.r.refDef, questionKey("ref", "members", kind, mb.Requirement, strconv.FormatBool(mb.Fallback != nil), fb), func() map[string]any {
+		c.report(said(c.r.ask(c.r.refDef, questionKey(kb[:0], "ref", "members", kind, mb.Requirement, strconv.FormatBool(mb.Fallback != nil), fb), func() map[string]any {
 			return map[string]any{
 				"position": "members", "kind": kind, "requirement": mb.Requirement,
 				"has_fallback": mb.Fallback != nil, "fallback_kind": fb,
@@ -867,7 +883,7 @@ func (c *pkgCheck) refs() {
 		at := indexPath("plugin.requires", n)
 		ref := ParseRef(rq.Ref)
 		kind := free(ref.Kind, c.r.refKinds, 0)
-		c.report(said(c.r.ask(c.r.refDef, questionKey("ref", "requires", kind, rq.Requirement, "false", ""), func() map[string]any {
+		c.report(said(c.r.ask(c.r.refDef, questionKey(kb[:0], "ref", "requires", kind, rq.Requirement, "false", ""), func() map[string]any {
 			return map[string]any{"position": "requires", "kind": kind, "requirement": rq.Requirement, "has_fallback": false}
 		}), kind, ref.Kind), at)
 		norm := c.norm(rq.Ref)
