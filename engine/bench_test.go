@@ -297,12 +297,19 @@ func BenchmarkCheckText(b *testing.B) {
 	for i := 0; sb.Len() < 8<<10; i++ {
 		fmt.Fprintf(&sb, "%d. Keep the über-naïve café reply → short; 設計 is %d µs, not 🚀.\n", i, i*7)
 	}
-	text := sb.String()
-	b.SetBytes(int64(len(text)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, what, err := checkText(strings.NewReader(text)); err != nil || what != "" {
-			b.Fatal(what, err)
-		}
+	lines := sb.String()
+	// The same prose on one line of 256 KB, and broken once near the start of each read.
+	line := strings.Repeat(strings.ReplaceAll(lines, "\n", " "), 32)
+	early := strings.Repeat("\n"+line[:64<<10-1], 4)
+	for _, c := range []struct{ name, text string }{{"lines", lines}, {"line", line}, {"early", early}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, what, err := checkText(strings.NewReader(c.text)); err != nil || what != "" {
+					b.Fatal(what, err)
+				}
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -66,7 +67,7 @@ func TestCheckTextAgrees(t *testing.T) {
 	// 32 bytes a step (github.com/segmentio/asm/utf8), and a fault may
 	// fall anywhere in a step.
 	pieces := []string{"a", "bc\n", "\n", "é", "設", "😀", "\x00", "\xff", "\xe8\xa8", "\xed\xa0\x80", "\t", " ",
-		"\xc0\xaf", "\xf4\x90\x80\x80", "\xef\xbf\xbf", "Keep the reply short; ", strings.Repeat("x", 31), "über naïve café straße ", "日本語のテキスト → ∑ "}
+		"\xc0\xaf", "\xf4\x90\x80\x80", "\xef\xbf\xbf", "Keep the reply short; ", strings.Repeat("x", 31), "über naïve café straße ", "日本語のテキスト → ∑ ", strings.Repeat("y", 700)}
 	for i := range 4000 {
 		var b strings.Builder
 		for range rng.IntN(40 + i%3*40) {
@@ -88,6 +89,36 @@ func TestCheckTextAgrees(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestLastByteAgrees: lastByte finds what bytes.LastIndexByte finds, in
+// texts shorter and longer than its window, wherever the byte is.
+func TestLastByteAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		s := make([]byte, rng.IntN(3000))
+		for i := range s {
+			s[i] = 'a'
+		}
+		for range rng.IntN(4) {
+			if len(s) > 0 {
+				s[rng.IntN(len(s))] = '\n'
+			}
+		}
+		if got, want := lastByte(s, '\n'), bytes.LastIndexByte(s, '\n'); got != want {
+			t.Fatalf("in %d bytes with newlines at %v: got %d, want %d", len(s), newlines(s), got, want)
+		}
+	}
+}
+
+func newlines(s []byte) []int {
+	var at []int
+	for i, c := range s {
+		if c == '\n' {
+			at = append(at, i)
+		}
+	}
+	return at
 }
 
 // textFault is checkText's rule read the plainest way: a rune at a time
