@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"dalo/plan"
 )
 
 // TestReadRefs proves that a manifest whose shape failed yields exactly
@@ -141,6 +143,19 @@ func TestEntryPath(t *testing.T) {
 		got, ok := entryPath(tt.field, "plugin.members")
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("entryPath(%q) = %q, %t; want %q, %t", tt.field, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestRefFields: the shared paths of references are the paths, within
+// the table and past it.
+func TestRefFields(t *testing.T) {
+	for n := range plan.DraftLimits.ArrayEntries + 10 {
+		if got, want := memberField(n), fmt.Sprintf("plugin.members[%d].ref", n); got != want {
+			t.Fatalf("memberField(%d) = %q, want %q", n, got, want)
+		}
+		if got, want := requireField(n), fmt.Sprintf("plugin.requires[%d].ref", n); got != want {
+			t.Fatalf("requireField(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -510,10 +510,10 @@ func sourceFields(p *Package, hooks bool) []string {
 	if p.refs != nil {
 		fs = slices.Grow(fs, len(p.refs.members)+len(p.refs.requires))
 		for _, mb := range p.refs.members {
-			fs = append(fs, "plugin.members["+strconv.Itoa(mb.n)+"].ref")
+			fs = append(fs, memberField(mb.n))
 		}
 		for _, rq := range p.refs.requires {
-			fs = append(fs, "plugin.requires["+strconv.Itoa(rq.n)+"].ref")
+			fs = append(fs, requireField(rq.n))
 		}
 	}
 	if hooks && p.Manifest != nil {
