@@ -250,18 +250,7 @@ func TestValidateHoldsLittlePerPackage(t *testing.T) {
 			if err := shape.write(one, 1); err != nil {
 				t.Fatal(err)
 			}
-			var held, base int64
-			before := liveHeap()
-			beforeReport = func() { base = liveHeap() - before }
-			if _, err := Validate(one, Options{}); err != nil {
-				t.Fatal(err)
-			}
-			before = liveHeap()
-			beforeReport = func() { held = liveHeap() - before }
-			rep, err := Validate(dir, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep, base, held := heldUntilReport(t, one, dir)
 			if !rep.Valid {
 				t.Fatalf("generated source invalid: %v", rep.Diagnostics)
 			}
@@ -318,7 +307,22 @@ func TestValidateHoldsLittlePerReference(t *testing.T) {
 	one, dir := filepath.Join(t.TempDir(), "one"), filepath.Join(t.TempDir(), "source")
 	write(one, 1, members)
 	write(dir, packages, members)
-	var held, base int64
+	rep, base, held := heldUntilReport(t, one, dir)
+	if !rep.Valid || len(rep.References) != packages*members {
+		t.Fatalf("want a valid source of %d references, got valid=%t with %d: %v", packages*members, rep.Valid, len(rep.References), rep.Diagnostics[:min(5, len(rep.Diagnostics))])
+	}
+	per := (held - base) / ((packages - 1) * members)
+	t.Logf("%d bytes held per reference", per)
+	if per > 400 {
+		t.Errorf("a validation holds %d bytes per reference, want at most 400", per)
+	}
+}
+
+// heldUntilReport validates one, then dir, and returns dir's report with
+// what each validation held when it had checked every package: base of
+// one, held of dir. The caller restores beforeReport.
+func heldUntilReport(t *testing.T, one, dir string) (rep *Report, base, held int64) {
+	t.Helper()
 	before := liveHeap()
 	beforeReport = func() { base = liveHeap() - before }
 	if _, err := Validate(one, Options{}); err != nil {
@@ -330,14 +334,7 @@ func TestValidateHoldsLittlePerReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Valid || len(rep.References) != packages*members {
-		t.Fatalf("want a valid source of %d references, got valid=%t with %d: %v", packages*members, rep.Valid, len(rep.References), rep.Diagnostics[:min(5, len(rep.Diagnostics))])
-	}
-	per := (held - base) / ((packages - 1) * members)
-	t.Logf("%d bytes held per reference", per)
-	if per > 400 {
-		t.Errorf("a validation holds %d bytes per reference, want at most 400", per)
-	}
+	return rep, base, held
 }
 
 // BenchmarkCheckText is an instruction's text check on prose that is
