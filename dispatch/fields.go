@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"dalo/plan"
 )
@@ -26,7 +27,9 @@ func (f Fields) String(name string) (string, bool) {
 // "subagent" and actor.id the value of n.ActorKey when the payload has it
 // as a non-empty string; else both are "main".
 func extractFields(payload []byte, n *plan.Native) (Fields, error) {
-	get, err := payloadValues(payload)
+	get, err := payloadValues(payload, func(key string) bool {
+		return key == n.ActorKey && key != "" || slices.ContainsFunc(n.Fields, func(f plan.Field) bool { return f.Key == key })
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -53,14 +56,14 @@ func extractFields(payload []byte, n *plan.Native) (Fields, error) {
 }
 
 // payloadValues reads the native payload, which must be one JSON object,
-// and returns what each top-level key holds, decoded as into an any (nil
-// when the key is missing). It reads by hand (plan.DecodeValue), and with
-// encoding/json what that cannot read, decoding only the keys asked for.
-func payloadValues(payload []byte) (func(key string) any, error) {
-	if v, ok := plan.DecodeValue(payload); ok {
-		if obj, ok := v.(map[string]any); ok {
-			return func(key string) any { return obj[key] }, nil
-		}
+// and returns what each top-level key want asks for holds, decoded as
+// into an any (nil when the key is missing). It reads by hand
+// (plan.DecodeObject, which only checks the other values: a tool's input
+// may be a file of megabytes), and with encoding/json what that cannot
+// read, decoding only the keys asked for.
+func payloadValues(payload []byte, want func(key string) bool) (func(key string) any, error) {
+	if obj, ok := plan.DecodeObject(payload, want); ok {
+		return func(key string) any { return obj[key] }, nil
 	}
 	obj, err := payloadObject(payload)
 	if err != nil {

@@ -458,3 +458,31 @@ func DecodeValue(data []byte) (v any, ok bool) {
 	v = r.value(0)
 	return v, r.ok()
 }
+
+// DecodeObject decodes data, one JSON object, into the values of the keys
+// want asks for, each as DecodeValue decodes it; every other value is only
+// checked. A harness's payload is read with it: what dispatch needs are a
+// few short fields beside the tool's input, which may be a file of
+// megabytes, and building that input would cost many times reading it.
+// ok is false where DecodeValue's would be for the wanted values, and
+// for anything that is not one JSON object or holds a wanted key twice;
+// the caller then decodes with encoding/json, whose value or error
+// stands.
+func DecodeObject(data []byte, want func(key string) bool) (values map[string]any, ok bool) {
+	r := &reader{b: data}
+	if r.peek() != '{' {
+		return nil, false
+	}
+	values = map[string]any{}
+	r.members(func(k string) {
+		if !want(k) {
+			r.skip(1)
+			return
+		}
+		if _, dup := values[k]; dup {
+			r.fail()
+		}
+		values[k] = r.value(1)
+	})
+	return values, r.ok()
+}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -264,4 +265,63 @@ func FuzzDecodeValue(f *testing.F) {
 			t.Fatalf("%q: DecodeValue %#v; encoding/json %#v, %v", data, v, want, err)
 		}
 	})
+}
+
+// FuzzDecodeObject: wherever DecodeObject reads bytes, they are one JSON
+// object, and encoding/json reads each wanted key to the same value.
+func FuzzDecodeObject(f *testing.F) {
+	for _, data := range corpus(f) {
+		f.Add(data)
+	}
+	f.Add([]byte(`{"ab":[1,-0.5e3,true,null,{"b":"\u00e9\n"}],"c":{"d":"\ud83d\ude00 \"x\"\t"},"ef":"x\u0041y"}`))
+	f.Add([]byte(`{"ab":1,"ab":2,"c":3,"c":4}`))
+	f.Add([]byte("{\"ab\":\"\xff\",\"c\":\"\xff\"}"))
+	f.Add([]byte(`{"c":[[[[{"x":"\/\b\f\r"}]]]], "ab" : false }`))
+	want := func(key string) bool { return len(key)%2 == 0 }
+	f.Fuzz(func(t *testing.T, data []byte) {
+		values, ok := DecodeObject(data, want)
+		if !ok {
+			return
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+			t.Fatalf("%q: DecodeObject read %#v; encoding/json %v, %v", data, values, obj, err)
+		}
+		for k, v := range obj {
+			if got, held := values[k]; held != want(k) || held && !reflect.DeepEqual(got, v) {
+				t.Fatalf("%q: DecodeObject holds %q as %#v (%t); encoding/json %#v", data, k, got, held, v)
+			}
+		}
+		for k := range values {
+			if _, held := obj[k]; !held {
+				t.Fatalf("%q: DecodeObject holds %q, encoding/json not", data, k)
+			}
+		}
+	})
+}
+
+// TestPlainRun: plainRun stops at the first quote, backslash or control
+// byte wherever it lies in the eight-byte steps, and nowhere else.
+func TestPlainRun(t *testing.T) {
+	for _, stop := range []byte{'"', '\\', 0, '\n', 0x1f} {
+		for n := range 20 {
+			for at := 0; at <= n; at++ {
+				b := bytes.Repeat([]byte{'a'}, n)
+				for i := range b {
+					b[i] = byte(0x20 + (i*37)%224) // every byte but the stops, UTF-8 or not
+					if b[i] == '"' || b[i] == '\\' {
+						b[i] = 0x7f
+					}
+				}
+				want := n
+				if at < n {
+					b[at] = stop
+					want = at
+				}
+				if got := plainRun(b); got != want {
+					t.Errorf("plainRun(%q) = %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
 }
