@@ -11,12 +11,13 @@
 # largest RSS of RUNS runs (default 200) of each, and how many plan bytes
 # one dispatch reads. Last, against the floor, with 100 packages: the
 # command install writes into the harness entry, run through /bin/sh -c
-# as harnesses run hooks, for a Bash PreToolUse that runs one handler and
-# for a Read that runs none, each as a multiple of the CPU time (median),
-# and beside it of the wall time, of the same /bin/sh -c starting a Go
-# program that only reads its stdin (bench/stdinfloor), plus, for the
-# Bash call, the handler run directly; the four are measured in turns, in
-# ten rounds. BASELINE, if given, is another checkout of dalo (for
+# as harnesses run hooks, for a Bash PreToolUse that runs one handler, for
+# the same call whose command writes a 1 MiB file through a heredoc (the
+# floor then reads that payload), and for a Read that runs none, each as a
+# multiple of the CPU time (median), and beside it of the wall time, of
+# the same /bin/sh -c starting a Go program that only reads its stdin
+# (bench/stdinfloor), plus, for the Bash calls, the handler run directly;
+# all are measured in turns, in ten rounds. BASELINE, if given, is another checkout of dalo (for
 # example `git worktree add /tmp/old HEAD` made before a change): its dalo
 # is built and measured in the same run, on a store its own dispatchgen
 # wrote, and its dalo-hook against the floor, in turns with the rest, so
@@ -115,11 +116,12 @@ cpu() {
 }
 home="$tmp/home-100"
 entry="'$tmp/dalo-hook' dispatch --home '$home' --provider claude --event PreToolUse"
-handler=$(cd "$(dirname "$0")/.." && "$tmp/dispatchgen" -home "$tmp/floor-home" -packages 1 -payload "$payload")
+handler=$(cd "$(dirname "$0")/.." && "$tmp/dispatchgen" -home "$tmp/floor-home" -packages 1 -payload "$payload" -large 1048576)
+large_payload="$tmp/floor-home/large.json"
 echo "== against the floor (100 packages; CPU and wall time, medians of 10 rounds of $(((runs + 9) / 10)) runs, in turns)"
 read_payload="$tmp/read.json"
 sed 's/"tool_name": *"Bash"/"tool_name":"Read"/' "$payload_abs" >"$read_payload"
-# The four are measured in turns, in rounds of a tenth of the runs each,
+# All are measured in turns, in rounds of a tenth of the runs each,
 # so that a change in the machine's load falls on all of them alike (one
 # after the other, a floor measured in a burst of load made the entry look
 # cheaper than the floor); each figure is the median of its rounds'.
@@ -130,6 +132,8 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
 	(cd "$(dirname "$handler")" && cpu env -i "$handler") >>"$tmp/floor_handler"
 	cpu /bin/sh -c "$entry" >>"$tmp/bash_entry"
 	cpu -stdin "$read_payload" /bin/sh -c "$entry" >>"$tmp/read_entry"
+	cpu -stdin "$large_payload" /bin/sh -c "'$tmp/stdinfloor'" >>"$tmp/floor_large"
+	cpu -stdin "$large_payload" /bin/sh -c "$entry" >>"$tmp/large_entry"
 	if [ -n "$base" ]; then
 		cpu /bin/sh -c "'$tmp/dalo-hook-base' dispatch --home '$tmp/base-home-100' --provider claude --event PreToolUse" >>"$tmp/base_entry"
 	fi
@@ -150,6 +154,8 @@ echo "$bash_entry $floor_sh $floor_handler" | awk '{
 	printf "Bash call, one handler:  CPU %.2f ms against %.2f + %.2f ms: %.2fx (goal <= 1.25x: %s); wall %.2f ms against %.2f + %.2f ms: %.2fx\n", $1, $3, $5, r, (r <= 1.25 ? "ok" : "MISS"), $2, $4, $6, $2 / ($4 + $6) }'
 echo "$read_entry $floor_sh" | awk '{
 	printf "Read call, no handler:   CPU %.2f ms against %.2f ms: %.2fx; wall %.2f ms against %.2f ms: %.2fx\n", $1, $3, $1 / $3, $2, $4, $2 / $4 }'
+echo "$(medians "$tmp/large_entry") $(medians "$tmp/floor_large") $floor_handler" | awk '{
+	printf "Bash call, 1 MiB heredoc: CPU %.2f ms against %.2f + %.2f ms: %.2fx; wall %.2f ms against %.2f + %.2f ms: %.2fx\n", $1, $3, $5, $1 / ($3 + $5), $2, $4, $6, $2 / ($4 + $6) }'
 if [ -n "$base" ]; then
 	echo "$(medians "$tmp/base_entry") $floor_sh $floor_handler" | awk '{
 	printf "baseline dalo-hook, Bash call: CPU %.2f ms: %.2fx; wall %.2f ms: %.2fx\n", $1, $1 / ($3 + $5), $2, $2 / ($4 + $6) }'
