@@ -1005,6 +1005,9 @@ func plainMapping(body string, n int, dec *[]byte) (*fmStruct, bool) {
 // slice header on the heap.
 var fmStructs sync.Pool
 
+// maxPooledFMKeys bounds the keys of an index a released mapping keeps.
+const maxPooledFMKeys = 1024
+
 // newFMStruct returns an empty mapping with room for n fields.
 func newFMStruct(n int) *fmStruct {
 	if s, ok := fmStructs.Get().(*fmStruct); ok && cap(s.fields) >= n {
@@ -1030,7 +1033,12 @@ func (s *fmStruct) release() {
 		}
 	}
 	clear(s.fields) // holds no string alive in the pool
-	*s = fmStruct{fields: s.fields[:0], lines: s.lines[:0]}
+	index := s.index
+	if len(index) > maxPooledFMKeys {
+		index = nil // clearing it would cost each mapping after it its size
+	}
+	clear(index)
+	*s = fmStruct{fields: s.fields[:0], index: index, lines: s.lines[:0]}
 	fmStructs.Put(s)
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"dalo/bench/sourcegen"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -593,6 +594,39 @@ func TestPlainFrontMatterReused(t *testing.T) {
 		releasePlain(fm, lines)
 	}); n > 1 {
 		t.Errorf("reading and releasing a front matter made %v allocations, want at most 1", n)
+	}
+}
+
+// TestPlainFrontMatterReusesIndex: a mapping of more keys than are
+// looked up one by one (a metadata map of 60) keeps the index of its keys
+// when released, and the next reuses it: the index was made again for
+// each front matter, and grown from 34 keys to its size, the most of the
+// time a front matter of long metadata took.
+func TestPlainFrontMatterReusesIndex(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector sync.Pool drops what it is given at random")
+	}
+	var b strings.Builder
+	b.WriteString("name: meta\ndescription: Use when the metadata is long.\nmetadata:\n")
+	for k := range 60 {
+		fmt.Fprintf(&b, "  key-%d: \"value %d\"\n", k, k)
+	}
+	src := b.String()
+	if n := testing.AllocsPerRun(100, func() {
+		fm, lines, ok := plainFrontMatter(src, nil)
+		if !ok {
+			t.Fatal("plainFrontMatter does not read a metadata map")
+		}
+		m, held := fm.get("metadata")
+		if !held || m.m == nil || len(m.m.fields) != 60 {
+			t.Fatalf("metadata %+v", m)
+		}
+		if v, held := m.m.get("key-59"); !held || v.s != "value 59" {
+			t.Fatalf("metadata.key-59 = %+v, %t", v, held)
+		}
+		releasePlain(fm, lines)
+	}); n > 0 {
+		t.Errorf("reading and releasing a front matter of 60 metadata keys made %v allocations, want none", n)
 	}
 }
 

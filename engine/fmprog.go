@@ -57,12 +57,13 @@ var errDecline = errors.New("front matter program: construct not run")
 // fmVals, not boxed in interfaces, which would allocate for every string
 // a front matter holds. A front matter holds a few keys, which a scan of
 // its fields finds sooner than a map would hash them, and one allocation
-// holds them all where a map cost its own; index, made once the mapping
+// holds them all where a map cost its own; index, filled once the mapping
 // holds more than fmIndexed keys, keeps a long one (CUE's decoder reads
-// any YAML) from costing a scan a key.
+// any YAML) from costing a scan a key. A released mapping keeps its index,
+// emptied, for the next long one (a metadata map of many keys).
 type fmStruct struct {
 	fields []fmEntry
-	index  map[string]int // the field of each key, when there are many
+	index  map[string]int // the field of each key, when there are more than fmIndexed
 	lines  []int          // a released mapping's line table, for plainFrontMatter to reuse
 }
 
@@ -83,7 +84,7 @@ func (s *fmStruct) get(k string) (fmVal, bool) {
 
 // field returns the index in s.fields of key k, -1 when s does not hold it.
 func (s *fmStruct) field(k string) int {
-	if s.index != nil {
+	if len(s.fields) > fmIndexed {
 		if i, ok := s.index[k]; ok {
 			return i
 		}
@@ -100,18 +101,20 @@ func (s *fmStruct) field(k string) int {
 // add adds the key k holding v; it returns false, adding nothing, when s
 // holds k already.
 func (s *fmStruct) add(k string, v fmVal) bool {
-	if _, dup := s.get(k); dup {
+	if s.field(k) >= 0 {
 		return false
 	}
 	s.fields = append(s.fields, fmEntry{k, v})
-	switch {
-	case s.index != nil:
-		s.index[k] = len(s.fields) - 1
-	case len(s.fields) > fmIndexed:
-		s.index = make(map[string]int, 2*len(s.fields))
+	switch n := len(s.fields); {
+	case n == fmIndexed+1:
+		if s.index == nil {
+			s.index = make(map[string]int, 4*n)
+		}
 		for i, f := range s.fields {
 			s.index[f.key] = i
 		}
+	case n > fmIndexed+1:
+		s.index[k] = n - 1
 	}
 	return true
 }
