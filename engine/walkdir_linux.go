@@ -104,6 +104,12 @@ func readFileHead(path string, limit int64) (statInfo, fmText, error) {
 // nearly every skill and agent, less than the front matter limit.
 const headChunk = 4 << 10
 
+// maxHeadBuffer bounds the buffer a long front matter grows and
+// headBuffers keeps for the next: a buffer made for each one was memory
+// the kernel faulted in, since dalo collects no garbage while it
+// validates.
+const maxHeadBuffer = 128 << 10
+
 var headBuffers = sync.Pool{New: func() any {
 	b := make([]byte, headChunk)
 	return &b
@@ -127,8 +133,15 @@ func readHeadAt(dirfd int, name string, limit int64, check func(yaml string) ([]
 	if k < 0 && n == len(buf) && n < want {
 		// The front matter goes on past the first read: read on to the
 		// limit, as frontMatter must see all of it to say where it ends.
-		more := make([]byte, want)
-		copy(more, buf)
+		more := (*bp)[:cap(*bp)]
+		if len(more) < want {
+			more = make([]byte, want)
+			copy(more, buf)
+			if want <= maxHeadBuffer {
+				*bp = more // kept for the next long front matter
+			}
+		}
+		more = more[:want]
 		m, err := readFull(fd, more[n:])
 		if err != nil {
 			return statInfo{}, fmText{}, err
