@@ -25,11 +25,25 @@ import (
 // for DEL (U+007F), which JSON leaves as it is and TOML refuses in a
 // basic string. Bytes that are not UTF-8 become U+FFFD.
 func Quote(s string) string {
+	if plain(s) {
+		return `"` + s + `"` // what the encoder writes, without making one
+	}
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.Encode(s)
 	return strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\x7f", `\u007f`)
+}
+
+// plain reports whether s is printable ASCII but for the quote and the
+// backslash: nothing a TOML or JSON basic string escapes.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // A RefusedError is an edit the document cannot take as it is written:

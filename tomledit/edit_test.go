@@ -1,6 +1,7 @@
 package tomledit
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -125,6 +126,34 @@ func TestQuote(t *testing.T) {
 		}
 		if want := strings.ToValidUTF8(s, "\ufffd"); got.S != want {
 			t.Errorf("Quote(%q) reads back as %q", s, got.S)
+		}
+	}
+}
+
+// TestQuotePlainAllocatesOnce: a name of printable ASCII with nothing to
+// escape, what a hint quotes over and over (a matcher's tool names), is
+// quoted with one allocation, the string itself; each call made a JSON
+// encoder, a third of validating packages of long matchers.
+func TestQuotePlainAllocatesOnce(t *testing.T) {
+	for _, s := range []string{"Bash", "mcp__github__create_issue", "a b <c> & d", ""} {
+		if got, want := Quote(s), `"`+s+`"`; got != want {
+			t.Errorf("Quote(%q) = %s, want %s", s, got, want)
+		}
+		if n := testing.AllocsPerRun(100, func() { Quote(s) }); n > 1 {
+			t.Errorf("Quote(%q) made %v allocations, want at most 1", s, n)
+		}
+	}
+	for c := range 256 {
+		s := "a" + string(rune(c)) + "b"
+		if c >= 0x80 {
+			s = "a" + string([]byte{byte(c)}) + "b"
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(s)
+		if want := strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\x7f", `\u007f`); Quote(s) != want {
+			t.Errorf("Quote(%q) = %s, want %s", s, Quote(s), want)
 		}
 	}
 }
