@@ -296,13 +296,14 @@ func (m *matcherCheck) check(p *Package, at string, h Hook) {
 	}
 	names := h.Matcher.ToolNames
 	anywhere := false
+	listed := "" // the field whose hint wrote the list with its patterns split
 	for n, name := range names {
 		if m.knownAnywhere(name) {
 			anywhere = true
 			continue
 		}
 		f := fmt.Sprintf("%s.matcher.tool_names[%d]", at, n)
-		p.diags.warnOnce("W101", p.at(f), f, "no provider table has a native tool %s, so this name matches nothing on any harness dalo knows%s", name, m.hint(names, n))
+		p.diags.warnOnce("W101", p.at(f), f, "no provider table has a native tool %s, so this name matches nothing on any harness dalo knows%s", name, m.hint(names, n, f, &listed))
 	}
 	if !anywhere {
 		return // each name was reported
@@ -320,18 +321,28 @@ func (m *matcherCheck) check(p *Package, at string, h Hook) {
 	}
 }
 
-// hint is how to fix names[n], a name no table knows: a name is matched
-// whole, not as a pattern, so "Edit|Write" is written as two names (the
-// whole list given as TOML, the other names kept in place); a name near a
-// known tool is that tool misspelt.
-func (m *matcherCheck) hint(names []string, n int) string {
-	if parts := strings.Split(names[n], "|"); len(parts) > 1 && !slices.ContainsFunc(parts, func(s string) bool { return !m.knownAnywhere(s) }) {
-		fixed := slices.Concat(names[:n], parts, names[n+1:])
-		quoted := make([]string, len(fixed))
-		for i, s := range fixed {
-			quoted[i] = tomledit.Quote(s)
+// hint is how to fix names[n], the name no table knows at field f: a name
+// is matched whole, not as a pattern, so "Edit|Write" is written as two
+// names; a name near a known tool is that tool misspelt. The first
+// pattern's hint writes the whole list as TOML, every pattern split and
+// the other names kept in place, and *listed becomes its field; each
+// other pattern's names its own tools and that field, so that the hints
+// of a long list of patterns grow with the list, not with its square.
+func (m *matcherCheck) hint(names []string, n int, f string, listed *string) string {
+	if parts, ok := m.pattern(names[n]); ok {
+		if *listed != "" {
+			return fmt.Sprintf("; a name is matched whole, not as a pattern: list each tool on its own (%s) as %s's hint writes the list", quoteAll(parts), *listed)
 		}
-		return fmt.Sprintf("; a name is matched whole, not as a pattern: list each tool on its own, tool_names = [%s]", strings.Join(quoted, ", "))
+		*listed = f
+		var fixed []string
+		for _, s := range names {
+			if parts, ok := m.pattern(s); ok {
+				fixed = append(fixed, parts...)
+			} else {
+				fixed = append(fixed, s)
+			}
+		}
+		return fmt.Sprintf("; a name is matched whole, not as a pattern: list each tool on its own, tool_names = [%s]", quoteAll(fixed))
 	}
 	if h, ok := m.hints[names[n]]; ok {
 		return h
@@ -352,6 +363,28 @@ func (m *matcherCheck) hint(names []string, n int) string {
 	}
 	m.hints[names[n]] = h
 	return h
+}
+
+// pattern splits name at its | when it is no tool a table knows and each
+// part is one.
+func (m *matcherCheck) pattern(name string) ([]string, bool) {
+	if !strings.Contains(name, "|") || m.knownAnywhere(name) {
+		return nil, false
+	}
+	parts := strings.Split(name, "|")
+	return parts, !slices.ContainsFunc(parts, func(s string) bool { return !m.knownAnywhere(s) })
+}
+
+// quoteAll writes names as TOML strings, separated by commas.
+func quoteAll(names []string) string {
+	var b strings.Builder
+	for i, s := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(tomledit.Quote(s))
+	}
+	return b.String()
 }
 
 // toolNamesLooked counts the tool names a matcherCheck looked up in the
