@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -151,9 +152,10 @@ func (a *capabilityAsker) add(p *Package) {
 	}
 	p.caps = make([]CapabilityRow, 0, len(p.Manifest.Hooks))
 	defer p.diags.indexOnce()()
+	inError := p.hooksInError(len(p.Manifest.Hooks))
 	for i, h := range p.Manifest.Hooks {
 		at := indexPath("hook", i)
-		if p.hasErrorUnder(at) {
+		if inError[i] {
 			// An invalid hook (a combination the table does not admit,
 			// an unknown tool, a bad binding) has no capability to
 			// speak of: its diagnostics say what is wrong with it.
@@ -227,16 +229,40 @@ func (a *capabilityAsker) tablesRead(h Hook) {
 	}
 }
 
-// hasErrorUnder reports whether p has an error about the field path at or
-// a field inside it.
-func (p *Package) hasErrorUnder(at string) bool {
+// hooksInError reports, for each of p's n hooks, whether p has an error
+// about its field path (hook[i]) or a field inside it. It reads p's
+// diagnostics once: asked of each hook in turn, a package of forty hooks
+// that each miss eleven bindings compared every hook with every error, a
+// fifth of validating 1,000 of them.
+func (p *Package) hooksInError(n int) []bool {
+	in := make([]bool, n)
 	for _, d := range p.diags.diags {
-		if d.Severity == Error && (d.Field == at || strings.HasPrefix(d.Field, at+".") || strings.HasPrefix(d.Field, at+"[")) {
-			return true
+		diagnosticsScanned.Add(1)
+		if d.Severity != Error {
+			continue
+		}
+		rest, ok := strings.CutPrefix(d.Field, "hook[")
+		if !ok {
+			continue
+		}
+		end := strings.IndexByte(rest, ']')
+		if end < 0 {
+			continue
+		}
+		i, err := strconv.Atoi(rest[:end])
+		if err != nil || i < 0 || i >= n || strconv.Itoa(i) != rest[:end] {
+			continue
+		}
+		if after := rest[end+1:]; after == "" || after[0] == '.' || after[0] == '[' {
+			in[i] = true
 		}
 	}
-	return false
+	return in
 }
+
+// diagnosticsScanned counts the diagnostics hooksInError read: a test
+// holds a package to reading each once.
+var diagnosticsScanned atomic.Int64
 
 // A matcherCheck warns about matcher tool names that match nothing:
 // names are native, not a universal taxonomy, so a portable hook lists the

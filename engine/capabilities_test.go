@@ -366,6 +366,55 @@ func TestInvalidHooksHaveNoCapability(t *testing.T) {
 	}
 }
 
+// TestHookErrorsReadOnce: which hooks have errors of their own, and so no
+// answers, is read from the package's diagnostics in one pass, however
+// many hooks and errors it has; the hooks without are answered, and a
+// hook whose index only begins like another's (hook[1] and hook[10]) is
+// not taken for it.
+func TestHookErrorsReadOnce(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("schema_version = 1\n\n[plugin]\nname = \"p\"\ndescription = \"Hooks.\"\n\n")
+	b.WriteString("[[tool]]\nschema_version = 1\nid = \"t\"\nentry = \"t.mjs\"\nruntime = \"node\"\nargv = []\ncwd = \"tool_root\"\navailability = \"required\"\n")
+	for _, in := range []string{"a", "b", "c"} {
+		b.WriteString("\n[[tool.inputs]]\nname = \"" + in + "\"\ntype = \"string\"\nrequired = true\n")
+	}
+	const hooks = 12
+	for i := range hooks {
+		b.WriteString("\n[[hook]]\nschema_version = 1\nid = \"h" + strconv.Itoa(i) + "\"\ntool = \"t\"\nsubject = \"prompt\"\nphase = \"before\"\neffect = \"add_context\"\nrequirement = \"required\"\n")
+		b.WriteString("timeout_ms = 1000\nfailure_policy = \"report\"\nretry = \"never\"\nerror_visibility = \"user\"\nblocking_scope = \"matched_event\"\n")
+		if i == 1 || i == 11 {
+			b.WriteString("bindings = [{ input = \"a\", field = \"session.id\" }, { input = \"b\", field = \"session.id\" }, { input = \"c\", field = \"prompt.text\" }]\n")
+		}
+	}
+	src := writeHooksSource(t, b.String())
+	before := diagnosticsScanned.Load()
+	rep, err := Validate(src, Options{Providers: pinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := diagnosticsScanned.Load() - before; n > int64(len(rep.Diagnostics)) {
+		t.Errorf("%d diagnostics read to find the hooks in error, want at most the %d there are", n, len(rep.Diagnostics))
+	}
+	var e041 int
+	for _, d := range rep.Diagnostics {
+		if d.Code == "E041" {
+			e041++
+		}
+	}
+	if e041 != 3*(hooks-2) {
+		t.Errorf("%d E041, want %d: %v", e041, 3*(hooks-2), rep.Diagnostics)
+	}
+	for _, key := range rep.Capabilities.Providers {
+		var answered []string
+		for _, c := range rep.Capabilities.Of(key) {
+			answered = append(answered, c.Hook)
+		}
+		if !slices.Equal(answered, []string{"h1", "h11"}) {
+			t.Errorf("%s answers for hooks %v, want [h1 h11]", key, answered)
+		}
+	}
+}
+
 // pinned are the tables these tests expect answers of, named, so that a
 // table added for a newer version changes none of them.
 var pinned = []string{"claude@2.1.233", "codex@0.147.0"}
