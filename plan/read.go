@@ -397,19 +397,7 @@ func (r *reader) skip(depth int) {
 			}
 		}
 	case '[':
-		r.i++
-		if r.eat(']') {
-			return
-		}
-		for !r.bad {
-			r.skip(depth + 1)
-			if !r.eat(',') {
-				if !r.eat(']') {
-					r.fail()
-				}
-				return
-			}
-		}
+		r.array(func() { r.skip(depth + 1) })
 	case '"':
 		r.skipString()
 	case 't':
