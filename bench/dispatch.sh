@@ -17,11 +17,12 @@
 # multiple of the CPU time (median), and beside it of the wall time, of
 # the same /bin/sh -c starting a Go program that only reads its stdin
 # (bench/stdinfloor), plus, for the Bash calls, the handler run directly;
-# all are measured in turns, in ten rounds. BASELINE, if given, is another checkout of dalo (for
-# example `git worktree add /tmp/old HEAD` made before a change): its dalo
-# is built and measured in the same run, on a store its own dispatchgen
-# wrote, and its dalo-hook against the floor, in turns with the rest, so
-# that before and after are read side by side.
+# all are measured in turns, in ten rounds. BASELINE, if given, is
+# another checkout of dalo (for example `git worktree add /tmp/old HEAD`
+# made before a change): its dalo is built and measured in the same run,
+# on a store its own dispatchgen wrote, and its dalo-hook against the
+# floor, in turns with the rest, so that before and after are read side
+# by side.
 set -eu
 runs=${1:-200}
 base=${2:-}
