@@ -270,27 +270,11 @@ func load(root string, opts Options) (*Source, error) {
 		Authorization: "not evaluated",
 		Packages:      []PackageReport{},
 		References:    v.refs,
-		Diagnostics:   []Diagnostic{},
 	}
 	if rep.References == nil {
 		rep.References = []Reference{}
 	}
-	rep.Diagnostics = append(rep.Diagnostics, top.diags...)
-	for _, p := range s.Packages {
-		rep.Diagnostics = append(rep.Diagnostics, p.diags.diags...)
-		rep.Diagnostics = append(rep.Diagnostics, p.refDiags.diags...)
-	}
-	var withFindings []string
-	for f, l := range v.files {
-		if len(l.diags) > 0 {
-			withFindings = append(withFindings, f)
-		}
-	}
-	slices.Sort(withFindings)
-	for _, f := range withFindings {
-		rep.Diagnostics = append(rep.Diagnostics, v.files[f].diags...)
-	}
-	sortDiagnostics(rep.Diagnostics)
+	rep.Diagnostics = gatherDiagnostics(top, s.Packages, v.files)
 	for _, p := range s.Packages {
 		rep.Packages = append(rep.Packages, v.packageReport(p))
 	}
@@ -311,6 +295,36 @@ func load(root string, opts Options) (*Source, error) {
 	}
 	s.Report = rep
 	return s, nil
+}
+
+// gatherDiagnostics returns the findings of the source, of its packages
+// and of the other files it read, in the report's order. It counts them
+// first: a report of 160,000 findings appended one list after another
+// copied and faulted in its growing slice for a sixth of the run's CPU.
+func gatherDiagnostics(top *diagList, pkgs []*Package, files map[string]*diagList) []Diagnostic {
+	n := len(top.diags)
+	for _, p := range pkgs {
+		n += len(p.diags.diags) + len(p.refDiags.diags)
+	}
+	var withFindings []string
+	for f, l := range files {
+		if len(l.diags) > 0 {
+			withFindings = append(withFindings, f)
+			n += len(l.diags)
+		}
+	}
+	slices.Sort(withFindings)
+	ds := make([]Diagnostic, 0, n+1) // +1: the report may add E001
+	ds = append(ds, top.diags...)
+	for _, p := range pkgs {
+		ds = append(ds, p.diags.diags...)
+		ds = append(ds, p.refDiags.diags...)
+	}
+	for _, f := range withFindings {
+		ds = append(ds, files[f].diags...)
+	}
+	sortDiagnostics(ds)
+	return ds
 }
 
 // discover lists the package directories of the plugin kind's directory
