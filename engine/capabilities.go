@@ -328,7 +328,7 @@ func (m *matcherCheck) check(p *Package, at string, h Hook) {
 			anywhere = true
 			continue
 		}
-		f := fmt.Sprintf("%s.matcher.tool_names[%d]", at, n)
+		f := indexPath(at+".matcher.tool_names", n)
 		p.diags.warnOnce("W101", p.at(f), f, "no provider table has a native tool %s, so this name matches nothing on any harness dalo knows%s", name, m.hint(names, n, f, &listed))
 	}
 	if !anywhere {

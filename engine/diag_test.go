@@ -53,3 +53,64 @@ func TestGatherDiagnosticsAllocatesOnce(t *testing.T) {
 		t.Errorf("gathering 41,003 findings made %v allocations, want at most 2", n)
 	}
 }
+
+// TestSprintfAgrees holds sprintf to fmt.Sprintf: the verbs findings use,
+// and what it leaves to fmt (other verbs, flags, arguments of other
+// types, too few or too many).
+func TestSprintfAgrees(t *testing.T) {
+	for _, c := range []struct {
+		format string
+		args   []any
+	}{
+		{"plain", nil},
+		{"", nil},
+		{"100%%", nil},
+		{"%s", []any{"a"}},
+		{"only a whole argument ${input.NAME} may interpolate; %q embeds or malforms a substitution", []any{"--opt=${input.dir}"}},
+		{"%q %v %d %v", []any{"tab\there \"quoted\" é \x00", "v", -12, 7}},
+		{"%s", []any{Warning}},      // a named string type: fmt's
+		{"%x", []any{"hex"}},        // another verb: fmt's
+		{"%-5s|", []any{"pad"}},     // a flag
+		{"%02x", []any{[]byte{1}}},  // another type
+		{"%d", []any{int64(3)}},     // int64 is fmt's
+		{"%s %s", []any{"one"}},     // too few
+		{"%s", []any{"one", "two"}}, // too many
+		{"trailing %", []any{"x"}},
+		{"%q", []any{3}},
+		{"%d", []any{"s"}},
+		{"%v", []any{nil}},
+	} {
+		if got, want := sprintf(c.format, c.args...), fmt.Sprintf(c.format, c.args...); got != want {
+			t.Errorf("sprintf(%q, %#v) = %q, fmt says %q", c.format, c.args, got, want)
+		}
+	}
+}
+
+func FuzzSprintf(f *testing.F) {
+	f.Add("%s and %q, %d%%", "a\"b", "\xff", 3)
+	f.Add("%v %v %s", "x", "", -1)
+	f.Fuzz(func(t *testing.T, format, a, b string, n int) {
+		for _, args := range [][]any{{a, b, n}, {a, n}, {n, a, b}, {a}, nil} {
+			if got, want := sprintf(format, args...), fmt.Sprintf(format, args...); got != want {
+				t.Fatalf("sprintf(%q, %#v) = %q, fmt says %q", format, args, got, want)
+			}
+		}
+	})
+}
+
+var messageSink string
+
+// BenchmarkFindingMessage is what a finding's message costs to write.
+func BenchmarkFindingMessage(b *testing.B) {
+	const format = "only a whole argument ${input.NAME} may interpolate; %q embeds or malforms a substitution"
+	b.Run("sprintf", func(b *testing.B) {
+		for b.Loop() {
+			messageSink = sprintf(format, "--opt0=${input.dir}")
+		}
+	})
+	b.Run("fmt", func(b *testing.B) {
+		for b.Loop() {
+			messageSink = fmt.Sprintf(format, "--opt0=${input.dir}")
+		}
+	})
+}

@@ -380,7 +380,7 @@ func (r *Rules) scalarFinding(def cue.Value, name, key string, v any) scalarFind
 			if n := suggest.Closest(s, e.literals); n != "" {
 				near = "; did you mean " + n + "?"
 			}
-			return scalarFinding{e.code, fmt.Sprintf("invalid %s %s: expected %s%s", key, shortValue(v), e.expect, near)}
+			return scalarFinding{e.code, sprintf("invalid %s %s: expected %s%s", key, shortValue(v), e.expect, near)}
 		}
 	}
 	scalarsUnified.Add(1)
@@ -389,12 +389,12 @@ func (r *Rules) scalarFinding(def cue.Value, name, key string, v any) scalarFind
 		if code := fieldCode(def, ""); code != "" {
 			// A field with a code of its own (a schema_version) says the
 			// same thing whatever the value is: one code, one wording.
-			return scalarFinding{code, fmt.Sprintf("invalid %s %s: expected %s", key, describeValue(v), expectation(def))}
+			return scalarFinding{code, sprintf("invalid %s %s: expected %s", key, describeValue(v), expectation(def))}
 		}
-		return scalarFinding{"E022", fmt.Sprintf("%s must be %s, not %s %s", key, expectation(def), article(kindOf(v)), kindOf(v))}
+		return scalarFinding{"E022", sprintf("%s must be %s, not %s %s", key, expectation(def), article(kindOf(v)), kindOf(v))}
 	}
 	if err := def.Unify(got).Validate(cue.Concrete(true)); err != nil {
-		return scalarFinding{fieldCode(def, "E023"), fmt.Sprintf("invalid %s %s: expected %s%s", key, shortValue(v), expectation(def), nearValue(def, v))}
+		return scalarFinding{fieldCode(def, "E023"), sprintf("invalid %s %s: expected %s%s", key, shortValue(v), expectation(def), nearValue(def, v))}
 	}
 	return scalarFinding{}
 }
@@ -647,7 +647,7 @@ func quoteKey(k string) string {
 	if isBareKey(k) {
 		return k
 	}
-	return fmt.Sprintf("%q", k)
+	return string(appendQuote(nil, k))
 }
 
 func article(kind string) string {
@@ -679,7 +679,7 @@ func shortValue(v any) string {
 		if len(v) > 60 {
 			v = v[:57] + "..."
 		}
-		return fmt.Sprintf("%q", v)
+		return string(appendQuote(nil, v))
 	}
 	return fmt.Sprint(v)
 }

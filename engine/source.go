@@ -658,7 +658,7 @@ func (c *pkgCheck) tools() {
 		inputs := map[string]int{}
 		for n, in := range t.Inputs {
 			if first, dup := inputs[in.Name]; dup {
-				f := fmt.Sprintf("%s.inputs[%d].name", at, n)
+				f := indexPath(at+".inputs", n) + ".name"
 				c.l.errorf("E044", c.doc.at(f), f, "duplicate input name %s (first at inputs[%d])", in.Name, first)
 				continue
 			}
@@ -668,7 +668,7 @@ func (c *pkgCheck) tools() {
 			if !strings.Contains(a, plan.ArgvSubstitution) {
 				continue
 			}
-			f := fmt.Sprintf("%s.argv[%d]", at, n)
+			f := indexPath(at+".argv", n)
 			m := c.r.argvWhole.FindStringSubmatch(a)
 			switch {
 			case m == nil:
@@ -680,7 +680,7 @@ func (c *pkgCheck) tools() {
 		c.toolFile(at+".entry", t.Entry, plan.Runtimes[t.Runtime].Interpreter == "")
 		files := map[string]int{}
 		for n, f := range t.Files {
-			fp := fmt.Sprintf("%s.files[%d]", at, n)
+			fp := indexPath(at+".files", n)
 			switch first, dup := files[f]; {
 			case f == t.Entry:
 				c.l.errorf("E045", c.doc.at(fp), fp, "the entry %s is included automatically and must not be repeated in files", f)
