@@ -114,3 +114,38 @@ func BenchmarkFindingMessage(b *testing.B) {
 		}
 	})
 }
+
+// TestWarnTextOnceIndexed holds warnTextOnce with its index (indexOnce)
+// to the same findings as without it: a warning is added once for each
+// code, field and message, whatever came before the index was made.
+func TestWarnTextOnceIndexed(t *testing.T) {
+	add := func(l *diagList) {
+		for range 2 {
+			for _, w := range [][3]string{
+				{"W101", "hook[0].matcher.tool_names[0]", "no table has Edit|Write"},
+				{"W101", "hook[0].matcher.tool_names[0]", "codex has none of these"},
+				{"W101", "hook[0].matcher.tool_names[0]", "gemini has none of these"},
+				{"W102", "hook[0].matcher.tool_names[0]", "no table has Edit|Write"},
+				{"W101", "hook[0].matcher.tool_names[1]", "no table has Edit|Write"},
+				{"W101", "hook[1].matcher.tool_names[0]", ""},
+				{"W101", "hook[1].matcher.tool_names[0]", ""},
+			} {
+				l.warnTextOnce(w[0], Pos{Line: 1, Column: 1}, w[1], w[2])
+			}
+		}
+	}
+	var plain diagList
+	plain.errorf("E041", Pos{}, "hook[0]", "an error is never a warning to skip")
+	plain.warnTextOnce("W101", Pos{}, "hook[0].matcher.tool_names[0]", "codex has none of these")
+	indexed := diagList{diags: slices.Clone(plain.diags)}
+	add(&plain)
+	done := indexed.indexOnce()
+	add(&indexed)
+	done()
+	if len(plain.diags) != 7 {
+		t.Errorf("without the index, %d findings, want 7: %v", len(plain.diags), plain.diags)
+	}
+	if !slices.Equal(plain.diags, indexed.diags) {
+		t.Errorf("with the index:\n%v\nwithout:\n%v", indexed.diags, plain.diags)
+	}
+}
