@@ -762,13 +762,19 @@ func isDate(s string) bool {
 // plainStart reports whether a plain scalar that starts so is surely a
 // string, not a number, a date, an alias or another indicator's: it
 // starts with a letter, a character outside ASCII (YAML has no indicator
-// there), one of < (but not the merge key <<), (, / and $, or it is a
-// version number of three parts or more (1.0.0), which no number or date
-// of YAML's is.
+// there), one of < (but not the merge key <<), (, / and $, it is a path
+// from the working or home directory (./x, ../x, ~/x: no float starts
+// with a dot and a slash, and ~ is null only alone), or it is a version
+// number of three parts or more (1.0.0), which no number or date of
+// YAML's is. A hook's command: ./scripts/check.sh in an agent's hooks
+// block sent the whole front matter to CUE's decoder, 46 times the
+// floor's CPU on packages of six such agents.
 func plainStart(s string) bool {
 	switch c := s[0]; {
 	case isLetter(c), c >= utf8.RuneSelf, c == '(', c == '/', c == '$':
 		return true
+	case c == '.' || c == '~':
+		return strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") || strings.HasPrefix(s, "~/")
 	case c == '<':
 		return !strings.HasPrefix(s, "<<")
 	case c >= '0' && c <= '9':
@@ -950,6 +956,11 @@ func flowWords(s string) bool {
 // flowPlain reports whether w is a plain scalar flowWords reads.
 func flowPlain(w string) bool {
 	if w == "" || !isLetter(w[0]) && (w[0] < '0' || w[0] > '9') {
+		return false
+	}
+	if len(w) > 1 && w[0] == '0' && w[1] >= '0' && w[1] <= '9' {
+		// YAML 1.1's octal, which CUE's decoder refuses as a float
+		// (00.0): left to it, to say so.
 		return false
 	}
 	for j := 0; j < len(w); j++ {
