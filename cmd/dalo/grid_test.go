@@ -90,3 +90,30 @@ func TestReportLinesAllocateNothing(t *testing.T) {
 		t.Errorf("writing a report of %d findings made %v allocations, want at most 50", len(rep.Diagnostics), n)
 	}
 }
+
+// TestBlockedCellNamesFew: a blocked package's cell in the grid names up
+// to three references, else two and how many more, whatever the package
+// requires: each row of the grid is padded to its widest cell.
+func TestBlockedCellNamesFew(t *testing.T) {
+	refs := func(n int) []engine.Reference {
+		var rs []engine.Reference
+		for i := range n {
+			rs = append(rs, engine.Reference{Ref: fmt.Sprintf("skill:s%d", i)})
+		}
+		return rs
+	}
+	for _, c := range []struct {
+		refs []engine.Reference
+		want string
+	}{
+		{refs(1), "blocked by skill:s0"},
+		{refs(3), "blocked by skill:s0, skill:s1, skill:s2"},
+		{refs(4), "blocked by skill:s0, skill:s1 and 2 more"},
+		{refs(200), "blocked by skill:s0, skill:s1 and 198 more"},
+		{[]engine.Reference{{Ref: "skill:a\x1b[2Jb"}}, `blocked by skill:a\x1b[2Jb`},
+	} {
+		if got := blockedCell(c.refs); got != c.want {
+			t.Errorf("%d references: %q, want %q", len(c.refs), got, c.want)
+		}
+	}
+}

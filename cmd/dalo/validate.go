@@ -307,15 +307,32 @@ func heldPackages(rep *engine.Report) map[string]string {
 			held[p.Name] = "package invalid"
 			continue
 		}
-		var refs []string
-		for _, r := range rep.Blocked(p.Name) {
-			refs = append(refs, r.Ref)
-		}
-		if refs != nil {
-			held[p.Name] = "blocked by " + strings.Join(refs, ", ")
+		if refs := rep.Blocked(p.Name); len(refs) > 0 {
+			held[p.Name] = blockedCell(refs)
 		}
 	}
 	return held
+}
+
+// blockedCell is the grid's cell for the hooks of a package the
+// references refs block: up to three named, else two and how many more,
+// each named and explained below the grid. A package requiring 200
+// missing members made a cell of each of them, to whose width every row
+// of a 10,000-hook grid was padded: 810 MB of report.
+func blockedCell(refs []engine.Reference) string {
+	const named = 3
+	b := []byte("blocked by ")
+	for i, r := range refs {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		if i == named-1 && len(refs) > named {
+			b = fmt.Appendf(b[:len(b)-2], " and %d more", len(refs)-i)
+			break
+		}
+		b = append(b, termtext.Escape(r.Ref)...)
+	}
+	return string(b)
 }
 
 func plural(n int, word string) string {
