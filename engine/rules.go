@@ -70,6 +70,7 @@ type Rules struct {
 	scalarFindings sync.Map
 	scalarsKept    atomic.Int64
 	enums          sync.Map // definition name → its *enumSet, nil when it is none
+	words          sync.Map // definition name → its *defWords
 	memo           *ruleMemo
 }
 

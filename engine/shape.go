@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -312,7 +313,7 @@ const maxScalarFindings = 4096
 
 // scalarsAsked counts the findings scalarFinding made: a test holds a
 // mistake repeated in every hook to one; scalarsUnified those it asked
-// CUE for.
+// CUE about.
 var scalarsAsked, scalarsUnified atomic.Int64
 
 // An enumSet is a definition that is a set of strings (#Effect), read
@@ -383,31 +384,65 @@ func (r *Rules) scalarFinding(def cue.Value, name, key string, v any) scalarFind
 			return scalarFinding{e.code, sprintf("invalid %s %s: expected %s%s", key, shortValue(v), e.expect, near)}
 		}
 	}
-	scalarsUnified.Add(1)
 	got := r.ctx.Encode(cueData(v))
+	w := r.wordsOf(def, name)
 	if def.IncompleteKind()&got.Kind() == 0 {
-		if code := fieldCode(def, ""); code != "" {
+		if w.code != "" {
 			// A field with a code of its own (a schema_version) says the
 			// same thing whatever the value is: one code, one wording.
-			return scalarFinding{code, sprintf("invalid %s %s: expected %s", key, describeValue(v), expectation(def))}
+			return scalarFinding{w.code, sprintf("invalid %s %s: expected %s", key, describeValue(v), w.expect)}
 		}
-		return scalarFinding{"E022", sprintf("%s must be %s, not %s %s", key, expectation(def), article(kindOf(v)), kindOf(v))}
+		return scalarFinding{"E022", sprintf("%s must be %s, not %s %s", key, w.expect, article(kindOf(v)), kindOf(v))}
 	}
-	if err := def.Unify(got).Validate(cue.Concrete(true)); err != nil {
-		return scalarFinding{fieldCode(def, "E023"), sprintf("invalid %s %s: expected %s%s", key, shortValue(v), expectation(def), nearValue(def, v))}
+	// The definition's syntax says, where it can, whether v passes
+	// (leafProgram, held to CUE): a pattern's mistakes, each package its
+	// own (env = ["$HOME"]), were each unified with the definition, under
+	// the lock every worker's CUE takes.
+	accepted, ok := runLeaf(r.leaf.of(def), v)
+	if !ok {
+		scalarsUnified.Add(1)
+		accepted = def.Unify(got).Validate(cue.Concrete(true)) == nil
+	}
+	if !accepted {
+		return scalarFinding{cmp.Or(w.code, "E023"), sprintf("invalid %s %s: expected %s%s", key, shortValue(v), w.expect, nearValue(w.literals, v))}
 	}
 	return scalarFinding{}
 }
 
-// nearValue suggests, for a string def does not admit, the value of its
-// set that the string resembles (effect = "add_contxt": did you mean
-// add_context?), or "".
-func nearValue(def cue.Value, v any) string {
+// defWords is what a finding about a value says of the definition the
+// value breaks, the same whatever the value: what it expects, the values
+// it admits, for a "did you mean", and its code. Worked out for each
+// finding, from the definition's syntax, they were most of a validation
+// whose packages each wrote their own mistakes (env = ["$HOME", ...]).
+type defWords struct {
+	expect   string
+	literals []string
+	code     string // fieldCode(def, ""): the definition's own, or ""
+}
+
+// defsWorded counts the definitions wordsOf worked out: a test holds a
+// validation to one a definition.
+var defsWorded atomic.Int64
+
+// wordsOf returns the words of def, the definition name, worked out once.
+func (r *Rules) wordsOf(def cue.Value, name string) *defWords {
+	if w, ok := r.words.Load(name); ok {
+		return w.(*defWords)
+	}
+	defsWorded.Add(1)
+	w, _ := r.words.LoadOrStore(name, &defWords{expect: expectation(def), literals: literals(def), code: fieldCode(def, "")})
+	return w.(*defWords)
+}
+
+// nearValue suggests, for a string a definition of these values does not
+// admit, the value that the string resembles (effect = "add_contxt": did
+// you mean add_context?), or "".
+func nearValue(values []string, v any) string {
 	str, ok := v.(string)
 	if !ok {
 		return ""
 	}
-	if near := suggest.Closest(str, literals(def)); near != "" {
+	if near := suggest.Closest(str, values); near != "" {
 		return "; did you mean " + near + "?"
 	}
 	return ""

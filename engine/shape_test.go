@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -356,4 +357,40 @@ func validateCounted(t *testing.T, root string, counter *atomic.Int64) (*Report,
 		t.Fatal(err)
 	}
 	return rep, counter.Load() - before
+}
+
+// TestPatternMistakesOfTheirOwn: when every package writes its own
+// mistakes of a pattern, each is said wrong from the definition's syntax,
+// without asking CUE, and what the findings say of the definition (what
+// it expects, the values it admits, its code) is worked out once for it,
+// not once a finding.
+func TestPatternMistakesOfTheirOwn(t *testing.T) {
+	root := t.TempDir()
+	archive := baseSource
+	for i := range 20 {
+		name := fmt.Sprintf("pkg-%d", i)
+		m := strings.Replace(validManifest, `name = "design-review"`, fmt.Sprintf("name = %q", name), 1)
+		m = strings.Replace(m, `platforms = ["linux", "macos"]`, fmt.Sprintf("platforms = [\"linux\", \"macos\"]\nenv = [\"$HOME_%d\", \"KEY_%d=1\"]", i, i), 1)
+		archive += "-- plugins/" + name + "/PLUGIN.toml --\n" + m
+	}
+	writeArchive(t, root, archive)
+	before := scalarsUnified.Load()
+	rep, n := validateCounted(t, root, &defsWorded)
+	if asked := scalarsUnified.Load() - before; asked != 0 {
+		t.Errorf("CUE asked about %d values, want none", asked)
+	}
+	// Workers that meet the definition at the same time may each work
+	// them out; not the 40 findings each.
+	if workers := int64(runtime.GOMAXPROCS(0)); n > workers {
+		t.Errorf("the words of the env definition worked out %d times, want once a worker at most (%d)", n, workers)
+	}
+	envs := 0
+	for _, d := range rep.Diagnostics {
+		if d.Code == "E023" && strings.Contains(d.Field, ".env[") && strings.HasSuffix(d.Message, `: expected a string matching ^[A-Za-z_][A-Za-z0-9_]*$`) {
+			envs++
+		}
+	}
+	if envs != 40 {
+		t.Errorf("%d env mistakes said, want 40:\n%v", envs, rep.Diagnostics)
+	}
 }
