@@ -394,3 +394,23 @@ func TestPatternMistakesOfTheirOwn(t *testing.T) {
 		t.Errorf("%d env mistakes said, want 40:\n%v", envs, rep.Diagnostics)
 	}
 }
+
+// TestScalarKindAgrees holds scalarKind to the kind CUE gives each scalar
+// TOML decodes to.
+func TestScalarKindAgrees(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{"s", "", int64(-3), int64(1) << 62, 1.5, 2.0, true, false} {
+		kind, ok := scalarKind(v)
+		if want := r.ctx.Encode(cueData(v)).Kind(); !ok || kind != want {
+			t.Errorf("%#v: kind %v (%t), CUE says %v", v, kind, ok, want)
+		}
+	}
+	for _, v := range []any{map[string]any{}, []any{}, time.Now()} {
+		if _, ok := scalarKind(v); ok {
+			t.Errorf("%#v: a kind said, want it left to CUE", v)
+		}
+	}
+}
