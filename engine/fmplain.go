@@ -37,14 +37,22 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 		return nil, nil, false
 	}
 	n := 0 // lines that start a key, at most
-	crlf := false
+	crlf, tabs := false, false
 	for rest := src; len(rest) > 0; {
 		i := strings.IndexByte(rest, '\n')
 		l := rest[:i]
 		if i > 0 && l[i-1] == '\r' {
 			l, crlf = l[:i-1], true
 		}
-		if !plainLine(l) {
+		tab := strings.IndexByte(l, '\t') >= 0
+		if tab {
+			// A tab is read only in a line that starts a key (see
+			// tabbedValue), never in one indented under it.
+			if i > 0 && rest[0] == ' ' || !plainLine(strings.ReplaceAll(l, "\t", " ")) {
+				return nil, nil, false
+			}
+			tabs = true
+		} else if !plainLine(l) {
 			return nil, nil, false
 		}
 		if i == 0 || rest[0] != ' ' {
@@ -86,6 +94,11 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 			// A list may stand at its key's indentation, as PyYAML's
 			// yaml.dump writes one.
 			body, nbody = indentless(text, next)
+		}
+		if tabs && strings.IndexByte(l, '\t') >= 0 {
+			if rest, ok = tabbedValue(rest, nbody); !ok {
+				return nil, nil, false
+			}
 		}
 		if nbody == 0 {
 			rest = withoutComment(rest)
@@ -163,6 +176,24 @@ func plainLine(l string) bool {
 		i += size
 	}
 	return true
+}
+
+// tabbedValue reads rest, the value after a key on a line that holds a
+// tab, when it is a one-line plain scalar: YAML keeps a tab inside one
+// and trims those after it, as Windows editors leave them (description:
+// Step<TAB>one). It returns rest without its final blanks; false for a
+// tab anywhere else (before the value, beside a # or a :, in a quoted,
+// flow or block value, or a value that goes on over indented lines), which
+// the decoder reads.
+func tabbedValue(rest string, nbody int) (string, bool) {
+	if nbody > 0 || rest == "" || strings.Contains(rest, "\t#") || strings.Contains(rest, ":\t") {
+		return "", false
+	}
+	switch rest[0] {
+	case '\t', '"', '\'', '[', '{', '|', '>':
+		return "", false
+	}
+	return strings.TrimRight(rest, " \t"), true
 }
 
 // lineAt returns the line of text starting at i, without its newline,

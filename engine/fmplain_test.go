@@ -89,6 +89,7 @@ func dropIndexes(s *fmStruct) {
 var plainRead = []string{
 	"name: x\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: ./scripts/stop.sh --all\n          timeout: 30\n",
 	"command: ../bin/run\nhome: ~/bin/x\nv: ./\nw: ./a #c\n",
+	"name: x  \r\ndescription: Step\t0\tuse when the\tuser asks.  \t\r\nlicense: MIT\t\r\ntools: Read,\tGrep\r\nv: 1.0\t\r\n# a\tcomment\r\n",
 	"tools:\n  - 1\n",
 	"tools:\n  - a: b\n",
 	"tools:\n  - Read\n  -\n",
@@ -182,6 +183,18 @@ var plainDeclined = []string{
 	"v: .NaN\n",
 	"v: ~x\n",
 	"v: ./a: b\n",
+	"name:\tx\n",
+	"name: \tx\n",
+	"name\t: x\n",
+	"\tname: x\n",
+	"a: b\t#c\n",
+	"a: b:\tc\n",
+	"a: 'b\tc'\n",
+	"a: [b,\tc]\n",
+	"a: |\n  b\tc\n",
+	"a:\n  b: c\td\n",
+	"a: b\tc\n  d\n",
+	"\t\nname: x\n",
 	"",
 	"name: x",
 	"name: x\tdescription: d\n",
@@ -403,6 +416,7 @@ func FuzzPlainFrontMatter(f *testing.F) {
 		"x:\n  a:\n  - b\n  - c: d\n    e:\n      - f\n  g: {h: i}\n",
 		"x:\n  -  a: b\n     c: d\n  -\n    e: f\n  - null\n",
 		"c: ./a.sh\nd:\n  - ../b ~/c\ne: ~/d # f\n",
+		"name: x\t\r\ndescription: a\tb \t c\t\r\n",
 	} {
 		f.Add(s)
 	}
