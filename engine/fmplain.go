@@ -95,13 +95,17 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 			// yaml.dump writes one.
 			body, nbody = indentless(text, next)
 		}
-		if tabs && strings.IndexByte(l, '\t') >= 0 {
-			if rest, ok = tabbedValue(rest, nbody); !ok {
-				return nil, nil, false
-			}
+		tabbed := tabs && strings.IndexByte(l, '\t') >= 0
+		if tabbed && !tabbedValue(rest, nbody) {
+			return nil, nil, false
 		}
 		if nbody == 0 {
 			rest = withoutComment(rest)
+		}
+		if tabbed {
+			// YAML trims the blanks after a plain scalar, tabs too, and
+			// before a comment.
+			rest = strings.TrimRight(rest, " \t")
 		}
 		v := fmVal{kind: fmString}
 		switch {
@@ -178,22 +182,21 @@ func plainLine(l string) bool {
 	return true
 }
 
-// tabbedValue reads rest, the value after a key on a line that holds a
-// tab, when it is a one-line plain scalar: YAML keeps a tab inside one
+// tabbedValue reports whether rest, the value after a key on a line that
+// holds a tab, is a one-line plain scalar: YAML keeps a tab inside one
 // and trims those after it, as Windows editors leave them (description:
-// Step<TAB>one). It returns rest without its final blanks; false for a
-// tab anywhere else (before the value, beside a # or a :, in a quoted,
-// flow or block value, or a value that goes on over indented lines), which
-// the decoder reads.
-func tabbedValue(rest string, nbody int) (string, bool) {
+// Step<TAB>one). A tab anywhere else (before the value, beside a # or a
+// :, in a quoted, flow or block value, or a value that goes on over
+// indented lines) is the decoder's to read.
+func tabbedValue(rest string, nbody int) bool {
 	if nbody > 0 || rest == "" || strings.Contains(rest, "\t#") || strings.Contains(rest, ":\t") {
-		return "", false
+		return false
 	}
 	switch rest[0] {
 	case '\t', '"', '\'', '[', '{', '|', '>':
-		return "", false
+		return false
 	}
-	return strings.TrimRight(rest, " \t"), true
+	return true
 }
 
 // lineAt returns the line of text starting at i, without its newline,

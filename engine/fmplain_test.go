@@ -89,6 +89,7 @@ func dropIndexes(s *fmStruct) {
 var plainRead = []string{
 	"name: x\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: ./scripts/stop.sh --all\n          timeout: 30\n",
 	"command: ../bin/run\nhome: ~/bin/x\nv: ./\nw: ./a #c\n",
+	"name: x\t\r\ndescription: a\tb \t #c\r\nv: c\t #d\n",
 	"name: x  \r\ndescription: Step\t0\tuse when the\tuser asks.  \t\r\nlicense: MIT\t\r\ntools: Read,\tGrep\r\nv: 1.0\t\r\n# a\tcomment\r\n",
 	"tools:\n  - 1\n",
 	"tools:\n  - a: b\n",
