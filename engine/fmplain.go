@@ -1104,7 +1104,7 @@ func (s *fmStruct) release() {
 // some 50 us a file there, against a few here (TestPlainFrontMatter's
 // read list; FuzzPlainFrontMatter holds each reading to the decoder's).
 func plainNode(body string, dec *[]byte) (fmVal, bool) {
-	p := blockParser{dec: dec}
+	p := blockParser{dec: dec, lines: make([]blockLine, 0, strings.Count(body, "\n"))}
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
 		i = next
@@ -1155,7 +1155,7 @@ func isItem(s string) bool { return s == "-" || strings.HasPrefix(s, "- ") }
 // mapping reads a block mapping whose keys are at column indent, the
 // first key (and what follows it on its line) already read.
 func (p *blockParser) mapping(indent int, key, rest string) (fmVal, bool) {
-	m := &fmStruct{}
+	m := newFMStruct(0)
 	for {
 		v, ok := p.value(indent, rest, true)
 		if !ok || !m.add(key, v) {
@@ -1183,10 +1183,14 @@ func (p *blockParser) sequence(indent int) (fmVal, bool) {
 		col := indent + 1 + len(item) - len(c) // the item's content's column
 		p.i++
 		if key, rest, ok := plainKey(c); ok && c != "" && !isItem(c) {
-			// A mapping in the item: its first key after the "- ".
-			if _, ok := p.mapping(col, key, rest); !ok {
+			// A mapping in the item: its first key after the "- ",
+			// read to know it is one and given back, as the list is
+			// opaque.
+			v, ok := p.mapping(col, key, rest)
+			if !ok {
 				return fmVal{}, false
 			}
+			v.m.release()
 			continue
 		}
 		if isItem(c) || c != "" && c[0] == '#' {

@@ -669,6 +669,37 @@ func TestPlainFrontMatterReusesIndex(t *testing.T) {
 	}
 }
 
+// TestHooksBlockReusesMappings: an agent's hooks: block (Claude Code's:
+// events, each a list of matchers, each with a list of commands) is read
+// into mappings taken from the pool and given back, those inside lists at
+// once (the rules read no list's items): a mapping made for each item was
+// a third of validating packages of six such agents.
+func TestHooksBlockReusesMappings(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector sync.Pool drops what it is given at random")
+	}
+	var b strings.Builder
+	b.WriteString("name: a\ndescription: d\nhooks:\n")
+	for _, event := range []string{"PreToolUse", "PostToolUse", "Stop", "SubagentStop"} {
+		fmt.Fprintf(&b, "  %s:\n    - matcher: \"Edit|Write\"\n      hooks:\n        - type: command\n          command: ./scripts/%s.sh\n          timeout: 30\n", event, event)
+	}
+	src := b.String()
+	if n := testing.AllocsPerRun(100, func() {
+		fm, lines, ok := plainFrontMatter(src, nil)
+		if !ok {
+			t.Fatal("plainFrontMatter does not read the hooks block")
+		}
+		if h, held := fm.get("hooks"); !held || h.m == nil || len(h.m.fields) != 4 {
+			t.Fatalf("hooks %+v", h)
+		}
+		releasePlain(fm, lines)
+	}); n > 10 {
+		// The block's lines, and room for more fields in a mapping
+		// taken from the pool with less: 41 when each was made anew.
+		t.Errorf("reading and releasing a hooks block of four events made %v allocations, want at most 10", n)
+	}
+}
+
 // TestEscapedValuesDecodedOntoABuffer proves that proving a subagent's
 // front matter whose description is double-quoted with escapes, as Claude
 // Code's are, decodes it onto a reused buffer: no allocation a file
