@@ -38,7 +38,15 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 	}
 	n := 0 // lines that start a key, at most
 	crlf, tabs := false, false
-	for rest := src; len(rest) > 0; {
+	lined := src // what is left to look at line by line
+	if termtext.PrintableASCII(src, true) == len(src) && strings.IndexByte(src, '\t') < 0 {
+		// Printable ASCII in lines, as nearly all front matter is: every
+		// line is plain, and its lines bound its keys (room for them
+		// all is kept in the pool). Looked at line by line, as the rest
+		// must be, this was a tenth of reading an agent's front matter.
+		n, lined = strings.Count(src, "\n"), ""
+	}
+	for rest := lined; len(rest) > 0; {
 		i := strings.IndexByte(rest, '\n')
 		l := rest[:i]
 		if i > 0 && l[i-1] == '\r' {
@@ -222,6 +230,9 @@ func indented(text string, i int) (body string, n int) {
 // sonnet  # or opus). A value it cannot place a comment after (a flow
 // sequence) it returns as it is, for the reader to decline.
 func withoutComment(s string) string {
+	if strings.IndexByte(s, '#') < 0 {
+		return s // nearly every value, found with one byte search
+	}
 	i := strings.Index(s, " #")
 	if i < 0 || s == "" {
 		return s
@@ -578,10 +589,29 @@ func oneLineScalar(s string, dec *[]byte) (string, bool) {
 	s = strings.TrimRight(s, " ")
 	// A plain scalar that starts as plainStart says and holds no ": ",
 	// " #" or final ':' is a string, unless it is one of YAML's words.
-	if !plainStart(s) || strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") || yamlWord(s) {
+	if !plainStart(s) || indicated(s) || strings.HasSuffix(s, ":") || yamlWord(s) {
 		return "", false
 	}
 	return s, true
+}
+
+// indicated reports whether s holds ": " or " #", where a plain scalar
+// would end, in one pass: a value rarely holds either, and two searches
+// for them were a tenth of reading an agent's front matter.
+func indicated(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ':':
+			if i+1 < len(s) && s[i+1] == ' ' {
+				return true
+			}
+		case '#':
+			if i > 0 && s[i-1] == ' ' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // doubleQuoted reads s, which starts with a double quote, as YAML reads
@@ -767,7 +797,7 @@ func plainOpaque(s string) bool {
 		return true
 	}
 	whole, frac, dot := strings.Cut(s, ".")
-	return decimal(whole) && (!dot || frac != "" && strings.Trim(frac, "0123456789") == "")
+	return decimal(whole) && (!dot || frac != "" && digits(frac))
 }
 
 // decimal reports whether s is a decimal integer YAML reads as one: 0, or
@@ -777,7 +807,19 @@ func decimal(s string) bool {
 	if s == "0" {
 		return true
 	}
-	return s != "" && len(s) <= 18 && s[0] != '0' && strings.Trim(s, "0123456789") == ""
+	return s != "" && len(s) <= 18 && s[0] != '0' && digits(s)
+}
+
+// digits reports whether s is ASCII digits alone, or empty: strings.Trim
+// with a cutset made the cutset's table on every scalar, a twentieth of
+// reading an agent's front matter.
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // isDate reports whether s is a date as YAML writes one: 2025-01-02.
@@ -817,7 +859,7 @@ func plainStart(s string) bool {
 		}
 		parts := 0
 		for p := range strings.SplitSeq(s, ".") {
-			if p == "" || strings.Trim(p, "0123456789") != "" {
+			if p == "" || !digits(p) {
 				return false
 			}
 			parts++
@@ -1015,26 +1057,32 @@ func flowPlain(w string) bool {
 func plainMapping(body string, n int, dec *[]byte) (*fmStruct, bool) {
 	indent := len(body) - len(strings.TrimLeft(body, " "))
 	s := newFMStruct(n)
+	// A body this declines, such as a hooks: block, goes on to
+	// plainNode, which takes a mapping of its own: s goes back.
+	decline := func() (*fmStruct, bool) {
+		s.release()
+		return nil, false
+	}
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
 		i = next
 		if len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" {
-			return nil, false
+			return decline()
 		}
 		key, rest, ok := plainKey(l[indent:])
 		if !ok {
-			return nil, false
+			return decline()
 		}
 		rest = withoutComment(rest)
 		v := fmVal{kind: fmOpaque}
 		if !plainOpaque(rest) {
 			v.kind = fmString
 			if v.s, ok = oneLineScalar(rest, dec); !ok {
-				return nil, false
+				return decline()
 			}
 		}
 		if !s.add(key, v) {
-			return nil, false // a key held twice
+			return decline() // a key held twice
 		}
 	}
 	return s, true
@@ -1055,7 +1103,10 @@ const maxPooledFMKeys = 1024
 
 // newFMStruct returns an empty mapping with room for n fields.
 func newFMStruct(n int) *fmStruct {
-	if s, ok := fmStructs.Get().(*fmStruct); ok && cap(s.fields) >= n {
+	if s, ok := fmStructs.Get().(*fmStruct); ok {
+		// One too small grows: dropped, it took its index and line
+		// table with it.
+		s.fields = slices.Grow(s.fields, n)
 		return s
 	}
 	return &fmStruct{fields: make([]fmEntry, 0, n)}
@@ -1104,7 +1155,13 @@ func (s *fmStruct) release() {
 // some 50 us a file there, against a few here (TestPlainFrontMatter's
 // read list; FuzzPlainFrontMatter holds each reading to the decoder's).
 func plainNode(body string, dec *[]byte) (fmVal, bool) {
-	p := blockParser{dec: dec, lines: make([]blockLine, 0, strings.Count(body, "\n"))}
+	table := blockLines.Get().(*[]blockLine)
+	p := blockParser{dec: dec, lines: slices.Grow((*table)[:0], strings.Count(body, "\n"))}
+	defer func() {
+		clear(p.lines) // holds none of the text alive in the pool
+		*table = p.lines[:0]
+		blockLines.Put(table)
+	}()
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
 		i = next
@@ -1117,6 +1174,10 @@ func plainNode(body string, dec *[]byte) (fmVal, bool) {
 	v, ok := p.node()
 	return v, ok && p.i == len(p.lines)
 }
+
+// blockLines holds the line tables of plainNode's blocks for the next:
+// an agent's hooks: and mcpServers: blocks each made one.
+var blockLines = sync.Pool{New: func() any { return new([]blockLine) }}
 
 // A blockLine is a line of a nested block: its indentation and the rest.
 type blockLine struct {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -380,9 +381,11 @@ func BenchmarkPlainFrontMatter(b *testing.B) {
 	_, src := generatedSkill(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, ok := plainFrontMatter(src, nil); !ok {
+		fm, lines, ok := plainFrontMatter(src, nil)
+		if !ok {
 			b.Fatal("front matter not plain")
 		}
+		releasePlain(fm, lines) // as checkFrontMatter does
 	}
 }
 
@@ -493,5 +496,41 @@ func TestFrontMatterProgramShadowedFM(t *testing.T) {
 	out := def.FillPath(cue.ParsePath("dir"), "d").FillPath(cue.ParsePath("fm"), map[string]any{"name": "x"}).LookupPath(cue.ParsePath("violations"))
 	if err := out.Decode(&cueVs); err != nil || !reflect.DeepEqual(cueVs, want) {
 		t.Errorf("CUE's violations %v (%v), want %v", cueVs, err, want)
+	}
+}
+
+// claudeAgentFrontMatter is the front matter of a subagent as Claude
+// Code's users write them in full: a long block list of MCP tools, a
+// flow list, a skills list, a hooks block nested four deep and MCP
+// servers with their env maps, some 2.6 KB.
+func claudeAgentFrontMatter() string {
+	var b strings.Builder
+	b.WriteString("name: reviewer\ndescription: Use this agent to review a change.\ntools:\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "  - mcp__server_%d__tool_%d\n", i%6, i)
+	}
+	b.WriteString("disallowedTools: [Bash, Write]\nskills:\n  - guide-0\n  - guide-1\npermissionMode: acceptEdits\nmodel: sonnet\ncolor: green\nhooks:\n")
+	for _, ev := range []string{"PreToolUse", "PostToolUse", "Stop"} {
+		fmt.Fprintf(&b, "  %s:\n    - matcher: \"Edit|Write\"\n      hooks:\n        - type: command\n          command: ./scripts/%s.sh\n          timeout: 30\n", ev, strings.ToLower(ev))
+	}
+	b.WriteString("mcpServers:\n")
+	for i := range 6 {
+		fmt.Fprintf(&b, "  server-%d:\n    command: npx\n    args: [\"-y\", \"@team/server-%d\"]\n    env:\n      TOKEN: token-%d\n      MODE: ro\n", i, i, i)
+	}
+	return b.String()
+}
+
+// BenchmarkPlainFrontMatterAgent reads claudeAgentFrontMatter as
+// checkFrontMatter does an agent's before running the program.
+func BenchmarkPlainFrontMatterAgent(b *testing.B) {
+	src := claudeAgentFrontMatter()
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		fm, lines, ok := plainFrontMatter(src, nil)
+		if !ok {
+			b.Fatal("front matter not plain")
+		}
+		releasePlain(fm, lines)
 	}
 }
