@@ -287,6 +287,17 @@ type matcherCheck struct {
 	anywhere map[string]bool
 	hints    map[string]string
 	known    []string
+	// patterns remembers, of the names holding a | asked about, whether
+	// each is a pattern of known tools and its parts written as TOML
+	// strings: a pattern's hint names them for every hook that lists it.
+	patterns map[string]toolPattern
+}
+
+// A toolPattern is a tool name written as a pattern of tools a table
+// knows ("Edit|Write"): its parts as TOML strings, separated by commas.
+type toolPattern struct {
+	quoted string
+	ok     bool
 }
 
 // maxRemembered bounds matcherCheck.anywhere: MCP tools are named by
@@ -297,7 +308,7 @@ type matcherCheck struct {
 const maxRemembered = 4096
 
 func newMatcherCheck(all, tables []*providers.Table) matcherCheck {
-	return matcherCheck{all: all, tables: tables, never: make([]string, len(tables)), anywhere: map[string]bool{}, hints: map[string]string{}}
+	return matcherCheck{all: all, tables: tables, never: make([]string, len(tables)), anywhere: map[string]bool{}, hints: map[string]string{}, patterns: map[string]toolPattern{}}
 }
 
 // knownAnywhere reports whether a table knows the tool name.
@@ -355,20 +366,26 @@ func (m *matcherCheck) check(p *Package, at string, h Hook) {
 // other pattern's names its own tools and that field, so that the hints
 // of a long list of patterns grow with the list, not with its square.
 func (m *matcherCheck) hint(names []string, n int, f string, listed *string) string {
-	if parts, ok := m.pattern(names[n]); ok {
+	const whole = "; a name is matched whole, not as a pattern: list each tool on its own"
+	if pt := m.pattern(names[n]); pt.ok {
 		if *listed != "" {
-			return fmt.Sprintf("; a name is matched whole, not as a pattern: list each tool on its own (%s) as %s's hint writes the list", quoteAll(parts), *listed)
+			return whole + " (" + pt.quoted + ") as " + *listed + "'s hint writes the list"
 		}
 		*listed = f
-		var fixed []string
-		for _, s := range names {
-			if parts, ok := m.pattern(s); ok {
-				fixed = append(fixed, parts...)
+		var b strings.Builder
+		b.WriteString(whole + ", tool_names = [")
+		for i, s := range names {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if pt := m.pattern(s); pt.ok {
+				b.WriteString(pt.quoted)
 			} else {
-				fixed = append(fixed, s)
+				b.WriteString(tomledit.Quote(s))
 			}
 		}
-		return fmt.Sprintf("; a name is matched whole, not as a pattern: list each tool on its own, tool_names = [%s]", quoteAll(fixed))
+		b.WriteString("]")
+		return b.String()
 	}
 	if h, ok := m.hints[names[n]]; ok {
 		return h
@@ -391,14 +408,30 @@ func (m *matcherCheck) hint(names []string, n int, f string, listed *string) str
 	return h
 }
 
-// pattern splits name at its | when it is no tool a table knows and each
-// part is one.
-func (m *matcherCheck) pattern(name string) ([]string, bool) {
-	if !strings.Contains(name, "|") || m.knownAnywhere(name) {
-		return nil, false
+// pattern says whether name is a pattern: it holds a |, is no tool a
+// table knows, and each part split at | is one. It is worked out once a
+// name (patternsSplit), as knownAnywhere's answers are, and forgotten
+// with them past maxRemembered names.
+func (m *matcherCheck) pattern(name string) toolPattern {
+	if !strings.Contains(name, "|") {
+		return toolPattern{}
 	}
-	parts := strings.Split(name, "|")
-	return parts, !slices.ContainsFunc(parts, func(s string) bool { return !m.knownAnywhere(s) })
+	if pt, ok := m.patterns[name]; ok {
+		return pt
+	}
+	patternsSplit.Add(1)
+	var pt toolPattern
+	if !m.knownAnywhere(name) {
+		parts := strings.Split(name, "|")
+		if !slices.ContainsFunc(parts, func(s string) bool { return !m.knownAnywhere(s) }) {
+			pt = toolPattern{quoted: quoteAll(parts), ok: true}
+		}
+	}
+	if len(m.patterns) >= maxRemembered {
+		clear(m.patterns)
+	}
+	m.patterns[name] = pt
+	return pt
 }
 
 // quoteAll writes names as TOML strings, separated by commas.
@@ -414,9 +447,9 @@ func quoteAll(names []string) string {
 }
 
 // toolNamesLooked counts the tool names a matcherCheck looked up in the
-// tables, and hintsMade the hints it made: a test holds each to once a
-// name.
-var toolNamesLooked, hintsMade atomic.Int64
+// tables, hintsMade the hints it made and patternsSplit the names with a
+// | it split: a test holds each to once a name.
+var toolNamesLooked, hintsMade, patternsSplit atomic.Int64
 
 // checkTimeout warns when the provider cuts the hook's timeout.
 func (p *Package) checkTimeout(t *providers.Table, at string, h Hook, event string) {

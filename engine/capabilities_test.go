@@ -653,6 +653,44 @@ func TestMatcherNamesLookedUpOnce(t *testing.T) {
 	}
 }
 
+// TestMatcherPatternsSplitOnce: a pattern ("Edit|Write") that many hooks
+// list is split, its parts looked up and written as TOML once a worker,
+// not again for each hook and each hint that names it.
+func TestMatcherPatternsSplitOnce(t *testing.T) {
+	const hooks = 30
+	var hs []hookTOML
+	for i := range hooks {
+		hs = append(hs, hookTOML{
+			id: "gate-" + strconv.Itoa(i), subject: "tool_call", phase: "before", effect: "gate", requirement: "required",
+			matcher: `["Edit|Write", "Bash", "Edit|Write"]`,
+		})
+	}
+	src := writeHooks(t, hs)
+	split := patternsSplit.Load()
+	rep, err := Validate(src, Options{Providers: pinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if split = patternsSplit.Load() - split; split != 1 {
+		t.Errorf("Edit|Write split %d times, want once", split)
+	}
+	var first, other int
+	for _, d := range rep.Diagnostics {
+		switch {
+		case d.Code != "W101" || !strings.Contains(d.Message, "native tool Edit|Write,"):
+		case strings.HasSuffix(d.Field, ".tool_names[0]") && strings.HasSuffix(d.Message, `list each tool on its own, tool_names = ["Edit", "Write", "Bash", "Edit", "Write"]`):
+			first++
+		case strings.HasSuffix(d.Field, ".tool_names[2]") && strings.HasSuffix(d.Message, `list each tool on its own ("Edit", "Write") as `+strings.TrimSuffix(d.Field, "[2]")+"[0]'s hint writes the list"):
+			other++
+		default:
+			t.Errorf("%s: %s", d.Field, d.Message)
+		}
+	}
+	if first != hooks || other != hooks {
+		t.Errorf("%d warnings writing the list and %d naming it, want %d each", first, other, hooks)
+	}
+}
+
 // TestMatcherPatternsHintedOnce: a matcher of many names written as
 // patterns ("Edit|Write") has one hint that writes the whole list with
 // every pattern split, at its first pattern; each other pattern's hint
