@@ -972,11 +972,30 @@ func plainSequence(body string) bool {
 		if len(l) <= indent+2 || strings.TrimLeft(l[:indent], " ") != "" || l[indent:indent+2] != "- " {
 			return false
 		}
-		if _, ok := oneLineScalar(withoutComment(strings.TrimLeft(l[indent+2:], " ")), nil); !ok {
-			return false
+		if item := l[indent+2:]; !plainWord(item) {
+			if _, ok := oneLineScalar(withoutComment(strings.TrimLeft(item, " ")), nil); !ok {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// plainWord reports whether s is a word oneLineScalar reads as a string
+// whatever comes before it: a letter, then key bytes and dots alone (no
+// blank, comment, colon or quote), and none of YAML's words. A list of
+// tools or skills is nearly all such words, each looked at once here
+// where oneLineScalar's checks looked at it some six times.
+func plainWord(s string) bool {
+	if s == "" || !isLetter(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isKeyByte(c) && c != '.' {
+			return false
+		}
+	}
+	return !yamlWord(s)
 }
 
 // flowWords reports whether s, the value after a key, is a flow sequence
@@ -1285,6 +1304,9 @@ func (p *blockParser) value(indent int, rest string, inKey bool) (fmVal, bool) {
 	}
 	if more {
 		return fmVal{}, false // a scalar that goes on, or a node after a value
+	}
+	if plainWord(rest) {
+		return fmVal{kind: fmString, s: rest}, true // type: command
 	}
 	switch {
 	case rest[0] == '{':

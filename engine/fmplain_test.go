@@ -701,6 +701,44 @@ func TestHooksBlockReusesMappings(t *testing.T) {
 	}
 }
 
+// plainWordAgrees checks that a word plainWord takes is read by the
+// longer way as the same string, neither null, a boolean nor a number.
+func plainWordAgrees(t *testing.T, s string) bool {
+	if !plainWord(s) {
+		return false
+	}
+	if v, ok := oneLineScalar(withoutComment(s), nil); !ok || v != s || plainOpaque(s) {
+		t.Errorf("plainWord(%q), but oneLineScalar reads %q, %t, and plainOpaque says %t", s, v, ok, plainOpaque(s))
+	}
+	return true
+}
+
+func TestPlainWord(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		word bool
+	}{
+		{"Read", true}, {"mcp__server_0__tool_12", true}, {"guide-0", true}, {"command", true},
+		{"claude-sonnet-4.5", true}, {"x", true}, {"Nope", true},
+		{"", false}, {"no", false}, {"No", false}, {"off", false}, {"null", false}, {"y", false}, {"TRUE", false},
+		{"0.5", false}, {"1.0.0", false}, {"_x", false}, {"-x", false}, {".x", false}, {"a b", false},
+		{"a:", false}, {"a:b", false}, {"a#b", false}, {"a ", false}, {"Bash(git:*)", false}, {"caf\u00e9", false},
+		{"a\tb", false}, {"'a'", false}, {"a,b", false},
+	} {
+		if got := plainWordAgrees(t, tc.s); got != tc.word {
+			t.Errorf("plainWord(%q) = %t, want %t", tc.s, got, tc.word)
+		}
+	}
+}
+
+// FuzzPlainWord holds plainWord to oneLineScalar on anything it takes.
+func FuzzPlainWord(f *testing.F) {
+	for _, s := range []string{"Read", "no", "a.b-c_d", "On", "nULL", "x1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { plainWordAgrees(t, s) })
+}
+
 // TestClaudeAgentFrontMatterAllocatesNothing holds reading a subagent of
 // Claude Code's full style, and releasing it as checkFrontMatter does, to
 // no allocation: the mapping plainMapping tried on its hooks: and
