@@ -18,8 +18,9 @@ import (
 // lines, a block scalar (|, |-, > or >-, in paragraphs, its lines indented
 // at least as the first), a mapping of such one-line scalars
 // indented alike, or a list (a block sequence of such scalars, a flow
-// sequence of plain words or quoted strings), with comment lines between
-// keys. It returns what fmMapping makes of CUE's syntax tree of the same
+// sequence of plain words or quoted strings), or mappings and sequences
+// nested in each other (plainNode), with comment lines between keys. It
+// returns what fmMapping makes of CUE's syntax tree of the same
 // YAML and each key's line (counted from line 1 of src), without CUE's
 // YAML decoder, which cost more than the rest of a skill's checks.
 // Anything else, or anything whose reading it is not sure of (a scalar
@@ -97,6 +98,11 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 			// A quoted scalar's paragraphs may start on the line
 			// after its first.
 			body, nbody = blockBody(text, next)
+		}
+		if rest == "" {
+			// A block under its key may hold empty lines and comments
+			// between its own (plainNode reads past them).
+			body, nbody = indentedBlock(text, next)
 		}
 		if nbody == 0 && rest == "" {
 			// A list may stand at its key's indentation, as PyYAML's
@@ -223,6 +229,26 @@ func indented(text string, i int) (body string, n int) {
 		n++
 	}
 	return text[i:j], n
+}
+
+// indentedBlock is indented, and also the empty lines and comment lines
+// among the indented ones (not those after the last): a block mapping or
+// sequence under a key, which YAML reads past them, as Claude Code's docs
+// write mcpServers: with an empty line between servers.
+func indentedBlock(text string, i int) (body string, n int) {
+	body, n = indented(text, i)
+	for {
+		k, skipped := i+len(body), 0
+		for k < len(text) && (text[k] == '\n' || text[k] == '#') {
+			k += strings.IndexByte(text[k:], '\n') + 1
+			skipped++
+		}
+		if skipped == 0 || k == len(text) || text[k] != ' ' {
+			return body, n
+		}
+		more, m := indented(text, k)
+		body, n = text[i:k+len(more)], n+skipped+m
+	}
 }
 
 // withoutComment returns s, a value that ends on its line, without the
@@ -854,8 +880,11 @@ func plainStart(s string) bool {
 	case c == '<':
 		return !strings.HasPrefix(s, "<<")
 	case c >= '0' && c <= '9':
-		if isDate(s) {
-			return true // YAML's timestamp, which CUE's decoder reads as a string
+		if len(s) >= len("2025-01-02") && isDate(s[:len("2025-01-02")]) {
+			// YAML's date or timestamp (created: 2025-01-15T10:00:00Z),
+			// which CUE's decoder reads as the string written, or a
+			// string that starts with one: no number does.
+			return true
 		}
 		parts := 0
 		for p := range strings.SplitSeq(s, ".") {
@@ -1166,10 +1195,12 @@ func (s *fmStruct) release() {
 // indentation), a node; a sequence's items each "- " at one indentation,
 // holding a one-line value, a mapping whose first key follows the "- "
 // and whose others are at that key's column, or, on the lines indented
-// more, a node. A mapping is read into what fmMapping makes of CUE's
-// tree, a sequence opaque (the rules read no list's items). Anything
-// else (comments, blank lines, block or multi-line scalars inside,
-// "- - ", an indentation that matches no node) is declined, and the
+// more, a node; a value may also be a block scalar (blockScalar). Empty
+// lines and comment lines between these are passed over, as YAML does.
+// A mapping is read into what fmMapping makes of CUE's tree, a sequence
+// opaque (the rules read no list's items). Anything else (plain or
+// quoted scalars over lines, "- - ", an indentation that matches no
+// node) is declined, and the
 // front matter goes to CUE's decoder. A front matter with such a key was
 // some 50 us a file there, against a few here (TestPlainFrontMatter's
 // read list; FuzzPlainFrontMatter holds each reading to the decoder's).
@@ -1181,32 +1212,72 @@ func plainNode(body string, dec *[]byte) (fmVal, bool) {
 		*table = p.lines[:0]
 		blockLines.Put(table)
 	}()
+	p.body = body
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
-		i = next
 		s := strings.TrimLeft(l, " ")
-		if s == "" || s[0] == '#' {
-			return fmVal{}, false
+		if s != "" && s[0] != '#' {
+			// An empty line or a comment between a block's lines is
+			// none of them (one in a block scalar is read from body).
+			p.lines = append(p.lines, blockLine{len(l) - len(s), s, i})
 		}
-		p.lines = append(p.lines, blockLine{len(l) - len(s), s})
+		i = next
 	}
 	v, ok := p.node()
 	return v, ok && p.i == len(p.lines)
+}
+
+// blockScalar reads a block scalar whose header head follows a key at
+// column indent (or an item's "- "), on the line before the next: its
+// lines are those after it indented more than the key, and the empty
+// lines between them, as blockScalar reads a top-level one's (command: |
+// in a hooks: block). One that starts with an empty line is declined.
+func (p *blockParser) blockScalar(indent int, head string) (fmVal, bool) {
+	key := p.lines[p.i-1]
+	start := key.at + key.indent + len(key.s) + 1
+	end, n, lines := start, 0, 0
+	for j := start; j < len(p.body); {
+		l, next := lineAt(p.body, j)
+		if l == "" {
+			if j == start {
+				return fmVal{}, false
+			}
+			lines++
+			j = next
+			continue
+		}
+		if len(l)-len(strings.TrimLeft(l, " ")) <= indent {
+			break
+		}
+		lines++
+		end, n, j = next, lines, next
+	}
+	if n == 0 {
+		return fmVal{}, false // empty
+	}
+	s, ok := blockScalar(head, p.body[start:end], n)
+	for p.i < len(p.lines) && p.lines[p.i].at < end {
+		p.i++
+	}
+	return fmVal{kind: fmString, s: s}, ok
 }
 
 // blockLines holds the line tables of plainNode's blocks for the next:
 // an agent's hooks: and mcpServers: blocks each made one.
 var blockLines = sync.Pool{New: func() any { return new([]blockLine) }}
 
-// A blockLine is a line of a nested block: its indentation and the rest.
+// A blockLine is a line of a nested block: its indentation, the rest, and
+// where the line starts in the block.
 type blockLine struct {
 	indent int
 	s      string
+	at     int
 }
 
 type blockParser struct {
-	lines []blockLine
-	i     int // the next line to read
+	body  string      // the block's text
+	lines []blockLine // its lines but empty ones and comments
+	i     int         // the next line to read
 	dec   *[]byte
 }
 
@@ -1292,6 +1363,9 @@ func (p *blockParser) sequence(indent int) (fmVal, bool) {
 // a key's, inKey), or null.
 func (p *blockParser) value(indent int, rest string, inKey bool) (fmVal, bool) {
 	rest = withoutComment(rest)
+	if rest != "" && (rest[0] == '|' || rest[0] == '>') {
+		return p.blockScalar(indent, rest)
+	}
 	more := p.i < len(p.lines) && p.lines[p.i].indent > indent
 	if rest == "" {
 		switch {
@@ -1314,7 +1388,7 @@ func (p *blockParser) value(indent int, rest string, inKey bool) (fmVal, bool) {
 		return fmVal{kind: fmMap, m: m}, ok
 	case rest[0] == '[':
 		return fmVal{kind: fmOpaque}, flowWords(rest)
-	case rest[0] == '|' || rest[0] == '>' || rest[0] == '&' || rest[0] == '*' || rest[0] == '!':
+	case rest[0] == '&' || rest[0] == '*' || rest[0] == '!':
 		return fmVal{}, false
 	case plainOpaque(rest):
 		return fmVal{kind: fmOpaque}, true

@@ -88,6 +88,20 @@ func dropIndexes(s *fmStruct) {
 // quoted strings, a metadata mapping, lists, comments, CR LF and text
 // outside ASCII.
 var plainRead = []string{
+	// Claude Code's subagents configured as its docs show: a timestamp,
+	// servers apart, comments in a block, a block scalar in a block.
+	"name: x\ncreated: 2025-01-15T10:00:00Z\nmcpServers:\n    github:\n        command: npx\n        args: [\"-y\", \"@modelcontextprotocol/server-github\"]\n\n    sentry:\n        command: npx\n",
+	"name: x\nhooks:\n  PreToolUse:\n    # block writes outside the repo\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: ./scripts/guard.sh\n",
+	"name: x\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: |\n            ./scripts/summarize.sh --since \"$SESSION_START\"\n",
+	"created: 2025-01-15 10:00:00\nupdated: 2025-01-15t10:00:00.5+02:00\nd: 2025-01-15x\ne: 2001-12-14 21:59:43.10 -5\n",
+	"metadata:\n  a: b\n\n  c: d\n",
+	"metadata:\n  a: b\n# c\n  c: d\n\n# e\n\nname: x\n",
+	"hooks:\n  PreToolUse:\n    - matcher: Bash\n\n    - matcher: Read\n",
+	"hooks:\n\n  a: x\n",
+	"hooks:\n  a:\n    b: |\n      x\n",
+	"hooks:\n  a:\n    b: |-\n      x\n\n      # y\n        z\n    c: >\n      p\n      q\n\n      r\n    d: >- # e\n      s\n  f: g\n",
+	"hooks:\n  - |\n    x\n  - >-\n     y\n  - a: |\n     b\n",
+	"hooks:\n  a: |\n    x\n\n\n  b: z\n",
 	"name: x\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: ./scripts/stop.sh --all\n          timeout: 30\n",
 	"command: ../bin/run\nhome: ~/bin/x\nv: ./\nw: ./a #c\n",
 	"name: x\t\r\ndescription: a\tb \t #c\r\nv: c\t #d\n",
@@ -326,14 +340,23 @@ var plainDeclined = []string{
 	"description: |2\n  explicit\n",
 	"description: >\n  a\n     \n  b\n", // a line of spaces alone
 	"name: x\ndescription: a\n\n  b\n",
-	"metadata:\n  a: b\n\n  c: d\n",
 	"metadata:\n  a: b\n   c: d\n",
 	"metadata:\n  a: b\n  a: c\n",
 	// Nested blocks read only where sure.
+	"hooks:\n  a: |\n\n    x\n", // a block scalar's first line empty
+	"hooks:\n  a: |+\n    x\n",
+	"hooks:\n  a: |2\n     x\n",
+	"hooks:\n  a: |\n    x\n     \n    y\n", // a line of spaces alone
+	"hooks:\n  a: |\n",
+	"hooks:\n  a: |\n  b: x\n",
+	"hooks:\n  a: |\n    x\n   y\n",
+	"hooks:\n  a: x\n\n    y\n",
+	"hooks:\n  a: x\n    # c\n    y\n",
+	"hooks:\n  a: \"x\n  # y\"\n",
+	"hooks:\n  a: [x,\n  # c\n    y]\n",
+	"updated: 2025-01-1\n",
 	"hooks:\n  PreToolUse:\n    - matcher: Bash\n      # c\n      hooks: []\n",
-	"hooks:\n  PreToolUse:\n    - matcher: Bash\n\n    - matcher: Read\n",
 	"hooks:\n  a:\n    - - x\n",
-	"hooks:\n  a:\n    b: |\n      x\n",
 	"hooks:\n  a:\n    b: x\n      y\n",
 	"hooks:\n  a:\n    - b: x\n     c: y\n",
 	"hooks:\n  a:\n    - b: x\n       c: y\n",
@@ -418,6 +441,8 @@ func FuzzPlainFrontMatter(f *testing.F) {
 		"x:\n  a:\n  - b\n  - c: d\n    e:\n      - f\n  g: {h: i}\n",
 		"x:\n  -  a: b\n     c: d\n  -\n    e: f\n  - null\n",
 		"c: ./a.sh\nd:\n  - ../b ~/c\ne: ~/d # f\n",
+		"created: 2025-01-15T10:00:00Z\nm:\n    a:\n        b: c\n\n    d:\n        e: f\n# g\n    h: i\n",
+		"h:\n  p:\n    # c\n    - m: B\n      h:\n        - t: c\n          c: |\n            ./s.sh \"$X\"\n\n            # y\n          u: >-\n            v\n            w\n",
 		"name: x\t\r\ndescription: a\tb \t c\t\r\n",
 	} {
 		f.Add(s)
