@@ -37,37 +37,9 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 	if len(src) == 0 || src[len(src)-1] != '\n' {
 		return nil, nil, false
 	}
-	n := 0 // lines that start a key, at most
-	crlf, tabs := false, false
-	lined := src // what is left to look at line by line
-	if termtext.PrintableASCII(src, true) == len(src) && strings.IndexByte(src, '\t') < 0 {
-		// Printable ASCII in lines, as nearly all front matter is: every
-		// line is plain, and its lines bound its keys (room for them
-		// all is kept in the pool). Looked at line by line, as the rest
-		// must be, this was a tenth of reading an agent's front matter.
-		n, lined = strings.Count(src, "\n"), ""
-	}
-	for rest := lined; len(rest) > 0; {
-		i := strings.IndexByte(rest, '\n')
-		l := rest[:i]
-		if i > 0 && l[i-1] == '\r' {
-			l, crlf = l[:i-1], true
-		}
-		tab := strings.IndexByte(l, '\t') >= 0
-		if tab {
-			// A tab is read only in a line that starts a key (see
-			// tabbedValue), never in one indented under it.
-			if i > 0 && rest[0] == ' ' || !plainLine(strings.ReplaceAll(l, "\t", " ")) {
-				return nil, nil, false
-			}
-			tabs = true
-		} else if !plainLine(l) {
-			return nil, nil, false
-		}
-		if i == 0 || rest[0] != ' ' {
-			n++
-		}
-		rest = rest[i+1:]
+	n, crlf, tabs, ok := plainText(src)
+	if !ok {
+		return nil, nil, false
 	}
 	// Its lines are walked in place: the values are cut from it, where
 	// splitting it cost a string header a line. YAML reads a CR LF as
@@ -93,21 +65,20 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 		if !ok {
 			return nil, nil, false
 		}
-		body, nbody := indented(text, next)
-		if nbody > 0 && rest != "" && (rest[0] == '|' || rest[0] == '>') || rest != "" && (rest[0] == '\'' || rest[0] == '"') {
+		var body string
+		var nbody int
+		if rest == "" {
+			// A block under its key may hold empty lines and comments
+			// between its own (plainNode reads past them), and a list
+			// may stand at its key's indentation, as PyYAML's
+			// yaml.dump writes one.
+			if body, nbody = indentedBlock(text, next); nbody == 0 {
+				body, nbody = indentless(text, next)
+			}
+		} else if body, nbody = indented(text, next); nbody > 0 && (rest[0] == '|' || rest[0] == '>') || rest[0] == '\'' || rest[0] == '"' {
 			// A quoted scalar's paragraphs may start on the line
 			// after its first.
 			body, nbody = blockBody(text, next)
-		}
-		if rest == "" {
-			// A block under its key may hold empty lines and comments
-			// between its own (plainNode reads past them).
-			body, nbody = indentedBlock(text, next)
-		}
-		if nbody == 0 && rest == "" {
-			// A list may stand at its key's indentation, as PyYAML's
-			// yaml.dump writes one.
-			body, nbody = indentless(text, next)
 		}
 		tabbed := tabs && strings.IndexByte(l, '\t') >= 0
 		if tabbed && !tabbedValue(rest, nbody) {
@@ -165,6 +136,43 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 		return nil, nil, false // comments alone
 	}
 	return fm, lines, true
+}
+
+// plainText reports whether every line of src is one plainLine takes,
+// or one that starts a key and holds tabs where tabbedValue may take
+// them, and returns how many keys src holds at most and whether it holds
+// CR LF line breaks and tabs.
+func plainText(src string) (n int, crlf, tabs, ok bool) {
+	if termtext.PrintableASCII(src, true) == len(src) && strings.IndexByte(src, '\t') < 0 {
+		// Printable ASCII in lines, as nearly all front matter is: every
+		// line is plain, and its lines bound its keys (room for them
+		// all is kept in the pool). Looked at line by line, as the rest
+		// must be, this was a tenth of reading an agent's front matter.
+		return strings.Count(src, "\n"), false, false, true
+	}
+	for rest := src; len(rest) > 0; {
+		i := strings.IndexByte(rest, '\n')
+		l := rest[:i]
+		if i > 0 && l[i-1] == '\r' {
+			l, crlf = l[:i-1], true
+		}
+		tab := strings.IndexByte(l, '\t') >= 0
+		if tab {
+			// A tab is read only in a line that starts a key (see
+			// tabbedValue), never in one indented under it.
+			if i > 0 && rest[0] == ' ' || !plainLine(strings.ReplaceAll(l, "\t", " ")) {
+				return 0, false, false, false
+			}
+			tabs = true
+		} else if !plainLine(l) {
+			return 0, false, false, false
+		}
+		if i == 0 || rest[0] != ' ' {
+			n++
+		}
+		rest = rest[i+1:]
+	}
+	return n, crlf, tabs, true
 }
 
 // plainLine reports whether a line of front matter, without its line

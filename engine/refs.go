@@ -1129,7 +1129,17 @@ func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src string, line
 		if f, ok := d.(*ast.Field); ok {
 			if lbl, _, err := ast.LabelName(f.Label); err == nil {
 				p := f.Label.Pos()
-				keys[lbl] = Pos{p.Line() + line - 1, p.Column()}
+				at := Pos{p.Line() + line - 1, p.Column()}
+				if first, twice := keys[lbl]; twice {
+					// CUE's decoder keeps both, which unify to a
+					// conflict (a front matter said to be no mapping,
+					// after two more decodings) or to one value. YAML
+					// holds a key once; go.yaml.in/yaml/v3 says so in
+					// these words.
+					l.errorf("E078", at, "", "front matter is not valid YAML: mapping key %q already defined at line %d", lbl, first.Line)
+					return
+				}
+				keys[lbl] = at
 			}
 		}
 	}
