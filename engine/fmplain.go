@@ -450,10 +450,7 @@ func flowMapping(s string, dec *[]byte) (*fmStruct, bool) {
 		return nil, false
 	}
 	rest := strings.TrimLeft(s[1:len(s)-1], " ")
-	if rest == "" {
-		return nil, false // {}: left to the decoder
-	}
-	m := newFMStruct(4)
+	m := newFMStruct(4) // {} is an empty one (disallowedTools: {})
 	for rest != "" {
 		n := 0
 		for n < len(rest) && isKeyByte(rest[n]) {
@@ -876,9 +873,11 @@ func isDate(s string) bool {
 // from the working or home directory (./x, ../x, ~/x: no float starts
 // with a dot and a slash, and ~ is null only alone), or it is a version
 // number of three parts or more (1.0.0), which no number or date of
-// YAML's is. A hook's command: ./scripts/check.sh in an agent's hooks
-// block sent the whole front matter to CUE's decoder, 46 times the
-// floor's CPU on packages of six such agents.
+// YAML's is, or it starts with a date, a digit and holds a blank, or a
+// dash or two and a letter (see the cases). A hook's command:
+// ./scripts/check.sh in an agent's hooks block sent the whole front
+// matter to CUE's decoder, 46 times the floor's CPU on packages of six
+// such agents; an MCP server's args: - -y 16 times.
 func plainStart(s string) bool {
 	switch c := s[0]; {
 	case isLetter(c), c >= utf8.RuneSelf, c == '(', c == '/', c == '$':
@@ -887,7 +886,18 @@ func plainStart(s string) bool {
 		return strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") || strings.HasPrefix(s, "~/")
 	case c == '<':
 		return !strings.HasPrefix(s, "<<")
+	case c == '-':
+		// An option as MCP servers' args list them (- -y, - --read-only):
+		// no number or indicator is a dash or two before a letter.
+		t := strings.TrimPrefix(s[1:], "-")
+		return t != "" && isLetter(t[0])
 	case c >= '0' && c <= '9':
+		if strings.IndexByte(s, ' ') > 0 {
+			// No number holds a blank (3 ways to go, 50% off), and a
+			// timestamp that does (2001-12-14 21:59:43.10 -5) CUE's
+			// decoder reads as the string written.
+			return true
+		}
 		if len(s) >= len("2025-01-02") && isDate(s[:len("2025-01-02")]) {
 			// YAML's date or timestamp (created: 2025-01-15T10:00:00Z),
 			// which CUE's decoder reads as the string written, or a
@@ -1044,8 +1054,11 @@ func plainWord(s string) bool {
 // the list is one.
 func flowWords(s string) bool {
 	s = strings.TrimRight(s, " ")
-	if len(s) < 3 || s[0] != '[' || s[len(s)-1] != ']' {
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
 		return false
+	}
+	if strings.TrimLeft(s[1:len(s)-1], " ") == "" {
+		return true // [] (disallowedTools: [])
 	}
 	for rest := s[1 : len(s)-1]; ; {
 		rest = strings.TrimLeft(rest, " ")

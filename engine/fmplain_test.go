@@ -72,12 +72,16 @@ func agreesWithCUE(t *testing.T, src string) bool {
 // mappings in it: both are kept for reuse when a mapping goes back to its
 // pool (an index made again when wanted, a line table for the next front
 // matter's keys), so that one made from the pool may hold an empty index
-// or table where one made afresh holds none.
+// or table where one made afresh holds none; an empty mapping's fields
+// likewise.
 func dropIndexes(s *fmStruct) {
 	if s == nil {
 		return
 	}
 	s.index, s.lines = nil, nil
+	if len(s.fields) == 0 {
+		s.fields = nil // {} made from the pool, or afresh
+	}
 	for i := range s.fields {
 		dropIndexes(s.fields[i].val.m)
 	}
@@ -88,6 +92,14 @@ func dropIndexes(s *fmStruct) {
 // quoted strings, a metadata mapping, lists, comments, CR LF and text
 // outside ASCII.
 var plainRead = []string{
+	"tools: []\n",
+	"metadata: {}\n",
+	"hooks:\n  PreToolUse:\n    - matcher: Bash\n      # c\n      hooks: []\n",
+	// MCP servers as their READMEs list them, and empty lists.
+	"name: x\ndisallowedTools: []\nmcpServers:\n  github:\n    command: npx\n    args:\n      - -y\n      - \"@modelcontextprotocol/server-github\"\n      - --read-only\n    env: {}\n  b:\n    args: [ ]\n    env: { }\n",
+	"args:\n  - -y\n  - --a-b\n  - -x:y\n",
+	"description: 3 ways to review a change\nv: 50% off\nw: 1 2\nx: 0x1F foo\nu: 1.5 x\nz: 07 x\nname: -a\n",
+	"description: 3 ways\n  to go\n",
 	// Claude Code's subagents configured as its docs show: a timestamp,
 	// servers apart, comments in a block, a block scalar in a block.
 	"name: x\ncreated: 2025-01-15T10:00:00Z\nmcpServers:\n    github:\n        command: npx\n        args: [\"-y\", \"@modelcontextprotocol/server-github\"]\n\n    sentry:\n        command: npx\n",
@@ -224,7 +236,6 @@ var plainDeclined = []string{
 	"name: x\xffy\n",
 	"name: x\xc3\n",
 	"name: x\x7fy\n",
-	"name: -a\n",
 	"name: .inf\n",
 	"name: yes\n",
 	"name: Off\n",
@@ -252,7 +263,6 @@ var plainDeclined = []string{
 	"tools:\n  -Read\n",
 	"tools:\n  - Read\n    more\n",
 	"tools:\n  - Read\n  k: v\n",
-	"tools: []\n",
 	"tools: [Read, , Grep]\n",
 	"tools: [Read,]\n",
 	"tools: [a: b]\n",
@@ -304,7 +314,6 @@ var plainDeclined = []string{
 	"description: \"a\\x4\\\n  1\"\n", // an escape the break cuts
 	"description: \"a\\u00e\\\n  9\"\n",
 	"description: \"a\\U0001F60\\\n  0\"\n",
-	"metadata: {}\n",
 	"name: \"a\\ \n  b\"\n",
 	"name: \"a\\\n\n  b\"\n",
 	"name: \"a\" b\n  c\"\n",
@@ -342,6 +351,14 @@ var plainDeclined = []string{
 	"name: x\ndescription: a\n\n  b\n",
 	"metadata:\n  a: b\n   c: d\n",
 	"metadata:\n  a: b\n  a: c\n",
+	"v: -\n",
+	"v: -1\n",
+	"v: -.5\n",
+	"v: --1\n",
+	"v: -.inf\n",
+	"v: - x\n",
+	"v: 1\n  2\n",
+	"v: [-y]\n",
 	// Nested blocks read only where sure.
 	"hooks:\n  a: |\n\n    x\n", // a block scalar's first line empty
 	"hooks:\n  a: |+\n    x\n",
@@ -355,7 +372,6 @@ var plainDeclined = []string{
 	"hooks:\n  a: \"x\n  # y\"\n",
 	"hooks:\n  a: [x,\n  # c\n    y]\n",
 	"updated: 2025-01-1\n",
-	"hooks:\n  PreToolUse:\n    - matcher: Bash\n      # c\n      hooks: []\n",
 	"hooks:\n  a:\n    - - x\n",
 	"hooks:\n  a:\n    b: x\n      y\n",
 	"hooks:\n  a:\n    - b: x\n     c: y\n",
@@ -441,6 +457,7 @@ func FuzzPlainFrontMatter(f *testing.F) {
 		"x:\n  a:\n  - b\n  - c: d\n    e:\n      - f\n  g: {h: i}\n",
 		"x:\n  -  a: b\n     c: d\n  -\n    e: f\n  - null\n",
 		"c: ./a.sh\nd:\n  - ../b ~/c\ne: ~/d # f\n",
+		"a: []\nb: {}\nc:\n  d:\n    - -y\n    - --e\n    f: { }\nd: 3 ways\n",
 		"created: 2025-01-15T10:00:00Z\nm:\n    a:\n        b: c\n\n    d:\n        e: f\n# g\n    h: i\n",
 		"h:\n  p:\n    # c\n    - m: B\n      h:\n        - t: c\n          c: |\n            ./s.sh \"$X\"\n\n            # y\n          u: >-\n            v\n            w\n",
 		"name: x\t\r\ndescription: a\tb \t c\t\r\n",
