@@ -576,19 +576,22 @@ func isKeyByte(b byte) bool {
 }
 
 // yamlWord reports whether a plain scalar made of letters alone is one
-// YAML 1.1 or 1.2 reads as a boolean or null, in any case. It errs toward
+// YAML reads as a boolean or null, in any case: true, false or null. The
+// words YAML 1.1 also read so (yes, no, on, off, y, n) CUE's decoder
+// reads as strings, as YAML 1.2 does (proactive: yes). It errs toward
 // yes, which only sends the front matter the slower way: EqualFold also
-// folds a few letters outside ASCII to these words (U+017F to s).
+// folds a few letters outside ASCII to these words, and any case is
+// taken where YAML takes three.
 func yamlWord(s string) bool {
-	if len(s) == 0 || len(s) > len("false") {
+	if len(s) < len("null") || len(s) > len("false") {
 		return false // most values and keys: no word to fold them to
 	}
 	switch s[0] | 0x20 { // lower case, for a letter
-	case 'y', 'n', 'o', 't', 'f':
+	case 'n', 't', 'f':
 	default:
 		return false // no word starts so: most short keys (key-0) and values
 	}
-	for _, w := range [...]string{"y", "n", "yes", "no", "on", "off", "true", "false", "null"} {
+	for _, w := range [...]string{"true", "false", "null"} {
 		if strings.EqualFold(s, w) {
 			return true
 		}

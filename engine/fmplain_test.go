@@ -92,6 +92,7 @@ func dropIndexes(s *fmStruct) {
 // quoted strings, a metadata mapping, lists, comments, CR LF and text
 // outside ASCII.
 var plainRead = []string{
+	"proactive: yes\nv: No\nw: y\non: x\nn: OFF\nlist:\n  - yes\n  - n\nflow: [yes, Off]\nm: {y: n}\nname: Off\n",
 	"tools: []\n",
 	"metadata: {}\n",
 	"hooks:\n  PreToolUse:\n    - matcher: Bash\n      # c\n      hooks: []\n",
@@ -237,8 +238,6 @@ var plainDeclined = []string{
 	"name: x\xc3\n",
 	"name: x\x7fy\n",
 	"name: .inf\n",
-	"name: yes\n",
-	"name: Off\n",
 	"name: 012\n",
 	"name: 1.\n",
 	"name: True\n",
@@ -623,7 +622,7 @@ func TestClosesFrontMatter(t *testing.T) {
 // up to four bytes drawn from its words' letters in either case and a few
 // others, and the longer words with each case of each letter.
 func TestYAMLWord(t *testing.T) {
-	words := []string{"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+	words := []string{"true", "false", "null"}
 	check := func(s string) {
 		want := false
 		for _, w := range words {
@@ -762,7 +761,8 @@ func TestPlainWord(t *testing.T) {
 	}{
 		{"Read", true}, {"mcp__server_0__tool_12", true}, {"guide-0", true}, {"command", true},
 		{"claude-sonnet-4.5", true}, {"x", true}, {"Nope", true},
-		{"", false}, {"no", false}, {"No", false}, {"off", false}, {"null", false}, {"y", false}, {"TRUE", false},
+		{"no", true}, {"No", true}, {"off", true}, {"y", true}, // strings to YAML 1.2 and CUE
+		{"", false}, {"null", false}, {"TRUE", false}, {"False", false}, {"nulL", false},
 		{"0.5", false}, {"1.0.0", false}, {"_x", false}, {"-x", false}, {".x", false}, {"a b", false},
 		{"a:", false}, {"a:b", false}, {"a#b", false}, {"a ", false}, {"Bash(git:*)", false}, {"caf\u00e9", false},
 		{"a\tb", false}, {"'a'", false}, {"a,b", false},
