@@ -534,3 +534,19 @@ func BenchmarkPlainFrontMatterAgent(b *testing.B) {
 		releasePlain(fm, lines)
 	}
 }
+
+// BenchmarkPlainFrontMatterLongLine reads a front matter whose
+// description was pasted as one 20 KB line: what it costs must stay a
+// few byte searches of the line, not a loop over each of its bytes.
+func BenchmarkPlainFrontMatterLongLine(b *testing.B) {
+	src := "name: long\ndescription: " + strings.Repeat("Use when the change touches the billing code. ", 440) + "end\nlicense: MIT\n"
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		fm, lines, ok := plainFrontMatter(src, nil)
+		if !ok {
+			b.Fatal("front matter not plain")
+		}
+		releasePlain(fm, lines)
+	}
+}
