@@ -610,6 +610,19 @@ func TestCapabilityRowsShareAnswers(t *testing.T) {
 	}
 }
 
+// gateHooks is n required tool-call gates, gate-0 on, the matcher of
+// each matcher(i).
+func gateHooks(n int, matcher func(i int) string) []hookTOML {
+	var hs []hookTOML
+	for i := range n {
+		hs = append(hs, hookTOML{
+			id: "gate-" + strconv.Itoa(i), subject: "tool_call", phase: "before", effect: "gate", requirement: "required",
+			matcher: matcher(i),
+		})
+	}
+	return hs
+}
+
 // Hooks name the same tools over and over: each name is looked up in the
 // tables once a validation's worker, and a name no table knows has its
 // hint ("did you mean") made once, however many hooks list it. Before,
@@ -618,14 +631,9 @@ func TestCapabilityRowsShareAnswers(t *testing.T) {
 // validation of 1,000 packages of forty such hooks.
 func TestMatcherNamesLookedUpOnce(t *testing.T) {
 	const hooks = 30
-	var hs []hookTOML
-	for i := range hooks {
-		hs = append(hs, hookTOML{
-			id: "gate-" + strconv.Itoa(i), subject: "tool_call", phase: "before", effect: "gate", requirement: "required",
-			matcher: `["Bash", "Edti", "Nope", "mcp__srv__x` + strconv.Itoa(i) + `"]`,
-		})
-	}
-	src := writeHooks(t, hs)
+	src := writeHooks(t, gateHooks(hooks, func(i int) string {
+		return `["Bash", "Edti", "Nope", "mcp__srv__x` + strconv.Itoa(i) + `"]`
+	}))
 	looked, hinted := toolNamesLooked.Load(), hintsMade.Load()
 	rep, err := Validate(src, Options{Providers: pinned})
 	if err != nil {
@@ -658,14 +666,7 @@ func TestMatcherNamesLookedUpOnce(t *testing.T) {
 // not again for each hook and each hint that names it.
 func TestMatcherPatternsSplitOnce(t *testing.T) {
 	const hooks = 30
-	var hs []hookTOML
-	for i := range hooks {
-		hs = append(hs, hookTOML{
-			id: "gate-" + strconv.Itoa(i), subject: "tool_call", phase: "before", effect: "gate", requirement: "required",
-			matcher: `["Edit|Write", "Bash", "Edit|Write"]`,
-		})
-	}
-	src := writeHooks(t, hs)
+	src := writeHooks(t, gateHooks(hooks, func(int) string { return `["Edit|Write", "Bash", "Edit|Write"]` }))
 	split := patternsSplit.Load()
 	rep, err := Validate(src, Options{Providers: pinned})
 	if err != nil {

@@ -379,13 +379,20 @@ func BenchmarkFrontMatterProgram(b *testing.B) {
 // checkFrontMatter does before running the program.
 func BenchmarkPlainFrontMatter(b *testing.B) {
 	_, src := generatedSkill(b)
+	benchPlainFrontMatter(b, src)
+}
+
+// benchPlainFrontMatter reads src and releases what it read, as
+// checkFrontMatter does, in each round.
+func benchPlainFrontMatter(b *testing.B, src string) {
+	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
 		fm, lines, ok := plainFrontMatter(src, nil)
 		if !ok {
 			b.Fatal("front matter not plain")
 		}
-		releasePlain(fm, lines) // as checkFrontMatter does
+		releasePlain(fm, lines)
 	}
 }
 
@@ -523,30 +530,12 @@ func claudeAgentFrontMatter() string {
 // BenchmarkPlainFrontMatterAgent reads claudeAgentFrontMatter as
 // checkFrontMatter does an agent's before running the program.
 func BenchmarkPlainFrontMatterAgent(b *testing.B) {
-	src := claudeAgentFrontMatter()
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	for b.Loop() {
-		fm, lines, ok := plainFrontMatter(src, nil)
-		if !ok {
-			b.Fatal("front matter not plain")
-		}
-		releasePlain(fm, lines)
-	}
+	benchPlainFrontMatter(b, claudeAgentFrontMatter())
 }
 
 // BenchmarkPlainFrontMatterLongLine reads a front matter whose
 // description was pasted as one 20 KB line: what it costs must stay a
 // few byte searches of the line, not a loop over each of its bytes.
 func BenchmarkPlainFrontMatterLongLine(b *testing.B) {
-	src := "name: long\ndescription: " + strings.Repeat("Use when the change touches the billing code. ", 440) + "end\nlicense: MIT\n"
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	for b.Loop() {
-		fm, lines, ok := plainFrontMatter(src, nil)
-		if !ok {
-			b.Fatal("front matter not plain")
-		}
-		releasePlain(fm, lines)
-	}
+	benchPlainFrontMatter(b, "name: long\ndescription: "+strings.Repeat("Use when the change touches the billing code. ", 440)+"end\nlicense: MIT\n")
 }
