@@ -22,7 +22,7 @@ const depsRules = `
 	# Leaves: editors of what the user owns, and small helpers.
 	NONE
 	< dalo/internal/rawsys, dalo/internal/termtext, dalo/internal/fakemodel,
-	  dalo/internal/suggest, dalo/internal/shiftand,
+	  dalo/internal/suggest, dalo/internal/shiftand, dalo/internal/lazyregexp,
 	  dalo/jsonedit, dalo/instruction, dalo/codexapp,
 	  dalo/bench/measure, dalo/bench/mutate, dalo/bench/stdinfloor;
 
@@ -30,7 +30,7 @@ const depsRules = `
 	dalo/internal/rawsys < dalo/internal/regular;
 
 	# Git sources: what a tree holds reaches errors escaped.
-	dalo/internal/termtext < dalo/store/gitrepo;
+	dalo/internal/termtext, dalo/internal/lazyregexp < dalo/store/gitrepo;
 
 	# The unified diff dalo shows of a file it changes.
 	GOINTERNAL < dalo/internal/unidiff;
@@ -72,7 +72,8 @@ const depsRules = `
 	dalo/providers, dalo/plan, dalo/internal/suggest, dalo/internal/termtext,
 	dalo/tomledit, TOML, UNIX, ASMUTF8
 	< dalo/engine;
-	dalo/engine, dalo/internal/termtext < dalo/scaffold < dalo/claudeplugin;
+	dalo/engine, dalo/internal/termtext < dalo/scaffold;
+	dalo/scaffold, dalo/internal/lazyregexp < dalo/claudeplugin;
 
 	# State under DALO_HOME.
 	dalo/engine, dalo/jsonedit, dalo/instruction, dalo/internal/termtext,

@@ -6,13 +6,13 @@ import (
 	"math"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"unicode"
 
 	"dalo/engine"
+	"dalo/internal/lazyregexp"
 	"dalo/internal/termtext"
 	"dalo/plan"
 	"dalo/providers"
@@ -347,7 +347,7 @@ func (c *converter) copyFile(rel, dst string) error {
 	return nil
 }
 
-var nonName = regexp.MustCompile(`[^a-z0-9]+`)
+var nonName = lazyregexp.New(`[^a-z0-9]+`)
 
 // packageName makes a package name of a plugin's name: lowercase letters
 // and digits in words joined by single hyphens.
@@ -659,11 +659,11 @@ type hookOut struct {
 var handlerFields = map[string]bool{"type": true, "command": true, "args": true, "timeout": true, "shell": true, "if": true, "once": true, "statusMessage": true, "async": true, "asyncRewake": true, "rewakeMessage": true, "rewakeSummary": true}
 
 var (
-	rootRef   = regexp.MustCompile(`\$\{CLAUDE_PLUGIN_ROOT\}|\$CLAUDE_PLUGIN_ROOT\b`)
-	rootPath  = regexp.MustCompile(`^/[^\s"'` + "`" + `;|&<>()$]*`)
-	claudeVar = regexp.MustCompile(`\$\{?(CLAUDE_[A-Z0-9_]+)|\$\{user_config\.`)
+	rootRef   = lazyregexp.New(`\$\{CLAUDE_PLUGIN_ROOT\}|\$CLAUDE_PLUGIN_ROOT\b`)
+	rootPath  = lazyregexp.New(`^/[^\s"'` + "`" + `;|&<>()$]*`)
+	claudeVar = lazyregexp.New(`\$\{?(CLAUDE_[A-Z0-9_]+)|\$\{user_config\.`)
 	// plainNames is a matcher Claude Code compares as exact tool names.
-	plainNames = regexp.MustCompile(`^[A-Za-z0-9_]+(\|[A-Za-z0-9_]+)*$`)
+	plainNames = lazyregexp.New(`^[A-Za-z0-9_]+(\|[A-Za-z0-9_]+)*$`)
 )
 
 // hook maps one handler onto a tool and a hook, or lists why not.
@@ -872,7 +872,7 @@ func kebab(s string) string {
 
 // docs are the names of files that document or license a plugin: copied
 // into the package always, run by no hook.
-var docs = regexp.MustCompile(`(?i)^(readme|license|licence|notice|copying|changelog)(\.[a-z0-9]+)?$`)
+var docs = lazyregexp.New(`(?i)^(readme|license|licence|notice|copying|changelog)(\.[a-z0-9]+)?$`)
 
 // rest places the plugin's files that no member took. Each hook's tool
 // gets the files reach finds it needs, copied into the package (from a

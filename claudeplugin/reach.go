@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"dalo/internal/lazyregexp"
 )
 
 // Each imported hook's tool is given no more than dalo can read that it
@@ -142,58 +143,58 @@ func data(name string, lang language, text []byte) bool {
 // A pattern is something in a line of text that shows a need: a
 // capability or a variable (the name, or the pattern's first group).
 type pattern struct {
-	re   *regexp.Regexp
+	re   *lazyregexp.Regexp
 	name string // "" for the first group
 }
 
 var (
 	// pathToken is a word that may name a file: it holds a dot or a slash.
-	pathToken = regexp.MustCompile(`[A-Za-z0-9_@+~-]*[./][A-Za-z0-9_./@+~-]*[A-Za-z0-9_@+~-]`)
-	pyImport  = regexp.MustCompile(`^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w\s,()*]+)|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))`)
-	jsImport  = regexp.MustCompile(`(?:require\s*\(\s*|from\s+|import\s*\(\s*|import\s+)['"](\.{1,2}/[^'"]+)['"]`)
+	pathToken = lazyregexp.New(`[A-Za-z0-9_@+~-]*[./][A-Za-z0-9_./@+~-]*[A-Za-z0-9_@+~-]`)
+	pyImport  = lazyregexp.New(`^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w\s,()*]+)|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))`)
+	jsImport  = lazyregexp.New(`(?:require\s*\(\s*|from\s+|import\s*\(\s*|import\s+)['"](\.{1,2}/[^'"]+)['"]`)
 	// computed are the ways a script finds files by a path it computes
 	// from where it is, which dalo cannot follow.
-	computed = map[language]*regexp.Regexp{
-		langShell:  regexp.MustCompile(`CLAUDE_PLUGIN_ROOT|BASH_SOURCE|\$0\b|\$\{0`),
-		langPython: regexp.MustCompile(`CLAUDE_PLUGIN_ROOT|__file__|sys\.argv\[0\]|importlib`),
-		langJS:     regexp.MustCompile(`CLAUDE_PLUGIN_ROOT|__dirname|__filename|import\.meta`),
+	computed = map[language]*lazyregexp.Regexp{
+		langShell:  lazyregexp.New(`CLAUDE_PLUGIN_ROOT|BASH_SOURCE|\$0\b|\$\{0`),
+		langPython: lazyregexp.New(`CLAUDE_PLUGIN_ROOT|__file__|sys\.argv\[0\]|importlib`),
+		langJS:     lazyregexp.New(`CLAUDE_PLUGIN_ROOT|__dirname|__filename|import\.meta`),
 	}
 	// needs are what shows a capability or a variable, per language.
 	needs = map[language][]pattern{
 		langShell: {
-			{regexp.MustCompile(`(?:^|[\s;|&(])(curl|wget|nc|ncat|ssh|scp|rsync|telnet|ftp|sftp)\s`), "network"},
-			{regexp.MustCompile(`\bgit\s+(?:clone|fetch|pull|push|ls-remote)\b|\b(?:pip3?|npm|npx|yarn|pnpm|uv|brew|apt-get)\s+(?:install|add|i)\b`), "network"},
-			{regexp.MustCompile(`(?:^|[\s;|&(])(rm|mv|cp|mkdir|rmdir|touch|tee|ln|chmod|chown|truncate|dd|install|mktemp)\s`), "filesystem_write"},
-			{regexp.MustCompile(`\bsed\s+(?:-[a-zA-Z]*\s+)*-i`), "filesystem_write"},
-			{regexp.MustCompile(`(?:^|[^0-9&<>=-])>>?\s*(?:"[^"&]|'[^'&]|[^\s&>"'/]|/(?:[^d]|d[^e]|de[^v]))`), "filesystem_write"},
-			{regexp.MustCompile(`(?:^|[\s:(])~(?:/|\s|$)|[^=!]=~/`), "HOME"},
-			{regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`), ""},
+			{lazyregexp.New(`(?:^|[\s;|&(])(curl|wget|nc|ncat|ssh|scp|rsync|telnet|ftp|sftp)\s`), "network"},
+			{lazyregexp.New(`\bgit\s+(?:clone|fetch|pull|push|ls-remote)\b|\b(?:pip3?|npm|npx|yarn|pnpm|uv|brew|apt-get)\s+(?:install|add|i)\b`), "network"},
+			{lazyregexp.New(`(?:^|[\s;|&(])(rm|mv|cp|mkdir|rmdir|touch|tee|ln|chmod|chown|truncate|dd|install|mktemp)\s`), "filesystem_write"},
+			{lazyregexp.New(`\bsed\s+(?:-[a-zA-Z]*\s+)*-i`), "filesystem_write"},
+			{lazyregexp.New(`(?:^|[^0-9&<>=-])>>?\s*(?:"[^"&]|'[^'&]|[^\s&>"'/]|/(?:[^d]|d[^e]|de[^v]))`), "filesystem_write"},
+			{lazyregexp.New(`(?:^|[\s:(])~(?:/|\s|$)|[^=!]=~/`), "HOME"},
+			{lazyregexp.New(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`), ""},
 		},
 		langPython: {
-			{regexp.MustCompile(`\b(?:urllib|requests|http\.client|httpx|aiohttp|socket|ftplib|smtplib|websockets?)\b`), "network"},
-			{regexp.MustCompile(`\b(?:pip|npm|git)\b['"]?\s*,?\s*['"]?(?:install|clone|fetch|pull|push)\b`), "network"},
-			{regexp.MustCompile(`\bopen\(.*['"][rbt]*[wax+][rbt+]*['"]|\.write_(?:text|bytes)\(|\bos\.(?:remove|unlink|rename|replace|makedirs|mkdir|rmdir|chmod)\b|\bshutil\.|\.(?:mkdir|unlink|touch|rmdir|rename)\(|\btempfile\.`), "filesystem_write"},
-			{regexp.MustCompile(`expanduser|Path\.home\(\)`), "HOME"},
-			{regexp.MustCompile(`environ(?:\.get\(|\[)\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]|getenv\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]`), ""},
+			{lazyregexp.New(`\b(?:urllib|requests|http\.client|httpx|aiohttp|socket|ftplib|smtplib|websockets?)\b`), "network"},
+			{lazyregexp.New(`\b(?:pip|npm|git)\b['"]?\s*,?\s*['"]?(?:install|clone|fetch|pull|push)\b`), "network"},
+			{lazyregexp.New(`\bopen\(.*['"][rbt]*[wax+][rbt+]*['"]|\.write_(?:text|bytes)\(|\bos\.(?:remove|unlink|rename|replace|makedirs|mkdir|rmdir|chmod)\b|\bshutil\.|\.(?:mkdir|unlink|touch|rmdir|rename)\(|\btempfile\.`), "filesystem_write"},
+			{lazyregexp.New(`expanduser|Path\.home\(\)`), "HOME"},
+			{lazyregexp.New(`environ(?:\.get\(|\[)\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]|getenv\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]`), ""},
 		},
 		langJS: {
-			{regexp.MustCompile(`\bfetch\(|['"](?:node:)?(?:https?|net|tls|dgram)['"]|\baxios\b|\bWebSocket\b`), "network"},
-			{regexp.MustCompile(`\b(?:write|append|mkdir|rm|rmdir|unlink|rename|copyFile|cp|mkdtemp)(?:File)?(?:Sync)?\(`), "filesystem_write"},
-			{regexp.MustCompile(`\bhomedir\(\)`), "HOME"},
-			{regexp.MustCompile(`process\.env\.([A-Za-z_][A-Za-z0-9_]*)|process\.env\[\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]`), ""},
+			{lazyregexp.New(`\bfetch\(|['"](?:node:)?(?:https?|net|tls|dgram)['"]|\baxios\b|\bWebSocket\b`), "network"},
+			{lazyregexp.New(`\b(?:write|append|mkdir|rm|rmdir|unlink|rename|copyFile|cp|mkdtemp)(?:File)?(?:Sync)?\(`), "filesystem_write"},
+			{lazyregexp.New(`\bhomedir\(\)`), "HOME"},
+			{lazyregexp.New(`process\.env\.([A-Za-z_][A-Za-z0-9_]*)|process\.env\[\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]`), ""},
 		},
 	}
 	// shellAssign is a shell variable the script sets itself.
-	shellAssign = regexp.MustCompile(`(?:^|[\s;(])(?:export\s+|local\s+|readonly\s+|declare\s+(?:-\w+\s+)*)?([A-Za-z_][A-Za-z0-9_]*)=|\bread\s+(?:-\w+\s+)*([A-Za-z_][A-Za-z0-9_ ]*)|\bfor\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b`)
+	shellAssign = lazyregexp.New(`(?:^|[\s;(])(?:export\s+|local\s+|readonly\s+|declare\s+(?:-\w+\s+)*)?([A-Za-z_][A-Za-z0-9_]*)=|\bread\s+(?:-\w+\s+)*([A-Za-z_][A-Za-z0-9_ ]*)|\bfor\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b`)
 	// envName is a variable of the environment, as scripts name them.
-	envName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+	envName = lazyregexp.New(`^[A-Z_][A-Z0-9_]*$`)
 )
 
 // shellOwn are the shell's own variables: none comes from the environment.
 var shellOwn = []string{"BASH", "BASHPID", "BASH_COMMAND", "BASH_LINENO", "BASH_REMATCH", "BASH_SOURCE", "BASH_SUBSHELL", "BASH_VERSION", "BASH_VERSINFO", "EPOCHREALTIME", "EPOCHSECONDS", "EUID", "FUNCNAME", "GROUPS", "HOSTNAME", "HOSTTYPE", "IFS", "LINENO", "MACHTYPE", "OLDPWD", "OPTARG", "OPTIND", "OSTYPE", "PIPESTATUS", "PPID", "PWD", "RANDOM", "REPLY", "SECONDS", "SHELLOPTS", "SRANDOM", "UID"}
 
 // hereStart is the start of a shell here-document, with its terminator.
-var hereStart = regexp.MustCompile(`<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
+var hereStart = lazyregexp.New(`<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
 
 // blankQuoted returns a line of shell with what it quotes blanked: what
 // single quotes hold, and with double, what double quotes hold too.

@@ -6,7 +6,7 @@ import "testing"
 // tables of compiled_tables.go and check them against the embedded ones.
 func BenchmarkLoadCompiled(b *testing.B) {
 	for b.Loop() {
-		if _, err := loadCompiled(compiledTables, embedded); err != nil {
+		if _, err := loadCompiled(compiledTables(), embedded); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -26,7 +26,7 @@ var benchQuestion = Question{Subject: "tool_call", Phase: "before", Effect: "rew
 
 // BenchmarkCapabilityCompiled asks one question of compiled tables.
 func BenchmarkCapabilityCompiled(b *testing.B) {
-	ts, err := loadCompiled(compiledTables, embedded)
+	ts, err := loadCompiled(compiledTables(), embedded)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -163,7 +163,10 @@ func compileFS(fsys fs.FS) (*compiled, error) {
 	return &out, nil
 }
 
-// goSource returns the Go file that declares compiledTables as c.
+// goSource returns the Go file whose compiledTables returns c. A function,
+// not a variable: the literal's maps and pointers are built when it runs,
+// and as a variable every run of dalo built them at init, 0.7 MB of them,
+// whether or not the command asked a table anything.
 func goSource(c *compiled) ([]byte, error) {
 	value, err := goLiteral(nil, reflect.ValueOf(c))
 	if err != nil {
@@ -174,7 +177,8 @@ func goSource(c *compiled) ([]byte, error) {
 	if bytes.Contains(value, []byte("json.")) {
 		b = append(b, "import \"encoding/json\"\n\n"...)
 	}
-	b = append(append(append(b, "var compiledTables = "...), value...), '\n')
+	b = append(b, "func compiledTables() *compiled {\n\treturn "...)
+	b = append(append(b, value...), "\n}\n"...)
 	return format.Source(b)
 }
 

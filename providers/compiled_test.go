@@ -157,7 +157,7 @@ func TestCompiledMismatchCompilesCUE(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ts, err := loadCompiled(compiledTables, fsys)
+			ts, err := loadCompiled(compiledTables(), fsys)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -54,7 +54,7 @@ type Tables struct {
 }
 
 var loadEmbedded = sync.OnceValues(func() (*Tables, error) {
-	return loadCompiled(compiledTables, embedded)
+	return loadCompiled(compiledTables(), embedded)
 })
 
 // Load returns the tables embedded in the binary, loaded once per process.

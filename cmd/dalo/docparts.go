@@ -21,6 +21,10 @@ var docParts = map[string]func() (string, error){
 	"providers": func() (string, error) {
 		return strings.Join(store.Providers(), ", "), nil
 	},
+	// The same as a usage line offers them: "claude|codex|...".
+	"provider choices": func() (string, error) {
+		return strings.Join(store.Providers(), "|"), nil
+	},
 	// Each provider's hooks file, a line each, as its newest table says.
 	"hooks files": func() (string, error) {
 		return providerLines(func(t *providers.Table) string { return t.Display(t.Config.Hooks.Location) })

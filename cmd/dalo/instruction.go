@@ -73,10 +73,9 @@ Examples:
 
 func init() {
 	// The global targets are the providers' (each table's instructions).
-	names := store.Providers()
-	targets := strings.Join(names, "|") + "|PATH"
+	targets := "{{provider choices}}|PATH"
 	editFlags := func(fs *pflag.FlagSet) {
-		fs.String("target", "", strings.Join(names, ", ")+" or the PATH of a project file (required)")
+		fs.String("target", "", strings.Join(store.Providers(), ", ")+" or the PATH of a project file (required)")
 		fs.Bool("dry-run", false, "print the diff, write nothing")
 		fs.Bool("force", false, "take over or remove a block that was edited")
 	}

@@ -24,7 +24,7 @@ import (
 // A command is one dalo command: its usage, its help text and what it runs.
 type command struct {
 	name  string // "plugin validate"
-	usage string // "[--json] [--source-id ID] SOURCE"
+	usage string // "[--json] [--source-id ID] SOURCE"; {{parts}} as in doc
 	short string
 	doc   string
 	flags func(*pflag.FlagSet)
@@ -348,7 +348,7 @@ func mainUsage() string {
 }
 
 func commandUsage(c *command, fs *pflag.FlagSet) string {
-	return fmt.Sprintf("Usage: dalo %s %s\n\n%s\nFlags:\n%s", c.name, c.usage, expandDoc(c.doc), flagUsages(fs))
+	return fmt.Sprintf("Usage: dalo %s %s\n\n%s\nFlags:\n%s", c.name, expandDoc(c.usage), expandDoc(c.doc), flagUsages(fs))
 }
 
 // usageError reports a bad invocation of c and returns exitUsage.

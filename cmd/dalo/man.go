@@ -71,7 +71,7 @@ func manPages() map[string]string {
 		manHeader(&b, manName(c), c.short)
 		fmt.Fprintf(&b, ".SH SYNOPSIS\n.B dalo %s\n", roff(c.name))
 		if c.usage != "" {
-			b.WriteString(roff(c.usage) + "\n")
+			b.WriteString(roff(expandDoc(c.usage)) + "\n")
 		}
 		description, sections := manDescription(expandDoc(c.doc))
 		b.WriteString(description)

@@ -65,7 +65,7 @@ Examples:
 
 func init() {
 	register(&command{
-		name: "plugin install", usage: "SOURCE:NAME --provider " + strings.Join(store.Providers(), "|") + " [--trust] [--dry-run]",
+		name: "plugin install", usage: "SOURCE:NAME --provider {{provider choices}} [--trust] [--dry-run]",
 		short: "install an approved package on a harness", doc: pluginInstallDoc,
 		flags: func(fs *pflag.FlagSet) {
 			fs.String("provider", "", "the harness to install on (NAME or NAME@VERSION)")

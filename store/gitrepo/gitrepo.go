@@ -29,12 +29,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"dalo/internal/lazyregexp"
 	"dalo/internal/termtext"
 )
 
@@ -104,7 +104,7 @@ func gitMessage(stderr string) string {
 // dropEnv are the variables that would point git at another repository,
 // index or object store than the one dalo names, or inject configuration
 // a parent git set for itself.
-var dropEnv = regexp.MustCompile(`^(GIT_DIR|GIT_WORK_TREE|GIT_INDEX_FILE|GIT_OBJECT_DIRECTORY|GIT_ALTERNATE_OBJECT_DIRECTORIES|GIT_COMMON_DIR|GIT_NAMESPACE|GIT_PREFIX|GIT_QUARANTINE_PATH|GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_[0-9]+|GIT_CONFIG_VALUE_[0-9]+|GIT_SSH|GIT_SSH_COMMAND|GIT_TERMINAL_PROMPT|GIT_ALLOW_PROTOCOL|GIT_LITERAL_PATHSPECS|GIT_PROTOCOL_FROM_USER)=`)
+var dropEnv = lazyregexp.New(`^(GIT_DIR|GIT_WORK_TREE|GIT_INDEX_FILE|GIT_OBJECT_DIRECTORY|GIT_ALTERNATE_OBJECT_DIRECTORIES|GIT_COMMON_DIR|GIT_NAMESPACE|GIT_PREFIX|GIT_QUARANTINE_PATH|GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_[0-9]+|GIT_CONFIG_VALUE_[0-9]+|GIT_SSH|GIT_SSH_COMMAND|GIT_TERMINAL_PROMPT|GIT_ALLOW_PROTOCOL|GIT_LITERAL_PATHSPECS|GIT_PROTOCOL_FROM_USER)=`)
 
 // environ is git's environment: the user's (their proxies, CA bundles,
 // ssh keys and credential helpers are theirs to set), without dropEnv,

@@ -7,8 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"dalo/internal/lazyregexp"
 )
 
 // A Repo is a bare repository dalo keeps in the store: objects fetched
@@ -59,7 +60,7 @@ func (g *Git) Open(dir string) *Repo { return &Repo{git: g, Dir: dir} }
 // fetched is where a fetch of one ref puts the commit it names.
 const fetched = "refs/dalo/fetched"
 
-var refName = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
+var refName = lazyregexp.New(`^[A-Za-z0-9._/-]+$`)
 
 // CheckRef checks that ref is a branch or tag name (main, v1.2,
 // refs/tags/v1.2) or HEAD: git's ref name rules, narrowed to what cannot
@@ -80,7 +81,7 @@ func CheckRef(ref string) error {
 	return nil
 }
 
-var hexCommit = regexp.MustCompile(`^[0-9a-f]{4,64}$`)
+var hexCommit = lazyregexp.New(`^[0-9a-f]{4,64}$`)
 
 // CheckCommit checks that c is a commit id, whole or abbreviated to at
 // least 4 hexadecimal digits.

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
+
+	"dalo/internal/lazyregexp"
 )
 
 // Transports are the only ways dalo lets git reach a repository: a URL of
@@ -35,7 +36,7 @@ func (u URL) HasCredentials() bool { return u.user != "" || u.pass != "" }
 // scpLike is git's other way to write an ssh URL: user@host:path. dalo
 // asks for the user part, so that a directory name with a colon in it is
 // never taken for a host.
-var scpLike = regexp.MustCompile(`^([^@/:]+)@([^/:]+):(.+)$`)
+var scpLike = lazyregexp.New(`^([^@/:]+)@([^/:]+):(.+)$`)
 
 // ErrTransport is wrapped by the error that refuses a URL of a transport
 // dalo does not allow.
