@@ -829,16 +829,17 @@ func yamlEscape(e byte) (rune, bool) {
 // plainOpaque reports whether s, the value after a key when nothing
 // indented follows it, is one YAML surely reads as null, a boolean or a
 // number, which fmMapping makes opaque: nothing, ~, null, true, false,
-// a decimal integer or a decimal fraction (disable-model-invocation:
-// true, version: 1.0). Other spellings YAML 1.1 or 1.2 may read so (True,
-// yes, 0x1f, 1e3, .5) are left to the decoder.
+// a decimal integer or a decimal fraction, negative or not
+// (disable-model-invocation: true, version: 1.0, max_turns: -1). Other
+// spellings YAML 1.1 or 1.2 may read so (True, yes, 0x1f, 1e3, .5) are
+// left to the decoder.
 func plainOpaque(s string) bool {
 	s = strings.TrimRight(s, " ")
 	switch s {
 	case "", "~", "null", "true", "false":
 		return true
 	}
-	whole, frac, dot := strings.Cut(s, ".")
+	whole, frac, dot := strings.Cut(strings.TrimPrefix(s, "-"), ".")
 	return decimal(whole) && (!dot || frac != "" && digits(frac))
 }
 

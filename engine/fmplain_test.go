@@ -202,11 +202,16 @@ var plainRead = []string{
 	"tools: [a] # c\n",
 	"name: x\ndisable-model-invocation: true\nuser-invocable: false  \nlicense:\nmodel: ~\nnote: null\n",
 	"name: x\nmetadata:\n  version: 1.0\n  count: 3\n  zero: 0\n  ratio: 0.25\n  flag: false\n  none: null\n  empty:\n",
+	// Qwen Code's and Gemini CLI's subagents: negative numbers.
+	"name: x\nmax_turns: -1\ntemperature: -0.5\nrunConfig:\n  max_turns: -1\n  t: -0\nm: {a: -1, b: -2.5}\n",
 }
 
 // plainDeclined are front matters it must leave to CUE's decoder:
 // anything YAML may read as another type or otherwise than it looks.
 var plainDeclined = []string{
+	"v: -01\n",
+	"v: -1.\n",
+	"v: -1e3\n",
 	"v: .\n",
 	"v: .x\n",
 	"v: .NaN\n",
@@ -351,7 +356,6 @@ var plainDeclined = []string{
 	"metadata:\n  a: b\n   c: d\n",
 	"metadata:\n  a: b\n  a: c\n",
 	"v: -\n",
-	"v: -1\n",
 	"v: -.5\n",
 	"v: --1\n",
 	"v: -.inf\n",

@@ -284,6 +284,13 @@ func fmValue(x ast.Expr) (fmVal, error) {
 		case token.INT, token.FLOAT, token.TRUE, token.FALSE, token.NULL:
 			return fmVal{kind: fmOpaque}, nil
 		}
+	case *ast.UnaryExpr:
+		// A negative number (max_turns: -1), which CUE's decoder writes
+		// as a minus before the literal; its infinity (-.inf) CUE does
+		// not evaluate, and is left to it to say so.
+		if l, ok := x.X.(*ast.BasicLit); ok && x.Op == token.SUB && (l.Kind == token.INT || l.Kind == token.FLOAT && l.Value != "Inf") {
+			return fmVal{kind: fmOpaque}, nil
+		}
 	case *ast.ListLit:
 		return fmVal{kind: fmOpaque}, nil
 	case *ast.StructLit:

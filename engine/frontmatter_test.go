@@ -211,6 +211,35 @@ func TestFrontMatterProgramAgrees(t *testing.T) {
 	}
 }
 
+// TestFrontMatterFormsAskNoUnification: front matter the plain reader
+// leaves to CUE's decoder, in forms the program still runs on, asks CUE
+// to unify none of it. A negative number, which the decoder makes a
+// unary minus, made the program decline and CUE unify the whole front
+// matter, some 250 us a file.
+func TestFrontMatterFormsAskNoUnification(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fm := range []string{
+		"name: x\ndescription: d\nmax_turns: -1e3\n",
+		"name: x\ndescription: d\nu: -0x1f\n",
+		"name: x\ndescription: d\nrun: {a: -1, b: [-1]}\nc: 1e3\n",
+	} {
+		if _, _, ok := plainFrontMatter(fm, nil); ok {
+			t.Errorf("%q: read plain; the test wants a form left to CUE's decoder", fm)
+		}
+		for _, rule := range []fmRule{r.skillFM, r.agentFM} {
+			before := frontMatterUnified.Load()
+			l := diagList{file: "x/SKILL.md"}
+			r.checkFrontMatter(rule, "x", "x/SKILL.md", fm, 2, &l, fmProgramFirst)
+			if n := frontMatterUnified.Load() - before; n != 0 {
+				t.Errorf("%q: CUE unified it %d times, want none (%v)", fm, n, l.diags)
+			}
+		}
+	}
+}
+
 // TestGeneratedSkillsAskNoUnification checks that validating a source of
 // skills with long front matter (bench/sourcegen's skills shape) asks CUE
 // to unify none of them: the program answers each.
