@@ -84,8 +84,8 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 		if tabbed && !tabbedValue(rest, nbody) {
 			return nil, nil, false
 		}
-		if nbody == 0 {
-			rest = withoutComment(rest)
+		if nbody == 0 || rest != "" && (rest[0] == '|' || rest[0] == '>') {
+			rest = withoutComment(rest) // description: >-  # folded
 		}
 		if tabbed {
 			// YAML trims the blanks after a plain scalar, tabs too, and
@@ -109,7 +109,13 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 		case rest == "" && nbody > 0:
 			v.kind = fmMap
 			if v.m, ok = plainMapping(body, nbody, dec); !ok {
-				v, ok = plainNode(body, dec)
+				if v, ok = plainNode(body, dec); !ok {
+					// A plain scalar that starts on the line below its
+					// key, as Prettier wraps a long description.
+					l, next := lineAt(body, 0)
+					v = fmVal{kind: fmString}
+					v.s, ok = plainLines(strings.TrimLeft(l, " "), body[next:])
+				}
 			}
 		case nbody > 0 && (rest == "" || rest[0] != '|' && rest[0] != '>'):
 			v.s, ok = plainLines(rest, body)
@@ -301,10 +307,13 @@ func withoutComment(s string) string {
 
 // indentless returns the lines of text from i on that are items of a
 // block sequence at the indentation of the key before them ("- Read"
-// at the start of its line), with their newlines, and how many they are.
+// at the start of its line), and the lines indented under each (the
+// rest of a mapping in it, as PyYAML's yaml.dump writes a list of them:
+// "- agent: x" and "  label: y"), with their newlines, and how many
+// they are.
 func indentless(text string, i int) (body string, n int) {
 	j := i
-	for strings.HasPrefix(text[j:], "- ") {
+	for strings.HasPrefix(text[j:], "- ") || n > 0 && j < len(text) && text[j] == ' ' {
 		j += strings.IndexByte(text[j:], '\n') + 1
 		n++
 	}
@@ -541,7 +550,17 @@ func plainKey(line string) (key, rest string, ok bool) {
 	if rest != "" && rest[0] != ' ' {
 		return "", "", false
 	}
-	return line[:n], strings.TrimLeft(rest, " "), true
+	return line[:n], afterKey(rest), true
+}
+
+// afterKey is what follows a key's colon, rest, without its leading
+// blanks, or nothing when that is a comment (metadata:  # owned by ...):
+// its value is then on the lines below, or null.
+func afterKey(rest string) string {
+	if rest = strings.TrimLeft(rest, " "); rest != "" && rest[0] == '#' {
+		return ""
+	}
+	return rest
 }
 
 // quotedKey is plainKey of a line whose key is quoted ("name": x), as
@@ -566,7 +585,7 @@ func quotedKey(line string) (key, rest string, ok bool) {
 	if rest == "" || rest[0] != ':' || len(rest) > 1 && rest[1] != ' ' {
 		return "", "", false
 	}
-	return key, strings.TrimLeft(rest[1:], " "), true
+	return key, afterKey(rest[1:]), true
 }
 
 func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
@@ -916,6 +935,12 @@ func plainStart(s string) bool {
 			// string that starts with one: no number does.
 			return true
 		}
+		if strings.IndexFunc(s, notInNumbers) >= 0 {
+			// A version with a pre-release (1.4.0-beta.2), a duration
+			// (30s), a share (100%): a character no number of YAML's
+			// holds, in any base or form.
+			return true
+		}
 		parts := 0
 		for p := range strings.SplitSeq(s, ".") {
 			if p == "" || !digits(p) {
@@ -928,13 +953,24 @@ func plainStart(s string) bool {
 	return false
 }
 
+// notInNumbers reports whether r is a character none of YAML's numbers
+// holds: not a digit, a hex digit, a sign, a dot, an underscore, a colon
+// (YAML 1.1's base 60) or a base's letter (0x, 0o, 0b).
+func notInNumbers(r rune) bool {
+	switch {
+	case r >= '0' && r <= '9', r >= 'a' && r <= 'f', r >= 'A' && r <= 'F':
+		return false
+	}
+	return !strings.ContainsRune("+-._:xXoO", r)
+}
+
 // plainLines reads a plain scalar that goes on, after first, on the
 // indented lines body (description: Use when the user\n  asks for it.):
 // YAML folds it, each line trimmed of its blanks and joined to the one
 // before with a space. Every line must be one oneLineScalar reads, so
 // that none holds a comment or a key.
 func plainLines(first, body string) (string, bool) {
-	if first[0] == '"' || first[0] == '\'' {
+	if first == "" || first[0] == '"' || first[0] == '\'' {
 		return "", false
 	}
 	if _, ok := oneLineScalar(first, nil); !ok {

@@ -204,11 +204,35 @@ var plainRead = []string{
 	"name: x\nmetadata:\n  version: 1.0\n  count: 3\n  zero: 0\n  ratio: 0.25\n  flag: false\n  none: null\n  empty:\n",
 	// Qwen Code's and Gemini CLI's subagents: negative numbers.
 	"name: x\nmax_turns: -1\ntemperature: -0.5\nrunConfig:\n  max_turns: -1\n  t: -0\nm: {a: -1, b: -2.5}\n",
+	// Comments after a key whose value is on the lines below it, and
+	// after a block scalar's header.
+	"metadata:  # owned by the platform team\n  a: b\ntools:  # x\n  - Read\n  - Grep\ndescription: >-  # folded\n  folded\n  text\nlicense: |  # kept\n  MIT\n",
+	"a: # nothing yet\nb:\n  c: # nothing\n  d: e\nhooks: # h\n  PreToolUse:  # p\n    - matcher: Bash  # m\n      hooks:  # inner\n        - type: command\n          command: x\n",
+	// A plain scalar that starts on the line after its key, as
+	// Prettier wraps a long description.
+	"name: x\ndescription:\n  Use this skill when the user asks for a review of a change,\n  and not otherwise.\nlicense: MIT\n",
+	"description:\n    one\n  two\n",
+	// Values that start with a digit and are no number YAML has.
+	"version: 1.4.0-beta.2\ntimeout: 30s\nwindow: 1h30m\nshare: 100%\nnet: 10.0.0.1/8\nat: 9am\n",
+	// A list of mappings at its key's indentation, as PyYAML writes it.
+	"handoffs:\n- agent: x\n  label: y\n- agent: z\n  label: w\n  prompt: p\nname: a\n",
+	// Read since the twentieth session.
+	"v: 0x1g\n",
+	"name: # c\n",
+	"tools:\n  -Read\n",
+	"version: 1.0.0-rc1\n",
 }
 
 // plainDeclined are front matters it must leave to CUE's decoder:
 // anything YAML may read as another type or otherwise than it looks.
 var plainDeclined = []string{
+	"v: 1e3x\n",
+	"v:\n  a\n  # c\n  b\n",
+	"v:\n  a\n\n  b\n",
+	"v:\n  \"a\"\n",
+	"v:\n  a #c\n",
+	"v: |x\n  a\n",
+	"v: >-# x\n  a\n",
 	"v: -01\n",
 	"v: -1.\n",
 	"v: -1e3\n",
@@ -254,7 +278,6 @@ var plainDeclined = []string{
 	"_x: 1\n",
 	"name: x #\n  y\n",
 	"name: 'x'# c\n",
-	"name: # c\n",
 	"# comment\n",
 	"# comment\n# more\n",
 	"  # indented\nname: x\n",
@@ -264,7 +287,6 @@ var plainDeclined = []string{
 	"description: 'a\n  b\n",
 	"tools:\n- a\n  - b\n",
 	"tools:\n  - Read\n   - Grep\n",
-	"tools:\n  -Read\n",
 	"tools:\n  - Read\n    more\n",
 	"tools:\n  - Read\n  k: v\n",
 	"tools: [Read, , Grep]\n",
@@ -291,7 +313,6 @@ var plainDeclined = []string{
 	"tools: [\"a]\n",
 	"tools: [\"a\",]\n",
 	"version: 1..0\n",
-	"version: 1.0.0-rc1\n",
 	"version: 0x1f\n",
 	"v: <<\n",
 	"v: ~x\n",
