@@ -449,64 +449,175 @@ func escapesWhole(s string) bool {
 	return true
 }
 
-// flowMapping reads s, the value after a key, as a flow mapping of plain
-// keys to one-line scalars (metadata: {author: team, version: "1.0"}),
-// into what fmMapping makes of it: quoted values, plain ones that hold no
-// flow indicator, and null, booleans and numbers (plainOpaque), opaque.
+// flowMapping reads s, the value after a key, as a flow mapping on its
+// line (metadata: {author: team, version: "1.0"}), into what fmMapping
+// makes of it (see flowMap).
 func flowMapping(s string, dec *[]byte) (*fmStruct, bool) {
 	s = strings.TrimRight(s, " ")
-	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+	if s == "" || s[0] != '{' {
 		return nil, false
 	}
-	rest := strings.TrimLeft(s[1:len(s)-1], " ")
+	m, n, ok := flowMap(s, 0, dec, 0)
+	if ok && n != len(s) {
+		m.release()
+		return nil, false
+	}
+	return m, ok
+}
+
+// maxFlowDepth bounds the flow collections flowMap and flowSeq read in
+// each other; deeper ones are the decoder's.
+const maxFlowDepth = 16
+
+// flowMap reads the flow mapping at s[i], a '{', and returns it and
+// where it ends: keys plain (a letter, then key bytes) or quoted (key
+// bytes, as JSON writes them: {"author": "dev"}, where the colon may
+// follow the quote with no blank), each once, and values quoted, plain
+// ones that hold no flow indicator, null, booleans and numbers
+// (plainOpaque: opaque), or flow collections (flowValue), as JSON
+// pasted into a front matter holds an MCP server's settings. An empty
+// value or a comma last is declined.
+func flowMap(s string, i int, dec *[]byte, depth int) (*fmStruct, int, bool) {
 	m := newFMStruct(4) // {} is an empty one (disallowedTools: {})
-	for rest != "" {
-		n := 0
-		for n < len(rest) && isKeyByte(rest[n]) {
-			n++
-		}
-		if n == 0 || n > 1000 || !isLetter(rest[0]) || yamlWord(rest[:n]) || !strings.HasPrefix(rest[n:], ": ") {
-			return nil, false
-		}
-		key := rest[:n]
-		rest = strings.TrimLeft(rest[n+2:], " ")
-		v := fmVal{kind: fmString}
-		var ok bool
-		switch {
-		case rest == "":
-			return nil, false
-		case rest[0] == '"':
-			v.s, n, ok = doubleQuoted(rest, dec)
-		case rest[0] == '\'':
-			v.s, n, ok = singleQuoted(rest, dec)
+	decline := func() (*fmStruct, int, bool) {
+		m.release()
+		return nil, 0, false
+	}
+	i = skipBlanks(s, i+1)
+	if i < len(s) && s[i] == '}' {
+		return m, i + 1, true
+	}
+	for i < len(s) {
+		var key string
+		switch c := s[i]; {
+		case c == '"' || c == '\'':
+			end := strings.IndexByte(s[i+1:], c)
+			if end <= 0 {
+				return decline()
+			}
+			key = s[i+1 : i+1+end]
+			for j := 0; j < len(key); j++ {
+				if !isKeyByte(key[j]) {
+					return decline()
+				}
+			}
+			i = skipBlanks(s, i+end+2)
+			if i == len(s) || s[i] != ':' {
+				return decline()
+			}
+			i++
 		default:
-			n = strings.IndexAny(rest, ",}")
-			if n < 0 {
-				n = len(rest)
+			n := 0
+			for i+n < len(s) && isKeyByte(s[i+n]) {
+				n++
 			}
-			w := strings.TrimRight(rest[:n], " ")
-			switch {
-			case w != "" && plainOpaque(w):
-				v.kind, ok = fmOpaque, true
-			case flowPlain(w):
-				v.s, ok = oneLineScalar(w, dec)
+			if n == 0 || n > 1000 || !isLetter(c) || yamlWord(s[i:i+n]) || !strings.HasPrefix(s[i+n:], ": ") {
+				return decline()
 			}
+			key = s[i : i+n]
+			i += n + 1
 		}
+		v, n, ok := flowValue(s, skipBlanks(s, i), "}", dec, depth)
 		if !ok || !m.add(key, v) {
-			return nil, false
+			if v.m != nil {
+				v.m.release()
+			}
+			return decline()
 		}
-		rest = strings.TrimLeft(rest[n:], " ")
-		if rest == "" {
-			break
+		i = skipBlanks(s, n)
+		if i < len(s) && s[i] == '}' {
+			return m, i + 1, true
 		}
-		if rest[0] != ',' {
-			return nil, false
+		if i == len(s) || s[i] != ',' {
+			return decline()
 		}
-		if rest = strings.TrimLeft(rest[1:], " "); rest == "" {
-			return nil, false // a comma last
+		if i = skipBlanks(s, i+1); i < len(s) && s[i] == '}' {
+			return decline() // a comma last
 		}
 	}
-	return m, true
+	return decline()
+}
+
+// flowValue reads the value at s[i] in a flow collection whose closing
+// bracket is end: a quoted scalar, a flow mapping or sequence, or a
+// plain scalar to the next comma or end, and returns it and where it
+// ends.
+func flowValue(s string, i int, end string, dec *[]byte, depth int) (fmVal, int, bool) {
+	if i == len(s) {
+		return fmVal{}, 0, false
+	}
+	switch s[i] {
+	case '"':
+		v, n, ok := doubleQuoted(s[i:], dec)
+		return fmVal{kind: fmString, s: v}, i + n, ok
+	case '\'':
+		v, n, ok := singleQuoted(s[i:], dec)
+		return fmVal{kind: fmString, s: v}, i + n, ok
+	case '{':
+		if depth == maxFlowDepth {
+			return fmVal{}, 0, false
+		}
+		m, n, ok := flowMap(s, i, dec, depth+1)
+		return fmVal{kind: fmMap, m: m}, n, ok
+	case '[':
+		if depth == maxFlowDepth {
+			return fmVal{}, 0, false
+		}
+		n, ok := flowSeq(s, i, dec, depth+1)
+		return fmVal{kind: fmOpaque}, n, ok
+	}
+	n := strings.IndexAny(s[i:], ","+end)
+	if n < 0 {
+		return fmVal{}, 0, false // no closing bracket
+	}
+	w := strings.TrimRight(s[i:i+n], " ")
+	switch {
+	case w != "" && plainOpaque(w):
+		return fmVal{kind: fmOpaque}, i + n, true
+	case flowPlain(w):
+		v, ok := oneLineScalar(w, dec)
+		return fmVal{kind: fmString, s: v}, i + n, ok
+	}
+	return fmVal{}, 0, false
+}
+
+// flowSeq reads the flow sequence at s[i], a '[', as flowMap reads a
+// mapping, and returns where it ends: the rules read no list's items
+// (fmOpaque), so it says only whether the list is one.
+func flowSeq(s string, i int, dec *[]byte, depth int) (int, bool) {
+	i = skipBlanks(s, i+1)
+	if i < len(s) && s[i] == ']' {
+		return i + 1, true // [] (disallowedTools: [])
+	}
+	for i < len(s) {
+		v, n, ok := flowValue(s, i, "]", dec, depth)
+		if v.m != nil {
+			v.m.release()
+		}
+		if !ok {
+			return 0, false
+		}
+		i = skipBlanks(s, n)
+		if i < len(s) && s[i] == ']' {
+			return i + 1, true
+		}
+		if i == len(s) || s[i] != ',' {
+			return 0, false
+		}
+		if i = skipBlanks(s, i+1); i < len(s) && s[i] == ']' {
+			return 0, false // a comma last
+		}
+	}
+	return 0, false
+}
+
+// skipBlanks returns the index of the first byte of s from i on that is
+// not a blank.
+func skipBlanks(s string, i int) int {
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	return i
 }
 
 // blockBody is what indented returns, and for a block scalar or a
@@ -1094,56 +1205,20 @@ func plainWord(s string) bool {
 }
 
 // flowWords reports whether s, the value after a key, is a flow sequence
-// of scalars YAML surely reads as such: quoted ones without escapes
-// (["Read", 'Grep']), and plain ones ([Read, Bash(git diff:*)]) that
-// start with a letter or digit and hold none of the flow indicators
-// ,[]{}, no quote, '#' or '?', and no ':' that ends them or comes before a
-// space. The rules read no list's items (fmOpaque): it says only whether
-// the list is one.
+// on its line YAML surely reads as such (flowSeq): quoted scalars
+// (["Read", 'Grep']), plain ones ([Read, Bash(git diff:*)]) that start
+// with a letter or digit and hold none of the flow indicators ,[]{}, no
+// quote, '#' or '?', and no ':' that ends them or comes before a space,
+// and flow collections. The rules read no list's items (fmOpaque): it
+// says only whether the list is one.
 func flowWords(s string) bool {
 	s = strings.TrimRight(s, " ")
-	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+	if s == "" || s[0] != '[' {
 		return false
 	}
-	if strings.TrimLeft(s[1:len(s)-1], " ") == "" {
-		return true // [] (disallowedTools: [])
-	}
-	for rest := s[1 : len(s)-1]; ; {
-		rest = strings.TrimLeft(rest, " ")
-		n := 0 // the item's length
-		switch {
-		case rest == "":
-			return false // an empty item, or none
-		case rest[0] == '"':
-			_, end, ok := doubleQuoted(rest, nil)
-			if !ok {
-				return false
-			}
-			n = end
-		case rest[0] == '\'':
-			end := strings.IndexByte(rest[1:], '\'') + 1
-			if end == 0 {
-				return false
-			}
-			n = end + 1
-		default:
-			n = strings.IndexByte(rest, ',')
-			if n < 0 {
-				n = len(rest)
-			}
-			if !flowPlain(strings.TrimRight(rest[:n], " ")) {
-				return false
-			}
-		}
-		rest = strings.TrimLeft(rest[n:], " ")
-		if rest == "" {
-			return true
-		}
-		if rest[0] != ',' {
-			return false
-		}
-		rest = rest[1:]
-	}
+	var dec []byte // what escaped items decode to, dropped
+	n, ok := flowSeq(s, 0, &dec, 0)
+	return ok && n == len(s)
 }
 
 // flowPlain reports whether w is a plain scalar flowWords reads.

@@ -221,11 +221,31 @@ var plainRead = []string{
 	"name: # c\n",
 	"tools:\n  -Read\n",
 	"version: 1.0.0-rc1\n",
+	// JSON pasted into a front matter: quoted keys, flow collections in
+	// each other.
+	"name: x\nmcpServers: {\"github\": {\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-github\"], \"env\": {\"GITHUB_TOKEN\": \"${GITHUB_TOKEN}\"}}}\nmetadata: {\"author\":\"dev\",\"n\":-1,\"ok\":true,\"none\":null,\"tags\":[]}\n",
+	"metadata: {github: {command: npx, args: [y, x]}, b: {}, c: [a, [b, c], {d: e}]}\n",
+	"m: {'a': 'b', \"c\" : d}\nhooks:\n  Stop:\n    - {type: command, \"command\": {x: y}}\n",
+	"tools: [[a]]\n",
+	"tools: ['it''s']\n",
+	"metadata: {a: {b: c}}\n",
+	"metadata: {a: [b]}\n",
+	"metadata: {\"a\": b}\n",
 }
 
 // plainDeclined are front matters it must leave to CUE's decoder:
 // anything YAML may read as another type or otherwise than it looks.
 var plainDeclined = []string{
+	"m: {a: {b: c}\n",
+	"m: {a: b}}\n",
+	"m: {\"a\": b,}\n",
+	"m: {\"a\" b}\n",
+	"m: {\"a\": }\n",
+	"m: {\"a b\": c}\n",
+	"m: {\"a\": 1, \"a\": 2}\n",
+	"m: [a, {b: c]\n",
+	"m: {a: [b}\n",
+	"m: {a:b}\n",
 	"v: 1e3x\n",
 	"v:\n  a\n  # c\n  b\n",
 	"v:\n  a\n\n  b\n",
@@ -295,7 +315,6 @@ var plainDeclined = []string{
 	"tools: [Read] x\n",
 	"tools: [Read\n",
 	"tools: [-a]\n",
-	"tools: [[a]]\n",
 	"tools: [a: b]\n",
 	"tools: [a:]\n",
 	"tools: [a:, b]\n",
@@ -307,7 +326,6 @@ var plainDeclined = []string{
 	"tools: [*a]\n",
 	"tools: [&a b]\n",
 	"tools: [!t b]\n",
-	"tools: ['it''s']\n",
 	"tools: [\"a\" b]\n",
 	"tools: [\"a\": b]\n",
 	"tools: [\"a]\n",
@@ -343,10 +361,7 @@ var plainDeclined = []string{
 	"name: \"a\\\n\n  b\"\n",
 	"name: \"a\" b\n  c\"\n",
 	"metadata: {a: b,}\n",
-	"metadata: {a: {b: c}}\n",
-	"metadata: {a: [b]}\n",
 	"metadata: {a:b}\n",
-	"metadata: {\"a\": b}\n",
 	"metadata: {a: b, a: c}\n",
 	"tools: [a, '#b] # c']\n",
 	"\"na me\": x\n",
