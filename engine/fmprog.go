@@ -273,7 +273,9 @@ func fmValue(x ast.Expr) (fmVal, error) {
 	case *ast.BasicLit:
 		switch x.Kind {
 		case token.STRING:
-			if !strings.HasPrefix(x.Value, `"`) {
+			// A string, or one CUE writes raw (#"""...#) since it
+			// holds three quotes; a bytes literal starts with '.
+			if !strings.HasPrefix(strings.TrimLeft(x.Value, "#"), `"`) {
 				return fmVal{}, errDecline // bytes
 			}
 			s, err := literal.Unquote(x.Value)
