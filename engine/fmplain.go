@@ -649,8 +649,8 @@ func plainKey(line string) (key, rest string, ok bool) {
 		return quotedKey(line)
 	}
 	n := 0
-	for n < len(line) && isKeyByte(line[n]) {
-		n++
+	for n < len(line) && (isKeyByte(line[n]) || n > 0 && line[n] == '.') {
+		n++ // a dot within (metadata: com.acme.owner: x)
 	}
 	// YAML reads a key as one only within 1024 characters of its start
 	// (go.yaml.in/yaml/v3: a simple key goes stale past them).
@@ -966,8 +966,8 @@ func yamlEscape(e byte) (rune, bool) {
 func plainOpaque(s string) bool {
 	s = strings.TrimRight(s, " ")
 	switch s {
-	case "", "~", "null", "true", "false":
-		return true
+	case "", "~", "null", "true", "false", "Null", "True", "False", "NULL", "TRUE", "FALSE":
+		return true // YAML 1.2's three spellings of each (disable-model-invocation: True)
 	}
 	whole, frac, dot := strings.Cut(strings.TrimPrefix(s, "-"), ".")
 	return decimal(whole) && (!dot || frac != "" && digits(frac))
@@ -1029,10 +1029,7 @@ func plainStart(s string) bool {
 	case c == '<':
 		return !strings.HasPrefix(s, "<<")
 	case c == '-':
-		// An option as MCP servers' args list them (- -y, - --read-only):
-		// no number or indicator is a dash or two before a letter.
-		t := strings.TrimPrefix(s[1:], "-")
-		return t != "" && isLetter(t[0])
+		return option(s)
 	case c >= '0' && c <= '9':
 		if strings.IndexByte(s, ' ') > 0 {
 			// No number holds a blank (3 ways to go, 50% off), and a
@@ -1065,14 +1062,23 @@ func plainStart(s string) bool {
 }
 
 // notInNumbers reports whether r is a character none of YAML's numbers
-// holds: not a digit, a hex digit, a sign, a dot, an underscore, a colon
-// (YAML 1.1's base 60) or a base's letter (0x, 0o, 0b).
+// holds: not a digit, a hex digit, a sign, a dot, an underscore or a
+// base's letter (0x, 0o, 0b). A colon is none: YAML 1.1's base 60 CUE's
+// decoder reads as the string written (schedule: 09:30).
 func notInNumbers(r rune) bool {
 	switch {
 	case r >= '0' && r <= '9', r >= 'a' && r <= 'f', r >= 'A' && r <= 'F':
 		return false
 	}
-	return !strings.ContainsRune("+-._:xXoO", r)
+	return !strings.ContainsRune("+-._xXoO", r)
+}
+
+// option reports whether s starts as an option does, as MCP servers'
+// args list them (- -y, - --read-only, [-y, x]): a dash or two before a
+// letter, which no number or indicator is.
+func option(s string) bool {
+	t := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "-")
+	return len(t) < len(s) && t != "" && isLetter(t[0])
 }
 
 // plainLines reads a plain scalar that goes on, after first, on the
@@ -1223,7 +1229,7 @@ func flowWords(s string) bool {
 
 // flowPlain reports whether w is a plain scalar flowWords reads.
 func flowPlain(w string) bool {
-	if w == "" || !isLetter(w[0]) && (w[0] < '0' || w[0] > '9') {
+	if w == "" || !isLetter(w[0]) && (w[0] < '0' || w[0] > '9') && !option(w) {
 		return false
 	}
 	if len(w) > 1 && w[0] == '0' && w[1] >= '0' && w[1] <= '9' {
@@ -1406,6 +1412,29 @@ func (p *blockParser) blockScalar(indent int, head string) (fmVal, bool) {
 	return fmVal{kind: fmString, s: s}, ok
 }
 
+// plainLines reads a plain scalar that starts with first, after a key at
+// column indent (or an item's "- "), and goes on over the lines after it
+// indented more (summary: a long text\n    that goes on), as Prettier
+// wraps a long value: plainLines folds them, and declines any that is
+// not a plain scalar's (a key, an item, a comment after a value). An
+// empty line or a comment line among them, which the parser's table
+// leaves out, is declined too.
+func (p *blockParser) plainLines(indent int, first string) (fmVal, bool) {
+	prev := p.lines[p.i-1]
+	start := prev.at + prev.indent + len(prev.s) + 1
+	end := start
+	for p.i < len(p.lines) && p.lines[p.i].indent > indent {
+		l := p.lines[p.i]
+		if l.at != end {
+			return fmVal{}, false // an empty or a comment line before it
+		}
+		end = l.at + l.indent + len(l.s) + 1
+		p.i++
+	}
+	s, ok := plainLines(first, p.body[start:end])
+	return fmVal{kind: fmString, s: s}, ok
+}
+
 // blockLines holds the line tables of plainNode's blocks for the next:
 // an agent's hooks: and mcpServers: blocks each made one.
 var blockLines = sync.Pool{New: func() any { return new([]blockLine) }}
@@ -1506,6 +1535,7 @@ func (p *blockParser) sequence(indent int) (fmVal, bool) {
 // the lines indented more, a sequence at the key's own indentation (only
 // a key's, inKey), or null.
 func (p *blockParser) value(indent int, rest string, inKey bool) (fmVal, bool) {
+	raw := rest
 	rest = withoutComment(rest)
 	if rest != "" && (rest[0] == '|' || rest[0] == '>') {
 		return p.blockScalar(indent, rest)
@@ -1521,7 +1551,7 @@ func (p *blockParser) value(indent int, rest string, inKey bool) (fmVal, bool) {
 		return fmVal{kind: fmOpaque}, true // null
 	}
 	if more {
-		return fmVal{}, false // a scalar that goes on, or a node after a value
+		return p.plainLines(indent, raw) // or a node after a value: declined
 	}
 	if plainWord(rest) {
 		return fmVal{kind: fmString, s: rest}, true // type: command

@@ -231,11 +231,29 @@ var plainRead = []string{
 	"metadata: {a: {b: c}}\n",
 	"metadata: {a: [b]}\n",
 	"metadata: {\"a\": b}\n",
+	"name: x\ndisable-model-invocation: True\nuser-invocable: FALSE\nmodel: Null\nschedule: 09:30\nat: 1:2:3\nmetadata:\n  com.acme.owner: x\n  a..b: y\nargs: [-y, --read-only, -1]\n",
+	"name: True\n",
+	"tools: [-a]\n",
+	"v: [-y]\n",
+	// A plain scalar that goes on over lines in a nested block.
+	"metadata:\n  summary: a long text\n    that goes on\n      and on\n  b: c\nhooks:\n  - matcher: Bash\n    note: checks the\n      command\n",
+	"tools:\n  - Read\n    more\n",
+	"hooks:\n  a:\n    b: x\n      y\n",
 }
 
 // plainDeclined are front matters it must leave to CUE's decoder:
 // anything YAML may read as another type or otherwise than it looks.
 var plainDeclined = []string{
+	"m:\n  a: b # c\n    d\n",
+	"m:\n  a: b\n\n    d\n",
+	"m:\n  a: b\n    # c\n    d\n",
+	"m:\n  a: b\n    c: d\n",
+	"m:\n  a: b\n    - d\n",
+	"m:\n  a: \"b\n    d\"\n",
+	"v: tRUE\n",
+	"v: [- y]\n",
+	"v: [-]\n",
+	".a: x\n",
 	"m: {a: {b: c}\n",
 	"m: {a: b}}\n",
 	"m: {\"a\": b,}\n",
@@ -289,7 +307,6 @@ var plainDeclined = []string{
 	"name: .inf\n",
 	"name: 012\n",
 	"name: 1.\n",
-	"name: True\n",
 	"name: 1e3\n",
 	"name: 1234567890123456789\n",
 	"name: 0.5.\n",
@@ -307,14 +324,12 @@ var plainDeclined = []string{
 	"description: 'a\n  b\n",
 	"tools:\n- a\n  - b\n",
 	"tools:\n  - Read\n   - Grep\n",
-	"tools:\n  - Read\n    more\n",
 	"tools:\n  - Read\n  k: v\n",
 	"tools: [Read, , Grep]\n",
 	"tools: [Read,]\n",
 	"tools: [a: b]\n",
 	"tools: [Read] x\n",
 	"tools: [Read\n",
-	"tools: [-a]\n",
 	"tools: [a: b]\n",
 	"tools: [a:]\n",
 	"tools: [a:, b]\n",
@@ -397,7 +412,6 @@ var plainDeclined = []string{
 	"v: -.inf\n",
 	"v: - x\n",
 	"v: 1\n  2\n",
-	"v: [-y]\n",
 	// Nested blocks read only where sure.
 	"hooks:\n  a: |\n\n    x\n", // a block scalar's first line empty
 	"hooks:\n  a: |+\n    x\n",
@@ -412,7 +426,6 @@ var plainDeclined = []string{
 	"hooks:\n  a: [x,\n  # c\n    y]\n",
 	"updated: 2025-01-1\n",
 	"hooks:\n  a:\n    - - x\n",
-	"hooks:\n  a:\n    b: x\n      y\n",
 	"hooks:\n  a:\n    - b: x\n     c: y\n",
 	"hooks:\n  a:\n    - b: x\n       c: y\n",
 	"hooks:\n  a:\n     b: x\n    c: y\n",
