@@ -69,4 +69,23 @@ func TestQuoteHint(t *testing.T) {
 	if got := quoteHint("a: b\n", 5); got != "" {
 		t.Errorf("a line past the end: %q", got)
 	}
+	// A value wrapped over lines, the ": " on a line after its key's:
+	// the hint writes the whole value, folded as YAML reads it.
+	for _, tt := range []struct {
+		src  string
+		line int
+		want string
+	}{
+		{"name: x\ndescription: Use when\n  the user says: review this\n  and more\nlicense: MIT\n", 2, `; a value holding ": " must be quoted: description: 'Use when the user says: review this and more'`},
+		{"name: x\ndescription: It's for\n    people\n  who say: review\n", 3, `; a value holding ": " must be quoted: description: 'It''s for people who say: review'`},
+		{"metadata:\n  note: a long\n    the text: here\n", 2, `; a value holding ": " must be quoted: note: 'a long the text: here'`},
+		{"metadata:\n  author: Me: myself\n", 1, `; a value holding ": " must be quoted: author: 'Me: myself'`},
+		{"description: \"quoted\n  then: x\"\n", 1, ""},
+		{"description: a # comment\n  then: x\n", 1, ""},
+		{"description: a\n\n  then: x\n", 2, ""},
+	} {
+		if got := quoteHint(tt.src, tt.line); got != tt.want {
+			t.Errorf("quoteHint(%q, %d) = %q, want %q", tt.src, tt.line, got, tt.want)
+		}
+	}
 }

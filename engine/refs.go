@@ -1273,13 +1273,18 @@ var yamlParserProblems = []string{
 // quoteHint says how to write line i (from 0) of the front matter src
 // when YAML read a second mapping in it: a plain value holding ": "
 // (description: Use when: asked) must be quoted. It is written in single
-// quotes, where only a quote is doubled, so the fix is exact.
+// quotes, where only a quote is doubled, so the fix is exact. A value
+// wrapped over lines, its ": " on a line after its key's, is written
+// whole, folded as YAML reads it.
 func quoteHint(src string, i int) string {
 	lines := strings.Split(src, "\n")
 	if i < 0 || i >= len(lines) {
 		return ""
 	}
 	key, value, ok := strings.Cut(strings.TrimRight(lines[i], "\r"), ": ")
+	if k, v, wrapped := wrappedValue(lines, i); wrapped {
+		key, value, ok = k, v, true
+	}
 	if j := strings.Index(value, " #"); j >= 0 {
 		value = value[:j] // a comment, not the value's
 	}
@@ -1289,6 +1294,45 @@ func quoteHint(src string, i int) string {
 		return ""
 	}
 	return fmt.Sprintf("; a value holding \": \" must be quoted: %s: '%s'", key, strings.ReplaceAll(value, "'", "''"))
+}
+
+// wrappedValue reports whether line i goes on a plain value that a
+// key's line above it starts (description: Use when\n  the user says:
+// review this), each line between indented more than the key's, and
+// returns the key and the value folded over all its lines. What comes
+// before the line's ": " must hold a blank, as prose does and a key
+// rarely: "  author: Me" under "name: x" is a key indented by mistake
+// more likely than the rest of x.
+func wrappedValue(lines []string, i int) (key, value string, ok bool) {
+	if before, _, found := strings.Cut(strings.TrimSpace(lines[i]), ": "); !found || !strings.Contains(before, " ") {
+		return "", "", false
+	}
+	indent := func(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+	at := indent(lines[i])
+	for j := i - 1; j >= 0 && at > 0; j-- {
+		l := strings.TrimRight(lines[j], "\r")
+		if t := strings.TrimSpace(l); t == "" || t[0] == '#' {
+			return "", "", false // an empty line or a comment ends a plain value
+		}
+		if indent(l) >= at {
+			continue // a line of the value, or a key of the same mapping
+		}
+		k, v, found := strings.Cut(strings.TrimSpace(l), ": ")
+		v = strings.TrimSpace(v)
+		if !found || k == "" || v == "" || strings.ContainsAny(v[:1], "\"'[{|>&*!") || strings.Contains(v, " #") {
+			return "", "", false
+		}
+		parts := []string{v}
+		for _, m := range lines[j+1:] {
+			m = strings.TrimRight(m, "\r")
+			if strings.TrimSpace(m) == "" || indent(m) <= indent(l) {
+				break
+			}
+			parts = append(parts, strings.TrimSpace(m))
+		}
+		return k, strings.Join(parts, " "), true
+	}
+	return "", "", false
 }
 
 func firstLine(s string) string {
