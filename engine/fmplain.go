@@ -15,17 +15,19 @@ import (
 // plain YAML most front matter is: top-level keys, each at the start of
 // its line, holding a one-line scalar (plain, quoted, or null, a boolean
 // or a number: plainOpaque), a plain scalar that goes on on indented
-// lines, a block scalar (|, |-, > or >-, in paragraphs, its lines indented
-// at least as the first), a mapping of such one-line scalars
-// indented alike, or a list (a block sequence of such scalars, a flow
-// sequence of plain words or quoted strings), or mappings and sequences
-// nested in each other (plainNode), with comment lines between keys. It
+// lines (starting on its key's line or the next), a block scalar (|, |-,
+// > or >-, in paragraphs, its lines indented at least as the first), a
+// mapping of such one-line scalars indented alike, or a list (a block
+// sequence of such scalars, a flow sequence), flow mappings and
+// sequences in each other (flowMap), or block mappings and sequences
+// nested in each other (plainNode), with comment lines between keys and
+// comments after keys and values. It
 // returns what fmMapping makes of CUE's syntax tree of the same
 // YAML and each key's line (counted from line 1 of src), without CUE's
 // YAML decoder, which cost more than the rest of a skill's checks.
 // Anything else, or anything whose reading it is not sure of (a scalar
-// YAML could read as a number, a boolean or null; a comment after a
-// value; a tab; a control character, a line break other than LF or CR
+// YAML could read as a number, a boolean or null; a tab where
+// tabbedValue does not take one; a control character, a line break other than LF or CR
 // LF, or text that is not UTF-8; a key held twice; no key at all), makes
 // ok false, and the caller decodes the YAML itself. FuzzPlainFrontMatter
 // holds it to CUE's decoder.
@@ -1345,12 +1347,13 @@ func (s *fmStruct) release() {
 // indentation), a node; a sequence's items each "- " at one indentation,
 // holding a one-line value, a mapping whose first key follows the "- "
 // and whose others are at that key's column, or, on the lines indented
-// more, a node; a value may also be a block scalar (blockScalar). Empty
+// more, a node; a value may also be a block scalar (blockScalar) or a
+// plain scalar that goes on over the lines indented more (plainLines). Empty
 // lines and comment lines between these are passed over, as YAML does.
 // A mapping is read into what fmMapping makes of CUE's tree, a sequence
-// opaque (the rules read no list's items). Anything else (plain or
-// quoted scalars over lines, "- - ", an indentation that matches no
-// node) is declined, and the
+// opaque (the rules read no list's items). Anything else (quoted
+// scalars over lines, "- - ", an indentation that matches no node) is
+// declined, and the
 // front matter goes to CUE's decoder. A front matter with such a key was
 // some 50 us a file there, against a few here (TestPlainFrontMatter's
 // read list; FuzzPlainFrontMatter holds each reading to the decoder's).

@@ -2,6 +2,6 @@
 
 package providers
 
-// compiledTables is nil in the generator's build: Load compiles the
-// tables from CUE.
+// compiledTables returns nil in the generator's build: Load compiles
+// the tables from CUE.
 func compiledTables() *compiled { return nil }

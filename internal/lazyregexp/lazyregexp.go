@@ -34,9 +34,6 @@ func (r *Regexp) re() *regexp.Regexp {
 	return r.rx
 }
 
-// String returns the source text of the expression.
-func (r *Regexp) String() string { return r.expr }
-
 // MatchString reports whether s holds a match (regexp.Regexp.MatchString).
 func (r *Regexp) MatchString(s string) bool { return r.re().MatchString(s) }
 
