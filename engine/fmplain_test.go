@@ -886,3 +886,38 @@ func TestEscapedValuesDecodedOntoABuffer(t *testing.T) {
 		t.Errorf("proving a front matter of an escaped description of %d bytes made %v allocations, want none", len(desc), n)
 	}
 }
+
+// TestFindingsAllocateTwiceEach: a skill's front matter of forty keys the
+// Agent Skills specification does not define makes forty W087 findings,
+// and each costs two allocations: its message, written once at its size
+// (it was grown a doubling at a time and then copied), and its field,
+// copied off the file's text, which the report must not keep alive.
+func TestFindingsAllocateTwiceEach(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates: counted without it")
+	}
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("name: notes\ndescription: Use when writing release notes.\n")
+	const keys = 40
+	for i := range keys {
+		fmt.Fprintf(&b, "extra-key-%d: value-%d\n", i, i)
+	}
+	yaml := b.String()
+	found, ok := r.plainFindings(r.skillFM, "notes", yaml, frontMatterLine)
+	if !ok || len(found) != keys {
+		t.Fatalf("plainFindings = %d findings, %v; want %d", len(found), ok, keys)
+	}
+	for i, f := range found {
+		if want := fmt.Sprintf("extra-key-%d", i); f.code != "W087" || f.field != want || !strings.Contains(f.message, "unknown front matter key "+want+";") {
+			t.Fatalf("finding %d = %+v; want W087 of %s", i, f, want)
+		}
+	}
+	n := testing.AllocsPerRun(100, func() { r.plainFindings(r.skillFM, "notes", yaml, frontMatterLine) })
+	if max := float64(2*keys + 2); n > max {
+		t.Errorf("%d findings made %v allocations, want at most %v", keys, n, max)
+	}
+}

@@ -205,7 +205,8 @@ func (p *fmProgram) violations(dir string, file *ast.File) (vs []violation, ok b
 }
 
 // violationsOf runs the program on the front matter fm found under the
-// name dir. ok is false when it declines.
+// name dir. ok is false when it declines. No string of vs is fm's text
+// (see emit): what a report holds of a file is its findings.
 func (p *fmProgram) violationsOf(dir string, fm *fmStruct) (vs []violation, ok bool) {
 	frontMatterRuns.Add(1)
 	if !utf8.ValidString(dir) {
@@ -229,14 +230,27 @@ func (p *fmProgram) violationsOf(dir string, fm *fmStruct) (vs []violation, ok b
 			break
 		}
 	}
-	vs = r.vs
-	*r = fmRun{} // keeps neither the front matter nor the violations alive
+	if ok && len(r.vs) > 0 {
+		vs = slices.Clone(r.vs) // one allocation, not one a doubling
+	}
+	// The run keeps neither the front matter nor the violations alive,
+	// but the room for them, unless a front matter of very many findings
+	// made it large.
+	found := r.vs
+	clear(found)
+	if cap(found) > maxPooledViolations {
+		found = nil
+	}
+	*r = fmRun{vs: found[:0]}
 	fmRuns.Put(r)
 	if !ok {
 		return nil, false
 	}
 	return vs, true
 }
+
+// maxPooledViolations bounds the room for violations a run keeps.
+const maxPooledViolations = 256
 
 // frontMatterRuns counts violationsOf's runs: a test holds a front
 // matter with findings to one.
@@ -378,6 +392,9 @@ type fmCode struct {
 	run    fmExpr
 	static bool
 	val    fmVal
+	// made says the strings run yields are made by the run (an
+	// interpolation's), never a front matter's text.
+	made bool
 }
 
 func fmConst(v fmVal) fmCode {
@@ -472,9 +489,13 @@ func (c *fmCompiler) clauses(cs []ast.Clause, body *ast.StructLit, sc *fmScope) 
 
 // emit compiles the violation the struct literal body states.
 func (c *fmCompiler) emit(body *ast.StructLit, sc *fmScope) fmElem {
+	// A violation outlives the front matter it was found in, whose text
+	// the report must not keep alive: a string the run did not make is
+	// copied.
 	type part struct {
 		field string // code, field or message
 		run   fmExpr
+		own   bool // its strings are never the front matter's
 	}
 	var parts []part
 	for _, d := range body.Elts {
@@ -491,7 +512,8 @@ func (c *fmCompiler) emit(body *ast.StructLit, sc *fmScope) fmElem {
 		default:
 			return fmElemDeclines
 		}
-		parts = append(parts, part{name, c.expr(f.Value, sc).run})
+		code := c.expr(f.Value, sc)
+		parts = append(parts, part{name, code.run, code.static || code.made})
 	}
 	return func(r *fmRun) bool {
 		var v violation
@@ -499,6 +521,9 @@ func (c *fmCompiler) emit(body *ast.StructLit, sc *fmScope) fmElem {
 			x, ok := pt.run(r)
 			if !ok || x.kind != fmString {
 				return false
+			}
+			if !pt.own {
+				x.s = strings.Clone(x.s)
 			}
 			switch pt.field {
 			case "code":
@@ -746,25 +771,38 @@ func (c *fmCompiler) interpolation(x *ast.Interpolation, sc *fmScope) fmCode {
 		static = static && v.static
 		parts = append(parts, part{run: v.run})
 	}
+	// The string is written once at its size: grown a doubling at a
+	// time, a finding's message of 150 bytes was five allocations.
 	run := func(r *fmRun) (fmVal, bool) {
-		var b strings.Builder
+		var inline [8]string
+		strs := inline[:0]
+		if len(parts) > len(inline) {
+			strs = make([]string, 0, len(parts))
+		}
+		size := 0
 		for _, pt := range parts {
-			if pt.run == nil {
-				b.WriteString(pt.lit)
-				continue
+			s := pt.lit
+			if pt.run != nil {
+				v, ok := pt.run(r)
+				if !ok {
+					return fmVal{}, false
+				}
+				switch v.kind {
+				case fmString:
+					s = v.s
+				case fmInt:
+					s = strconv.FormatInt(v.n, 10)
+				default:
+					return fmVal{}, false
+				}
 			}
-			v, ok := pt.run(r)
-			if !ok {
-				return fmVal{}, false
-			}
-			switch v.kind {
-			case fmString:
-				b.WriteString(v.s)
-			case fmInt:
-				b.WriteString(strconv.FormatInt(v.n, 10))
-			default:
-				return fmVal{}, false
-			}
+			strs = append(strs, s)
+			size += len(s)
+		}
+		var b strings.Builder
+		b.Grow(size)
+		for _, s := range strs {
+			b.WriteString(s)
 		}
 		return fmVal{kind: fmString, s: b.String()}, true
 	}
@@ -774,7 +812,7 @@ func (c *fmCompiler) interpolation(x *ast.Interpolation, sc *fmScope) fmCode {
 		}
 		return fmDeclines
 	}
-	return fmCode{run: run}
+	return fmCode{run: run, made: true}
 }
 
 func (c *fmCompiler) binary(x *ast.BinaryExpr, sc *fmScope) fmCode {

@@ -73,7 +73,11 @@ func (v *sourceCheck) fileDiags(file string) *diagList {
 func (v *sourceCheck) keep(l *diagList) {
 	if len(l.diags) > 0 {
 		to := v.fileDiags(l.file)
-		to.diags = append(to.diags, l.diags...)
+		if to.diags == nil {
+			to.diags = l.diags // l is dropped: no copy
+		} else {
+			to.diags = append(to.diags, l.diags...)
+		}
 	}
 }
 
@@ -1045,7 +1049,7 @@ func (r *Rules) plainFindings(rule fmRule, name, src string, line int) (found []
 	}
 	dec := unescaped.Get().(*[]byte)
 	defer func() {
-		*dec = (*dec)[:0] // what it decoded is read no more: found is copied
+		*dec = (*dec)[:0] // what it decoded is read no more: found holds copies (emit)
 		unescaped.Put(dec)
 	}()
 	fm, lines, ok := plainFrontMatter(src, dec)
@@ -1060,7 +1064,7 @@ func (r *Rules) plainFindings(rule fmRule, name, src string, line int) (found []
 			if j := fm.field(x.Field); j >= 0 {
 				pos = Pos{lines[j] + line - 1, 1}
 			}
-			found[i] = fmFinding{code: x.Code, field: strings.Clone(x.Field), message: strings.Clone(x.Message), pos: pos}
+			found[i] = fmFinding{code: x.Code, field: x.Field, message: x.Message, pos: pos}
 		}
 	}
 	releasePlain(fm, lines)
@@ -1085,6 +1089,7 @@ type fmFinding struct {
 
 // reportFindings adds found to l.
 func reportFindings(found []fmFinding, l *diagList) {
+	l.diags = slices.Grow(l.diags, len(found))
 	for _, x := range found {
 		x.report(l)
 	}
