@@ -77,16 +77,25 @@ type Pos struct {
 	Line, Column int
 }
 
+// sortDiagnostics orders ds by file, position, code and message, keeping
+// the order of equal ones. They are gathered in order of file
+// (gatherDiagnostics) and most files' findings in order of line, so that
+// they are often in order already: a stable sort of 160,000 findings in
+// order still compared and moved them, a twentieth of validating them.
 func sortDiagnostics(ds []Diagnostic) {
-	slices.SortStableFunc(ds, func(a, b Diagnostic) int {
-		return cmp.Or(
-			cmp.Compare(a.File, b.File),
-			cmp.Compare(a.Line, b.Line),
-			cmp.Compare(a.Column, b.Column),
-			cmp.Compare(a.Code, b.Code),
-			cmp.Compare(a.Message, b.Message),
-		)
-	})
+	if !slices.IsSortedFunc(ds, compareDiagnostics) {
+		slices.SortStableFunc(ds, compareDiagnostics)
+	}
+}
+
+func compareDiagnostics(a, b Diagnostic) int {
+	return cmp.Or(
+		cmp.Compare(a.File, b.File),
+		cmp.Compare(a.Line, b.Line),
+		cmp.Compare(a.Column, b.Column),
+		cmp.Compare(a.Code, b.Code),
+		cmp.Compare(a.Message, b.Message),
+	)
 }
 
 // diagList collects diagnostics about one file.
