@@ -36,12 +36,33 @@ import (
 // line only for a violation, and most front matter has none. dec, when
 // not nil, is where escaped values are decoded (doubleQuoted).
 func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bool) {
-	if len(src) == 0 || src[len(src)-1] != '\n' {
+	fm, lines, twice, ok := plainFrontMatterKeys(src, dec)
+	if ok && twice.line > 0 {
+		releasePlain(fm, lines)
 		return nil, nil, false
+	}
+	return fm, lines, ok
+}
+
+// A keyTwice is a top-level key a front matter holds twice: the line of
+// its second (line) and of its first, counted from line 1 of the YAML.
+type keyTwice struct {
+	key         string
+	line, first int
+}
+
+// plainFrontMatterKeys is plainFrontMatter, but for a top-level key held
+// twice, which it reports in twice (the first such) and reads on past,
+// keeping the first: YAML holds a key once, and the rest must still be
+// read plain for the front matter to be no worse than that
+// (Rules.plainFindings).
+func plainFrontMatterKeys(src string, dec *[]byte) (fm *fmStruct, lines []int, twice keyTwice, ok bool) {
+	if len(src) == 0 || src[len(src)-1] != '\n' {
+		return nil, nil, twice, false
 	}
 	n, crlf, tabs, ok := plainText(src)
 	if !ok {
-		return nil, nil, false
+		return nil, nil, twice, false
 	}
 	// Its lines are walked in place: the values are cut from it, where
 	// splitting it cost a string header a line. YAML reads a CR LF as
@@ -65,7 +86,7 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 		}
 		key, rest, ok := plainKey(l)
 		if !ok {
-			return nil, nil, false
+			return nil, nil, twice, false
 		}
 		var body string
 		var nbody int
@@ -84,7 +105,7 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 		}
 		tabbed := tabs && strings.IndexByte(l, '\t') >= 0
 		if tabbed && !tabbedValue(rest, nbody) {
-			return nil, nil, false
+			return nil, nil, twice, false
 		}
 		if nbody == 0 || rest != "" && (rest[0] == '|' || rest[0] == '>') {
 			rest = withoutComment(rest) // description: >-  # folded
@@ -131,19 +152,23 @@ func plainFrontMatter(src string, dec *[]byte) (fm *fmStruct, lines []int, ok bo
 			v.s, ok = oneLineScalar(rest, dec)
 		}
 		if !ok {
-			return nil, nil, false
+			return nil, nil, twice, false
 		}
-		if !fm.add(key, v) {
-			return nil, nil, false // a key held twice
+		if k := fm.field(key); k >= 0 {
+			if twice.line == 0 {
+				twice = keyTwice{key, line, lines[k]}
+			}
+		} else {
+			fm.add(key, v)
+			lines = append(lines, line)
 		}
-		lines = append(lines, line)
 		line += 1 + nbody
 		i = next + len(body)
 	}
 	if len(fm.fields) == 0 {
-		return nil, nil, false // comments alone
+		return nil, nil, twice, false // comments alone
 	}
-	return fm, lines, true
+	return fm, lines, twice, true
 }
 
 // plainText reports whether every line of src is one plainLine takes,

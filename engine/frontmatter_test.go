@@ -262,10 +262,12 @@ func TestGeneratedSkillsAskNoUnification(t *testing.T) {
 }
 
 // FuzzFrontMatterProgram holds the program to CUE on any front matter it
-// answers for, as a skill and as an agent.
+// answers for, as a skill and as an agent, and the plain reader's E078 of
+// a key held twice to CUE's tree's.
 func FuzzFrontMatterProgram(f *testing.F) {
 	for _, fm := range []string{
 		"name: x\ndescription: d\n",
+		"name: x\ndescription: d\nname: y\n",
 		"name: x-y\ndescription: \"a\\tb\"\nlicense: MIT\ncompatibility: any\nmetadata:\n  a: b\nallowed-tools: Bash\n",
 		"name: Bad\ndescription: ' '\ncompatibility: ''\nmetadata: {a: 1}\nextra: [1]\n",
 		"name: caf\u00e9\ndescription: >-\n  folded\n  text\n",
@@ -281,8 +283,9 @@ func FuzzFrontMatterProgram(f *testing.F) {
 		if err != nil {
 			return
 		}
+		_, _, twice, plain := plainFrontMatterKeys(fm, nil)
 		for _, rule := range []fmRule{r.skillFM, r.agentFM} {
-			if _, ok := rule.prog.violations(dir, file); !ok {
+			if _, ok := rule.prog.violations(dir, file); !ok && !(plain && twice.line > 0) {
 				continue
 			}
 			prog := diagList{file: "SKILL.md"}
@@ -567,4 +570,49 @@ func BenchmarkPlainFrontMatterAgent(b *testing.B) {
 // few byte searches of the line, not a loop over each of its bytes.
 func BenchmarkPlainFrontMatterLongLine(b *testing.B) {
 	benchPlainFrontMatter(b, "name: long\ndescription: "+strings.Repeat("Use when the change touches the billing code. ", 440)+"end\nlicense: MIT\n")
+}
+
+// TestKeyTwiceReadPlain: a front matter that holds a top-level key twice,
+// and is otherwise read plain, gets the E078 CUE's tree gets, at the
+// second key, without CUE's decoder: an agent whose model line was pasted
+// twice cost the decoder's 70 us where the rest of its checks cost 10.
+func TestKeyTwiceReadPlain(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fm := range []string{
+		"name: x\ndescription: d\nmodel: sonnet\nmodel: opus\n",
+		"name: x\n\"name\": y\ndescription: d\n",
+		"name: x\nmetadata:\n  a: b\n# again\nmetadata:\n  c: d\ndescription: d\n",
+		"name: x\ndescription: d\nb: y\nname: z\nb: w\n",
+		"description: >-\n  folded\n  text\nname: x\ndescription: |\n  block\n",
+		"name: x\ntools: [Read, Grep]\ntools:\n  - Read\n",
+	} {
+		for _, rule := range []fmRule{r.skillFM, r.agentFM} {
+			before := yamlExtracted.Load()
+			plain := diagList{file: "x/SKILL.md"}
+			r.checkFrontMatter(rule, "x", "x/SKILL.md", fm, 2, &plain, fmProgramFirst)
+			if n := yamlExtracted.Load() - before; n != 0 {
+				t.Errorf("%q: CUE's decoder read it %d times, want none", fm, n)
+			}
+			ref := diagList{file: "x/SKILL.md"}
+			r.checkFrontMatter(rule, "x", "x/SKILL.md", fm, 2, &ref, fmFill)
+			if !reflect.DeepEqual(plain.diags, ref.diags) {
+				t.Errorf("%q:\nplain: %v\nCUE:   %v", fm, plain.diags, ref.diags)
+			}
+			if len(ref.diags) != 1 || ref.diags[0].Code != "E078" {
+				t.Errorf("%q: CUE's way found %v, want one E078", fm, ref.diags)
+			}
+		}
+	}
+	// Read on past the key held twice, a form the plain reader leaves
+	// to the decoder is still the decoder's, which says the same.
+	fm := "name: x\nname: y\ndescription: &a d\n"
+	plain, ref := diagList{file: "x/SKILL.md"}, diagList{file: "x/SKILL.md"}
+	r.checkFrontMatter(r.skillFM, "x", "x/SKILL.md", fm, 2, &plain, fmProgramFirst)
+	r.checkFrontMatter(r.skillFM, "x", "x/SKILL.md", fm, 2, &ref, fmFill)
+	if !reflect.DeepEqual(plain.diags, ref.diags) {
+		t.Errorf("%q:\nplain: %v\nCUE:   %v", fm, plain.diags, ref.diags)
+	}
 }
