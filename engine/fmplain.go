@@ -676,8 +676,8 @@ func plainKey(line string) (key, rest string, ok bool) {
 		return quotedKey(line)
 	}
 	n := 0
-	for n < len(line) && (isKeyByte(line[n]) || n > 0 && line[n] == '.') {
-		n++ // a dot within (metadata: com.acme.owner: x)
+	for n < len(line) && (isKeyByte(line[n]) || n > 0 && (line[n] == '.' || line[n] == '/')) {
+		n++ // a dot or a slash within (metadata: acme.com/owner: x)
 	}
 	// YAML reads a key as one only within 1024 characters of its start
 	// (go.yaml.in/yaml/v3: a simple key goes stale past them).
@@ -1111,8 +1111,12 @@ func option(s string) bool {
 // plainLines reads a plain scalar that goes on, after first, on the
 // indented lines body (description: Use when the user\n  asks for it.):
 // YAML folds it, each line trimmed of its blanks and joined to the one
-// before with a space. Every line must be one oneLineScalar reads, so
-// that none holds a comment or a key.
+// before with a space. The first line must be one oneLineScalar reads;
+// the others may start with any character but a comment's #, as YAML
+// reads on in a plain scalar past its first character (PyYAML's
+// safe_dump wraps a long value at a blank, so that a line may start with
+// a quote, a backtick, "- " or "&&"), and none may hold a comment, a
+// key's ": " or end in a colon.
 func plainLines(first, body string) (string, bool) {
 	if first == "" || first[0] == '"' || first[0] == '\'' {
 		return "", false
@@ -1127,7 +1131,7 @@ func plainLines(first, body string) (string, bool) {
 		l, next := lineAt(body, i)
 		i = next
 		l = strings.Trim(l, " ")
-		if _, ok := oneLineScalar(l, nil); !ok || l[0] == '"' || l[0] == '\'' {
+		if l == "" || l[0] == '#' || indicated(l) || strings.HasSuffix(l, ":") {
 			return "", false
 		}
 		b.WriteByte(' ')
@@ -1138,8 +1142,11 @@ func plainLines(first, body string) (string, bool) {
 
 // blockScalar reads a block scalar whose header (after the key) is head
 // and whose lines are body, each indented by at least as many spaces as
-// the first or empty, and none of spaces alone: literal (|) or folded
-// (>), its last line break kept or stripped (-). A line indented more
+// the first or empty: literal (|) or folded (>), its last line break
+// kept or stripped (-). A line of spaces no more than the indentation is
+// an empty one, as a template that indents every line of a text writes
+// its paragraphs' breaks; one of more spaces (text of spaces alone), or
+// a first line of spaces, is declined. A line indented more
 // keeps its extra spaces, and YAML folds no line break next to it: a
 // folded description wrapped at a space starts a line so. Folded, an
 // empty line is a line break, and the break before it is dropped unless
@@ -1154,10 +1161,18 @@ func blockScalar(head, body string, n int) (string, bool) {
 		return "", false
 	}
 	indent := len(body) - len(strings.TrimLeft(body, " "))
+	if first, _ := lineAt(body, 0); strings.TrimLeft(first, " ") == "" {
+		return "", false
+	}
 	size := 1
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
-		if l != "" && (len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "" || strings.TrimLeft(l[indent:], " ") == "") {
+		switch {
+		case spaces(l):
+			if len(l) > indent {
+				return "", false
+			}
+		case len(l) <= indent || strings.TrimLeft(l[:indent], " ") != "":
 			return "", false
 		}
 		size += max(len(l)-indent, 0) + 1
@@ -1174,7 +1189,7 @@ func blockScalar(head, body string, n int) (string, bool) {
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
 		i = next
-		if l == "" {
+		if spaces(l) {
 			empty++
 			continue
 		}
@@ -1199,6 +1214,9 @@ func blockScalar(head, body string, n int) (string, bool) {
 	}
 	return b.String(), true
 }
+
+// spaces reports whether l, a line, is empty or of spaces alone.
+func spaces(l string) bool { return strings.TrimLeft(l, " ") == "" }
 
 // plainSequence reports whether the indented lines of a key with nothing
 // after it are a block sequence of one-line scalars, every "- " indented
@@ -1416,7 +1434,7 @@ func (p *blockParser) blockScalar(indent int, head string) (fmVal, bool) {
 	end, n, lines := start, 0, 0
 	for j := start; j < len(p.body); {
 		l, next := lineAt(p.body, j)
-		if l == "" {
+		if spaces(l) {
 			if j == start {
 				return fmVal{}, false
 			}
@@ -1448,19 +1466,50 @@ func (p *blockParser) blockScalar(indent int, head string) (fmVal, bool) {
 // empty line or a comment line among them, which the parser's table
 // leaves out, is declined too.
 func (p *blockParser) plainLines(indent int, first string) (fmVal, bool) {
+	body, ok := p.linesUnder(indent)
+	if !ok {
+		return fmVal{}, false
+	}
+	s, ok := plainLines(first, body)
+	return fmVal{kind: fmString, s: s}, ok
+}
+
+// quotedLines reads a quoted scalar that starts with first, after a key
+// at column indent (or an item's "- "), and goes on over the lines after
+// it indented more, as quotedLines and doubleQuotedLines read a
+// top-level one (PyYAML wraps a long value that needs quotes so: a
+// metadata entry that holds ": "). An empty line or a comment line among
+// them is declined, as plainLines declines one.
+func (p *blockParser) quotedLines(indent int, first string) (fmVal, bool) {
+	body, ok := p.linesUnder(indent)
+	if !ok {
+		return fmVal{}, false
+	}
+	var s string
+	if first[0] == '"' {
+		s, ok = doubleQuotedLines(first, body, p.dec)
+	} else {
+		s, ok = quotedLines(first, body)
+	}
+	return fmVal{kind: fmString, s: s}, ok
+}
+
+// linesUnder returns the lines after the one just read that are indented
+// more than indent, and reads past them; false if an empty or a comment
+// line comes before one of them (the parser's table holds neither).
+func (p *blockParser) linesUnder(indent int) (string, bool) {
 	prev := p.lines[p.i-1]
 	start := prev.at + prev.indent + len(prev.s) + 1
 	end := start
 	for p.i < len(p.lines) && p.lines[p.i].indent > indent {
 		l := p.lines[p.i]
 		if l.at != end {
-			return fmVal{}, false // an empty or a comment line before it
+			return "", false
 		}
 		end = l.at + l.indent + len(l.s) + 1
 		p.i++
 	}
-	s, ok := plainLines(first, p.body[start:end])
-	return fmVal{kind: fmString, s: s}, ok
+	return p.body[start:end], true
 }
 
 // blockLines holds the line tables of plainNode's blocks for the next:
@@ -1579,6 +1628,9 @@ func (p *blockParser) value(indent int, rest string, inKey bool) (fmVal, bool) {
 		return fmVal{kind: fmOpaque}, true // null
 	}
 	if more {
+		if rest[0] == '\'' || rest[0] == '"' {
+			return p.quotedLines(indent, raw)
+		}
 		return p.plainLines(indent, raw) // or a node after a value: declined
 	}
 	if plainWord(rest) {
