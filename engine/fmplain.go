@@ -14,9 +14,10 @@ import (
 // plainFrontMatter reads src, a front matter, when it is written in the
 // plain YAML most front matter is: top-level keys, each at the start of
 // its line, holding a one-line scalar (plain, quoted, or null, a boolean
-// or a number: plainOpaque), a plain scalar that goes on on indented
-// lines (starting on its key's line or the next), a block scalar (|, |-,
-// > or >-, in paragraphs, its lines indented at least as the first), a
+// or a number: plainOpaque), a plain or quoted scalar that goes on on
+// indented lines (a plain one starting on its key's line or the next), a
+// block scalar (|, |-, > or >-, in paragraphs, its lines indented at
+// least as the first, its empty lines empty or of spaces), a
 // mapping of such one-line scalars indented alike, or a list (a block
 // sequence of such scalars, a flow sequence), flow mappings and
 // sequences in each other (flowMap), or block mappings and sequences
@@ -1391,12 +1392,12 @@ func (s *fmStruct) release() {
 // holding a one-line value, a mapping whose first key follows the "- "
 // and whose others are at that key's column, or, on the lines indented
 // more, a node; a value may also be a block scalar (blockScalar) or a
-// plain scalar that goes on over the lines indented more (plainLines). Empty
-// lines and comment lines between these are passed over, as YAML does.
-// A mapping is read into what fmMapping makes of CUE's tree, a sequence
-// opaque (the rules read no list's items). Anything else (quoted
-// scalars over lines, "- - ", an indentation that matches no node) is
-// declined, and the
+// plain or quoted scalar that goes on over the lines indented more
+// (plainLines, quotedLines). Empty lines and comment lines between these
+// are passed over, as YAML does. A mapping is read into what fmMapping
+// makes of CUE's tree, a sequence opaque (the rules read no list's
+// items). Anything else ("- - ", an indentation that matches no node, an
+// empty line inside a scalar over lines) is declined, and the
 // front matter goes to CUE's decoder. A front matter with such a key was
 // some 50 us a file there, against a few here (TestPlainFrontMatter's
 // read list; FuzzPlainFrontMatter holds each reading to the decoder's).
