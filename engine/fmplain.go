@@ -78,9 +78,10 @@ func plainFrontMatterKeys(src string, dec *[]byte) (fm *fmStruct, lines []int, t
 	line := 1
 	for i := 0; i < len(text); {
 		l, next := lineAt(text, i)
-		if l == "" || l[0] == '#' {
-			// An empty line, or a comment: a # at the start of a line
-			// is one wherever a key could start.
+		if l == "" || l[0] == '#' || l[0] == ' ' && spaces(l) {
+			// An empty line (or one of spaces alone), or a comment: a
+			// # at the start of a line is one wherever a key could
+			// start.
 			line++
 			i = next
 			continue
@@ -145,6 +146,7 @@ func plainFrontMatterKeys(src string, dec *[]byte) (fm *fmStruct, lines []int, t
 			v.s, ok = plainLines(rest, body)
 		case nbody > 0:
 			v.s, ok = blockScalar(rest, body, nbody)
+			ok = ok && !spacesAfter(text[next+len(body):], body)
 		case rest != "" && rest[0] == '[':
 			v.kind, ok = fmOpaque, flowWords(rest)
 		case plainOpaque(rest):
@@ -263,14 +265,20 @@ func lineAt(text string, i int) (line string, next int) {
 }
 
 // indented returns the lines of text from i on that are indented (what
-// the key before them holds) with their newlines, and how many they are.
+// the key before them holds) with their newlines, and how many they are:
+// not lines of spaces alone after the last, which YAML reads as empty
+// ones, as a template leaves them after a value.
 func indented(text string, i int) (body string, n int) {
-	j := i
+	j, end, lines := i, i, 0
 	for j < len(text) && text[j] == ' ' {
-		j += strings.IndexByte(text[j:], '\n') + 1
-		n++
+		l, next := lineAt(text, j)
+		j = next
+		lines++
+		if !spaces(l) {
+			end, n = j, lines
+		}
 	}
-	return text[i:j], n
+	return text[i:end], n
 }
 
 // indentedBlock is indented, and also the empty lines and comment lines
@@ -281,8 +289,12 @@ func indentedBlock(text string, i int) (body string, n int) {
 	body, n = indented(text, i)
 	for {
 		k, skipped := i+len(body), 0
-		for k < len(text) && (text[k] == '\n' || text[k] == '#') {
-			k += strings.IndexByte(text[k:], '\n') + 1
+		for k < len(text) {
+			l, next := lineAt(text, k)
+			if l != "" && l[0] != '#' && !spaces(l) {
+				break
+			}
+			k = next
 			skipped++
 		}
 		if skipped == 0 || k == len(text) || text[k] != ' ' {
@@ -658,8 +670,12 @@ func blockBody(text string, i int) (body string, n int) {
 	for {
 		k := i + len(body)
 		empty := 0
-		for k < len(text) && text[k] == '\n' {
-			k++
+		for k < len(text) {
+			l, next := lineAt(text, k)
+			if !spaces(l) {
+				break
+			}
+			k = next
 			empty++
 		}
 		if empty == 0 || k == len(text) || text[k] != ' ' {
@@ -703,8 +719,10 @@ func afterKey(rest string) string {
 }
 
 // quotedKey is plainKey of a line whose key is quoted ("name": x), as
-// some YAML writers quote every key: a key of key bytes, with no escape
-// or quote inside.
+// some YAML writers quote every key, and authors a key no plain one can
+// be ("acme.com/owner", "display name"): a key of any characters but an
+// escape (a backslash in double quotes) or its quote, which YAML reads
+// as written.
 func quotedKey(line string) (key, rest string, ok bool) {
 	q := line[0]
 	end := strings.IndexByte(line[1:], q) + 1
@@ -715,10 +733,8 @@ func quotedKey(line string) (key, rest string, ok bool) {
 	if end > 1000 {
 		return "", "", false // past where YAML reads a simple key
 	}
-	for i := 0; i < len(key); i++ {
-		if !isKeyByte(key[i]) {
-			return "", "", false
-		}
+	if q == '"' && strings.IndexByte(key, '\\') >= 0 {
+		return "", "", false
 	}
 	rest = line[end+1:]
 	if rest == "" || rest[0] != ':' || len(rest) > 1 && rest[1] != ' ' {
@@ -1219,6 +1235,25 @@ func blockScalar(head, body string, n int) (string, bool) {
 // spaces reports whether l, a line, is empty or of spaces alone.
 func spaces(l string) bool { return strings.TrimLeft(l, " ") == "" }
 
+// spacesAfter reports whether the lines of spaces alone at the start of
+// text, after the block scalar whose lines are body, hold more spaces
+// than its indentation: YAML reads such a line as the scalar's, spaces
+// of its text, where the reader took them for the empty lines after it.
+func spacesAfter(text, body string) bool {
+	indent := len(body) - len(strings.TrimLeft(body, " "))
+	for i := 0; i < len(text); {
+		l, next := lineAt(text, i)
+		if !spaces(l) {
+			break
+		}
+		if len(l) > indent {
+			return true
+		}
+		i = next
+	}
+	return false
+}
+
 // plainSequence reports whether the indented lines of a key with nothing
 // after it are a block sequence of one-line scalars, every "- " indented
 // alike.
@@ -1453,6 +1488,7 @@ func (p *blockParser) blockScalar(indent int, head string) (fmVal, bool) {
 		return fmVal{}, false // empty
 	}
 	s, ok := blockScalar(head, p.body[start:end], n)
+	ok = ok && !spacesAfter(p.body[end:], p.body[start:end])
 	for p.i < len(p.lines) && p.lines[p.i].at < end {
 		p.i++
 	}

@@ -111,10 +111,26 @@ var plainRead = []string{
 	"description: |\n  a\n  \n  b\n  \n",
 	"description: >-\n  a\n \n  b\n",
 	"m:\n  a: |\n    x\n    \n    y\n  b: c\n",
+	// Lines of spaces alone where an empty line may be, as templates
+	// leave them after a value and between paragraphs.
+	"name: a\ndescription: b\n  \nlicense: MIT\n",
+	"  \nname: a\n   \n",
+	"description: |\n  a\n  \n\n  b\n  \nname: x\n",
+	"description: |\n  a\n\n  \nname: x\n",
+	"metadata:\n  a: b\n  \n  c: d\n  \nname: x\n",
+	"tools:\n  - a\n  \n  - b\n  \n",
+	"description: a\n  b\n  \nname: x\n",
+	"description: 'a\n  b'\n  \nname: x\n",
+	"m: [a, b]\n \nname: x\n",
 	// Slashes in keys, as Kubernetes-style namespaced keys hold them.
 	"metadata:\n  acme.com/owner: x\n  app.kubernetes.io/part-of: y\n",
 	"acme.com/owner: x\n",
 	"a/: x\n",
+	// Quoted keys of any characters, as no plain key can hold them.
+	"metadata:\n  \"acme.com/owner\": team\n  'app.kubernetes.io/part-of': y\n",
+	"\"display name\": x\n\"na me\": y\n",
+	"\"_x\": 1\n\"#y\": 2\n\"a: b\": 3\n\"a #b\": 4\n\"<<\": 5\n",
+	"\"true\": 1\n\"1\": 2\n\"caf\u00e9\": 3\n' a': 4\n'a\"b': 5\n\"a'b\": 6\n",
 	// Quoted scalars over lines in a nested block, as PyYAML wraps one.
 	"m:\n  a: \"b\n    d\"\n",
 	"metadata:\n  short-description: 'Fix CI: pull failing logs, summarize them and\n    propose a fix plan'\n",
@@ -398,7 +414,6 @@ var plainDeclined = []string{
 	"metadata: {a:b}\n",
 	"metadata: {a: b, a: c}\n",
 	"tools: [a, '#b] # c']\n",
-	"\"na me\": x\n",
 	"\"a\\\"b\": x\n",
 	"'a':x\n",
 	"updated: 2025-1-02\n",
@@ -429,6 +444,13 @@ var plainDeclined = []string{
 	"m:\n  a: 'b\n  c'\n",
 	"m:\n  a: \"b\n    # c\"\n",
 	"/a: x\n",
+	"description: a\n  \n  b\n", // an empty line in a plain scalar
+	"A: >\n 0\n  \n",            // a line of a space of text after
+	"h:\n  a: |\n    x\n      \n  b: c\n",
+	"description: 'a\n  \n  b'\n",
+	"\"a\\tb\": x\n", // an escape in a key
+	"'a''b': x\n",
+	"\"\": x\n",
 	"name: x\ndescription: a\n\n  b\n",
 	"metadata:\n  a: b\n   c: d\n",
 	"metadata:\n  a: b\n  a: c\n",
