@@ -89,3 +89,35 @@ func TestQuoteHint(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedHint: a value that starts with a flow collection or a quoted
+// scalar and goes on after it closes, as Claude Code's docs write a
+// command's argument-hint, is "did not find expected key" to YAML; the
+// hint names why and gives the line with its value quoted whole.
+func TestClosedHint(t *testing.T) {
+	for _, tt := range []struct {
+		line, want string
+	}{
+		{"argument-hint: [pr-number] [priority] [assignee]", `; a value that goes on after its closing ] must be quoted whole: argument-hint: '[pr-number] [priority] [assignee]'`},
+		{"argument-hint: [a] b # a comment", `; a value that goes on after its closing ] must be quoted whole: argument-hint: '[a] b'`},
+		{"tools: [Read, \"Grep]\"] Glob", `; a value that goes on after its closing ] must be quoted whole: tools: '[Read, "Grep]"] Glob'`},
+		{"hint: {a: [b]} c", `; a value that goes on after its closing } must be quoted whole: hint: '{a: [b]} c'`},
+		{`description: "Review" the PR`, `; a value that goes on after its closing " must be quoted whole: description: '"Review" the PR'`},
+		{`description: "say \"hi\"" now`, `; a value that goes on after its closing " must be quoted whole: description: '"say \"hi\"" now'`},
+		{"description: 'it''s' here", `; a value that goes on after its closing ' must be quoted whole: description: '''it''''s'' here'`},
+		{"  hint: [a] [b]", `; a value that goes on after its closing ] must be quoted whole: hint: '[a] [b]'`},
+		{"argument-hint: [a] # only a comment", ""},
+		{"argument-hint: [a", ""},
+		{"argument-hint: a [b] c", ""},
+		{"[a]: [b] c", ""},
+		{"no mapping here", ""},
+	} {
+		src := "name: x\n" + tt.line + "\n"
+		if got := closedHint(src, 1); got != tt.want {
+			t.Errorf("closedHint(%q) = %q, want %q", tt.line, got, tt.want)
+		}
+	}
+	if got := closedHint("a: [b] c\n", 5); got != "" {
+		t.Errorf("a line past the end: %q", got)
+	}
+}

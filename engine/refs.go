@@ -1136,8 +1136,11 @@ func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src string, line
 	file, err := extractYAML(rel, []byte(src))
 	if err != nil {
 		pos, msg := yamlError(rel, err, line)
-		if strings.Contains(msg, "mapping values are not allowed") {
+		switch {
+		case strings.Contains(msg, "mapping values are not allowed"):
 			msg += quoteHint(src, pos.Line-line)
+		case msg == "did not find expected key":
+			msg += closedHint(src, pos.Line-line)
 		}
 		l.errorf("E078", pos, "", "front matter is not valid YAML: %s", msg)
 		return
@@ -1312,6 +1315,77 @@ func quoteHint(src string, i int) string {
 		return ""
 	}
 	return fmt.Sprintf("; a value holding \": \" must be quoted: %s: '%s'", key, strings.ReplaceAll(value, "'", "''"))
+}
+
+// closedHint is what E078 adds to "did not find expected key" when line
+// i of src is a key whose value starts with a flow collection or a quoted
+// scalar and goes on after it closes, as Claude Code's docs write a
+// command's argument-hint: [pr-number] [priority] [assignee]: YAML reads
+// the first [...] as the value and the rest as no key, so the message
+// names the cause and gives the line with its value quoted whole, in
+// single quotes.
+func closedHint(src string, i int) string {
+	lines := strings.Split(src, "\n")
+	if i < 0 || i >= len(lines) {
+		return ""
+	}
+	key, value, ok := strings.Cut(strings.TrimRight(lines[i], "\r"), ": ")
+	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+	if !ok || key == "" || strings.ContainsAny(key, "\"'#[{") || value == "" {
+		return ""
+	}
+	end := closes(value)
+	if end < 0 {
+		return ""
+	}
+	rest := value[end:]
+	if j := strings.Index(rest, " #"); j >= 0 {
+		rest = rest[:j] // a comment, not the value's
+		value = value[:end+j]
+	}
+	if strings.TrimSpace(rest) == "" {
+		return ""
+	}
+	value = strings.TrimSpace(value)
+	return fmt.Sprintf("; a value that goes on after its closing %c must be quoted whole: %s: '%s'", value[end-1], key, strings.ReplaceAll(value, "'", "''"))
+}
+
+// closes returns the length of the flow collection or quoted scalar s
+// starts with, through its closing bracket or quote, or -1 when s starts
+// with neither or it does not close.
+func closes(s string) int {
+	switch s[0] {
+	case '"', '\'':
+		for j := 1; j < len(s); j++ {
+			switch {
+			case s[0] == '"' && s[j] == '\\':
+				j++
+			case s[j] == '\'' && s[0] == '\'' && j+1 < len(s) && s[j+1] == '\'':
+				j++ // '' is a quote inside
+			case s[j] == s[0]:
+				return j + 1
+			}
+		}
+	case '[', '{':
+		depth := 0
+		for j := 0; j < len(s); j++ {
+			switch s[j] {
+			case '[', '{':
+				depth++
+			case ']', '}':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			case '"', '\'':
+				n := closes(s[j:])
+				if n < 0 {
+					return -1
+				}
+				j += n - 1
+			}
+		}
+	}
+	return -1
 }
 
 // wrappedValue reports whether line i goes on a plain value that a
