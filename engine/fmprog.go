@@ -951,9 +951,7 @@ func (c *fmCompiler) unify(x *ast.BinaryExpr, sc *fmScope) fmCode {
 				if !ok || n.kind != fmInt {
 					return fmVal{}, false
 				}
-				// A string holds no more runes than bytes: most hold
-				// fewer bytes than the limit, and are not counted.
-				if v.kind == fmString && (int64(len(v.s)) <= n.n || int64(utf8.RuneCountInString(v.s)) <= n.n) {
+				if v.kind == fmString && runesAtMost(v.s, n.n) {
 					return v, true
 				}
 				return fmVal{}, true

@@ -362,10 +362,36 @@ func (p *leafProgram) call(x *ast.CallExpr) (leafFn, error) {
 			return false, errDecline
 		}
 		if most {
-			return int64(utf8.RuneCountInString(s)) <= n, nil
+			return runesAtMost(s, n), nil
 		}
-		return int64(utf8.RuneCountInString(s)) >= n, nil
+		return !runesAtMost(s, n-1), nil
 	}, nil
+}
+
+// runesAtMost reports whether s holds at most n runes, as
+// utf8.RuneCountInString counts them (an invalid byte one), looking no
+// further than its (n+1)th: a description pasted as one line of 20 KB,
+// held to 1,024 characters, cost a count of every one of its runes.
+func runesAtMost(s string, n int64) bool {
+	if int64(len(s)) <= n {
+		return true // no more runes than bytes
+	}
+	if n < 0 {
+		return false
+	}
+	count := int64(0)
+	for i := 0; i < len(s); count++ {
+		if count == n {
+			return false // a rune more at i
+		}
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return true
 }
 
 // operand is the concrete value of an operator's or a builtin's argument:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 
@@ -307,5 +308,35 @@ func TestRepeatedArgvNotUnified(t *testing.T) {
 	}
 	if n := listsUnified.Load() - before; n != 0 {
 		t.Errorf("%d lists asked of CUE, want none", n)
+	}
+}
+
+// TestRunesAtMost holds runesAtMost to utf8.RuneCountInString, invalid
+// bytes counted one a rune, at every limit around each string's count.
+func TestRunesAtMost(t *testing.T) {
+	for _, s := range []string{"", "a", "abc", "é", "aé", "日本語", "a\xffb", "\xe6\x97", "é" + strings.Repeat("x", 40)} {
+		count := int64(utf8.RuneCountInString(s))
+		for n := int64(-1); n <= int64(len(s))+1; n++ {
+			if got, want := runesAtMost(s, n), count <= n; got != want {
+				t.Errorf("runesAtMost(%q, %d) = %t, want %t", s, n, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkFindingsLongDescription runs a skill's rules on a front matter
+// whose description was pasted as one 20 KB line, over the 1,024
+// characters the Agent Skills specification allows (W090).
+func BenchmarkFindingsLongDescription(b *testing.B) {
+	r, err := LoadRules()
+	if err != nil {
+		b.Fatal(err)
+	}
+	yaml := "name: long\ndescription: " + strings.Repeat("Use when the change touches the billing code. ", 440) + "end\nlicense: MIT\n"
+	if found, ok := r.plainFindings(r.skillFM, "long", yaml, frontMatterLine); !ok || len(found) != 1 || found[0].code != "W090" {
+		b.Fatalf("plainFindings = %v, %t; want one W090", found, ok)
+	}
+	for b.Loop() {
+		r.plainFindings(r.skillFM, "long", yaml, frontMatterLine)
 	}
 }
