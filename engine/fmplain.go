@@ -142,11 +142,18 @@ func plainFrontMatterKeys(src string, dec *[]byte) (fm *fmStruct, lines []int, t
 					v.s, ok = plainLines(strings.TrimLeft(l, " "), body[next:])
 				}
 			}
+		case nbody > 0 && (rest[0] == '[' || rest[0] == '{'):
+			v, ok = flowOverLines(rest, body, dec)
 		case nbody > 0 && (rest == "" || rest[0] != '|' && rest[0] != '>'):
 			v.s, ok = plainLines(rest, body)
 		case nbody > 0:
 			v.s, ok = blockScalar(rest, body, nbody)
 			ok = ok && !spacesAfter(text[next+len(body):], body)
+			if strings.HasSuffix(rest, "+") {
+				// Kept: the empty lines after its last are its
+				// line breaks too (blockBody leaves them out).
+				v.s += strings.Repeat("\n", emptyLines(text[next+len(body):]))
+			}
 		case rest != "" && rest[0] == '[':
 			v.kind, ok = fmOpaque, flowWords(rest)
 		case plainOpaque(rest):
@@ -1171,9 +1178,9 @@ func plainLines(first, body string) (string, bool) {
 func blockScalar(head, body string, n int) (string, bool) {
 	var literal bool
 	switch head {
-	case "|", "|-":
+	case "|", "|-", "|+":
 		literal = true
-	case ">", ">-":
+	case ">", ">-", ">+":
 	default:
 		return "", false
 	}
@@ -1234,6 +1241,19 @@ func blockScalar(head, body string, n int) (string, bool) {
 
 // spaces reports whether l, a line, is empty or of spaces alone.
 func spaces(l string) bool { return strings.TrimLeft(l, " ") == "" }
+
+// emptyLines counts the lines empty or of spaces alone text starts with.
+func emptyLines(text string) int {
+	n := 0
+	for i := 0; i < len(text); n++ {
+		l, next := lineAt(text, i)
+		if !spaces(l) {
+			break
+		}
+		i = next
+	}
+	return n
+}
 
 // spacesAfter reports whether the lines of spaces alone at the start of
 // text, after the block scalar whose lines are body, hold more spaces
@@ -1306,6 +1326,42 @@ func flowWords(s string) bool {
 	var dec []byte // what escaped items decode to, dropped
 	n, ok := flowSeq(s, 0, &dec, 0)
 	return ok && n == len(s)
+}
+
+// flowOverLines reads a flow collection that starts with first and goes
+// on on the indented lines body, as PyYAML's default flow style and
+// SnakeYAML's write a list or a map of scalars wrapped at 80 columns
+// (tools: [Read, Grep,\n    Glob]): YAML reads each line break in a flow
+// collection, and the blanks around it, as one space, in a plain or a
+// quoted scalar as between its items. A line empty or of spaces (a break
+// a scalar would keep), a comment, or a line that ends in a backslash
+// (an escaped break in double quotes) is declined.
+func flowOverLines(first, body string, dec *[]byte) (fmVal, bool) {
+	if strings.Contains(first, " #") {
+		return fmVal{}, false
+	}
+	var b strings.Builder
+	b.Grow(len(first) + len(body))
+	b.WriteString(strings.TrimRight(first, " "))
+	for i := 0; i < len(body); {
+		l, next := lineAt(body, i)
+		i = next
+		l = strings.Trim(l, " ")
+		if l == "" || l[0] == '#' || strings.Contains(l, " #") || strings.HasSuffix(l, "\\") {
+			return fmVal{}, false
+		}
+		b.WriteByte(' ')
+		b.WriteString(l)
+	}
+	if strings.HasSuffix(first, "\\") {
+		return fmVal{}, false
+	}
+	joined := b.String()
+	if joined[0] == '[' {
+		return fmVal{kind: fmOpaque}, flowWords(joined)
+	}
+	m, ok := flowMapping(joined, dec)
+	return fmVal{kind: fmMap, m: m}, ok
 }
 
 // flowPlain reports whether w is a plain scalar flowWords reads.
@@ -1465,6 +1521,9 @@ func plainNode(body string, dec *[]byte) (fmVal, bool) {
 // lines between them, as blockScalar reads a top-level one's (command: |
 // in a hooks: block). One that starts with an empty line is declined.
 func (p *blockParser) blockScalar(indent int, head string) (fmVal, bool) {
+	if strings.HasSuffix(head, "+") {
+		return fmVal{}, false // its empty lines after may be the block's
+	}
 	key := p.lines[p.i-1]
 	start := key.at + key.indent + len(key.s) + 1
 	end, n, lines := start, 0, 0
@@ -1665,8 +1724,15 @@ func (p *blockParser) value(indent int, rest string, inKey bool) (fmVal, bool) {
 		return fmVal{kind: fmOpaque}, true // null
 	}
 	if more {
-		if rest[0] == '\'' || rest[0] == '"' {
+		switch rest[0] {
+		case '\'', '"':
 			return p.quotedLines(indent, raw)
+		case '[', '{':
+			body, ok := p.linesUnder(indent)
+			if !ok {
+				return fmVal{}, false
+			}
+			return flowOverLines(raw, body, p.dec)
 		}
 		return p.plainLines(indent, raw) // or a node after a value: declined
 	}

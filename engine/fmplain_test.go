@@ -126,6 +126,29 @@ var plainRead = []string{
 	"metadata:\n  acme.com/owner: x\n  app.kubernetes.io/part-of: y\n",
 	"acme.com/owner: x\n",
 	"a/: x\n",
+	// Flow collections over lines, as PyYAML's default flow style and
+	// SnakeYAML's wrap them at 80 columns.
+	"v: [a,\n  b]\n",
+	"tools: [Read, Grep, Glob, Bash, Edit, Write, WebFetch, WebSearch, TodoWrite, Task,\n    NotebookEdit]\nname: x\n",
+	"metadata: {owner: team-2,\n  tier: gold}\n",
+	"tools: [a\n  , b]\n",
+	"tools: [a\n  b]\n",
+	"tools: ['a\n  b', c]\n",
+	"tools: [\"a\n  b\", c]\n",
+	"m:\n  tools: [a,\n    b]\n  x: y\n",
+	"m:\n  env: {A: b,\n    C: d}\n",
+	"tools: [a, [b,\n  c]]\n",
+	"m: {a: 'x: y',\n  b: \"z\"}\n",
+	"allowed-tools: [Bash(git diff:*), Read,\n  Grep]\n",
+	// Block scalars that keep their last line breaks (|+), as emitters
+	// write a text that ends in an empty line.
+	"a: |+\n  x\n",
+	"a: |+\n  x\n\n",
+	"a: |+\n  x\n\n\nb: y\n",
+	"a: |+\n  x\n  \n \nb: y\n",
+	"a: >+\n  x\n  y\n\nb: y\n",
+	"a: |+\n  x\n\n# c\n\nb: y\n",
+	"a: |+\n  x\n\n  y\n\n",
 	// Quoted keys of any characters, as no plain key can hold them.
 	"metadata:\n  \"acme.com/owner\": team\n  'app.kubernetes.io/part-of': y\n",
 	"\"display name\": x\n\"na me\": y\n",
@@ -400,7 +423,6 @@ var plainDeclined = []string{
 	"v: 'a'\n  b\n",
 	"v: a\n  \n  b\n",
 	"v: a\n\n  b\n",
-	"v: [a,\n  b]\n",
 	"name: a: b\n",
 	"name: a:\n",
 	"name: 'open''\n",
@@ -434,7 +456,6 @@ var plainDeclined = []string{
 	"name: \"a\" b\n",
 	"name: &a x\n",
 	"name: !!str x\n",
-	"description: |+\n  keep\n",
 	"description: |2\n  explicit\n",
 	"description: >\n  a\n     \n  b\n", // a line of spaces alone
 	"description: |\n  a\n     \n  b\n",
@@ -444,6 +465,15 @@ var plainDeclined = []string{
 	"m:\n  a: 'b\n  c'\n",
 	"m:\n  a: \"b\n    # c\"\n",
 	"/a: x\n",
+	"tools: [a,\n\n  b]\n", // a line break a scalar would keep
+	"tools: [a, # c\n  b]\n",
+	"tools: [a,\n  b] # c\n",
+	"tools: [\"a\\\n  b\"]\n",
+	"tools: [a,\n  b],\n",
+	"tools: [a,\n  b] c\n",
+	"tools: [a,\nb]\n",
+	"h:\n  a: |+\n    x\n\n  b: c\n",
+	"a: |+\n  x\n   \n",
 	"description: a\n  \n  b\n", // an empty line in a plain scalar
 	"A: >\n 0\n  \n",            // a line of a space of text after
 	"h:\n  a: |\n    x\n      \n  b: c\n",
