@@ -297,7 +297,16 @@ func fmValue(x ast.Expr) (fmVal, error) {
 				return fmVal{}, errDecline
 			}
 			return fmVal{kind: fmString, s: s}, nil
-		case token.INT, token.FLOAT, token.TRUE, token.FALSE, token.NULL:
+		case token.INT, token.FLOAT:
+			// CUE's decoder writes an integer past 64 bits as text no
+			// number is (number & 2000...), which CUE then refuses:
+			// it is left to CUE to say so.
+			var n literal.NumInfo
+			if literal.ParseNum(x.Value, &n) != nil {
+				return fmVal{}, errDecline
+			}
+			return fmVal{kind: fmOpaque}, nil
+		case token.TRUE, token.FALSE, token.NULL:
 			return fmVal{kind: fmOpaque}, nil
 		}
 	case *ast.UnaryExpr:
@@ -305,7 +314,7 @@ func fmValue(x ast.Expr) (fmVal, error) {
 		// as a minus before the literal; its infinity (-.inf) CUE does
 		// not evaluate, and is left to it to say so.
 		if l, ok := x.X.(*ast.BasicLit); ok && x.Op == token.SUB && (l.Kind == token.INT || l.Kind == token.FLOAT && l.Value != "Inf") {
-			return fmVal{kind: fmOpaque}, nil
+			return fmValue(l)
 		}
 	case *ast.ListLit:
 		return fmVal{kind: fmOpaque}, nil
