@@ -131,6 +131,11 @@ func plainFrontMatterKeys(src string, dec *[]byte) (fm *fmStruct, lines []int, t
 			if v.kind, ok = fmOpaque, plainSequence(body); !ok {
 				v, ok = plainNode(body, dec)
 			}
+		case rest == "" && nbody > 0 && belowKeyStarts(strings.TrimLeft(body, " ")):
+			// A flow collection or a quoted scalar that starts on the
+			// line below its key, as Prettier breaks a long one.
+			l, next := lineAt(body, 0)
+			v, ok = belowKey(strings.TrimLeft(l, " "), body[next:], dec)
 		case rest == "" && nbody > 0:
 			v.kind = fmMap
 			if v.m, ok = plainMapping(body, nbody, dec); !ok {
@@ -543,10 +548,8 @@ func flowMap(s string, i int, dec *[]byte, depth int) (*fmStruct, int, bool) {
 				return decline()
 			}
 			key = s[i+1 : i+1+end]
-			for j := 0; j < len(key); j++ {
-				if !isKeyByte(key[j]) {
-					return decline()
-				}
+			if end > 1000 || c == '"' && strings.IndexByte(key, '\\') >= 0 {
+				return decline() // past a simple key's 1024, or an escape
 			}
 			i = skipBlanks(s, i+end+2)
 			if i == len(s) || s[i] != ':' {
@@ -555,8 +558,8 @@ func flowMap(s string, i int, dec *[]byte, depth int) (*fmStruct, int, bool) {
 			i++
 		default:
 			n := 0
-			for i+n < len(s) && isKeyByte(s[i+n]) {
-				n++
+			for i+n < len(s) && (isKeyByte(s[i+n]) || n > 0 && (s[i+n] == '.' || s[i+n] == '/')) {
+				n++ // a dot or a slash within, as in a block's keys
 			}
 			if n == 0 || n > 1000 || !isLetter(c) || yamlWord(s[i:i+n]) || !strings.HasPrefix(s[i+n:], ": ") {
 				return decline()
@@ -579,7 +582,7 @@ func flowMap(s string, i int, dec *[]byte, depth int) (*fmStruct, int, bool) {
 			return decline()
 		}
 		if i = skipBlanks(s, i+1); i < len(s) && s[i] == '}' {
-			return decline() // a comma last
+			return m, i + 1, true // a comma last, as Prettier leaves one
 		}
 	}
 	return decline()
@@ -652,7 +655,7 @@ func flowSeq(s string, i int, dec *[]byte, depth int) (int, bool) {
 			return 0, false
 		}
 		if i = skipBlanks(s, i+1); i < len(s) && s[i] == ']' {
-			return 0, false // a comma last
+			return i + 1, true // a comma last, as Prettier leaves one
 		}
 	}
 	return 0, false
@@ -1328,6 +1331,47 @@ func flowWords(s string) bool {
 	return ok && n == len(s)
 }
 
+// belowKeyStarts reports whether s, the text of the line below a key
+// with nothing after its colon, starts a flow collection or a quoted
+// scalar (belowKey), not a mapping whose first key is quoted.
+func belowKeyStarts(s string) bool {
+	switch s[0] {
+	case '[', '{':
+		return true
+	case '"', '\'':
+		l, _, _ := strings.Cut(s, "\n")
+		_, _, key := quotedKey(l)
+		return !key
+	}
+	return false
+}
+
+// belowKey reads a flow collection or a quoted scalar that starts with
+// first, on the line below its key, and goes on on the lines body, as
+// flowOverLines, quotedLines and doubleQuotedLines read one on its key's
+// line; a line of body not indented (a comment at the start of a line)
+// is declined.
+func belowKey(first, body string, dec *[]byte) (fmVal, bool) {
+	for i := 0; i < len(body); {
+		l, next := lineAt(body, i)
+		if l != "" && l[0] != ' ' {
+			return fmVal{}, false
+		}
+		i = next
+	}
+	var s string
+	var ok bool
+	switch first[0] {
+	case '[', '{':
+		return flowOverLines(first, body, dec)
+	case '"':
+		s, ok = doubleQuotedLines(first, body, dec)
+	default:
+		s, ok = quotedLines(first, body)
+	}
+	return fmVal{kind: fmString, s: s}, ok
+}
+
 // flowOverLines reads a flow collection that starts with first and goes
 // on on the indented lines body, as PyYAML's default flow style and
 // SnakeYAML's write a list or a map of scalars wrapped at 80 columns
@@ -1366,7 +1410,7 @@ func flowOverLines(first, body string, dec *[]byte) (fmVal, bool) {
 
 // flowPlain reports whether w is a plain scalar flowWords reads.
 func flowPlain(w string) bool {
-	if w == "" || !isLetter(w[0]) && (w[0] < '0' || w[0] > '9') && !option(w) {
+	if w == "" || !isLetter(w[0]) && (w[0] < '0' || w[0] > '9') && !option(w) && !plainStart(w) {
 		return false
 	}
 	if len(w) > 1 && w[0] == '0' && w[1] >= '0' && w[1] <= '9' {
@@ -1376,8 +1420,12 @@ func flowPlain(w string) bool {
 	}
 	for j := 0; j < len(w); j++ {
 		switch w[j] {
-		case '[', ']', '{', '}', '"', '\'', '#', '?':
+		case '[', ']', '{', '}', '#', '?':
 			return false
+		case '"', '\'':
+			if j == 0 {
+				return false
+			}
 		case ':':
 			if j+1 == len(w) || w[j+1] == ' ' {
 				return false
@@ -1716,6 +1764,14 @@ func (p *blockParser) value(indent int, rest string, inKey bool) (fmVal, bool) {
 	more := p.i < len(p.lines) && p.lines[p.i].indent > indent
 	if rest == "" {
 		switch {
+		case more && belowKeyStarts(p.lines[p.i].s):
+			first := p.lines[p.i].s
+			p.i++
+			body, ok := p.linesUnder(indent)
+			if !ok {
+				return fmVal{}, false
+			}
+			return belowKey(first, body, p.dec)
 		case more:
 			return p.node()
 		case inKey && p.i < len(p.lines) && p.lines[p.i].indent == indent && isItem(p.lines[p.i].s):
