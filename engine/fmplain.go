@@ -86,6 +86,11 @@ func plainFrontMatterKeys(src string, dec *[]byte) (fm *fmStruct, lines []int, t
 			i = next
 			continue
 		}
+		if l == "..." && blankYAML(text[next:]) {
+			// The document's end, as js-yaml, Psych and ruamel write
+			// it after a kept block scalar: nothing is read past it.
+			break
+		}
 		key, rest, ok := plainKey(l)
 		if !ok {
 			return nil, nil, twice, false
@@ -1013,18 +1018,31 @@ func yamlEscape(e byte) (rune, bool) {
 // plainOpaque reports whether s, the value after a key when nothing
 // indented follows it, is one YAML surely reads as null, a boolean or a
 // number, which fmMapping makes opaque: nothing, ~, null, true, false,
-// a decimal integer or a decimal fraction, negative or not
-// (disable-model-invocation: true, version: 1.0, max_turns: -1). Other
-// spellings YAML 1.1 or 1.2 may read so (True, yes, 0x1f, 1e3, .5) are
-// left to the decoder.
+// a decimal integer or a decimal fraction, negative or not, with an
+// exponent or not (disable-model-invocation: true, version: 1.0,
+// max_turns: -1, temperature: 1e-05, as Go, PyYAML and SnakeYAML write
+// 0.00001). Other spellings YAML 1.1 or 1.2 may read so (yes, 0x1f, .5)
+// are left to the decoder.
 func plainOpaque(s string) bool {
 	s = strings.TrimRight(s, " ")
 	switch s {
 	case "", "~", "null", "true", "false", "Null", "True", "False", "NULL", "TRUE", "FALSE":
 		return true // YAML 1.2's three spellings of each (disable-model-invocation: True)
 	}
-	whole, frac, dot := strings.Cut(strings.TrimPrefix(s, "-"), ".")
-	return decimal(whole) && (!dot || frac != "" && digits(frac))
+	mantissa, exp, e := strings.Cut(strings.TrimPrefix(s, "-"), "e")
+	if !e {
+		mantissa, exp, e = strings.Cut(mantissa, "E")
+	}
+	if e {
+		// A sign or none, and one or two digits: 1e400 is past a
+		// float64, which YAML then reads as a string.
+		exp = strings.TrimPrefix(strings.TrimPrefix(exp, "-"), "+")
+		if exp == "" || len(exp) > 2 || !digits(exp) {
+			return false
+		}
+	}
+	whole, frac, dot := strings.Cut(mantissa, ".")
+	return decimal(whole) && (!dot || frac != "" && digits(frac) || e && frac == "")
 }
 
 // decimal reports whether s is a decimal integer YAML reads as one: 0, or

@@ -180,6 +180,18 @@ var plainRead = []string{
 	"a: >+\n  x\n  y\n\nb: y\n",
 	"a: |+\n  x\n\n# c\n\nb: y\n",
 	"a: |+\n  x\n\n  y\n\n",
+	// Numbers with an exponent, as Go, PyYAML and SnakeYAML write 0.00001.
+	"a: 1e-05\nb: 1.0e-05\nc: 1.0E-5\nd: 1e5\ne: 1E+5\nf: -1e-5\ng: 0e0\nh: 1.e5\ni: 9e99\n",
+	"m:\n  a: 1e-05\n",
+	"v: -1e3\n",
+	"name: 1e3\n",
+	"m: {a: 1e-05}\n",
+	"t: [1e5, 2E-3]\n",
+	// The document's end after the last key, as js-yaml, Psych and ruamel
+	// write it after a kept block scalar.
+	"a: b\n...\n",
+	"a: b\n...\n# c\n\n",
+	"a: |+\n  x\n\n...\n",
 	// Quoted keys of any characters, as no plain key can hold them.
 	"metadata:\n  \"acme.com/owner\": team\n  'app.kubernetes.io/part-of': y\n",
 	"\"display name\": x\n\"na me\": y\n",
@@ -365,7 +377,6 @@ var plainDeclined = []string{
 	"v: >-# x\n  a\n",
 	"v: -01\n",
 	"v: -1.\n",
-	"v: -1e3\n",
 	"v: .\n",
 	"v: .x\n",
 	"v: .NaN\n",
@@ -399,7 +410,6 @@ var plainDeclined = []string{
 	"name: .inf\n",
 	"name: 012\n",
 	"name: 1.\n",
-	"name: 1e3\n",
 	"name: 1234567890123456789\n",
 	"name: 0.5.\n",
 	"name: x\nname: y\n",
@@ -488,6 +498,16 @@ var plainDeclined = []string{
 	"m:\n  a: 'b\n  c'\n",
 	"m:\n  a: \"b\n    # c\"\n",
 	"/a: x\n",
+	"a: 1e\n", // no number, or one past a float64
+	"a: 1e+\n",
+	"a: 1e5.5\n",
+	"a: 01e5\n",
+	"a: 1e400\n",
+	"a: 1e-400\n",
+	"a: 1e+-5\n",
+	"a: b\n...\nc: d\n", // a second document
+	"a: b\n... \n",
+	"...\n",
 	"a: [,]\n",
 	"a: [a,,]\n",
 	"a: {,}\n",
