@@ -15,14 +15,16 @@ import (
 // plain YAML most front matter is: top-level keys, each at the start of
 // its line, holding a one-line scalar (plain, quoted, or null, a boolean
 // or a number: plainOpaque), a plain or quoted scalar that goes on on
-// indented lines (a plain one starting on its key's line or the next), a
-// block scalar (|, |-, > or >-, in paragraphs, its lines indented at
-// least as the first, its empty lines empty or of spaces), a
+// indented lines (starting on its key's line or the next), a block
+// scalar (|, > and their - and + forms, in paragraphs, its lines
+// indented at least as the first, its empty lines empty or of spaces), a
 // mapping of such one-line scalars indented alike, or a list (a block
 // sequence of such scalars, a flow sequence), flow mappings and
-// sequences in each other (flowMap), or block mappings and sequences
-// nested in each other (plainNode), with comment lines between keys and
-// comments after keys and values. It
+// sequences in each other (flowMap), on their key's line, over lines
+// (flowOverLines) or below it (belowKey), or block mappings and
+// sequences nested in each other (plainNode), with comment lines and
+// lines of spaces between keys, comments after keys and values, and a
+// document's end (...) after the last. It
 // returns what fmMapping makes of CUE's syntax tree of the same
 // YAML and each key's line (counted from line 1 of src), without CUE's
 // YAML decoder, which cost more than the rest of a skill's checks.
@@ -86,7 +88,7 @@ func plainFrontMatterKeys(src string, dec *[]byte) (fm *fmStruct, lines []int, t
 			i = next
 			continue
 		}
-		if l == "..." && blankYAML(text[next:]) {
+		if l == "..." && commentsOnly(text[next:]) {
 			// The document's end, as js-yaml, Psych and ruamel write
 			// it after a kept block scalar: nothing is read past it.
 			break
@@ -105,10 +107,14 @@ func plainFrontMatterKeys(src string, dec *[]byte) (fm *fmStruct, lines []int, t
 			if body, nbody = indentedBlock(text, next); nbody == 0 {
 				body, nbody = indentless(text, next)
 			}
-		} else if body, nbody = indented(text, next); nbody > 0 && (rest[0] == '|' || rest[0] == '>') || rest[0] == '\'' || rest[0] == '"' {
-			// A quoted scalar's paragraphs may start on the line
-			// after its first.
-			body, nbody = blockBody(text, next)
+		} else {
+			body, nbody = indented(text, next)
+			block := nbody > 0 && (rest[0] == '|' || rest[0] == '>')
+			if block || rest[0] == '\'' || rest[0] == '"' {
+				// A block or quoted scalar's paragraphs: the empty
+				// lines between its lines are its own.
+				body, nbody = blockBody(text, next)
+			}
 		}
 		tabbed := tabs && strings.IndexByte(l, '\t') >= 0
 		if tabbed && !tabbedValue(rest, nbody) {
@@ -122,61 +128,16 @@ func plainFrontMatterKeys(src string, dec *[]byte) (fm *fmStruct, lines []int, t
 			// before a comment.
 			rest = strings.TrimRight(rest, " \t")
 		}
-		v := fmVal{kind: fmString}
-		switch {
-		case nbody > 0 && rest != "" && rest[0] == '\'':
-			v.s, ok = quotedLines(rest, body)
-		case nbody > 0 && rest != "" && rest[0] == '"':
-			v.s, ok = doubleQuotedLines(rest, body, dec)
-		case nbody == 0 && rest != "" && rest[0] == '{':
-			v.kind = fmMap
-			v.m, ok = flowMapping(rest, dec)
-		case rest == "" && nbody > 0 && strings.HasPrefix(strings.TrimLeft(body, " "), "- "):
-			// A list: the rules read no list's items (fmOpaque).
-			if v.kind, ok = fmOpaque, plainSequence(body); !ok {
-				v, ok = plainNode(body, dec)
-			}
-		case rest == "" && nbody > 0 && belowKeyStarts(strings.TrimLeft(body, " ")):
-			// A flow collection or a quoted scalar that starts on the
-			// line below its key, as Prettier breaks a long one.
-			l, next := lineAt(body, 0)
-			v, ok = belowKey(strings.TrimLeft(l, " "), body[next:], dec)
-		case rest == "" && nbody > 0:
-			v.kind = fmMap
-			if v.m, ok = plainMapping(body, nbody, dec); !ok {
-				if v, ok = plainNode(body, dec); !ok {
-					// A plain scalar that starts on the line below its
-					// key, as Prettier wraps a long description.
-					l, next := lineAt(body, 0)
-					v = fmVal{kind: fmString}
-					v.s, ok = plainLines(strings.TrimLeft(l, " "), body[next:])
-				}
-			}
-		case nbody > 0 && (rest[0] == '[' || rest[0] == '{'):
-			v, ok = flowOverLines(rest, body, dec)
-		case nbody > 0 && (rest == "" || rest[0] != '|' && rest[0] != '>'):
-			v.s, ok = plainLines(rest, body)
-		case nbody > 0:
-			v.s, ok = blockScalar(rest, body, nbody)
-			ok = ok && !spacesAfter(text[next+len(body):], body)
-			if strings.HasSuffix(rest, "+") {
-				// Kept: the empty lines after its last are its
-				// line breaks too (blockBody leaves them out).
-				v.s += strings.Repeat("\n", emptyLines(text[next+len(body):]))
-			}
-		case rest != "" && rest[0] == '[':
-			v.kind, ok = fmOpaque, flowWords(rest)
-		case plainOpaque(rest):
-			v.kind = fmOpaque
-		default:
-			v.s, ok = oneLineScalar(rest, dec)
-		}
+		v, ok := topValue(rest, body, nbody, text[next+len(body):], dec)
 		if !ok {
 			return nil, nil, twice, false
 		}
 		if k := fm.field(key); k >= 0 {
 			if twice.line == 0 {
 				twice = keyTwice{key, line, lines[k]}
+			}
+			if v.m != nil {
+				v.m.release() // read to know the rest is plain, not kept
 			}
 		} else {
 			fm.add(key, v)
@@ -553,7 +514,7 @@ func flowMap(s string, i int, dec *[]byte, depth int) (*fmStruct, int, bool) {
 				return decline()
 			}
 			key = s[i+1 : i+1+end]
-			if end > 1000 || c == '"' && strings.IndexByte(key, '\\') >= 0 {
+			if end > maxSimpleKey || c == '"' && strings.IndexByte(key, '\\') >= 0 {
 				return decline() // past a simple key's 1024, or an escape
 			}
 			i = skipBlanks(s, i+end+2)
@@ -566,7 +527,7 @@ func flowMap(s string, i int, dec *[]byte, depth int) (*fmStruct, int, bool) {
 			for i+n < len(s) && (isKeyByte(s[i+n]) || n > 0 && (s[i+n] == '.' || s[i+n] == '/')) {
 				n++ // a dot or a slash within, as in a block's keys
 			}
-			if n == 0 || n > 1000 || !isLetter(c) || yamlWord(s[i:i+n]) || !strings.HasPrefix(s[i+n:], ": ") {
+			if n == 0 || n > maxSimpleKey || !isLetter(c) || yamlWord(s[i:i+n]) || !strings.HasPrefix(s[i+n:], ": ") {
 				return decline()
 			}
 			key = s[i : i+n]
@@ -701,6 +662,12 @@ func blockBody(text string, i int) (body string, n int) {
 	}
 }
 
+// maxSimpleKey bounds the keys the reader takes: YAML reads a key as one
+// only within 1024 characters of its start (go.yaml.in/yaml/v3: a simple
+// key goes stale past them), and a key's quotes and colon are some of
+// them.
+const maxSimpleKey = 1000
+
 // plainKey splits a line "key: rest" or "key:" whose key is a word YAML
 // reads as a string, and returns rest without its leading blanks.
 func plainKey(line string) (key, rest string, ok bool) {
@@ -711,9 +678,7 @@ func plainKey(line string) (key, rest string, ok bool) {
 	for n < len(line) && (isKeyByte(line[n]) || n > 0 && (line[n] == '.' || line[n] == '/')) {
 		n++ // a dot or a slash within (metadata: acme.com/owner: x)
 	}
-	// YAML reads a key as one only within 1024 characters of its start
-	// (go.yaml.in/yaml/v3: a simple key goes stale past them).
-	if n == 0 || n > 1000 || !isLetter(line[0]) || n == len(line) || line[n] != ':' || yamlWord(line[:n]) {
+	if n == 0 || n > maxSimpleKey || !isLetter(line[0]) || n == len(line) || line[n] != ':' || yamlWord(line[:n]) {
 		return "", "", false
 	}
 	rest = line[n+1:]
@@ -745,7 +710,7 @@ func quotedKey(line string) (key, rest string, ok bool) {
 		return "", "", false
 	}
 	key = line[1:end]
-	if end > 1000 {
+	if end > maxSimpleKey {
 		return "", "", false // past where YAML reads a simple key
 	}
 	if q == '"' && strings.IndexByte(key, '\\') >= 0 {
@@ -1263,6 +1228,18 @@ func blockScalar(head, body string, n int) (string, bool) {
 // spaces reports whether l, a line, is empty or of spaces alone.
 func spaces(l string) bool { return strings.TrimLeft(l, " ") == "" }
 
+// commentsOnly reports whether every line of text is empty, of spaces
+// alone, or a comment after them: a tab, or a blank outside ASCII, is
+// no blank to YAML there.
+func commentsOnly(text string) bool {
+	for l := range strings.SplitSeq(text, "\n") {
+		if l = strings.TrimLeft(l, " "); l != "" && l[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
 // emptyLines counts the lines empty or of spaces alone text starts with.
 func emptyLines(text string) int {
 	n := 0
@@ -1349,6 +1326,62 @@ func flowWords(s string) bool {
 	return ok && n == len(s)
 }
 
+// topValue reads the value of a top-level key: rest, what follows its
+// colon on its line, and body, the nbody lines under it (indented, or a
+// list at its indentation); after is the text past them.
+func topValue(rest, body string, nbody int, after string, dec *[]byte) (v fmVal, ok bool) {
+	v, ok = fmVal{kind: fmString}, true
+	switch {
+	case nbody > 0 && rest != "" && rest[0] == '\'':
+		v.s, ok = quotedLines(rest, body)
+	case nbody > 0 && rest != "" && rest[0] == '"':
+		v.s, ok = doubleQuotedLines(rest, body, dec)
+	case nbody == 0 && rest != "" && rest[0] == '{':
+		v.kind = fmMap
+		v.m, ok = flowMapping(rest, dec)
+	case rest == "" && nbody > 0 && strings.HasPrefix(strings.TrimLeft(body, " "), "- "):
+		// A list: the rules read no list's items (fmOpaque).
+		if v.kind, ok = fmOpaque, plainSequence(body); !ok {
+			v, ok = plainNode(body, after, dec)
+		}
+	case rest == "" && nbody > 0 && belowKeyStarts(strings.TrimLeft(body, " ")):
+		// A flow collection or a quoted scalar that starts on the
+		// line below its key, as Prettier breaks a long one.
+		l, next := lineAt(body, 0)
+		v, ok = belowKey(strings.TrimLeft(l, " "), body[next:], dec)
+	case rest == "" && nbody > 0:
+		v.kind = fmMap
+		if v.m, ok = plainMapping(body, nbody, dec); !ok {
+			if v, ok = plainNode(body, after, dec); !ok {
+				// A plain scalar that starts on the line below its
+				// key, as Prettier wraps a long description.
+				l, next := lineAt(body, 0)
+				v = fmVal{kind: fmString}
+				v.s, ok = plainLines(strings.TrimLeft(l, " "), body[next:])
+			}
+		}
+	case nbody > 0 && (rest[0] == '[' || rest[0] == '{'):
+		v, ok = flowOverLines(rest, body, dec)
+	case nbody > 0 && rest[0] != '|' && rest[0] != '>':
+		v.s, ok = plainLines(rest, body)
+	case nbody > 0:
+		v.s, ok = blockScalar(rest, body, nbody)
+		ok = ok && !spacesAfter(after, body)
+		if strings.HasSuffix(rest, "+") {
+			// Kept: the empty lines after its last are its
+			// line breaks too (blockBody leaves them out).
+			v.s += strings.Repeat("\n", emptyLines(after))
+		}
+	case rest != "" && rest[0] == '[':
+		v.kind, ok = fmOpaque, flowWords(rest)
+	case plainOpaque(rest):
+		v.kind = fmOpaque
+	default:
+		v.s, ok = oneLineScalar(rest, dec)
+	}
+	return v, ok
+}
+
 // belowKeyStarts reports whether s, the text of the line below a key
 // with nothing after its colon, starts a flow collection or a quoted
 // scalar (belowKey), not a mapping whose first key is quoted.
@@ -1419,11 +1452,62 @@ func flowOverLines(first, body string, dec *[]byte) (fmVal, bool) {
 		return fmVal{}, false
 	}
 	joined := b.String()
+	if keyOverLines(first, body) {
+		return fmVal{}, false
+	}
 	if joined[0] == '[' {
 		return fmVal{kind: fmOpaque}, flowWords(joined)
 	}
 	m, ok := flowMapping(joined, dec)
 	return fmVal{kind: fmMap, m: m}, ok
+}
+
+// keyOverLines reports whether the flow collection that starts with
+// first and goes on on the lines body holds a quoted key over lines: a
+// quoted scalar with a line break inside it, or between it and the colon
+// after it. YAML holds a key on one line, and flowOverLines's joining
+// would hide the break from flowMap.
+func keyOverLines(first, body string) bool {
+	if !strings.ContainsAny(first, `"'`) && !strings.ContainsAny(body, `"'`) {
+		return false
+	}
+	s := first + "\n" + body
+	start := true // at a token's start, where a quote opens a scalar
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case (c == '"' || c == '\'') && start:
+			broke, j := false, i+1
+			for ; j < len(s); j++ {
+				if s[j] == '\n' {
+					broke = true
+				} else if c == '"' && s[j] == '\\' {
+					j++ // an escape
+				} else if s[j] == c {
+					if c == '"' || j+1 == len(s) || s[j+1] != '\'' {
+						break
+					}
+					j++ // '' is a quote inside
+				}
+			}
+			if j >= len(s) {
+				return true // no closing quote: declined
+			}
+			k := j + 1
+			for ; k < len(s) && (s[k] == ' ' || s[k] == '\n'); k++ {
+				broke = broke || s[k] == '\n'
+			}
+			if broke && k < len(s) && s[k] == ':' {
+				return true
+			}
+			i, start = j, false
+		case c == '{' || c == '[' || c == ',' || c == ':':
+			start = true
+		case c == ' ' || c == '\n':
+		default:
+			start = false
+		}
+	}
+	return false
 }
 
 // flowPlain reports whether w is a plain scalar flowWords reads.
@@ -1558,9 +1642,9 @@ func (s *fmStruct) release() {
 // front matter goes to CUE's decoder. A front matter with such a key was
 // some 50 us a file there, against a few here (TestPlainFrontMatter's
 // read list; FuzzPlainFrontMatter holds each reading to the decoder's).
-func plainNode(body string, dec *[]byte) (fmVal, bool) {
+func plainNode(body, after string, dec *[]byte) (fmVal, bool) {
 	table := blockLines.Get().(*[]blockLine)
-	p := blockParser{dec: dec, lines: slices.Grow((*table)[:0], strings.Count(body, "\n"))}
+	p := blockParser{dec: dec, after: after, lines: slices.Grow((*table)[:0], strings.Count(body, "\n"))}
 	defer func() {
 		clear(p.lines) // holds none of the text alive in the pool
 		*table = p.lines[:0]
@@ -1613,7 +1697,10 @@ func (p *blockParser) blockScalar(indent int, head string) (fmVal, bool) {
 		return fmVal{}, false // empty
 	}
 	s, ok := blockScalar(head, p.body[start:end], n)
-	ok = ok && !spacesAfter(p.body[end:], p.body[start:end])
+	// The lines of spaces after it may go on past the block, which
+	// indentedBlock ends before them.
+	rest := p.body[end:]
+	ok = ok && !spacesAfter(rest, p.body[start:end]) && !(emptyLines(rest) == strings.Count(rest, "\n") && spacesAfter(p.after, p.body[start:end]))
 	for p.i < len(p.lines) && p.lines[p.i].at < end {
 		p.i++
 	}
@@ -1688,6 +1775,7 @@ type blockLine struct {
 
 type blockParser struct {
 	body  string      // the block's text
+	after string      // the text after it
 	lines []blockLine // its lines but empty ones and comments
 	i     int         // the next line to read
 	dec   *[]byte

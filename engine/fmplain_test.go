@@ -180,6 +180,12 @@ var plainRead = []string{
 	"a: >+\n  x\n  y\n\nb: y\n",
 	"a: |+\n  x\n\n# c\n\nb: y\n",
 	"a: |+\n  x\n\n  y\n\n",
+	// A nested block scalar's lines of spaces no longer than its
+	// indentation, and quoted values over lines in a flow map.
+	"m:\n  a: |\n    x\n    \n",
+	"m:\n  a: |\n    x\n  \nn: y\n",
+	"m: {a: 'x\n  y', b: c}\n",
+	"m: {a: \"x\\\"\n  y\", b: c}\n",
 	// Numbers with an exponent, as Go, PyYAML and SnakeYAML write 0.00001.
 	"a: 1e-05\nb: 1.0e-05\nc: 1.0E-5\nd: 1e5\ne: 1E+5\nf: -1e-5\ng: 0e0\nh: 1.e5\ni: 9e99\n",
 	"m:\n  a: 1e-05\n",
@@ -498,6 +504,28 @@ var plainDeclined = []string{
 	"m:\n  a: 'b\n  c'\n",
 	"m:\n  a: \"b\n    # c\"\n",
 	"/a: x\n",
+	// A nested block scalar's lines of spaces past the block, longer than
+	// its indentation: spaces of its text (found in review).
+	"m:\n  a: |\n    x\n     \n",
+	"m:\n  a: |-\n    x\n     \n",
+	"m:\n  a: >\n    x\n     \n",
+	"m:\n  a: |\n    x\n     \n# c\nn: y\n",
+	"m:\n  a:\n    b: |\n      x\n       \n",
+	// A quoted key over lines in a flow collection: YAML holds a key on
+	// one line (found in review).
+	"m: {\"a\"\n  : b}\n",
+	"m: {'a'\n  : b}\n",
+	"m: {\"a\n  b\": c}\n",
+	"m: {a: b, 'c\n  d': e}\n",
+	"t: [{\"a\"\n  : b}]\n",
+	"m:\n  k: {\"a\"\n   : b}\n",
+	"d:\n  {\"a\"\n  : b}\n",
+	"m: {a: 'it''s\n  y': c}\n",
+	// After the document's end, a tab or a blank outside ASCII is no
+	// blank to YAML (found in review).
+	"a: b\n...\n\t\n",
+	"a: b\n...\n\t# c\n",
+	"a: b\n...\n\u00a0\n",
 	"a: 1e\n", // no number, or one past a float64
 	"a: 1e+\n",
 	"a: 1e5.5\n",

@@ -317,12 +317,31 @@ func fmValue(x ast.Expr) (fmVal, error) {
 			return fmValue(l)
 		}
 	case *ast.ListLit:
+		// The rules read no list's items, but an integer past 64 bits
+		// among them CUE refuses, as it does one outside a list.
+		if !numbersParse(x) {
+			return fmVal{}, errDecline
+		}
 		return fmVal{kind: fmOpaque}, nil
 	case *ast.StructLit:
 		m, err := fmMapping(x.Elts)
 		return fmVal{kind: fmMap, m: m}, err
 	}
 	return fmVal{}, errDecline
+}
+
+// numbersParse reports whether every number literal in x, through its
+// lists and structs, is one CUE parses (see fmValue).
+func numbersParse(x ast.Expr) bool {
+	ok := true
+	ast.Walk(x, func(n ast.Node) bool {
+		if l, isLit := n.(*ast.BasicLit); isLit && (l.Kind == token.INT || l.Kind == token.FLOAT) {
+			var info literal.NumInfo
+			ok = ok && literal.ParseNum(l.Value, &info) == nil
+		}
+		return ok
+	}, nil)
+	return ok
 }
 
 // fmKind is the kind of a value a run computes.

@@ -616,3 +616,29 @@ func TestKeyTwiceReadPlain(t *testing.T) {
 		t.Errorf("%q:\nplain: %v\nCUE:   %v", fm, plain.diags, ref.diags)
 	}
 }
+
+// TestBigIntegersInListsAreCUEs: an integer past 64 bits, which CUE's
+// decoder writes as no number and CUE refuses, is CUE's to say in a list
+// or a map too, as it is at a key (found in review; the program took a
+// list as opaque whatever it held).
+func TestBigIntegersInListsAreCUEs(t *testing.T) {
+	r, err := LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fm := range []string{
+		"name: x\ndescription: d\nt:\n  - 99999999999999999999\n",
+		"name: x\ndescription: d\nallowed-tools: [99999999999999999999]\n",
+		"name: x\ndescription: d\nm: {a: [99999999999999999999]}\n",
+		"name: x\ndescription: d\nt: [1, 2.5, -3]\n",
+	} {
+		for _, rule := range []fmRule{r.skillFM, r.agentFM} {
+			prog, ref := diagList{file: "SKILL.md"}, diagList{file: "SKILL.md"}
+			r.checkFrontMatter(rule, "x", "SKILL.md", fm, 2, &prog, fmProgramFirst)
+			r.checkFrontMatter(rule, "x", "SKILL.md", fm, 2, &ref, fmFill)
+			if !reflect.DeepEqual(prog.diags, ref.diags) {
+				t.Errorf("%q:\nprogram: %v\nCUE:     %v", fm, prog.diags, ref.diags)
+			}
+		}
+	}
+}
