@@ -1134,14 +1134,23 @@ func plainLines(first, body string) (string, bool) {
 	if _, ok := oneLineScalar(first, nil); !ok {
 		return "", false
 	}
+	return foldLines(first, body, func(l string) bool {
+		return l != "" && l[0] != '#' && !indicated(l) && !strings.HasSuffix(l, ":")
+	})
+}
+
+// foldLines joins first and the lines of body as YAML folds a scalar's
+// lines where no line is empty: each trimmed of its blanks and joined to
+// the one before with a space. Every line of body, trimmed, must be one
+// take takes.
+func foldLines(first, body string, take func(l string) bool) (string, bool) {
 	var b strings.Builder
 	b.Grow(len(first) + len(body))
 	b.WriteString(strings.TrimRight(first, " "))
 	for i := 0; i < len(body); {
 		l, next := lineAt(body, i)
 		i = next
-		l = strings.Trim(l, " ")
-		if l == "" || l[0] == '#' || indicated(l) || strings.HasSuffix(l, ":") {
+		if l = strings.Trim(l, " "); !take(l) {
 			return "", false
 		}
 		b.WriteByte(' ')
@@ -1243,12 +1252,12 @@ func commentsOnly(text string) bool {
 // emptyLines counts the lines empty or of spaces alone text starts with.
 func emptyLines(text string) int {
 	n := 0
-	for i := 0; i < len(text); n++ {
+	for i := 0; i < len(text); {
 		l, next := lineAt(text, i)
 		if !spaces(l) {
 			break
 		}
-		i = next
+		i, n = next, n+1
 	}
 	return n
 }
@@ -1435,24 +1444,10 @@ func flowOverLines(first, body string, dec *[]byte) (fmVal, bool) {
 	if strings.Contains(first, " #") {
 		return fmVal{}, false
 	}
-	var b strings.Builder
-	b.Grow(len(first) + len(body))
-	b.WriteString(strings.TrimRight(first, " "))
-	for i := 0; i < len(body); {
-		l, next := lineAt(body, i)
-		i = next
-		l = strings.Trim(l, " ")
-		if l == "" || l[0] == '#' || strings.Contains(l, " #") || strings.HasSuffix(l, "\\") {
-			return fmVal{}, false
-		}
-		b.WriteByte(' ')
-		b.WriteString(l)
-	}
-	if strings.HasSuffix(first, "\\") {
-		return fmVal{}, false
-	}
-	joined := b.String()
-	if keyOverLines(first, body) {
+	joined, ok := foldLines(first, body, func(l string) bool {
+		return l != "" && l[0] != '#' && !strings.Contains(l, " #") && !strings.HasSuffix(l, "\\")
+	})
+	if !ok || strings.HasSuffix(first, "\\") || keyOverLines(first, body) {
 		return fmVal{}, false
 	}
 	if joined[0] == '[' {

@@ -1084,17 +1084,6 @@ func (r *Rules) plainFindings(rule fmRule, name, src string, line int) (found []
 	return found, true
 }
 
-// blankYAML reports whether src, a front matter's YAML, holds nothing but
-// blank lines and comments.
-func blankYAML(src string) bool {
-	for l := range strings.SplitSeq(src, "\n") {
-		if l = strings.TrimSpace(l); l != "" && l[0] != '#' {
-			return false
-		}
-	}
-	return true
-}
-
 // keyTwiceMessage is E078's message of a front matter that holds key
 // twice, first at line first of its file.
 func keyTwiceMessage(key string, first int) string {
@@ -1196,7 +1185,7 @@ func (r *Rules) checkFrontMatter(rule fmRule, name, rel string, src string, line
 		}
 		val := r.ctx.BuildFile(file)
 		if val.Err() != nil || val.IncompleteKind() != cue.StructKind {
-			if blankYAML(src) {
+			if commentsOnly(src) {
 				// A --- too many (Ruby's to_yaml starts its text with
 				// one) closes the front matter before its keys.
 				l.errorf("E078", Pos{line, 1}, "", "front matter is empty: its closing --- is on line %d; it must be a YAML mapping", line+strings.Count(src, "\n"))
