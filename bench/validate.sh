@@ -22,6 +22,10 @@
 #     the read-and-decode floor of 1,000 manifests   (bench/floor) and dalo's
 #                                                    cold CPU (and wall time) as
 #                                                    a multiple of it: <= 5x
+#     the walk floor (bench/walkfloor: the floor     no goal: the floor's multiple
+#     and the directory listings and file states     that is the kernel's alone
+#     the traversal limits need) and dalo's cold
+#     CPU as a multiple of it
 #   one package of a source:
 #     approve pkg-0005 of 1,000 packages             within 2x the CPU of the
 #                                                    same package of 10
@@ -78,7 +82,7 @@ if [ -n "${DALO:-}" ]; then
 else
 	go build -o "$work/dalo" ./cmd/dalo
 fi
-for tool in measure gensource floor; do
+for tool in measure gensource floor walkfloor; do
 	go build -o "$work/$tool" "./bench/$tool"
 done
 sizes="1000 5000 10000"
@@ -193,6 +197,15 @@ row "floor: read and decode 1,000 manifests" "" ""
 ratio=$(awk -v c="$cold1000" -v f="$floor" 'BEGIN { printf "%.1f", c / f }')
 wall=$(awk -v c="$coldwall1000" -v f="$wall" 'BEGIN { printf "%.1fx", c / f }') rss=- cpu=${ratio}x
 row "cold 1,000 as a multiple of the floor" "<= 5x the floor's CPU" "$(verdict "$ratio <= 5")"
+# The walk floor is the floor plus the system calls the traversal limits
+# ask of any validator (bench/walkfloor): it has no goal, and says how
+# much of the floor's multiple is the kernel's alone on this shape.
+m 3 -- "$work/walkfloor" "$work/s1000"
+walkfloor=$cpu
+row "walk floor ($(awk -v w="$walkfloor" -v f="$floor" 'BEGIN { printf "%.1f", w / f }')x the floor)" "" ""
+ratio=$(awk -v c="$cold1000" -v w="$walkfloor" 'BEGIN { printf "%.1f", c / w }')
+wall=- rss=- cpu=${ratio}x
+row "cold 1,000 as a multiple of the walk floor" "" ""
 
 echo "# one package of a source"
 for n in 10 1000; do
