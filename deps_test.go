@@ -36,7 +36,7 @@ const depsRules = `
 	GOINTERNAL < dalo/internal/unidiff;
 
 	TOML < dalo/bench/floor;
-	TOML, UNIX < dalo/bench/walkfloor;
+	TOML, dalo/internal/rawsys < dalo/bench/walkfloor;
 	TOML < dalo/tomledit;
 
 	# The install-to-dispatch contract, a leaf, and what reads it on every
