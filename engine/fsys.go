@@ -129,6 +129,18 @@ func notExist(rel, dir string) string {
 	return fmt.Sprintf("%s does not exist", rel)
 }
 
+// notThere is notExist's words for rel when err, of an open relative to
+// a directory proved real, says the name dir (rel itself when "") is not
+// there, and "" for any other error: lstatInside would say the same of
+// it, and stating it again was a second system call for each member a
+// source lacks.
+func notThere(rel, dir string, err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return notExist(rel, dir)
+	}
+	return ""
+}
+
 func unwrapPathError(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

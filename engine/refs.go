@@ -489,8 +489,23 @@ func (v *sourceCheck) resolveOnce(r Ref, src string) target {
 	// cost more than the check, and a vet of agents or skills cost more
 	// than validating without a cache. An instruction's is kept with its
 	// stat (checkInstruction), which spares reading it whole.
-	if src == v.id && (r.Kind == "skill" && v.skillAt(r.Selector, rel) || r.Kind == "agent" && v.agentAt(r.Selector, rel) || v.cache == nil && r.Kind == "instruction" && v.instructionAt(rel)) {
-		return target{resolution: Resolved, path: rel, root: root}
+	if src == v.id {
+		var ok bool
+		missing := ""
+		switch {
+		case r.Kind == "skill":
+			ok, missing = v.skillAt(r.Selector, rel)
+		case r.Kind == "agent":
+			ok, missing = v.agentAt(r.Selector, rel)
+		case r.Kind == "instruction" && v.cache == nil:
+			ok, missing = v.instructionAt(rel)
+		}
+		if ok {
+			return target{resolution: Resolved, path: rel, root: root}
+		}
+		if missing != "" {
+			return target{resolution: Unresolved, reason: missing}
+		}
 	}
 	fi, why := lstatInsideKnown(root, rel, v.dirs)
 	if why != "" {
@@ -544,16 +559,17 @@ func (v *sourceCheck) instruction(rel string, fi fs.FileInfo) {
 // proves it regular and gives the size the file limit is held to, and it
 // is read to its end with raw system calls, where stating it, opening it
 // by its path and reading it through an *os.File made six calls through
-// the scheduler (TestInstructionSystemCalls). What it cannot prove it
-// leaves to lstatInside and instruction.
-func (v *sourceCheck) instructionAt(rel string) bool {
+// the scheduler (TestInstructionSystemCalls). A file that is not there
+// is said missing from the failed open (missing, in lstatInside's words);
+// what else it cannot prove it leaves to lstatInside and instruction.
+func (v *sourceCheck) instructionAt(rel string) (ok bool, missing string) {
 	d := v.heldDir(path.Dir(rel))
 	if d == nil {
-		return false
+		return false, ""
 	}
 	f, fi, err := d.openRegular(path.Base(rel))
 	if err != nil {
-		return false
+		return false, notThere(rel, "", err)
 	}
 	defer f.close()
 	l := &diagList{file: rel}
@@ -562,7 +578,7 @@ func (v *sourceCheck) instructionAt(rel string) bool {
 		v.instructionText(rel, f, l)
 	}
 	v.keep(l)
-	return true
+	return true, ""
 }
 
 // instructionText checks that the instruction rel, open as r, is text.
@@ -729,30 +745,35 @@ func (v *sourceCheck) skillFrontMatter(name, rel string, head *fmText, l *diagLi
 // 17 system calls for a skill of one subfolder, where this makes 13
 // (TestSkillSystemCalls). Whatever this cannot prove (a
 // layout directory not yet known real, a directory that does not open, a
-// file missing or not regular) it leaves to lstatInside and skill, which
-// say why, as they always did.
-func (v *sourceCheck) skillAt(name, rel string) bool {
+// file not regular) it leaves to lstatInside and skill, which say why, as
+// they always did; a directory or file that is not there it says missing
+// itself (missing, in lstatInside's words), from the failed open or the
+// listing.
+func (v *sourceCheck) skillAt(name, rel string) (ok bool, missing string) {
 	dir := v.rules.Layout.Dir("skill", name)
 	if path.Dir(rel) != dir {
-		return false
+		return false, ""
 	}
 	held := v.heldDir(path.Dir(dir))
 	if held == nil {
-		return false
+		return false, ""
 	}
 	d, err := held.sub(path.Base(dir))
 	if err != nil {
-		return false
+		return false, notThere(rel, dir, err)
 	}
 	defer d.close()
 	ents, err := d.entries()
 	if err != nil {
-		return false
+		return false, ""
 	}
 	file := path.Base(rel)
 	i, found := slices.BinarySearchFunc(ents, file, func(e dirEntry, n string) int { return strings.Compare(e.name, n) })
-	if !found || !ents[i].typ.IsRegular() {
-		return false
+	if !found {
+		return false, notExist(rel, "")
+	}
+	if !ents[i].typ.IsRegular() {
+		return false, ""
 	}
 	l := &diagList{file: rel}
 	defer v.keep(l)
@@ -765,7 +786,7 @@ func (v *sourceCheck) skillAt(name, rel string) bool {
 		data = &head.data
 	}
 	v.skillFrontMatter(name, rel, data, l)
-	return true
+	return true, ""
 }
 
 // heldDir returns the directory rel under v.root, a layout directory
@@ -844,21 +865,22 @@ func (v *sourceCheck) agentFile(name, rel string, fi fs.FileInfo, head *fmText) 
 // skillAt does a skill: opened without following a symlink, its fstat
 // proves it regular and gives the size the file limit is held to, and one
 // read its head, where stating it, opening it by its path and reading to
-// its end made six system calls. What it cannot prove it leaves to
-// lstatInside and agent.
-func (v *sourceCheck) agentAt(name, rel string) bool {
+// its end made six system calls. A file that is not there it says
+// missing (missing, in lstatInside's words); what else it cannot prove it
+// leaves to lstatInside and agent.
+func (v *sourceCheck) agentAt(name, rel string) (ok bool, missing string) {
 	d := v.heldDir(path.Dir(rel))
 	if d == nil {
-		return false
+		return false, ""
 	}
 	fi, head, err := d.readHead(path.Base(rel), int64(v.rules.Limits.FrontMatterBytes+8), func(yaml string) ([]fmFinding, bool) {
 		return v.rules.plainFindings(v.rules.agentFM, name, yaml, frontMatterLine)
 	})
 	if err != nil {
-		return false
+		return false, notThere(rel, "", err)
 	}
 	v.agentFile(name, rel, fi, &head)
-	return true
+	return true, ""
 }
 
 // frontMatter reads the YAML front matter of a Markdown file, bounded: it
