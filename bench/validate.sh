@@ -67,7 +67,9 @@
 # subagents of Claude Code's style a package, their descriptions escaped
 # double-quoted YAML); SHAPE=gates with gensource -shape gates (forty
 # tool-call hooks a package with matchers of twenty to forty names and
-# eight to twelve bindings, about 65 KB of manifest).
+# eight to twelve bindings, about 65 KB of manifest); SHAPE=folders with
+# gensource -shape folders (three skills a package laid out as Codex's
+# published skills: scripts/, references/, assets/ and agents/ in each).
 # DALO=path measures that binary instead of building ./cmd/dalo. Needs Go
 # and bash; the cache lives in a temporary XDG_CACHE_HOME.
 set -euo pipefail
@@ -101,6 +103,7 @@ toolbox) pkg=tb ;;
 docs) pkg=doc ;;
 crew) pkg=crew ;;
 gates) pkg=gate ;;
+folders) pkg=fold ;;
 esac
 "$work/gensource" -shape "$shape" -packages 10 -out "$work/s10"
 for n in $sizes; do

@@ -118,6 +118,7 @@ func BenchmarkValidateCold(b *testing.B) {
 		{"docs", sourcegen.WriteDocs},
 		{"crew", sourcegen.WriteCrew},
 		{"gates", sourcegen.WriteGates},
+		{"folders", sourcegen.WriteFolders},
 	} {
 		b.Run(shape.name+"=1000", func(b *testing.B) {
 			dir := filepath.Join(b.TempDir(), "source")

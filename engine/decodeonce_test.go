@@ -161,6 +161,7 @@ var generatedShapes = []struct {
 	{"styled", sourcegen.WriteStyled},
 	{"crew", sourcegen.WriteCrew},
 	{"gates", sourcegen.WriteGates},
+	{"folders", sourcegen.WriteFolders},
 }
 
 // TestGeneratedManifestsDecodeOnce checks that validating sources of

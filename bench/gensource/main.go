@@ -9,6 +9,7 @@
 //	go run ./bench/gensource -shape styled -packages 1000 -out DIR
 //	go run ./bench/gensource -shape crew -packages 1000 -out DIR
 //	go run ./bench/gensource -shape gates -packages 1000 -out DIR
+//	go run ./bench/gensource -shape folders -packages 1000 -out DIR
 //
 // See package dalo/bench/sourcegen for what the packages hold: -shape pool
 // (the default) draws members from a shared pool, -shape own gives every
@@ -21,51 +22,64 @@
 // hold, written in other TOML and YAML styles, with CR LF line ends and
 // text outside ASCII, -shape crew twelve subagents of Claude Code's style
 // a package (escaped double-quoted descriptions), -shape gates forty
-// tool-call hooks a package with long matchers and many bindings.
+// tool-call hooks a package with long matchers and many bindings, -shape
+// folders three skills a package laid out as Codex's published skills
+// are, each a folder of five directories and five files.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"dalo/bench/sourcegen"
 )
 
+// shapes are the -shape values beside pool, each with its writer and
+// what its packages hold.
+var shapes = []struct {
+	name, holds string
+	write       func(dir string, n int) error
+}{
+	{"own", "members of each package's own", sourcegen.WriteOwn},
+	{"skills", "many small skills of each package's own", sourcegen.WriteSkills},
+	{"toolbox", "many small tools and hooks, one agent", sourcegen.WriteToolbox},
+	{"docs", "instructions and agents of each package's own", sourcegen.WriteDocs},
+	{"styled", "own's packages written in other TOML and YAML styles, CR LF and text outside ASCII", sourcegen.WriteStyled},
+	{"crew", "twelve subagents of Claude Code's style a package", sourcegen.WriteCrew},
+	{"gates", "forty tool-call hooks a package with long matchers and many bindings", sourcegen.WriteGates},
+	{"folders", "three skills a package as Codex's folders (scripts, references, assets, agents)", sourcegen.WriteFolders},
+}
+
 func main() {
 	n := flag.Int("packages", 1000, "number of packages")
 	big := flag.Int("big", 0, "also write package big with a manifest of about this many bytes (shape pool)")
-	shape := flag.String("shape", "pool", "pool: members from a shared pool; own: members of each package's own; skills: many small skills of each package's own; toolbox: many small tools and hooks, one agent; docs: instructions and agents of each package's own; styled: own's packages written in other TOML and YAML styles, CR LF and text outside ASCII; crew: twelve subagents of Claude Code's style a package; gates: forty tool-call hooks a package with long matchers and many bindings")
+	names := []string{"pool"}
+	help := "pool: members from a shared pool"
+	for _, s := range shapes {
+		names = append(names, s.name)
+		help += "; " + s.name + ": " + s.holds
+	}
+	shape := flag.String("shape", "pool", help)
 	out := flag.String("out", "", "directory to create (must not exist)")
 	flag.Parse()
-	if *out == "" || flag.NArg() != 0 || (*shape != "pool" && *shape != "own" && *shape != "skills" && *shape != "toolbox" && *shape != "docs" && *shape != "styled" && *shape != "crew" && *shape != "gates") || (*shape != "pool" && *big != 0) {
-		fmt.Fprintln(os.Stderr, "usage: gensource [-shape pool|own|skills|toolbox|docs|styled|crew|gates] [-packages N] [-big BYTES] -out DIR")
+	write := func(dir string, n int) error { return sourcegen.Write(dir, n, *big) }
+	known := *shape == "pool"
+	for _, s := range shapes {
+		if s.name == *shape {
+			write, known = s.write, true
+		}
+	}
+	if *out == "" || flag.NArg() != 0 || !known || (*shape != "pool" && *big != 0) {
+		fmt.Fprintf(os.Stderr, "usage: gensource [-shape %s] [-packages N] [-big BYTES] -out DIR\n", strings.Join(names, "|"))
 		os.Exit(2)
 	}
 	if _, err := os.Stat(*out); err == nil {
 		fmt.Fprintf(os.Stderr, "gensource: %s already exists\n", *out)
 		os.Exit(2)
 	}
-	var err error
-	switch *shape {
-	case "own":
-		err = sourcegen.WriteOwn(*out, *n)
-	case "skills":
-		err = sourcegen.WriteSkills(*out, *n)
-	case "toolbox":
-		err = sourcegen.WriteToolbox(*out, *n)
-	case "docs":
-		err = sourcegen.WriteDocs(*out, *n)
-	case "styled":
-		err = sourcegen.WriteStyled(*out, *n)
-	case "crew":
-		err = sourcegen.WriteCrew(*out, *n)
-	case "gates":
-		err = sourcegen.WriteGates(*out, *n)
-	default:
-		err = sourcegen.Write(*out, *n, *big)
-	}
-	if err != nil {
+	if err := write(*out, *n); err != nil {
 		fmt.Fprintf(os.Stderr, "gensource: %v\n", err)
 		os.Exit(1)
 	}
