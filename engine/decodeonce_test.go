@@ -90,6 +90,39 @@ var tomlCases = []string{
 	"a = \n",
 	"a = 1979-05-27T00:32:00-07:00\nb = 1979-05-27 07:32:00.999999+05:30\nc = 1979-05-27t07:32:00z\nd = 1979-05-27T07:32:00+00:00\ne = [1979-05-27T07:32:00-00:30]\n",
 	"a = 1979-05-27T07:32:00+24:00\n", "a = 1979-05-27T07:32:00+01:60\n", "a = 1979-05-27T07:32+01:00\n",
+	// The same [[array]] header again, and headers between that spell it
+	// otherwise or name what is under it or beside it.
+	"[[a.b]]\nx = 1\n[[a.b]]\nx = 2\ny.z = 3\n[[ a . b ]]\nx = 4\n[[a.\"b\"]]\n[[a.b]]\nw = {v = 5}\n",
+	"[[a]]\nx = 1\n[[a.b]]\ny = 1\n[[a.b]]\ny = 2\n[[a]]\nx = 2\n[[a.b]]\ny = 3\n",
+	"[[a]]\n[a.c]\nd = 1\n[[a]]\n[a.c]\nd = 2\n[[a]]\n",
+	"[[a]]\n[[b]]\n[[a]]\n[[b]]\n[c]\n[[a]]\n",
+	"[[a]]\nx = 1\n[[a]]\nx = 1\nx = 2\n",
+	"[[providers.p.q]]\nx = 1\n[[providers.p.q]]\nx = 2\n",
+}
+
+// TestRepeatedArrayHeaderResolvedOnce: the header of an array of
+// tables, repeated for each element with nothing between but the
+// element's keys, is resolved key by key once; each next element is
+// added where the first was, to the same data and positions as go-toml
+// and the walk after it.
+func TestRepeatedArrayHeaderResolvedOnce(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("schema_version = 1\n\n[plugin]\nname = \"crew\"\n")
+	for i := range 12 {
+		fmt.Fprintf(&b, "\n[[plugin.members]]\nref = \"agent:a-%d\"\nrequirement = \"optional\"\n", i)
+		if i%2 == 0 {
+			b.WriteString("fallback = { kind = \"inline\", skill = \"skill:guide\" }\n")
+		}
+	}
+	before := headersResolved.Load()
+	if !decodeOnceAgrees(t, []byte(b.String())) {
+		t.Fatal("left to go-toml, want it decoded once")
+	}
+	// decodeOnceAgrees walks again after go-toml, which resolves every
+	// header: [plugin] and the twelve members'.
+	if n := headersResolved.Load() - before - 13; n != 2 {
+		t.Errorf("decoding once resolved %d headers key by key, want 2 ([plugin], the first [[plugin.members]])", n)
+	}
 }
 
 // TestOffsetDateTimesDecodedOnce proves that offset date-times, which

@@ -308,6 +308,22 @@ type walker struct {
 	kinds      map[uintptr]defKind
 	paths      pathBuf
 	short      shortStrings
+	// again is the array of tables the last header added an element
+	// to, while the build goes on under that element: the next header
+	// that spells it alike adds the next (nextElement).
+	again arrayHeader
+}
+
+// An arrayHeader is an [[array]] header whose element the walk is in:
+// its keys' text (from, to: byte offsets of the source), the table
+// holding the array (parent) under its last key, the array's path and
+// the scope of its elements but for their path and table.
+type arrayHeader struct {
+	from, to int
+	parent   map[string]any
+	key      string
+	path     string
+	elem     scope
 }
 
 // A definition is how a field path was first defined, and where (a byte
@@ -408,6 +424,13 @@ func (w *walker) walk(src []byte) bool {
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
 			keys := e.Key()
+			if e.Kind == unstable.ArrayTable && w.again.parent != nil {
+				if s, ok := w.nextElement(keys); ok {
+					table = s
+					continue
+				}
+			}
+			w.again = arrayHeader{}
 			table = w.resolveHeader(&keys, e.Kind == unstable.ArrayTable)
 		case unstable.KeyValue:
 			w.keyValue(e, table)
@@ -552,6 +575,7 @@ func (w *walker) checkKey(k *unstable.Node, s scope) bool {
 // resolveHeader turns the keys of a [table] or [[array]] header into its
 // scope, indexing into arrays of tables declared so far.
 func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
+	headersResolved.Add(1)
 	var first [8]*unstable.Node // deeper headers are rare
 	parts := first[:0]
 	for keys.Next() {
@@ -563,6 +587,7 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 	if w.build {
 		tbl = w.m.data
 	}
+	var again arrayHeader
 	for i, k := range parts {
 		if !w.checkKey(k, s) {
 			return s
@@ -572,6 +597,9 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 		off = int(k.Raw.Offset)
 		last := i == len(parts)-1
 		if w.build {
+			if last && isArray && tbl != nil {
+				again = arrayHeader{parent: tbl, key: key, path: s.path}
+			}
 			tbl = w.headerTable(tbl, key, s.path, last, isArray)
 		}
 		switch {
@@ -607,7 +635,64 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 		w.l.errorf("E014", w.m.pos(off), s.path, "nesting deeper than %d levels", w.lim.TOMLNesting)
 		w.failed = true
 	}
+	if again.parent != nil && tbl != nil && !w.bad && !w.failed && w.lim != nil {
+		again.from = int(parts[0].Raw.Offset)
+		again.to = off + int(parts[len(parts)-1].Raw.Length)
+		again.elem = s
+		again.elem.path, again.elem.tbl = "", nil
+		w.again = again
+	}
 	return s
+}
+
+// headersResolved counts the headers resolveHeader resolved key by key:
+// a test holds a manifest of many members to one for their array.
+var headersResolved atomic.Int64
+
+// nextElement is resolveHeader for an [[array]] header that spells the
+// array the last header added an element to (w.again), with no other
+// header between them: the tables on the way are the same, so only the
+// new element is made, counted and placed. ok is false for any other
+// header, and for an element over the limit, whose finding
+// resolveHeader makes. An array of members, tools or hooks repeats its
+// header for each element, and resolving it key by key again was a
+// quarter of decoding a manifest of a dozen members.
+func (w *walker) nextElement(keys unstable.Iterator) (scope, bool) {
+	a := &w.again
+	first, lastKey := -1, -1
+	n := 0
+	for keys.Next() {
+		k := keys.Node()
+		if first < 0 {
+			first = int(k.Raw.Offset)
+		}
+		lastKey = int(k.Raw.Offset)
+		n = int(k.Raw.Offset + k.Raw.Length)
+	}
+	if first < 0 || n-first != a.to-a.from || string(w.src[first:n]) != string(w.src[a.from:a.to]) {
+		return scope{}, false
+	}
+	count := w.arrays[a.path]
+	if count == w.lim.ArrayEntries {
+		return scope{}, false
+	}
+	arr, ok := a.parent[a.key].([]any)
+	if !ok || len(arr) != count {
+		return scope{}, false
+	}
+	w.arrays[a.path] = count + 1
+	hint := 0
+	if prev, isMap := arr[len(arr)-1].(map[string]any); isMap {
+		hint = len(prev)
+	}
+	e := w.table(defTable, hint)
+	a.parent[a.key] = append(arr, e)
+	a.from, a.to = first, n
+	s := a.elem
+	s.path = w.paths.index(a.path, count)
+	s.tbl = e
+	w.m.spans[s.path] = span{key: int32(lastKey) + 1}
+	return s, true
 }
 
 func (w *walker) keyValue(e *unstable.Node, table scope) {
