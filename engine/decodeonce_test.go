@@ -98,6 +98,8 @@ var tomlCases = []string{
 	"[[a]]\n[[b]]\n[[a]]\n[[b]]\n[c]\n[[a]]\n",
 	"[[a]]\nx = 1\n[[a]]\nx = 1\nx = 2\n",
 	"[[providers.p.q]]\nx = 1\n[[providers.p.q]]\nx = 2\n",
+	strings.Repeat("[[a0]]\n[[a1]]\n[[a2]]\n[[a3]]\n[[a4]]\n[[a5]]\n[[a6]]\n[[a7]]\n[[a8]]\n[[a9]]\nx = 1\n", 3),
+	"[[a]]\n[[a.b]]\n[[a]]\n[[a.b]]\n[a.b.c]\n[[a.b]]\n[[a]]\n",
 }
 
 // TestRepeatedArrayHeaderResolvedOnce: the header of an array of
