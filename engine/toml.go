@@ -311,7 +311,8 @@ type walker struct {
 	// again is the array of tables the last header added an element
 	// to, while the build goes on under that element: the next header
 	// that spells it alike adds the next (nextElement).
-	again arrayHeader
+	again    arrayHeader
+	resolved int64 // headers resolveHeader resolved (headersResolved)
 }
 
 // An arrayHeader is an [[array]] header whose element the walk is in:
@@ -430,12 +431,12 @@ func (w *walker) walk(src []byte) bool {
 					continue
 				}
 			}
-			w.again = arrayHeader{}
 			table = w.resolveHeader(&keys, e.Kind == unstable.ArrayTable)
 		case unstable.KeyValue:
 			w.keyValue(e, table)
 		}
 	}
+	headersResolved.Add(w.resolved)
 	if err := p.Error(); err != nil && w.lim != nil {
 		// Unmarshal accepted the document, so this should not happen; report
 		// rather than trust an index built from half a parse.
@@ -575,7 +576,8 @@ func (w *walker) checkKey(k *unstable.Node, s scope) bool {
 // resolveHeader turns the keys of a [table] or [[array]] header into its
 // scope, indexing into arrays of tables declared so far.
 func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
-	headersResolved.Add(1)
+	w.resolved++
+	w.again = arrayHeader{}
 	var first [8]*unstable.Node // deeper headers are rare
 	parts := first[:0]
 	for keys.Next() {
@@ -645,8 +647,9 @@ func (w *walker) resolveHeader(keys *unstable.Iterator, isArray bool) scope {
 	return s
 }
 
-// headersResolved counts the headers resolveHeader resolved key by key:
-// a test holds a manifest of many members to one for their array.
+// headersResolved counts the headers resolveHeader resolved key by key,
+// added once a walk: a test holds a manifest of many members to one for
+// their array.
 var headersResolved atomic.Int64
 
 // nextElement is resolveHeader for an [[array]] header that spells the
@@ -655,42 +658,38 @@ var headersResolved atomic.Int64
 // new element is made, counted and placed. ok is false for any other
 // header, and for an element over the limit, whose finding
 // resolveHeader makes. An array of members, tools or hooks repeats its
-// header for each element, and resolving it key by key again was a
-// quarter of decoding a manifest of a dozen members.
+// header for each element; resolved key by key again, decoding a
+// manifest of a dozen members took a tenth longer.
 func (w *walker) nextElement(keys unstable.Iterator) (scope, bool) {
 	a := &w.again
-	first, lastKey := -1, -1
-	n := 0
+	first, lastKey, end := -1, 0, 0
 	for keys.Next() {
 		k := keys.Node()
 		if first < 0 {
 			first = int(k.Raw.Offset)
 		}
 		lastKey = int(k.Raw.Offset)
-		n = int(k.Raw.Offset + k.Raw.Length)
+		end = int(k.Raw.Offset + k.Raw.Length)
 	}
-	if first < 0 || n-first != a.to-a.from || string(w.src[first:n]) != string(w.src[a.from:a.to]) {
+	if first < 0 || string(w.src[first:end]) != string(w.src[a.from:a.to]) {
 		return scope{}, false
 	}
 	count := w.arrays[a.path]
 	if count == w.lim.ArrayEntries {
 		return scope{}, false
 	}
+	// Nothing between the headers can reach the array, which the walk
+	// built: the check only keeps a broken assumption from building
+	// wrong data.
 	arr, ok := a.parent[a.key].([]any)
 	if !ok || len(arr) != count {
 		return scope{}, false
 	}
 	w.arrays[a.path] = count + 1
-	hint := 0
-	if prev, isMap := arr[len(arr)-1].(map[string]any); isMap {
-		hint = len(prev)
-	}
-	e := w.table(defTable, hint)
-	a.parent[a.key] = append(arr, e)
-	a.from, a.to = first, n
+	a.from, a.to = first, end
 	s := a.elem
 	s.path = w.paths.index(a.path, count)
-	s.tbl = e
+	s.tbl = w.element(a.parent, a.key, arr)
 	w.m.spans[s.path] = span{key: int32(lastKey) + 1}
 	return s, true
 }
@@ -751,19 +750,7 @@ func (w *walker) headerTable(t map[string]any, k, path string, last, isArray boo
 		if ok && (!isArr || w.arrays[path] == 0) {
 			break
 		}
-		// The elements of an array of tables have the same keys, most
-		// often: made as large as the one before, an element's map
-		// does not grow key by key (maps growing were some 6% of a cold
-		// validation of toolbox packages, perf, not all of them these).
-		hint := 0
-		if len(arr) > 0 {
-			if prev, isMap := arr[len(arr)-1].(map[string]any); isMap {
-				hint = len(prev)
-			}
-		}
-		e := w.table(defTable, hint)
-		t[k] = append(arr, e)
-		return e
+		return w.element(t, k, arr)
 	case !ok:
 		kind := defImplicit
 		if last {
@@ -795,6 +782,23 @@ func (w *walker) headerTable(t map[string]any, k, path string, last, isArray boo
 	}
 	w.bad = true
 	return nil
+}
+
+// element adds an element to arr, the array of tables t holds under k,
+// and returns it. The elements of an array of tables have the same
+// keys, most often: made as large as the one before, an element's map
+// does not grow key by key (maps growing were some 6% of a cold
+// validation of toolbox packages, perf, not all of them these).
+func (w *walker) element(t map[string]any, k string, arr []any) map[string]any {
+	hint := 0
+	if len(arr) > 0 {
+		if prev, isMap := arr[len(arr)-1].(map[string]any); isMap {
+			hint = len(prev)
+		}
+	}
+	e := w.table(defTable, hint)
+	t[k] = append(arr, e)
+	return e
 }
 
 // dottedTable returns the table the dotted key k makes inside t: one

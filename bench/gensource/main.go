@@ -24,7 +24,7 @@
 // a package (escaped double-quoted descriptions), -shape gates forty
 // tool-call hooks a package with long matchers and many bindings, -shape
 // folders three skills a package laid out as Codex's published skills
-// are, each a folder of five directories and five files.
+// are, each a folder of four folders and five files.
 package main
 
 import (
@@ -49,7 +49,7 @@ var shapes = []struct {
 	{"styled", "own's packages written in other TOML and YAML styles, CR LF and text outside ASCII", sourcegen.WriteStyled},
 	{"crew", "twelve subagents of Claude Code's style a package", sourcegen.WriteCrew},
 	{"gates", "forty tool-call hooks a package with long matchers and many bindings", sourcegen.WriteGates},
-	{"folders", "three skills a package as Codex's folders (scripts, references, assets, agents)", sourcegen.WriteFolders},
+	{"folders", "three skills a package, each a folder as Codex lays them out (scripts, references, assets, agents)", sourcegen.WriteFolders},
 }
 
 func main() {

@@ -10,10 +10,10 @@ import (
 // with its SKILL.md (a long description and a metadata map), an
 // agents/openai.yaml of interface settings, a script under scripts/, a
 // reference under references/ and an icon under assets/; no tools or
-// hooks. Each skill is five directories and five files, which the draft's
-// bounds on traversal make a validator list and state: this shape weighs
-// the walk of member folders (bench/walkfloor) against the floor's one
-// short manifest.
+// hooks. Each skill is a folder of four folders and five files, which
+// the draft's bounds on traversal make a validator list and state: this
+// shape weighs the walk of member folders (bench/walkfloor) against the
+// floor's one short manifest.
 func WriteFolders(dir string, n int) error {
 	return writeEach(dir, n, (*writer).foldersPkg)
 }
