@@ -550,16 +550,20 @@ func (v *sourceCheck) instruction(rel string, fi fs.FileInfo) {
 			return
 		}
 		defer f.Close()
-		v.instructionText(rel, f, l)
+		v.instructionText(rel, f, v.rules.Limits.FileBytes, l)
 	})
 }
 
 // instructionAt resolves and checks the instruction whose file is rel, as
 // agentAt does an agent: opened without following a symlink, its fstat
 // proves it regular and gives the size the file limit is held to, and it
-// is read to its end with raw system calls, where stating it, opening it
+// is read to that size with raw system calls, where stating it, opening it
 // by its path and reading it through an *os.File made six calls through
-// the scheduler (TestInstructionSystemCalls). A file that is not there
+// the scheduler (TestInstructionSystemCalls). It is read no further, as
+// readKeyed reads a manifest: a read more to find the end was a system
+// call for each instruction, and a file that grows meanwhile is checked
+// as the walk stated it. One that fstat says is empty is read to its end:
+// a file system that does not know a file's size says 0. A file that is not there
 // is said missing from the failed open (missing, in lstatInside's words);
 // what else it cannot prove it leaves to lstatInside and instruction.
 func (v *sourceCheck) instructionAt(rel string) (ok bool, missing string) {
@@ -575,15 +579,20 @@ func (v *sourceCheck) instructionAt(rel string) (ok bool, missing string) {
 	l := &diagList{file: rel}
 	if !v.tooBig(rel, fi, l) {
 		instructionsRead.Add(1)
-		v.instructionText(rel, f, l)
+		limit := v.rules.Limits.FileBytes
+		if fi.size > 0 {
+			limit = fi.size
+		}
+		v.instructionText(rel, f, limit, l)
 	}
 	v.keep(l)
 	return true, ""
 }
 
-// instructionText checks that the instruction rel, open as r, is text.
-func (v *sourceCheck) instructionText(rel string, r io.Reader, l *diagList) {
-	pos, what, err := checkText(io.LimitReader(r, v.rules.Limits.FileBytes))
+// instructionText checks that the instruction rel, open as r, is text, in
+// its first limit bytes.
+func (v *sourceCheck) instructionText(rel string, r io.Reader, limit int64, l *diagList) {
+	pos, what, err := checkText(io.LimitReader(r, limit))
 	switch {
 	case err != nil:
 		l.errorf("E070", Pos{}, "", "%s cannot be read: %v", rel, unwrapPathError(err))
