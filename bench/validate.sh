@@ -69,7 +69,11 @@
 # tool-call hooks a package with matchers of twenty to forty names and
 # eight to twelve bindings, about 65 KB of manifest); SHAPE=folders with
 # gensource -shape folders (three skills a package laid out as Codex's
-# published skills: scripts/, references/, assets/ and agents/ in each).
+# published skills: scripts/, references/, assets/ and agents/ in each);
+# SHAPE=commands with gensource -shape commands (six skills and two
+# subagents a package written as Claude Code's documentation writes a
+# plugin's commands: its own front matter keys, each a W087 warning, block
+# lists of tools, hooks maps).
 # DALO=path measures that binary instead of building ./cmd/dalo. Needs Go
 # and bash; the cache lives in a temporary XDG_CACHE_HOME.
 set -euo pipefail
@@ -104,6 +108,7 @@ docs) pkg=doc ;;
 crew) pkg=crew ;;
 gates) pkg=gate ;;
 folders) pkg=fold ;;
+commands) pkg=cmd ;;
 esac
 "$work/gensource" -shape "$shape" -packages 10 -out "$work/s10"
 for n in $sizes; do

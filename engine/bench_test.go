@@ -119,6 +119,7 @@ func BenchmarkValidateCold(b *testing.B) {
 		{"crew", sourcegen.WriteCrew},
 		{"gates", sourcegen.WriteGates},
 		{"folders", sourcegen.WriteFolders},
+		{"commands", sourcegen.WriteCommands},
 	} {
 		b.Run(shape.name+"=1000", func(b *testing.B) {
 			dir := filepath.Join(b.TempDir(), "source")

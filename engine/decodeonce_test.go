@@ -197,6 +197,7 @@ var generatedShapes = []struct {
 	{"crew", sourcegen.WriteCrew},
 	{"gates", sourcegen.WriteGates},
 	{"folders", sourcegen.WriteFolders},
+	{"commands", sourcegen.WriteCommands},
 }
 
 // TestGeneratedManifestsDecodeOnce checks that validating sources of

@@ -24,7 +24,10 @@
 // a package (escaped double-quoted descriptions), -shape gates forty
 // tool-call hooks a package with long matchers and many bindings, -shape
 // folders three skills a package laid out as Codex's published skills
-// are, each a folder of four folders and five files.
+// are, each a folder of four folders and five files, -shape commands six
+// skills and two subagents a package written as Claude Code's
+// documentation writes a plugin's commands (its own front matter keys,
+// block lists of tools, hooks maps).
 package main
 
 import (
@@ -50,6 +53,7 @@ var shapes = []struct {
 	{"crew", "twelve subagents of Claude Code's style a package", sourcegen.WriteCrew},
 	{"gates", "forty tool-call hooks a package with long matchers and many bindings", sourcegen.WriteGates},
 	{"folders", "three skills a package, each a folder as Codex lays them out (scripts, references, assets, agents)", sourcegen.WriteFolders},
+	{"commands", "six skills and two subagents a package as Claude Code writes a plugin's commands (its own front matter keys, tool lists, hooks)", sourcegen.WriteCommands},
 }
 
 func main() {
