@@ -544,26 +544,22 @@ func (v *sourceCheck) instruction(rel string, fi fs.FileInfo) {
 		return
 	}
 	v.checkInstruction(rel, func() {
-		f, _, err := regular.Open(filepath.Join(v.root, filepath.FromSlash(rel)))
+		f, ofi, err := regular.Open(filepath.Join(v.root, filepath.FromSlash(rel)))
 		if err != nil {
 			l.errorf("E070", Pos{}, "", "%s cannot be read: %v", rel, unwrapPathError(err))
 			return
 		}
 		defer f.Close()
-		v.instructionText(rel, f, v.rules.Limits.FileBytes, l)
+		v.instructionText(rel, f, ofi.Size(), l)
 	})
 }
 
 // instructionAt resolves and checks the instruction whose file is rel, as
 // agentAt does an agent: opened without following a symlink, its fstat
 // proves it regular and gives the size the file limit is held to, and it
-// is read to that size with raw system calls, where stating it, opening it
-// by its path and reading it through an *os.File made six calls through
-// the scheduler (TestInstructionSystemCalls). It is read no further, as
-// readKeyed reads a manifest: a read more to find the end was a system
-// call for each instruction, and a file that grows meanwhile is checked
-// as the walk stated it. One that fstat says is empty is read to its end:
-// a file system that does not know a file's size says 0. A file that is not there
+// is read to that size with raw system calls (instructionText), where
+// stating it, opening it by its path and reading it through an *os.File
+// made six calls through the scheduler (TestInstructionSystemCalls). A file that is not there
 // is said missing from the failed open (missing, in lstatInside's words);
 // what else it cannot prove it leaves to lstatInside and instruction.
 func (v *sourceCheck) instructionAt(rel string) (ok bool, missing string) {
@@ -579,19 +575,24 @@ func (v *sourceCheck) instructionAt(rel string) (ok bool, missing string) {
 	l := &diagList{file: rel}
 	if !v.tooBig(rel, fi, l) {
 		instructionsRead.Add(1)
-		limit := v.rules.Limits.FileBytes
-		if fi.size > 0 {
-			limit = fi.size
-		}
-		v.instructionText(rel, f, limit, l)
+		v.instructionText(rel, f, fi.size, l)
 	}
 	v.keep(l)
 	return true, ""
 }
 
-// instructionText checks that the instruction rel, open as r, is text, in
-// its first limit bytes.
-func (v *sourceCheck) instructionText(rel string, r io.Reader, limit int64, l *diagList) {
+// instructionText checks that the instruction rel, open as r, is text.
+// It reads the size the open file's fstat gave, and no read more to see
+// the end, as readKeyed reads a manifest: that read was a system call for
+// each instruction, and a file that grows meanwhile is checked as its
+// fstat stated it. A size of 0, which a file system that does not know
+// sizes gives, or one past the file limit (a file that grew since tooBig
+// saw it) is read to the end or the limit.
+func (v *sourceCheck) instructionText(rel string, r io.Reader, size int64, l *diagList) {
+	limit := v.rules.Limits.FileBytes
+	if size > 0 && size < limit {
+		limit = size
+	}
 	pos, what, err := checkText(io.LimitReader(r, limit))
 	switch {
 	case err != nil:

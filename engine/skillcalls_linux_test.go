@@ -237,6 +237,23 @@ func TestSkillAtAgrees(t *testing.T) {
 		{"instruction holds NUL", func(t *testing.T, dir string) {
 			writeFile(t, dir, "../../instructions/i.md", "# Guide\n\nnul \x00 here\n")
 		}, "E091"},
+		// An instruction is read to the size its fstat gave: its last
+		// byte is read and checked, whichever way it is checked.
+		{"instruction ends in a byte not UTF-8", func(t *testing.T, dir string) {
+			writeFile(t, dir, "../../instructions/i.md", "# Guide\n\nlast\xff")
+		}, "E091"},
+		{"instruction ends in NUL", func(t *testing.T, dir string) {
+			writeFile(t, dir, "../../instructions/i.md", "# Guide\n\nlast\x00")
+		}, "E091"},
+		{"instruction ends within a rune", func(t *testing.T, dir string) {
+			writeFile(t, dir, "../../instructions/i.md", "# Guide\n\nlast \xe2\x82")
+		}, "E091"},
+		{"instruction past a buffer ends in a byte not UTF-8", func(t *testing.T, dir string) {
+			writeFile(t, dir, "../../instructions/i.md", strings.Repeat("text\n", 14000)+"\xff")
+		}, "E091"},
+		{"instruction a rune across the buffer's end", func(t *testing.T, dir string) {
+			writeFile(t, dir, "../../instructions/i.md", strings.Repeat("x", 64<<10-1)+"\u20ac\n")
+		}, ""},
 		{"instructions folder symlink", func(t *testing.T, dir string) {
 			ins := filepath.Join(dir, "../../instructions")
 			mustDo(t, os.Rename(ins, ins+"-real"))
