@@ -12,10 +12,10 @@ import (
 // disable-model-invocation, user-invocable, context, agent, and for every
 // other skill a hooks map of three events), allowed-tools as a block list
 // of some twenty tool patterns and a metadata map of ten keys, over a
-// short body; and two subagents with block lists of twenty-odd tools, the
-// package's skills, hooks and an MCP server. The keys the Agent Skills
-// specification does not define each draw a warning (W087), six or seven
-// a skill. It weighs many member files of long front matter, and the
+// short body; and two subagents with block lists of twenty-odd tools, two
+// of the package's skills to preload, hooks and MCP servers. The keys the
+// Agent Skills specification does not define each draw a warning (W087),
+// four to seven a skill, 31 a package. It weighs many member files of long front matter, and the
 // findings the draft's unknown keys draw, against the floor's one short
 // manifest.
 func WriteCommands(dir string, n int) error {
@@ -59,8 +59,11 @@ func commandSkill(i, s int, skill string) string {
 	fmt.Fprintf(&fm, "---\nname: %s\n", skill)
 	fmt.Fprintf(&fm, "description: Run release step %d of team %d. Use when the user types /%s or asks to check the current branch before a release.\n", s, i, skill)
 	fmt.Fprintf(&fm, "argument-hint: \"[branch] [--fast|--full] [issue-%d]\"\n", i)
-	fmt.Fprintf(&fm, "model: %s\n", crewModels[(i+s)%len(crewModels)])
-	fmt.Fprintf(&fm, "disable-model-invocation: %t\nuser-invocable: true\n", s%2 == 0)
+	// A skill's model is one of the three (inherit is a subagent's); the
+	// two the agents preload (the first four) are ones the model may
+	// invoke, as a preloaded skill must be.
+	fmt.Fprintf(&fm, "model: %s\n", crewModels[(i+s)%3])
+	fmt.Fprintf(&fm, "disable-model-invocation: %t\nuser-invocable: true\n", s >= 4)
 	if s%3 == 0 {
 		fm.WriteString("context: fork\nagent: general-purpose\n")
 	}
@@ -94,7 +97,7 @@ func commandAgent(i, a int, agent string, skills []string) string {
 		fmt.Fprintf(&fm, "  - %s\n", s)
 	}
 	fm.WriteString("hooks:\n  PreToolUse:\n    - matcher: \"Bash\"\n      hooks:\n        - type: command\n          command: \"./scripts/check.sh\"\n")
-	fm.WriteString("mcpServers:\n  tracker:\n    command: \"./servers/tracker\"\n    args: [\"--read-only\", \"--team\"]\n---\n")
+	fm.WriteString("mcpServers:\n  - github\n  - tracker:\n      command: \"./servers/tracker\"\n      args: [\"--read-only\", \"--team\"]\n---\n")
 	fmt.Fprintf(&fm, "You help with the release steps of team %d.\n\n%s", i, prose(2*i+a, 600))
 	return fm.String()
 }
