@@ -11,13 +11,13 @@ import (
 // description, Claude Code's own keys (argument-hint, model,
 // disable-model-invocation, user-invocable, context, agent, and for every
 // other skill a hooks map of three events), allowed-tools as a block list
-// of some twenty tool patterns and a metadata map of ten keys, over a
-// short body; and two subagents with block lists of twenty-odd tools, two
-// of the package's skills to preload, hooks and MCP servers. The keys the
+// of nineteen tool patterns and a metadata map of ten keys, over a short
+// body; and two subagents with block lists of twenty-two tools, two of
+// the package's skills to preload, hooks and MCP servers. The keys the
 // Agent Skills specification does not define each draw a warning (W087),
-// four to seven a skill, 31 a package. It weighs many member files of long front matter, and the
-// findings the draft's unknown keys draw, against the floor's one short
-// manifest.
+// four to seven a skill, 31 a package. It weighs many member files of
+// long front matter, and the findings the draft's unknown keys draw,
+// against the floor's one short manifest.
 func WriteCommands(dir string, n int) error {
 	return writeEach(dir, n, (*writer).commandsPkg)
 }
