@@ -559,9 +559,10 @@ func (v *sourceCheck) instruction(rel string, fi fs.FileInfo) {
 // proves it regular and gives the size the file limit is held to, and it
 // is read to that size with raw system calls (instructionText), where
 // stating it, opening it by its path and reading it through an *os.File
-// made six calls through the scheduler (TestInstructionSystemCalls). A file that is not there
-// is said missing from the failed open (missing, in lstatInside's words);
-// what else it cannot prove it leaves to lstatInside and instruction.
+// made six calls through the scheduler (TestInstructionSystemCalls). A
+// file that is not there is said missing from the failed open (missing,
+// in lstatInside's words); what else it cannot prove it leaves to
+// lstatInside and instruction.
 func (v *sourceCheck) instructionAt(rel string) (ok bool, missing string) {
 	d := v.heldDir(path.Dir(rel))
 	if d == nil {

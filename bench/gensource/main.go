@@ -10,6 +10,7 @@
 //	go run ./bench/gensource -shape crew -packages 1000 -out DIR
 //	go run ./bench/gensource -shape gates -packages 1000 -out DIR
 //	go run ./bench/gensource -shape folders -packages 1000 -out DIR
+//	go run ./bench/gensource -shape commands -packages 1000 -out DIR
 //
 // See package dalo/bench/sourcegen for what the packages hold: -shape pool
 // (the default) draws members from a shared pool, -shape own gives every
